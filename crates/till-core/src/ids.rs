@@ -1,0 +1,169 @@
+//! Identifiers parsed once at the edge, so the core never sees an empty or malformed one.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Longest identifier or free-text name accepted, in characters. The interface sets only a
+/// minimum; a bound keeps rows, receipts and fiscal payloads a sane size.
+pub const MAX_TEXT_CHARS: usize = 255;
+
+/// Why a piece of text was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    #[error("must not be empty")]
+    Empty,
+    #[error("must be at most {MAX_TEXT_CHARS} characters")]
+    TooLong,
+    #[error("must not contain control characters")]
+    ControlCharacter,
+    #[error("must be 64 lowercase hexadecimal characters")]
+    NotSha256Hex,
+}
+
+/// Checks the shared rules for identifiers and names: 1 to `MAX_TEXT_CHARS` characters, no
+/// control characters (they would corrupt printed receipts and signed fiscal strings).
+pub fn check_text(value: &str) -> Result<(), TextError> {
+    if value.is_empty() {
+        return Err(TextError::Empty);
+    }
+    if value.chars().count() > MAX_TEXT_CHARS {
+        return Err(TextError::TooLong);
+    }
+    if value.chars().any(char::is_control) {
+        return Err(TextError::ControlCharacter);
+    }
+    Ok(())
+}
+
+macro_rules! text_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(value: &str) -> Result<Self, TextError> {
+                check_text(value)?;
+                Ok(Self(value.to_owned()))
+            }
+
+            /// For values read back from storage, which were parsed when written.
+            pub fn from_trusted(value: String) -> Self {
+                Self(value)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+text_id!(
+    /// A store of the network (`PUT /v1/stores/{storeId}`).
+    StoreId
+);
+text_id!(
+    /// A till. Keys the per-register fiscal chains.
+    RegisterId
+);
+text_id!(
+    /// A staff member or token subject: the person or system acting.
+    Subject
+);
+text_id!(
+    /// A loyalty customer.
+    CustomerId
+);
+text_id!(
+    /// A coupon code as the customer presents it; matched exactly.
+    CouponCode
+);
+text_id!(
+    /// A register session (`ses_...`).
+    SessionId
+);
+text_id!(
+    /// The idempotency key of a sale or return, unique for ever.
+    TransactionId
+);
+text_id!(
+    /// A promotion rule.
+    PromotionId
+);
+
+/// A catalog article: 64 lowercase hexadecimal characters (a SHA-256 in the till's world).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct SkuId(String);
+
+impl SkuId {
+    /// The reserved id reported for self-priced (custom) lines, which have no catalog article.
+    pub const CUSTOM: &'static str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+    pub fn parse(value: &str) -> Result<SkuId, TextError> {
+        let ok = value.len() == 64 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if ok {
+            Ok(SkuId(value.to_owned()))
+        } else {
+            Err(TextError::NotSha256Hex)
+        }
+    }
+
+    pub fn custom() -> SkuId {
+        SkuId(Self::CUSTOM.to_owned())
+    }
+
+    pub fn from_trusted(value: String) -> SkuId {
+        SkuId(value)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SkuId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_ids_refuse_empty_long_and_control_text() {
+        assert_eq!(StoreId::parse(""), Err(TextError::Empty));
+        assert_eq!(StoreId::parse(&"x".repeat(256)), Err(TextError::TooLong));
+        assert_eq!(StoreId::parse("a\nb"), Err(TextError::ControlCharacter));
+        assert_eq!(StoreId::parse("paris-01").unwrap().as_str(), "paris-01");
+        assert!(StoreId::parse(&"é".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn sku_ids_are_64_lowercase_hex() {
+        assert!(SkuId::parse(&"a1".repeat(32)).is_ok());
+        assert!(SkuId::parse(&"A1".repeat(32)).is_err());
+        assert!(SkuId::parse(&"a".repeat(63)).is_err());
+        assert!(SkuId::parse(&"g".repeat(64)).is_err());
+    }
+}

@@ -1,0 +1,191 @@
+//! Instants on the wire: strict ISO 8601 parsing and one UTC output form.
+
+use jiff::Timestamp;
+use jiff::civil::{Date, DateTime, Time};
+use jiff::tz::Offset;
+
+/// Why a date-time was refused. The messages are written for the person who typed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InstantError {
+    #[error("must be an ISO 8601 date-time such as 2026-03-01T09:30:00Z")]
+    Syntax,
+    #[error("must end in Z (UTC)")]
+    NotUtc,
+    #[error("is not a real calendar date or time")]
+    NotOnCalendar,
+}
+
+/// Which zone designators a field accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zone {
+    /// Only `Z`.
+    UtcOnly,
+    /// `Z` or a `+hh:mm` / `-hh:mm` offset.
+    UtcOrOffset,
+}
+
+/// Parses `YYYY-MM-DDTHH:MM[:SS[.fraction]]` followed by the zone designator `zone` allows.
+/// Seconds and fraction are optional; the date must exist (2024-02-29 yes, 2026-02-30 no).
+pub fn parse_instant(text: &str, zone: Zone) -> Result<Timestamp, InstantError> {
+    let bytes = text.as_bytes();
+    let (local, designator) = split_designator(bytes)?;
+    let offset_seconds = match (designator, zone) {
+        (Designator::Utc, _) => 0,
+        (Designator::Offset(_), Zone::UtcOnly) => return Err(InstantError::NotUtc),
+        (Designator::Offset(seconds), Zone::UtcOrOffset) => seconds,
+    };
+    let datetime = parse_local(local)?;
+    let offset = Offset::from_seconds(offset_seconds).map_err(|_| InstantError::NotOnCalendar)?;
+    offset.to_timestamp(datetime).map_err(|_| InstantError::NotOnCalendar)
+}
+
+/// The one output form: RFC 3339 in UTC ending in `Z`.
+pub fn format_utc(at: Timestamp) -> String {
+    at.to_string()
+}
+
+/// Microseconds since the Unix epoch, the storage form of every instant.
+pub fn to_micros(at: Timestamp) -> i64 {
+    // Every representable Timestamp fits: jiff's range is about ±10^4 years.
+    at.as_microsecond()
+}
+
+pub fn from_micros(micros: i64) -> Timestamp {
+    Timestamp::from_microsecond(micros).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+enum Designator {
+    Utc,
+    Offset(i32),
+}
+
+fn split_designator(bytes: &[u8]) -> Result<(&[u8], Designator), InstantError> {
+    if let Some(local) = bytes.strip_suffix(b"Z") {
+        return Ok((local, Designator::Utc));
+    }
+    // `+hh:mm` or `-hh:mm`; the sign must come after the date part (which has `-` of its own).
+    if bytes.len() > 6 {
+        let (local, zone) = bytes.split_at(bytes.len() - 6);
+        if let [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] = zone {
+            let hours = two_digits(*h1, *h2)?;
+            let minutes = two_digits(*m1, *m2)?;
+            if hours > 23 || minutes > 59 {
+                return Err(InstantError::NotOnCalendar);
+            }
+            let seconds = (hours * 3600 + minutes * 60) as i32;
+            return Ok((local, Designator::Offset(if *sign == b'-' { -seconds } else { seconds })));
+        }
+    }
+    if bytes.ends_with(b"z") {
+        return Err(InstantError::Syntax);
+    }
+    Err(InstantError::NotUtc)
+}
+
+fn parse_local(bytes: &[u8]) -> Result<DateTime, InstantError> {
+    // YYYY-MM-DDTHH:MM is 16 bytes; then optionally :SS and .fraction.
+    if bytes.len() < 16 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' || bytes[13] != b':' {
+        return Err(InstantError::Syntax);
+    }
+    let year = four_digits(&bytes[0..4])?;
+    let month = two_digits(bytes[5], bytes[6])?;
+    let day = two_digits(bytes[8], bytes[9])?;
+    let hour = two_digits(bytes[11], bytes[12])?;
+    let minute = two_digits(bytes[14], bytes[15])?;
+    let mut second = 0;
+    let mut nanos = 0;
+    let rest = &bytes[16..];
+    if !rest.is_empty() {
+        let [b':', s1, s2, fraction @ ..] = rest else {
+            return Err(InstantError::Syntax);
+        };
+        second = two_digits(*s1, *s2)?;
+        if !fraction.is_empty() {
+            let [b'.', digits @ ..] = fraction else {
+                return Err(InstantError::Syntax);
+            };
+            if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+                return Err(InstantError::Syntax);
+            }
+            let mut value = 0u32;
+            for digit in digits {
+                value = value * 10 + u32::from(digit - b'0');
+            }
+            nanos = value * 10u32.pow(9 - digits.len() as u32);
+        }
+    }
+    let date = Date::new(year as i16, month as i8, day as i8).map_err(|_| InstantError::NotOnCalendar)?;
+    let time = Time::new(hour as i8, minute as i8, second as i8, nanos as i32)
+        .map_err(|_| InstantError::NotOnCalendar)?;
+    Ok(date.to_datetime(time))
+}
+
+fn two_digits(a: u8, b: u8) -> Result<u32, InstantError> {
+    if a.is_ascii_digit() && b.is_ascii_digit() {
+        Ok(u32::from(a - b'0') * 10 + u32::from(b - b'0'))
+    } else {
+        Err(InstantError::Syntax)
+    }
+}
+
+fn four_digits(bytes: &[u8]) -> Result<u32, InstantError> {
+    Ok(two_digits(bytes[0], bytes[1])? * 100 + two_digits(bytes[2], bytes[3])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(text: &str) -> Result<Timestamp, InstantError> {
+        parse_instant(text, Zone::UtcOnly)
+    }
+
+    #[test]
+    fn utc_instants_accept_optional_seconds_and_fraction() {
+        assert_eq!(format_utc(utc("2026-03-01T09:30Z").unwrap()), "2026-03-01T09:30:00Z");
+        assert_eq!(format_utc(utc("2026-03-01T09:30:15Z").unwrap()), "2026-03-01T09:30:15Z");
+        assert_eq!(format_utc(utc("2026-03-01T09:30:15.5Z").unwrap()), "2026-03-01T09:30:15.5Z");
+        assert_eq!(
+            format_utc(utc("2026-03-01T09:30:15.123456789Z").unwrap()),
+            "2026-03-01T09:30:15.123456789Z"
+        );
+    }
+
+    #[test]
+    fn utc_instants_must_be_on_the_calendar() {
+        assert!(utc("2024-02-29T00:00:00Z").is_ok());
+        assert_eq!(utc("2026-02-29T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-02-30T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-13-01T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T24:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T23:60:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T23:59:60Z"), Err(InstantError::NotOnCalendar));
+    }
+
+    #[test]
+    fn utc_instants_refuse_offsets_and_bad_syntax() {
+        assert_eq!(utc("2026-03-01T09:30:00+01:00"), Err(InstantError::NotUtc));
+        assert_eq!(utc("2026-03-01T09:30:00"), Err(InstantError::NotUtc));
+        assert_eq!(utc("2026-03-01 09:30:00Z"), Err(InstantError::Syntax));
+        assert_eq!(utc("2026-03-01T09:30:00.Z"), Err(InstantError::Syntax));
+        assert_eq!(utc("2026-03-01T9:30:00Z"), Err(InstantError::Syntax));
+        assert_eq!(utc("2026-03-01Z"), Err(InstantError::Syntax));
+        assert_eq!(utc("2026-03-01T09:30:00z"), Err(InstantError::Syntax));
+        assert_eq!(utc(""), Err(InstantError::NotUtc));
+    }
+
+    #[test]
+    fn offsets_convert_to_utc() {
+        let at = parse_instant("2026-03-01T09:30:00+01:00", Zone::UtcOrOffset).unwrap();
+        assert_eq!(format_utc(at), "2026-03-01T08:30:00Z");
+        let at = parse_instant("2026-03-01T23:30-02:30", Zone::UtcOrOffset).unwrap();
+        assert_eq!(format_utc(at), "2026-03-02T02:00:00Z");
+        assert!(parse_instant("2026-03-01T09:30:00+24:00", Zone::UtcOrOffset).is_err());
+    }
+
+    #[test]
+    fn micros_round_trip() {
+        let at = utc("2026-03-01T09:30:15.123456Z").unwrap();
+        assert_eq!(from_micros(to_micros(at)), at);
+    }
+}

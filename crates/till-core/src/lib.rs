@@ -1,0 +1,11 @@
+//! The pure domain core of till. Nothing here performs I/O, reads a clock or awaits: callers
+//! pass in the time, the catalog and the configuration, and get values back.
+
+pub mod catalog;
+pub mod coupon;
+pub mod grant;
+pub mod ids;
+pub mod instant;
+pub mod money;
+pub mod staff;
+pub mod store;
