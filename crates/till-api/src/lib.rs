@@ -1,1 +1,83 @@
+//! The HTTP surface of till: one router per resource, the credentials and scope guards, the
+//! error envelope every failure is written in, and the OpenAPI document generated from it all.
 
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod fields;
+pub mod metrics;
+pub mod openapi;
+pub mod ops;
+pub mod routes;
+pub mod state;
+
+use crate::error::ApiError;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderValue, Method, Request, Uri};
+use axum::response::{IntoResponse, Response};
+use std::any::Any;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+
+pub use state::{ApiConfig, AppState, Clock, ManualClock, SystemClock};
+
+/// The whole service as one axum router.
+pub fn app(state: AppState) -> Router {
+    let (router, _) = routes::api_router().split_for_parts();
+    let max_body = state.config().max_body_bytes;
+    router
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn(metrics::track))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let id = request
+                .extensions()
+                .get::<RequestId>()
+                .and_then(|id| id.header_value().to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id = %id)
+        }))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(NewRequestId))
+        .layer(SetSensitiveRequestHeadersLayer::new([
+            axum::http::header::AUTHORIZATION,
+            axum::http::HeaderName::from_static("x-elevation-token"),
+        ]))
+        .with_state(state)
+}
+
+async fn unknown_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::NotFound(format!("There is no route {method} {}.", uri.path()))
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed(format!("{} does not accept {method}.", uri.path()))
+}
+
+fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    ApiError::internal(std::io::Error::other(format!("handler panicked: {detail}"))).into_response()
+}
+
+/// Request ids of the form `req_...`, unless the caller sent its own `x-request-id`.
+#[derive(Clone, Copy)]
+struct NewRequestId;
+
+impl MakeRequestId for NewRequestId {
+    fn make_request_id<B>(&mut self, _request: &Request<B>) -> Option<RequestId> {
+        HeaderValue::from_str(&auth::secret::new_id("req"))
+            .ok()
+            .map(RequestId::new)
+    }
+}

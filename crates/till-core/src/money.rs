@@ -40,15 +40,24 @@ impl Cents {
     }
 
     pub fn checked_add(self, other: Cents) -> Result<Cents, Overflow> {
-        self.0.checked_add(other.0).and_then(Cents::new).ok_or(Overflow)
+        self.0
+            .checked_add(other.0)
+            .and_then(Cents::new)
+            .ok_or(Overflow)
     }
 
     pub fn checked_sub(self, other: Cents) -> Result<Cents, Overflow> {
-        self.0.checked_sub(other.0).and_then(Cents::new).ok_or(Overflow)
+        self.0
+            .checked_sub(other.0)
+            .and_then(Cents::new)
+            .ok_or(Overflow)
     }
 
     pub fn checked_mul(self, factor: i64) -> Result<Cents, Overflow> {
-        self.0.checked_mul(factor).and_then(Cents::new).ok_or(Overflow)
+        self.0
+            .checked_mul(factor)
+            .and_then(Cents::new)
+            .ok_or(Overflow)
     }
 
     pub fn checked_neg(self) -> Cents {
@@ -60,17 +69,20 @@ impl Cents {
     pub fn percent(self, rate: Bps) -> Cents {
         // |amount| <= 2^53 and rate <= 10^4, so the product fits in i128 with room to spare,
         // and the result is no larger in magnitude than the amount itself.
-        Cents(div_round_half_away(
-            i128::from(self.0) * i128::from(rate.get()),
-            10_000,
-        ) as i64)
+        Cents(div_round_half_away(i128::from(self.0) * i128::from(rate.get()), 10_000) as i64)
     }
 
     /// `self * numerator / denominator`, rounded half away from zero. `denominator` must be > 0.
     pub fn scale(self, numerator: i64, denominator: i64) -> Result<Cents, Overflow> {
         assert!(denominator > 0, "scale by a non-positive denominator");
-        let value = div_round_half_away(i128::from(self.0) * i128::from(numerator), i128::from(denominator));
-        i64::try_from(value).ok().and_then(Cents::new).ok_or(Overflow)
+        let value = div_round_half_away(
+            i128::from(self.0) * i128::from(numerator),
+            i128::from(denominator),
+        );
+        i64::try_from(value)
+            .ok()
+            .and_then(Cents::new)
+            .ok_or(Overflow)
     }
 
     pub fn min(self, other: Cents) -> Cents {
@@ -84,7 +96,9 @@ impl Cents {
 
 /// Sums amounts with overflow checking.
 pub fn checked_sum<I: IntoIterator<Item = Cents>>(amounts: I) -> Result<Cents, Overflow> {
-    amounts.into_iter().try_fold(Cents::ZERO, Cents::checked_add)
+    amounts
+        .into_iter()
+        .try_fold(Cents::ZERO, Cents::checked_add)
 }
 
 impl Sum<Cents> for Option<Cents> {
@@ -208,7 +222,10 @@ mod tests {
         assert_eq!(Cents(-5).percent(bps(5_000)), Cents(-3)); // -2.5 -> -3
         assert_eq!(Cents(999).percent(bps(1_000)), Cents(100)); // 99.9 -> 100
         assert_eq!(Cents(1_234).percent(bps(1_500)), Cents(185)); // 185.1 -> 185
-        assert_eq!(Cents(MAX_SAFE_INTEGER).percent(Bps::FULL), Cents(MAX_SAFE_INTEGER));
+        assert_eq!(
+            Cents(MAX_SAFE_INTEGER).percent(Bps::FULL),
+            Cents(MAX_SAFE_INTEGER)
+        );
     }
 
     #[test]
@@ -221,8 +238,20 @@ mod tests {
         assert!(VatRate::from_percent(-1.0).is_none());
         assert!(VatRate::from_percent(100.01).is_none());
         assert_eq!(VatRate::from_percent(5.5).unwrap().to_string(), "5.5%");
-        assert_eq!(VatRate::from_percent(2.1).unwrap().as_json_number().to_string(), "2.1");
-        assert_eq!(VatRate::from_percent(20.0).unwrap().as_json_number().to_string(), "20");
+        assert_eq!(
+            VatRate::from_percent(2.1)
+                .unwrap()
+                .as_json_number()
+                .to_string(),
+            "2.1"
+        );
+        assert_eq!(
+            VatRate::from_percent(20.0)
+                .unwrap()
+                .as_json_number()
+                .to_string(),
+            "20"
+        );
     }
 
     #[test]

@@ -33,7 +33,10 @@ pub struct DiscountLimit {
 }
 
 impl DiscountLimit {
-    pub const NONE: DiscountLimit = DiscountLimit { percent: Bps::new(0).unwrap(), amount: Cents::ZERO };
+    pub const NONE: DiscountLimit = DiscountLimit {
+        percent: Bps::new(0).unwrap(),
+        amount: Cents::ZERO,
+    };
     pub const UNLIMITED: DiscountLimit = DiscountLimit {
         percent: Bps::FULL,
         amount: Cents::new(crate::money::MAX_SAFE_INTEGER).unwrap(),
@@ -93,7 +96,10 @@ mod tests {
         let manager = GrantSet::of(&[Grant::PriceOverride]);
         assert_eq!(effective_limit(None, manager), DiscountLimit::UNLIMITED);
         assert_eq!(effective_limit(None, GrantSet::EMPTY), DiscountLimit::NONE);
-        let explicit = DiscountLimit { percent: Bps::new(1_000).unwrap(), amount: Cents::new(500).unwrap() };
+        let explicit = DiscountLimit {
+            percent: Bps::new(1_000).unwrap(),
+            amount: Cents::new(500).unwrap(),
+        };
         assert_eq!(effective_limit(Some(explicit), manager), explicit);
         assert!(explicit.allows(Cents::new(500).unwrap(), Bps::new(1_000).unwrap()));
         assert!(!explicit.allows(Cents::new(501).unwrap(), Bps::new(10).unwrap()));

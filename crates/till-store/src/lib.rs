@@ -1,1 +1,19 @@
+//! Storage for till behind one interface, [`Store`], on SQLite or PostgreSQL.
+//!
+//! Every method takes domain types from `till-core` and the current time from the caller, so
+//! tests can drive the clock. See [`db`] for how writes reach the disk on each engine.
 
+pub mod catalog;
+pub mod coupons;
+pub mod customers;
+pub mod db;
+mod error;
+mod migrations;
+mod reports;
+pub mod sessions;
+pub mod staff;
+pub mod stock;
+pub mod stores;
+
+pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
+pub use error::StoreError;

@@ -1,1 +1,207 @@
-fn main() {}
+//! `till`: serve, migrate, mint development tokens, run the demo.
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use till::config::{Config, Overrides};
+use till::{demo, server, token};
+use till_api::SystemClock;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "till",
+    version,
+    about = "The point-of-sale backend: sales, manager approvals, promotions, NF525 journal."
+)]
+struct Cli {
+    /// Configuration file (default: $TILL_CONFIG, else ./till.toml when present).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Database URL: sqlite://PATH or postgres://... (TILL_DATABASE_URL).
+    #[arg(long, global = true)]
+    database_url: Option<String>,
+    /// Directory of the embedded database and generated keys (TILL_DATA_DIR).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve {
+        /// Address to bind (TILL_LISTEN).
+        #[arg(long)]
+        listen: Option<String>,
+        /// Load demo data, open a demo till session and print ready-to-paste tokens.
+        #[arg(long)]
+        demo: bool,
+        /// `text` or `json` logs (TILL_LOG_FORMAT).
+        #[arg(long)]
+        log_format: Option<String>,
+    },
+    /// Run the service with demo data (same as `serve --demo`).
+    Demo {
+        #[arg(long)]
+        listen: Option<String>,
+    },
+    /// Bring the database schema up to date, then exit.
+    Migrate,
+    /// Mint a development access token signed with TILL_JWT_SECRET.
+    Token {
+        /// The subject (`sub`).
+        #[arg(long)]
+        sub: String,
+        /// Space-separated scopes and permissions, such as "pos.sales.finalize pos.sales.read".
+        #[arg(long, default_value = "")]
+        scope: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: u64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let mut overrides = Overrides {
+        database_url: cli.database_url.clone(),
+        data_dir: cli.data_dir.clone(),
+        ..Overrides::default()
+    };
+    match &cli.command {
+        Command::Serve {
+            listen, log_format, ..
+        } => {
+            overrides.listen = listen.clone();
+            overrides.log_format = log_format.clone();
+        }
+        Command::Demo { listen } => overrides.listen = listen.clone(),
+        Command::Migrate | Command::Token { .. } => {}
+    }
+    let config =
+        Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
+    init_logging(&config);
+    match cli.command {
+        Command::Serve { demo, .. } => serve(config, demo).await,
+        Command::Demo { .. } => serve(config, true).await,
+        Command::Migrate => {
+            server::prepare(&config, Arc::new(SystemClock)).await?;
+            println!(
+                "database at {} is up to date",
+                server::redact(&config.database_url())
+            );
+            Ok(())
+        }
+        Command::Token { sub, scope, ttl } => {
+            let Some(secret) = config.jwt_secret.clone() else {
+                bail!(
+                    "TILL_JWT_SECRET is not set; `till token` signs with it (the demo prints its own token)"
+                );
+            };
+            let jwt = token::mint(
+                &secret,
+                &config.jwt_issuer,
+                &config.jwt_audience,
+                &sub,
+                &scope,
+                jiff::Timestamp::now(),
+                Duration::from_secs(ttl),
+            );
+            println!("{jwt}");
+            Ok(())
+        }
+    }
+}
+
+async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
+    if demo && config.jwt_secret.is_none() {
+        config.jwt_secret = Some(demo::dev_secret(&config.data_dir)?);
+    }
+    let state = server::prepare(&config, Arc::new(SystemClock)).await?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, database = state.store().engine().as_str(), "till is serving");
+    if demo {
+        let session = demo::seed(&state)
+            .await
+            .context("cannot load the demo data")?;
+        print_demo(&config, &addr.to_string(), &session);
+    }
+    server::serve(listener, state, shutdown_signal()).await?;
+    tracing::info!("till stopped");
+    Ok(())
+}
+
+fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
+    let secret = config.jwt_secret.as_deref().unwrap_or_default();
+    let admin = token::mint(
+        secret,
+        &config.jwt_issuer,
+        &config.jwt_audience,
+        "demo-admin",
+        &till_core::grant::GrantSet::all().to_words(),
+        jiff::Timestamp::now(),
+        Duration::from_secs(24 * 3600),
+    );
+    let sku = demo::sku_id(demo::ARTICLES[0].0);
+    println!(
+        "\ntill demo is ready on http://{addr}\n\n\
+         Paste these into your shell:\n\n\
+         export TILL=http://{addr}\n\
+         export TILL_TOKEN={admin}\n\
+         export TILL_SESSION={session_id}\n\
+         export TILL_SESSION_TOKEN={session_token}\n\n\
+         TILL_TOKEN is a back-office token with every scope (24 h). TILL_SESSION_TOKEN is the till\n\
+         {register} of store {store}, opened by cashier {cashier} (PIN {cashier_pin}); manager {manager} has PIN {manager_pin}.\n\n\
+         Try:\n  curl -s -H \"Authorization: Bearer $TILL_TOKEN\" $TILL/v1/catalog/skus/{sku}\n",
+        session_id = session.session_id,
+        session_token = session.token,
+        register = demo::REGISTER,
+        store = demo::STORE,
+        cashier = demo::CASHIER,
+        cashier_pin = demo::CASHIER_PIN,
+        manager = demo::MANAGER,
+        manager_pin = demo::MANAGER_PIN,
+    );
+}
+
+fn init_logging(config: &Config) {
+    let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if config.log_format.eq_ignore_ascii_case("json") {
+        builder.json().flatten_event(true).init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown requested; finishing requests in flight");
+}

@@ -1,0 +1,88 @@
+//! Secrets the service mints and checks: opaque tokens, random ids, PIN hashes.
+
+use argon2::{Argon2, PasswordHasher, PasswordVerifier};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use std::sync::OnceLock;
+use till_core::staff::Pin;
+
+/// Prefix of a register-session bearer token.
+pub const SESSION_TOKEN_PREFIX: &str = "pos_st_";
+/// Prefix of a single-use elevation token.
+pub const ELEVATION_TOKEN_PREFIX: &str = "pos_el_";
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // The OS generator failing leaves nothing safe to do.
+    getrandom::fill(&mut bytes).expect("the operating system's random generator failed");
+    bytes
+}
+
+/// `prefix` followed by 256 random bits in base64url (43 characters).
+pub fn new_token(prefix: &str) -> String {
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>()))
+}
+
+/// A fresh identifier such as `ses_Xb3...`: 128 random bits in base64url.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()))
+}
+
+/// The stored form of an opaque token. Tokens carry 256 random bits, so a fast hash is enough;
+/// the database never holds anything that could be presented as a credential.
+pub fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// Whether `token` has the exact shape of a token minted with `prefix`.
+pub fn is_token_shaped(token: &str, prefix: &str) -> bool {
+    token.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == 43
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+/// argon2id PHC string of a PIN. CPU-heavy: call it off the async runtime.
+pub fn hash_pin(pin: &Pin) -> String {
+    Argon2::default()
+        .hash_password(pin.expose().as_bytes())
+        .expect("argon2 accepts any PIN with default parameters")
+        .to_string()
+}
+
+/// Checks `pin` against `hash`; with no hash (unknown person) it checks against a fixed dummy,
+/// so an unknown subject costs the same time as a wrong PIN. CPU-heavy: call it off the runtime.
+pub fn verify_pin(pin: &str, hash: Option<&str>) -> bool {
+    static DUMMY: OnceLock<String> = OnceLock::new();
+    let dummy = DUMMY.get_or_init(|| hash_pin(&Pin::parse("00000000").expect("a valid PIN")));
+    let matched = Argon2::default()
+        .verify_password(pin.as_bytes(), hash.unwrap_or(dummy))
+        .is_ok();
+    matched && hash.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_have_their_documented_shape() {
+        let token = new_token(SESSION_TOKEN_PREFIX);
+        assert!(is_token_shaped(&token, SESSION_TOKEN_PREFIX));
+        assert!(!is_token_shaped(&token, ELEVATION_TOKEN_PREFIX));
+        assert_ne!(token, new_token(SESSION_TOKEN_PREFIX));
+        assert_eq!(token_hash(&token).len(), 32);
+    }
+
+    #[test]
+    fn pins_verify_only_against_their_own_hash() {
+        let hash = hash_pin(&Pin::parse("4821").unwrap());
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_pin("4821", Some(&hash)));
+        assert!(!verify_pin("4822", Some(&hash)));
+        assert!(!verify_pin("00000000", None));
+    }
+}

@@ -1,0 +1,224 @@
+//! The one error type of the HTTP layer and the envelope every failure is written in:
+//! `{"error": {"code", "message", "statusCode", "fieldErrors"?}}`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use till_store::StoreError;
+
+/// One problem with one field of a request, named by its dot path (`cart.lines.0.skuId`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FieldError {
+    /// Dot path of the field; `body` when the body as a whole is at fault.
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every way a request can fail. The message of each variant is shown to the person at the
+/// till, so it never carries SQL, paths or library error text; those go to the log.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("the request is invalid")]
+    Validation(Vec<FieldError>),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PreconditionFailed(String),
+    #[error("the body is larger than the {0} bytes accepted")]
+    PayloadTooLarge(usize),
+    #[error("{0}")]
+    Business(String),
+    /// A code from a channel vocabulary (elevation) rather than the kernel enum.
+    #[error("{message}")]
+    Channel {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+        retry_after: Option<u64>,
+    },
+    /// The database could not be reached; nothing was written.
+    #[error("the service is temporarily unavailable")]
+    Unavailable(#[source] StoreError),
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApiError {
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError::Validation(vec![FieldError::new(field, message)])
+    }
+
+    pub fn internal(error: impl std::error::Error + Send + Sync + 'static) -> ApiError {
+        ApiError::Internal(Box::new(error))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Validation(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Business(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Channel { status, .. } => *status,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The kernel code by status (DESIGN.md section 9), or the channel's own code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Validation(_) | ApiError::PayloadTooLarge(_) => "VALIDATION_FAILED",
+            ApiError::Unauthorized(_) => "UNAUTHORIZED",
+            ApiError::Forbidden(_) => "FORBIDDEN",
+            ApiError::NotFound(_) | ApiError::MethodNotAllowed(_) => "NOT_FOUND",
+            ApiError::Conflict(_) | ApiError::PreconditionFailed(_) => "CONFLICT",
+            ApiError::Business(_) => "BUSINESS_RULE_VIOLATION",
+            ApiError::Channel { code, .. } => code,
+            ApiError::Unavailable(_) | ApiError::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::Validation(errors) if errors.len() == 1 => {
+                format!("The request is invalid: {} {}.", errors[0].field, errors[0].message)
+            }
+            ApiError::Validation(errors) => {
+                format!("The request is invalid: {} fields need attention.", errors.len())
+            }
+            ApiError::Unavailable(_) => {
+                "The service is temporarily unavailable; nothing was recorded. Retry shortly.".to_owned()
+            }
+            ApiError::Internal(_) => {
+                "An unexpected error occurred; nothing was recorded unless a retry says so. It is safe to retry the same request."
+                    .to_owned()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    fn field_errors(&self) -> Option<Vec<FieldError>> {
+        match self {
+            ApiError::Validation(errors) => Some(errors.clone()),
+            ApiError::PayloadTooLarge(limit) => Some(vec![FieldError::new(
+                "body",
+                format!("must be at most {limit} bytes"),
+            )]),
+            _ => None,
+        }
+    }
+}
+
+/// The envelope as it appears on the wire and in the OpenAPI document.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    /// Branch on this: VALIDATION_FAILED, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT,
+    /// BUSINESS_RULE_VIOLATION, INTERNAL_ERROR, or a channel code of the elevation operation.
+    pub code: String,
+    /// For a person; never parse it.
+    pub message: String,
+    /// Mirrors the HTTP status.
+    pub status_code: u16,
+    /// Present on VALIDATION_FAILED only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_errors: Option<Vec<FieldError>>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Internal(source) => {
+                tracing::error!(error = %source, detail = ?source, "request failed")
+            }
+            ApiError::Unavailable(source) => {
+                tracing::warn!(error = %source, "database unavailable")
+            }
+            _ => tracing::debug!(
+                status = status.as_u16(),
+                code = self.code(),
+                "request refused"
+            ),
+        }
+        let envelope = ErrorEnvelope {
+            error: ErrorBody {
+                code: self.code().to_owned(),
+                message: self.message(),
+                status_code: status.as_u16(),
+                field_errors: self.field_errors(),
+            },
+        };
+        let mut response = (status, axum::Json(envelope)).into_response();
+        let headers = response.headers_mut();
+        match &self {
+            ApiError::Unauthorized(_) => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::Channel {
+                retry_after: Some(seconds),
+                ..
+            } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*seconds));
+            }
+            ApiError::Unavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound(what) => {
+                ApiError::NotFound(format!("{} not found.", capitalize(what)))
+            }
+            StoreError::Conflict(message) => ApiError::Conflict(message),
+            StoreError::Rule(message) => ApiError::Business(message),
+            error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => {
+                ApiError::Unavailable(error)
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,358 @@
+//! Reads JSON request bodies into typed values, collecting every problem with its dot path so
+//! that one 400 answer lists all of them. Unknown properties are ignored.
+
+use crate::error::{ApiError, FieldError};
+use jiff::Timestamp;
+use serde_json::{Map, Value};
+use std::cell::RefCell;
+use till_core::ids::{MAX_TEXT_CHARS, TextError, check_text};
+use till_core::instant::{Zone, parse_instant};
+use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER};
+
+/// The problems found so far in one request.
+#[derive(Default)]
+pub struct Problems(RefCell<Vec<FieldError>>);
+
+impl Problems {
+    pub fn new() -> Problems {
+        Problems::default()
+    }
+
+    /// The body as an object; anything else is one problem on `body`.
+    pub fn root<'a>(&'a self, body: &'a Value) -> Option<Obj<'a>> {
+        match body {
+            Value::Object(map) => Some(Obj {
+                problems: self,
+                path: String::new(),
+                map,
+            }),
+            _ => {
+                self.push("body", "must be a JSON object");
+                None
+            }
+        }
+    }
+
+    pub fn push(&self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.borrow_mut().push(FieldError::new(field, message));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
+
+    /// The parsed value, or every problem found. `build` sees only fields that parsed, so it
+    /// returns `None` exactly when a problem was recorded.
+    pub fn finish<T>(self, build: impl FnOnce() -> Option<T>) -> Result<T, ApiError> {
+        let built = if self.is_empty() { build() } else { None };
+        match built {
+            Some(value) => Ok(value),
+            None => {
+                let mut problems = self.0.into_inner();
+                if problems.is_empty() {
+                    problems.push(FieldError::new("body", "is invalid"));
+                }
+                Err(ApiError::Validation(problems))
+            }
+        }
+    }
+}
+
+/// A JSON object at some path of the body.
+pub struct Obj<'a> {
+    problems: &'a Problems,
+    path: String,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Obj<'a> {
+    pub fn path_of(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    /// Records a problem on `key` of this object.
+    pub fn fail<T>(&self, key: &str, message: impl Into<String>) -> Option<T> {
+        self.problems.push(self.path_of(key), message);
+        None
+    }
+
+    /// A property that must be present. `null` is handed to `parse`, which refuses it unless the
+    /// field is nullable.
+    pub fn required<T>(&self, key: &str, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<T> {
+        match self.map.get(key) {
+            Some(value) => parse(self.field(key, value)),
+            None => self.fail(key, "is required"),
+        }
+    }
+
+    /// A property that may be absent or `null`, both read as `None`.
+    pub fn optional<T>(
+        &self,
+        key: &str,
+        parse: impl FnOnce(Field<'a>) -> Option<T>,
+    ) -> Option<Option<T>> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(value) => parse(self.field(key, value)).map(Some),
+        }
+    }
+
+    fn field(&self, key: &str, value: &'a Value) -> Field<'a> {
+        Field {
+            problems: self.problems,
+            path: self.path_of(key),
+            value,
+        }
+    }
+}
+
+/// One value at some path of the body.
+pub struct Field<'a> {
+    problems: &'a Problems,
+    path: String,
+    value: &'a Value,
+}
+
+impl<'a> Field<'a> {
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn value(&self) -> &'a Value {
+        self.value
+    }
+
+    pub fn fail<T>(&self, message: impl Into<String>) -> Option<T> {
+        self.problems.push(self.path.clone(), message);
+        None
+    }
+
+    /// `null`, or whatever `parse` makes of the value.
+    pub fn nullable<T>(self, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<Option<T>> {
+        if self.value.is_null() {
+            Some(None)
+        } else {
+            parse(self).map(Some)
+        }
+    }
+
+    pub fn string(&self) -> Option<&'a str> {
+        match self.value {
+            Value::String(text) => Some(text),
+            _ => self.fail("must be a string"),
+        }
+    }
+
+    /// Text under the identifier rules: 1 to 255 characters, no control characters.
+    pub fn text(&self) -> Option<String> {
+        self.parse_text(|text| check_text(text).map(|()| text.to_owned()))
+    }
+
+    /// A string turned into `T` by a parser of the core.
+    pub fn parse_text<T>(&self, parse: impl FnOnce(&str) -> Result<T, TextError>) -> Option<T> {
+        let text = self.string()?;
+        match parse(text) {
+            Ok(value) => Some(value),
+            Err(error) => self.fail(text_message(error)),
+        }
+    }
+
+    /// A string accepted by `parse`, else `message`.
+    pub fn string_as<T>(&self, message: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+        let text = self.string()?;
+        parse(text).or_else(|| self.fail(message))
+    }
+
+    /// One of the listed strings.
+    pub fn one_of<T: Copy>(&self, choices: &[(&str, T)]) -> Option<T> {
+        let text = self.string()?;
+        match choices.iter().find(|(name, _)| *name == text) {
+            Some((_, value)) => Some(*value),
+            None => {
+                let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
+                self.fail(format!("must be one of: {}", names.join(", ")))
+            }
+        }
+    }
+
+    pub fn boolean(&self) -> Option<bool> {
+        match self.value {
+            Value::Bool(flag) => Some(*flag),
+            _ => self.fail("must be true or false"),
+        }
+    }
+
+    /// An integer in `min..=max`. Integral numbers written with a fraction (`2.0`) count.
+    pub fn integer(&self, min: i64, max: i64) -> Option<i64> {
+        let range = || {
+            if max == MAX_SAFE_INTEGER {
+                format!("must be an integer from {min} to 9007199254740991")
+            } else {
+                format!("must be an integer from {min} to {max}")
+            }
+        };
+        let Value::Number(number) = self.value else {
+            return self.fail(range());
+        };
+        let value = if let Some(value) = number.as_i64() {
+            Some(value)
+        } else if number.as_u64().is_some() {
+            None
+        } else {
+            number
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64)
+                .map(|f| f as i64)
+        };
+        match value {
+            Some(value) if (min..=max).contains(&value) => Some(value),
+            _ => self.fail(range()),
+        }
+    }
+
+    /// A non-negative amount of money.
+    pub fn cents(&self) -> Option<Cents> {
+        self.integer(0, MAX_SAFE_INTEGER).and_then(Cents::new)
+    }
+
+    /// A strictly positive amount of money.
+    pub fn positive_cents(&self) -> Option<Cents> {
+        self.integer(1, MAX_SAFE_INTEGER).and_then(Cents::new)
+    }
+
+    /// Basis points from `min` to 10000.
+    pub fn bps(&self, min: i64) -> Option<Bps> {
+        self.integer(min, 10_000).and_then(Bps::new)
+    }
+
+    pub fn number(&self) -> Option<f64> {
+        match self.value.as_f64() {
+            Some(value) if self.value.is_number() => Some(value),
+            _ => self.fail("must be a number"),
+        }
+    }
+
+    pub fn instant(&self, zone: Zone) -> Option<Timestamp> {
+        let text = self.string()?;
+        match parse_instant(text, zone) {
+            Ok(at) => Some(at),
+            Err(error) => self.fail(error.to_string()),
+        }
+    }
+
+    pub fn object(&self) -> Option<Obj<'a>> {
+        match self.value {
+            Value::Object(map) => Some(Obj {
+                problems: self.problems,
+                path: self.path.clone(),
+                map,
+            }),
+            _ => self.fail("must be an object"),
+        }
+    }
+
+    /// Every element parsed with `each`; `None` if any element failed (all are still checked).
+    pub fn array<T>(&self, mut each: impl FnMut(Field<'a>) -> Option<T>) -> Option<Vec<T>> {
+        let Value::Array(items) = self.value else {
+            return self.fail("must be an array");
+        };
+        let mut parsed = Vec::with_capacity(items.len());
+        let mut all_ok = true;
+        for (index, item) in items.iter().enumerate() {
+            let field = Field {
+                problems: self.problems,
+                path: format!("{}.{index}", self.path),
+                value: item,
+            };
+            match each(field) {
+                Some(value) => parsed.push(value),
+                None => all_ok = false,
+            }
+        }
+        all_ok.then_some(parsed)
+    }
+}
+
+fn text_message(error: TextError) -> String {
+    match error {
+        TextError::Empty => "must be a string of at least 1 character".to_owned(),
+        TextError::TooLong => format!("must be at most {MAX_TEXT_CHARS} characters"),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_problem_is_reported_with_its_dot_path() {
+        let body = json!({"name": "", "lines": [{"qty": 1}, {"qty": 0}, {"qty": "x"}], "price": 9007199254740992u64});
+        let problems = Problems::new();
+        let root = problems.root(&body).unwrap();
+        let name = root.required("name", |f| f.text());
+        let lines = root.required("lines", |f| {
+            f.array(|line| {
+                line.object()?
+                    .required("qty", |q| q.integer(1, MAX_SAFE_INTEGER))
+            })
+        });
+        let price = root.required("price", |f| f.cents());
+        let missing = root.required("missing", |f| f.text());
+        let Err(ApiError::Validation(errors)) =
+            problems.finish(|| Some((name?, lines?, price?, missing?)))
+        else {
+            panic!("expected a validation error");
+        };
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["name", "lines.1.qty", "lines.2.qty", "price", "missing"]
+        );
+    }
+
+    #[test]
+    fn integers_accept_integral_numbers_only() {
+        let check = |value: Value| {
+            let problems = Problems::new();
+            let field = Field {
+                problems: &problems,
+                path: "n".to_owned(),
+                value: &value,
+            };
+            field.integer(0, MAX_SAFE_INTEGER)
+        };
+        assert_eq!(check(json!(5)), Some(5));
+        assert_eq!(check(json!(5.0)), Some(5));
+        assert_eq!(check(json!(5.5)), None);
+        assert_eq!(check(json!(-1)), None);
+        assert_eq!(check(json!(9007199254740991u64)), Some(MAX_SAFE_INTEGER));
+        assert_eq!(check(json!(9007199254740992u64)), None);
+        assert_eq!(check(json!(1e300)), None);
+        assert_eq!(check(json!("5")), None);
+        assert_eq!(check(json!(true)), None);
+    }
+
+    #[test]
+    fn nullable_and_optional_fields_read_null_as_absent() {
+        let body = json!({"a": null, "b": "x"});
+        let problems = Problems::new();
+        let root = problems.root(&body).unwrap();
+        assert_eq!(root.required("a", |f| f.nullable(|f| f.text())), Some(None));
+        assert_eq!(root.optional("a", |f| f.text()), Some(None));
+        assert_eq!(root.optional("c", |f| f.text()), Some(None));
+        assert_eq!(root.optional("b", |f| f.text()), Some(Some("x".to_owned())));
+        assert!(problems.is_empty());
+        assert_eq!(root.required("a", |f| f.text()), None);
+        assert!(!problems.is_empty());
+    }
+}

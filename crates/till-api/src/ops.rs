@@ -1,0 +1,90 @@
+//! Every operation of the API with the scopes it demands and how freely an automated agent may
+//! call it. Route guards ([`crate::auth::Authorized`]) and the OpenAPI document
+//! (`x-pos-scopes`, `x-agent-tier`) both read this one table.
+
+use till_core::grant::Grant;
+
+/// How freely an automated caller (an LLM agent reading the OpenAPI document) may call it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Read-only, safe unprompted.
+    Allow,
+    /// A write a person should confirm first.
+    Confirm,
+    /// An automated caller must not trigger it unprompted.
+    Avoid,
+    /// Needs a person physically present.
+    Human,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Allow => "allow",
+            Tier::Confirm => "confirm",
+            Tier::Avoid => "avoid",
+            Tier::Human => "human",
+        }
+    }
+}
+
+pub struct Operation {
+    pub id: &'static str,
+    /// Any one of these suffices; empty for public endpoints.
+    pub scopes: &'static [Grant],
+    pub tier: Tier,
+}
+
+/// Ties an extractor to its operation at compile time.
+pub trait Op: Send + Sync + 'static {
+    const SPEC: Operation;
+}
+
+macro_rules! operations {
+    ($($name:ident = $id:literal, [$($scope:ident),*], $tier:ident;)*) => {
+        $(
+            pub struct $name;
+            impl Op for $name {
+                const SPEC: Operation = Operation { id: $id, scopes: &[$(Grant::$scope),*], tier: Tier::$tier };
+            }
+        )*
+        /// Every operation, in document order.
+        pub const ALL: &[Operation] = &[$($name::SPEC),*];
+    };
+}
+
+operations! {
+    Health = "getHealth", [], Allow;
+    Readiness = "getReadiness", [], Allow;
+    Metrics = "getMetrics", [], Allow;
+    OpenApiDocument = "getOpenApiDocument", [], Allow;
+    PutStore = "putStore", [StoresWrite], Confirm;
+    GetStore = "getStore", [StoresWrite, CatalogRead], Allow;
+    PutCatalogItem = "putCatalogItem", [CatalogWrite], Confirm;
+    GetCatalogItem = "getCatalogItem", [CatalogRead, CatalogWrite], Allow;
+    ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
+    PutStock = "putStock", [StockWrite], Confirm;
+    GetStock = "getStock", [StockRead, StockWrite], Allow;
+    PutStaff = "putStaffMember", [StaffWrite], Confirm;
+    GetStaff = "getStaffMember", [StaffRead, StaffWrite], Allow;
+    GetLoyalty = "getCustomerLoyalty", [CustomersRead], Allow;
+    PutCoupon = "putCoupon", [CouponsWrite], Confirm;
+    GetCoupon = "getCoupon", [CouponsWrite, PromotionsRead], Allow;
+    OpenSession = "openRegisterSession", [SessionsOpen], Human;
+    CloseSession = "closeRegisterSession", [SessionsClose], Confirm;
+    GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_ids_are_unique() {
+        let mut ids: Vec<&str> = ALL.iter().map(|op| op.id).collect();
+        ids.sort_unstable();
+        let before = ids.len();
+        ids.dedup();
+        assert_eq!(before, ids.len());
+    }
+}

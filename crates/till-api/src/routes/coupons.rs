@@ -1,0 +1,171 @@
+//! `PUT/GET /v1/coupons/{code}`: coupons a customer presents at the till.
+
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::Problems;
+use crate::ops;
+use crate::routes::Written;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use serde_json::Value;
+use till_core::coupon::{Coupon, CouponReward};
+use till_core::ids::CouponCode;
+use till_core::instant::{Zone, format_utc};
+use till_core::money::{Cents, MAX_SAFE_INTEGER};
+use till_store::coupons::CouponRecord;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(put_coupon, get_coupon))
+}
+
+/// Body of `PUT /v1/coupons/{code}`: exactly one of `percentBps` and `amountCents`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
+struct CouponBody {
+    /// Percent off the basket, in basis points (1000 = 10 %).
+    #[schema(minimum = 1, maximum = 10000)]
+    percent_bps: Option<i64>,
+    /// Fixed amount off the basket, in cents, capped at the basket.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: Option<i64>,
+    /// Smallest basket (after promotions) the coupon applies to. Default 0.
+    min_basket_cents: Option<i64>,
+    /// ISO 8601 with `Z` or an offset.
+    valid_from: Option<String>,
+    /// ISO 8601 with `Z` or an offset; not before `validFrom`.
+    valid_until: Option<String>,
+    /// Most sales that may redeem it; unlimited when absent.
+    #[schema(minimum = 1)]
+    max_redemptions: Option<i64>,
+    /// Default true.
+    active: Option<bool>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CouponView {
+    code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percent_bps: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amount_cents: Option<i64>,
+    min_basket_cents: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    valid_until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_redemptions: Option<i64>,
+    /// Sales that redeemed it so far.
+    redemptions: i64,
+    active: bool,
+}
+
+impl From<CouponRecord> for CouponView {
+    fn from(record: CouponRecord) -> Self {
+        let coupon = record.coupon;
+        let (percent_bps, amount_cents) = match coupon.reward {
+            CouponReward::Percent(bps) => (Some(bps.get()), None),
+            CouponReward::Amount(cents) => (None, Some(cents.get())),
+        };
+        CouponView {
+            code: record.code.into_string(),
+            percent_bps,
+            amount_cents,
+            min_basket_cents: coupon.min_basket.get(),
+            valid_from: coupon.valid_from.map(format_utc),
+            valid_until: coupon.valid_until.map(format_utc),
+            max_redemptions: coupon.max_redemptions,
+            redemptions: record.redemptions,
+            active: coupon.active,
+        }
+    }
+}
+
+fn parse_coupon(body: &Value) -> Result<Coupon, ApiError> {
+    let problems = Problems::new();
+    let coupon = problems.root(body).and_then(|root| {
+        let percent = root.optional("percentBps", |f| f.bps(1));
+        let amount = root.optional("amountCents", |f| f.positive_cents());
+        let min_basket = root.optional("minBasketCents", |f| f.cents());
+        let valid_from = root.optional("validFrom", |f| f.instant(Zone::UtcOrOffset));
+        let valid_until = root.optional("validUntil", |f| f.instant(Zone::UtcOrOffset));
+        let max_redemptions = root.optional("maxRedemptions", |f| f.integer(1, MAX_SAFE_INTEGER));
+        let active = root.optional("active", |f| f.boolean());
+        let reward = match (percent?, amount?) {
+            (Some(bps), None) => CouponReward::Percent(bps),
+            (None, Some(cents)) => CouponReward::Amount(cents),
+            (Some(_), Some(_)) => {
+                return root.fail("amountCents", "cannot be given together with percentBps");
+            }
+            (None, None) => return root.fail("percentBps", "or amountCents is required"),
+        };
+        let (valid_from, valid_until) = (valid_from?, valid_until?);
+        if let (Some(from), Some(until)) = (valid_from, valid_until)
+            && until < from
+        {
+            return root.fail("validUntil", "must not be earlier than validFrom");
+        }
+        Some(Coupon {
+            reward,
+            min_basket: min_basket?.unwrap_or(Cents::ZERO),
+            valid_from,
+            valid_until,
+            max_redemptions: max_redemptions?,
+            active: active?.unwrap_or(true),
+        })
+    });
+    problems.finish(|| coupon)
+}
+
+fn code(raw: &str) -> Result<CouponCode, ApiError> {
+    CouponCode::parse(raw).map_err(|error| ApiError::field("code", error.to_string()))
+}
+
+/// Create or replace a coupon.
+///
+/// Back-office provisioning. The redemption count survives a replace. A person should confirm.
+#[utoipa::path(put, path = "/v1/coupons/{code}", operation_id = "putCoupon", tag = "provisioning",
+    params(("code" = String, Path, description = "The code as customers present it; matched exactly")),
+    request_body = CouponBody,
+    responses((status = 200, description = "Replaced", body = CouponView),
+              (status = 201, description = "Created", body = CouponView),
+              (status = 422, description = "maxRedemptions below the redemptions already made", body = crate::error::ErrorEnvelope)))]
+async fn put_coupon(
+    _caller: Authorized<ops::PutCoupon>,
+    State(state): State<AppState>,
+    PathParams(raw_code): PathParams<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Written<CouponView>, ApiError> {
+    let code = code(&raw_code)?;
+    let coupon = parse_coupon(&body)?;
+    let (record, created) = state.store().put_coupon(code, coupon, state.now()).await?;
+    Ok(Written::new(created, record.into()))
+}
+
+/// Read a coupon and how often it was redeemed.
+///
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/coupons/{code}", operation_id = "getCoupon", tag = "provisioning",
+    params(("code" = String, Path)),
+    responses((status = 200, description = "The coupon", body = CouponView),
+              (status = 404, description = "No such coupon", body = crate::error::ErrorEnvelope)))]
+async fn get_coupon(
+    _caller: Authorized<ops::GetCoupon>,
+    State(state): State<AppState>,
+    PathParams(raw_code): PathParams<String>,
+) -> Result<Json<CouponView>, ApiError> {
+    let code = code(&raw_code)?;
+    let record = state
+        .store()
+        .get_coupon(&code)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Coupon not found.".into()))?;
+    Ok(Json(record.into()))
+}

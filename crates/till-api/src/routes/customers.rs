@@ -1,0 +1,51 @@
+//! `GET /v1/customers/{customerId}/loyalty`: loyalty points earned at sales.
+
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::PathParams;
+use crate::ops;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use till_core::ids::CustomerId;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_loyalty))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoyaltyView {
+    customer_id: String,
+    points: i64,
+}
+
+/// Read a customer's loyalty points.
+///
+/// A customer is enrolled at their first sale. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/customers/{customerId}/loyalty", operation_id = "getCustomerLoyalty", tag = "provisioning",
+    params(("customerId" = String, Path)),
+    responses((status = 200, description = "The points balance", body = LoyaltyView),
+              (status = 404, description = "Customer never seen at a sale", body = crate::error::ErrorEnvelope)))]
+async fn get_loyalty(
+    _caller: Authorized<ops::GetLoyalty>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Json<LoyaltyView>, ApiError> {
+    let customer = CustomerId::parse(&raw_id)
+        .map_err(|error| ApiError::field("customerId", error.to_string()))?;
+    let account = state
+        .store()
+        .loyalty_account(&customer)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound("Customer not found: no sale has named them yet.".into())
+        })?;
+    Ok(Json(LoyaltyView {
+        customer_id: account.customer_id.into_string(),
+        points: account.points,
+    }))
+}

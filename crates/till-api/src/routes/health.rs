@@ -1,0 +1,80 @@
+//! Liveness, readiness, metrics and the OpenAPI document: public, no credential.
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+        .routes(routes!(openapi_json))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Health {
+    /// `ok` when the check passed.
+    status: &'static str,
+    /// `sqlite` or `postgres` (readiness only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    database: Option<&'static str>,
+}
+
+/// Liveness: the process answers.
+///
+/// Safe for anyone to call at any time; it touches nothing.
+#[utoipa::path(get, path = "/healthz", operation_id = "getHealth", tag = "operations",
+    responses((status = 200, description = "The process is alive", body = Health)))]
+async fn healthz() -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        database: None,
+    })
+}
+
+/// Readiness: the process answers and its database does too.
+///
+/// Load balancers route to a node only while this returns 200. Safe to call at any time.
+#[utoipa::path(get, path = "/readyz", operation_id = "getReadiness", tag = "operations",
+    responses((status = 200, description = "Ready to serve", body = Health),
+              (status = 503, description = "The database does not answer", body = crate::error::ErrorEnvelope)))]
+async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
+    state.store().ping().await.map_err(ApiError::Unavailable)?;
+    Ok(Json(Health {
+        status: "ok",
+        database: Some(state.store().engine().as_str()),
+    }))
+}
+
+/// Prometheus metrics in the text exposition format.
+///
+/// Request counts and latencies per route. Safe to scrape at any time.
+#[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics().render(),
+    )
+}
+
+/// This OpenAPI 3.1 document.
+///
+/// Lists every operation with its scopes (`x-pos-scopes`) and how freely an automated agent may
+/// call it (`x-agent-tier`). Safe to read at any time.
+#[utoipa::path(get, path = "/v1/openapi.json", operation_id = "getOpenApiDocument", tag = "operations",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
+async fn openapi_json() -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "application/json")],
+        crate::openapi::document_json(),
+    )
+}

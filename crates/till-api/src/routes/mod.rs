@@ -1,0 +1,53 @@
+//! One router per resource, merged into the API.
+
+pub mod catalog;
+pub mod coupons;
+pub mod customers;
+pub mod health;
+pub mod sessions;
+pub mod staff;
+pub mod stock;
+pub mod stores;
+
+use crate::state::AppState;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+
+/// Every documented route, before state and middleware.
+pub fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(health::router())
+        .merge(stores::router())
+        .merge(catalog::router())
+        .merge(stock::router())
+        .merge(staff::router())
+        .merge(customers::router())
+        .merge(coupons::router())
+        .merge(sessions::router())
+}
+
+/// The answer to an idempotent PUT: 201 when it created the resource, else 200.
+pub struct Written<T> {
+    created: bool,
+    body: T,
+}
+
+impl<T> Written<T> {
+    pub fn new(created: bool, body: T) -> Written<T> {
+        Written { created, body }
+    }
+}
+
+impl<T: Serialize> IntoResponse for Written<T> {
+    fn into_response(self) -> Response {
+        let status = if self.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        (status, Json(self.body)).into_response()
+    }
+}

@@ -1,0 +1,316 @@
+//! Register sessions: `POST /v1/register-sessions` opens a cashier's shift on a till and mints
+//! the till's bearer token; `POST /v1/register-sessions/{sessionId}/close` ends it with its Z
+//! report.
+
+use crate::auth::Authorized;
+use crate::auth::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::Problems;
+use crate::ops;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+use till_core::grant::Grant;
+use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
+use till_core::instant::format_utc;
+use till_core::money::Cents;
+use till_store::sessions::{CloseOutcome, OpenRefusal, OpenSession, SessionRecord};
+use till_store::staff::PinAttempt;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(open_session))
+        .routes(routes!(get_session))
+        .routes(routes!(close_session))
+}
+
+/// Body of `POST /v1/register-sessions`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_open` reads the body
+struct OpenSessionBody {
+    store_id: String,
+    /// The till. It belongs to the store it was first opened in.
+    register_id: String,
+    /// The cashier working the shift; their PIN proves they are at the till.
+    cashier_subject: String,
+    #[schema(pattern = "^[0-9]{4,12}$", write_only)]
+    pin: String,
+    /// Cash in the drawer at the start. Default 0.
+    #[schema(minimum = 0)]
+    opening_float_cents: Option<i64>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedSessionView {
+    session_id: String,
+    /// The till's bearer token, `pos_st_...`. Shown once; only its hash is kept.
+    token: String,
+    store_id: String,
+    register_id: String,
+    cashier_subject: String,
+    /// What the token may do: the cashier's scopes and permissions.
+    scopes: Vec<String>,
+    expires_at: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    session_id: String,
+    store_id: String,
+    register_id: String,
+    cashier_subject: String,
+    /// `open`, `closed` or `expired`.
+    status: &'static str,
+    opening_float_cents: i64,
+    opened_at: String,
+    expires_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    closed_at: Option<String>,
+}
+
+impl SessionView {
+    fn new(record: SessionRecord, now: Timestamp) -> SessionView {
+        let status = match (record.closed_at, record.is_open_at(now)) {
+            (Some(_), _) => "closed",
+            (None, true) => "open",
+            (None, false) => "expired",
+        };
+        SessionView {
+            session_id: record.session_id.into_string(),
+            store_id: record.store_id.into_string(),
+            register_id: record.register_id.into_string(),
+            cashier_subject: record.cashier_subject.into_string(),
+            status,
+            opening_float_cents: record.opening_float.get(),
+            opened_at: format_utc(record.opened_at),
+            expires_at: format_utc(record.expires_at),
+            closed_at: record.closed_at.map(format_utc),
+        }
+    }
+}
+
+/// The Z report of a closed session: what was booked on it, per tender method and VAT rate.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the shape the store writes, for the document
+struct ZReportBody {
+    session_id: String,
+    store_id: String,
+    register_id: String,
+    cashier_subject: String,
+    opened_at: String,
+    closed_at: String,
+    opening_float_cents: i64,
+    sales_count: i64,
+    total_cents: i64,
+    /// `[{method, appliedCents}]`
+    tenders: Vec<Value>,
+    /// `[{vatRate, totalCents, vatCents}]`
+    vat: Vec<Value>,
+    /// Opening float plus cash kept from sales.
+    expected_cash_cents: i64,
+}
+
+struct OpenRequest {
+    store_id: StoreId,
+    register_id: RegisterId,
+    cashier: Subject,
+    pin: String,
+    opening_float: Cents,
+}
+
+fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
+    let problems = Problems::new();
+    let parsed = problems.root(body).map(|root| {
+        (
+            root.required("storeId", |f| f.parse_text(StoreId::parse)),
+            root.required("registerId", |f| f.parse_text(RegisterId::parse)),
+            root.required("cashierSubject", |f| f.parse_text(Subject::parse)),
+            // Any string is checked against the hash; the shape of a PIN is not a hint to give.
+            root.required("pin", |f| f.string().map(str::to_owned)),
+            root.optional("openingFloatCents", |f| f.cents()),
+        )
+    });
+    problems.finish(|| {
+        let (store_id, register_id, cashier, pin, float) = parsed?;
+        Some(OpenRequest {
+            store_id: store_id?,
+            register_id: register_id?,
+            cashier: cashier?,
+            pin: pin?,
+            opening_float: float?.unwrap_or(Cents::ZERO),
+        })
+    })
+}
+
+/// Seconds until `until`, rounded up, at least 1: an honest `Retry-After`.
+pub(crate) fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
+    let micros = until
+        .as_microsecond()
+        .saturating_sub(now.as_microsecond())
+        .max(0) as u64;
+    micros.div_ceil(1_000_000).max(1)
+}
+
+/// Open a register session for a cashier and mint the till's token.
+///
+/// Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
+/// cashier and lock them out for a while after too many. One open session per till at a time.
+#[utoipa::path(post, path = "/v1/register-sessions", operation_id = "openRegisterSession", tag = "sessions",
+    request_body = OpenSessionBody,
+    responses((status = 201, description = "Opened; the token is in the body", body = OpenedSessionView),
+              (status = 401, description = "Unknown cashier or wrong PIN (indistinguishable)", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "The till already has an open session", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The till belongs to another store", body = crate::error::ErrorEnvelope),
+              (status = 429, description = "LOCKED_OUT after too many wrong PINs; see Retry-After", body = crate::error::ErrorEnvelope)))]
+async fn open_session(
+    _caller: Authorized<ops::OpenSession>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<OpenedSessionView>), ApiError> {
+    let request = parse_open(&body)?;
+    let store = state.store();
+    if store.store_in_network(&request.store_id).await? == Some(false) {
+        return Err(ApiError::field("storeId", "is not a store of the network"));
+    }
+    let config = state.config();
+    let attempt = store
+        .reserve_pin_attempt(
+            request.cashier.as_str(),
+            state.now(),
+            config.pin_max_failures,
+            config.pin_lockout,
+        )
+        .await?;
+    if let PinAttempt::LockedUntil(until) = attempt {
+        let retry_after = seconds_until(until, state.now());
+        return Err(ApiError::Channel {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "LOCKED_OUT",
+            message: format!(
+                "Too many wrong PINs for this person; try again in {retry_after} seconds."
+            ),
+            retry_after: Some(retry_after),
+        });
+    }
+    let staff = store.get_staff(&request.cashier).await?;
+    let hash = staff.as_ref().map(|s| s.pin_hash.clone());
+    let pin = request.pin.clone();
+    let matched = tokio::task::spawn_blocking(move || verify_pin(&pin, hash.as_deref()))
+        .await
+        .map_err(ApiError::internal)?;
+    let staff = match staff {
+        Some(staff) if matched => staff,
+        _ => {
+            return Err(ApiError::Unauthorized(
+                "Unknown cashier or wrong PIN.".into(),
+            ));
+        }
+    };
+    store
+        .clear_pin_failures(request.cashier.as_str(), state.now())
+        .await?;
+    let grants = staff.member.grants();
+    if !grants.contains(Grant::SalesFinalize) {
+        return Err(ApiError::Forbidden(format!(
+            "{} may not work a till.",
+            staff.subject
+        )));
+    }
+    let token = new_token(SESSION_TOKEN_PREFIX);
+    let now = state.now();
+    let expires_at = now
+        .checked_add(config.session_ttl)
+        .map_err(ApiError::internal)?;
+    let opened = store
+        .open_session(OpenSession {
+            session_id: SessionId::from_trusted(new_id("ses")),
+            token_hash: token_hash(&token),
+            store_id: request.store_id,
+            register_id: request.register_id,
+            cashier_subject: request.cashier,
+            opening_float: request.opening_float,
+            opened_at: now,
+            expires_at,
+        })
+        .await?;
+    let record = opened.map_err(|refusal| match refusal {
+        OpenRefusal::UnknownStore => ApiError::field("storeId", "is not a store of the network"),
+        OpenRefusal::RegisterInOtherStore(home) => ApiError::Business(format!(
+            "This register belongs to store {home}; it cannot open in another store."
+        )),
+        OpenRefusal::AlreadyOpen(session) => ApiError::Conflict(format!(
+            "This register already has an open session ({session}); close it first."
+        )),
+    })?;
+    Ok((
+        StatusCode::CREATED,
+        Json(OpenedSessionView {
+            session_id: record.session_id.into_string(),
+            token,
+            store_id: record.store_id.into_string(),
+            register_id: record.register_id.into_string(),
+            cashier_subject: record.cashier_subject.into_string(),
+            scopes: grants.iter().map(|g| g.as_str().to_owned()).collect(),
+            expires_at: format_utc(record.expires_at),
+        }),
+    ))
+}
+
+fn session_id(raw: &str) -> Result<SessionId, ApiError> {
+    SessionId::parse(raw).map_err(|error| ApiError::field("sessionId", error.to_string()))
+}
+
+/// Read a register session's state (never its token).
+///
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/register-sessions/{sessionId}", operation_id = "getRegisterSession", tag = "sessions",
+    params(("sessionId" = String, Path)),
+    responses((status = 200, description = "The session", body = SessionView),
+              (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
+async fn get_session(
+    _caller: Authorized<ops::GetSession>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Json<SessionView>, ApiError> {
+    let id = session_id(&raw_id)?;
+    let record = state
+        .store()
+        .get_session(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Register session not found.".into()))?;
+    Ok(Json(SessionView::new(record, state.now())))
+}
+
+/// Close a register session and return its Z report.
+///
+/// Ends the shift: no further sale can be booked on it. Closing twice returns the same report.
+/// A person should confirm.
+#[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/close", operation_id = "closeRegisterSession", tag = "sessions",
+    params(("sessionId" = String, Path)),
+    responses((status = 200, description = "Closed (now or earlier); the Z report", body = ZReportBody),
+              (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
+async fn close_session(
+    _caller: Authorized<ops::CloseSession>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = session_id(&raw_id)?;
+    let record = match state.store().close_session(id, state.now()).await? {
+        CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
+    };
+    let report = record.z_report.ok_or_else(|| {
+        ApiError::internal(std::io::Error::other("closed session without a Z report"))
+    })?;
+    Ok(Json(report))
+}

@@ -1,0 +1,192 @@
+//! `PUT/GET /v1/staff/{subject}`: people who work the tills, their roles, PINs and limits.
+
+use crate::auth::Authorized;
+use crate::auth::secret::hash_pin;
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::Problems;
+use crate::ops;
+use crate::routes::Written;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use serde_json::Value;
+use till_core::grant::{Grant, GrantSet, Role};
+use till_core::ids::Subject;
+use till_core::instant::format_utc;
+use till_core::staff::{DiscountLimit, Pin, StaffMember};
+use till_store::staff::{PutStaff, StaffRecord};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(put_staff, get_staff))
+}
+
+/// Body of `PUT /v1/staff/{subject}`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_staff` reads the body
+struct StaffBody {
+    #[schema(min_length = 1, max_length = 255)]
+    display_name: String,
+    /// `cashier`, `manager` (adds price:override) or `admin` (every scope).
+    #[schema(value_type = String, pattern = "^(cashier|manager|admin)$")]
+    role: String,
+    /// 4 to 12 digits. Write-only; required when creating, optional to keep the current PIN.
+    #[schema(pattern = "^[0-9]{4,12}$", write_only)]
+    pin: Option<String>,
+    /// Scopes or permissions beyond the role's, such as `price:override`.
+    permissions: Option<Vec<String>>,
+    discount_limit: Option<DiscountLimitBody>,
+}
+
+/// What the person may grant alone. Absent: unlimited with price:override, nothing without.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscountLimitBody {
+    #[schema(minimum = 0, maximum = 10000)]
+    percent_bps: i64,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    amount_cents: i64,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StaffView {
+    subject: String,
+    display_name: String,
+    role: String,
+    /// Grants beyond the role's.
+    permissions: Vec<String>,
+    /// Everything the person holds: the role's grants and the permissions.
+    scopes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    discount_limit: Option<DiscountLimitBody>,
+    /// When these grants were last written; elevation refuses managers whose grants are stale.
+    grants_synced_at: String,
+    created_at: String,
+    updated_at: String,
+}
+
+impl From<StaffRecord> for StaffView {
+    fn from(record: StaffRecord) -> Self {
+        let words = |set: GrantSet| set.iter().map(|g| g.as_str().to_owned()).collect();
+        StaffView {
+            subject: record.subject.into_string(),
+            display_name: record.member.display_name.clone(),
+            role: record.member.role.as_str().to_owned(),
+            permissions: words(record.member.permissions),
+            scopes: words(record.member.grants()),
+            discount_limit: record.member.discount_limit.map(|limit| DiscountLimitBody {
+                percent_bps: limit.percent.get(),
+                amount_cents: limit.amount.get(),
+            }),
+            grants_synced_at: format_utc(record.grants_synced_at),
+            created_at: format_utc(record.created_at),
+            updated_at: format_utc(record.updated_at),
+        }
+    }
+}
+
+fn parse_staff(body: &Value) -> Result<(StaffMember, Option<Pin>), ApiError> {
+    let problems = Problems::new();
+    let roles: Vec<(&str, Role)> = Role::ALL.iter().map(|r| (r.as_str(), *r)).collect();
+    let parsed = problems.root(body).map(|root| {
+        (
+            root.required("displayName", |f| f.text()),
+            root.required("role", |f| f.one_of(&roles)),
+            root.optional("pin", |f| f.string_as("must be 4 to 12 digits", Pin::parse)),
+            root.optional("permissions", |f| {
+                f.array(|item| item.string_as("is not a known scope or permission", Grant::parse))
+            }),
+            root.optional("discountLimit", |f| {
+                let limit = f.object()?;
+                let percent = limit.required("percentBps", |f| f.bps(0));
+                let amount = limit.required("amountCents", |f| f.cents());
+                Some(DiscountLimit {
+                    percent: percent?,
+                    amount: amount?,
+                })
+            }),
+        )
+    });
+    problems.finish(|| {
+        let (name, role, pin, permissions, limit) = parsed?;
+        let member = StaffMember {
+            display_name: name?,
+            role: role?,
+            permissions: permissions?.unwrap_or_default().into_iter().collect(),
+            discount_limit: limit?,
+        };
+        Some((member, pin?))
+    })
+}
+
+fn subject(raw: &str) -> Result<Subject, ApiError> {
+    Subject::parse(raw).map_err(|error| ApiError::field("subject", error.to_string()))
+}
+
+/// Create or replace a staff member.
+///
+/// Back-office provisioning of a person's role, PIN, extra permissions and discount limit. Each
+/// write refreshes `grantsSyncedAt`. A person should confirm.
+#[utoipa::path(put, path = "/v1/staff/{subject}", operation_id = "putStaffMember", tag = "provisioning",
+    params(("subject" = String, Path, description = "The person's subject, as in their access tokens")),
+    request_body = StaffBody,
+    responses((status = 200, description = "Replaced", body = StaffView),
+              (status = 201, description = "Created", body = StaffView)))]
+async fn put_staff(
+    _caller: Authorized<ops::PutStaff>,
+    State(state): State<AppState>,
+    PathParams(raw_subject): PathParams<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Written<StaffView>, ApiError> {
+    let subject = subject(&raw_subject)?;
+    let (member, pin) = parse_staff(&body)?;
+    if pin.is_none() && state.store().get_staff(&subject).await?.is_none() {
+        return Err(ApiError::field("pin", "is required for a new staff member"));
+    }
+    let pin_hash = match pin {
+        Some(pin) => Some(
+            tokio::task::spawn_blocking(move || hash_pin(&pin))
+                .await
+                .map_err(ApiError::internal)?,
+        ),
+        None => None,
+    };
+    let (record, created) = state
+        .store()
+        .put_staff(
+            PutStaff {
+                subject,
+                member,
+                pin_hash,
+            },
+            state.now(),
+        )
+        .await?;
+    Ok(Written::new(created, record.into()))
+}
+
+/// Read a staff member (never their PIN).
+///
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/staff/{subject}", operation_id = "getStaffMember", tag = "provisioning",
+    params(("subject" = String, Path)),
+    responses((status = 200, description = "The staff member", body = StaffView),
+              (status = 404, description = "No such staff member", body = crate::error::ErrorEnvelope)))]
+async fn get_staff(
+    _caller: Authorized<ops::GetStaff>,
+    State(state): State<AppState>,
+    PathParams(raw_subject): PathParams<String>,
+) -> Result<Json<StaffView>, ApiError> {
+    let subject = subject(&raw_subject)?;
+    let record = state
+        .store()
+        .get_staff(&subject)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Staff member not found.".into()))?;
+    Ok(Json(record.into()))
+}

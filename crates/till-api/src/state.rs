@@ -1,0 +1,132 @@
+//! What every handler shares: the store, the authenticator, the settings and the clock.
+
+use crate::auth::Authenticator;
+use jiff::Timestamp;
+use metrics_exporter_prometheus::PrometheusHandle;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use till_store::Store;
+
+/// The settings the HTTP layer acts on; the binary fills them from its layered configuration.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Allowed gap between the server's total and the till's `amountDue`.
+    pub cash_rounding_tolerance_cents: i64,
+    pub session_ttl: Duration,
+    pub elevation_ttl: Duration,
+    pub pin_max_failures: u32,
+    pub pin_lockout: Duration,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            max_body_bytes: 4 * 1024 * 1024,
+            cash_rounding_tolerance_cents: 0,
+            session_ttl: Duration::from_secs(16 * 3600),
+            elevation_ttl: Duration::from_secs(300),
+            pin_max_failures: 5,
+            pin_lockout: Duration::from_secs(900),
+        }
+    }
+}
+
+/// Where "now" comes from. Tests drive a [`ManualClock`]; the service reads the system clock.
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> Timestamp;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that moves only when told to.
+pub struct ManualClock(Mutex<Timestamp>);
+
+impl ManualClock {
+    pub fn new(start: Timestamp) -> ManualClock {
+        ManualClock(Mutex::new(start))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let mut now = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *now = now.checked_add(by).expect("clock within range");
+    }
+
+    pub fn set(&self, to: Timestamp) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    auth: Authenticator,
+    config: ApiConfig,
+    clock: Arc<dyn Clock>,
+    metrics: PrometheusHandle,
+}
+
+impl AppState {
+    pub fn new(
+        store: Store,
+        auth: Authenticator,
+        config: ApiConfig,
+        clock: Arc<dyn Clock>,
+    ) -> AppState {
+        AppState {
+            inner: Arc::new(Inner {
+                store,
+                auth,
+                config,
+                clock,
+                metrics: crate::metrics::handle(),
+            }),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn auth(&self) -> &Authenticator {
+        &self.inner.auth
+    }
+
+    pub fn config(&self) -> &ApiConfig {
+        &self.inner.config
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    pub fn metrics(&self) -> &PrometheusHandle {
+        &self.inner.metrics
+    }
+}

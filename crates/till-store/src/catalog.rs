@@ -1,0 +1,186 @@
+//! The price authority.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use std::collections::HashMap;
+use till_core::catalog::CatalogItem;
+use till_core::ids::SkuId;
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::{Cents, VatRate};
+
+#[derive(Clone, Debug)]
+pub struct CatalogRecord {
+    pub item: CatalogItem,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Rows per multi-row statement in a bulk import: 6 parameters each stays far below the
+/// bind-parameter limits of both engines.
+const IMPORT_CHUNK: usize = 500;
+
+struct PutItems {
+    items: Vec<CatalogItem>,
+    now: i64,
+}
+
+/// Counts of a bulk import.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImportSummary {
+    pub created: usize,
+    pub updated: usize,
+}
+
+impl Store {
+    /// Creates or replaces one article; `true` when it was created.
+    pub async fn put_catalog_item(
+        &self,
+        item: CatalogItem,
+        now: Timestamp,
+    ) -> Result<(CatalogRecord, bool), StoreError> {
+        let sku_id = item.sku_id.clone();
+        let summary = self.import_catalog(vec![item], now).await?;
+        let record = self.get_catalog_item(&sku_id).await?.ok_or_else(|| {
+            StoreError::Corrupt("article vanished after it was written".to_owned())
+        })?;
+        Ok((record, summary.created == 1))
+    }
+
+    /// Creates or replaces every article in one transaction: all or nothing.
+    pub async fn import_catalog(
+        &self,
+        items: Vec<CatalogItem>,
+        now: Timestamp,
+    ) -> Result<ImportSummary, StoreError> {
+        self.write(
+            PutItems {
+                items,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(put_items(c, i)),
+        )
+        .await
+    }
+
+    pub async fn get_catalog_item(
+        &self,
+        sku_id: &SkuId,
+    ) -> Result<Option<CatalogRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1",
+        )
+        .bind(sku_id.as_str())
+        .fetch_optional(self.reader())
+        .await?;
+        row.as_ref().map(catalog_from_row).transpose()
+    }
+
+    /// The articles among `sku_ids` that the authority carries.
+    pub async fn catalog_items(
+        &self,
+        sku_ids: &[&SkuId],
+    ) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
+        let mut found = HashMap::with_capacity(sku_ids.len());
+        for chunk in sku_ids.chunks(IMPORT_CHUNK) {
+            let sql = format!(
+                "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id IN ({})",
+                placeholders(1, chunk.len())
+            );
+            let mut query = sqlx::query(AssertSqlSafe(sql));
+            for sku_id in chunk {
+                query = query.bind(sku_id.as_str());
+            }
+            for row in query.fetch_all(self.reader()).await? {
+                let record = catalog_from_row(&row)?;
+                found.insert(record.item.sku_id.clone(), record.item);
+            }
+        }
+        Ok(found)
+    }
+}
+
+fn put_items<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a PutItems,
+) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
+    Box::pin(async move {
+        let mut created = 0;
+        for chunk in input.items.chunks(IMPORT_CHUNK) {
+            let sql = format!(
+                "SELECT COUNT(*) AS existing FROM skus WHERE sku_id IN ({})",
+                placeholders(1, chunk.len())
+            );
+            let mut count = sqlx::query(AssertSqlSafe(sql));
+            for item in chunk {
+                count = count.bind(item.sku_id.as_str());
+            }
+            let existing: i64 = count.fetch_one(&mut *conn).await?.try_get("existing")?;
+            created += chunk.len() - existing as usize;
+
+            let rows = (0..chunk.len())
+                .map(|i| {
+                    let p = i * 5;
+                    format!(
+                        "(${}, ${}, ${}, ${}, ${}, ${})",
+                        p + 1,
+                        p + 2,
+                        p + 3,
+                        p + 4,
+                        p + 5,
+                        p + 5
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
+                "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) VALUES {rows} \
+                 ON CONFLICT (sku_id) DO UPDATE SET name = excluded.name, price_cents = excluded.price_cents, \
+                     vat_rate = excluded.vat_rate, updated_at = excluded.updated_at"
+            );
+            let mut insert = sqlx::query(AssertSqlSafe(sql));
+            for item in chunk {
+                insert = insert
+                    .bind(item.sku_id.as_str())
+                    .bind(&item.name)
+                    .bind(item.price.get())
+                    .bind(item.vat_rate.hundredths())
+                    .bind(input.now);
+            }
+            insert.execute(&mut *conn).await?;
+        }
+        Ok(ImportSummary {
+            created,
+            updated: input.items.len() - created,
+        })
+    })
+}
+
+/// `$first, $first+1, ...` for `count` parameters.
+pub(crate) fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn catalog_from_row(row: &AnyRow) -> Result<CatalogRecord, StoreError> {
+    let price: i64 = row.try_get("price_cents")?;
+    let vat: i64 = row.try_get("vat_rate")?;
+    Ok(CatalogRecord {
+        item: CatalogItem {
+            sku_id: SkuId::from_trusted(row.try_get("sku_id")?),
+            name: row.try_get("name")?,
+            price: Cents::new(price)
+                .ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?,
+            vat_rate: VatRate::from_hundredths(vat)
+                .ok_or_else(|| StoreError::Corrupt(format!("VAT rate {vat} out of range")))?,
+        },
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+    })
+}

@@ -1,0 +1,387 @@
+//! Connections and the two write paths.
+//!
+//! All SQL is written once, with `$n` placeholders and portable types, and runs through sqlx's
+//! `Any` driver on either engine. What differs per engine is how a write reaches the disk:
+//!
+//! - SQLite has one writer connection owned by a task. Writers queue units of work; the task
+//!   runs every unit waiting at that moment in one transaction, each inside its own savepoint,
+//!   and acknowledges them only after the single durable COMMIT (group commit). A unit that
+//!   fails is rolled back to its savepoint without disturbing the others.
+//! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
+//!   when the database aborts it for a serialization failure or a deadlock.
+//!
+//! Callers see one method, [`Store::write`], and never know which path they took.
+
+use crate::error::StoreError;
+use crate::migrations;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use sqlx::AnyConnection;
+use sqlx::any::AnyPoolOptions;
+use sqlx::{AnyPool, Connection, Executor};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// A unit of work: runs inside one transaction, may be run more than once (PostgreSQL retries
+/// it after a lost race), so it must not have effects outside the connection.
+pub(crate) type Work<I, T> =
+    for<'a> fn(&'a mut AnyConnection, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    pub fn from_url(url: &str) -> Result<Engine, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Engine::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Engine::Postgres)
+        } else {
+            Err(StoreError::Config(
+                "database URL must start with sqlite:// or postgres://".to_owned(),
+            ))
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        }
+    }
+}
+
+/// Tuning that the operator may change.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// PostgreSQL pool size; SQLite reader pool size.
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+    /// PostgreSQL `statement_timeout`: a stuck statement fails instead of holding locks.
+    pub statement_timeout: Duration,
+    /// SQLite `synchronous`: FULL makes an acknowledged commit survive power loss.
+    pub sqlite_synchronous: SqliteSynchronous,
+    /// Most units sharing one SQLite commit.
+    pub max_batch: usize,
+    /// How often a unit aborted by a lost race is run again before giving up.
+    pub max_retries: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqliteSynchronous {
+    Full,
+    Normal,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(10),
+            sqlite_synchronous: SqliteSynchronous::Full,
+            max_batch: 64,
+            max_retries: 8,
+        }
+    }
+}
+
+/// The database behind till. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    url: String,
+    readers: AnyPool,
+    writer: Writer,
+    max_retries: u32,
+}
+
+enum Writer {
+    Sqlite(mpsc::Sender<Box<dyn Job>>),
+    Postgres,
+}
+
+impl Store {
+    /// Connects without touching the schema; call [`Store::migrate`] before use.
+    pub async fn connect(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let engine = Engine::from_url(url)?;
+        let (url, readers, writer) = match engine {
+            Engine::Sqlite => {
+                let url = sqlite_url_creating_file(url);
+                let writer = connect_sqlite_writer(&url, options.sqlite_synchronous).await?;
+                let readers = AnyPoolOptions::new()
+                    .max_connections(options.max_connections.max(1))
+                    .acquire_timeout(options.acquire_timeout)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            // Readers never write: the writer task is the only writer.
+                            conn.execute("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA query_only = ON")
+                                .await
+                                .map(drop)
+                        })
+                    })
+                    .connect(&url)
+                    .await?;
+                let (sender, receiver) = mpsc::channel(options.max_batch.max(1) * 16);
+                tokio::spawn(run_sqlite_writer(
+                    writer,
+                    receiver,
+                    options.max_batch.max(1),
+                ));
+                (url, readers, Writer::Sqlite(sender))
+            }
+            Engine::Postgres => {
+                let statement_timeout = options.statement_timeout.as_millis();
+                let pool = AnyPoolOptions::new()
+                    .max_connections(options.max_connections.max(1))
+                    .acquire_timeout(options.acquire_timeout)
+                    .after_connect(move |conn, _| {
+                        Box::pin(async move {
+                            let set = format!(
+                                "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}"
+                            );
+                            conn.execute(sqlx::AssertSqlSafe(set)).await.map(drop)
+                        })
+                    })
+                    .connect(url)
+                    .await?;
+                (url.to_owned(), pool, Writer::Postgres)
+            }
+        };
+        Ok(Store {
+            inner: Arc::new(Inner {
+                engine,
+                url,
+                readers,
+                writer,
+                max_retries: options.max_retries,
+            }),
+        })
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.inner.engine
+    }
+
+    /// Brings the schema up to date. Safe to run from several nodes at once on PostgreSQL
+    /// (sqlx holds an advisory lock while it migrates).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = match self.inner.engine {
+            Engine::Sqlite => migrations::sqlite(),
+            Engine::Postgres => migrations::postgres(),
+        };
+        match self.inner.engine {
+            Engine::Sqlite => {
+                // Its own connection: migrations manage their own transactions, which cannot
+                // nest inside the writer's batches.
+                let mut conn = AnyConnection::connect(&self.inner.url).await?;
+                conn.execute("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")
+                    .await?;
+                migrator.run(&mut conn).await.map_err(migrate_error)?;
+                conn.close().await?;
+            }
+            Engine::Postgres => migrator
+                .run(&self.inner.readers)
+                .await
+                .map_err(migrate_error)?,
+        }
+        Ok(())
+    }
+
+    /// Succeeds when the database answers a trivial query.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.inner.readers).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.inner.readers.close().await;
+    }
+
+    pub(crate) fn reader(&self) -> &AnyPool {
+        &self.inner.readers
+    }
+
+    /// Runs `work` on `input` in a transaction and returns once its effects are durable.
+    pub(crate) async fn write<I, T>(&self, input: I, work: Work<I, T>) -> Result<T, StoreError>
+    where
+        I: Send + Sync + 'static,
+        T: Send + 'static,
+    {
+        match &self.inner.writer {
+            Writer::Sqlite(queue) => {
+                let (reply, answer) = oneshot::channel();
+                let job = Box::new(Pending {
+                    input,
+                    work,
+                    outcome: None,
+                    reply,
+                });
+                queue
+                    .send(job)
+                    .await
+                    .map_err(|_| StoreError::WriterStopped)?;
+                answer.await.map_err(|_| StoreError::WriterStopped)?
+            }
+            Writer::Postgres => self.write_postgres(&input, work).await,
+        }
+    }
+
+    async fn write_postgres<I, T>(&self, input: &I, work: Work<I, T>) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            let result: Result<T, StoreError> = async {
+                let mut tx = self.inner.readers.begin().await?;
+                match work(&mut tx, input).await {
+                    Ok(value) => {
+                        tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(error) => {
+                        // A failed rollback only means the connection is gone; the
+                        // transaction is void either way.
+                        let _ = tx.rollback().await;
+                        Err(error)
+                    }
+                }
+            }
+            .await;
+            match result {
+                Err(error) if error.is_retryable() && attempt < self.inner.max_retries => {
+                    attempt += 1;
+                    tracing::debug!(attempt, "transaction lost a race; running it again");
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
+    match error {
+        sqlx::migrate::MigrateError::Execute(error) => StoreError::from(error),
+        other => StoreError::Corrupt(format!("schema migration failed: {other}")),
+    }
+}
+
+/// Grows with the attempt and spreads contenders apart with a little jitter from the clock.
+fn backoff(attempt: u32) -> Duration {
+    let jitter = u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0),
+    ) % 5_000;
+    Duration::from_micros(2_000 * u64::from(attempt) + jitter)
+}
+
+fn sqlite_url_creating_file(url: &str) -> String {
+    if url.contains("mode=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}
+
+async fn connect_sqlite_writer(
+    url: &str,
+    synchronous: SqliteSynchronous,
+) -> Result<AnyConnection, StoreError> {
+    let mut conn = AnyConnection::connect(url).await?;
+    let synchronous = match synchronous {
+        SqliteSynchronous::Full => "PRAGMA synchronous = FULL",
+        SqliteSynchronous::Normal => "PRAGMA synchronous = NORMAL",
+    };
+    conn.execute("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000")
+        .await?;
+    conn.execute(synchronous).await?;
+    Ok(conn)
+}
+
+/// A queued unit of work with its input and the caller waiting for it.
+trait Job: Send {
+    /// Runs the unit; false when it failed and its savepoint must be rolled back.
+    fn run<'a>(&'a mut self, conn: &'a mut AnyConnection) -> BoxFuture<'a, bool>;
+    /// Answers the caller once the batch's fate is known.
+    fn finish(self: Box<Self>, commit: Result<(), Arc<sqlx::Error>>);
+}
+
+struct Pending<I, T> {
+    input: I,
+    work: Work<I, T>,
+    outcome: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
+    fn run<'a>(&'a mut self, conn: &'a mut AnyConnection) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let outcome = AssertUnwindSafe((self.work)(conn, &self.input))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Err(StoreError::Corrupt("a write panicked".to_owned())));
+            let ok = outcome.is_ok();
+            self.outcome = Some(outcome);
+            ok
+        })
+    }
+
+    fn finish(self: Box<Self>, commit: Result<(), Arc<sqlx::Error>>) {
+        let result = match (self.outcome, commit) {
+            // Its own failure stands: nothing it wrote was kept.
+            (Some(Err(error)), _) => Err(error),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(error)) => Err(StoreError::CommitFailed(error)),
+            (None, Ok(())) => Err(StoreError::Corrupt("a write was never run".to_owned())),
+        };
+        // The caller may have gone away (client disconnected); the write stands regardless.
+        let _ = self.reply.send(result);
+    }
+}
+
+async fn run_sqlite_writer(
+    mut conn: AnyConnection,
+    mut queue: mpsc::Receiver<Box<dyn Job>>,
+    max_batch: usize,
+) {
+    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
+    while queue.recv_many(&mut batch, max_batch).await > 0 {
+        let committed = run_batch(&mut conn, &mut batch).await.map_err(Arc::new);
+        if let Err(error) = &committed {
+            tracing::error!(error = %error, jobs = batch.len(), "SQLite batch failed to commit");
+        }
+        for job in batch.drain(..) {
+            job.finish(committed.clone());
+        }
+    }
+    let _ = conn.close().await;
+}
+
+async fn run_batch(
+    conn: &mut AnyConnection,
+    batch: &mut [Box<dyn Job>],
+) -> Result<(), sqlx::Error> {
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    for job in batch.iter_mut() {
+        let mut savepoint = tx.begin().await?;
+        if job.run(&mut savepoint).await {
+            savepoint.commit().await?;
+        } else {
+            savepoint.rollback().await?;
+        }
+    }
+    tx.commit().await
+}

@@ -1,0 +1,70 @@
+use thiserror::Error;
+
+/// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
+/// `Corrupt` describe a business outcome the caller turns into a 4xx answer.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// A uniqueness rule held: another writer got there first or the state forbids it.
+    #[error("{0}")]
+    Conflict(String),
+    /// A domain rule refused the write after looking at stored state.
+    #[error("{0}")]
+    Rule(String),
+    /// The database could not be reached in time (pool exhausted, connection refused).
+    #[error("database unavailable")]
+    Unavailable(#[source] sqlx::Error),
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+    /// Stored data that cannot be read back into domain types.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// The shared commit of a batch of writes failed; none of them was kept.
+    #[error("commit failed")]
+    CommitFailed(#[source] std::sync::Arc<sqlx::Error>),
+    /// The SQLite writer task is gone (the service is shutting down).
+    #[error("the database writer has stopped")]
+    WriterStopped,
+    #[error("{0}")]
+    Config(String),
+}
+
+impl StoreError {
+    /// A lost race the database resolved by aborting us: safe to run the whole unit again.
+    pub(crate) fn is_retryable(&self) -> bool {
+        match self {
+            StoreError::Database(error) => is_retryable(error),
+            _ => false,
+        }
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                StoreError::Unavailable(error)
+            }
+            other => StoreError::Database(other),
+        }
+    }
+}
+
+/// PostgreSQL serialization failure or deadlock; SQLite busy or locked.
+pub(crate) fn is_retryable(error: &sqlx::Error) -> bool {
+    let Some(db) = error.as_database_error() else {
+        return false;
+    };
+    matches!(
+        db.code().as_deref(),
+        Some("40001" | "40P01" | "5" | "6" | "517")
+    )
+}
+
+/// True when `error` is a violation of a unique constraint.
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|db| db.kind() == sqlx::error::ErrorKind::UniqueViolation)
+}

@@ -1,0 +1,30 @@
+//! Schema migrations, embedded in the binary: one folder per engine, applied in order.
+
+use sqlx::SqlSafeStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+
+macro_rules! migrations {
+    ($folder:literal: $($version:literal $name:literal),* $(,)?) => {
+        vec![$(
+            Migration::new(
+                $version,
+                $name.into(),
+                MigrationType::Simple,
+                include_str!(concat!("../migrations/", $folder, "/", $name, ".sql")).into_sql_str(),
+                false,
+            ),
+        )*]
+    };
+}
+
+pub(crate) fn sqlite() -> Migrator {
+    Migrator::with_migrations(migrations!("sqlite":
+        1 "0001_foundation",
+    ))
+}
+
+pub(crate) fn postgres() -> Migrator {
+    Migrator::with_migrations(migrations!("postgres":
+        1 "0001_foundation",
+    ))
+}

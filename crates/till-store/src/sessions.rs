@@ -1,0 +1,295 @@
+//! Register sessions: a cashier's shift on one till, and the opaque token the till holds.
+
+use crate::db::Store;
+use crate::error::{StoreError, is_unique_violation};
+use crate::staff::{StaffRecord, staff_from_row};
+use crate::stores::store_in_network;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::AnyConnection;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::Cents;
+
+macro_rules! select_session {
+    ($where:literal) => {
+        concat!(
+            "SELECT session_id, store_id, register_id, cashier_subject, opening_float_cents, ",
+            "opened_at, expires_at, closed_at, z_report FROM register_sessions WHERE ",
+            $where
+        )
+    };
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionRecord {
+    pub session_id: SessionId,
+    pub store_id: StoreId,
+    pub register_id: RegisterId,
+    pub cashier_subject: Subject,
+    pub opening_float: Cents,
+    pub opened_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub closed_at: Option<Timestamp>,
+    /// The Z report recorded at close, as JSON.
+    pub z_report: Option<serde_json::Value>,
+}
+
+impl SessionRecord {
+    pub fn is_open_at(&self, now: Timestamp) -> bool {
+        self.closed_at.is_none() && now < self.expires_at
+    }
+}
+
+/// A session token resolved: the session and the cashier behind it, as stored now.
+#[derive(Clone, Debug)]
+pub struct SessionPrincipal {
+    pub session: SessionRecord,
+    pub cashier: StaffRecord,
+}
+
+pub struct OpenSession {
+    pub session_id: SessionId,
+    pub token_hash: Vec<u8>,
+    pub store_id: StoreId,
+    pub register_id: RegisterId,
+    pub cashier_subject: Subject,
+    pub opening_float: Cents,
+    pub opened_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// Why a session could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenRefusal {
+    /// The network has stores and this is not one of them.
+    UnknownStore,
+    /// The register was first opened in another store and stays there.
+    RegisterInOtherStore(StoreId),
+    /// The register already has an open session.
+    AlreadyOpen(SessionId),
+}
+
+/// How the close of a session went.
+#[derive(Clone, Debug)]
+pub enum CloseOutcome {
+    Closed(SessionRecord),
+    /// Closed earlier: the stored report is returned again.
+    AlreadyClosed(SessionRecord),
+}
+
+struct CloseSession {
+    session_id: SessionId,
+    now: i64,
+}
+
+impl Store {
+    pub async fn open_session(
+        &self,
+        open: OpenSession,
+    ) -> Result<Result<SessionRecord, OpenRefusal>, StoreError> {
+        self.write(open, |c, i| Box::pin(open_session(c, i))).await
+    }
+
+    pub async fn close_session(
+        &self,
+        session_id: SessionId,
+        now: Timestamp,
+    ) -> Result<CloseOutcome, StoreError> {
+        let input = CloseSession {
+            session_id,
+            now: to_micros(now),
+        };
+        self.write(input, |c, i| Box::pin(close_session(c, i)))
+            .await
+    }
+
+    pub async fn get_session(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let row = sqlx::query(select_session!("session_id = $1"))
+            .bind(session_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.as_ref().map(session_from_row).transpose()
+    }
+
+    /// The session behind a token hash with its cashier, whatever its state; the caller
+    /// decides what an expired or closed session may still do.
+    pub async fn session_by_token(
+        &self,
+        token_hash: &[u8],
+    ) -> Result<Option<SessionPrincipal>, StoreError> {
+        let row = sqlx::query(SELECT_PRINCIPAL)
+            .bind(token_hash.to_vec())
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| {
+            Ok(SessionPrincipal {
+                session: session_from_row(&row)?,
+                cashier: staff_from_row(&row)?,
+            })
+        })
+        .transpose()
+    }
+}
+
+const SELECT_PRINCIPAL: &str = "SELECT s.session_id, s.store_id, s.register_id, s.cashier_subject, \
+     s.opening_float_cents, s.opened_at, s.expires_at, s.closed_at, s.z_report, \
+     f.subject, f.display_name, f.role, f.pin_hash, f.permissions, f.discount_limit_bps, f.discount_limit_cents, \
+     f.grants_synced_at, f.created_at, f.updated_at \
+     FROM register_sessions s JOIN staff f ON f.subject = s.cashier_subject WHERE s.token_hash = $1";
+
+fn open_session<'a>(
+    conn: &'a mut AnyConnection,
+    open: &'a OpenSession,
+) -> BoxFuture<'a, Result<Result<SessionRecord, OpenRefusal>, StoreError>> {
+    Box::pin(async move {
+        if store_in_network(&mut *conn, open.store_id.as_str()).await? == Some(false) {
+            return Ok(Err(OpenRefusal::UnknownStore));
+        }
+        let now = to_micros(open.opened_at);
+        let register = sqlx::query("SELECT store_id FROM registers WHERE register_id = $1")
+            .bind(open.register_id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+        match register {
+            Some(row) => {
+                let home: String = row.try_get("store_id")?;
+                if home != open.store_id.as_str() {
+                    return Ok(Err(OpenRefusal::RegisterInOtherStore(
+                        StoreId::from_trusted(home),
+                    )));
+                }
+            }
+            None => {
+                sqlx::query(
+                    "INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)",
+                )
+                .bind(open.register_id.as_str())
+                .bind(open.store_id.as_str())
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+            }
+        }
+        let current = sqlx::query(
+            "SELECT session_id, expires_at FROM register_sessions WHERE register_id = $1 AND closed_at IS NULL",
+        )
+        .bind(open.register_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(row) = current {
+            let session_id = SessionId::from_trusted(row.try_get("session_id")?);
+            let expires_at: i64 = row.try_get("expires_at")?;
+            if expires_at > now {
+                return Ok(Err(OpenRefusal::AlreadyOpen(session_id)));
+            }
+            // A shift nobody closed: it ends now, so the till can start the next one.
+            close_session_row(&mut *conn, &session_id, now).await?;
+        }
+        let inserted = sqlx::query(
+            "INSERT INTO register_sessions (session_id, token_hash, store_id, register_id, cashier_subject, \
+                 opening_float_cents, opened_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(open.session_id.as_str())
+        .bind(open.token_hash.clone())
+        .bind(open.store_id.as_str())
+        .bind(open.register_id.as_str())
+        .bind(open.cashier_subject.as_str())
+        .bind(open.opening_float.get())
+        .bind(now)
+        .bind(to_micros(open.expires_at))
+        .execute(&mut *conn)
+        .await;
+        match inserted {
+            Ok(_) => {}
+            // Another till opened this register between our check and our insert.
+            Err(error) if is_unique_violation(&error) => {
+                return Err(StoreError::Conflict(format!(
+                    "register {} already has an open session",
+                    open.register_id
+                )));
+            }
+            Err(error) => return Err(error.into()),
+        }
+        Ok(Ok(SessionRecord {
+            session_id: open.session_id.clone(),
+            store_id: open.store_id.clone(),
+            register_id: open.register_id.clone(),
+            cashier_subject: open.cashier_subject.clone(),
+            opening_float: open.opening_float,
+            opened_at: open.opened_at,
+            expires_at: open.expires_at,
+            closed_at: None,
+            z_report: None,
+        }))
+    })
+}
+
+fn close_session<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a CloseSession,
+) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
+    Box::pin(async move {
+        let closed_now = close_session_row(&mut *conn, &input.session_id, input.now).await?;
+        let row = sqlx::query(select_session!("session_id = $1"))
+            .bind(input.session_id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound("register session"))?;
+        let record = session_from_row(&row)?;
+        Ok(if closed_now {
+            CloseOutcome::Closed(record)
+        } else {
+            CloseOutcome::AlreadyClosed(record)
+        })
+    })
+}
+
+/// Closes the session if it is open and records its Z report; false when it was not open.
+async fn close_session_row(
+    conn: &mut AnyConnection,
+    session_id: &SessionId,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query(select_session!("session_id = $1 AND closed_at IS NULL"))
+        .bind(session_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    let Some(row) = row else {
+        return Ok(false);
+    };
+    let session = session_from_row(&row)?;
+    let report = crate::reports::z_report(&mut *conn, &session, now).await?;
+    sqlx::query("UPDATE register_sessions SET closed_at = $2, z_report = $3 WHERE session_id = $1 AND closed_at IS NULL")
+        .bind(session_id.as_str())
+        .bind(now)
+        .bind(report.to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(true)
+}
+
+fn session_from_row(row: &AnyRow) -> Result<SessionRecord, StoreError> {
+    let float: i64 = row.try_get("opening_float_cents")?;
+    let z_report: Option<String> = row.try_get("z_report")?;
+    Ok(SessionRecord {
+        session_id: SessionId::from_trusted(row.try_get("session_id")?),
+        store_id: StoreId::from_trusted(row.try_get("store_id")?),
+        register_id: RegisterId::from_trusted(row.try_get("register_id")?),
+        cashier_subject: Subject::from_trusted(row.try_get("cashier_subject")?),
+        opening_float: Cents::new(float)
+            .ok_or_else(|| StoreError::Corrupt(format!("float {float}")))?,
+        opened_at: from_micros(row.try_get("opened_at")?),
+        expires_at: from_micros(row.try_get("expires_at")?),
+        closed_at: row.try_get::<Option<i64>, _>("closed_at")?.map(from_micros),
+        z_report: z_report
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|_| StoreError::Corrupt("Z report is not JSON".to_owned()))?,
+    })
+}

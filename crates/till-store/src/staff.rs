@@ -1,0 +1,260 @@
+//! Staff members and the wrong-PIN guard.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::AnyConnection;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use till_core::grant::{GrantSet, Role};
+use till_core::ids::Subject;
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::{Bps, Cents};
+use till_core::staff::{DiscountLimit, StaffMember};
+
+#[derive(Clone, Debug)]
+pub struct StaffRecord {
+    pub subject: Subject,
+    pub member: StaffMember,
+    /// argon2id PHC string.
+    pub pin_hash: String,
+    pub grants_synced_at: Timestamp,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A staff write. `pin_hash` is `None` to keep the current PIN of an existing member.
+pub struct PutStaff {
+    pub subject: Subject,
+    pub member: StaffMember,
+    pub pin_hash: Option<String>,
+}
+
+struct PutStaffAt {
+    put: PutStaff,
+    now: i64,
+}
+
+/// Where a subject stands after reserving a PIN attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinAttempt {
+    /// The attempt may be evaluated.
+    Allowed,
+    /// Locked until that instant.
+    LockedUntil(Timestamp),
+}
+
+struct ReservePin {
+    subject: String,
+    now: i64,
+    max_failures: i64,
+    lockout_micros: i64,
+}
+
+struct ClearPin {
+    subject: String,
+    now: i64,
+}
+
+impl Store {
+    /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
+    pub async fn put_staff(
+        &self,
+        put: PutStaff,
+        now: Timestamp,
+    ) -> Result<(StaffRecord, bool), StoreError> {
+        self.write(
+            PutStaffAt {
+                put,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(put_staff(c, i)),
+        )
+        .await
+    }
+
+    pub async fn get_staff(&self, subject: &Subject) -> Result<Option<StaffRecord>, StoreError> {
+        let row = sqlx::query(SELECT_STAFF)
+            .bind(subject.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.as_ref().map(staff_from_row).transpose()
+    }
+
+    /// Reserves one PIN attempt for `subject` before its PIN is evaluated, so that concurrent
+    /// guesses cannot exceed `max_failures`: the reservation that reaches the maximum locks the
+    /// subject at once, and only a correct PIN ([`Store::clear_pin_failures`]) lifts it early.
+    pub async fn reserve_pin_attempt(
+        &self,
+        subject: &str,
+        now: Timestamp,
+        max_failures: u32,
+        lockout: std::time::Duration,
+    ) -> Result<PinAttempt, StoreError> {
+        let input = ReservePin {
+            subject: subject.to_owned(),
+            now: to_micros(now),
+            max_failures: i64::from(max_failures.max(1)),
+            lockout_micros: i64::try_from(lockout.as_micros()).unwrap_or(i64::MAX / 4),
+        };
+        self.write(input, |c, i| Box::pin(reserve_pin(c, i))).await
+    }
+
+    /// A correct PIN: the count starts again from zero and any lock is lifted.
+    pub async fn clear_pin_failures(
+        &self,
+        subject: &str,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let input = ClearPin {
+            subject: subject.to_owned(),
+            now: to_micros(now),
+        };
+        self.write(input, |c, i| Box::pin(clear_pin(c, i))).await
+    }
+}
+
+const SELECT_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
+     discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff WHERE subject = $1";
+
+fn put_staff<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a PutStaffAt,
+) -> BoxFuture<'a, Result<(StaffRecord, bool), StoreError>> {
+    Box::pin(async move {
+        let put = &input.put;
+        let existing = sqlx::query("SELECT pin_hash FROM staff WHERE subject = $1")
+            .bind(put.subject.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+        let created = existing.is_none();
+        let pin_hash = match (&put.pin_hash, existing) {
+            (Some(hash), _) => hash.clone(),
+            (None, Some(row)) => row.try_get("pin_hash")?,
+            (None, None) => {
+                return Err(StoreError::Rule(
+                    "a new staff member needs a PIN".to_owned(),
+                ));
+            }
+        };
+        let limit = put.member.discount_limit;
+        let row = sqlx::query(
+            "INSERT INTO staff (subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
+                 discount_limit_cents, grants_synced_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8) \
+             ON CONFLICT (subject) DO UPDATE SET display_name = excluded.display_name, role = excluded.role, \
+                 pin_hash = excluded.pin_hash, permissions = excluded.permissions, \
+                 discount_limit_bps = excluded.discount_limit_bps, discount_limit_cents = excluded.discount_limit_cents, \
+                 grants_synced_at = excluded.grants_synced_at, updated_at = excluded.updated_at \
+             RETURNING subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
+                 discount_limit_cents, grants_synced_at, created_at, updated_at",
+        )
+        .bind(put.subject.as_str())
+        .bind(&put.member.display_name)
+        .bind(put.member.role.as_str())
+        .bind(pin_hash)
+        .bind(put.member.permissions.to_words())
+        .bind(limit.map(|l| l.percent.get()))
+        .bind(limit.map(|l| l.amount.get()))
+        .bind(input.now)
+        .fetch_one(&mut *conn)
+        .await?;
+        Ok((staff_from_row(&row)?, created))
+    })
+}
+
+fn reserve_pin<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a ReservePin,
+) -> BoxFuture<'a, Result<PinAttempt, StoreError>> {
+    Box::pin(async move {
+        // An expired lock starts a fresh count; a live lock refuses without counting.
+        let row = sqlx::query(
+            "INSERT INTO pin_guards (subject, attempts, locked_until, updated_at) VALUES ($1, 1, NULL, $2) \
+             ON CONFLICT (subject) DO UPDATE SET \
+                 attempts = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $2 \
+                                 THEN 1 ELSE pin_guards.attempts + 1 END, \
+                 locked_until = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $2 \
+                                     THEN NULL ELSE pin_guards.locked_until END, \
+                 updated_at = $2 \
+             WHERE pin_guards.locked_until IS NULL OR pin_guards.locked_until <= $2 \
+             RETURNING attempts",
+        )
+        .bind(&input.subject)
+        .bind(input.now)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(row) = row else {
+            let locked: Option<i64> =
+                sqlx::query("SELECT locked_until FROM pin_guards WHERE subject = $1")
+                    .bind(&input.subject)
+                    .fetch_one(&mut *conn)
+                    .await?
+                    .try_get("locked_until")?;
+            return Ok(PinAttempt::LockedUntil(from_micros(
+                locked.unwrap_or(input.now),
+            )));
+        };
+        let attempts: i64 = row.try_get("attempts")?;
+        if attempts >= input.max_failures {
+            // This reservation is the last one allowed: lock now, before its PIN is even
+            // evaluated, so no concurrent guess can slip in behind it.
+            let until = input.now.saturating_add(input.lockout_micros);
+            sqlx::query("UPDATE pin_guards SET locked_until = $2 WHERE subject = $1")
+                .bind(&input.subject)
+                .bind(until)
+                .execute(&mut *conn)
+                .await?;
+            if attempts > input.max_failures {
+                return Ok(PinAttempt::LockedUntil(from_micros(until)));
+            }
+        }
+        Ok(PinAttempt::Allowed)
+    })
+}
+
+fn clear_pin<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a ClearPin,
+) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        sqlx::query("UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $2 WHERE subject = $1")
+            .bind(&input.subject)
+            .bind(input.now)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    })
+}
+
+pub(crate) fn staff_from_row(row: &AnyRow) -> Result<StaffRecord, StoreError> {
+    let role: String = row.try_get("role")?;
+    let role =
+        Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("unknown role {role}")))?;
+    let permissions: String = row.try_get("permissions")?;
+    let limit_bps: Option<i64> = row.try_get("discount_limit_bps")?;
+    let limit_cents: Option<i64> = row.try_get("discount_limit_cents")?;
+    let discount_limit = match (limit_bps, limit_cents) {
+        (Some(bps), Some(cents)) => Some(DiscountLimit {
+            percent: Bps::new(bps)
+                .ok_or_else(|| StoreError::Corrupt(format!("limit {bps} bps")))?,
+            amount: Cents::new(cents)
+                .ok_or_else(|| StoreError::Corrupt(format!("limit {cents} cents")))?,
+        }),
+        _ => None,
+    };
+    Ok(StaffRecord {
+        subject: Subject::from_trusted(row.try_get("subject")?),
+        member: StaffMember {
+            display_name: row.try_get("display_name")?,
+            role,
+            permissions: GrantSet::from_words(permissions.split_whitespace()),
+            discount_limit,
+        },
+        pin_hash: row.try_get("pin_hash")?,
+        grants_synced_at: from_micros(row.try_get("grants_synced_at")?),
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+    })
+}

@@ -1,0 +1,127 @@
+//! The store network.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::AnyConnection;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use till_core::ids::StoreId;
+use till_core::instant::{from_micros, to_micros};
+use till_core::store::{Currency, Siret, StoreProfile, Timezone};
+
+#[derive(Clone, Debug)]
+pub struct StoreRecord {
+    pub store_id: StoreId,
+    pub profile: StoreProfile,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+struct PutStore {
+    store_id: StoreId,
+    profile: StoreProfile,
+    now: i64,
+}
+
+impl Store {
+    /// Creates or replaces a store; `true` when it was created.
+    pub async fn put_store(
+        &self,
+        store_id: StoreId,
+        profile: StoreProfile,
+        now: Timestamp,
+    ) -> Result<(StoreRecord, bool), StoreError> {
+        self.write(
+            PutStore {
+                store_id,
+                profile,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(put_store(c, i)),
+        )
+        .await
+    }
+
+    pub async fn get_store(&self, store_id: &StoreId) -> Result<Option<StoreRecord>, StoreError> {
+        let row = sqlx::query(SELECT_STORE)
+            .bind(store_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.as_ref().map(store_from_row).transpose()
+    }
+
+    /// Whether `store_id` belongs to the network, `None` while the network has no store at all
+    /// (the interface then skips the check).
+    pub async fn store_in_network(&self, store_id: &StoreId) -> Result<Option<bool>, StoreError> {
+        store_in_network(self.reader(), store_id.as_str()).await
+    }
+}
+
+pub(crate) async fn store_in_network<'e, E>(
+    executor: E,
+    store_id: &str,
+) -> Result<Option<bool>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    let row = sqlx::query(
+        "SELECT (SELECT COUNT(*) FROM stores WHERE store_id = $1) AS known, \
+                (SELECT COUNT(*) FROM (SELECT 1 FROM stores LIMIT 1) AS any_store) AS stores",
+    )
+    .bind(store_id)
+    .fetch_one(executor)
+    .await?;
+    let known: i64 = row.try_get("known")?;
+    let stores: i64 = row.try_get("stores")?;
+    Ok((stores > 0).then_some(known > 0))
+}
+
+const SELECT_STORE: &str = "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores WHERE store_id = $1";
+
+fn put_store<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a PutStore,
+) -> BoxFuture<'a, Result<(StoreRecord, bool), StoreError>> {
+    Box::pin(async move {
+        let existed = sqlx::query("SELECT 1 FROM stores WHERE store_id = $1")
+            .bind(input.store_id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some();
+        let profile = &input.profile;
+        let row = sqlx::query(
+            "INSERT INTO stores (store_id, name, timezone, currency, siret, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6) \
+             ON CONFLICT (store_id) DO UPDATE SET name = excluded.name, timezone = excluded.timezone, \
+                 currency = excluded.currency, siret = excluded.siret, updated_at = excluded.updated_at \
+             RETURNING store_id, name, timezone, currency, siret, created_at, updated_at",
+        )
+        .bind(input.store_id.as_str())
+        .bind(&profile.name)
+        .bind(profile.timezone.as_str())
+        .bind(profile.currency.as_str())
+        .bind(profile.siret.as_ref().map(Siret::as_str))
+        .bind(input.now)
+        .fetch_one(&mut *conn)
+        .await?;
+        Ok((store_from_row(&row)?, !existed))
+    })
+}
+
+fn store_from_row(row: &AnyRow) -> Result<StoreRecord, StoreError> {
+    Ok(StoreRecord {
+        store_id: StoreId::from_trusted(row.try_get("store_id")?),
+        profile: StoreProfile {
+            name: row.try_get("name")?,
+            timezone: Timezone::from_trusted(row.try_get("timezone")?),
+            currency: Currency::from_trusted(row.try_get("currency")?),
+            siret: row
+                .try_get::<Option<String>, _>("siret")?
+                .map(Siret::from_trusted),
+        },
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+    })
+}

@@ -1,0 +1,195 @@
+//! Layered configuration: built-in defaults, then `till.toml` (or `--config`/`TILL_CONFIG`),
+//! then `TILL_*` environment variables, then command-line flags.
+
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use till_api::ApiConfig;
+use till_api::auth::{JwksSource, JwtSettings};
+use till_store::{SqliteSynchronous, StoreOptions};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Address to bind.
+    pub listen: String,
+    /// `sqlite://PATH` or `postgres://...`; default: `till.db` in the data directory.
+    pub database_url: Option<String>,
+    /// Where the embedded database and generated keys live.
+    pub data_dir: PathBuf,
+    /// HS256 shared secret for identity-provider tokens (development, tests).
+    #[serde(deserialize_with = "text::optional")]
+    pub jwt_secret: Option<String>,
+    pub jwt_jwks_url: Option<String>,
+    pub jwt_jwks_file: Option<PathBuf>,
+    #[serde(deserialize_with = "text::required")]
+    pub jwt_issuer: String,
+    #[serde(deserialize_with = "text::required")]
+    pub jwt_audience: String,
+    pub jwt_leeway_seconds: u64,
+    /// Shortest gap between two reads of the JWKS when unknown key ids arrive.
+    pub jwt_jwks_min_refresh_seconds: u64,
+    pub cash_rounding_tolerance_cents: i64,
+    pub elevation_ttl_seconds: u64,
+    pub pin_max_failures: u32,
+    pub pin_lockout_seconds: u64,
+    /// Lifetime of a register session and its token.
+    pub session_ttl_seconds: u64,
+    /// PKCS#8 PEM ECDSA P-256 key signing the fiscal journal; generated into the data
+    /// directory when absent.
+    pub fiscal_key_file: Option<PathBuf>,
+    pub max_body_bytes: usize,
+    pub db_max_connections: u32,
+    pub db_acquire_timeout_ms: u64,
+    pub db_statement_timeout_ms: u64,
+    /// `full` (default: an acknowledged sale survives power loss) or `normal`.
+    pub sqlite_synchronous: String,
+    /// `text` or `json`.
+    pub log_format: String,
+    /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
+    pub log: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".to_owned(),
+            database_url: None,
+            data_dir: PathBuf::from("./till-data"),
+            jwt_secret: None,
+            jwt_jwks_url: None,
+            jwt_jwks_file: None,
+            jwt_issuer: "till-dev".to_owned(),
+            jwt_audience: "till".to_owned(),
+            jwt_leeway_seconds: 60,
+            jwt_jwks_min_refresh_seconds: 10,
+            cash_rounding_tolerance_cents: 0,
+            elevation_ttl_seconds: 300,
+            pin_max_failures: 5,
+            pin_lockout_seconds: 900,
+            session_ttl_seconds: 16 * 3600,
+            fiscal_key_file: None,
+            max_body_bytes: 4 * 1024 * 1024,
+            db_max_connections: 16,
+            db_acquire_timeout_ms: 5_000,
+            db_statement_timeout_ms: 10_000,
+            sqlite_synchronous: "full".to_owned(),
+            log_format: "text".to_owned(),
+            log: "info,sqlx=warn".to_owned(),
+        }
+    }
+}
+
+/// Values given on the command line; `None` leaves the lower layers' value.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<String>,
+}
+
+impl Config {
+    /// Reads every layer. `file` is the `--config` path; without it `TILL_CONFIG`, then
+    /// `./till.toml` if it exists.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, figment::Error> {
+        let file = file
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os("TILL_CONFIG").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("till.toml"));
+        Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::file(file))
+            .merge(Env::prefixed("TILL_").ignore(&["config"]))
+            .merge(Serialized::defaults(overrides))
+            .extract()
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", self.data_dir.join("till.db").display()))
+    }
+
+    pub fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            max_connections: self.db_max_connections,
+            acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
+            statement_timeout: Duration::from_millis(self.db_statement_timeout_ms),
+            sqlite_synchronous: if self.sqlite_synchronous.eq_ignore_ascii_case("normal") {
+                SqliteSynchronous::Normal
+            } else {
+                SqliteSynchronous::Full
+            },
+            ..StoreOptions::default()
+        }
+    }
+
+    pub fn api_config(&self) -> ApiConfig {
+        ApiConfig {
+            max_body_bytes: self.max_body_bytes,
+            cash_rounding_tolerance_cents: self.cash_rounding_tolerance_cents.max(0),
+            session_ttl: Duration::from_secs(self.session_ttl_seconds),
+            elevation_ttl: Duration::from_secs(self.elevation_ttl_seconds),
+            pin_max_failures: self.pin_max_failures.max(1),
+            pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
+        }
+    }
+
+    pub fn jwt_settings(&self) -> JwtSettings {
+        let jwks = match (&self.jwt_jwks_url, &self.jwt_jwks_file) {
+            (Some(url), _) => Some(JwksSource::Url(url.clone())),
+            (None, Some(path)) => Some(JwksSource::File(path.clone())),
+            (None, None) => None,
+        };
+        JwtSettings {
+            hs256_secret: self.jwt_secret.clone(),
+            jwks,
+            issuer: self.jwt_issuer.clone(),
+            audience: self.jwt_audience.clone(),
+            leeway: Duration::from_secs(self.jwt_leeway_seconds),
+            jwks_min_refresh: Duration::from_secs(self.jwt_jwks_min_refresh_seconds),
+        }
+    }
+}
+
+/// Environment values are typed by guess (`TILL_JWT_SECRET=123456` reads as a number); these
+/// accept any scalar for fields that are text.
+mod text {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Text(String),
+        Integer(i64),
+        Float(f64),
+        Flag(bool),
+    }
+
+    impl Scalar {
+        fn into_string(self) -> String {
+            match self {
+                Scalar::Text(text) => text,
+                Scalar::Integer(n) => n.to_string(),
+                Scalar::Float(f) => f.to_string(),
+                Scalar::Flag(b) => b.to_string(),
+            }
+        }
+    }
+
+    pub fn required<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        Scalar::deserialize(deserializer).map(Scalar::into_string)
+    }
+
+    pub fn optional<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<String>, D::Error> {
+        Option::<Scalar>::deserialize(deserializer).map(|value| value.map(Scalar::into_string))
+    }
+}

@@ -1,0 +1,227 @@
+//! Demo data: a Paris épicerie with a few dozen articles at the four French VAT rates, stock, a
+//! cashier and a manager with PINs, a coupon, and a till session ready to sell.
+
+use anyhow::Context;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use std::path::Path;
+use till_api::AppState;
+use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, token_hash};
+use till_core::catalog::CatalogItem;
+use till_core::coupon::{Coupon, CouponReward};
+use till_core::grant::{GrantSet, Role};
+use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, StoreId, Subject};
+use till_core::money::{Bps, Cents, VatRate};
+use till_core::staff::{DiscountLimit, Pin, StaffMember};
+use till_core::store::{Currency, Siret, StoreProfile, Timezone};
+use till_store::sessions::{OpenRefusal, OpenSession};
+use till_store::staff::PutStaff;
+
+pub const STORE: &str = "paris-marais";
+pub const REGISTER: &str = "till-1";
+pub const CASHIER: &str = "camille";
+pub const CASHIER_PIN: &str = "1234";
+pub const MANAGER: &str = "mathis";
+pub const MANAGER_PIN: &str = "9876";
+
+/// (name, price in cents, VAT in hundredths of a percent)
+pub const ARTICLES: &[(&str, i64, i64)] = &[
+    ("Baguette tradition", 130, 550),
+    ("Confiture d'abricot 370 g", 495, 550),
+    ("Miel de lavande 250 g", 850, 550),
+    ("Chocolat noir 70 % 100 g", 320, 550),
+    ("Café moulu pur arabica 250 g", 590, 550),
+    ("Thé vert au jasmin 100 g", 650, 550),
+    ("Huile d'olive vierge extra 50 cl", 1290, 550),
+    ("Pâtes artisanales 500 g", 380, 550),
+    ("Sablés bretons 125 g", 420, 550),
+    ("Eau minérale 1,5 L", 95, 550),
+    ("Yaourts nature x4", 260, 550),
+    ("Comté 18 mois 200 g", 680, 550),
+    ("Livre : Cuisine du marché", 2490, 550),
+    ("Sandwich jambon-beurre", 550, 1000),
+    ("Salade composée du jour", 890, 1000),
+    ("Jus d'orange pressé 25 cl", 400, 1000),
+    ("Part de quiche lorraine", 480, 1000),
+    ("Café à emporter", 240, 1000),
+    ("Croque-monsieur", 650, 1000),
+    ("Tote bag en coton bio", 1290, 2000),
+    ("Mug en grès", 1450, 2000),
+    ("Bougie parfumée figuier", 2400, 2000),
+    ("Carnet A5 ligné", 990, 2000),
+    ("Stylo plume", 1990, 2000),
+    ("Côtes-du-Rhône rouge 75 cl", 1150, 2000),
+    ("Champagne brut 75 cl", 3490, 2000),
+    ("Parapluie pliant", 2900, 2000),
+    ("Piles AA x4", 690, 2000),
+    ("Savon de Marseille 300 g", 450, 2000),
+    ("Crème mains karité 75 ml", 890, 2000),
+    ("Le Monde (quotidien)", 320, 210),
+    ("Magazine hebdomadaire", 450, 210),
+];
+
+/// The SKU id of a demo article: the SHA-256 of its name, so it is the same on every run.
+pub fn sku_id(name: &str) -> SkuId {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    SkuId::parse(
+        &digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+    )
+    .expect("hex of a digest")
+}
+
+/// The development secret kept in the data directory, created on first use.
+pub fn dev_secret(data_dir: &Path) -> anyhow::Result<String> {
+    let path = data_dir.join("dev-jwt-secret");
+    if let Ok(secret) = std::fs::read_to_string(&path) {
+        return Ok(secret.trim().to_owned());
+    }
+    std::fs::create_dir_all(data_dir)?;
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
+    let secret = URL_SAFE_NO_PAD.encode(bytes);
+    std::fs::write(&path, &secret).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(secret)
+}
+
+/// What a newcomer needs to make requests right away.
+pub struct DemoSession {
+    pub session_id: String,
+    pub token: String,
+}
+
+/// Writes the demo data (idempotent) and opens a fresh session on the demo till.
+pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
+    let store = state.store();
+    let now = state.now();
+    let store_id = StoreId::parse(STORE)?;
+    store
+        .put_store(
+            store_id.clone(),
+            StoreProfile {
+                name: "Till Épicerie — Le Marais".to_owned(),
+                timezone: Timezone::default_zone(),
+                currency: Currency::default_currency(),
+                siret: Siret::parse("73282932000074"),
+            },
+            now,
+        )
+        .await?;
+    let items = ARTICLES
+        .iter()
+        .map(|(name, price, vat)| CatalogItem {
+            sku_id: sku_id(name),
+            name: (*name).to_owned(),
+            price: Cents::new(*price).expect("demo price"),
+            vat_rate: VatRate::from_hundredths(*vat).expect("demo VAT rate"),
+        })
+        .collect::<Vec<_>>();
+    store.import_catalog(items.clone(), now).await?;
+    for item in &items {
+        store
+            .put_stock(store_id.clone(), item.sku_id.clone(), 40, now)
+            .await?;
+    }
+    let people = [
+        (
+            CASHIER,
+            "Camille Martin",
+            Role::Cashier,
+            CASHIER_PIN,
+            DiscountLimit {
+                percent: bps(500),
+                amount: cents(500),
+            },
+        ),
+        (
+            MANAGER,
+            "Mathis Bernard",
+            Role::Manager,
+            MANAGER_PIN,
+            DiscountLimit {
+                percent: bps(3_000),
+                amount: cents(5_000),
+            },
+        ),
+    ];
+    for (subject, name, role, pin, limit) in people {
+        let pin = Pin::parse(pin).expect("demo PIN");
+        let pin_hash = tokio::task::spawn_blocking(move || hash_pin(&pin)).await?;
+        let member = StaffMember {
+            display_name: name.to_owned(),
+            role,
+            permissions: GrantSet::EMPTY,
+            discount_limit: Some(limit),
+        };
+        store
+            .put_staff(
+                PutStaff {
+                    subject: Subject::parse(subject)?,
+                    member,
+                    pin_hash: Some(pin_hash),
+                },
+                now,
+            )
+            .await?;
+    }
+    store
+        .put_coupon(
+            CouponCode::parse("BIENVENUE10")?,
+            Coupon {
+                reward: CouponReward::Percent(bps(1_000)),
+                min_basket: cents(2_000),
+                valid_from: None,
+                valid_until: None,
+                max_redemptions: None,
+                active: true,
+            },
+            now,
+        )
+        .await?;
+    open_demo_session(state, &store_id).await
+}
+
+async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Result<DemoSession> {
+    let store = state.store();
+    for _ in 0..2 {
+        let token = new_token(SESSION_TOKEN_PREFIX);
+        let now = state.now();
+        let opened = store
+            .open_session(OpenSession {
+                session_id: SessionId::from_trusted(new_id("ses")),
+                token_hash: token_hash(&token),
+                store_id: store_id.clone(),
+                register_id: RegisterId::parse(REGISTER)?,
+                cashier_subject: Subject::parse(CASHIER)?,
+                opening_float: cents(15_000),
+                opened_at: now,
+                expires_at: now.checked_add(state.config().session_ttl)?,
+            })
+            .await?;
+        match opened {
+            Ok(record) => {
+                return Ok(DemoSession {
+                    session_id: record.session_id.into_string(),
+                    token,
+                });
+            }
+            // The previous demo run left its shift open: close it and start a new one.
+            Err(OpenRefusal::AlreadyOpen(previous)) => {
+                store.close_session(previous, now).await?;
+            }
+            Err(other) => anyhow::bail!("cannot open the demo session: {other:?}"),
+        }
+    }
+    anyhow::bail!("cannot open the demo session")
+}
+
+fn bps(value: i64) -> Bps {
+    Bps::new(value).expect("demo rate")
+}
+
+fn cents(value: i64) -> Cents {
+    Cents::new(value).expect("demo amount")
+}
