@@ -182,7 +182,7 @@ impl VatRate {
 
     /// The percentage as the interface writes it: an integer when whole, else a decimal.
     pub fn as_json_number(self) -> serde_json::Number {
-        if self.0 % 100 == 0 {
+        if self.0.is_multiple_of(100) {
             serde_json::Number::from(self.0 / 100)
         } else {
             serde_json::Number::from_f64(f64::from(self.0) / 100.0).expect("finite rate")
@@ -195,7 +195,7 @@ impl fmt::Display for VatRate {
         let (units, hundredths) = (self.0 / 100, self.0 % 100);
         match hundredths {
             0 => write!(f, "{units}%"),
-            h if h % 10 == 0 => write!(f, "{units}.{}%", h / 10),
+            h if h.is_multiple_of(10) => write!(f, "{units}.{}%", h / 10),
             h => write!(f, "{units}.{h:02}%"),
         }
     }

@@ -98,7 +98,7 @@ pub struct Overrides {
 impl Config {
     /// Reads every layer. `file` is the `--config` path; without it `TILL_CONFIG`, then
     /// `./till.toml` if it exists.
-    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, figment::Error> {
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, Box<figment::Error>> {
         let file = file
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("TILL_CONFIG").map(PathBuf::from))
@@ -108,6 +108,7 @@ impl Config {
             .merge(Env::prefixed("TILL_").ignore(&["config"]))
             .merge(Serialized::defaults(overrides))
             .extract()
+            .map_err(Box::new)
     }
 
     pub fn database_url(&self) -> String {

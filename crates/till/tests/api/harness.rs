@@ -1,0 +1,362 @@
+//! A real till server on 127.0.0.1:0 per test, on SQLite or PostgreSQL, and a small client.
+
+use jiff::Timestamp;
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use till::config::Config;
+use till::server::{self, Running};
+use till_api::ManualClock;
+
+pub const SECRET: &str = "test-secret-of-at-least-32-bytes-long!";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    /// Whether this engine is part of the run. Both are by default; `TILL_TEST_ENGINES=sqlite`
+    /// narrows a quick local run.
+    pub fn enabled(self) -> bool {
+        let wanted =
+            std::env::var("TILL_TEST_ENGINES").unwrap_or_else(|_| "sqlite,postgres".to_owned());
+        let name = match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        };
+        wanted.split(',').any(|w| w.trim() == name)
+    }
+}
+
+/// Runs each named `async fn(Engine)` as two tests, `name::sqlite` and `name::postgres`.
+#[macro_export]
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    if $crate::harness::Engine::Sqlite.enabled() {
+                        super::$name($crate::harness::Engine::Sqlite).await;
+                    }
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if $crate::harness::Engine::Postgres.enabled() {
+                        super::$name($crate::harness::Engine::Postgres).await;
+                    }
+                }
+            }
+        )*
+    };
+}
+
+pub struct TestServer {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub clock: Arc<ManualClock>,
+    pub config: Config,
+    running: Option<Running>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start(engine: Engine) -> TestServer {
+        TestServer::start_with(engine, |_| {}).await
+    }
+
+    /// Starts a server after `tweak` adjusts its configuration.
+    pub async fn start_with(engine: Engine, tweak: impl FnOnce(&mut Config)) -> TestServer {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut config = Config {
+            listen: "127.0.0.1:0".to_owned(),
+            data_dir: dir.path().to_path_buf(),
+            jwt_secret: Some(SECRET.to_owned()),
+            db_max_connections: 6,
+            sqlite_synchronous: "normal".to_owned(),
+            ..Config::default()
+        };
+        if engine == Engine::Postgres {
+            config.database_url = Some(fresh_postgres_database().await);
+        }
+        tweak(&mut config);
+        let clock = Arc::new(ManualClock::new(Timestamp::now()));
+        let running = server::start(&config, clock.clone())
+            .await
+            .expect("server starts");
+        TestServer {
+            base: running.url(),
+            http: reqwest::Client::new(),
+            clock,
+            config,
+            running: Some(running),
+            _dir: dir,
+        }
+    }
+
+    /// Stops the server gracefully (requests in flight finish).
+    pub async fn stop(mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop().await.expect("clean stop");
+        }
+    }
+
+    /// An HS256 access token for `subject` with space-separated `scope`.
+    pub fn token(&self, subject: &str, scope: &str) -> String {
+        till::token::mint(
+            SECRET,
+            &self.config.jwt_issuer,
+            &self.config.jwt_audience,
+            subject,
+            scope,
+            Timestamp::now(),
+            std::time::Duration::from_secs(3600),
+        )
+    }
+
+    /// A token holding every scope and permission.
+    pub fn admin(&self) -> String {
+        self.token("admin", &till_core::grant::GrantSet::all().to_words())
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Reply {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    pub async fn put(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.call(Method::PUT, path, Some(token), Some(body)).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.call(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        Reply::read(request.send().await.expect("request sent")).await
+    }
+
+    /// Sends a request built by the caller, for headers and bodies `call` cannot express.
+    pub async fn send(
+        &self,
+        build: impl FnOnce(&reqwest::Client, String) -> reqwest::RequestBuilder,
+    ) -> Reply {
+        let request = build(&self.http, self.base.clone());
+        Reply::read(request.send().await.expect("request sent")).await
+    }
+
+    /// Provisions a store named after its id.
+    pub async fn provision_store(&self, store: &str) {
+        let reply = self
+            .put(
+                &format!("/v1/stores/{store}"),
+                &self.admin(),
+                json!({"name": store}),
+            )
+            .await;
+        assert!(
+            reply.status == 201 || reply.status == 200,
+            "store: {}",
+            reply.text
+        );
+    }
+
+    /// Provisions an article named `name`; returns its SKU id.
+    pub async fn provision_sku(&self, name: &str, price_cents: i64, vat_rate: f64) -> String {
+        let id = sku(name);
+        let body = json!({"name": name, "priceCents": price_cents, "vatRate": vat_rate});
+        let reply = self
+            .put(&format!("/v1/catalog/skus/{id}"), &self.admin(), body)
+            .await;
+        assert!(
+            reply.status == 201 || reply.status == 200,
+            "sku: {}",
+            reply.text
+        );
+        id
+    }
+
+    pub async fn provision_staff(&self, subject: &str, role: &str, pin: &str) {
+        let body = json!({"displayName": subject, "role": role, "pin": pin});
+        let reply = self
+            .put(&format!("/v1/staff/{subject}"), &self.admin(), body)
+            .await;
+        assert!(
+            reply.status == 201 || reply.status == 200,
+            "staff: {}",
+            reply.text
+        );
+    }
+
+    /// Opens a session for `cashier` on `register`; returns (session id, token).
+    pub async fn open_session(
+        &self,
+        store: &str,
+        register: &str,
+        cashier: &str,
+        pin: &str,
+    ) -> (String, String) {
+        let body = json!({"storeId": store, "registerId": register, "cashierSubject": cashier, "pin": pin});
+        let reply = self
+            .post("/v1/register-sessions", &self.admin(), body)
+            .await;
+        assert_eq!(reply.status, 201, "open session: {}", reply.text);
+        (reply.str("sessionId"), reply.str("token"))
+    }
+}
+
+/// A 64-hex SKU id derived from a name.
+pub fn sku(name: &str) -> String {
+    till::demo::sku_id(name).as_str().to_owned()
+}
+
+async fn fresh_postgres_database() -> String {
+    use sqlx::Connection;
+    let admin_url = std::env::var("TILL_TEST_POSTGRES_URL").expect(
+        "TILL_TEST_POSTGRES_URL is not set: run scripts/test (it starts a throwaway PostgreSQL), \
+         or set TILL_TEST_ENGINES=sqlite for a SQLite-only run",
+    );
+    let name = format!(
+        "till_test_{}",
+        till_api::auth::secret::new_id("db")
+            .replace(['-', '_'], "")
+            .to_lowercase()
+    );
+    let mut admin = sqlx::PgConnection::connect(&admin_url)
+        .await
+        .expect("connect to the test PostgreSQL");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .expect("create a test database");
+    let _ = admin.close().await;
+    match admin_url.rfind('/') {
+        Some(slash) => format!("{}/{name}", &admin_url[..slash]),
+        None => panic!("TILL_TEST_POSTGRES_URL must end in /DATABASE"),
+    }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub text: String,
+    pub body: Value,
+}
+
+impl Reply {
+    async fn read(response: reqwest::Response) -> Reply {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("body read");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            headers,
+            text,
+            body,
+        }
+    }
+
+    pub fn str(&self, key: &str) -> String {
+        self.body[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key} missing from {}", self.text))
+            .to_owned()
+    }
+
+    /// Asserts the exact error envelope: status, code, and nothing but the documented keys.
+    pub fn assert_error(&self, status: u16, code: &str) -> &Reply {
+        assert_eq!(self.status, status, "status of {}", self.text);
+        let content_type = self
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        assert!(
+            content_type.starts_with("application/json"),
+            "content type {content_type}"
+        );
+        let error = self.body["error"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no envelope: {}", self.text));
+        assert_eq!(
+            self.body.as_object().map(|o| o.len()),
+            Some(1),
+            "only `error` at top: {}",
+            self.text
+        );
+        assert_eq!(error["code"], json!(code), "code of {}", self.text);
+        assert_eq!(
+            error["statusCode"],
+            json!(status),
+            "statusCode of {}",
+            self.text
+        );
+        assert!(
+            error["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "message of {}",
+            self.text
+        );
+        let allowed = ["code", "message", "statusCode", "fieldErrors"];
+        assert!(
+            error.keys().all(|k| allowed.contains(&k.as_str())),
+            "extra keys in {}",
+            self.text
+        );
+        assert_eq!(
+            error.contains_key("fieldErrors"),
+            code == "VALIDATION_FAILED",
+            "fieldErrors in {}",
+            self.text
+        );
+        self
+    }
+
+    /// The (field, message) pairs of a VALIDATION_FAILED answer.
+    pub fn field_errors(&self) -> Vec<(String, String)> {
+        self.body["error"]["fieldErrors"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no fieldErrors in {}", self.text))
+            .iter()
+            .map(|e| {
+                (
+                    e["field"].as_str().unwrap().to_owned(),
+                    e["message"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// The field paths of a VALIDATION_FAILED answer.
+    pub fn fields(&self) -> Vec<String> {
+        self.field_errors()
+            .into_iter()
+            .map(|(field, _)| field)
+            .collect()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // A test that panicked never called stop(); the runtime ends its tasks anyway.
+        self.running.take();
+    }
+}

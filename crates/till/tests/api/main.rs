@@ -1,0 +1,9 @@
+//! Black-box tests: a real server on 127.0.0.1:0 per test, driven over HTTP, on both engines.
+
+mod harness;
+
+mod auth;
+mod envelope;
+mod openapi;
+mod provisioning;
+mod sessions;
