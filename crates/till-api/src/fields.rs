@@ -135,6 +135,12 @@ impl<'a> Field<'a> {
         None
     }
 
+    /// Records a problem on property `key` of this value.
+    pub fn fail_inner<T>(&self, key: &str, message: impl Into<String>) -> Option<T> {
+        self.problems.push(format!("{}.{key}", self.path), message);
+        None
+    }
+
     /// `null`, or whatever `parse` makes of the value.
     pub fn nullable<T>(self, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<Option<T>> {
         if self.value.is_null() {

@@ -73,6 +73,10 @@ operations! {
     OpenSession = "openRegisterSession", [SessionsOpen], Human;
     CloseSession = "closeRegisterSession", [SessionsClose], Confirm;
     GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
+    FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
+    GetSale = "getSale", [SalesRead], Allow;
+    GetFiscalKeys = "getFiscalKeys", [], Allow;
+    VerifyRegisterJournal = "verifyRegisterJournal", [FiscalRead], Allow;
 }
 
 #[cfg(test)]

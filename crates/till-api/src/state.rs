@@ -18,6 +18,8 @@ pub struct ApiConfig {
     pub elevation_ttl: Duration,
     pub pin_max_failures: u32,
     pub pin_lockout: Duration,
+    /// Loyalty points per whole currency unit paid (not with loyalty).
+    pub loyalty_points_per_unit: i64,
 }
 
 impl Default for ApiConfig {
@@ -29,6 +31,7 @@ impl Default for ApiConfig {
             elevation_ttl: Duration::from_secs(300),
             pin_max_failures: 5,
             pin_lockout: Duration::from_secs(900),
+            loyalty_points_per_unit: 1,
         }
     }
 }
@@ -122,8 +125,11 @@ impl AppState {
         &self.inner.config
     }
 
+    /// Now, to the microsecond: the precision every instant is stored with, so what a response
+    /// says and what the database holds are the same instant.
     pub fn now(&self) -> Timestamp {
-        self.inner.clock.now()
+        let now = self.inner.clock.now();
+        Timestamp::from_microsecond(now.as_microsecond()).unwrap_or(now)
     }
 
     pub fn metrics(&self) -> &PrometheusHandle {

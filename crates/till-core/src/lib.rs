@@ -4,9 +4,13 @@
 pub mod canonical;
 pub mod catalog;
 pub mod coupon;
+pub mod fiscal;
 pub mod grant;
 pub mod ids;
 pub mod instant;
 pub mod money;
+pub mod pricing;
+pub mod sale;
+pub mod settlement;
 pub mod staff;
 pub mod store;

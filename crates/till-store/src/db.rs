@@ -20,8 +20,9 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Connection, Executor};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use till_core::fiscal::FiscalKey;
 use tokio::sync::{mpsc, oneshot};
 
 /// A unit of work: runs inside one transaction, may be run more than once (PostgreSQL retries
@@ -103,6 +104,8 @@ struct Inner {
     readers: AnyPool,
     writer: Writer,
     max_retries: u32,
+    /// The key sealing new journal entries.
+    fiscal_key: RwLock<Option<Arc<FiscalKey>>>,
 }
 
 enum Writer {
@@ -165,6 +168,7 @@ impl Store {
                 readers,
                 writer,
                 max_retries: options.max_retries,
+                fiscal_key: RwLock::new(None),
             }),
         })
     }
@@ -206,6 +210,31 @@ impl Store {
 
     pub async fn close(&self) {
         self.inner.readers.close().await;
+    }
+
+    /// Makes `key` the one that seals new journal entries, after publishing its public half so
+    /// that what it signs can always be verified.
+    pub async fn use_fiscal_key(
+        &self,
+        key: Arc<FiscalKey>,
+        now: jiff::Timestamp,
+    ) -> Result<(), StoreError> {
+        self.publish_fiscal_key(&key, now).await?;
+        *self
+            .inner
+            .fiscal_key
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(key);
+        Ok(())
+    }
+
+    pub(crate) fn fiscal_key(&self) -> Result<Arc<FiscalKey>, StoreError> {
+        self.inner
+            .fiscal_key
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+            .ok_or_else(|| StoreError::Config("no fiscal signing key is installed".to_owned()))
     }
 
     pub(crate) fn reader(&self) -> &AnyPool {

@@ -20,11 +20,13 @@ macro_rules! migrations {
 pub(crate) fn sqlite() -> Migrator {
     Migrator::with_migrations(migrations!("sqlite":
         1 "0001_foundation",
+        2 "0002_sales_and_journal",
     ))
 }
 
 pub(crate) fn postgres() -> Migrator {
     Migrator::with_migrations(migrations!("postgres":
         1 "0001_foundation",
+        2 "0002_sales_and_journal",
     ))
 }

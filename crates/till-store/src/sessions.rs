@@ -9,6 +9,8 @@ use jiff::Timestamp;
 use sqlx::AnyConnection;
 use sqlx::Row;
 use sqlx::any::AnyRow;
+use std::sync::Arc;
+use till_core::fiscal::FiscalKey;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
@@ -83,6 +85,12 @@ pub enum CloseOutcome {
 struct CloseSession {
     session_id: SessionId,
     now: i64,
+    key: Arc<FiscalKey>,
+}
+
+struct OpenWithKey {
+    open: OpenSession,
+    key: Arc<FiscalKey>,
 }
 
 impl Store {
@@ -90,7 +98,11 @@ impl Store {
         &self,
         open: OpenSession,
     ) -> Result<Result<SessionRecord, OpenRefusal>, StoreError> {
-        self.write(open, |c, i| Box::pin(open_session(c, i))).await
+        let key = self.fiscal_key()?;
+        self.write(OpenWithKey { open, key }, |c, i| {
+            Box::pin(open_session(c, i))
+        })
+        .await
     }
 
     pub async fn close_session(
@@ -101,6 +113,7 @@ impl Store {
         let input = CloseSession {
             session_id,
             now: to_micros(now),
+            key: self.fiscal_key()?,
         };
         self.write(input, |c, i| Box::pin(close_session(c, i)))
             .await
@@ -145,9 +158,10 @@ const SELECT_PRINCIPAL: &str = "SELECT s.session_id, s.store_id, s.register_id, 
 
 fn open_session<'a>(
     conn: &'a mut AnyConnection,
-    open: &'a OpenSession,
+    input: &'a OpenWithKey,
 ) -> BoxFuture<'a, Result<Result<SessionRecord, OpenRefusal>, StoreError>> {
     Box::pin(async move {
+        let open = &input.open;
         if store_in_network(&mut *conn, open.store_id.as_str()).await? == Some(false) {
             return Ok(Err(OpenRefusal::UnknownStore));
         }
@@ -189,7 +203,7 @@ fn open_session<'a>(
                 return Ok(Err(OpenRefusal::AlreadyOpen(session_id)));
             }
             // A shift nobody closed: it ends now, so the till can start the next one.
-            close_session_row(&mut *conn, &session_id, now).await?;
+            close_session_row(&mut *conn, &session_id, now, &input.key).await?;
         }
         let inserted = sqlx::query(
             "INSERT INTO register_sessions (session_id, token_hash, store_id, register_id, cashier_subject, \
@@ -235,7 +249,8 @@ fn close_session<'a>(
     input: &'a CloseSession,
 ) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
     Box::pin(async move {
-        let closed_now = close_session_row(&mut *conn, &input.session_id, input.now).await?;
+        let closed_now =
+            close_session_row(&mut *conn, &input.session_id, input.now, &input.key).await?;
         let row = sqlx::query(select_session!("session_id = $1"))
             .bind(input.session_id.as_str())
             .fetch_optional(&mut *conn)
@@ -255,6 +270,7 @@ async fn close_session_row(
     conn: &mut AnyConnection,
     session_id: &SessionId,
     now: i64,
+    key: &FiscalKey,
 ) -> Result<bool, StoreError> {
     let row = sqlx::query(select_session!("session_id = $1 AND closed_at IS NULL"))
         .bind(session_id.as_str())
@@ -264,13 +280,18 @@ async fn close_session_row(
         return Ok(false);
     };
     let session = session_from_row(&row)?;
-    let report = crate::reports::z_report(&mut *conn, &session, now).await?;
-    sqlx::query("UPDATE register_sessions SET closed_at = $2, z_report = $3 WHERE session_id = $1 AND closed_at IS NULL")
-        .bind(session_id.as_str())
-        .bind(now)
-        .bind(report.to_string())
-        .execute(&mut *conn)
-        .await?;
+    let (report, closure_seq) =
+        crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
+    sqlx::query(
+        "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4 \
+         WHERE session_id = $1 AND closed_at IS NULL",
+    )
+    .bind(session_id.as_str())
+    .bind(now)
+    .bind(report.to_string())
+    .bind(closure_seq)
+    .execute(&mut *conn)
+    .await?;
     Ok(true)
 }
 

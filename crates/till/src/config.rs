@@ -32,6 +32,8 @@ pub struct Config {
     /// Shortest gap between two reads of the JWKS when unknown key ids arrive.
     pub jwt_jwks_min_refresh_seconds: u64,
     pub cash_rounding_tolerance_cents: i64,
+    /// Loyalty points per whole currency unit paid (not with loyalty points).
+    pub loyalty_points_per_unit: i64,
     pub elevation_ttl_seconds: u64,
     pub pin_max_failures: u32,
     pub pin_lockout_seconds: u64,
@@ -66,6 +68,7 @@ impl Default for Config {
             jwt_leeway_seconds: 60,
             jwt_jwks_min_refresh_seconds: 10,
             cash_rounding_tolerance_cents: 0,
+            loyalty_points_per_unit: 1,
             elevation_ttl_seconds: 300,
             pin_max_failures: 5,
             pin_lockout_seconds: 900,
@@ -139,6 +142,7 @@ impl Config {
             elevation_ttl: Duration::from_secs(self.elevation_ttl_seconds),
             pin_max_failures: self.pin_max_failures.max(1),
             pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
+            loyalty_points_per_unit: self.loyalty_points_per_unit.max(0),
         }
     }
 

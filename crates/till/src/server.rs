@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use till_api::auth::Authenticator;
 use till_api::{AppState, Clock};
+use till_core::fiscal::FiscalKey;
 use till_store::{Engine, Store};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -30,6 +31,12 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
         .migrate()
         .await
         .context("cannot migrate the database")?;
+    let key = load_fiscal_key(config)?;
+    tracing::info!(key_id = key.key_id(), "fiscal journal key ready");
+    store
+        .use_fiscal_key(Arc::new(key), clock.now())
+        .await
+        .context("cannot publish the fiscal key")?;
     let auth = Authenticator::new(config.jwt_settings());
     match auth.jwt().load_keys().await {
         Ok(0) => {}
@@ -39,6 +46,51 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
         }
     }
     Ok(AppState::new(store, auth, config.api_config(), clock))
+}
+
+/// The key sealing the journal: `fiscal_key_file` if set, else `fiscal-key.pem` in the data
+/// directory, generated (readable by the owner only) the first time.
+pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
+    let (path, generate) = match &config.fiscal_key_file {
+        Some(path) => (path.clone(), false),
+        None => (config.data_dir.join("fiscal-key.pem"), true),
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(pem) => FiscalKey::from_pkcs8_pem(&pem)
+            .with_context(|| format!("{} is not a P-256 key", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && generate => {
+            let key = loop {
+                let mut secret = [0u8; 32];
+                getrandom::fill(&mut secret)
+                    .map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
+                // Almost every 32-byte string is a valid scalar; draw again if not.
+                if let Ok(key) = FiscalKey::from_secret_bytes(&secret) {
+                    break key;
+                }
+            };
+            std::fs::create_dir_all(&config.data_dir)?;
+            write_private(&path, &key.to_pkcs8_pem())?;
+            tracing::info!(path = %path.display(), "generated a fiscal signing key");
+            Ok(key)
+        }
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display()))
+        }
+    }
+}
+
+fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()?;
+    Ok(())
 }
 
 /// A server running in this process.

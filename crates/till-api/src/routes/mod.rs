@@ -1,9 +1,12 @@
 //! One router per resource, merged into the API.
 
 pub mod catalog;
+pub mod checkout;
 pub mod coupons;
 pub mod customers;
+pub mod fiscal;
 pub mod health;
+pub mod sales;
 pub mod sessions;
 pub mod staff;
 pub mod stock;
@@ -27,6 +30,9 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(customers::router())
         .merge(coupons::router())
         .merge(sessions::router())
+        .merge(checkout::router())
+        .merge(sales::router())
+        .merge(fiscal::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

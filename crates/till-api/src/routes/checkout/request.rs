@@ -1,0 +1,393 @@
+//! The finalize request: its wire shape for the document, and the parser that turns a body into
+//! a [`SaleRequest`] or a 400 listing every problem with its dot path.
+
+use crate::error::ApiError;
+use crate::fields::{Field, Obj, Problems};
+use crate::routes::catalog::vat_rate;
+use serde_json::Value;
+use std::collections::HashSet;
+use till_core::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
+};
+use till_core::instant::Zone;
+use till_core::money::MAX_SAFE_INTEGER;
+use till_core::sale::{
+    Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial,
+    Tender, TenderMethod, TenderSet,
+};
+
+/// Most lines one sale may carry.
+pub const MAX_LINES: usize = 1_000;
+
+/// Body of `POST /v1/checkout/finalize`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_sale` reads the body
+pub struct SaleRequestBody {
+    /// Idempotency key of the sale: the same id with the same content is a no-op, with other
+    /// content a 409.
+    #[schema(min_length = 1)]
+    transaction_id: String,
+    /// Ticket number.
+    #[schema(min_length = 1)]
+    number: String,
+    /// A store of the network (checked once the network has a store).
+    #[schema(min_length = 1)]
+    store_id: String,
+    #[schema(min_length = 1)]
+    seller_id: String,
+    /// An identified customer earns loyalty points. Required; may be null.
+    #[schema(min_length = 1, nullable)]
+    customer_id: Option<String>,
+    /// The open register session the sale is booked against.
+    #[schema(min_length = 1)]
+    session_id: String,
+    /// Selects the till's fiscal chain; defaults to the session's register.
+    #[schema(min_length = 1)]
+    register_id: Option<String>,
+    /// `sale` (default), `rental`, `repair` or `return`.
+    #[schema(value_type = Option<String>, pattern = "^(sale|rental|repair|return)$")]
+    r#type: Option<String>,
+    cart: CartBody,
+    /// Default: none.
+    declared_discounts: Option<Vec<DeclaredDiscountBody>>,
+    #[schema(min_length = 1)]
+    coupon_code: Option<String>,
+    /// ISO 8601 in UTC ending in `Z`; seconds and fraction optional.
+    #[schema(format = DateTime)]
+    issued_at: Option<String>,
+    tenders: TenderSetBody,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct CartBody {
+    /// Refused with 422 when empty.
+    lines: Vec<CartLineBody>,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    free_line_sequence: i64,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct CartLineBody {
+    /// Referenced by a line-scoped discount's `lineId`.
+    #[schema(min_length = 1)]
+    id: String,
+    /// 64 lowercase hex characters; null for a self-priced line.
+    #[schema(pattern = "^[0-9a-f]{64}$", nullable)]
+    sku_id: Option<String>,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    quantity: i64,
+    /// Advisory for catalog lines: the server prices them from its authority.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    unit_price: i64,
+    /// Percent.
+    #[schema(minimum = 0, maximum = 100)]
+    vat_rate: f64,
+    free: bool,
+    /// True marks a self-priced line (free-text article, gift card): trusted, not re-priced.
+    custom: Option<bool>,
+    serial: Option<SerialBody>,
+    #[schema(min_length = 1)]
+    kit_id: Option<String>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct SerialBody {
+    #[schema(min_length = 1)]
+    serial_number: String,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    warranty_months: i64,
+}
+
+/// One of three shapes: line percent (`scope: line, basis: percent, lineId, percentBps`), ticket
+/// percent (`scope: ticket, basis: percent, percentBps`), ticket amount (`scope: ticket, basis:
+/// amount, amountCents`).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DeclaredDiscountBody {
+    #[schema(min_length = 1)]
+    id: String,
+    #[schema(
+        pattern = "^(manual_markdown|promotional|loyalty_reward|damaged_goods|manager_goodwill)$"
+    )]
+    reason: String,
+    #[schema(pattern = "^(line|ticket)$")]
+    scope: String,
+    #[schema(pattern = "^(percent|amount)$")]
+    basis: String,
+    #[schema(min_length = 1)]
+    line_id: Option<String>,
+    #[schema(minimum = 1, maximum = 10000)]
+    percent_bps: Option<i64>,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: Option<i64>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TenderSetBody {
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    amount_due: i64,
+    tenders: Vec<TenderBody>,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    sequence: i64,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TenderBody {
+    #[schema(min_length = 1)]
+    id: String,
+    #[schema(
+        pattern = "^(card|cash|cheque|meal_voucher|gift_card|credit_note|loyalty|installment)$"
+    )]
+    method: String,
+    /// Amount applied to the sale.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    applied: i64,
+    /// Amount handed over.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    presented: i64,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    change: i64,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    forfeited: i64,
+}
+
+fn choices<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<(&'static str, T)> {
+    all.iter().map(|v| (name(*v), *v)).collect()
+}
+
+/// Parses a finalize body, reporting every problem at once.
+pub fn parse_sale(body: &Value) -> Result<SaleRequest, ApiError> {
+    let problems = Problems::new();
+    let sale = problems.root(body).and_then(|root| sale(&root));
+    problems.finish(|| sale)
+}
+
+fn sale(root: &Obj<'_>) -> Option<SaleRequest> {
+    let kinds = choices(&SaleType::ALL, SaleType::as_str);
+    let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
+    let number = root.required("number", |f| f.text());
+    let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+    let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
+    let customer_id = root.required("customerId", |f| {
+        f.nullable(|f| f.parse_text(CustomerId::parse))
+    });
+    let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
+    let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
+    let kind = root.optional("type", |f| f.one_of(&kinds));
+    let cart = root.required("cart", cart);
+    let line_ids: Option<HashSet<String>> = cart
+        .as_ref()
+        .map(|c| c.lines.iter().map(|l| l.id.clone()).collect());
+    let declared_discounts = root.optional("declaredDiscounts", |f| {
+        f.array(|d| declared(d, line_ids.as_ref()))
+    });
+    let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
+    let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
+    let tenders = root.required("tenders", tender_set);
+    Some(SaleRequest {
+        transaction_id: transaction_id?,
+        number: number?,
+        store_id: store_id?,
+        seller_id: seller_id?,
+        customer_id: customer_id?,
+        session_id: session_id?,
+        register_id: register_id?,
+        kind: kind?.unwrap_or(SaleType::Sale),
+        cart: cart?,
+        declared_discounts: declared_discounts?.unwrap_or_default(),
+        coupon_code: coupon_code?,
+        issued_at: issued_at?,
+        tenders: tenders?,
+    })
+}
+
+fn cart(field: Field<'_>) -> Option<Cart> {
+    let cart = field.object()?;
+    let lines = cart.required("lines", |f| {
+        if f.value()
+            .as_array()
+            .is_some_and(|lines| lines.len() > MAX_LINES)
+        {
+            return f.fail(format!("must hold at most {MAX_LINES} lines"));
+        }
+        let mut seen = HashSet::new();
+        f.array(|line| {
+            // A second line with the same id would make line-scoped discounts ambiguous.
+            let id = line
+                .value()
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if id.is_some_and(|id| !seen.insert(id)) {
+                line.fail_inner::<()>("id", "is already the id of another line");
+            }
+            cart_line(line)
+        })
+    });
+    let free_line_sequence = cart.required("freeLineSequence", |f| f.integer(0, MAX_SAFE_INTEGER));
+    Some(Cart {
+        lines: lines?,
+        free_line_sequence: free_line_sequence?,
+    })
+}
+
+fn cart_line(field: Field<'_>) -> Option<CartLine> {
+    let line = field.object()?;
+    let id = line.required("id", |f| f.text());
+    let sku_id = line.required("skuId", |f| f.nullable(|f| f.parse_text(SkuId::parse)));
+    let quantity = line.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER));
+    let unit_price = line.required("unitPrice", |f| f.cents());
+    let vat = line.required("vatRate", vat_rate);
+    let free = line.required("free", |f| f.boolean());
+    let custom = line.optional("custom", |f| f.boolean());
+    let serial = line.optional("serial", |f| {
+        let serial = f.object()?;
+        let number = serial.required("serialNumber", |f| f.text());
+        let months = serial.required("warrantyMonths", |f| f.integer(0, MAX_SAFE_INTEGER));
+        Some(Serial {
+            serial_number: number?,
+            warranty_months: months?,
+        })
+    });
+    let kit_id = line.optional("kitId", |f| f.text());
+    let parsed = CartLine {
+        id: id?,
+        sku_id: sku_id?,
+        quantity: quantity?,
+        unit_price: unit_price?,
+        vat_rate: vat?,
+        free: free?,
+        custom: custom?.unwrap_or(false),
+        serial: serial?,
+        kit_id: kit_id?,
+    };
+    Some(parsed)
+}
+
+fn declared(field: Field<'_>, line_ids: Option<&HashSet<String>>) -> Option<DeclaredDiscount> {
+    let reasons = choices(&DiscountReason::ALL, DiscountReason::as_str);
+    let discount = field.object()?;
+    let id = discount.required("id", |f| f.text());
+    let reason = discount.required("reason", |f| f.one_of(&reasons));
+    let scope = discount.required("scope", |f| {
+        f.one_of(&[("line", Scope::Line), ("ticket", Scope::Ticket)])
+    });
+    let basis = discount.required("basis", |f| {
+        f.one_of(&[("percent", Basis::Percent), ("amount", Basis::Amount)])
+    });
+    let (scope, basis) = (scope?, basis?);
+    let kind = match (scope, basis) {
+        (Scope::Line, Basis::Percent) => {
+            reject(
+                &discount,
+                "amountCents",
+                "is only for ticket amount discounts",
+            );
+            let line_id = discount.required("lineId", |f| {
+                let text = f.text()?;
+                match line_ids {
+                    Some(ids) if !ids.contains(&text) => {
+                        f.fail("does not match the id of any cart line")
+                    }
+                    _ => Some(text),
+                }
+            });
+            let percent = discount.required("percentBps", |f| f.bps(1));
+            DeclaredKind::LinePercent {
+                line_id: line_id?,
+                percent: percent?,
+            }
+        }
+        (Scope::Line, Basis::Amount) => {
+            return discount.fail(
+                "basis",
+                "must be percent for a line discount (line amount discounts do not exist)",
+            );
+        }
+        (Scope::Ticket, Basis::Percent) => {
+            reject(&discount, "lineId", "is only for line discounts");
+            reject(
+                &discount,
+                "amountCents",
+                "is only for ticket amount discounts",
+            );
+            DeclaredKind::TicketPercent {
+                percent: discount.required("percentBps", |f| f.bps(1))?,
+            }
+        }
+        (Scope::Ticket, Basis::Amount) => {
+            reject(&discount, "lineId", "is only for line discounts");
+            reject(&discount, "percentBps", "is only for percent discounts");
+            DeclaredKind::TicketAmount {
+                amount: discount.required("amountCents", |f| f.positive_cents())?,
+            }
+        }
+    };
+    Some(DeclaredDiscount {
+        id: id?,
+        reason: reason?,
+        kind,
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Scope {
+    Line,
+    Ticket,
+}
+
+#[derive(Clone, Copy)]
+enum Basis {
+    Percent,
+    Amount,
+}
+
+/// A property that does not belong to this shape.
+fn reject(obj: &Obj<'_>, key: &str, message: &str) {
+    if obj.has(key) {
+        obj.fail::<()>(key, message);
+    }
+}
+
+fn tender_set(field: Field<'_>) -> Option<TenderSet> {
+    let set = field.object()?;
+    let amount_due = set.required("amountDue", |f| f.cents());
+    let tenders = set.required("tenders", |f| f.array(tender));
+    let sequence = set.required("sequence", |f| f.integer(0, MAX_SAFE_INTEGER));
+    Some(TenderSet {
+        amount_due: amount_due?,
+        tenders: tenders?,
+        sequence: sequence?,
+    })
+}
+
+fn tender(field: Field<'_>) -> Option<Tender> {
+    let methods = choices(&TenderMethod::ALL, TenderMethod::as_str);
+    let tender = field.object()?;
+    let id = tender.required("id", |f| f.text());
+    let method = tender.required("method", |f| f.one_of(&methods));
+    let applied = tender.required("applied", |f| f.cents());
+    let presented = tender.required("presented", |f| f.cents());
+    let change = tender.required("change", |f| f.cents());
+    let forfeited = tender.required("forfeited", |f| f.cents());
+    Some(Tender {
+        id: id?,
+        method: method?,
+        applied: applied?,
+        presented: presented?,
+        change: change?,
+        forfeited: forfeited?,
+    })
+}

@@ -1,0 +1,184 @@
+//! The fiscal journal: one gapless chain per register and kind, each entry signed over the
+//! previous entry's signature. Appends happen inside the business write's transaction, so a
+//! sale and its seal commit together or not at all.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::AnyConnection;
+use sqlx::Row;
+use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
+use till_core::instant::{from_micros, to_micros};
+
+/// A public key that signed entries, as a JWK.
+#[derive(Clone, Debug)]
+pub struct PublishedKey {
+    pub key_id: String,
+    pub jwk: serde_json::Value,
+    pub created_at: Timestamp,
+}
+
+struct RegisterKey {
+    key_id: String,
+    jwk: String,
+    now: i64,
+}
+
+impl Store {
+    /// Records the public half of the signing key, so entries it signs can always be verified,
+    /// even after a rotation.
+    pub async fn publish_fiscal_key(
+        &self,
+        key: &FiscalKey,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let input = RegisterKey {
+            key_id: key.key_id().to_owned(),
+            jwk: key.public_jwk().to_string(),
+            now: to_micros(now),
+        };
+        self.write(input, |c, i| Box::pin(insert_key(c, i))).await
+    }
+
+    pub async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT key_id, public_jwk, created_at FROM fiscal_keys ORDER BY created_at, key_id",
+        )
+        .fetch_all(self.reader())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let jwk: String = row.try_get("public_jwk")?;
+                Ok(PublishedKey {
+                    key_id: row.try_get("key_id")?,
+                    jwk: serde_json::from_str(&jwk)
+                        .map_err(|_| StoreError::Corrupt("public key is not JSON".into()))?,
+                    created_at: from_micros(row.try_get("created_at")?),
+                })
+            })
+            .collect()
+    }
+
+    /// The whole chain of `kind` for `register_id`, in sequence order.
+    pub async fn journal(
+        &self,
+        register_id: &str,
+        kind: ChainKind,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
+             FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
+        )
+        .bind(register_id)
+        .bind(kind.as_str())
+        .fetch_all(self.reader())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let kind: String = row.try_get("kind")?;
+                Ok(Entry {
+                    register_id: row.try_get("register_id")?,
+                    kind: ChainKind::parse(&kind)
+                        .ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
+                    seq: row.try_get("seq")?,
+                    payload: row.try_get("payload")?,
+                    signature: row.try_get("signature")?,
+                    previous_signature: row.try_get("previous_signature")?,
+                    key_id: row.try_get("key_id")?,
+                    algorithm: row.try_get("algorithm")?,
+                    reference: row.try_get("reference")?,
+                    created_at: from_micros(row.try_get("created_at")?),
+                })
+            })
+            .collect()
+    }
+
+    /// Whether any chain exists for the register.
+    pub async fn register_has_journal(&self, register_id: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT COUNT(*) AS chains FROM fiscal_heads WHERE register_id = $1")
+            .bind(register_id)
+            .fetch_one(self.reader())
+            .await?;
+        Ok(row.try_get::<i64, _>("chains")? > 0)
+    }
+}
+
+fn insert_key<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a RegisterKey,
+) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        sqlx::query(
+            "INSERT INTO fiscal_keys (key_id, algorithm, public_jwk, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (key_id) DO NOTHING",
+        )
+        .bind(&input.key_id)
+        .bind(ALGORITHM)
+        .bind(&input.jwk)
+        .bind(input.now)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    })
+}
+
+/// What an append produced.
+#[derive(Clone, Debug)]
+pub struct Sealed {
+    pub seq: i64,
+    pub signature: String,
+}
+
+/// Appends one entry to a chain inside the caller's transaction. `payload` builds the signed
+/// string from the entry's sequence and the previous signature.
+///
+/// The head row is claimed with an upsert that bumps its sequence, which locks it until the
+/// transaction ends (PostgreSQL) or runs alone (the SQLite writer), so two appends to one chain
+/// can never take the same number; the primary key on entries turns any fork into an error.
+pub(crate) async fn append(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    kind: ChainKind,
+    reference: &str,
+    now: i64,
+    key: &FiscalKey,
+    payload: impl FnOnce(i64, Option<&str>) -> String,
+) -> Result<Sealed, StoreError> {
+    let head = sqlx::query(
+        "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL) \
+         ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
+         RETURNING last_seq, last_signature",
+    )
+    .bind(register_id)
+    .bind(kind.as_str())
+    .fetch_one(&mut *conn)
+    .await?;
+    let seq: i64 = head.try_get("last_seq")?;
+    let previous: Option<String> = head.try_get("last_signature")?;
+    let text = payload(seq, previous.as_deref());
+    let signature = key.sign(&text);
+    sqlx::query(
+        "INSERT INTO fiscal_entries (register_id, kind, seq, payload, signature, previous_signature, key_id, \
+             algorithm, reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(register_id)
+    .bind(kind.as_str())
+    .bind(seq)
+    .bind(&text)
+    .bind(&signature)
+    .bind(previous)
+    .bind(key.key_id())
+    .bind(ALGORITHM)
+    .bind(reference)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2")
+        .bind(register_id)
+        .bind(kind.as_str())
+        .bind(&signature)
+        .execute(&mut *conn)
+        .await?;
+    Ok(Sealed { seq, signature })
+}

@@ -1,0 +1,332 @@
+//! Committing a sale: the sale, its lines, tenders and VAT, stock, loyalty, the fiscal seal and
+//! the stored answer, in one transaction. Idempotent by transaction id.
+
+use crate::catalog::placeholders;
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::journal::{self, Sealed};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::{AnyConnection, AssertSqlSafe, Row};
+use std::sync::Arc;
+use till_core::fiscal::{ChainKind, FiscalKey, TicketFields, ticket_payload};
+use till_core::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
+};
+use till_core::instant::to_micros;
+use till_core::money::{Cents, VatRate};
+use till_core::pricing::VatTotal;
+use till_core::sale::{SaleType, Tender};
+
+/// A priced, checked sale ready to be written.
+#[derive(Clone, Debug)]
+pub struct NewSale {
+    pub transaction_id: TransactionId,
+    pub event_id: String,
+    pub fingerprint: String,
+    pub kind: SaleType,
+    pub number: String,
+    pub store_id: StoreId,
+    pub seller_id: Subject,
+    pub customer_id: Option<CustomerId>,
+    pub session_id: SessionId,
+    pub register_id: RegisterId,
+    pub lines: Vec<NewSaleLine>,
+    pub tenders: Vec<Tender>,
+    pub vat: Vec<VatTotal>,
+    pub subtotal: Cents,
+    pub total: Cents,
+    pub item_count: i64,
+    pub change: Cents,
+    pub points_earned: i64,
+    /// Units leaving (negative) or entering stock, one entry per article.
+    pub stock_moves: Vec<(SkuId, i64)>,
+    pub coupon_code: Option<CouponCode>,
+    pub issued_at: Option<Timestamp>,
+    pub emitted_at: Timestamp,
+    /// The 201 body, stored for byte-identical replays.
+    pub response: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewSaleLine {
+    pub line_id: String,
+    /// `None` for a custom line.
+    pub sku_id: Option<SkuId>,
+    pub quantity: i64,
+    pub unit_price: Cents,
+    pub vat_rate: VatRate,
+    pub gross: Cents,
+    pub promotion: Cents,
+    pub declared: Cents,
+    pub ticket: Cents,
+    pub net: Cents,
+}
+
+/// How a commit went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaleOutcome {
+    /// Written and sealed with this ticket sequence.
+    Committed { fiscal_seq: i64 },
+    /// The transaction id was already used; nothing was written.
+    Existing {
+        fingerprint: String,
+        response: String,
+    },
+}
+
+struct CommitSale {
+    sale: NewSale,
+    key: Arc<FiscalKey>,
+}
+
+impl Store {
+    pub async fn commit_sale(&self, sale: NewSale) -> Result<SaleOutcome, StoreError> {
+        let key = self.fiscal_key()?;
+        self.write(CommitSale { sale, key }, |c, i| Box::pin(commit(c, i)))
+            .await
+    }
+
+    /// The fingerprint and stored answer of a committed transaction.
+    pub async fn find_sale(
+        &self,
+        transaction_id: &TransactionId,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
+            .bind(transaction_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| Ok((row.try_get("fingerprint")?, row.try_get("response")?)))
+            .transpose()
+    }
+}
+
+fn commit<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a CommitSale,
+) -> BoxFuture<'a, Result<SaleOutcome, StoreError>> {
+    Box::pin(async move {
+        let sale = &input.sale;
+        let now = to_micros(sale.emitted_at);
+        // Claim the transaction id first: a concurrent duplicate waits here for us, then finds
+        // our row and writes nothing.
+        let claimed = sqlx::query(
+            "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
+                 session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
+                 points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 0, $20) \
+             ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
+        )
+        .bind(sale.transaction_id.as_str())
+        .bind(&sale.event_id)
+        .bind(&sale.fingerprint)
+        .bind(sale.kind.as_str())
+        .bind(&sale.number)
+        .bind(sale.store_id.as_str())
+        .bind(sale.seller_id.as_str())
+        .bind(sale.customer_id.as_ref().map(CustomerId::as_str))
+        .bind(sale.session_id.as_str())
+        .bind(sale.register_id.as_str())
+        .bind(sale.subtotal.get())
+        .bind(sale.total.get())
+        .bind(sale.item_count)
+        .bind(sale.lines.len() as i64)
+        .bind(sale.change.get())
+        .bind(sale.points_earned)
+        .bind(sale.coupon_code.as_ref().map(CouponCode::as_str))
+        .bind(sale.issued_at.map(to_micros))
+        .bind(now)
+        .bind(&sale.response)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if claimed.is_none() {
+            let row =
+                sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
+                    .bind(sale.transaction_id.as_str())
+                    .fetch_one(&mut *conn)
+                    .await?;
+            return Ok(SaleOutcome::Existing {
+                fingerprint: row.try_get("fingerprint")?,
+                response: row.try_get("response")?,
+            });
+        }
+
+        // The session may have closed since the request was checked.
+        let session = sqlx::query(
+            "SELECT closed_at, expires_at FROM register_sessions WHERE session_id = $1",
+        )
+        .bind(sale.session_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| {
+            StoreError::Rule(format!(
+                "Register session {} does not exist.",
+                sale.session_id
+            ))
+        })?;
+        let closed_at: Option<i64> = session.try_get("closed_at")?;
+        let expires_at: i64 = session.try_get("expires_at")?;
+        if closed_at.is_some() || expires_at <= now {
+            return Err(StoreError::Rule(format!(
+                "Register session {} is closed; open a new session to book sales.",
+                sale.session_id
+            )));
+        }
+
+        insert_lines(conn, sale).await?;
+        insert_tenders(conn, sale).await?;
+        insert_vat(conn, sale).await?;
+        move_stock(conn, sale, now).await?;
+        if let Some(customer) = &sale.customer_id {
+            sqlx::query(
+                "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
+                 ON CONFLICT (customer_id) DO UPDATE SET points = customers.points + excluded.points, \
+                     updated_at = excluded.updated_at",
+            )
+            .bind(customer.as_str())
+            .bind(sale.points_earned)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        }
+
+        let Sealed { seq, .. } = journal::append(
+            conn,
+            sale.register_id.as_str(),
+            ChainKind::Ticket,
+            sale.transaction_id.as_str(),
+            now,
+            &input.key,
+            |seq, previous| {
+                ticket_payload(&TicketFields {
+                    vat: &sale.vat,
+                    total: sale.total,
+                    at: sale.emitted_at,
+                    register_id: sale.register_id.as_str(),
+                    seq,
+                    kind: sale.kind,
+                    transaction_id: sale.transaction_id.as_str(),
+                    previous_signature: previous,
+                })
+            },
+        )
+        .await?;
+        sqlx::query("UPDATE sales SET fiscal_seq = $2 WHERE transaction_id = $1")
+            .bind(sale.transaction_id.as_str())
+            .bind(seq)
+            .execute(&mut *conn)
+            .await?;
+        Ok(SaleOutcome::Committed { fiscal_seq: seq })
+    })
+}
+
+/// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.
+const ROWS_PER_INSERT: usize = 200;
+
+async fn insert_lines(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+    for (chunk_no, chunk) in sale.lines.chunks(ROWS_PER_INSERT).enumerate() {
+        let sql = format!(
+            "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
+                 gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents) VALUES {}",
+            rows(chunk.len(), 11, "$1")
+        );
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        for (offset, line) in chunk.iter().enumerate() {
+            query = query
+                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
+                .bind(&line.line_id)
+                .bind(line.sku_id.as_ref().map(SkuId::as_str))
+                .bind(line.quantity)
+                .bind(line.unit_price.get())
+                .bind(line.vat_rate.hundredths())
+                .bind(line.gross.get())
+                .bind(line.promotion.get())
+                .bind(line.declared.get())
+                .bind(line.ticket.get())
+                .bind(line.net.get());
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+async fn insert_tenders(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+    for (chunk_no, chunk) in sale.tenders.chunks(ROWS_PER_INSERT).enumerate() {
+        let sql = format!(
+            "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
+                 change_cents, forfeited_cents) VALUES {}",
+            rows(chunk.len(), 7, "$1")
+        );
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        for (offset, tender) in chunk.iter().enumerate() {
+            query = query
+                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
+                .bind(&tender.id)
+                .bind(tender.method.as_str())
+                .bind(tender.applied.get())
+                .bind(tender.presented.get())
+                .bind(tender.change.get())
+                .bind(tender.forfeited.get());
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+async fn insert_vat(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+    if sale.vat.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) VALUES {}",
+        rows(sale.vat.len(), 3, "$1")
+    );
+    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+    for vat in &sale.vat {
+        query = query
+            .bind(vat.rate.hundredths())
+            .bind(vat.total.get())
+            .bind(vat.vat.get());
+    }
+    query.execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// One statement for every article: rows are sorted by SKU, so concurrent sales lock stock
+/// rows in the same order and cannot deadlock each other.
+async fn move_stock(conn: &mut AnyConnection, sale: &NewSale, now: i64) -> Result<(), StoreError> {
+    let mut moves: Vec<&(SkuId, i64)> = sale.stock_moves.iter().collect();
+    moves.sort_by(|a, b| a.0.cmp(&b.0));
+    for chunk in moves.chunks(ROWS_PER_INSERT) {
+        let sql = format!(
+            "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
+             ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+                 updated_at = excluded.updated_at",
+            rows_with(chunk.len(), 2, "$1", "$2")
+        );
+        let mut query = sqlx::query(AssertSqlSafe(sql))
+            .bind(sale.store_id.as_str())
+            .bind(now);
+        for (sku, delta) in chunk {
+            query = query.bind(sku.as_str()).bind(*delta);
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// `(shared, $n, ...), ...`: `count` rows of `width` fresh parameters after a shared first one.
+fn rows(count: usize, width: usize, shared: &str) -> String {
+    (0..count)
+        .map(|row| format!("({shared}, {})", placeholders(2 + row * width, width)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Stock rows `($1, $sku, $delta, $2)`.
+fn rows_with(count: usize, width: usize, store: &str, now: &str) -> String {
+    (0..count)
+        .map(|row| format!("({store}, {}, {now})", placeholders(3 + row * width, width)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
