@@ -74,6 +74,11 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// The raw value of `key`, unchecked.
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
     pub fn has(&self, key: &str) -> bool {
         self.map.get(key).is_some_and(|v| !v.is_null())
     }

@@ -175,7 +175,7 @@ pub fn compact_timestamp(at: Timestamp) -> String {
 /// `rate:total|rate:total` with rates in hundredths of a percent, highest rate first.
 pub fn vat_field(vat: &[VatTotal]) -> String {
     let mut sorted: Vec<&VatTotal> = vat.iter().collect();
-    sorted.sort_by(|a, b| b.rate.cmp(&a.rate));
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.rate));
     sorted
         .iter()
         .map(|v| format!("{}:{}", v.rate.hundredths(), v.total.get()))

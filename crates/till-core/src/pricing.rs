@@ -345,7 +345,7 @@ fn vat_breakdown(lines: &[LineToPrice], priced: &[PricedLine]) -> Result<Vec<Vat
             None => by_rate.push((line.vat_rate, result.net)),
         }
     }
-    by_rate.sort_by(|a, b| b.0.cmp(&a.0));
+    by_rate.sort_by_key(|(rate, _)| std::cmp::Reverse(*rate));
     Ok(by_rate
         .into_iter()
         .map(|(rate, total)| VatTotal {

@@ -4,6 +4,7 @@ mod harness;
 
 mod auth;
 mod envelope;
+mod finalize;
 mod openapi;
 mod provisioning;
 mod sessions;

@@ -31,7 +31,7 @@ use till_core::ids::{RegisterId, SkuId};
 use till_core::instant::format_utc;
 use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER, checked_sum};
 use till_core::pricing::{LineToPrice, Priced, PricingError, PricingInput, price};
-use till_core::sale::{SaleRequest, SaleType};
+use till_core::sale::{DeclaredKind, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_core::staff::effective_limit;
 use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
@@ -290,7 +290,6 @@ async fn authorize_discounts(
         .subtotal
         .checked_sub(priced.promotion_total())
         .unwrap_or(priced.subtotal);
-    let percent = share_bps(amount, base);
     let limit = match caller.session() {
         Some(session) => session.cashier.member.effective_limit(),
         None => match state.store().get_staff(&caller.subject).await? {
@@ -298,9 +297,23 @@ async fn authorize_discounts(
             None => effective_limit(None, caller.grants),
         },
     };
-    if limit.allows(amount, percent) {
+    // The percent limit caps the amount with the same rounding the discounts get, plus the
+    // cent each percent discount may have gained rounding half away: rounding never tips a
+    // discount over a limit.
+    let percent_discounts = request
+        .declared_discounts
+        .iter()
+        .filter(|d| !matches!(d.kind, DeclaredKind::TicketAmount { .. }))
+        .count();
+    let slack = Cents::new(percent_discounts as i64).unwrap_or(Cents::ZERO);
+    let percent_cap = base
+        .percent(limit.percent)
+        .checked_add(slack)
+        .unwrap_or(base);
+    if amount <= limit.amount && amount <= percent_cap {
         return Ok(());
     }
+    let percent = share_bps(amount, base);
     if elevation.is_some() {
         return Err(ApiError::Forbidden(
             "The elevation token is not valid for this sale.".into(),

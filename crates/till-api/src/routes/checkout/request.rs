@@ -187,12 +187,9 @@ fn sale(root: &Obj<'_>) -> Option<SaleRequest> {
     let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
     let kind = root.optional("type", |f| f.one_of(&kinds));
     let cart = root.required("cart", cart);
-    let line_ids: Option<HashSet<String>> = cart
-        .as_ref()
-        .map(|c| c.lines.iter().map(|l| l.id.clone()).collect());
-    let declared_discounts = root.optional("declaredDiscounts", |f| {
-        f.array(|d| declared(d, line_ids.as_ref()))
-    });
+    let line_ids = raw_line_ids(root);
+    let declared_discounts =
+        root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
     let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
     let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
     let tenders = root.required("tenders", tender_set);
@@ -276,7 +273,21 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
     Some(parsed)
 }
 
-fn declared(field: Field<'_>, line_ids: Option<&HashSet<String>>) -> Option<DeclaredDiscount> {
+/// The ids of the cart's lines as sent, even when the cart has other problems, so that a
+/// discount naming a missing line is reported in the same answer.
+fn raw_line_ids(root: &Obj<'_>) -> HashSet<String> {
+    let lines = root
+        .raw("cart")
+        .and_then(|cart| cart.get("lines"))
+        .and_then(Value::as_array);
+    let ids = lines
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("id").and_then(Value::as_str));
+    ids.map(str::to_owned).collect()
+}
+
+fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDiscount> {
     let reasons = choices(&DiscountReason::ALL, DiscountReason::as_str);
     let discount = field.object()?;
     let id = discount.required("id", |f| f.text());
@@ -297,11 +308,10 @@ fn declared(field: Field<'_>, line_ids: Option<&HashSet<String>>) -> Option<Decl
             );
             let line_id = discount.required("lineId", |f| {
                 let text = f.text()?;
-                match line_ids {
-                    Some(ids) if !ids.contains(&text) => {
-                        f.fail("does not match the id of any cart line")
-                    }
-                    _ => Some(text),
+                if line_ids.contains(&text) {
+                    Some(text)
+                } else {
+                    f.fail("does not match the id of any cart line")
                 }
             });
             let percent = discount.required("percentBps", |f| f.bps(1));

@@ -1,0 +1,857 @@
+//! finalizeSale end to end: every rule of the interface document's finalize section, each row
+//! of its error table, the validation matrix, idempotency and concurrency. Every 201 body is
+//! checked against a JSON Schema written from the interface document.
+
+use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::on_both_engines;
+use futures::future::join_all;
+use serde_json::{Value, json};
+use std::sync::OnceLock;
+
+const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
+const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+const BOOK: (&str, i64, f64) = ("Livre", 2490, 5.5);
+
+/// A store with three articles, a cashier (may grant 5 % / 5.00 alone), a manager, and an open
+/// session on till `r1` run by the cashier.
+pub struct Shop {
+    pub server: TestServer,
+    pub session: String,
+    pub till: String,
+}
+
+impl Shop {
+    pub async fn open(engine: Engine) -> Shop {
+        Shop::open_with(engine, |_| {}).await
+    }
+
+    pub async fn open_with(engine: Engine, tweak: impl FnOnce(&mut till::config::Config)) -> Shop {
+        let server = TestServer::start_with(engine, tweak).await;
+        server.provision_store("s1").await;
+        for (name, price, vat) in [BAGUETTE, MUG, BOOK] {
+            server.provision_sku(name, price, vat).await;
+        }
+        let admin = server.admin();
+        let cashier = json!({"displayName": "Camille", "role": "cashier", "pin": "1234",
+                             "discountLimit": {"percentBps": 500, "amountCents": 500}});
+        assert_eq!(
+            server
+                .put("/v1/staff/camille", &admin, cashier)
+                .await
+                .status,
+            201
+        );
+        server.provision_staff("mathis", "manager", "9876").await;
+        let (session, till) = server.open_session("s1", "r1", "camille", "1234").await;
+        Shop {
+            server,
+            session,
+            till,
+        }
+    }
+
+    /// A sale paid by card of `amount_due`, with `lines` as built by [`line`].
+    pub fn sale(&self, transaction: &str, lines: Vec<Value>, amount_due: i64) -> Value {
+        json!({
+            "transactionId": transaction,
+            "number": format!("T-{transaction}"),
+            "storeId": "s1",
+            "sellerId": "camille",
+            "customerId": null,
+            "sessionId": self.session,
+            "cart": {"lines": lines, "freeLineSequence": 0},
+            "tenders": {"amountDue": amount_due, "sequence": 1, "tenders": [
+                {"id": "p1", "method": "card", "applied": amount_due, "presented": amount_due, "change": 0, "forfeited": 0}
+            ]}
+        })
+    }
+
+    pub async fn finalize(&self, body: &Value) -> Reply {
+        self.finalize_as(&self.till, body).await
+    }
+
+    pub async fn finalize_as(&self, token: &str, body: &Value) -> Reply {
+        let reply = self
+            .server
+            .post("/v1/checkout/finalize", token, body.clone())
+            .await;
+        if reply.status == 201 {
+            assert_matches_interface(&reply.body);
+        }
+        reply
+    }
+
+    pub async fn stock(&self, article: (&str, i64, f64)) -> i64 {
+        let path = format!("/v1/stores/s1/stock/{}", sku(article.0));
+        self.server.get(&path, &self.server.admin()).await.body["onHand"]
+            .as_i64()
+            .unwrap()
+    }
+
+    pub async fn verify(&self, register: &str) -> Value {
+        let path = format!("/v1/fiscal/registers/{register}/verify");
+        self.server
+            .get(&path, &self.server.token("auditor", "pos.fiscal.read"))
+            .await
+            .body
+    }
+}
+
+/// A catalog line with the till's advisory price equal to the catalog's.
+pub fn line(id: &str, article: (&str, i64, f64), quantity: i64) -> Value {
+    json!({"id": id, "skuId": sku(article.0), "quantity": quantity, "unitPrice": article.1, "vatRate": article.2, "free": false})
+}
+
+fn assert_matches_interface(body: &Value) {
+    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let validator = SCHEMA.get_or_init(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sale-event.schema.json"
+        );
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).expect("a valid schema")
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "sale event breaks the interface schema: {errors:?}\n{body}"
+    );
+}
+
+async fn a_sale_is_priced_from_the_catalog_not_the_cart(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut stale = line("l1", MUG, 2);
+    stale["unitPrice"] = json!(999);
+    stale["vatRate"] = json!(10);
+    // The till sent a stale price but asks for the right total: the server's price stands.
+    let reply = shop
+        .finalize(&shop.sale("t1", vec![stale.clone(), line("l2", BAGUETTE, 1)], 3030))
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    let transaction = &reply.body["transaction"];
+    assert_eq!(transaction["lines"][0]["unitPrice"], 1450);
+    assert_eq!(
+        transaction["totals"],
+        json!({"subtotal": 3030, "total": 3030, "itemCount": 3, "lineCount": 2})
+    );
+    assert_eq!(transaction["status"], "completed");
+    assert_eq!(transaction["type"], "sale");
+    assert_eq!(reply.body["ticket"]["totalCents"], 3030);
+    // A total computed from the stale price is refused, and the message says where it differs.
+    let refused = shop.finalize(&shop.sale("t2", vec![stale], 1998)).await;
+    refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("19.98") && message.contains("29.00") && message.contains("line l1"),
+        "{message}"
+    );
+    shop.server.stop().await;
+}
+
+async fn the_cash_rounding_tolerance_is_a_setting(engine: Engine) {
+    let shop = Shop::open_with(engine, |c| c.cash_rounding_tolerance_cents = 2).await;
+    assert_eq!(
+        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1448))
+            .await
+            .status,
+        201
+    );
+    assert_eq!(
+        shop.finalize(&shop.sale("t2", vec![line("l1", MUG, 1)], 1452))
+            .await
+            .status,
+        201
+    );
+    shop.finalize(&shop.sale("t3", vec![line("l1", MUG, 1)], 1447))
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    shop.server.stop().await;
+}
+
+async fn custom_lines_are_trusted_and_move_no_stock(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let gift_card = json!({"id": "g", "skuId": null, "quantity": 1, "unitPrice": 5000, "vatRate": 0, "free": false, "custom": true});
+    let reply = shop
+        .finalize(&shop.sale("t1", vec![gift_card, line("l1", BAGUETTE, 1)], 5130))
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    let lines = &reply.body["transaction"]["lines"];
+    assert_eq!(lines[0]["skuId"], "0".repeat(64));
+    assert_eq!(lines[0]["unitPrice"], 5000);
+    assert_eq!(
+        reply.body["stockMovements"],
+        json!([{"skuId": sku(BAGUETTE.0), "deltaQuantity": -1}])
+    );
+    shop.server.stop().await;
+}
+
+async fn a_replay_returns_the_same_bytes_and_changes_nothing(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 2)], 2900);
+    sale["customerId"] = json!("c-1");
+    let first = shop.finalize(&sale).await;
+    assert_eq!(first.status, 201);
+    // Key order and whitespace do not make a different request.
+    let reordered: Value =
+        serde_json::from_str(&serde_json::to_string_pretty(&sale).unwrap()).unwrap();
+    let again = shop.finalize(&reordered).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(again.text, first.text, "byte-identical replay");
+    assert_eq!(shop.stock(MUG).await, -2, "stock moved once");
+    let loyalty = shop
+        .server
+        .get("/v1/customers/c-1/loyalty", &shop.server.admin())
+        .await;
+    assert_eq!(loyalty.body["points"], 29, "points accrued once");
+    assert_eq!(shop.verify("r1").await["entries"], 1);
+    let read = shop.server.get("/v1/sales/t1", &shop.till).await;
+    assert_eq!(read.text, first.text);
+    shop.server
+        .get("/v1/sales/nope", &shop.till)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    shop.server.stop().await;
+}
+
+async fn other_content_under_a_used_transaction_id_is_a_conflict(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    assert_eq!(
+        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450))
+            .await
+            .status,
+        201
+    );
+    let changed = shop
+        .finalize(&shop.sale("t1", vec![line("l1", MUG, 2)], 2900))
+        .await;
+    changed.assert_error(409, "CONFLICT");
+    // The elevation header is not part of the content.
+    let same = shop
+        .server
+        .send(|http, base| {
+            http.post(format!("{base}/v1/checkout/finalize"))
+                .bearer_auth(&shop.till)
+                .header("x-elevation-token", "pos_el_whatever")
+                .json(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450))
+        })
+        .await;
+    assert_eq!(same.status, 201);
+    assert_eq!(shop.stock(MUG).await, -1);
+    shop.server.stop().await;
+}
+
+async fn a_refused_sale_stores_nothing(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let wrong = shop
+        .finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1000))
+        .await;
+    wrong.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert_eq!(shop.stock(MUG).await, 0);
+    // The corrected request with the same id goes through.
+    assert_eq!(
+        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450))
+            .await
+            .status,
+        201
+    );
+    shop.server.stop().await;
+}
+
+async fn the_store_network_is_checked_once_it_has_a_store(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    server.provision_sku(MUG.0, MUG.1, MUG.2).await;
+    server.provision_staff("camille", "cashier", "1234").await;
+    // No store yet: any storeId is accepted.
+    let (session, till) = server
+        .open_session("anywhere", "r1", "camille", "1234")
+        .await;
+    let shop = Shop {
+        server,
+        session,
+        till,
+    };
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    sale["storeId"] = json!("anywhere");
+    assert_eq!(shop.finalize(&sale).await.status, 201, "empty network");
+    shop.server.provision_store("paris").await;
+    sale["transactionId"] = json!("t2");
+    let reply = shop.finalize(&sale).await;
+    reply.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(reply.fields(), ["storeId"]);
+    shop.server.stop().await;
+}
+
+async fn declared_discounts_need_the_authority_to_grant_them(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let discount = |percent: i64| json!([{"id": "d1", "reason": "manual_markdown", "scope": "ticket", "basis": "percent", "percentBps": percent}]);
+    // 5 % of 19.70 (98.5, rounded to 99) is within the cashier's own limit (5 %, 5.00).
+    let mut within = shop.sale(
+        "t1",
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)],
+        1871,
+    );
+    within["declaredDiscounts"] = discount(500);
+    assert_eq!(shop.finalize(&within).await.status, 201);
+    // 10 % is not: 403, and nothing is stored.
+    let mut beyond = shop.sale(
+        "t2",
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)],
+        1773,
+    );
+    beyond["declaredDiscounts"] = discount(1000);
+    let refused = shop.finalize(&beyond).await;
+    refused.assert_error(403, "FORBIDDEN");
+    assert!(refused.text.contains("x-elevation-token"));
+    shop.server
+        .get("/v1/sales/t2", &shop.till)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    // A principal with price:override may grant it.
+    let manager = shop
+        .server
+        .token("mathis", "pos.sales.finalize price:override");
+    assert_eq!(shop.finalize_as(&manager, &beyond).await.status, 201);
+    // A token principal without it, and with no staff record, may grant nothing.
+    let bot = shop.server.token("integration", "pos.sales.finalize");
+    let mut small = shop.sale("t3", vec![line("l1", MUG, 1)], 1449);
+    small["declaredDiscounts"] = json!([{"id": "d", "reason": "damaged_goods", "scope": "ticket", "basis": "amount", "amountCents": 1}]);
+    shop.finalize_as(&bot, &small)
+        .await
+        .assert_error(403, "FORBIDDEN");
+    shop.server.stop().await;
+}
+
+async fn declared_discounts_price_exactly(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let manager = shop
+        .server
+        .token("mathis", "pos.sales.finalize price:override");
+    // 15 % off the mug line: 217.5 -> 218; then 10 % off the ticket; then 1.00 off.
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1), line("l2", BOOK, 1)], 0);
+    sale["declaredDiscounts"] = json!([
+        {"id": "a", "reason": "damaged_goods", "scope": "ticket", "basis": "amount", "amountCents": 100},
+        {"id": "m", "reason": "damaged_goods", "scope": "line", "basis": "percent", "lineId": "l1", "percentBps": 1500},
+        {"id": "p", "reason": "promotional", "scope": "ticket", "basis": "percent", "percentBps": 1000},
+    ]);
+    // subtotal 3940; mug 1450 - 218 = 1232; running 3722; 10 % = 372.2 -> 372: 3350; minus 100: 3250.
+    let total = 3250;
+    sale["tenders"] = json!({"amountDue": total, "sequence": 1, "tenders": [
+        {"id": "p1", "method": "card", "applied": total, "presented": total, "change": 0, "forfeited": 0}]});
+    let reply = shop.finalize_as(&manager, &sale).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    assert_eq!(reply.body["transaction"]["totals"]["subtotal"], 3940);
+    assert_eq!(reply.body["transaction"]["totals"]["total"], total);
+    shop.server.stop().await;
+}
+
+async fn empty_carts_and_unknown_articles_are_refused(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    shop.finalize(&shop.sale("t1", vec![], 0))
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    let unknown = json!({"id": "x", "skuId": sku("not in the catalog"), "quantity": 1, "unitPrice": 100, "vatRate": 20, "free": false});
+    let reply = shop.finalize(&shop.sale("t2", vec![unknown], 100)).await;
+    reply.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(reply.text.contains("not in the catalog"));
+    let no_article = json!({"id": "x", "skuId": null, "quantity": 1, "unitPrice": 100, "vatRate": 20, "free": false});
+    shop.finalize(&shop.sale("t3", vec![no_article], 100))
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    shop.server.stop().await;
+}
+
+async fn tenders_must_settle_the_amount_due(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    sale["tenders"]["tenders"] = json!([
+        {"id": "cash", "method": "cash", "applied": 1000, "presented": 2000, "change": 1000, "forfeited": 0},
+        {"id": "card", "method": "card", "applied": 400, "presented": 400, "change": 0, "forfeited": 0}]);
+    let short = shop.finalize(&sale).await;
+    short.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(
+        short.text.contains("14.00") && short.text.contains("14.50"),
+        "{}",
+        short.text
+    );
+    sale["tenders"]["tenders"][1]["applied"] = json!(450);
+    sale["tenders"]["tenders"][1]["presented"] = json!(440);
+    let unbalanced = shop.finalize(&sale).await;
+    unbalanced.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(
+        unbalanced.text.contains("Tender card"),
+        "{}",
+        unbalanced.text
+    );
+    sale["tenders"]["tenders"][1]["presented"] = json!(450);
+    let paid = shop.finalize(&sale).await;
+    assert_eq!(paid.status, 201, "{}", paid.text);
+    assert_eq!(paid.body["ticket"]["changeCents"], 1000);
+    assert_eq!(
+        paid.body["ticket"]["tenders"],
+        json!([{"method": "cash", "appliedCents": 1000}, {"method": "card", "appliedCents": 450}])
+    );
+    shop.server.stop().await;
+}
+
+async fn the_register_selects_the_fiscal_chain(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    sale["registerId"] = json!("r2");
+    shop.finalize(&sale)
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    sale["registerId"] = json!("r1");
+    let reply = shop.finalize(&sale).await;
+    assert_eq!(reply.body["registerId"], "r1");
+    let verdict = shop.verify("r1").await;
+    assert_eq!(
+        verdict,
+        json!({"registerId": "r1", "ok": true, "entries": 1, "firstFailure": null})
+    );
+    shop.server
+        .get("/v1/fiscal/registers/r2/verify", &shop.server.admin())
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let keys = shop
+        .server
+        .call(reqwest::Method::GET, "/v1/fiscal/keys", None, None)
+        .await;
+    let key = &keys.body["keys"][0];
+    assert_eq!(
+        (
+            key["kty"].as_str(),
+            key["crv"].as_str(),
+            key["alg"].as_str()
+        ),
+        (Some("EC"), Some("P-256"), Some("ES256"))
+    );
+    shop.server.stop().await;
+}
+
+async fn stock_moves_once_per_article_and_loyalty_accrues(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut sale = shop.sale(
+        "t1",
+        vec![
+            line("a", BAGUETTE, 2),
+            line("b", MUG, 1),
+            line("c", BAGUETTE, 1),
+        ],
+        1840,
+    );
+    sale["customerId"] = json!("client-7");
+    let reply = shop.finalize(&sale).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    let mut expected = vec![
+        json!({"skuId": sku(BAGUETTE.0), "deltaQuantity": -3}),
+        json!({"skuId": sku(MUG.0), "deltaQuantity": -1}),
+    ];
+    expected.sort_by_key(|m| m["skuId"].as_str().unwrap().to_owned());
+    assert_eq!(reply.body["stockMovements"], json!(expected));
+    assert_eq!(
+        reply.body["loyalty"],
+        json!({"customerId": "client-7", "pointsEarned": 18})
+    );
+    assert_eq!(shop.stock(BAGUETTE).await, -3);
+    // A second sale to the same customer adds up; an anonymous sale earns nothing.
+    let mut second = shop.sale("t2", vec![line("a", BOOK, 1)], 2490);
+    second["customerId"] = json!("client-7");
+    shop.finalize(&second).await;
+    let anonymous = shop
+        .finalize(&shop.sale("t3", vec![line("a", BOOK, 1)], 2490))
+        .await;
+    assert_eq!(
+        anonymous.body["loyalty"],
+        json!({"customerId": null, "pointsEarned": 0})
+    );
+    let account = shop
+        .server
+        .get(
+            "/v1/customers/client-7/loyalty",
+            &shop.server.token("crm", "pos.customers.read"),
+        )
+        .await;
+    assert_eq!(
+        account.body,
+        json!({"customerId": "client-7", "points": 42})
+    );
+    shop.server.stop().await;
+}
+
+async fn sales_are_booked_on_an_open_session_of_the_till(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    sale["sessionId"] = json!("ses_unknown");
+    let reply = shop
+        .finalize_as(&shop.server.token("bo", "pos.sales.finalize"), &sale)
+        .await;
+    reply.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    // A till's token books on its own session only.
+    shop.server.provision_staff("lea", "cashier", "5555").await;
+    let (other_session, _) = shop.server.open_session("s1", "r2", "lea", "5555").await;
+    sale["sessionId"] = json!(other_session);
+    shop.finalize(&sale)
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    // ...and in the session's store.
+    shop.server.provision_store("s2").await;
+    let mut elsewhere = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    elsewhere["storeId"] = json!("s2");
+    shop.finalize(&elsewhere)
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    // A closed session books nothing more.
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    assert_eq!(
+        shop.server
+            .post(&close, &shop.server.admin(), json!({}))
+            .await
+            .status,
+        200
+    );
+    let closed = shop.finalize(&shop.shop_sale()).await;
+    closed.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(closed.text.contains("closed"));
+    shop.server.stop().await;
+}
+
+impl Shop {
+    fn shop_sale(&self) -> Value {
+        self.sale("t-late", vec![line("l1", MUG, 1)], 1450)
+    }
+}
+
+async fn a_replay_after_the_session_closed_still_replays(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    let first = shop.finalize(&sale).await;
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    let report = shop
+        .server
+        .post(&close, &shop.server.admin(), json!({}))
+        .await;
+    assert_eq!(report.body["salesCount"], 1);
+    assert_eq!(report.body["totalCents"], 1450);
+    assert_eq!(
+        report.body["vat"],
+        json!([{"vatRate": 20, "totalCents": 1450, "vatCents": 242}])
+    );
+    let again = shop.finalize(&sale).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(again.text, first.text);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true);
+    assert_eq!(verdict["entries"], 2, "the ticket and the Z report");
+    shop.server.stop().await;
+}
+
+async fn the_error_table_rows_for_credentials_and_scopes(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    let anonymous = shop
+        .server
+        .call(
+            reqwest::Method::POST,
+            "/v1/checkout/finalize",
+            None,
+            Some(sale.clone()),
+        )
+        .await;
+    anonymous.assert_error(401, "UNAUTHORIZED");
+    let reader = shop.server.token("x", "pos.sales.read");
+    shop.finalize_as(&reader, &sale)
+        .await
+        .assert_error(403, "FORBIDDEN");
+    let mut return_sale = sale.clone();
+    return_sale["type"] = json!("return");
+    let seller = shop.server.token("x", "pos.sales.finalize");
+    shop.finalize_as(&seller, &return_sale)
+        .await
+        .assert_error(403, "FORBIDDEN");
+    let mut rental = sale;
+    rental["type"] = json!("rental");
+    let reply = shop.finalize(&rental).await;
+    assert_eq!(reply.body["transaction"]["type"], "rental");
+    shop.server.stop().await;
+}
+
+/// Every field of the interface's tables, broken one way or another, in one request: every
+/// problem comes back in one 400, each with its dot path.
+async fn every_problem_of_a_request_is_reported_at_once(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let body = json!({
+        "transactionId": "", "number": 7, "storeId": "", "sellerId": null,
+        "sessionId": "", "registerId": "", "type": "gift", "couponCode": "",
+        "issuedAt": "2026-02-30T10:00:00Z",
+        "cart": {"lines": [
+            {"id": "", "skuId": "ABC", "quantity": 0, "unitPrice": -1, "vatRate": 100.5, "free": "no",
+             "custom": 1, "serial": {"serialNumber": "", "warrantyMonths": -1}, "kitId": ""},
+            {"id": "l2", "skuId": sku("x"), "quantity": 9007199254740992u64, "unitPrice": 1.5, "vatRate": "20"}
+        ]},
+        "declaredDiscounts": [
+            {"id": "d1", "reason": "because", "scope": "line", "basis": "amount"},
+            {"id": "d2", "reason": "promotional", "scope": "line", "basis": "percent", "lineId": "nope", "percentBps": 10001},
+            {"id": "d3", "reason": "promotional", "scope": "ticket", "basis": "percent", "percentBps": 0, "lineId": "l2"},
+            {"id": "d4", "reason": "promotional", "scope": "ticket", "basis": "amount", "amountCents": 0},
+            {"reason": "promotional", "scope": "everything", "basis": "percent"}
+        ],
+        "tenders": {"amountDue": -5, "sequence": "one", "tenders": [
+            {"id": "p", "method": "bitcoin", "applied": 1, "presented": 1, "change": 0},
+        ]}
+    });
+    let reply = shop.finalize(&body).await;
+    reply.assert_error(400, "VALIDATION_FAILED");
+    let fields = reply.fields();
+    let expected = [
+        "transactionId",
+        "number",
+        "storeId",
+        "sellerId",
+        "customerId",
+        "sessionId",
+        "registerId",
+        "type",
+        "cart.lines.0.id",
+        "cart.lines.0.skuId",
+        "cart.lines.0.quantity",
+        "cart.lines.0.unitPrice",
+        "cart.lines.0.vatRate",
+        "cart.lines.0.free",
+        "cart.lines.0.custom",
+        "cart.lines.0.serial.serialNumber",
+        "cart.lines.0.serial.warrantyMonths",
+        "cart.lines.0.kitId",
+        "cart.lines.1.quantity",
+        "cart.lines.1.unitPrice",
+        "cart.lines.1.vatRate",
+        "cart.lines.1.free",
+        "cart.freeLineSequence",
+        "declaredDiscounts.0.reason",
+        "declaredDiscounts.0.basis",
+        "declaredDiscounts.1.lineId",
+        "declaredDiscounts.1.percentBps",
+        "declaredDiscounts.2.lineId",
+        "declaredDiscounts.2.percentBps",
+        "declaredDiscounts.3.amountCents",
+        "declaredDiscounts.4.id",
+        "declaredDiscounts.4.scope",
+        "couponCode",
+        "issuedAt",
+        "tenders.amountDue",
+        "tenders.tenders.0.method",
+        "tenders.tenders.0.forfeited",
+        "tenders.sequence",
+    ];
+    for field in expected {
+        assert!(
+            fields.iter().any(|f| f == field),
+            "{field} missing from {fields:?}"
+        );
+    }
+    assert_eq!(
+        fields.len(),
+        expected.len(),
+        "unexpected extra problems: {fields:?}"
+    );
+    shop.server.stop().await;
+}
+
+async fn required_fields_and_nullable_customer(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let full = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    for field in [
+        "transactionId",
+        "number",
+        "storeId",
+        "sellerId",
+        "customerId",
+        "sessionId",
+        "cart",
+        "tenders",
+    ] {
+        let mut body = full.clone();
+        body.as_object_mut().unwrap().remove(field);
+        let reply = shop.finalize(&body).await;
+        reply.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(reply.fields(), [field]);
+    }
+    for field in ["id", "skuId", "quantity", "unitPrice", "vatRate", "free"] {
+        let mut body = full.clone();
+        body["cart"]["lines"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove(field);
+        assert_eq!(
+            shop.finalize(&body).await.fields(),
+            [format!("cart.lines.0.{field}")]
+        );
+    }
+    for field in [
+        "id",
+        "method",
+        "applied",
+        "presented",
+        "change",
+        "forfeited",
+    ] {
+        let mut body = full.clone();
+        body["tenders"]["tenders"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove(field);
+        assert_eq!(
+            shop.finalize(&body).await.fields(),
+            [format!("tenders.tenders.0.{field}")]
+        );
+    }
+    // Not JSON at all: one problem on `body`.
+    let garbage = shop
+        .server
+        .send(|http, base| {
+            http.post(format!("{base}/v1/checkout/finalize"))
+                .bearer_auth(&shop.till)
+                .header("content-type", "application/json")
+                .body("{\"transactionId\": ")
+        })
+        .await;
+    assert_eq!(garbage.fields(), ["body"]);
+    // Nothing above was stored; the complete body goes through, with customerId null.
+    assert_eq!(shop.finalize(&full).await.status, 201);
+    shop.server.stop().await;
+}
+
+async fn issued_at_accepts_utc_calendar_instants_only(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let cases = [
+        ("2024-02-29T10:00:00Z", true),
+        ("2026-03-01T09:30Z", true),
+        ("2026-03-01T09:30:15.123Z", true),
+        ("2026-02-30T10:00:00Z", false),
+        ("2026-02-29T10:00:00Z", false),
+        ("2026-03-01T09:30:00+01:00", false),
+        ("2026-03-01T09:30:00", false),
+        ("2026-03-01", false),
+        ("yesterday", false),
+    ];
+    for (i, (issued_at, accepted)) in cases.into_iter().enumerate() {
+        let mut sale = shop.sale(&format!("t{i}"), vec![line("l1", BAGUETTE, 1)], 130);
+        sale["issuedAt"] = json!(issued_at);
+        let reply = shop.finalize(&sale).await;
+        if accepted {
+            assert_eq!(reply.status, 201, "{issued_at}: {}", reply.text);
+        } else {
+            reply.assert_error(400, "VALIDATION_FAILED");
+            assert_eq!(reply.fields(), ["issuedAt"], "{issued_at}");
+        }
+    }
+    shop.server.stop().await;
+}
+
+async fn duplicate_line_ids_are_refused(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let reply = shop
+        .finalize(&shop.sale(
+            "t1",
+            vec![line("l1", MUG, 1), line("l1", BAGUETTE, 1)],
+            1580,
+        ))
+        .await;
+    assert_eq!(reply.fields(), ["cart.lines.1.id"]);
+    shop.server.stop().await;
+}
+
+async fn concurrent_identical_finalizes_make_one_sale(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale(
+        "t1",
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
+        1710,
+    );
+    let replies = join_all((0..30).map(|_| shop.finalize(&sale))).await;
+    let bodies: Vec<&str> = replies
+        .iter()
+        .filter(|r| r.status == 201)
+        .map(|r| r.text.as_str())
+        .collect();
+    for reply in &replies {
+        assert!(reply.status == 201 || reply.status == 409, "{}", reply.text);
+    }
+    assert!(!bodies.is_empty());
+    assert!(
+        bodies.iter().all(|b| *b == bodies[0]),
+        "every 201 is the same body"
+    );
+    assert_eq!(shop.stock(MUG).await, -1);
+    assert_eq!(shop.stock(BAGUETTE).await, -2);
+    assert_eq!(shop.verify("r1").await["entries"], 1);
+    shop.server.stop().await;
+}
+
+async fn concurrent_sales_of_one_article_lose_no_stock(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let admin = shop.server.admin();
+    let path = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
+    shop.server.put(&path, &admin, json!({"onHand": 100})).await;
+    let sales: Vec<Value> = (0..40)
+        .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+        .collect();
+    let replies = join_all(sales.iter().map(|s| shop.finalize(s))).await;
+    assert!(
+        replies.iter().all(|r| r.status == 201),
+        "{:?}",
+        replies.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    assert_eq!(shop.stock(MUG).await, 60);
+    shop.server.stop().await;
+}
+
+async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sales: Vec<Value> = (0..32)
+        .map(|i| {
+            shop.sale(
+                &format!("t{i}"),
+                vec![line("l1", BAGUETTE, 1 + i % 3)],
+                130 * (1 + i % 3),
+            )
+        })
+        .collect();
+    let replies = join_all(sales.iter().map(|s| shop.finalize(s))).await;
+    assert!(replies.iter().all(|r| r.status == 201));
+    let verdict = shop.verify("r1").await;
+    assert_eq!(
+        verdict,
+        json!({"registerId": "r1", "ok": true, "entries": 32, "firstFailure": null})
+    );
+    shop.server.stop().await;
+}
+
+on_both_engines!(
+    a_sale_is_priced_from_the_catalog_not_the_cart,
+    the_cash_rounding_tolerance_is_a_setting,
+    custom_lines_are_trusted_and_move_no_stock,
+    a_replay_returns_the_same_bytes_and_changes_nothing,
+    other_content_under_a_used_transaction_id_is_a_conflict,
+    a_refused_sale_stores_nothing,
+    the_store_network_is_checked_once_it_has_a_store,
+    declared_discounts_need_the_authority_to_grant_them,
+    declared_discounts_price_exactly,
+    empty_carts_and_unknown_articles_are_refused,
+    tenders_must_settle_the_amount_due,
+    the_register_selects_the_fiscal_chain,
+    stock_moves_once_per_article_and_loyalty_accrues,
+    sales_are_booked_on_an_open_session_of_the_till,
+    a_replay_after_the_session_closed_still_replays,
+    the_error_table_rows_for_credentials_and_scopes,
+    every_problem_of_a_request_is_reported_at_once,
+    required_fields_and_nullable_customer,
+    issued_at_accepts_utc_calendar_instants_only,
+    duplicate_line_ids_are_refused,
+    concurrent_identical_finalizes_make_one_sale,
+    concurrent_sales_of_one_article_lose_no_stock,
+    concurrent_sales_on_one_register_keep_a_gapless_chain,
+);
