@@ -73,6 +73,23 @@ pub fn sku_id(name: &str) -> SkuId {
     .expect("hex of a digest")
 }
 
+/// A `curl` command for a first sale on the demo till, as the README shows it.
+pub fn first_sale_command() -> String {
+    let baguette = sku_id("Baguette tradition");
+    let mug = sku_id("Mug en grès");
+    format!(
+        r#"curl -s -X POST $TILL/v1/checkout/finalize \
+  -H "Authorization: Bearer $TILL_SESSION_TOKEN" -H 'content-type: application/json' \
+  -d '{{"transactionId": "demo-0001", "number": "T1-0001", "storeId": "{STORE}",
+       "sellerId": "{CASHIER}", "customerId": "client-42", "sessionId": "'$TILL_SESSION'",
+       "cart": {{"freeLineSequence": 0, "lines": [
+         {{"id": "l1", "skuId": "{baguette}", "quantity": 2, "unitPrice": 130, "vatRate": 5.5, "free": false}},
+         {{"id": "l2", "skuId": "{mug}", "quantity": 1, "unitPrice": 1450, "vatRate": 20, "free": false}}]}},
+       "tenders": {{"amountDue": 1710, "sequence": 1, "tenders": [
+         {{"id": "p1", "method": "cash", "applied": 1710, "presented": 2000, "change": 290, "forfeited": 0}}]}}}}'"#
+    )
+}
+
 /// The development secret kept in the data directory, created on first use.
 pub fn dev_secret(data_dir: &Path) -> anyhow::Result<String> {
     let path = data_dir.join("dev-jwt-secret");

@@ -150,7 +150,6 @@ fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
         jiff::Timestamp::now(),
         Duration::from_secs(24 * 3600),
     );
-    let sku = demo::sku_id(demo::ARTICLES[0].0);
     println!(
         "\ntill demo is ready on http://{addr}\n\n\
          Paste these into your shell:\n\n\
@@ -160,7 +159,7 @@ fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
          export TILL_SESSION_TOKEN={session_token}\n\n\
          TILL_TOKEN is a back-office token with every scope (24 h). TILL_SESSION_TOKEN is the till\n\
          {register} of store {store}, opened by cashier {cashier} (PIN {cashier_pin}); manager {manager} has PIN {manager_pin}.\n\n\
-         Try:\n  curl -s -H \"Authorization: Bearer $TILL_TOKEN\" $TILL/v1/catalog/skus/{sku}\n",
+         A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
         session_id = session.session_id,
         session_token = session.token,
         register = demo::REGISTER,
@@ -169,6 +168,7 @@ fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
         cashier_pin = demo::CASHIER_PIN,
         manager = demo::MANAGER,
         manager_pin = demo::MANAGER_PIN,
+        sale = demo::first_sale_command(),
     );
 }
 
