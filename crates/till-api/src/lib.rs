@@ -81,3 +81,24 @@ impl MakeRequestId for NewRequestId {
             .map(RequestId::new)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::to_bytes;
+
+    #[tokio::test]
+    async fn a_panic_becomes_an_opaque_500_envelope() {
+        let response = panic_response(Box::new("index out of bounds at src/secret.rs:42"));
+        assert_eq!(response.status(), 500);
+        let body = to_bytes(response.into_body(), 4096).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "INTERNAL_ERROR");
+        assert_eq!(body["error"]["statusCode"], 500);
+        let text = body.to_string();
+        assert!(
+            !text.contains("secret.rs") && !text.contains("index out of bounds"),
+            "{text}"
+        );
+    }
+}

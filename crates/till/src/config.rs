@@ -198,3 +198,45 @@ mod text {
         Option::<Scalar>::deserialize(deserializer).map(|value| value.map(Scalar::into_string))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_layer_overrides_the_one_below() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "till.toml",
+                "listen = \"0.0.0.0:9000\"\njwt_audience = \"from-file\"\npin_max_failures = 3\n",
+            )?;
+            jail.set_env("TILL_JWT_AUDIENCE", "from-env");
+            // Typed by guess as a number by the environment layer; it must stay text.
+            jail.set_env("TILL_JWT_SECRET", "123456");
+            let flags = Overrides {
+                listen: Some("127.0.0.1:1".into()),
+                ..Overrides::default()
+            };
+            let config = Config::load(None, &flags).expect("loads");
+            assert_eq!(config.listen, "127.0.0.1:1", "a flag beats the file");
+            assert_eq!(
+                config.jwt_audience, "from-env",
+                "the environment beats the file"
+            );
+            assert_eq!(config.pin_max_failures, 3, "the file beats the default");
+            assert_eq!(config.jwt_issuer, "till-dev", "defaults fill the rest");
+            assert_eq!(config.jwt_secret.as_deref(), Some("123456"));
+            assert_eq!(config.database_url(), "sqlite://./till-data/till.db");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn an_explicit_config_file_must_parse() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("other.toml", "pin_max_failures = \"many\"\n")?;
+            assert!(Config::load(Some(Path::new("other.toml")), &Overrides::default()).is_err());
+            Ok(())
+        });
+    }
+}

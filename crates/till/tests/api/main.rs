@@ -6,5 +6,6 @@ mod auth;
 mod envelope;
 mod finalize;
 mod openapi;
+mod operations;
 mod provisioning;
 mod sessions;

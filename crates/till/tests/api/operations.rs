@@ -1,0 +1,91 @@
+//! What an operator relies on: health, readiness, metrics, the document, the journal's key.
+
+use crate::finalize::{Shop, line};
+use crate::harness::{Engine, TestServer};
+use crate::on_both_engines;
+use reqwest::Method;
+use serde_json::json;
+use std::path::PathBuf;
+
+async fn health_readiness_and_metrics_answer_without_credentials(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let health = server.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(health.body, json!({"status": "ok"}));
+    let ready = server.call(Method::GET, "/readyz", None, None).await;
+    let engine_name = match engine {
+        Engine::Sqlite => "sqlite",
+        Engine::Postgres => "postgres",
+    };
+    assert_eq!(ready.body, json!({"status": "ok", "database": engine_name}));
+    server.get("/v1/stores/x", &server.admin()).await;
+    let metrics = server.call(Method::GET, "/metrics", None, None).await;
+    assert!(
+        metrics.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    assert!(
+        metrics.text.contains("till_http_requests_total{"),
+        "{}",
+        metrics.text
+    );
+    assert!(
+        metrics.text.contains("route=\"/v1/stores/{storeId}\""),
+        "{}",
+        metrics.text
+    );
+    let document = server
+        .call(Method::GET, "/v1/openapi.json", None, None)
+        .await;
+    assert_eq!(document.text, till_api::openapi::document_json());
+    server.stop().await;
+}
+
+async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
+    let pem_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ec-private.pem");
+    let key =
+        till_core::fiscal::FiscalKey::from_pkcs8_pem(&std::fs::read_to_string(&pem_path).unwrap())
+            .unwrap();
+    let shop = Shop::open_with(engine, |config| config.fiscal_key_file = Some(pem_path)).await;
+    assert_eq!(
+        shop.finalize(&shop.sale("t1", vec![line("l1", ("Mug", 1450, 20.0), 1)], 1450))
+            .await
+            .status,
+        201
+    );
+    let keys = shop
+        .server
+        .call(Method::GET, "/v1/fiscal/keys", None, None)
+        .await;
+    assert_eq!(keys.body["keys"][0]["kid"], json!(key.key_id()));
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("key.pem");
+    std::fs::write(&bad, "not a key").unwrap();
+    let config = till::config::Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        fiscal_key_file: Some(bad),
+        ..till::config::Config::default()
+    };
+    let clock = std::sync::Arc::new(till_api::SystemClock);
+    let error = till::server::start(&config, clock)
+        .await
+        .err()
+        .expect("refuses to start");
+    assert!(
+        format!("{error:#}").contains("is not a P-256 key"),
+        "{error:#}"
+    );
+}
+
+on_both_engines!(
+    health_readiness_and_metrics_answer_without_credentials,
+    the_configured_fiscal_key_signs_the_journal
+);
