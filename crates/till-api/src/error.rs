@@ -207,6 +207,7 @@ impl From<StoreError> for ApiError {
             }
             StoreError::Conflict(message) => ApiError::Conflict(message),
             StoreError::Rule(message) => ApiError::Business(message),
+            StoreError::Forbidden(message) => ApiError::Forbidden(message),
             error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => {
                 ApiError::Unavailable(error)
             }

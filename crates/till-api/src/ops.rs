@@ -75,6 +75,8 @@ operations! {
     GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
     GetSale = "getSale", [SalesRead], Allow;
+    RequestElevation = "requestElevationGrant", [ElevationRequest], Human;
+    ListElevationEvents = "listElevationEvents", [StaffRead], Allow;
     GetFiscalKeys = "getFiscalKeys", [], Allow;
     VerifyRegisterJournal = "verifyRegisterJournal", [FiscalRead], Allow;
 }

@@ -20,6 +20,13 @@ pub struct ApiConfig {
     pub pin_lockout: Duration,
     /// Loyalty points per whole currency unit paid (not with loyalty).
     pub loyalty_points_per_unit: i64,
+    /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
+    pub elevation_enabled: bool,
+    /// Elevation attempts a manager may make per window before RATE_LIMITED.
+    pub elevation_rate_limit: u32,
+    pub elevation_rate_window: Duration,
+    /// A manager whose grants were last synchronised longer ago than this is GRANTS_STALE.
+    pub grants_max_age: Duration,
 }
 
 impl Default for ApiConfig {
@@ -32,6 +39,10 @@ impl Default for ApiConfig {
             pin_max_failures: 5,
             pin_lockout: Duration::from_secs(900),
             loyalty_points_per_unit: 1,
+            elevation_enabled: true,
+            elevation_rate_limit: 10,
+            elevation_rate_window: Duration::from_secs(60),
+            grants_max_age: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }

@@ -12,6 +12,9 @@ pub enum StoreError {
     /// A domain rule refused the write after looking at stored state.
     #[error("{0}")]
     Rule(String),
+    /// An authorization presented with the write no longer holds (a spent elevation grant).
+    #[error("{0}")]
+    Forbidden(String),
     /// The database could not be reached in time (pool exhausted, connection refused).
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod coupons;
 pub mod customers;
 pub mod db;
+pub mod elevation;
 mod error;
 pub mod journal;
 mod migrations;

@@ -21,6 +21,7 @@ pub(crate) fn sqlite() -> Migrator {
     Migrator::with_migrations(migrations!("sqlite":
         1 "0001_foundation",
         2 "0002_sales_and_journal",
+        3 "0003_elevation",
     ))
 }
 
@@ -28,5 +29,6 @@ pub(crate) fn postgres() -> Migrator {
     Migrator::with_migrations(migrations!("postgres":
         1 "0001_foundation",
         2 "0002_sales_and_journal",
+        3 "0003_elevation",
     ))
 }

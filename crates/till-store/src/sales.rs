@@ -3,6 +3,7 @@
 
 use crate::catalog::placeholders;
 use crate::db::Store;
+use crate::elevation;
 use crate::error::StoreError;
 use crate::journal::{self, Sealed};
 use futures::future::BoxFuture;
@@ -46,6 +47,8 @@ pub struct NewSale {
     pub emitted_at: Timestamp,
     /// The 201 body, stored for byte-identical replays.
     pub response: String,
+    /// The elevation grant this sale spends, if its discounts needed one.
+    pub spends_grant: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -173,6 +176,9 @@ fn commit<'a>(
             )));
         }
 
+        if let Some(grant) = &sale.spends_grant {
+            elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
+        }
         insert_lines(conn, sale).await?;
         insert_tenders(conn, sale).await?;
         insert_vat(conn, sale).await?;

@@ -39,8 +39,8 @@ struct PutStaffAt {
 /// Where a subject stands after reserving a PIN attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PinAttempt {
-    /// The attempt may be evaluated.
-    Allowed,
+    /// The attempt may be evaluated; `last` when a wrong PIN now leaves the subject locked.
+    Allowed { last: bool },
     /// Locked until that instant.
     LockedUntil(Timestamp),
 }
@@ -210,7 +210,9 @@ fn reserve_pin<'a>(
                 return Ok(PinAttempt::LockedUntil(from_micros(until)));
             }
         }
-        Ok(PinAttempt::Allowed)
+        Ok(PinAttempt::Allowed {
+            last: attempts >= input.max_failures,
+        })
     })
 }
 

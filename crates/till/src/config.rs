@@ -35,6 +35,13 @@ pub struct Config {
     /// Loyalty points per whole currency unit paid (not with loyalty points).
     pub loyalty_points_per_unit: i64,
     pub elevation_ttl_seconds: u64,
+    /// Off: every elevation request gets ELEVATION_UNAVAILABLE.
+    pub elevation_enabled: bool,
+    /// Elevation attempts per manager per window before RATE_LIMITED.
+    pub elevation_rate_limit: u32,
+    pub elevation_rate_window_seconds: u64,
+    /// A manager whose grants were last written longer ago is refused with GRANTS_STALE.
+    pub grants_max_age_seconds: u64,
     pub pin_max_failures: u32,
     pub pin_lockout_seconds: u64,
     /// Lifetime of a register session and its token.
@@ -70,6 +77,10 @@ impl Default for Config {
             cash_rounding_tolerance_cents: 0,
             loyalty_points_per_unit: 1,
             elevation_ttl_seconds: 300,
+            elevation_enabled: true,
+            elevation_rate_limit: 10,
+            elevation_rate_window_seconds: 60,
+            grants_max_age_seconds: 30 * 24 * 3600,
             pin_max_failures: 5,
             pin_lockout_seconds: 900,
             session_ttl_seconds: 16 * 3600,
@@ -143,6 +154,10 @@ impl Config {
             pin_max_failures: self.pin_max_failures.max(1),
             pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
             loyalty_points_per_unit: self.loyalty_points_per_unit.max(0),
+            elevation_enabled: self.elevation_enabled,
+            elevation_rate_limit: self.elevation_rate_limit.max(1),
+            elevation_rate_window: Duration::from_secs(self.elevation_rate_window_seconds.max(1)),
+            grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
         }
     }
 

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod coupons;
 pub mod customers;
+pub mod elevation;
 pub mod fiscal;
 pub mod health;
 pub mod sales;
@@ -31,6 +32,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(coupons::router())
         .merge(sessions::router())
         .merge(checkout::router())
+        .merge(elevation::router())
         .merge(sales::router())
         .merge(fiscal::router())
 }

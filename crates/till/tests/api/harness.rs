@@ -105,6 +105,11 @@ impl TestServer {
         }
     }
 
+    /// The server's clock.
+    pub fn clock_now(&self) -> Timestamp {
+        till_api::Clock::now(&*self.clock)
+    }
+
     /// An HS256 access token for `subject` with space-separated `scope`.
     pub fn token(&self, subject: &str, scope: &str) -> String {
         till::token::mint(

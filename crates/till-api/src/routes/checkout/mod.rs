@@ -8,7 +8,7 @@
 pub mod event;
 pub mod request;
 
-use crate::auth::secret::new_id;
+use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, is_token_shaped, new_id, token_hash};
 use crate::auth::{Authorized, Principal};
 use crate::error::ApiError;
 use crate::extract::JsonBody;
@@ -34,6 +34,7 @@ use till_core::pricing::{LineToPrice, Priced, PricingError, PricingInput, price}
 use till_core::sale::{DeclaredKind, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_core::staff::effective_limit;
+use till_store::elevation::GrantOperation;
 use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
 use till_store::sessions::SessionRecord;
 use utoipa_axum::router::OpenApiRouter;
@@ -99,7 +100,7 @@ async fn finalize(
         ..Default::default()
     })
     .map_err(pricing_error)?;
-    authorize_discounts(
+    let grant = authorize_discounts(
         &state,
         &caller,
         &request,
@@ -111,7 +112,7 @@ async fn finalize(
     check_settlement(priced.total, &request.tenders, tolerance)
         .map_err(|error| settlement_error(error, &request, &lines))?;
 
-    let sale = build_sale(
+    let mut sale = build_sale(
         &state,
         request,
         fingerprint,
@@ -120,6 +121,7 @@ async fn finalize(
         &priced,
         now,
     )?;
+    sale.record.spends_grant = grant;
     match state.store().commit_sale(sale.record).await? {
         SaleOutcome::Committed { .. } => Ok(created(sale.body, false)),
         SaleOutcome::Existing {
@@ -274,16 +276,17 @@ fn pricing_error(error: PricingError) -> ApiError {
 }
 
 /// Declared discounts need authority: the caller's own (`price:override`, or within their
-/// discount limit) or a manager's single-use elevation token.
+/// discount limit) or a manager's single-use elevation token, whose grant id is returned so the
+/// commit spends it. A token presented when none is needed is left unspent.
 async fn authorize_discounts(
     state: &AppState,
     caller: &Principal,
     request: &SaleRequest,
     priced: &Priced,
     elevation: Option<&HeaderValue>,
-) -> Result<(), ApiError> {
+) -> Result<Option<String>, ApiError> {
     if request.declared_discounts.is_empty() || caller.has(Grant::PriceOverride) {
-        return Ok(());
+        return Ok(None);
     }
     let amount = priced.declared_total();
     let base = priced
@@ -311,14 +314,12 @@ async fn authorize_discounts(
         .checked_add(slack)
         .unwrap_or(base);
     if amount <= limit.amount && amount <= percent_cap {
-        return Ok(());
+        return Ok(None);
+    }
+    if let Some(token) = elevation {
+        return approved_by(state, request, token).await.map(Some);
     }
     let percent = share_bps(amount, base);
-    if elevation.is_some() {
-        return Err(ApiError::Forbidden(
-            "The elevation token is not valid for this sale.".into(),
-        ));
-    }
     Err(ApiError::Forbidden(format!(
         "The declared discounts take {amount} ({}.{:02} %), more than {} may grant alone; a manager's approval \
          (x-elevation-token) or the price:override permission is needed.",
@@ -326,6 +327,65 @@ async fn authorize_discounts(
         percent.get() % 100,
         caller.subject
     )))
+}
+
+/// The grant behind an `x-elevation-token`, if it may approve this sale's discounts: unspent,
+/// unexpired, issued to the sale's session, for the scope of the discounts (line or ticket).
+/// Spending it is the commit's job, so a refused sale leaves it whole.
+async fn approved_by(
+    state: &AppState,
+    request: &SaleRequest,
+    header: &HeaderValue,
+) -> Result<String, ApiError> {
+    let refuse = |why: &str| {
+        ApiError::Forbidden(format!(
+            "The elevation token cannot approve these discounts: {why}."
+        ))
+    };
+    let token = header
+        .to_str()
+        .ok()
+        .filter(|token| is_token_shaped(token, ELEVATION_TOKEN_PREFIX))
+        .ok_or_else(|| refuse("it is not an elevation token"))?;
+    let grant = state
+        .store()
+        .grant_by_token(&token_hash(token))
+        .await?
+        .ok_or_else(|| refuse("no such grant"))?;
+    if grant.spent_at.is_some() {
+        return Err(refuse("it was already spent"));
+    }
+    if grant.expires_at <= state.now() {
+        return Err(refuse("it has expired"));
+    }
+    if grant.session_id != request.session_id.as_str() {
+        return Err(refuse("it was issued to another till session"));
+    }
+    let line = request
+        .declared_discounts
+        .iter()
+        .any(|d| d.is_line_scoped());
+    let ticket = request
+        .declared_discounts
+        .iter()
+        .any(|d| !d.is_line_scoped());
+    let needed = match (line, ticket) {
+        (true, true) => {
+            return Err(refuse(
+                "one approval covers line discounts or ticket discounts, not both",
+            ));
+        }
+        (true, false) => GrantOperation::DiscountLine,
+        _ => GrantOperation::DiscountTicket,
+    };
+    if grant.operation != needed {
+        return Err(refuse(&format!(
+            "it approves {}, the sale needs {}",
+            grant.operation.as_str(),
+            needed.as_str()
+        )));
+    }
+    Ok(grant.grant_id)
 }
 
 /// `amount` as a share of `base`, in basis points rounded up (an approval is never understated).
@@ -529,6 +589,7 @@ fn build_sale(
         issued_at: request.issued_at,
         emitted_at: now,
         response: body.clone(),
+        spends_grant: None,
     };
     Ok(BuiltSale {
         record,

@@ -1,0 +1,425 @@
+//! `POST /v1/elevation-grants`: a manager at the till approves, with their PIN, a discount the
+//! cashier may not grant alone. The till receives a single-use token carrying one scope, spent
+//! as `x-elevation-token` by the one sale it approves. The cashier's own token never changes.
+//!
+//! Checks in order: the rate limiter, the lockout, the PIN, stale grants, the manager's
+//! authority, whether approval is needed at all, and whether the channel is open.
+
+use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
+use crate::auth::{Authorized, Principal};
+use crate::error::ApiError;
+use crate::extract::{JsonBody, QueryParams};
+use crate::fields::Problems;
+use crate::ops;
+use crate::routes::sessions::seconds_until;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use till_core::grant::Grant;
+use till_core::ids::Subject;
+use till_core::instant::format_utc;
+use till_core::money::MAX_SAFE_INTEGER;
+use till_core::staff::DiscountLimit;
+use till_store::elevation::{ElevationEvent, GrantOperation, NewGrant, RateDecision};
+use till_store::sessions::SessionPrincipal;
+use till_store::staff::PinAttempt;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The one scope a grant carries.
+pub const GRANT_SCOPE: Grant = Grant::DiscountOverride;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(request_grant))
+        .routes(routes!(events))
+}
+
+/// Body of `POST /v1/elevation-grants`: at least one of `amountCents` and `percentBps`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_request` reads the body
+struct GrantRequestBody {
+    /// The approving manager, present at the till.
+    manager_subject: String,
+    /// The manager's own PIN.
+    #[schema(write_only)]
+    pin: String,
+    #[schema(pattern = "^discount\\.(line|ticket)$")]
+    operation: String,
+    /// Size of the reduction as the till believes it. Decides whether approval is needed, never
+    /// what the sale may be: finalize re-prices the cart.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    amount_cents: Option<i64>,
+    /// The same size in basis points.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    percent_bps: Option<i64>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantView {
+    grant_id: String,
+    /// `pos_el_...`: send it as `x-elevation-token` on the one finalize call it approves.
+    token: String,
+    /// Always `pos.discount.override`.
+    scope: String,
+    operation: String,
+    /// About five minutes after issue.
+    expires_at: String,
+}
+
+struct GrantRequest {
+    manager: Subject,
+    pin: String,
+    operation: GrantOperation,
+    amount: Option<i64>,
+    percent: Option<i64>,
+}
+
+fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
+    let problems = Problems::new();
+    let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL
+        .iter()
+        .map(|o| (o.as_str(), *o))
+        .collect();
+    let request = problems.root(body).and_then(|root| {
+        let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
+        let pin = root.required("pin", |f| f.string().map(str::to_owned));
+        let operation = root.required("operation", |f| f.one_of(&operations));
+        let amount = root.optional("amountCents", |f| f.integer(0, MAX_SAFE_INTEGER));
+        let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
+        let (amount, percent) = (amount?, percent?);
+        if amount.is_none() && percent.is_none() {
+            return root.fail(
+                "amountCents",
+                "or percentBps is required: the size of the reduction",
+            );
+        }
+        Some(GrantRequest {
+            manager: manager?,
+            pin: pin?,
+            operation: operation?,
+            amount,
+            percent,
+        })
+    });
+    problems.finish(|| request)
+}
+
+/// Whether a reduction of the given size fits `limit`; a dimension not given is not checked.
+fn within(limit: DiscountLimit, amount: Option<i64>, percent: Option<i64>) -> bool {
+    amount.is_none_or(|a| a <= limit.amount.get())
+        && percent.is_none_or(|p| p.min(10_000) <= limit.percent.get())
+}
+
+fn channel(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::Channel {
+        status,
+        code,
+        message: message.into(),
+        retry_after: None,
+    }
+}
+
+/// Request a manager elevation grant.
+///
+/// A manager standing at the till types their PIN to approve a discount the cashier may not
+/// grant alone. Only a till may ask (a register-session token); wrong PINs count against the
+/// manager and lock them out after too many. Tier `human`: a person must be present; an
+/// automated agent must never call it.
+#[utoipa::path(post, path = "/v1/elevation-grants", operation_id = "requestElevationGrant", tag = "checkout",
+    request_body = GrantRequestBody,
+    responses(
+        (status = 201, description = "Granted: a single-use token for one scope", body = GrantView),
+        (status = 401, description = "INVALID_CREDENTIAL: wrong PIN or unknown manager (indistinguishable)", body = crate::error::ErrorEnvelope),
+        (status = 403, description = "FORBIDDEN (not a till), MISSING_AUTHORITY, or GRANTS_STALE", body = crate::error::ErrorEnvelope),
+        (status = 422, description = "NO_ELEVATION_REQUIRED, ELEVATION_UNAVAILABLE, or a closed session", body = crate::error::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED or LOCKED_OUT; honour Retry-After (seconds)", body = crate::error::ErrorEnvelope)))]
+async fn request_grant(
+    auth: Authorized<ops::RequestElevation>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<GrantView>), ApiError> {
+    let caller: Principal = auth.principal;
+    let Some(till) = caller.session() else {
+        return Err(ApiError::Forbidden(
+            "Only a till may ask for a manager's approval: use the register session's token, with the manager present."
+                .into(),
+        ));
+    };
+    let request = parse_request(&body)?;
+    let now = state.now();
+    if !till.session.is_open_at(now) {
+        return Err(ApiError::Business(format!(
+            "Register session {} is closed.",
+            till.session.session_id
+        )));
+    }
+    let audit = Audit {
+        state: &state,
+        till,
+        request: &request,
+        now,
+    };
+    let config = state.config();
+    let store = state.store();
+    let manager = request.manager.as_str();
+
+    if let RateDecision::LimitedUntil(until) = store
+        .count_elevation_attempt(
+            manager,
+            now,
+            config.elevation_rate_limit,
+            config.elevation_rate_window,
+        )
+        .await?
+    {
+        let retry_after = seconds_until(until, now);
+        audit.record("rate_limited", Some("RATE_LIMITED")).await;
+        return Err(ApiError::Channel {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            code: "RATE_LIMITED",
+            message: format!(
+                "Too many approval requests for this manager; try again in {retry_after} seconds."
+            ),
+            retry_after: Some(retry_after),
+        });
+    }
+    let last_chance = match store
+        .reserve_pin_attempt(manager, now, config.pin_max_failures, config.pin_lockout)
+        .await?
+    {
+        PinAttempt::Allowed { last } => last,
+        PinAttempt::LockedUntil(until) => {
+            let retry_after = seconds_until(until, now);
+            audit.record("refused", Some("LOCKED_OUT")).await;
+            return Err(ApiError::Channel {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                code: "LOCKED_OUT",
+                message: format!(
+                    "Too many wrong PINs for this manager; try again in {retry_after} seconds."
+                ),
+                retry_after: Some(retry_after),
+            });
+        }
+    };
+    let staff = store.get_staff(&request.manager).await?;
+    let hash = staff.as_ref().map(|s| s.pin_hash.clone());
+    let pin = request.pin.clone();
+    let matched = tokio::task::spawn_blocking(move || verify_pin(&pin, hash.as_deref()))
+        .await
+        .map_err(ApiError::internal)?;
+    let staff = match staff {
+        Some(staff) if matched => staff,
+        _ => {
+            audit.record("refused", Some("INVALID_CREDENTIAL")).await;
+            if last_chance {
+                audit.record("locked_out", Some("LOCKED_OUT")).await;
+            }
+            return Err(channel(
+                StatusCode::UNAUTHORIZED,
+                "INVALID_CREDENTIAL",
+                "Unknown manager or wrong PIN.",
+            ));
+        }
+    };
+    store.clear_pin_failures(manager, now).await?;
+
+    let synced_for = now.duration_since(staff.grants_synced_at);
+    if synced_for.as_secs() > i64::try_from(config.grants_max_age.as_secs()).unwrap_or(i64::MAX) {
+        audit.record("refused", Some("GRANTS_STALE")).await;
+        return Err(channel(
+            StatusCode::FORBIDDEN,
+            "GRANTS_STALE",
+            "This manager's permissions have not been confirmed recently; the back office must resynchronise them.",
+        ));
+    }
+    let grants = staff.member.grants();
+    if !grants.contains(Grant::PriceOverride)
+        || !within(
+            staff.member.effective_limit(),
+            request.amount,
+            request.percent,
+        )
+    {
+        audit.record("refused", Some("MISSING_AUTHORITY")).await;
+        return Err(channel(
+            StatusCode::FORBIDDEN,
+            "MISSING_AUTHORITY",
+            "This manager may not approve a discount of this size.",
+        ));
+    }
+    let cashier = &till.cashier.member;
+    if cashier.grants().contains(Grant::PriceOverride)
+        || within(cashier.effective_limit(), request.amount, request.percent)
+    {
+        audit.record("refused", Some("NO_ELEVATION_REQUIRED")).await;
+        return Err(channel(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "NO_ELEVATION_REQUIRED",
+            "The cashier may grant this discount alone; finalize the sale without a token.",
+        ));
+    }
+    if !config.elevation_enabled {
+        audit.record("refused", Some("ELEVATION_UNAVAILABLE")).await;
+        return Err(channel(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ELEVATION_UNAVAILABLE",
+            "Manager approval is switched off for this deployment.",
+        ));
+    }
+
+    let token = new_token(ELEVATION_TOKEN_PREFIX);
+    let expires_at = now
+        .checked_add(config.elevation_ttl)
+        .map_err(ApiError::internal)?;
+    let grant = NewGrant {
+        grant_id: new_id("grt"),
+        token_hash: token_hash(&token),
+        manager_subject: manager.to_owned(),
+        session_id: till.session.session_id.as_str().to_owned(),
+        register_id: till.session.register_id.as_str().to_owned(),
+        cashier_subject: till.cashier.subject.as_str().to_owned(),
+        operation: request.operation,
+        scope: GRANT_SCOPE.as_str().to_owned(),
+        amount_cents: request.amount,
+        percent_bps: request.percent,
+        issued_at: now,
+        expires_at,
+    };
+    let view = GrantView {
+        grant_id: grant.grant_id.clone(),
+        token,
+        scope: grant.scope.clone(),
+        operation: request.operation.as_str().to_owned(),
+        expires_at: format_utc(expires_at),
+    };
+    store.issue_grant(grant).await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+/// Writes refusals to the audit trail. A failure to write is logged, not answered: the request
+/// is refused either way.
+struct Audit<'a> {
+    state: &'a AppState,
+    till: &'a SessionPrincipal,
+    request: &'a GrantRequest,
+    now: Timestamp,
+}
+
+impl Audit<'_> {
+    async fn record(&self, outcome: &str, code: Option<&str>) {
+        let event = ElevationEvent {
+            outcome: outcome.to_owned(),
+            code: code.map(str::to_owned),
+            manager_subject: self.request.manager.as_str().to_owned(),
+            session_id: Some(self.till.session.session_id.as_str().to_owned()),
+            register_id: Some(self.till.session.register_id.as_str().to_owned()),
+            cashier_subject: Some(self.till.cashier.subject.as_str().to_owned()),
+            operation: Some(self.request.operation.as_str().to_owned()),
+            amount_cents: self.request.amount,
+            percent_bps: self.request.percent,
+            ..ElevationEvent::default()
+        };
+        if let Err(error) = self
+            .state
+            .store()
+            .record_elevation_event(event, self.now)
+            .await
+        {
+            tracing::error!(%error, "could not record an elevation event");
+        }
+    }
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct EventsQuery {
+    /// Only this manager's events.
+    manager_subject: Option<String>,
+    /// Only this till's events.
+    register_id: Option<String>,
+    /// At most this many, newest first (default 100, at most 1000).
+    limit: Option<i64>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventView {
+    occurred_at: String,
+    /// `issued`, `spent`, `refused`, `locked_out` or `rate_limited`.
+    outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    manager_subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    register_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cashier_subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    operation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amount_cents: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percent_bps: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant_id: Option<String>,
+    /// The sale that spent the grant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transaction_id: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EventList {
+    events: Vec<EventView>,
+}
+
+/// Read the elevation audit trail.
+///
+/// Every grant issued, spent or refused and every lockout: manager, till, when, operation and
+/// size. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/elevation-events", operation_id = "listElevationEvents", tag = "checkout",
+    params(EventsQuery),
+    responses((status = 200, description = "Newest first", body = EventList)))]
+async fn events(
+    _caller: Authorized<ops::ListElevationEvents>,
+    State(state): State<AppState>,
+    QueryParams(query): QueryParams<EventsQuery>,
+) -> Result<Json<EventList>, ApiError> {
+    let limit = query.limit.unwrap_or(100).clamp(1, 1_000);
+    let events = state
+        .store()
+        .elevation_events(
+            query.manager_subject.as_deref(),
+            query.register_id.as_deref(),
+            limit,
+        )
+        .await?;
+    Ok(Json(EventList {
+        events: events
+            .into_iter()
+            .map(|e| EventView {
+                occurred_at: e.occurred_at.map(format_utc).unwrap_or_default(),
+                outcome: e.outcome,
+                code: e.code,
+                manager_subject: e.manager_subject,
+                session_id: e.session_id,
+                register_id: e.register_id,
+                cashier_subject: e.cashier_subject,
+                operation: e.operation,
+                amount_cents: e.amount_cents,
+                percent_bps: e.percent_bps,
+                grant_id: e.grant_id,
+                transaction_id: e.transaction_id,
+            })
+            .collect(),
+    }))
+}
