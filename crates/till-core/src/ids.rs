@@ -1,6 +1,6 @@
 //! Identifiers parsed once at the edge, so the core never sees an empty or malformed one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Longest identifier or free-text name accepted, in characters. The interface sets only a
@@ -38,9 +38,24 @@ pub fn check_text(value: &str) -> Result<(), TextError> {
 macro_rules! text_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[serde(transparent)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
+
+        impl TryFrom<String> for $name {
+            type Error = TextError;
+
+            fn try_from(value: String) -> Result<Self, TextError> {
+                check_text(&value)?;
+                Ok(Self(value))
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
 
         impl $name {
             pub fn parse(value: &str) -> Result<Self, TextError> {
@@ -110,9 +125,23 @@ text_id!(
 );
 
 /// A catalog article: 64 lowercase hexadecimal characters (a SHA-256 in the till's world).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct SkuId(String);
+
+impl TryFrom<String> for SkuId {
+    type Error = TextError;
+
+    fn try_from(value: String) -> Result<Self, TextError> {
+        SkuId::parse(&value)
+    }
+}
+
+impl From<SkuId> for String {
+    fn from(id: SkuId) -> String {
+        id.0
+    }
+}
 
 impl SkuId {
     /// The reserved id reported for self-priced (custom) lines, which have no catalog article.

@@ -10,6 +10,7 @@ pub mod ids;
 pub mod instant;
 pub mod money;
 pub mod pricing;
+pub mod promotions;
 pub mod sale;
 pub mod settlement;
 pub mod staff;

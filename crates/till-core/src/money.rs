@@ -1,6 +1,6 @@
 //! Money as integer minor units (cents) and rates as basis points. Never floats.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::iter::Sum;
 
@@ -10,9 +10,25 @@ pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 /// An amount of money in minor currency units. Every operation is checked: a result outside
 /// `-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER` is an overflow, never a wrapped or saturated value.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(try_from = "i64", into = "i64")]
 pub struct Cents(i64);
+
+impl TryFrom<i64> for Cents {
+    type Error = Overflow;
+
+    fn try_from(value: i64) -> Result<Cents, Overflow> {
+        Cents::new(value).ok_or(Overflow)
+    }
+}
+
+impl From<Cents> for i64 {
+    fn from(cents: Cents) -> i64 {
+        cents.0
+    }
+}
 
 /// An amount left the range the interface can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -129,9 +145,23 @@ pub fn div_round_half_away(numerator: i128, denominator: i128) -> i128 {
 }
 
 /// A rate in basis points, `0..=10000` (10000 = 100 %).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "i64")]
 pub struct Bps(u16);
+
+impl TryFrom<i64> for Bps {
+    type Error = Overflow;
+
+    fn try_from(value: i64) -> Result<Bps, Overflow> {
+        Bps::new(value).ok_or(Overflow)
+    }
+}
+
+impl From<Bps> for i64 {
+    fn from(bps: Bps) -> i64 {
+        i64::from(bps.0)
+    }
+}
 
 impl Bps {
     pub const FULL: Bps = Bps(10_000);

@@ -43,11 +43,13 @@ pub struct LineReduction {
     pub promotion_id: String,
 }
 
-/// A basket-wide percentage promotion (step 4).
+/// A basket-wide percentage promotion (step 4), applied when the running total reaches its
+/// minimum.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BasketPercent {
     pub promotion_id: String,
     pub percent: Bps,
+    pub min_subtotal: Cents,
 }
 
 /// A coupon presented with the sale, already found valid for it.
@@ -55,6 +57,8 @@ pub struct BasketPercent {
 pub struct CouponToApply {
     pub code: String,
     pub reward: CouponReward,
+    /// The running total must reach this for the coupon to apply.
+    pub min_basket: Cents,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -142,6 +146,12 @@ pub enum PricingError {
     Overflow,
     #[error("declared discount {discount} names line {line}, which is not in the cart")]
     UnknownLine { discount: String, line: String },
+    #[error("coupon {code} needs a basket of at least {minimum}; this one comes to {basket}")]
+    CouponBelowMinimum {
+        code: String,
+        minimum: Cents,
+        basket: Cents,
+    },
 }
 
 impl From<Overflow> for PricingError {
@@ -206,51 +216,67 @@ pub fn price(input: &PricingInput<'_>) -> Result<Priced, PricingError> {
         }
     }
 
-    // Step 4: ticket percents, then ticket amounts, on the running total.
+    // Step 4: ticket percents, then ticket amounts, on the running total. Each may need the
+    // running total to reach a minimum.
     let order = tie_order(lines);
-    let mut percents: Vec<(Source, Bps)> = input
+    let mut percents: Vec<(Source, Bps, Cents)> = input
         .basket_promotions
         .iter()
-        .map(|p| (Source::Promotion(p.promotion_id.clone()), p.percent))
+        .map(|p| {
+            (
+                Source::Promotion(p.promotion_id.clone()),
+                p.percent,
+                p.min_subtotal,
+            )
+        })
         .collect();
-    let mut amounts: Vec<(Source, Cents)> = Vec::new();
+    let mut amounts: Vec<(Source, Cents, Cents)> = Vec::new();
     for discount in input.declared {
+        let source = Source::Declared(discount.id.clone());
         match discount.kind {
             DeclaredKind::TicketPercent { percent } => {
-                percents.push((Source::Declared(discount.id.clone()), percent))
+                percents.push((source, percent, Cents::ZERO))
             }
-            DeclaredKind::TicketAmount { amount } => {
-                amounts.push((Source::Declared(discount.id.clone()), amount))
-            }
+            DeclaredKind::TicketAmount { amount } => amounts.push((source, amount, Cents::ZERO)),
             DeclaredKind::LinePercent { .. } => {}
         }
     }
-    match &input.coupon {
-        Some(CouponToApply {
-            code,
-            reward: CouponReward::Percent(bps),
-        }) => {
-            percents.push((Source::Coupon(code.clone()), *bps));
+    if let Some(CouponToApply {
+        code,
+        reward,
+        min_basket,
+    }) = &input.coupon
+    {
+        let source = Source::Coupon(code.clone());
+        match reward {
+            CouponReward::Percent(bps) => percents.push((source, *bps, *min_basket)),
+            CouponReward::Amount(cents) => amounts.push((source, *cents, *min_basket)),
         }
-        Some(CouponToApply {
-            code,
-            reward: CouponReward::Amount(cents),
-        }) => {
-            amounts.push((Source::Coupon(code.clone()), *cents));
-        }
-        None => {}
     }
     let mut coupon = None;
     let reductions = percents
         .into_iter()
-        .map(|(source, bps)| (source, Reduction::Percent(bps)))
+        .map(|(source, bps, min)| (source, Reduction::Percent(bps), min))
         .chain(
             amounts
                 .into_iter()
-                .map(|(source, cents)| (source, Reduction::Amount(cents))),
+                .map(|(source, cents, min)| (source, Reduction::Amount(cents), min)),
         );
-    for (source, reduction) in reductions {
+    for (source, reduction, minimum) in reductions {
         let running = checked_sum(priced.iter().map(|l| l.net))?;
+        if running < minimum {
+            match &source {
+                Source::Coupon(code) => {
+                    return Err(PricingError::CouponBelowMinimum {
+                        code: code.clone(),
+                        minimum,
+                        basket: running,
+                    });
+                }
+                // A basket promotion short of its minimum simply does not apply.
+                _ => continue,
+            }
+        }
         let amount = match reduction {
             Reduction::Percent(bps) => running.percent(bps),
             Reduction::Amount(cents) => cents.min(running),
@@ -512,17 +538,20 @@ mod tests {
             "p",
             DeclaredKind::TicketPercent { percent: bps(2000) },
         )];
-        let coupon = Some(CouponToApply {
-            code: "TEN".into(),
-            reward: CouponReward::Amount(cents(1000)),
-        });
-        let priced = price(&PricingInput {
+        let coupon = |min_basket| {
+            Some(CouponToApply {
+                code: "TEN".into(),
+                reward: CouponReward::Amount(cents(1000)),
+                min_basket: cents(min_basket),
+            })
+        };
+        let input = |min_basket| PricingInput {
             lines: &lines,
             declared: &discounts,
-            coupon,
+            coupon: coupon(min_basket),
             ..Default::default()
-        })
-        .unwrap();
+        };
+        let priced = price(&input(2000)).unwrap();
         assert_eq!(
             priced.coupon,
             Some(CouponEffect {
@@ -532,6 +561,15 @@ mod tests {
             })
         );
         assert_eq!(priced.total, cents(1000));
+        // The minimum is measured on the basket the coupon meets, after the 20 %.
+        assert_eq!(
+            price(&input(2001)),
+            Err(PricingError::CouponBelowMinimum {
+                code: "TEN".into(),
+                minimum: cents(2001),
+                basket: cents(2000)
+            })
+        );
     }
 
     #[test]
