@@ -122,10 +122,9 @@ impl ApiError {
     fn field_errors(&self) -> Option<Vec<FieldError>> {
         match self {
             ApiError::Validation(errors) => Some(errors.clone()),
-            ApiError::PayloadTooLarge(limit) => Some(vec![FieldError::new(
-                "body",
-                format!("must be at most {limit} bytes"),
-            )]),
+            ApiError::PayloadTooLarge(limit) => {
+                Some(vec![FieldError::new("body", format!("must be at most {limit} bytes"))])
+            }
             _ => None,
         }
     }
@@ -164,11 +163,7 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable(source) => {
                 tracing::warn!(error = %source, "database unavailable")
             }
-            _ => tracing::debug!(
-                status = status.as_u16(),
-                code = self.code(),
-                "request refused"
-            ),
+            _ => tracing::debug!(status = status.as_u16(), code = self.code(), "request refused"),
         }
         let envelope = ErrorEnvelope {
             error: ErrorBody {
@@ -202,15 +197,11 @@ impl IntoResponse for ApiError {
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::NotFound(what) => {
-                ApiError::NotFound(format!("{} not found.", capitalize(what)))
-            }
+            StoreError::NotFound(what) => ApiError::NotFound(format!("{} not found.", capitalize(what))),
             StoreError::Conflict(message) => ApiError::Conflict(message),
             StoreError::Rule(message) => ApiError::Business(message),
             StoreError::Forbidden(message) => ApiError::Forbidden(message),
-            error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => {
-                ApiError::Unavailable(error)
-            }
+            error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => ApiError::Unavailable(error),
             other => ApiError::internal(other),
         }
     }

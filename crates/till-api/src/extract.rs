@@ -25,8 +25,7 @@ impl FromRequest<AppState> for JsonBody {
             .and_then(|value| value.split(';').next())
             .map(|mime| {
                 let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
             })
             .unwrap_or(false);
         if !is_json {
@@ -35,33 +34,23 @@ impl FromRequest<AppState> for JsonBody {
                 "must be sent with Content-Type: application/json",
             ));
         }
-        let bytes =
-            Bytes::from_request(request, state)
-                .await
-                .map_err(|rejection| match rejection {
-                    BytesRejection::FailedToBufferBody(failed) if is_length_limit(&failed) => {
-                        ApiError::PayloadTooLarge(state.config().max_body_bytes)
-                    }
-                    _ => ApiError::field("body", "could not be read"),
-                })?;
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| match rejection {
+                BytesRejection::FailedToBufferBody(failed) if is_length_limit(&failed) => {
+                    ApiError::PayloadTooLarge(state.config().max_body_bytes)
+                }
+                _ => ApiError::field("body", "could not be read"),
+            })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::field(
-                "body",
-                "is empty; a JSON object is expected",
-            ));
+            return Err(ApiError::field("body", "is empty; a JSON object is expected"));
         }
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|error| {
-                ApiError::field(
-                    "body",
-                    format!(
-                        "is not valid JSON (line {}, column {})",
-                        error.line(),
-                        error.column()
-                    ),
-                )
-            })
+        serde_json::from_slice(&bytes).map(JsonBody).map_err(|error| {
+            ApiError::field(
+                "body",
+                format!("is not valid JSON (line {}, column {})", error.line(), error.column()),
+            )
+        })
     }
 }
 

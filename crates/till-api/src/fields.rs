@@ -99,11 +99,7 @@ impl<'a> Obj<'a> {
     }
 
     /// A property that may be absent or `null`, both read as `None`.
-    pub fn optional<T>(
-        &self,
-        key: &str,
-        parse: impl FnOnce(Field<'a>) -> Option<T>,
-    ) -> Option<Option<T>> {
+    pub fn optional<T>(&self, key: &str, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<Option<T>> {
         match self.map.get(key) {
             None | Some(Value::Null) => Some(None),
             Some(value) => parse(self.field(key, value)).map(Some),
@@ -312,23 +308,15 @@ mod tests {
         let root = problems.root(&body).unwrap();
         let name = root.required("name", |f| f.text());
         let lines = root.required("lines", |f| {
-            f.array(|line| {
-                line.object()?
-                    .required("qty", |q| q.integer(1, MAX_SAFE_INTEGER))
-            })
+            f.array(|line| line.object()?.required("qty", |q| q.integer(1, MAX_SAFE_INTEGER)))
         });
         let price = root.required("price", |f| f.cents());
         let missing = root.required("missing", |f| f.text());
-        let Err(ApiError::Validation(errors)) =
-            problems.finish(|| Some((name?, lines?, price?, missing?)))
-        else {
+        let Err(ApiError::Validation(errors)) = problems.finish(|| Some((name?, lines?, price?, missing?))) else {
             panic!("expected a validation error");
         };
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(
-            fields,
-            ["name", "lines.1.qty", "lines.2.qty", "price", "missing"]
-        );
+        assert_eq!(fields, ["name", "lines.1.qty", "lines.2.qty", "price", "missing"]);
     }
 
     #[test]

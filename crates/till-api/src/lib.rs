@@ -8,6 +8,7 @@ pub mod fields;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
+pub mod promotion_cache;
 pub mod routes;
 pub mod state;
 
@@ -18,9 +19,7 @@ use axum::http::{HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
 use std::any::Any;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 

@@ -16,9 +16,7 @@ pub fn handle() -> PrometheusHandle {
             let recorder = PrometheusBuilder::new()
                 .set_buckets_for_metric(
                     Matcher::Full("till_http_request_duration_seconds".to_owned()),
-                    &[
-                        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                    ],
+                    &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0],
                 )
                 .expect("bucket list is not empty")
                 .build_recorder();
@@ -43,7 +41,6 @@ pub async fn track(request: Request, next: Next) -> Response {
     let status = response.status().as_u16().to_string();
     let labels = [("route", route), ("method", method), ("status", status)];
     metrics::counter!("till_http_requests_total", &labels).increment(1);
-    metrics::histogram!("till_http_request_duration_seconds", &labels)
-        .record(started.elapsed().as_secs_f64());
+    metrics::histogram!("till_http_request_duration_seconds", &labels).record(started.elapsed().as_secs_f64());
     response
 }

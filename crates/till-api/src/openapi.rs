@@ -23,8 +23,8 @@ pub fn document_json() -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
     JSON.get_or_init(|| {
         let value = serde_json::to_value(document()).expect("the document serializes");
-        let mut text = serde_json::to_string_pretty(&till_core::canonical::sorted(&value))
-            .expect("a JSON value serializes");
+        let mut text =
+            serde_json::to_string_pretty(&till_core::canonical::sorted(&value)).expect("a JSON value serializes");
         text.push('\n');
         text
     })
@@ -89,10 +89,7 @@ fn apply_policy(operation: &mut Operation) {
     let scopes: Vec<&str> = spec.scopes.iter().map(|g| g.as_str()).collect();
     let mut extensions = Extensions::default();
     extensions.insert("x-pos-scopes".to_owned(), serde_json::json!(scopes));
-    extensions.insert(
-        "x-agent-tier".to_owned(),
-        serde_json::json!(spec.tier.as_str()),
-    );
+    extensions.insert("x-agent-tier".to_owned(), serde_json::json!(spec.tier.as_str()));
     operation
         .extensions
         .get_or_insert_with(Default::default)
@@ -107,24 +104,15 @@ fn apply_policy(operation: &mut Operation) {
             "401",
             "No valid credential (missing, malformed, expired or unknown token)",
         ),
-        (
-            "403",
-            "Authenticated, but without a scope this operation accepts",
-        ),
-        (
-            "500",
-            "Unexpected server error; safe to retry an idempotent request",
-        ),
+        ("403", "Authenticated, but without a scope this operation accepts"),
+        ("500", "Unexpected server error; safe to retry an idempotent request"),
         (
             "503",
             "The database is unavailable; nothing was recorded; retry after Retry-After",
         ),
     ];
     if operation.request_body.is_some() || operation.parameters.is_some() {
-        standard.push((
-            "400",
-            "Malformed request: VALIDATION_FAILED with fieldErrors",
-        ));
+        standard.push(("400", "Malformed request: VALIDATION_FAILED with fieldErrors"));
     }
     for (status, description) in standard {
         operation
@@ -142,9 +130,7 @@ pub(crate) fn error_response(description: &str) -> RefOr<utoipa::openapi::Respon
             .content(
                 "application/json",
                 ContentBuilder::new()
-                    .schema(Some(utoipa::openapi::Ref::from_schema_name(
-                        "ErrorEnvelope",
-                    )))
+                    .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorEnvelope")))
                     .build(),
             )
             .build(),
@@ -153,26 +139,14 @@ pub(crate) fn error_response(description: &str) -> RefOr<utoipa::openapi::Respon
 
 fn tags() -> Vec<Tag> {
     [
-        ("checkout", "Pricing and committing sales."),
-        (
-            "sessions",
-            "Register sessions: a cashier's shift on one till.",
-        ),
-        (
-            "provisioning",
-            "Stores, catalog, stock, staff, coupons and customers, set up by the back office.",
-        ),
-        (
-            "operations",
-            "Health, readiness, metrics and this document.",
-        ),
+        ("checkout", "Pricing and committing sales, and manager approvals of discounts."),
+        ("promotions", "Automatic promotion rules applied when a sale is priced."),
+        ("sessions", "Register sessions: a cashier's shift on one till."),
+        ("fiscal", "The NF525 journal: public keys and chain verification."),
+        ("provisioning", "Stores, catalog, stock, staff, coupons and customers, set up by the back office."),
+        ("operations", "Health, readiness, metrics and this document."),
     ]
     .into_iter()
-    .map(|(name, description)| {
-        TagBuilder::new()
-            .name(name)
-            .description(Some(description))
-            .build()
-    })
+    .map(|(name, description)| TagBuilder::new().name(name).description(Some(description)).build())
     .collect()
 }

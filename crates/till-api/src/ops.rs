@@ -70,10 +70,16 @@ operations! {
     GetLoyalty = "getCustomerLoyalty", [CustomersRead], Allow;
     PutCoupon = "putCoupon", [CouponsWrite], Confirm;
     GetCoupon = "getCoupon", [CouponsWrite, PromotionsRead], Allow;
+    UpsertPromotion = "upsertPromotion", [PromotionsWrite], Confirm;
+    ListPromotions = "listPromotions", [PromotionsRead, PromotionsWrite], Allow;
+    GetPromotionRule = "getPromotionRule", [PromotionsRead, PromotionsWrite], Allow;
+    ReplacePromotionRule = "replacePromotionRule", [PromotionsWrite], Confirm;
+    DeactivatePromotion = "deactivatePromotion", [PromotionsWrite], Confirm;
     OpenSession = "openRegisterSession", [SessionsOpen], Human;
     CloseSession = "closeRegisterSession", [SessionsClose], Confirm;
     GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
+    PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;
     RequestElevation = "requestElevationGrant", [ElevationRequest], Human;
     ListElevationEvents = "listElevationEvents", [StaffRead], Allow;

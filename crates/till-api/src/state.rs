@@ -1,6 +1,7 @@
 //! What every handler shares: the store, the authenticator, the settings and the clock.
 
 use crate::auth::Authenticator;
+use crate::promotion_cache::PromotionCache;
 use jiff::Timestamp;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,9 @@ pub struct ApiConfig {
     pub elevation_rate_window: Duration,
     /// A manager whose grants were last synchronised longer ago than this is GRANTS_STALE.
     pub grants_max_age: Duration,
+    /// How long a node trusts its in-memory promotion rules before checking for writes made
+    /// on other nodes.
+    pub promotion_cache_ttl: Duration,
 }
 
 impl Default for ApiConfig {
@@ -43,6 +47,7 @@ impl Default for ApiConfig {
             elevation_rate_limit: 10,
             elevation_rate_window: Duration::from_secs(60),
             grants_max_age: Duration::from_secs(30 * 24 * 3600),
+            promotion_cache_ttl: Duration::from_secs(1),
         }
     }
 }
@@ -69,27 +74,18 @@ impl ManualClock {
     }
 
     pub fn advance(&self, by: Duration) {
-        let mut now = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut now = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *now = now.checked_add(by).expect("clock within range");
     }
 
     pub fn set(&self, to: Timestamp) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -104,15 +100,12 @@ struct Inner {
     config: ApiConfig,
     clock: Arc<dyn Clock>,
     metrics: PrometheusHandle,
+    promotions: PromotionCache,
 }
 
 impl AppState {
-    pub fn new(
-        store: Store,
-        auth: Authenticator,
-        config: ApiConfig,
-        clock: Arc<dyn Clock>,
-    ) -> AppState {
+    pub fn new(store: Store, auth: Authenticator, config: ApiConfig, clock: Arc<dyn Clock>) -> AppState {
+        let promotions = PromotionCache::new(config.promotion_cache_ttl);
         AppState {
             inner: Arc::new(Inner {
                 store,
@@ -120,6 +113,7 @@ impl AppState {
                 config,
                 clock,
                 metrics: crate::metrics::handle(),
+                promotions,
             }),
         }
     }
@@ -141,6 +135,10 @@ impl AppState {
     pub fn now(&self) -> Timestamp {
         let now = self.inner.clock.now();
         Timestamp::from_microsecond(now.as_microsecond()).unwrap_or(now)
+    }
+
+    pub fn promotions(&self) -> &PromotionCache {
+        &self.inner.promotions
     }
 
     pub fn metrics(&self) -> &PrometheusHandle {

@@ -18,11 +18,7 @@ pub fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&map[k])))
-                    .collect(),
-            )
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
@@ -74,17 +70,10 @@ mod tests {
 
     #[test]
     fn key_order_and_whitespace_do_not_matter() {
-        let a: Value =
-            serde_json::from_str(r#"{ "b": 1, "a": {"y": [1, 2], "x": "é\n"} }"#).unwrap();
+        let a: Value = serde_json::from_str(r#"{ "b": 1, "a": {"y": [1, 2], "x": "é\n"} }"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"a":{"x":"é\n","y":[1,2]},"b":1}"#).unwrap();
         assert_eq!(to_canonical_string(&a), to_canonical_string(&b));
-        assert_eq!(
-            to_canonical_string(&a),
-            r#"{"a":{"x":"é\n","y":[1,2]},"b":1}"#
-        );
-        assert_ne!(
-            to_canonical_string(&json!([1, 2])),
-            to_canonical_string(&json!([2, 1]))
-        );
+        assert_eq!(to_canonical_string(&a), r#"{"a":{"x":"é\n","y":[1,2]},"b":1}"#);
+        assert_ne!(to_canonical_string(&json!([1, 2])), to_canonical_string(&json!([2, 1])));
     }
 }

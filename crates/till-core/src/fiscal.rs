@@ -134,11 +134,7 @@ fn thumbprint(jwk: &Value) -> String {
 
 /// Whether `signature` is a valid signature of `payload` by the key `jwk` describes.
 pub fn verify(jwk: &Value, payload: &str, signature: &str) -> bool {
-    let coordinate = |name: &str| {
-        jwk[name]
-            .as_str()
-            .and_then(|text| URL_SAFE_NO_PAD.decode(text).ok())
-    };
+    let coordinate = |name: &str| jwk[name].as_str().and_then(|text| URL_SAFE_NO_PAD.decode(text).ok());
     let (Some(x), Some(y)) = (coordinate("x"), coordinate("y")) else {
         return false;
     };
@@ -237,11 +233,7 @@ pub fn shift_closure_payload(c: &ShiftClosureFields<'_>) -> String {
         c.seq.to_string(),
         "SHIFT".to_owned(),
         field(c.session_id),
-        format!(
-            "{}|{}",
-            compact_timestamp(c.opened_at),
-            compact_timestamp(c.at)
-        ),
+        format!("{}|{}", compact_timestamp(c.opened_at), compact_timestamp(c.at)),
         if c.seq == 1 { "Y" } else { "N" }.to_owned(),
         c.previous_signature.unwrap_or_default().to_owned(),
     ]
@@ -287,12 +279,7 @@ mod tests {
         assert_eq!(again.key_id(), key.key_id());
         assert_eq!(key.key_id().len(), 43);
         assert_eq!(key.public_jwk()["kid"], json!(key.key_id()));
-        assert!(
-            FiscalKey::from_pkcs8_pem(
-                "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"
-            )
-            .is_err()
-        );
+        assert!(FiscalKey::from_pkcs8_pem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----").is_err());
     }
 
     #[test]
@@ -320,10 +307,7 @@ mod tests {
             transaction_id: "t-1",
             previous_signature: None,
         });
-        assert_eq!(
-            first,
-            "2000:1450|550:390,1840,20260301093000,till;1,1,SALE,t-1,Y,"
-        );
+        assert_eq!(first, "2000:1450|550:390,1840,20260301093000,till;1,1,SALE,t-1,Y,");
         let second = ticket_payload(&TicketFields {
             vat: &vat,
             total: Cents::new(1840).unwrap(),
@@ -387,9 +371,7 @@ pub fn verify_chain(
             )));
         }
         if entry.previous_signature.as_deref() != previous {
-            return Err(fail(
-                "the link to the previous entry's signature is broken".to_owned(),
-            ));
+            return Err(fail("the link to the previous entry's signature is broken".to_owned()));
         }
         let flag = if entry.seq == 1 { "Y" } else { "N" };
         if !entry
@@ -397,8 +379,7 @@ pub fn verify_chain(
             .ends_with(&format!(",{flag},{}", previous.unwrap_or_default()))
         {
             return Err(fail(
-                "the signed string does not end with its flag and the previous signature"
-                    .to_owned(),
+                "the signed string does not end with its flag and the previous signature".to_owned(),
             ));
         }
         if entry.algorithm != ALGORITHM {
@@ -452,10 +433,7 @@ mod chain_tests {
     #[test]
     fn an_intact_chain_verifies() {
         let key = FiscalKey::from_secret_bytes(&[3u8; 32]).unwrap();
-        assert_eq!(
-            verify_chain(ChainKind::Ticket, &chain(&key, 5), &keys(&key)),
-            Ok(5)
-        );
+        assert_eq!(verify_chain(ChainKind::Ticket, &chain(&key, 5), &keys(&key)), Ok(5));
     }
 
     #[test]
@@ -463,12 +441,7 @@ mod chain_tests {
         let key = FiscalKey::from_secret_bytes(&[3u8; 32]).unwrap();
         let mut gap = chain(&key, 5);
         gap.remove(2);
-        assert_eq!(
-            verify_chain(ChainKind::Ticket, &gap, &keys(&key))
-                .unwrap_err()
-                .seq,
-            4
-        );
+        assert_eq!(verify_chain(ChainKind::Ticket, &gap, &keys(&key)).unwrap_err().seq, 4);
         let mut altered = chain(&key, 5);
         altered[1].payload = altered[1].payload.replace("2000:100,100", "2000:100,90");
         let failure = verify_chain(ChainKind::Ticket, &altered, &keys(&key)).unwrap_err();
@@ -479,9 +452,7 @@ mod chain_tests {
         let mut relinked = chain(&key, 3);
         relinked[2].previous_signature = Some("forged".into());
         assert_eq!(
-            verify_chain(ChainKind::Ticket, &relinked, &keys(&key))
-                .unwrap_err()
-                .seq,
+            verify_chain(ChainKind::Ticket, &relinked, &keys(&key)).unwrap_err().seq,
             3
         );
         let stranger = FiscalKey::from_secret_bytes(&[4u8; 32]).unwrap();

@@ -93,10 +93,7 @@ impl GrantSet {
     }
 
     pub fn iter(self) -> impl Iterator<Item = Grant> {
-        Grant::ALL
-            .iter()
-            .copied()
-            .filter(move |g| self.contains(*g))
+        Grant::ALL.iter().copied().filter(move |g| self.contains(*g))
     }
 
     /// Space-separated, in vocabulary order: the storage and `scope` claim form.
@@ -113,9 +110,7 @@ impl FromIterator<Grant> for GrantSet {
 
 impl fmt::Debug for GrantSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set()
-            .entries(self.iter().map(Grant::as_str))
-            .finish()
+        f.debug_set().entries(self.iter().map(Grant::as_str)).finish()
     }
 }
 

@@ -145,14 +145,10 @@ impl From<SkuId> for String {
 
 impl SkuId {
     /// The reserved id reported for self-priced (custom) lines, which have no catalog article.
-    pub const CUSTOM: &'static str =
-        "0000000000000000000000000000000000000000000000000000000000000000";
+    pub const CUSTOM: &'static str = "0000000000000000000000000000000000000000000000000000000000000000";
 
     pub fn parse(value: &str) -> Result<SkuId, TextError> {
-        let ok = value.len() == 64
-            && value
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        let ok = value.len() == 64 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         if ok {
             Ok(SkuId(value.to_owned()))
         } else {

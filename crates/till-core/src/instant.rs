@@ -36,9 +36,7 @@ pub fn parse_instant(text: &str, zone: Zone) -> Result<Timestamp, InstantError> 
     };
     let datetime = parse_local(local)?;
     let offset = Offset::from_seconds(offset_seconds).map_err(|_| InstantError::NotOnCalendar)?;
-    offset
-        .to_timestamp(datetime)
-        .map_err(|_| InstantError::NotOnCalendar)
+    offset.to_timestamp(datetime).map_err(|_| InstantError::NotOnCalendar)
 }
 
 /// The one output form: RFC 3339 in UTC ending in `Z`.
@@ -89,12 +87,7 @@ fn split_designator(bytes: &[u8]) -> Result<(&[u8], Designator), InstantError> {
 
 fn parse_local(bytes: &[u8]) -> Result<DateTime, InstantError> {
     // YYYY-MM-DDTHH:MM is 16 bytes; then optionally :SS and .fraction.
-    if bytes.len() < 16
-        || bytes[4] != b'-'
-        || bytes[7] != b'-'
-        || bytes[10] != b'T'
-        || bytes[13] != b':'
-    {
+    if bytes.len() < 16 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' || bytes[13] != b':' {
         return Err(InstantError::Syntax);
     }
     let year = four_digits(&bytes[0..4])?;
@@ -124,10 +117,9 @@ fn parse_local(bytes: &[u8]) -> Result<DateTime, InstantError> {
             nanos = value * 10u32.pow(9 - digits.len() as u32);
         }
     }
-    let date =
-        Date::new(year as i16, month as i8, day as i8).map_err(|_| InstantError::NotOnCalendar)?;
-    let time = Time::new(hour as i8, minute as i8, second as i8, nanos as i32)
-        .map_err(|_| InstantError::NotOnCalendar)?;
+    let date = Date::new(year as i16, month as i8, day as i8).map_err(|_| InstantError::NotOnCalendar)?;
+    let time =
+        Time::new(hour as i8, minute as i8, second as i8, nanos as i32).map_err(|_| InstantError::NotOnCalendar)?;
     Ok(date.to_datetime(time))
 }
 
@@ -153,14 +145,8 @@ mod tests {
 
     #[test]
     fn utc_instants_accept_optional_seconds_and_fraction() {
-        assert_eq!(
-            format_utc(utc("2026-03-01T09:30Z").unwrap()),
-            "2026-03-01T09:30:00Z"
-        );
-        assert_eq!(
-            format_utc(utc("2026-03-01T09:30:15Z").unwrap()),
-            "2026-03-01T09:30:15Z"
-        );
+        assert_eq!(format_utc(utc("2026-03-01T09:30Z").unwrap()), "2026-03-01T09:30:00Z");
+        assert_eq!(format_utc(utc("2026-03-01T09:30:15Z").unwrap()), "2026-03-01T09:30:15Z");
         assert_eq!(
             format_utc(utc("2026-03-01T09:30:15.5Z").unwrap()),
             "2026-03-01T09:30:15.5Z"
@@ -174,30 +160,12 @@ mod tests {
     #[test]
     fn utc_instants_must_be_on_the_calendar() {
         assert!(utc("2024-02-29T00:00:00Z").is_ok());
-        assert_eq!(
-            utc("2026-02-29T00:00:00Z"),
-            Err(InstantError::NotOnCalendar)
-        );
-        assert_eq!(
-            utc("2026-02-30T00:00:00Z"),
-            Err(InstantError::NotOnCalendar)
-        );
-        assert_eq!(
-            utc("2026-13-01T00:00:00Z"),
-            Err(InstantError::NotOnCalendar)
-        );
-        assert_eq!(
-            utc("2026-01-01T24:00:00Z"),
-            Err(InstantError::NotOnCalendar)
-        );
-        assert_eq!(
-            utc("2026-01-01T23:60:00Z"),
-            Err(InstantError::NotOnCalendar)
-        );
-        assert_eq!(
-            utc("2026-01-01T23:59:60Z"),
-            Err(InstantError::NotOnCalendar)
-        );
+        assert_eq!(utc("2026-02-29T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-02-30T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-13-01T00:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T24:00:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T23:60:00Z"), Err(InstantError::NotOnCalendar));
+        assert_eq!(utc("2026-01-01T23:59:60Z"), Err(InstantError::NotOnCalendar));
     }
 
     #[test]

@@ -10,9 +10,7 @@ pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 /// An amount of money in minor currency units. Every operation is checked: a result outside
 /// `-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER` is an overflow, never a wrapped or saturated value.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "i64")]
 pub struct Cents(i64);
 
@@ -56,24 +54,15 @@ impl Cents {
     }
 
     pub fn checked_add(self, other: Cents) -> Result<Cents, Overflow> {
-        self.0
-            .checked_add(other.0)
-            .and_then(Cents::new)
-            .ok_or(Overflow)
+        self.0.checked_add(other.0).and_then(Cents::new).ok_or(Overflow)
     }
 
     pub fn checked_sub(self, other: Cents) -> Result<Cents, Overflow> {
-        self.0
-            .checked_sub(other.0)
-            .and_then(Cents::new)
-            .ok_or(Overflow)
+        self.0.checked_sub(other.0).and_then(Cents::new).ok_or(Overflow)
     }
 
     pub fn checked_mul(self, factor: i64) -> Result<Cents, Overflow> {
-        self.0
-            .checked_mul(factor)
-            .and_then(Cents::new)
-            .ok_or(Overflow)
+        self.0.checked_mul(factor).and_then(Cents::new).ok_or(Overflow)
     }
 
     pub fn checked_neg(self) -> Cents {
@@ -91,14 +80,8 @@ impl Cents {
     /// `self * numerator / denominator`, rounded half away from zero. `denominator` must be > 0.
     pub fn scale(self, numerator: i64, denominator: i64) -> Result<Cents, Overflow> {
         assert!(denominator > 0, "scale by a non-positive denominator");
-        let value = div_round_half_away(
-            i128::from(self.0) * i128::from(numerator),
-            i128::from(denominator),
-        );
-        i64::try_from(value)
-            .ok()
-            .and_then(Cents::new)
-            .ok_or(Overflow)
+        let value = div_round_half_away(i128::from(self.0) * i128::from(numerator), i128::from(denominator));
+        i64::try_from(value).ok().and_then(Cents::new).ok_or(Overflow)
     }
 
     pub fn min(self, other: Cents) -> Cents {
@@ -112,9 +95,7 @@ impl Cents {
 
 /// Sums amounts with overflow checking.
 pub fn checked_sum<I: IntoIterator<Item = Cents>>(amounts: I) -> Result<Cents, Overflow> {
-    amounts
-        .into_iter()
-        .try_fold(Cents::ZERO, Cents::checked_add)
+    amounts.into_iter().try_fold(Cents::ZERO, Cents::checked_add)
 }
 
 impl Sum<Cents> for Option<Cents> {
@@ -252,10 +233,7 @@ mod tests {
         assert_eq!(Cents(-5).percent(bps(5_000)), Cents(-3)); // -2.5 -> -3
         assert_eq!(Cents(999).percent(bps(1_000)), Cents(100)); // 99.9 -> 100
         assert_eq!(Cents(1_234).percent(bps(1_500)), Cents(185)); // 185.1 -> 185
-        assert_eq!(
-            Cents(MAX_SAFE_INTEGER).percent(Bps::FULL),
-            Cents(MAX_SAFE_INTEGER)
-        );
+        assert_eq!(Cents(MAX_SAFE_INTEGER).percent(Bps::FULL), Cents(MAX_SAFE_INTEGER));
     }
 
     #[test]
@@ -268,20 +246,8 @@ mod tests {
         assert!(VatRate::from_percent(-1.0).is_none());
         assert!(VatRate::from_percent(100.01).is_none());
         assert_eq!(VatRate::from_percent(5.5).unwrap().to_string(), "5.5%");
-        assert_eq!(
-            VatRate::from_percent(2.1)
-                .unwrap()
-                .as_json_number()
-                .to_string(),
-            "2.1"
-        );
-        assert_eq!(
-            VatRate::from_percent(20.0)
-                .unwrap()
-                .as_json_number()
-                .to_string(),
-            "20"
-        );
+        assert_eq!(VatRate::from_percent(2.1).unwrap().as_json_number().to_string(), "2.1");
+        assert_eq!(VatRate::from_percent(20.0).unwrap().as_json_number().to_string(), "20");
     }
 
     #[test]

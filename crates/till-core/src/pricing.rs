@@ -192,19 +192,13 @@ pub fn price(input: &PricingInput<'_>) -> Result<Priced, PricingError> {
     }
 
     // Step 3: declared line percents, each on the line's running amount.
-    let index: HashMap<&str, usize> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.line_id.as_str(), i))
-        .collect();
+    let index: HashMap<&str, usize> = lines.iter().enumerate().map(|(i, l)| (l.line_id.as_str(), i)).collect();
     for discount in input.declared {
         if let DeclaredKind::LinePercent { line_id, percent } = &discount.kind {
-            let i = *index
-                .get(line_id.as_str())
-                .ok_or_else(|| PricingError::UnknownLine {
-                    discount: discount.id.clone(),
-                    line: line_id.clone(),
-                })?;
+            let i = *index.get(line_id.as_str()).ok_or_else(|| PricingError::UnknownLine {
+                discount: discount.id.clone(),
+                line: line_id.clone(),
+            })?;
             let line = &mut priced[i];
             let amount = line.net.percent(*percent);
             line.declared = line.declared.checked_add(amount)?;
@@ -222,21 +216,13 @@ pub fn price(input: &PricingInput<'_>) -> Result<Priced, PricingError> {
     let mut percents: Vec<(Source, Bps, Cents)> = input
         .basket_promotions
         .iter()
-        .map(|p| {
-            (
-                Source::Promotion(p.promotion_id.clone()),
-                p.percent,
-                p.min_subtotal,
-            )
-        })
+        .map(|p| (Source::Promotion(p.promotion_id.clone()), p.percent, p.min_subtotal))
         .collect();
     let mut amounts: Vec<(Source, Cents, Cents)> = Vec::new();
     for discount in input.declared {
         let source = Source::Declared(discount.id.clone());
         match discount.kind {
-            DeclaredKind::TicketPercent { percent } => {
-                percents.push((source, percent, Cents::ZERO))
-            }
+            DeclaredKind::TicketPercent { percent } => percents.push((source, percent, Cents::ZERO)),
             DeclaredKind::TicketAmount { amount } => amounts.push((source, amount, Cents::ZERO)),
             DeclaredKind::LinePercent { .. } => {}
         }
@@ -281,11 +267,7 @@ pub fn price(input: &PricingInput<'_>) -> Result<Priced, PricingError> {
             Reduction::Percent(bps) => running.percent(bps),
             Reduction::Amount(cents) => cents.min(running),
         };
-        let shares = allocate(
-            amount,
-            &priced.iter().map(|l| l.net).collect::<Vec<_>>(),
-            &order,
-        )?;
+        let shares = allocate(amount, &priced.iter().map(|l| l.net).collect::<Vec<_>>(), &order)?;
         for (line, share) in priced.iter_mut().zip(shares) {
             line.ticket = line.ticket.checked_add(share)?;
             line.net = line.net.checked_sub(share)?;
@@ -327,11 +309,7 @@ fn tie_order(lines: &[LineToPrice]) -> Vec<usize> {
 /// Splits `amount` over lines in proportion to `weights` by the largest-remainder method; the
 /// shares sum to `amount` exactly and none exceeds its weight. `amount` must not exceed the sum
 /// of the weights, all of which are non-negative.
-pub fn allocate(
-    amount: Cents,
-    weights: &[Cents],
-    tie_order: &[usize],
-) -> Result<Vec<Cents>, Overflow> {
+pub fn allocate(amount: Cents, weights: &[Cents], tie_order: &[usize]) -> Result<Vec<Cents>, Overflow> {
     let total = i128::from(checked_sum(weights.iter().copied())?.get());
     let amount_raw = i128::from(amount.get());
     if total == 0 || amount_raw == 0 {
@@ -477,10 +455,7 @@ mod tests {
             line("a", 1000, 1, 2000),
             line("b", 1000, 1, 550),
         ];
-        let discounts = [declared(
-            "t",
-            DeclaredKind::TicketAmount { amount: cents(100) },
-        )];
+        let discounts = [declared("t", DeclaredKind::TicketAmount { amount: cents(100) })];
         let priced = price(&PricingInput {
             lines: &lines,
             declared: &discounts,
@@ -497,16 +472,8 @@ mod tests {
     fn ticket_percents_come_before_ticket_amounts_and_amounts_are_capped() {
         let lines = [line("a", 1000, 1, 2000)];
         let discounts = [
-            declared(
-                "amount",
-                DeclaredKind::TicketAmount {
-                    amount: cents(5000),
-                },
-            ),
-            declared(
-                "percent",
-                DeclaredKind::TicketPercent { percent: bps(1000) },
-            ),
+            declared("amount", DeclaredKind::TicketAmount { amount: cents(5000) }),
+            declared("percent", DeclaredKind::TicketPercent { percent: bps(1000) }),
         ];
         let priced = price(&PricingInput {
             lines: &lines,
@@ -534,10 +501,7 @@ mod tests {
     #[test]
     fn a_coupon_reports_the_basket_it_applied_to() {
         let lines = [line("a", 2500, 1, 2000)];
-        let discounts = [declared(
-            "p",
-            DeclaredKind::TicketPercent { percent: bps(2000) },
-        )];
+        let discounts = [declared("p", DeclaredKind::TicketPercent { percent: bps(2000) })];
         let coupon = |min_basket| {
             Some(CouponToApply {
                 code: "TEN".into(),

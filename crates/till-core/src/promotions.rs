@@ -37,11 +37,7 @@ pub struct PromotionRule {
 
 /// What a rule does, by `type`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Mechanics {
     /// For every `buy.quantity` units bought, `get.quantity` further units get
     /// `get.percentBps` off; the cheapest eligible units are the discounted ones.
@@ -95,21 +91,14 @@ impl PromotionRule {
         self.active
             && self.valid_from <= at
             && at <= self.valid_until
-            && self
-                .store_ids
-                .as_ref()
-                .is_none_or(|stores| stores.contains(store))
+            && self.store_ids.as_ref().is_none_or(|stores| stores.contains(store))
     }
 
     /// The articles the rule looks at; empty for a basket-wide rule.
     pub fn products(&self) -> Vec<&SkuId> {
         match &self.mechanics {
-            Mechanics::Bogo { buy, get, .. } => {
-                buy.product_ids.iter().chain(&get.product_ids).collect()
-            }
-            Mechanics::Bundle { components, .. } => {
-                components.iter().map(|c| &c.product_id).collect()
-            }
+            Mechanics::Bogo { buy, get, .. } => buy.product_ids.iter().chain(&get.product_ids).collect(),
+            Mechanics::Bundle { components, .. } => components.iter().map(|c| &c.product_id).collect(),
             Mechanics::PercentOff { product_ids, .. } => product_ids.iter().flatten().collect(),
         }
     }
@@ -195,10 +184,7 @@ pub struct PromotionOutcome {
 }
 
 /// Decides which of `rules` apply to `lines` and what they take off.
-pub fn apply_promotions(
-    rules: &[&PromotionRule],
-    lines: &[PromoLine],
-) -> Result<PromotionOutcome, Overflow> {
+pub fn apply_promotions(rules: &[&PromotionRule], lines: &[PromoLine]) -> Result<PromotionOutcome, Overflow> {
     let mut cart = Cart::new(lines);
     let mut outcome = PromotionOutcome::default();
     let mut pending: Vec<&PromotionRule> = rules.to_vec();
@@ -208,11 +194,7 @@ pub fn apply_promotions(
         let top = pending[0].priority;
         // The best rule of the highest priority left, on the units still free.
         let mut best: Option<(usize, Plan)> = None;
-        for (index, rule) in pending
-            .iter()
-            .enumerate()
-            .take_while(|(_, r)| r.priority == top)
-        {
+        for (index, rule) in pending.iter().enumerate().take_while(|(_, r)| r.priority == top) {
             if let Some(plan) = cart.plan(rule, &outcome)?
                 && best.as_ref().is_none_or(|(_, b)| plan.value > b.value)
             {
@@ -258,13 +240,7 @@ impl<'a> Cart<'a> {
     fn new(lines: &'a [PromoLine]) -> Cart<'a> {
         let free = lines
             .iter()
-            .map(|l| {
-                if l.sku.is_some() {
-                    i128::from(l.quantity)
-                } else {
-                    0
-                }
-            })
+            .map(|l| if l.sku.is_some() { i128::from(l.quantity) } else { 0 })
             .collect();
         let mut by_id: Vec<usize> = (0..lines.len()).collect();
         by_id.sort_by(|a, b| lines[*a].line_id.cmp(&lines[*b].line_id));
@@ -276,22 +252,12 @@ impl<'a> Cart<'a> {
     fn holding(&self, products: &HashSet<&SkuId>) -> Vec<(usize, i128)> {
         self.by_id
             .iter()
-            .filter(|i| {
-                self.free[**i] > 0
-                    && self.lines[**i]
-                        .sku
-                        .as_ref()
-                        .is_some_and(|s| products.contains(s))
-            })
+            .filter(|i| self.free[**i] > 0 && self.lines[**i].sku.as_ref().is_some_and(|s| products.contains(s)))
             .map(|i| (*i, self.free[*i]))
             .collect()
     }
 
-    fn plan(
-        &self,
-        rule: &PromotionRule,
-        outcome: &PromotionOutcome,
-    ) -> Result<Option<Plan>, Overflow> {
+    fn plan(&self, rule: &PromotionRule, outcome: &PromotionOutcome) -> Result<Option<Plan>, Overflow> {
         let plan = match &rule.mechanics {
             Mechanics::Bogo {
                 buy,
@@ -316,12 +282,7 @@ impl<'a> Cart<'a> {
         Ok(plan.filter(|p| p.value > Cents::ZERO))
     }
 
-    fn plan_bogo(
-        &self,
-        buy: &BuySide,
-        get: &GetSide,
-        max: Option<i64>,
-    ) -> Result<Option<Plan>, Overflow> {
+    fn plan_bogo(&self, buy: &BuySide, get: &GetSide, max: Option<i64>) -> Result<Option<Plan>, Overflow> {
         let buy_set: HashSet<&SkuId> = buy.product_ids.iter().collect();
         let get_set: HashSet<&SkuId> = get.product_ids.iter().collect();
         let (need_buy, need_get) = (i128::from(buy.quantity), i128::from(get.quantity));
@@ -337,11 +298,7 @@ impl<'a> Cart<'a> {
             let mut taken_from_buy = 0;
             for (i, units) in &gettable {
                 let take = left.min(*units);
-                if self.lines[*i]
-                    .sku
-                    .as_ref()
-                    .is_some_and(|s| buy_set.contains(s))
-                {
+                if self.lines[*i].sku.as_ref().is_some_and(|s| buy_set.contains(s)) {
                     taken_from_buy += take;
                 }
                 left -= take;
@@ -354,11 +311,7 @@ impl<'a> Cart<'a> {
         }
         while low < high {
             let mid = low + (high - low + 1) / 2;
-            if feasible(mid) {
-                low = mid
-            } else {
-                high = mid - 1
-            }
+            if feasible(mid) { low = mid } else { high = mid - 1 }
         }
         let applications = low;
         if applications == 0 {
@@ -384,12 +337,7 @@ impl<'a> Cart<'a> {
             .map(|(i, units)| {
                 (
                     i,
-                    units
-                        - consumed
-                            .iter()
-                            .filter(|(c, _)| *c == i)
-                            .map(|(_, n)| n)
-                            .sum::<i128>(),
+                    units - consumed.iter().filter(|(c, _)| *c == i).map(|(_, n)| n).sum::<i128>(),
                 )
             })
             .filter(|(_, units)| *units > 0)
@@ -413,18 +361,11 @@ impl<'a> Cart<'a> {
         }))
     }
 
-    fn plan_bundle(
-        &self,
-        components: &[Component],
-        price: Cents,
-    ) -> Result<Option<Plan>, Overflow> {
+    fn plan_bundle(&self, components: &[Component], price: Cents) -> Result<Option<Plan>, Overflow> {
         // One requirement per article, even if the rule names an article twice.
         let mut needs: Vec<(&SkuId, i128)> = Vec::new();
         for component in components {
-            match needs
-                .iter_mut()
-                .find(|(sku, _)| *sku == &component.product_id)
-            {
+            match needs.iter_mut().find(|(sku, _)| *sku == &component.product_id) {
                 Some((_, quantity)) => *quantity += i128::from(component.quantity),
                 None => needs.push((&component.product_id, i128::from(component.quantity))),
             }
@@ -467,11 +408,7 @@ impl<'a> Cart<'a> {
         let order: Vec<usize> = (0..taken.len()).collect();
         let shares = allocate(saving, &weights, &order)?;
         let consumed = taken.iter().map(|(i, units, _)| (*i, *units)).collect();
-        let reductions = taken
-            .iter()
-            .zip(shares)
-            .map(|((i, _, _), share)| (*i, share))
-            .collect();
+        let reductions = taken.iter().zip(shares).map(|((i, _, _), share)| (*i, share)).collect();
         Ok(Some(Plan {
             value: saving,
             consumed,
@@ -480,12 +417,7 @@ impl<'a> Cart<'a> {
         }))
     }
 
-    fn plan_percent(
-        &self,
-        products: &[SkuId],
-        percent: Bps,
-        min: Option<Cents>,
-    ) -> Result<Option<Plan>, Overflow> {
+    fn plan_percent(&self, products: &[SkuId], percent: Bps, min: Option<Cents>) -> Result<Option<Plan>, Overflow> {
         let holding = self.holding(&products.iter().collect());
         let mut eligible = Cents::ZERO;
         let mut reductions = Vec::with_capacity(holding.len());
@@ -540,12 +472,7 @@ impl<'a> Cart<'a> {
         }))
     }
 
-    fn commit(
-        &mut self,
-        rule: &PromotionRule,
-        plan: Plan,
-        outcome: &mut PromotionOutcome,
-    ) -> Result<(), Overflow> {
+    fn commit(&mut self, rule: &PromotionRule, plan: Plan, outcome: &mut PromotionOutcome) -> Result<(), Overflow> {
         for (i, units) in plan.consumed {
             self.free[i] -= units;
         }
@@ -655,17 +582,11 @@ mod tests {
     #[test]
     fn bogo_respects_max_applications_and_buy_get_products() {
         let mut capped = buy_x_get_y(1, 1, 5_000, &[1]);
-        if let Mechanics::Bogo {
-            max_applications, ..
-        } = &mut capped
-        {
+        if let Mechanics::Bogo { max_applications, .. } = &mut capped {
             *max_applications = Some(1);
         }
         let rules = [rule("half", capped)];
-        assert_eq!(
-            reductions(&run(&rules, &[line("a", 1, 1000, 6)])),
-            [(0, 500, "half")]
-        );
+        assert_eq!(reductions(&run(&rules, &[line("a", 1, 1000, 6)])), [(0, 500, "half")]);
         // Buy a coffee machine, get capsules at 50 %: capsules alone earn nothing.
         let mixed = Mechanics::Bogo {
             buy: BuySide {
@@ -731,10 +652,7 @@ mod tests {
         };
         let rules = [rule("ten", products)];
         assert!(run(&rules, &[line("a", 1, 1000, 1)]).reductions.is_empty());
-        assert_eq!(
-            reductions(&run(&rules, &[line("a", 1, 1000, 2)])),
-            [(0, 200, "ten")]
-        );
+        assert_eq!(reductions(&run(&rules, &[line("a", 1, 1000, 2)])), [(0, 200, "ten")]);
         let basket = Mechanics::PercentOff {
             product_ids: None,
             percent_bps: bps(500),
@@ -888,10 +806,7 @@ mod tests {
             text.contains(r#""type":"bogo""#) && text.contains(r#""percentBps":10000"#),
             "{text}"
         );
-        assert_eq!(
-            serde_json::from_str::<PromotionRule>(&text).unwrap(),
-            original
-        );
+        assert_eq!(serde_json::from_str::<PromotionRule>(&text).unwrap(), original);
         let bad = text.replace("10000", "10001");
         assert!(serde_json::from_str::<PromotionRule>(&bad).is_err());
     }
@@ -899,25 +814,22 @@ mod tests {
     fn any_rule() -> impl Strategy<Value = PromotionRule> {
         let articles = prop::collection::vec(0u8..4, 1..3);
         prop_oneof![
-            (1i64..4, 1i64..3, 1i64..=10_000, articles.clone())
-                .prop_map(|(b, g, p, a)| buy_x_get_y(b, g, p, &a)),
-            (prop::collection::vec((0u8..4, 1i64..3), 1..3), 0i64..3_000).prop_map(
-                |(parts, price)| {
-                    let mut seen = HashSet::new();
-                    let components = parts
-                        .into_iter()
-                        .filter(|(a, _)| seen.insert(*a))
-                        .map(|(a, q)| Component {
-                            product_id: sku(a),
-                            quantity: q,
-                        })
-                        .collect();
-                    Mechanics::Bundle {
-                        components,
-                        price_cents: cents(price),
-                    }
+            (1i64..4, 1i64..3, 1i64..=10_000, articles.clone()).prop_map(|(b, g, p, a)| buy_x_get_y(b, g, p, &a)),
+            (prop::collection::vec((0u8..4, 1i64..3), 1..3), 0i64..3_000).prop_map(|(parts, price)| {
+                let mut seen = HashSet::new();
+                let components = parts
+                    .into_iter()
+                    .filter(|(a, _)| seen.insert(*a))
+                    .map(|(a, q)| Component {
+                        product_id: sku(a),
+                        quantity: q,
+                    })
+                    .collect();
+                Mechanics::Bundle {
+                    components,
+                    price_cents: cents(price),
                 }
-            ),
+            }),
             (prop::option::of(articles), 1i64..=10_000, 0i64..5_000).prop_map(|(a, p, m)| {
                 Mechanics::PercentOff {
                     product_ids: a.map(|a| a.iter().map(|x| sku(*x)).collect()),

@@ -1,9 +1,7 @@
 //! A sale as the till submits it, once parsed: every identifier typed, every amount in range.
 
 use crate::canonical::to_canonical_string;
-use crate::ids::{
-    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
-};
+use crate::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use crate::instant::format_utc;
 use crate::money::{Bps, Cents, VatRate};
 use jiff::Timestamp;
@@ -19,12 +17,7 @@ pub enum SaleType {
 }
 
 impl SaleType {
-    pub const ALL: [SaleType; 4] = [
-        SaleType::Sale,
-        SaleType::Rental,
-        SaleType::Repair,
-        SaleType::Return,
-    ];
+    pub const ALL: [SaleType; 4] = [SaleType::Sale, SaleType::Rental, SaleType::Repair, SaleType::Return];
 
     pub fn as_str(self) -> &'static str {
         match self {

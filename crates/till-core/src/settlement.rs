@@ -33,11 +33,7 @@ pub enum SettlementError {
 
 /// The three rules: `amountDue` within `tolerance` of `total`; the applied amounts sum to
 /// `amountDue`; each tender balances (`presented = applied + change + forfeited`).
-pub fn check_settlement(
-    total: Cents,
-    tenders: &TenderSet,
-    tolerance: Cents,
-) -> Result<(), SettlementError> {
+pub fn check_settlement(total: Cents, tenders: &TenderSet, tolerance: Cents) -> Result<(), SettlementError> {
     let gap = tenders
         .amount_due
         .checked_sub(total)
@@ -67,8 +63,7 @@ pub fn check_settlement(
             });
         }
     }
-    let applied = checked_sum(tenders.tenders.iter().map(|t| t.applied))
-        .map_err(|_| SettlementError::Overflow)?;
+    let applied = checked_sum(tenders.tenders.iter().map(|t| t.applied)).map_err(|_| SettlementError::Overflow)?;
     if applied != tenders.amount_due {
         return Err(SettlementError::Applied {
             applied,
@@ -151,11 +146,7 @@ mod tests {
             sequence: 1,
         };
         let error = check_settlement(cents(1840), &unbalanced, Cents::ZERO).unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .starts_with("Tender cash: presented 20.00")
-        );
+        assert!(error.to_string().starts_with("Tender cash: presented 20.00"));
     }
 
     #[test]

@@ -50,8 +50,7 @@ impl Currency {
     pub const DEFAULT: &'static str = "EUR";
 
     pub fn parse(code: &str) -> Option<Currency> {
-        (code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase()))
-            .then(|| Currency(code.to_owned()))
+        (code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())).then(|| Currency(code.to_owned()))
     }
 
     pub fn default_currency() -> Currency {
@@ -73,8 +72,7 @@ pub struct Siret(String);
 
 impl Siret {
     pub fn parse(text: &str) -> Option<Siret> {
-        (text.len() == 14 && text.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| Siret(text.to_owned()))
+        (text.len() == 14 && text.bytes().all(|b| b.is_ascii_digit())).then(|| Siret(text.to_owned()))
     }
 
     pub fn from_trusted(text: String) -> Siret {

@@ -45,18 +45,15 @@ impl Store {
     ) -> Result<(CatalogRecord, bool), StoreError> {
         let sku_id = item.sku_id.clone();
         let summary = self.import_catalog(vec![item], now).await?;
-        let record = self.get_catalog_item(&sku_id).await?.ok_or_else(|| {
-            StoreError::Corrupt("article vanished after it was written".to_owned())
-        })?;
+        let record = self
+            .get_catalog_item(&sku_id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("article vanished after it was written".to_owned()))?;
         Ok((record, summary.created == 1))
     }
 
     /// Creates or replaces every article in one transaction: all or nothing.
-    pub async fn import_catalog(
-        &self,
-        items: Vec<CatalogItem>,
-        now: Timestamp,
-    ) -> Result<ImportSummary, StoreError> {
+    pub async fn import_catalog(&self, items: Vec<CatalogItem>, now: Timestamp) -> Result<ImportSummary, StoreError> {
         self.write(
             PutItems {
                 items,
@@ -67,10 +64,7 @@ impl Store {
         .await
     }
 
-    pub async fn get_catalog_item(
-        &self,
-        sku_id: &SkuId,
-    ) -> Result<Option<CatalogRecord>, StoreError> {
+    pub async fn get_catalog_item(&self, sku_id: &SkuId) -> Result<Option<CatalogRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1",
         )
@@ -81,10 +75,7 @@ impl Store {
     }
 
     /// The articles among `sku_ids` that the authority carries.
-    pub async fn catalog_items(
-        &self,
-        sku_ids: &[&SkuId],
-    ) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
+    pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
         let mut found = HashMap::with_capacity(sku_ids.len());
         for chunk in sku_ids.chunks(IMPORT_CHUNK) {
             let sql = format!(
@@ -104,10 +95,7 @@ impl Store {
     }
 }
 
-fn put_items<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a PutItems,
-) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
+fn put_items<'a>(conn: &'a mut AnyConnection, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
     Box::pin(async move {
         let mut created = 0;
         for chunk in input.items.chunks(IMPORT_CHUNK) {
@@ -175,8 +163,7 @@ fn catalog_from_row(row: &AnyRow) -> Result<CatalogRecord, StoreError> {
         item: CatalogItem {
             sku_id: SkuId::from_trusted(row.try_get("sku_id")?),
             name: row.try_get("name")?,
-            price: Cents::new(price)
-                .ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?,
+            price: Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?,
             vat_rate: VatRate::from_hundredths(vat)
                 .ok_or_else(|| StoreError::Corrupt(format!("VAT rate {vat} out of range")))?,
         },

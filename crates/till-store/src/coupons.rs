@@ -110,12 +110,8 @@ pub(crate) fn coupon_from_row(row: &AnyRow) -> Result<CouponRecord, StoreError> 
     let percent: Option<i64> = row.try_get("percent_bps")?;
     let amount: Option<i64> = row.try_get("amount_cents")?;
     let reward = match (percent, amount) {
-        (Some(bps), None) => {
-            CouponReward::Percent(Bps::new(bps).ok_or_else(|| corrupt("percent"))?)
-        }
-        (None, Some(cents)) => {
-            CouponReward::Amount(Cents::new(cents).ok_or_else(|| corrupt("amount"))?)
-        }
+        (Some(bps), None) => CouponReward::Percent(Bps::new(bps).ok_or_else(|| corrupt("percent"))?),
+        (None, Some(cents)) => CouponReward::Amount(Cents::new(cents).ok_or_else(|| corrupt("amount"))?),
         _ => return Err(corrupt("reward")),
     };
     let min_basket: i64 = row.try_get("min_basket_cents")?;
@@ -124,12 +120,8 @@ pub(crate) fn coupon_from_row(row: &AnyRow) -> Result<CouponRecord, StoreError> 
         coupon: Coupon {
             reward,
             min_basket: Cents::new(min_basket).ok_or_else(|| corrupt("minimum basket"))?,
-            valid_from: row
-                .try_get::<Option<i64>, _>("valid_from")?
-                .map(from_micros),
-            valid_until: row
-                .try_get::<Option<i64>, _>("valid_until")?
-                .map(from_micros),
+            valid_from: row.try_get::<Option<i64>, _>("valid_from")?.map(from_micros),
+            valid_until: row.try_get::<Option<i64>, _>("valid_until")?.map(from_micros),
             max_redemptions: row.try_get("max_redemptions")?,
             active: row.try_get::<i64, _>("active")? != 0,
         },

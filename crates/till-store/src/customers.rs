@@ -16,10 +16,7 @@ pub struct LoyaltyAccount {
 
 impl Store {
     /// `None` for a customer never seen at a sale.
-    pub async fn loyalty_account(
-        &self,
-        customer_id: &CustomerId,
-    ) -> Result<Option<LoyaltyAccount>, StoreError> {
+    pub async fn loyalty_account(&self, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, StoreError> {
         let row = sqlx::query("SELECT points, enrolled_at FROM customers WHERE customer_id = $1")
             .bind(customer_id.as_str())
             .fetch_optional(self.reader())

@@ -27,8 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 
 /// A unit of work: runs inside one transaction, may be run more than once (PostgreSQL retries
 /// it after a lost race), so it must not have effects outside the connection.
-pub(crate) type Work<I, T> =
-    for<'a> fn(&'a mut AnyConnection, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
+pub(crate) type Work<I, T> = for<'a> fn(&'a mut AnyConnection, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
@@ -136,11 +135,7 @@ impl Store {
                     .connect(&url)
                     .await?;
                 let (sender, receiver) = mpsc::channel(options.max_batch.max(1) * 16);
-                tokio::spawn(run_sqlite_writer(
-                    writer,
-                    receiver,
-                    options.max_batch.max(1),
-                ));
+                tokio::spawn(run_sqlite_writer(writer, receiver, options.max_batch.max(1)));
                 (url, readers, Writer::Sqlite(sender))
             }
             Engine::Postgres => {
@@ -194,10 +189,7 @@ impl Store {
                 migrator.run(&mut conn).await.map_err(migrate_error)?;
                 conn.close().await?;
             }
-            Engine::Postgres => migrator
-                .run(&self.inner.readers)
-                .await
-                .map_err(migrate_error)?,
+            Engine::Postgres => migrator.run(&self.inner.readers).await.map_err(migrate_error)?,
         }
         Ok(())
     }
@@ -214,11 +206,7 @@ impl Store {
 
     /// Makes `key` the one that seals new journal entries, after publishing its public half so
     /// that what it signs can always be verified.
-    pub async fn use_fiscal_key(
-        &self,
-        key: Arc<FiscalKey>,
-        now: jiff::Timestamp,
-    ) -> Result<(), StoreError> {
+    pub async fn use_fiscal_key(&self, key: Arc<FiscalKey>, now: jiff::Timestamp) -> Result<(), StoreError> {
         self.publish_fiscal_key(&key, now).await?;
         *self
             .inner
@@ -256,10 +244,7 @@ impl Store {
                     outcome: None,
                     reply,
                 });
-                queue
-                    .send(job)
-                    .await
-                    .map_err(|_| StoreError::WriterStopped)?;
+                queue.send(job).await.map_err(|_| StoreError::WriterStopped)?;
                 answer.await.map_err(|_| StoreError::WriterStopped)?
             }
             Writer::Postgres => self.write_postgres(&input, work).await,
@@ -325,10 +310,7 @@ fn sqlite_url_creating_file(url: &str) -> String {
     }
 }
 
-async fn connect_sqlite_writer(
-    url: &str,
-    synchronous: SqliteSynchronous,
-) -> Result<AnyConnection, StoreError> {
+async fn connect_sqlite_writer(url: &str, synchronous: SqliteSynchronous) -> Result<AnyConnection, StoreError> {
     let mut conn = AnyConnection::connect(url).await?;
     let synchronous = match synchronous {
         SqliteSynchronous::Full => "PRAGMA synchronous = FULL",
@@ -381,11 +363,7 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
     }
 }
 
-async fn run_sqlite_writer(
-    mut conn: AnyConnection,
-    mut queue: mpsc::Receiver<Box<dyn Job>>,
-    max_batch: usize,
-) {
+async fn run_sqlite_writer(mut conn: AnyConnection, mut queue: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
     while queue.recv_many(&mut batch, max_batch).await > 0 {
         let committed = run_batch(&mut conn, &mut batch).await.map_err(Arc::new);
@@ -399,10 +377,7 @@ async fn run_sqlite_writer(
     let _ = conn.close().await;
 }
 
-async fn run_batch(
-    conn: &mut AnyConnection,
-    batch: &mut [Box<dyn Job>],
-) -> Result<(), sqlx::Error> {
+async fn run_batch(conn: &mut AnyConnection, batch: &mut [Box<dyn Job>]) -> Result<(), sqlx::Error> {
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
     for job in batch.iter_mut() {
         let mut savepoint = tx.begin().await?;

@@ -17,8 +17,7 @@ pub enum GrantOperation {
 }
 
 impl GrantOperation {
-    pub const ALL: [GrantOperation; 2] =
-        [GrantOperation::DiscountLine, GrantOperation::DiscountTicket];
+    pub const ALL: [GrantOperation; 2] = [GrantOperation::DiscountLine, GrantOperation::DiscountTicket];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,9 +27,7 @@ impl GrantOperation {
     }
 
     pub fn parse(text: &str) -> Option<GrantOperation> {
-        GrantOperation::ALL
-            .into_iter()
-            .find(|op| op.as_str() == text)
+        GrantOperation::ALL.into_iter().find(|op| op.as_str() == text)
     }
 }
 
@@ -116,25 +113,18 @@ impl Store {
             subject: subject.to_owned(),
             now: to_micros(now),
             limit: i64::from(limit.max(1)),
-            window: i64::try_from(window.as_micros())
-                .unwrap_or(i64::MAX / 4)
-                .max(1),
+            window: i64::try_from(window.as_micros()).unwrap_or(i64::MAX / 4).max(1),
         };
         self.write(input, |c, i| Box::pin(rate_attempt(c, i))).await
     }
 
     /// Stores a new grant and its `issued` audit row.
     pub async fn issue_grant(&self, grant: NewGrant) -> Result<(), StoreError> {
-        self.write(Issue { grant }, |c, i| Box::pin(issue(c, i)))
-            .await
+        self.write(Issue { grant }, |c, i| Box::pin(issue(c, i))).await
     }
 
     /// Appends a line to the audit trail.
-    pub async fn record_elevation_event(
-        &self,
-        event: ElevationEvent,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
+    pub async fn record_elevation_event(&self, event: ElevationEvent, now: Timestamp) -> Result<(), StoreError> {
         self.write(
             Record {
                 event,
@@ -145,10 +135,7 @@ impl Store {
         .await
     }
 
-    pub async fn grant_by_token(
-        &self,
-        token_hash: &[u8],
-    ) -> Result<Option<GrantRecord>, StoreError> {
+    pub async fn grant_by_token(&self, token_hash: &[u8]) -> Result<Option<GrantRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT grant_id, manager_subject, session_id, register_id, operation, expires_at, spent_at \
              FROM elevation_grants WHERE token_hash = $1",
@@ -241,10 +228,7 @@ fn rate_attempt<'a>(
     })
 }
 
-fn issue<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a Issue,
-) -> BoxFuture<'a, Result<(), StoreError>> {
+fn issue<'a>(conn: &'a mut AnyConnection, input: &'a Issue) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
         let grant = &input.grant;
         let issued_at = to_micros(grant.issued_at);
@@ -283,11 +267,7 @@ fn issue<'a>(
     })
 }
 
-pub(crate) async fn insert_event(
-    conn: &mut AnyConnection,
-    event: &ElevationEvent,
-    now: i64,
-) -> Result<(), StoreError> {
+pub(crate) async fn insert_event(conn: &mut AnyConnection, event: &ElevationEvent, now: i64) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO elevation_events (occurred_at, outcome, code, manager_subject, session_id, register_id, \
              cashier_subject, operation, amount_cents, percent_bps, grant_id, transaction_id) \
@@ -330,8 +310,7 @@ pub(crate) async fn spend_grant(
     .await?;
     let Some(row) = spent else {
         return Err(StoreError::Forbidden(
-            "The elevation token was already spent or has expired; ask the manager again."
-                .to_owned(),
+            "The elevation token was already spent or has expired; ask the manager again.".to_owned(),
         ));
     };
     let event = ElevationEvent {

@@ -46,9 +46,7 @@ impl StoreError {
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                StoreError::Unavailable(error)
-            }
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => StoreError::Unavailable(error),
             other => StoreError::Database(other),
         }
     }
@@ -59,10 +57,7 @@ pub(crate) fn is_retryable(error: &sqlx::Error) -> bool {
     let Some(db) = error.as_database_error() else {
         return false;
     };
-    matches!(
-        db.code().as_deref(),
-        Some("40001" | "40P01" | "5" | "6" | "517")
-    )
+    matches!(db.code().as_deref(), Some("40001" | "40P01" | "5" | "6" | "517"))
 }
 
 /// True when `error` is a violation of a unique constraint.

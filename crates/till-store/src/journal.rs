@@ -28,11 +28,7 @@ struct RegisterKey {
 impl Store {
     /// Records the public half of the signing key, so entries it signs can always be verified,
     /// even after a rotation.
-    pub async fn publish_fiscal_key(
-        &self,
-        key: &FiscalKey,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
+    pub async fn publish_fiscal_key(&self, key: &FiscalKey, now: Timestamp) -> Result<(), StoreError> {
         let input = RegisterKey {
             key_id: key.key_id().to_owned(),
             jwk: key.public_jwk().to_string(),
@@ -42,11 +38,9 @@ impl Store {
     }
 
     pub async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT key_id, public_jwk, created_at FROM fiscal_keys ORDER BY created_at, key_id",
-        )
-        .fetch_all(self.reader())
-        .await?;
+        let rows = sqlx::query("SELECT key_id, public_jwk, created_at FROM fiscal_keys ORDER BY created_at, key_id")
+            .fetch_all(self.reader())
+            .await?;
         rows.iter()
             .map(|row| {
                 let jwk: String = row.try_get("public_jwk")?;
@@ -61,11 +55,7 @@ impl Store {
     }
 
     /// The whole chain of `kind` for `register_id`, in sequence order.
-    pub async fn journal(
-        &self,
-        register_id: &str,
-        kind: ChainKind,
-    ) -> Result<Vec<Entry>, StoreError> {
+    pub async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
         let rows = sqlx::query(
             "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
              FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
@@ -79,8 +69,7 @@ impl Store {
                 let kind: String = row.try_get("kind")?;
                 Ok(Entry {
                     register_id: row.try_get("register_id")?,
-                    kind: ChainKind::parse(&kind)
-                        .ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
+                    kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
                     seq: row.try_get("seq")?,
                     payload: row.try_get("payload")?,
                     signature: row.try_get("signature")?,
@@ -104,10 +93,7 @@ impl Store {
     }
 }
 
-fn insert_key<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a RegisterKey,
-) -> BoxFuture<'a, Result<(), StoreError>> {
+fn insert_key<'a>(conn: &'a mut AnyConnection, input: &'a RegisterKey) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
         sqlx::query(
             "INSERT INTO fiscal_keys (key_id, algorithm, public_jwk, created_at) VALUES ($1, $2, $3, $4) \

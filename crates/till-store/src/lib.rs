@@ -11,6 +11,7 @@ pub mod elevation;
 mod error;
 pub mod journal;
 mod migrations;
+pub mod promotions;
 mod reports;
 pub mod sales;
 pub mod sessions;

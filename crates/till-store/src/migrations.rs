@@ -22,6 +22,7 @@ pub(crate) fn sqlite() -> Migrator {
         1 "0001_foundation",
         2 "0002_sales_and_journal",
         3 "0003_elevation",
+        4 "0004_promotions",
     ))
 }
 
@@ -30,5 +31,6 @@ pub(crate) fn postgres() -> Migrator {
         1 "0001_foundation",
         2 "0002_sales_and_journal",
         3 "0003_elevation",
+        4 "0004_promotions",
     ))
 }

@@ -61,8 +61,7 @@ pub(crate) async fn seal_z_report(
     for row in &vat_rows {
         let rate: i64 = row.try_get("vat_rate")?;
         vat.push(VatTotal {
-            rate: VatRate::from_hundredths(rate)
-                .ok_or_else(|| StoreError::Corrupt(format!("VAT rate {rate}")))?,
+            rate: VatRate::from_hundredths(rate).ok_or_else(|| StoreError::Corrupt(format!("VAT rate {rate}")))?,
             total: cents(row.try_get("total")?)?,
             vat: cents(row.try_get("vat")?)?,
         });

@@ -11,9 +11,7 @@ use jiff::Timestamp;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 use std::sync::Arc;
 use till_core::fiscal::{ChainKind, FiscalKey, TicketFields, ticket_payload};
-use till_core::ids::{
-    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
-};
+use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::to_micros;
 use till_core::money::{Cents, VatRate};
 use till_core::pricing::VatTotal;
@@ -49,6 +47,19 @@ pub struct NewSale {
     pub response: String,
     /// The elevation grant this sale spends, if its discounts needed one.
     pub spends_grant: Option<String>,
+    /// Every reduction, in the order pricing applied them.
+    pub adjustments: Vec<Adjustment>,
+}
+
+/// One reduction of a sale and what it took off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adjustment {
+    /// `promotion`, `declared` or `coupon`.
+    pub source: &'static str,
+    pub source_id: String,
+    /// The promotion's name at the time of the sale.
+    pub label: Option<String>,
+    pub amount: Cents,
 }
 
 #[derive(Clone, Debug)]
@@ -72,10 +83,7 @@ pub enum SaleOutcome {
     /// Written and sealed with this ticket sequence.
     Committed { fiscal_seq: i64 },
     /// The transaction id was already used; nothing was written.
-    Existing {
-        fingerprint: String,
-        response: String,
-    },
+    Existing { fingerprint: String, response: String },
 }
 
 struct CommitSale {
@@ -91,10 +99,7 @@ impl Store {
     }
 
     /// The fingerprint and stored answer of a committed transaction.
-    pub async fn find_sale(
-        &self,
-        transaction_id: &TransactionId,
-    ) -> Result<Option<(String, String)>, StoreError> {
+    pub async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError> {
         let row = sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())
             .fetch_optional(self.reader())
@@ -104,10 +109,7 @@ impl Store {
     }
 }
 
-fn commit<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a CommitSale,
-) -> BoxFuture<'a, Result<SaleOutcome, StoreError>> {
+fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'a, Result<SaleOutcome, StoreError>> {
     Box::pin(async move {
         let sale = &input.sale;
         let now = to_micros(sale.emitted_at);
@@ -143,11 +145,10 @@ fn commit<'a>(
         .fetch_optional(&mut *conn)
         .await?;
         if claimed.is_none() {
-            let row =
-                sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
-                    .bind(sale.transaction_id.as_str())
-                    .fetch_one(&mut *conn)
-                    .await?;
+            let row = sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
+                .bind(sale.transaction_id.as_str())
+                .fetch_one(&mut *conn)
+                .await?;
             return Ok(SaleOutcome::Existing {
                 fingerprint: row.try_get("fingerprint")?,
                 response: row.try_get("response")?,
@@ -155,18 +156,11 @@ fn commit<'a>(
         }
 
         // The session may have closed since the request was checked.
-        let session = sqlx::query(
-            "SELECT closed_at, expires_at FROM register_sessions WHERE session_id = $1",
-        )
-        .bind(sale.session_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| {
-            StoreError::Rule(format!(
-                "Register session {} does not exist.",
-                sale.session_id
-            ))
-        })?;
+        let session = sqlx::query("SELECT closed_at, expires_at FROM register_sessions WHERE session_id = $1")
+            .bind(sale.session_id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or_else(|| StoreError::Rule(format!("Register session {} does not exist.", sale.session_id)))?;
         let closed_at: Option<i64> = session.try_get("closed_at")?;
         let expires_at: i64 = session.try_get("expires_at")?;
         if closed_at.is_some() || expires_at <= now {
@@ -179,7 +173,11 @@ fn commit<'a>(
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
         }
+        if let Some(code) = &sale.coupon_code {
+            redeem_coupon(conn, code, now).await?;
+        }
         insert_lines(conn, sale).await?;
+        insert_adjustments(conn, sale).await?;
         insert_tenders(conn, sale).await?;
         insert_vat(conn, sale).await?;
         move_stock(conn, sale, now).await?;
@@ -256,6 +254,46 @@ async fn insert_lines(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), St
     Ok(())
 }
 
+/// Counts one redemption, atomically refusing the one past `maxRedemptions`: concurrent sales
+/// serialize on the coupon's row.
+async fn redeem_coupon(conn: &mut AnyConnection, code: &CouponCode, now: i64) -> Result<(), StoreError> {
+    let redeemed = sqlx::query(
+        "UPDATE coupons SET redemptions = redemptions + 1, updated_at = $2 \
+         WHERE code = $1 AND (max_redemptions IS NULL OR redemptions < max_redemptions) RETURNING redemptions",
+    )
+    .bind(code.as_str())
+    .bind(now)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match redeemed {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Rule(format!(
+            "Coupon {code} has been redeemed as many times as it may be."
+        ))),
+    }
+}
+
+async fn insert_adjustments(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+    for (chunk_no, chunk) in sale.adjustments.chunks(ROWS_PER_INSERT).enumerate() {
+        let sql = format!(
+            "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
+             VALUES {}",
+            rows(chunk.len(), 5, "$1")
+        );
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        for (offset, adjustment) in chunk.iter().enumerate() {
+            query = query
+                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
+                .bind(adjustment.source)
+                .bind(&adjustment.source_id)
+                .bind(adjustment.label.as_deref())
+                .bind(adjustment.amount.get());
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 async fn insert_tenders(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
     for (chunk_no, chunk) in sale.tenders.chunks(ROWS_PER_INSERT).enumerate() {
         let sql = format!(
@@ -310,9 +348,7 @@ async fn move_stock(conn: &mut AnyConnection, sale: &NewSale, now: i64) -> Resul
                  updated_at = excluded.updated_at",
             rows_with(chunk.len(), 2, "$1", "$2")
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql))
-            .bind(sale.store_id.as_str())
-            .bind(now);
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.store_id.as_str()).bind(now);
         for (sku, delta) in chunk {
             query = query.bind(sku.as_str()).bind(*delta);
         }

@@ -94,35 +94,22 @@ struct OpenWithKey {
 }
 
 impl Store {
-    pub async fn open_session(
-        &self,
-        open: OpenSession,
-    ) -> Result<Result<SessionRecord, OpenRefusal>, StoreError> {
+    pub async fn open_session(&self, open: OpenSession) -> Result<Result<SessionRecord, OpenRefusal>, StoreError> {
         let key = self.fiscal_key()?;
-        self.write(OpenWithKey { open, key }, |c, i| {
-            Box::pin(open_session(c, i))
-        })
-        .await
+        self.write(OpenWithKey { open, key }, |c, i| Box::pin(open_session(c, i)))
+            .await
     }
 
-    pub async fn close_session(
-        &self,
-        session_id: SessionId,
-        now: Timestamp,
-    ) -> Result<CloseOutcome, StoreError> {
+    pub async fn close_session(&self, session_id: SessionId, now: Timestamp) -> Result<CloseOutcome, StoreError> {
         let input = CloseSession {
             session_id,
             now: to_micros(now),
             key: self.fiscal_key()?,
         };
-        self.write(input, |c, i| Box::pin(close_session(c, i)))
-            .await
+        self.write(input, |c, i| Box::pin(close_session(c, i))).await
     }
 
-    pub async fn get_session(
-        &self,
-        session_id: &SessionId,
-    ) -> Result<Option<SessionRecord>, StoreError> {
+    pub async fn get_session(&self, session_id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
         let row = sqlx::query(select_session!("session_id = $1"))
             .bind(session_id.as_str())
             .fetch_optional(self.reader())
@@ -132,10 +119,7 @@ impl Store {
 
     /// The session behind a token hash with its cashier, whatever its state; the caller
     /// decides what an expired or closed session may still do.
-    pub async fn session_by_token(
-        &self,
-        token_hash: &[u8],
-    ) -> Result<Option<SessionPrincipal>, StoreError> {
+    pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
         let row = sqlx::query(SELECT_PRINCIPAL)
             .bind(token_hash.to_vec())
             .fetch_optional(self.reader())
@@ -174,20 +158,16 @@ fn open_session<'a>(
             Some(row) => {
                 let home: String = row.try_get("store_id")?;
                 if home != open.store_id.as_str() {
-                    return Ok(Err(OpenRefusal::RegisterInOtherStore(
-                        StoreId::from_trusted(home),
-                    )));
+                    return Ok(Err(OpenRefusal::RegisterInOtherStore(StoreId::from_trusted(home))));
                 }
             }
             None => {
-                sqlx::query(
-                    "INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)",
-                )
-                .bind(open.register_id.as_str())
-                .bind(open.store_id.as_str())
-                .bind(now)
-                .execute(&mut *conn)
-                .await?;
+                sqlx::query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)")
+                    .bind(open.register_id.as_str())
+                    .bind(open.store_id.as_str())
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
             }
         }
         let current = sqlx::query(
@@ -249,8 +229,7 @@ fn close_session<'a>(
     input: &'a CloseSession,
 ) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
     Box::pin(async move {
-        let closed_now =
-            close_session_row(&mut *conn, &input.session_id, input.now, &input.key).await?;
+        let closed_now = close_session_row(&mut *conn, &input.session_id, input.now, &input.key).await?;
         let row = sqlx::query(select_session!("session_id = $1"))
             .bind(input.session_id.as_str())
             .fetch_optional(&mut *conn)
@@ -280,8 +259,7 @@ async fn close_session_row(
         return Ok(false);
     };
     let session = session_from_row(&row)?;
-    let (report, closure_seq) =
-        crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
+    let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
     sqlx::query(
         "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4 \
          WHERE session_id = $1 AND closed_at IS NULL",
@@ -303,8 +281,7 @@ fn session_from_row(row: &AnyRow) -> Result<SessionRecord, StoreError> {
         store_id: StoreId::from_trusted(row.try_get("store_id")?),
         register_id: RegisterId::from_trusted(row.try_get("register_id")?),
         cashier_subject: Subject::from_trusted(row.try_get("cashier_subject")?),
-        opening_float: Cents::new(float)
-            .ok_or_else(|| StoreError::Corrupt(format!("float {float}")))?,
+        opening_float: Cents::new(float).ok_or_else(|| StoreError::Corrupt(format!("float {float}")))?,
         opened_at: from_micros(row.try_get("opened_at")?),
         expires_at: from_micros(row.try_get("expires_at")?),
         closed_at: row.try_get::<Option<i64>, _>("closed_at")?.map(from_micros),

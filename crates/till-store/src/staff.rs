@@ -59,11 +59,7 @@ struct ClearPin {
 
 impl Store {
     /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
-    pub async fn put_staff(
-        &self,
-        put: PutStaff,
-        now: Timestamp,
-    ) -> Result<(StaffRecord, bool), StoreError> {
+    pub async fn put_staff(&self, put: PutStaff, now: Timestamp) -> Result<(StaffRecord, bool), StoreError> {
         self.write(
             PutStaffAt {
                 put,
@@ -102,11 +98,7 @@ impl Store {
     }
 
     /// A correct PIN: the count starts again from zero and any lock is lifted.
-    pub async fn clear_pin_failures(
-        &self,
-        subject: &str,
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
+    pub async fn clear_pin_failures(&self, subject: &str, now: Timestamp) -> Result<(), StoreError> {
         let input = ClearPin {
             subject: subject.to_owned(),
             now: to_micros(now),
@@ -133,9 +125,7 @@ fn put_staff<'a>(
             (Some(hash), _) => hash.clone(),
             (None, Some(row)) => row.try_get("pin_hash")?,
             (None, None) => {
-                return Err(StoreError::Rule(
-                    "a new staff member needs a PIN".to_owned(),
-                ));
+                return Err(StoreError::Rule("a new staff member needs a PIN".to_owned()));
             }
         };
         let limit = put.member.discount_limit;
@@ -186,15 +176,12 @@ fn reserve_pin<'a>(
         .fetch_optional(&mut *conn)
         .await?;
         let Some(row) = row else {
-            let locked: Option<i64> =
-                sqlx::query("SELECT locked_until FROM pin_guards WHERE subject = $1")
-                    .bind(&input.subject)
-                    .fetch_one(&mut *conn)
-                    .await?
-                    .try_get("locked_until")?;
-            return Ok(PinAttempt::LockedUntil(from_micros(
-                locked.unwrap_or(input.now),
-            )));
+            let locked: Option<i64> = sqlx::query("SELECT locked_until FROM pin_guards WHERE subject = $1")
+                .bind(&input.subject)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get("locked_until")?;
+            return Ok(PinAttempt::LockedUntil(from_micros(locked.unwrap_or(input.now))));
         };
         let attempts: i64 = row.try_get("attempts")?;
         if attempts >= input.max_failures {
@@ -216,10 +203,7 @@ fn reserve_pin<'a>(
     })
 }
 
-fn clear_pin<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a ClearPin,
-) -> BoxFuture<'a, Result<(), StoreError>> {
+fn clear_pin<'a>(conn: &'a mut AnyConnection, input: &'a ClearPin) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
         sqlx::query("UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $2 WHERE subject = $1")
             .bind(&input.subject)
@@ -232,17 +216,14 @@ fn clear_pin<'a>(
 
 pub(crate) fn staff_from_row(row: &AnyRow) -> Result<StaffRecord, StoreError> {
     let role: String = row.try_get("role")?;
-    let role =
-        Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("unknown role {role}")))?;
+    let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("unknown role {role}")))?;
     let permissions: String = row.try_get("permissions")?;
     let limit_bps: Option<i64> = row.try_get("discount_limit_bps")?;
     let limit_cents: Option<i64> = row.try_get("discount_limit_cents")?;
     let discount_limit = match (limit_bps, limit_cents) {
         (Some(bps), Some(cents)) => Some(DiscountLimit {
-            percent: Bps::new(bps)
-                .ok_or_else(|| StoreError::Corrupt(format!("limit {bps} bps")))?,
-            amount: Cents::new(cents)
-                .ok_or_else(|| StoreError::Corrupt(format!("limit {cents} cents")))?,
+            percent: Bps::new(bps).ok_or_else(|| StoreError::Corrupt(format!("limit {bps} bps")))?,
+            amount: Cents::new(cents).ok_or_else(|| StoreError::Corrupt(format!("limit {cents} cents")))?,
         }),
         _ => None,
     };

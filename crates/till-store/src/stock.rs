@@ -43,18 +43,12 @@ impl Store {
     }
 
     /// `None` when no quantity was ever recorded for the pair.
-    pub async fn get_stock(
-        &self,
-        store_id: &StoreId,
-        sku_id: &SkuId,
-    ) -> Result<Option<StockLevel>, StoreError> {
-        let row = sqlx::query(
-            "SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2",
-        )
-        .bind(store_id.as_str())
-        .bind(sku_id.as_str())
-        .fetch_optional(self.reader())
-        .await?;
+    pub async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError> {
+        let row = sqlx::query("SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2")
+            .bind(store_id.as_str())
+            .bind(sku_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
         row.map(|row| {
             Ok(StockLevel {
                 store_id: store_id.clone(),
@@ -67,10 +61,7 @@ impl Store {
     }
 }
 
-fn put_stock<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a PutStock,
-) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
+fn put_stock<'a>(conn: &'a mut AnyConnection, input: &'a PutStock) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
     Box::pin(async move {
         let store = sqlx::query("SELECT 1 FROM stores WHERE store_id = $1")
             .bind(input.store_id.as_str())

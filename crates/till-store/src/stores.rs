@@ -59,10 +59,7 @@ impl Store {
     }
 }
 
-pub(crate) async fn store_in_network<'e, E>(
-    executor: E,
-    store_id: &str,
-) -> Result<Option<bool>, StoreError>
+pub(crate) async fn store_in_network<'e, E>(executor: E, store_id: &str) -> Result<Option<bool>, StoreError>
 where
     E: sqlx::Executor<'e, Database = sqlx::Any>,
 {
@@ -78,7 +75,8 @@ where
     Ok((stores > 0).then_some(known > 0))
 }
 
-const SELECT_STORE: &str = "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores WHERE store_id = $1";
+const SELECT_STORE: &str =
+    "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores WHERE store_id = $1";
 
 fn put_store<'a>(
     conn: &'a mut AnyConnection,
@@ -117,9 +115,7 @@ fn store_from_row(row: &AnyRow) -> Result<StoreRecord, StoreError> {
             name: row.try_get("name")?,
             timezone: Timezone::from_trusted(row.try_get("timezone")?),
             currency: Currency::from_trusted(row.try_get("currency")?),
-            siret: row
-                .try_get::<Option<String>, _>("siret")?
-                .map(Siret::from_trusted),
+            siret: row.try_get::<Option<String>, _>("siret")?.map(Siret::from_trusted),
         },
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),

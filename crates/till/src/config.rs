@@ -42,6 +42,9 @@ pub struct Config {
     pub elevation_rate_window_seconds: u64,
     /// A manager whose grants were last written longer ago is refused with GRANTS_STALE.
     pub grants_max_age_seconds: u64,
+    /// How long a node trusts its cached promotion rules before checking for writes made on
+    /// other nodes: the most a rule written elsewhere takes to apply here.
+    pub promotion_cache_seconds: u64,
     pub pin_max_failures: u32,
     pub pin_lockout_seconds: u64,
     /// Lifetime of a register session and its token.
@@ -81,6 +84,7 @@ impl Default for Config {
             elevation_rate_limit: 10,
             elevation_rate_window_seconds: 60,
             grants_max_age_seconds: 30 * 24 * 3600,
+            promotion_cache_seconds: 1,
             pin_max_failures: 5,
             pin_lockout_seconds: 900,
             session_ttl_seconds: 16 * 3600,
@@ -157,6 +161,7 @@ impl Config {
             elevation_enabled: self.elevation_enabled,
             elevation_rate_limit: self.elevation_rate_limit.max(1),
             elevation_rate_window: Duration::from_secs(self.elevation_rate_window_seconds.max(1)),
+            promotion_cache_ttl: Duration::from_secs(self.promotion_cache_seconds),
             grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
         }
     }
@@ -207,9 +212,7 @@ mod text {
         Scalar::deserialize(deserializer).map(Scalar::into_string)
     }
 
-    pub fn optional<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<String>, D::Error> {
+    pub fn optional<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
         Option::<Scalar>::deserialize(deserializer).map(|value| value.map(Scalar::into_string))
     }
 }
@@ -236,10 +239,7 @@ mod tests {
             };
             let config = Config::load(None, &flags).expect("loads");
             assert_eq!(config.listen, "127.0.0.1:1", "a flag beats the file");
-            assert_eq!(
-                config.jwt_audience, "from-env",
-                "the environment beats the file"
-            );
+            assert_eq!(config.jwt_audience, "from-env", "the environment beats the file");
             assert_eq!(config.pin_max_failures, 3, "the file beats the default");
             assert_eq!(config.jwt_issuer, "till-dev", "defaults fill the rest");
             assert_eq!(config.jwt_secret.as_deref(), Some("123456"));

@@ -64,13 +64,7 @@ pub const ARTICLES: &[(&str, i64, i64)] = &[
 pub fn sku_id(name: &str) -> SkuId {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(name.as_bytes());
-    SkuId::parse(
-        &digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>(),
-    )
-    .expect("hex of a digest")
+    SkuId::parse(&digest.iter().map(|b| format!("{b:02x}")).collect::<String>()).expect("hex of a digest")
 }
 
 /// A `curl` command for a first sale on the demo till, as the README shows it.
@@ -138,9 +132,7 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
         .collect::<Vec<_>>();
     store.import_catalog(items.clone(), now).await?;
     for item in &items {
-        store
-            .put_stock(store_id.clone(), item.sku_id.clone(), 40, now)
-            .await?;
+        store.put_stock(store_id.clone(), item.sku_id.clone(), 40, now).await?;
     }
     let people = [
         (

@@ -74,34 +74,26 @@ async fn main() -> anyhow::Result<()> {
         ..Overrides::default()
     };
     match &cli.command {
-        Command::Serve {
-            listen, log_format, ..
-        } => {
+        Command::Serve { listen, log_format, .. } => {
             overrides.listen = listen.clone();
             overrides.log_format = log_format.clone();
         }
         Command::Demo { listen } => overrides.listen = listen.clone(),
         Command::Migrate | Command::Token { .. } => {}
     }
-    let config =
-        Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
+    let config = Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
     init_logging(&config);
     match cli.command {
         Command::Serve { demo, .. } => serve(config, demo).await,
         Command::Demo { .. } => serve(config, true).await,
         Command::Migrate => {
             server::prepare(&config, Arc::new(SystemClock)).await?;
-            println!(
-                "database at {} is up to date",
-                server::redact(&config.database_url())
-            );
+            println!("database at {} is up to date", server::redact(&config.database_url()));
             Ok(())
         }
         Command::Token { sub, scope, ttl } => {
             let Some(secret) = config.jwt_secret.clone() else {
-                bail!(
-                    "TILL_JWT_SECRET is not set; `till token` signs with it (the demo prints its own token)"
-                );
+                bail!("TILL_JWT_SECRET is not set; `till token` signs with it (the demo prints its own token)");
             };
             let jwt = token::mint(
                 &secret,
@@ -129,9 +121,7 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, database = state.store().engine().as_str(), "till is serving");
     if demo {
-        let session = demo::seed(&state)
-            .await
-            .context("cannot load the demo data")?;
+        let session = demo::seed(&state).await.context("cannot load the demo data")?;
         print_demo(&config, &addr.to_string(), &session);
     }
     server::serve(listener, state, shutdown_signal()).await?;

@@ -17,20 +17,13 @@ use tokio::task::JoinHandle;
 pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
     let url = config.database_url();
     if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir).with_context(|| {
-            format!(
-                "cannot create the data directory {}",
-                config.data_dir.display()
-            )
-        })?;
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
     }
     let store = Store::connect(&url, &config.store_options())
         .await
         .with_context(|| format!("cannot open the database at {}", redact(&url)))?;
-    store
-        .migrate()
-        .await
-        .context("cannot migrate the database")?;
+    store.migrate().await.context("cannot migrate the database")?;
     let key = load_fiscal_key(config)?;
     tracing::info!(key_id = key.key_id(), "fiscal journal key ready");
     store
@@ -56,13 +49,11 @@ pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
         None => (config.data_dir.join("fiscal-key.pem"), true),
     };
     match std::fs::read_to_string(&path) {
-        Ok(pem) => FiscalKey::from_pkcs8_pem(&pem)
-            .with_context(|| format!("{} is not a P-256 key", path.display())),
+        Ok(pem) => FiscalKey::from_pkcs8_pem(&pem).with_context(|| format!("{} is not a P-256 key", path.display())),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && generate => {
             let key = loop {
                 let mut secret = [0u8; 32];
-                getrandom::fill(&mut secret)
-                    .map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
+                getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
                 // Almost every 32-byte string is a valid scalar; draw again if not.
                 if let Ok(key) = FiscalKey::from_secret_bytes(&secret) {
                     break key;
@@ -73,9 +64,7 @@ pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
             tracing::info!(path = %path.display(), "generated a fiscal signing key");
             Ok(key)
         }
-        Err(error) => {
-            Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display()))
-        }
+        Err(error) => Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display())),
     }
 }
 

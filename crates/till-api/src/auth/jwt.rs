@@ -143,27 +143,22 @@ impl JwtVerifier {
         validation.set_audience(&[&self.settings.audience]);
         validation.validate_nbf = true;
         validation.leeway = self.settings.leeway.as_secs();
-        let data =
-            decode::<Claims>(token, &key, &validation).map_err(|error| match error.kind() {
-                ErrorKind::ExpiredSignature => TokenError::Expired,
-                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
-                ErrorKind::InvalidIssuer => TokenError::Issuer,
-                ErrorKind::InvalidAudience => TokenError::Audience,
-                ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
-                ErrorKind::InvalidSignature => TokenError::Signature,
-                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-                    TokenError::Algorithm
-                }
-                _ => TokenError::Malformed,
-            })?;
+        let data = decode::<Claims>(token, &key, &validation).map_err(|error| match error.kind() {
+            ErrorKind::ExpiredSignature => TokenError::Expired,
+            ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+            ErrorKind::InvalidIssuer => TokenError::Issuer,
+            ErrorKind::InvalidAudience => TokenError::Audience,
+            ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
+            ErrorKind::InvalidSignature => TokenError::Signature,
+            ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => TokenError::Algorithm,
+            _ => TokenError::Malformed,
+        })?;
         let claims = data.claims;
         if till_core::ids::check_text(&claims.sub).is_err() {
             return Err(TokenError::Malformed);
         }
         let scope_words: Vec<String> = match claims.scope {
-            Some(serde_json::Value::String(words)) => {
-                words.split_whitespace().map(str::to_owned).collect()
-            }
+            Some(serde_json::Value::String(words)) => words.split_whitespace().map(str::to_owned).collect(),
             Some(serde_json::Value::Array(items)) => items
                 .into_iter()
                 .filter_map(|item| item.as_str().map(str::to_owned))
@@ -195,10 +190,7 @@ impl JwtVerifier {
     }
 
     fn cached_key(&self, kid: &str, alg: Algorithm) -> Result<Option<DecodingKey>, TokenError> {
-        let keys = self
-            .keys
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let keys = self.keys.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         match keys.keys.get(kid) {
             Some((_, Some(declared))) if *declared != alg => Err(TokenError::Algorithm),
             Some((key, _)) => Ok(Some(key.clone())),
@@ -212,10 +204,7 @@ impl JwtVerifier {
         };
         let _single_flight = self.refresh.lock().await;
         let recently = {
-            let keys = self
-                .keys
-                .read()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let keys = self.keys.read().unwrap_or_else(|poisoned| poisoned.into_inner());
             keys.read_at
                 .is_some_and(|at| at.elapsed() < self.settings.jwks_min_refresh)
         };
@@ -227,12 +216,7 @@ impl JwtVerifier {
                 .await
                 .map_err(|error| format!("cannot read {}: {error}", path.display()))?,
             JwksSource::Url(url) => {
-                let response = self
-                    .http
-                    .get(url)
-                    .send()
-                    .await
-                    .map_err(|error| error.to_string())?;
+                let response = self.http.get(url).send().await.map_err(|error| error.to_string())?;
                 response
                     .error_for_status()
                     .map_err(|e| e.to_string())?
@@ -241,8 +225,7 @@ impl JwtVerifier {
                     .map_err(|e| e.to_string())?
             }
         };
-        let set: JwkSet =
-            serde_json::from_str(&text).map_err(|error| format!("not a JWK set: {error}"))?;
+        let set: JwkSet = serde_json::from_str(&text).map_err(|error| format!("not a JWK set: {error}"))?;
         let mut keys = HashMap::new();
         for jwk in &set.keys {
             let Some(kid) = jwk.common.key_id.clone() else {
@@ -251,17 +234,11 @@ impl JwtVerifier {
             let Ok(key) = DecodingKey::from_jwk(jwk) else {
                 continue;
             };
-            let alg = jwk
-                .common
-                .key_algorithm
-                .and_then(|a| Algorithm::try_from(a).ok());
+            let alg = jwk.common.key_algorithm.and_then(|a| Algorithm::try_from(a).ok());
             keys.insert(kid, (key, alg));
         }
         let count = keys.len();
-        let mut cache = self
-            .keys
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut cache = self.keys.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         *cache = KeySet {
             keys,
             read_at: Some(Instant::now()),

@@ -73,22 +73,18 @@ fn unauthorized(reason: impl Into<String>) -> ApiError {
 impl FromRequestParts<AppState> for Principal {
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let header = parts.headers.get(AUTHORIZATION).ok_or_else(|| {
-            unauthorized("A bearer token is required (Authorization: Bearer <token>).")
-        })?;
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let header = parts
+            .headers
+            .get(AUTHORIZATION)
+            .ok_or_else(|| unauthorized("A bearer token is required (Authorization: Bearer <token>)."))?;
         let value = header
             .to_str()
             .map_err(|_| unauthorized("The Authorization header is not readable text."))?;
         let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
         let token = token.trim();
         if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-            return Err(unauthorized(
-                "The Authorization header must be: Bearer <token>.",
-            ));
+            return Err(unauthorized("The Authorization header must be: Bearer <token>."));
         }
         if token.starts_with(secret::ELEVATION_TOKEN_PREFIX) {
             return Err(unauthorized(
@@ -99,10 +95,12 @@ impl FromRequestParts<AppState> for Principal {
         if token.starts_with(secret::SESSION_TOKEN_PREFIX) {
             return session_principal(state, token).await;
         }
-        let verified =
-            state.auth().jwt().verify(token).await.map_err(|error| {
-                unauthorized(format!("The bearer token is not valid: {error}."))
-            })?;
+        let verified = state
+            .auth()
+            .jwt()
+            .verify(token)
+            .await
+            .map_err(|error| unauthorized(format!("The bearer token is not valid: {error}.")))?;
         Ok(Principal {
             subject: Subject::from_trusted(verified.subject),
             grants: verified.grants,
@@ -116,17 +114,12 @@ async fn session_principal(state: &AppState, token: &str) -> Result<Principal, A
     if !secret::is_token_shaped(token, secret::SESSION_TOKEN_PREFIX) {
         return Err(unknown());
     }
-    let found = state
-        .store()
-        .session_by_token(&secret::token_hash(token))
-        .await?;
+    let found = state.store().session_by_token(&secret::token_hash(token)).await?;
     let session = found.ok_or_else(unknown)?;
     // A closed session's token still authenticates until it expires, so that a till can replay
     // a sale it sent just before the close; booking new sales on it is refused by finalize.
     if state.now() >= session.session.expires_at {
-        return Err(unauthorized(
-            "The register session has expired; open a new one.",
-        ));
+        return Err(unauthorized("The register session has expired; open a new one."));
     }
     Ok(Principal {
         subject: session.cashier.subject.clone(),
@@ -144,10 +137,7 @@ pub struct Authorized<O: Op> {
 impl<O: Op> FromRequestParts<AppState> for Authorized<O> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let principal = Principal::from_request_parts(parts, state).await?;
         let needed = O::SPEC.scopes;
         if !needed.is_empty() && !principal.grants.contains_any(needed) {

@@ -134,9 +134,7 @@ async fn put_item(
 ) -> Result<Written<CatalogItemView>, ApiError> {
     let id = sku_id(&raw_id)?;
     let problems = Problems::new();
-    let item = problems
-        .root(&body)
-        .and_then(|root| item_fields(&root, Some(id)));
+    let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
     let item = problems.finish(|| item)?;
     let (record, created) = state.store().put_catalog_item(item, state.now()).await?;
     Ok(Written::new(created, record.into()))
@@ -178,11 +176,7 @@ async fn import(
     let problems = Problems::new();
     let items = problems.root(&body).and_then(|root| {
         root.required("skus", |field| {
-            if field
-                .value()
-                .as_array()
-                .is_some_and(|items| items.len() > MAX_IMPORT)
-            {
+            if field.value().as_array().is_some_and(|items| items.len() > MAX_IMPORT) {
                 return field.fail(format!("must hold at most {MAX_IMPORT} articles"));
             }
             let mut seen = HashSet::new();
@@ -190,9 +184,7 @@ async fn import(
                 let obj = entry.object()?;
                 let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
                 let id = match id {
-                    Some(id) if !seen.insert(id.clone()) => {
-                        obj.fail("skuId", "appears more than once in the import")
-                    }
+                    Some(id) if !seen.insert(id.clone()) => obj.fail("skuId", "appears more than once in the import"),
                     other => other,
                 };
                 item_fields(&obj, id)

@@ -35,15 +35,12 @@ async fn get_loyalty(
     State(state): State<AppState>,
     PathParams(raw_id): PathParams<String>,
 ) -> Result<Json<LoyaltyView>, ApiError> {
-    let customer = CustomerId::parse(&raw_id)
-        .map_err(|error| ApiError::field("customerId", error.to_string()))?;
+    let customer = CustomerId::parse(&raw_id).map_err(|error| ApiError::field("customerId", error.to_string()))?;
     let account = state
         .store()
         .loyalty_account(&customer)
         .await?
-        .ok_or_else(|| {
-            ApiError::NotFound("Customer not found: no sale has named them yet.".into())
-        })?;
+        .ok_or_else(|| ApiError::NotFound("Customer not found: no sale has named them yet.".into()))?;
     Ok(Json(LoyaltyView {
         customer_id: account.customer_id.into_string(),
         points: account.points,

@@ -83,10 +83,7 @@ struct GrantRequest {
 
 fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
     let problems = Problems::new();
-    let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL
-        .iter()
-        .map(|o| (o.as_str(), *o))
-        .collect();
+    let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
     let request = problems.root(body).and_then(|root| {
         let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
         let pin = root.required("pin", |f| f.string().map(str::to_owned));
@@ -95,10 +92,7 @@ fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
         let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
         let (amount, percent) = (amount?, percent?);
         if amount.is_none() && percent.is_none() {
-            return root.fail(
-                "amountCents",
-                "or percentBps is required: the size of the reduction",
-            );
+            return root.fail("amountCents", "or percentBps is required: the size of the reduction");
         }
         Some(GrantRequest {
             manager: manager?,
@@ -113,8 +107,7 @@ fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
 
 /// Whether a reduction of the given size fits `limit`; a dimension not given is not checked.
 fn within(limit: DiscountLimit, amount: Option<i64>, percent: Option<i64>) -> bool {
-    amount.is_none_or(|a| a <= limit.amount.get())
-        && percent.is_none_or(|p| p.min(10_000) <= limit.percent.get())
+    amount.is_none_or(|a| a <= limit.amount.get()) && percent.is_none_or(|p| p.min(10_000) <= limit.percent.get())
 }
 
 fn channel(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
@@ -171,12 +164,7 @@ async fn request_grant(
     let manager = request.manager.as_str();
 
     if let RateDecision::LimitedUntil(until) = store
-        .count_elevation_attempt(
-            manager,
-            now,
-            config.elevation_rate_limit,
-            config.elevation_rate_window,
-        )
+        .count_elevation_attempt(manager, now, config.elevation_rate_limit, config.elevation_rate_window)
         .await?
     {
         let retry_after = seconds_until(until, now);
@@ -184,9 +172,7 @@ async fn request_grant(
         return Err(ApiError::Channel {
             status: StatusCode::TOO_MANY_REQUESTS,
             code: "RATE_LIMITED",
-            message: format!(
-                "Too many approval requests for this manager; try again in {retry_after} seconds."
-            ),
+            message: format!("Too many approval requests for this manager; try again in {retry_after} seconds."),
             retry_after: Some(retry_after),
         });
     }
@@ -201,9 +187,7 @@ async fn request_grant(
             return Err(ApiError::Channel {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 code: "LOCKED_OUT",
-                message: format!(
-                    "Too many wrong PINs for this manager; try again in {retry_after} seconds."
-                ),
+                message: format!("Too many wrong PINs for this manager; try again in {retry_after} seconds."),
                 retry_after: Some(retry_after),
             });
         }
@@ -241,11 +225,7 @@ async fn request_grant(
     }
     let grants = staff.member.grants();
     if !grants.contains(Grant::PriceOverride)
-        || !within(
-            staff.member.effective_limit(),
-            request.amount,
-            request.percent,
-        )
+        || !within(staff.member.effective_limit(), request.amount, request.percent)
     {
         audit.record("refused", Some("MISSING_AUTHORITY")).await;
         return Err(channel(
@@ -275,9 +255,7 @@ async fn request_grant(
     }
 
     let token = new_token(ELEVATION_TOKEN_PREFIX);
-    let expires_at = now
-        .checked_add(config.elevation_ttl)
-        .map_err(ApiError::internal)?;
+    let expires_at = now.checked_add(config.elevation_ttl).map_err(ApiError::internal)?;
     let grant = NewGrant {
         grant_id: new_id("grt"),
         token_hash: token_hash(&token),
@@ -326,12 +304,7 @@ impl Audit<'_> {
             percent_bps: self.request.percent,
             ..ElevationEvent::default()
         };
-        if let Err(error) = self
-            .state
-            .store()
-            .record_elevation_event(event, self.now)
-            .await
-        {
+        if let Err(error) = self.state.store().record_elevation_event(event, self.now).await {
             tracing::error!(%error, "could not record an elevation event");
         }
     }
@@ -397,11 +370,7 @@ async fn events(
     let limit = query.limit.unwrap_or(100).clamp(1, 1_000);
     let events = state
         .store()
-        .elevation_events(
-            query.manager_subject.as_deref(),
-            query.register_id.as_deref(),
-            limit,
-        )
+        .elevation_events(query.manager_subject.as_deref(), query.register_id.as_deref(), limit)
         .await?;
     Ok(Json(EventList {
         events: events

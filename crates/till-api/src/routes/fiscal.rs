@@ -17,9 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(keys))
-        .routes(routes!(verify))
+    OpenApiRouter::new().routes(routes!(keys)).routes(routes!(verify))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -77,16 +75,9 @@ async fn verify(
     State(state): State<AppState>,
     PathParams(raw_id): PathParams<String>,
 ) -> Result<Json<Verification>, ApiError> {
-    let register = RegisterId::parse(&raw_id)
-        .map_err(|error| ApiError::field("registerId", error.to_string()))?;
-    if !state
-        .store()
-        .register_has_journal(register.as_str())
-        .await?
-    {
-        return Err(ApiError::NotFound(
-            "This register has no fiscal journal.".into(),
-        ));
+    let register = RegisterId::parse(&raw_id).map_err(|error| ApiError::field("registerId", error.to_string()))?;
+    if !state.store().register_has_journal(register.as_str()).await? {
+        return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
     }
     let keys: HashMap<String, Value> = state
         .store()

@@ -60,10 +60,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
 #[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    (
-        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics().render(),
-    )
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics().render())
 }
 
 /// This OpenAPI 3.1 document.
@@ -73,8 +70,5 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 #[utoipa::path(get, path = "/v1/openapi.json", operation_id = "getOpenApiDocument", tag = "operations",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
 async fn openapi_json() -> impl IntoResponse {
-    (
-        [(CONTENT_TYPE, "application/json")],
-        crate::openapi::document_json(),
-    )
+    ([(CONTENT_TYPE, "application/json")], crate::openapi::document_json())
 }

@@ -7,6 +7,7 @@ pub mod customers;
 pub mod elevation;
 pub mod fiscal;
 pub mod health;
+pub mod promotions;
 pub mod sales;
 pub mod sessions;
 pub mod staff;
@@ -30,6 +31,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(staff::router())
         .merge(customers::router())
         .merge(coupons::router())
+        .merge(promotions::router())
         .merge(sessions::router())
         .merge(checkout::router())
         .merge(elevation::router())

@@ -29,8 +29,7 @@ async fn get_sale(
     State(state): State<AppState>,
     PathParams(raw_id): PathParams<String>,
 ) -> Result<Response, ApiError> {
-    let id = TransactionId::parse(&raw_id)
-        .map_err(|error| ApiError::field("transactionId", error.to_string()))?;
+    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
     let (_, body) = state
         .store()
         .find_sale(&id)

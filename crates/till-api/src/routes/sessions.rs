@@ -155,10 +155,7 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
 
 /// Seconds until `until`, rounded up, at least 1: an honest `Retry-After`.
 pub(crate) fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
-    let micros = until
-        .as_microsecond()
-        .saturating_sub(now.as_microsecond())
-        .max(0) as u64;
+    let micros = until.as_microsecond().saturating_sub(now.as_microsecond()).max(0) as u64;
     micros.div_ceil(1_000_000).max(1)
 }
 
@@ -197,9 +194,7 @@ async fn open_session(
         return Err(ApiError::Channel {
             status: StatusCode::TOO_MANY_REQUESTS,
             code: "LOCKED_OUT",
-            message: format!(
-                "Too many wrong PINs for this person; try again in {retry_after} seconds."
-            ),
+            message: format!("Too many wrong PINs for this person; try again in {retry_after} seconds."),
             retry_after: Some(retry_after),
         });
     }
@@ -212,26 +207,17 @@ async fn open_session(
     let staff = match staff {
         Some(staff) if matched => staff,
         _ => {
-            return Err(ApiError::Unauthorized(
-                "Unknown cashier or wrong PIN.".into(),
-            ));
+            return Err(ApiError::Unauthorized("Unknown cashier or wrong PIN.".into()));
         }
     };
-    store
-        .clear_pin_failures(request.cashier.as_str(), state.now())
-        .await?;
+    store.clear_pin_failures(request.cashier.as_str(), state.now()).await?;
     let grants = staff.member.grants();
     if !grants.contains(Grant::SalesFinalize) {
-        return Err(ApiError::Forbidden(format!(
-            "{} may not work a till.",
-            staff.subject
-        )));
+        return Err(ApiError::Forbidden(format!("{} may not work a till.", staff.subject)));
     }
     let token = new_token(SESSION_TOKEN_PREFIX);
     let now = state.now();
-    let expires_at = now
-        .checked_add(config.session_ttl)
-        .map_err(ApiError::internal)?;
+    let expires_at = now.checked_add(config.session_ttl).map_err(ApiError::internal)?;
     let opened = store
         .open_session(OpenSession {
             session_id: SessionId::from_trusted(new_id("ses")),
@@ -309,8 +295,8 @@ async fn close_session(
     let record = match state.store().close_session(id, state.now()).await? {
         CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
     };
-    let report = record.z_report.ok_or_else(|| {
-        ApiError::internal(std::io::Error::other("closed session without a Z report"))
-    })?;
+    let report = record
+        .z_report
+        .ok_or_else(|| ApiError::internal(std::io::Error::other("closed session without a Z report")))?;
     Ok(Json(report))
 }

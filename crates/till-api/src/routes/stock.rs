@@ -54,14 +54,11 @@ async fn put_stock(
 ) -> Result<Json<StockView>, ApiError> {
     let (store, sku) = (store_id(&raw_store)?, sku_id(&raw_sku)?);
     let problems = Problems::new();
-    let on_hand = problems.root(&body).and_then(|root| {
-        root.required("onHand", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER))
-    });
+    let on_hand = problems
+        .root(&body)
+        .and_then(|root| root.required("onHand", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)));
     let on_hand = problems.finish(|| on_hand)?;
-    let level = state
-        .store()
-        .put_stock(store, sku, on_hand, state.now())
-        .await?;
+    let level = state.store().put_stock(store, sku, on_hand, state.now()).await?;
     Ok(Json(StockView {
         store_id: level.store_id.into_string(),
         sku_id: level.sku_id.as_str().to_owned(),
@@ -89,9 +86,7 @@ async fn get_stock(
                 return Err(ApiError::NotFound("Store not found.".into()));
             }
             if state.store().get_catalog_item(&sku).await?.is_none() {
-                return Err(ApiError::NotFound(
-                    "Article not found in the catalog.".into(),
-                ));
+                return Err(ApiError::NotFound("Article not found in the catalog.".into()));
             }
             0
         }

@@ -73,10 +73,7 @@ fn parse_store(body: &Value) -> Result<StoreProfile, ApiError> {
         Some(root) => (
             root.required("name", |f| f.text()),
             root.optional("timezone", |f| {
-                f.string_as(
-                    "must be an IANA time zone such as Europe/Paris",
-                    Timezone::parse,
-                )
+                f.string_as("must be an IANA time zone such as Europe/Paris", Timezone::parse)
             }),
             root.optional("currency", |f| {
                 f.string_as("must be an ISO 4217 code such as EUR", Currency::parse)

@@ -21,9 +21,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn jwks() -> Value {
-    let keys: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("jwk-public.json")).unwrap())
-            .unwrap();
+    let keys: Value = serde_json::from_str(&std::fs::read_to_string(fixture("jwk-public.json")).unwrap()).unwrap();
     json!({"keys": [keys["rsa"], keys["ec"]]})
 }
 
@@ -54,22 +52,15 @@ fn signed(alg: Algorithm, kid: &str, claims: &Value) -> String {
     let mut header = Header::new(alg);
     header.kid = Some(kid.to_owned());
     let key = match alg {
-        Algorithm::RS256 => {
-            EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap()
-        }
-        Algorithm::ES256 => {
-            EncodingKey::from_ec_pem(&std::fs::read(fixture("ec-private.pem")).unwrap()).unwrap()
-        }
+        Algorithm::RS256 => EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap(),
+        Algorithm::ES256 => EncodingKey::from_ec_pem(&std::fs::read(fixture("ec-private.pem")).unwrap()).unwrap(),
         other => panic!("no fixture key for {other:?}"),
     };
     encode(&header, claims, &key).unwrap()
 }
 
 async fn with_jwks_file(engine: Engine) -> TestServer {
-    let path = std::env::temp_dir().join(format!(
-        "till-jwks-{}.json",
-        till_api::auth::secret::new_id("t")
-    ));
+    let path = std::env::temp_dir().join(format!("till-jwks-{}.json", till_api::auth::secret::new_id("t")));
     std::fs::write(&path, jwks().to_string()).unwrap();
     TestServer::start_with(engine, |config| config.jwt_jwks_file = Some(path)).await
 }
@@ -77,16 +68,8 @@ async fn with_jwks_file(engine: Engine) -> TestServer {
 async fn assert_unauthorized(server: &TestServer, token: &str) {
     let reply = server.get(READ, token).await;
     reply.assert_error(401, "UNAUTHORIZED");
-    let challenge = reply
-        .headers
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok());
-    assert_eq!(
-        challenge,
-        Some("Bearer"),
-        "WWW-Authenticate on {}",
-        reply.text
-    );
+    let challenge = reply.headers.get("www-authenticate").and_then(|v| v.to_str().ok());
+    assert_eq!(challenge, Some("Bearer"), "WWW-Authenticate on {}", reply.text);
 }
 
 async fn valid_tokens_reach_the_handler(engine: Engine) {
@@ -97,10 +80,7 @@ async fn valid_tokens_reach_the_handler(engine: Engine) {
         signed(Algorithm::ES256, "ec-1", &claims(|_| {})),
     ] {
         // Authenticated and authorized: the store simply does not exist.
-        server
-            .get(READ, &token)
-            .await
-            .assert_error(404, "NOT_FOUND");
+        server.get(READ, &token).await.assert_error(404, "NOT_FOUND");
     }
     server.stop().await;
 }
@@ -114,10 +94,7 @@ async fn missing_or_garbage_credentials_are_refused(engine: Engine) {
         assert_unauthorized(&server, token).await;
     }
     let basic = server
-        .send(|http, base| {
-            http.get(format!("{base}{READ}"))
-                .basic_auth("admin", Some("pw"))
-        })
+        .send(|http, base| http.get(format!("{base}{READ}")).basic_auth("admin", Some("pw")))
         .await;
     basic.assert_error(401, "UNAUTHORIZED");
     server.stop().await;
@@ -144,16 +121,8 @@ async fn expiry_and_not_before_are_enforced_with_leeway(engine: Engine) {
 
 async fn issuer_and_audience_are_required_and_checked(engine: Engine) {
     let server = TestServer::start(engine).await;
-    assert_unauthorized(
-        &server,
-        &hs256(&claims(|c| c["iss"] = json!("someone-else"))),
-    )
-    .await;
-    assert_unauthorized(
-        &server,
-        &hs256(&claims(|c| c["aud"] = json!("another-service"))),
-    )
-    .await;
+    assert_unauthorized(&server, &hs256(&claims(|c| c["iss"] = json!("someone-else")))).await;
+    assert_unauthorized(&server, &hs256(&claims(|c| c["aud"] = json!("another-service")))).await;
     for claim in ["aud", "iss", "sub"] {
         let token = hs256(&claims(|c| {
             c.as_object_mut().unwrap().remove(claim);
@@ -162,10 +131,7 @@ async fn issuer_and_audience_are_required_and_checked(engine: Engine) {
     }
     // An audience list containing ours is fine.
     let listed = hs256(&claims(|c| c["aud"] = json!(["other", "till"])));
-    server
-        .get(READ, &listed)
-        .await
-        .assert_error(404, "NOT_FOUND");
+    server.get(READ, &listed).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
 
@@ -179,19 +145,13 @@ async fn forged_algorithms_are_refused(engine: Engine) {
     let public_pem = std::fs::read(fixture("rsa-public.pem")).unwrap();
     let mut confused = Header::new(Algorithm::HS256);
     confused.kid = Some("rsa-1".to_owned());
-    let token = encode(
-        &confused,
-        &claims(|_| {}),
-        &EncodingKey::from_secret(&public_pem),
-    )
-    .unwrap();
+    let token = encode(&confused, &claims(|_| {}), &EncodingKey::from_secret(&public_pem)).unwrap();
     assert_unauthorized(&server, &token).await;
     // An algorithm outside the allow-list, even with a valid key.
     let rs384 = {
         let mut header = Header::new(Algorithm::RS384);
         header.kid = Some("rsa-1".to_owned());
-        let key =
-            EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
+        let key = EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa-private.pem")).unwrap()).unwrap();
         encode(&header, &claims(|_| {}), &key).unwrap()
     };
     assert_unauthorized(&server, &rs384).await;
@@ -202,29 +162,16 @@ async fn forged_algorithms_are_refused(engine: Engine) {
 
 async fn unknown_keys_and_tampered_signatures_are_refused(engine: Engine) {
     let server = with_jwks_file(engine).await;
-    assert_unauthorized(
-        &server,
-        &signed(Algorithm::RS256, "no-such-key", &claims(|_| {})),
-    )
-    .await;
+    assert_unauthorized(&server, &signed(Algorithm::RS256, "no-such-key", &claims(|_| {}))).await;
     let token = signed(Algorithm::RS256, "rsa-1", &claims(|_| {}));
     let (head, signature) = token.rsplit_once('.').unwrap();
     let mut bytes = URL_SAFE_NO_PAD.decode(signature).unwrap();
     bytes[10] ^= 0x01;
-    assert_unauthorized(
-        &server,
-        &format!("{head}.{}", URL_SAFE_NO_PAD.encode(bytes)),
-    )
-    .await;
+    assert_unauthorized(&server, &format!("{head}.{}", URL_SAFE_NO_PAD.encode(bytes))).await;
     // Claims swapped under a valid signature.
-    let forged_claims =
-        URL_SAFE_NO_PAD.encode(claims(|c| c["scope"] = json!("pos.stores.write")).to_string());
+    let forged_claims = URL_SAFE_NO_PAD.encode(claims(|c| c["scope"] = json!("pos.stores.write")).to_string());
     let parts: Vec<&str> = token.split('.').collect();
-    assert_unauthorized(
-        &server,
-        &format!("{}.{forged_claims}.{}", parts[0], parts[2]),
-    )
-    .await;
+    assert_unauthorized(&server, &format!("{}.{forged_claims}.{}", parts[0], parts[2])).await;
     // HS256 is refused when no shared secret is configured.
     let no_secret = TestServer::start_with(engine, |config| config.jwt_secret = None).await;
     assert_unauthorized(&no_secret, &hs256(&claims(|_| {}))).await;
@@ -246,9 +193,7 @@ async fn opaque_tokens_are_never_parsed_as_jwts(engine: Engine) {
 async fn a_missing_scope_is_forbidden(engine: Engine) {
     let server = TestServer::start(engine).await;
     let reader = server.token("auditor", "pos.catalog.read");
-    let reply = server
-        .put("/v1/stores/s1", &reader, json!({"name": "Nope"}))
-        .await;
+    let reply = server.put("/v1/stores/s1", &reader, json!({"name": "Nope"})).await;
     reply.assert_error(403, "FORBIDDEN");
     assert!(
         reply.body["error"]["message"]
@@ -258,10 +203,7 @@ async fn a_missing_scope_is_forbidden(engine: Engine) {
     );
     // Scopes outside the vocabulary grant nothing.
     let other = server.token("someone", "openid profile pos.everything");
-    server
-        .get(READ, &other)
-        .await
-        .assert_error(403, "FORBIDDEN");
+    server.get(READ, &other).await.assert_error(403, "FORBIDDEN");
     // Scopes may also arrive as an array, and permissions in their own claim.
     let listed = hs256(&claims(|c| {
         c["scope"] = json!(["pos.stores.write"]);

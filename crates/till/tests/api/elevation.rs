@@ -14,9 +14,7 @@ impl Shop {
     /// The till asks for `manager`'s approval.
     async fn ask(&self, manager: &str, pin: &str, operation: &str, percent: i64) -> Reply {
         let body = json!({"managerSubject": manager, "pin": pin, "operation": operation, "percentBps": percent});
-        self.server
-            .post("/v1/elevation-grants", &self.till, body)
-            .await
+        self.server.post("/v1/elevation-grants", &self.till, body).await
     }
 
     async fn with_token(&self, token: &str, body: &Value) -> Reply {
@@ -45,24 +43,13 @@ impl Shop {
 async fn managers(shop: &Shop) {
     let admin = shop.server.admin();
     let lucie = json!({"displayName": "Lucie", "role": "manager", "pin": "2468", "discountLimit": {"percentBps": 2000, "amountCents": 2000}});
-    assert_eq!(
-        shop.server
-            .put("/v1/staff/lucie", &admin, lucie)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.server.put("/v1/staff/lucie", &admin, lucie).await.status, 201);
     shop.server.provision_staff("paul", "cashier", "1357").await;
 }
 
 async fn a_grant_approves_one_sale_once(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let before = shop
-        .server
-        .get("/v1/staff/camille", &shop.server.admin())
-        .await
-        .body["scopes"]
-        .clone();
+    let before = shop.server.get("/v1/staff/camille", &shop.server.admin()).await.body["scopes"].clone();
     let grant = shop.ask("mathis", "9876", "discount.ticket", 1000).await;
     assert_eq!(grant.status, 201, "{}", grant.text);
     let token = grant.str("token");
@@ -86,25 +73,15 @@ async fn a_grant_approves_one_sale_once(engine: Engine) {
     let replay = shop.finalize(&sale).await;
     assert_eq!(replay.text, first.text);
     // The cashier's own grants never changed.
-    let after = shop
-        .server
-        .get("/v1/staff/camille", &shop.server.admin())
-        .await
-        .body["scopes"]
-        .clone();
+    let after = shop.server.get("/v1/staff/camille", &shop.server.admin()).await.body["scopes"].clone();
     assert_eq!(before, after);
     shop.server.stop().await;
 }
 
 async fn twenty_sales_racing_for_one_grant_spend_it_once(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let token = shop
-        .ask("mathis", "9876", "discount.ticket", 1000)
-        .await
-        .str("token");
-    let sales: Vec<Value> = (0..20)
-        .map(|i| shop.discounted(&format!("t{i}"), 1000))
-        .collect();
+    let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
+    let sales: Vec<Value> = (0..20).map(|i| shop.discounted(&format!("t{i}"), 1000)).collect();
     let replies = join_all(sales.iter().map(|sale| shop.with_token(&token, sale))).await;
     let committed = replies.iter().filter(|r| r.status == 201).count();
     assert_eq!(
@@ -120,40 +97,26 @@ async fn twenty_sales_racing_for_one_grant_spend_it_once(engine: Engine) {
 
 async fn a_refused_sale_leaves_the_grant_unspent(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let token = shop
-        .ask("mathis", "9876", "discount.ticket", 1000)
-        .await
-        .str("token");
+    let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
     let mut wrong = shop.discounted("t1", 1000);
     wrong["tenders"]["amountDue"] = json!(1);
     shop.with_token(&token, &wrong)
         .await
         .assert_error(422, "BUSINESS_RULE_VIOLATION");
-    assert_eq!(
-        shop.with_token(&token, &shop.discounted("t1", 1000))
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.with_token(&token, &shop.discounted("t1", 1000)).await.status, 201);
     shop.server.stop().await;
 }
 
 async fn a_grant_is_bound_to_its_session_scope_and_time(engine: Engine) {
     let shop = Shop::open(engine).await;
     // Expired.
-    let token = shop
-        .ask("mathis", "9876", "discount.ticket", 1000)
-        .await
-        .str("token");
+    let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
     shop.server.clock.advance(Duration::from_secs(301));
     let expired = shop.with_token(&token, &shop.discounted("t1", 1000)).await;
     expired.assert_error(403, "FORBIDDEN");
     assert!(expired.text.contains("expired"));
     // Wrong operation: a line approval for a ticket discount.
-    let line_grant = shop
-        .ask("mathis", "9876", "discount.line", 1000)
-        .await
-        .str("token");
+    let line_grant = shop.ask("mathis", "9876", "discount.line", 1000).await.str("token");
     shop.with_token(&line_grant, &shop.discounted("t1", 1000))
         .await
         .assert_error(403, "FORBIDDEN");
@@ -183,8 +146,7 @@ async fn a_grant_is_bound_to_its_session_scope_and_time(engine: Engine) {
 async fn fifty_wrong_pins_lock_the_manager_after_five(engine: Engine) {
     let shop = Shop::open_with(engine, |c| c.elevation_rate_limit = 1_000).await;
     managers(&shop).await;
-    let replies =
-        join_all((0..50).map(|_| shop.ask("mathis", "0000", "discount.ticket", 1000))).await;
+    let replies = join_all((0..50).map(|_| shop.ask("mathis", "0000", "discount.ticket", 1000))).await;
     let evaluated = replies.iter().filter(|r| r.status == 401).count();
     let locked = replies
         .iter()
@@ -195,35 +157,16 @@ async fn fifty_wrong_pins_lock_the_manager_after_five(engine: Engine) {
     // Even the right PIN is refused now, with an honest Retry-After.
     let refused = shop.ask("mathis", "9876", "discount.ticket", 1000).await;
     refused.assert_error(429, "LOCKED_OUT");
-    let retry_after: u64 = refused.headers["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(
-        (1..=900).contains(&retry_after),
-        "Retry-After {retry_after}"
-    );
+    let retry_after: u64 = refused.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=900).contains(&retry_after), "Retry-After {retry_after}");
     // Another manager is untouched.
-    assert_eq!(
-        shop.ask("lucie", "2468", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
-    shop.server
-        .clock
-        .advance(Duration::from_secs(retry_after - 1));
+    assert_eq!(shop.ask("lucie", "2468", "discount.ticket", 1000).await.status, 201);
+    shop.server.clock.advance(Duration::from_secs(retry_after - 1));
     shop.ask("mathis", "9876", "discount.ticket", 1000)
         .await
         .assert_error(429, "LOCKED_OUT");
     shop.server.clock.advance(Duration::from_secs(1));
-    assert_eq!(
-        shop.ask("mathis", "9876", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     shop.server.stop().await;
 }
 
@@ -234,23 +177,13 @@ async fn a_right_pin_resets_the_count(engine: Engine) {
             .await
             .assert_error(401, "INVALID_CREDENTIAL");
     }
-    assert_eq!(
-        shop.ask("mathis", "9876", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     for _ in 0..4 {
         shop.ask("mathis", "0000", "discount.ticket", 1000)
             .await
             .assert_error(401, "INVALID_CREDENTIAL");
     }
-    assert_eq!(
-        shop.ask("mathis", "9876", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     shop.server.stop().await;
 }
 
@@ -261,28 +194,14 @@ async fn the_rate_limiter_answers_429_with_retry_after(engine: Engine) {
     })
     .await;
     for _ in 0..3 {
-        assert_eq!(
-            shop.ask("mathis", "9876", "discount.ticket", 1000)
-                .await
-                .status,
-            201
-        );
+        assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     }
     let limited = shop.ask("mathis", "9876", "discount.ticket", 1000).await;
     limited.assert_error(429, "RATE_LIMITED");
-    let retry_after: u64 = limited.headers["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry_after: u64 = limited.headers["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
     shop.server.clock.advance(Duration::from_secs(retry_after));
-    assert_eq!(
-        shop.ask("mathis", "9876", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     shop.server.stop().await;
 }
 
@@ -301,12 +220,7 @@ async fn the_error_table_of_the_elevation_channel(engine: Engine) {
     shop.ask("lucie", "2468", "discount.ticket", 3000)
         .await
         .assert_error(403, "MISSING_AUTHORITY");
-    assert_eq!(
-        shop.ask("lucie", "2468", "discount.ticket", 2000)
-            .await
-            .status,
-        201
-    );
+    assert_eq!(shop.ask("lucie", "2468", "discount.ticket", 2000).await.status, 201);
     // 422 NO_ELEVATION_REQUIRED: within the cashier's own 5 %.
     shop.ask("mathis", "9876", "discount.ticket", 500)
         .await
@@ -319,15 +233,8 @@ async fn the_error_table_of_the_elevation_channel(engine: Engine) {
     shop.ask("mathis", "9876", "discount.ticket", 1000)
         .await
         .assert_error(403, "GRANTS_STALE");
-    shop.server
-        .provision_staff("mathis", "manager", "9876")
-        .await;
-    assert_eq!(
-        shop.ask("mathis", "9876", "discount.ticket", 1000)
-            .await
-            .status,
-        201
-    );
+    shop.server.provision_staff("mathis", "manager", "9876").await;
+    assert_eq!(shop.ask("mathis", "9876", "discount.ticket", 1000).await.status, 201);
     shop.server.stop().await;
 }
 
@@ -347,38 +254,20 @@ async fn only_a_till_may_ask_and_the_size_is_required(engine: Engine) {
         .post("/v1/elevation-grants", &jwt, body)
         .await
         .assert_error(403, "FORBIDDEN");
-    let no_size =
-        json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket"});
-    let reply = shop
-        .server
-        .post("/v1/elevation-grants", &shop.till, no_size)
-        .await;
+    let no_size = json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket"});
+    let reply = shop.server.post("/v1/elevation-grants", &shop.till, no_size).await;
     reply.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(reply.fields(), ["amountCents"]);
     let bad = json!({"managerSubject": "", "pin": 9876, "operation": "refund", "amountCents": -1});
-    let reply = shop
-        .server
-        .post("/v1/elevation-grants", &shop.till, bad)
-        .await;
-    assert_eq!(
-        reply.fields(),
-        ["managerSubject", "pin", "operation", "amountCents"]
-    );
+    let reply = shop.server.post("/v1/elevation-grants", &shop.till, bad).await;
+    assert_eq!(reply.fields(), ["managerSubject", "pin", "operation", "amountCents"]);
     shop.server.stop().await;
 }
 
 async fn every_outcome_is_in_the_audit_trail(engine: Engine) {
     let shop = Shop::open_with(engine, |c| c.pin_max_failures = 2).await;
-    let token = shop
-        .ask("mathis", "9876", "discount.ticket", 1000)
-        .await
-        .str("token");
-    assert_eq!(
-        shop.with_token(&token, &shop.discounted("t1", 1000))
-            .await
-            .status,
-        201
-    );
+    let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
+    assert_eq!(shop.with_token(&token, &shop.discounted("t1", 1000)).await.status, 201);
     shop.ask("mathis", "0000", "discount.ticket", 1000).await;
     shop.ask("mathis", "0000", "discount.ticket", 1000).await;
     shop.server
@@ -409,20 +298,14 @@ async fn every_outcome_is_in_the_audit_trail(engine: Engine) {
         ("spent", ""),
         ("issued", ""),
     ];
-    assert_eq!(
-        outcomes,
-        expected.map(|(o, c)| (o.to_owned(), c.to_owned()))
-    );
+    assert_eq!(outcomes, expected.map(|(o, c)| (o.to_owned(), c.to_owned())));
     let spent = &trail.body["events"][3];
     assert_eq!(spent["transactionId"], "t1");
     assert_eq!(spent["registerId"], "r1");
     assert_eq!(spent["cashierSubject"], "camille");
     assert_eq!(spent["operation"], "discount.ticket");
     assert_eq!(spent["percentBps"], 1000);
-    let by_register = shop
-        .server
-        .get("/v1/elevation-events?registerId=r9", &admin)
-        .await;
+    let by_register = shop.server.get("/v1/elevation-events?registerId=r9", &admin).await;
     assert_eq!(by_register.body["events"], json!([]));
     shop.server.stop().await;
 }

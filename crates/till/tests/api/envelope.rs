@@ -11,11 +11,7 @@ async fn malformed_bodies_are_validation_failures_on_body(engine: Engine) {
     let path = format!("{}/v1/stores/s1", server.base);
     let cases: Vec<(&str, Option<&str>, &str)> = vec![
         ("{\"name\": ", Some("application/json"), "is not valid JSON"),
-        (
-            "not json at all",
-            Some("application/json"),
-            "is not valid JSON",
-        ),
+        ("not json at all", Some("application/json"), "is not valid JSON"),
         ("", Some("application/json"), "is empty"),
         (
             "{\"name\": \"x\"}",
@@ -24,11 +20,7 @@ async fn malformed_bodies_are_validation_failures_on_body(engine: Engine) {
         ),
         ("{\"name\": \"x\"}", None, "Content-Type: application/json"),
         ("[1, 2]", Some("application/json"), "must be a JSON object"),
-        (
-            "\"a string\"",
-            Some("application/json"),
-            "must be a JSON object",
-        ),
+        ("\"a string\"", Some("application/json"), "must be a JSON object"),
     ];
     for (body, content_type, says) in cases {
         let reply = server
@@ -47,10 +39,7 @@ async fn malformed_bodies_are_validation_failures_on_body(engine: Engine) {
         assert!(errors[0].1.contains(says), "{body:?} gave {}", reply.text);
     }
     // Nothing was written by any of them.
-    server
-        .get("/v1/stores/s1", &admin)
-        .await
-        .assert_error(404, "NOT_FOUND");
+    server.get("/v1/stores/s1", &admin).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
 
@@ -59,9 +48,7 @@ async fn wrong_types_and_ranges_name_their_fields(engine: Engine) {
     let admin = server.admin();
     let sku = crate::harness::sku("x");
     let body = json!({"name": 42, "priceCents": 9007199254740992u64, "vatRate": "20"});
-    let reply = server
-        .put(&format!("/v1/catalog/skus/{sku}"), &admin, body)
-        .await;
+    let reply = server.put(&format!("/v1/catalog/skus/{sku}"), &admin, body).await;
     reply.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(reply.fields(), ["name", "priceCents", "vatRate"]);
     let reply = server
@@ -91,18 +78,9 @@ async fn unknown_routes_and_methods_answer_in_the_envelope(engine: Engine) {
         .call(reqwest::Method::DELETE, "/v1/stores/s1", Some(&admin), None)
         .await;
     reply.assert_error(405, "NOT_FOUND");
-    let allow = reply
-        .headers
-        .get("allow")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    assert!(
-        allow.contains("PUT") && allow.contains("GET"),
-        "Allow: {allow}"
-    );
-    let reply = server
-        .call(reqwest::Method::POST, "/healthz", None, None)
-        .await;
+    let allow = reply.headers.get("allow").and_then(|v| v.to_str().ok()).unwrap_or("");
+    assert!(allow.contains("PUT") && allow.contains("GET"), "Allow: {allow}");
+    let reply = server.call(reqwest::Method::POST, "/healthz", None, None).await;
     reply.assert_error(405, "NOT_FOUND");
     server.stop().await;
 }
@@ -116,10 +94,7 @@ async fn oversized_bodies_are_refused_with_413(engine: Engine) {
     assert_eq!(reply.fields(), ["body"]);
     // Under the limit the same route works.
     assert_eq!(
-        server
-            .put("/v1/stores/s1", &admin, json!({"name": "x"}))
-            .await
-            .status,
+        server.put("/v1/stores/s1", &admin, json!({"name": "x"})).await.status,
         201
     );
     server.stop().await;
@@ -129,9 +104,7 @@ async fn undecodable_path_parameters_are_validation_failures(engine: Engine) {
     let server = TestServer::start(engine).await;
     let reply = server.get("/v1/stores/%FF%FE", &server.admin()).await;
     reply.assert_error(400, "VALIDATION_FAILED");
-    let reply = server
-        .get("/v1/catalog/skus/NOT-HEX", &server.admin())
-        .await;
+    let reply = server.get("/v1/catalog/skus/NOT-HEX", &server.admin()).await;
     reply.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(reply.fields(), ["skuId"]);
     server.stop().await;
@@ -147,10 +120,7 @@ async fn responses_carry_a_request_id(engine: Engine) {
         .unwrap_or("");
     assert!(id.starts_with("req_"), "x-request-id {id}");
     let echoed = server
-        .send(|http, base| {
-            http.get(format!("{base}/healthz"))
-                .header("x-request-id", "till-42")
-        })
+        .send(|http, base| http.get(format!("{base}/healthz")).header("x-request-id", "till-42"))
         .await;
     assert_eq!(echoed.headers.get("x-request-id").unwrap(), "till-42");
     server.stop().await;

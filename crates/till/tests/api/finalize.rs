@@ -34,20 +34,10 @@ impl Shop {
         let admin = server.admin();
         let cashier = json!({"displayName": "Camille", "role": "cashier", "pin": "1234",
                              "discountLimit": {"percentBps": 500, "amountCents": 500}});
-        assert_eq!(
-            server
-                .put("/v1/staff/camille", &admin, cashier)
-                .await
-                .status,
-            201
-        );
+        assert_eq!(server.put("/v1/staff/camille", &admin, cashier).await.status, 201);
         server.provision_staff("mathis", "manager", "9876").await;
         let (session, till) = server.open_session("s1", "r1", "camille", "1234").await;
-        Shop {
-            server,
-            session,
-            till,
-        }
+        Shop { server, session, till }
     }
 
     /// A sale paid by card of `amount_due`, with `lines` as built by [`line`].
@@ -71,10 +61,7 @@ impl Shop {
     }
 
     pub async fn finalize_as(&self, token: &str, body: &Value) -> Reply {
-        let reply = self
-            .server
-            .post("/v1/checkout/finalize", token, body.clone())
-            .await;
+        let reply = self.server.post("/v1/checkout/finalize", token, body.clone()).await;
         if reply.status == 201 {
             assert_matches_interface(&reply.body);
         }
@@ -105,10 +92,7 @@ pub fn line(id: &str, article: (&str, i64, f64), quantity: i64) -> Value {
 fn assert_matches_interface(body: &Value) {
     static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
     let validator = SCHEMA.get_or_init(|| {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sale-event.schema.json"
-        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sale-event.schema.json");
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         jsonschema::validator_for(&schema).expect("a valid schema")
     });
@@ -196,16 +180,12 @@ async fn a_replay_returns_the_same_bytes_and_changes_nothing(engine: Engine) {
     let first = shop.finalize(&sale).await;
     assert_eq!(first.status, 201);
     // Key order and whitespace do not make a different request.
-    let reordered: Value =
-        serde_json::from_str(&serde_json::to_string_pretty(&sale).unwrap()).unwrap();
+    let reordered: Value = serde_json::from_str(&serde_json::to_string_pretty(&sale).unwrap()).unwrap();
     let again = shop.finalize(&reordered).await;
     assert_eq!(again.status, 201);
     assert_eq!(again.text, first.text, "byte-identical replay");
     assert_eq!(shop.stock(MUG).await, -2, "stock moved once");
-    let loyalty = shop
-        .server
-        .get("/v1/customers/c-1/loyalty", &shop.server.admin())
-        .await;
+    let loyalty = shop.server.get("/v1/customers/c-1/loyalty", &shop.server.admin()).await;
     assert_eq!(loyalty.body["points"], 29, "points accrued once");
     assert_eq!(shop.verify("r1").await["entries"], 1);
     let read = shop.server.get("/v1/sales/t1", &shop.till).await;
@@ -225,9 +205,7 @@ async fn other_content_under_a_used_transaction_id_is_a_conflict(engine: Engine)
             .status,
         201
     );
-    let changed = shop
-        .finalize(&shop.sale("t1", vec![line("l1", MUG, 2)], 2900))
-        .await;
+    let changed = shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 2)], 2900)).await;
     changed.assert_error(409, "CONFLICT");
     // The elevation header is not part of the content.
     let same = shop
@@ -246,9 +224,7 @@ async fn other_content_under_a_used_transaction_id_is_a_conflict(engine: Engine)
 
 async fn a_refused_sale_stores_nothing(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let wrong = shop
-        .finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1000))
-        .await;
+    let wrong = shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1000)).await;
     wrong.assert_error(422, "BUSINESS_RULE_VIOLATION");
     assert_eq!(shop.stock(MUG).await, 0);
     // The corrected request with the same id goes through.
@@ -266,14 +242,8 @@ async fn the_store_network_is_checked_once_it_has_a_store(engine: Engine) {
     server.provision_sku(MUG.0, MUG.1, MUG.2).await;
     server.provision_staff("camille", "cashier", "1234").await;
     // No store yet: any storeId is accepted.
-    let (session, till) = server
-        .open_session("anywhere", "r1", "camille", "1234")
-        .await;
-    let shop = Shop {
-        server,
-        session,
-        till,
-    };
+    let (session, till) = server.open_session("anywhere", "r1", "camille", "1234").await;
+    let shop = Shop { server, session, till };
     let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
     sale["storeId"] = json!("anywhere");
     assert_eq!(shop.finalize(&sale).await.status, 201, "empty network");
@@ -289,19 +259,11 @@ async fn declared_discounts_need_the_authority_to_grant_them(engine: Engine) {
     let shop = Shop::open(engine).await;
     let discount = |percent: i64| json!([{"id": "d1", "reason": "manual_markdown", "scope": "ticket", "basis": "percent", "percentBps": percent}]);
     // 5 % of 19.70 (98.5, rounded to 99) is within the cashier's own limit (5 %, 5.00).
-    let mut within = shop.sale(
-        "t1",
-        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)],
-        1871,
-    );
+    let mut within = shop.sale("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)], 1871);
     within["declaredDiscounts"] = discount(500);
     assert_eq!(shop.finalize(&within).await.status, 201);
     // 10 % is not: 403, and nothing is stored.
-    let mut beyond = shop.sale(
-        "t2",
-        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)],
-        1773,
-    );
+    let mut beyond = shop.sale("t2", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 4)], 1773);
     beyond["declaredDiscounts"] = discount(1000);
     let refused = shop.finalize(&beyond).await;
     refused.assert_error(403, "FORBIDDEN");
@@ -311,25 +273,20 @@ async fn declared_discounts_need_the_authority_to_grant_them(engine: Engine) {
         .await
         .assert_error(404, "NOT_FOUND");
     // A principal with price:override may grant it.
-    let manager = shop
-        .server
-        .token("mathis", "pos.sales.finalize price:override");
+    let manager = shop.server.token("mathis", "pos.sales.finalize price:override");
     assert_eq!(shop.finalize_as(&manager, &beyond).await.status, 201);
     // A token principal without it, and with no staff record, may grant nothing.
     let bot = shop.server.token("integration", "pos.sales.finalize");
     let mut small = shop.sale("t3", vec![line("l1", MUG, 1)], 1449);
-    small["declaredDiscounts"] = json!([{"id": "d", "reason": "damaged_goods", "scope": "ticket", "basis": "amount", "amountCents": 1}]);
-    shop.finalize_as(&bot, &small)
-        .await
-        .assert_error(403, "FORBIDDEN");
+    small["declaredDiscounts"] =
+        json!([{"id": "d", "reason": "damaged_goods", "scope": "ticket", "basis": "amount", "amountCents": 1}]);
+    shop.finalize_as(&bot, &small).await.assert_error(403, "FORBIDDEN");
     shop.server.stop().await;
 }
 
 async fn declared_discounts_price_exactly(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let manager = shop
-        .server
-        .token("mathis", "pos.sales.finalize price:override");
+    let manager = shop.server.token("mathis", "pos.sales.finalize price:override");
     // 15 % off the mug line: 217.5 -> 218; then 10 % off the ticket; then 1.00 off.
     let mut sale = shop.sale("t1", vec![line("l1", MUG, 1), line("l2", BOOK, 1)], 0);
     sale["declaredDiscounts"] = json!([
@@ -381,11 +338,7 @@ async fn tenders_must_settle_the_amount_due(engine: Engine) {
     sale["tenders"]["tenders"][1]["presented"] = json!(440);
     let unbalanced = shop.finalize(&sale).await;
     unbalanced.assert_error(422, "BUSINESS_RULE_VIOLATION");
-    assert!(
-        unbalanced.text.contains("Tender card"),
-        "{}",
-        unbalanced.text
-    );
+    assert!(unbalanced.text.contains("Tender card"), "{}", unbalanced.text);
     sale["tenders"]["tenders"][1]["presented"] = json!(450);
     let paid = shop.finalize(&sale).await;
     assert_eq!(paid.status, 201, "{}", paid.text);
@@ -401,9 +354,7 @@ async fn the_register_selects_the_fiscal_chain(engine: Engine) {
     let shop = Shop::open(engine).await;
     let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
     sale["registerId"] = json!("r2");
-    shop.finalize(&sale)
-        .await
-        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    shop.finalize(&sale).await.assert_error(422, "BUSINESS_RULE_VIOLATION");
     sale["registerId"] = json!("r1");
     let reply = shop.finalize(&sale).await;
     assert_eq!(reply.body["registerId"], "r1");
@@ -422,11 +373,7 @@ async fn the_register_selects_the_fiscal_chain(engine: Engine) {
         .await;
     let key = &keys.body["keys"][0];
     assert_eq!(
-        (
-            key["kty"].as_str(),
-            key["crv"].as_str(),
-            key["alg"].as_str()
-        ),
+        (key["kty"].as_str(), key["crv"].as_str(), key["alg"].as_str()),
         (Some("EC"), Some("P-256"), Some("ES256"))
     );
     shop.server.stop().await;
@@ -436,11 +383,7 @@ async fn stock_moves_once_per_article_and_loyalty_accrues(engine: Engine) {
     let shop = Shop::open(engine).await;
     let mut sale = shop.sale(
         "t1",
-        vec![
-            line("a", BAGUETTE, 2),
-            line("b", MUG, 1),
-            line("c", BAGUETTE, 1),
-        ],
+        vec![line("a", BAGUETTE, 2), line("b", MUG, 1), line("c", BAGUETTE, 1)],
         1840,
     );
     sale["customerId"] = json!("client-7");
@@ -461,9 +404,7 @@ async fn stock_moves_once_per_article_and_loyalty_accrues(engine: Engine) {
     let mut second = shop.sale("t2", vec![line("a", BOOK, 1)], 2490);
     second["customerId"] = json!("client-7");
     shop.finalize(&second).await;
-    let anonymous = shop
-        .finalize(&shop.sale("t3", vec![line("a", BOOK, 1)], 2490))
-        .await;
+    let anonymous = shop.finalize(&shop.sale("t3", vec![line("a", BOOK, 1)], 2490)).await;
     assert_eq!(
         anonymous.body["loyalty"],
         json!({"customerId": null, "pointsEarned": 0})
@@ -475,10 +416,7 @@ async fn stock_moves_once_per_article_and_loyalty_accrues(engine: Engine) {
             &shop.server.token("crm", "pos.customers.read"),
         )
         .await;
-    assert_eq!(
-        account.body,
-        json!({"customerId": "client-7", "points": 42})
-    );
+    assert_eq!(account.body, json!({"customerId": "client-7", "points": 42}));
     shop.server.stop().await;
 }
 
@@ -494,9 +432,7 @@ async fn sales_are_booked_on_an_open_session_of_the_till(engine: Engine) {
     shop.server.provision_staff("lea", "cashier", "5555").await;
     let (other_session, _) = shop.server.open_session("s1", "r2", "lea", "5555").await;
     sale["sessionId"] = json!(other_session);
-    shop.finalize(&sale)
-        .await
-        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    shop.finalize(&sale).await.assert_error(422, "BUSINESS_RULE_VIOLATION");
     // ...and in the session's store.
     shop.server.provision_store("s2").await;
     let mut elsewhere = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
@@ -507,10 +443,7 @@ async fn sales_are_booked_on_an_open_session_of_the_till(engine: Engine) {
     // A closed session books nothing more.
     let close = format!("/v1/register-sessions/{}/close", shop.session);
     assert_eq!(
-        shop.server
-            .post(&close, &shop.server.admin(), json!({}))
-            .await
-            .status,
+        shop.server.post(&close, &shop.server.admin(), json!({})).await.status,
         200
     );
     let closed = shop.finalize(&shop.shop_sale()).await;
@@ -530,10 +463,7 @@ async fn a_replay_after_the_session_closed_still_replays(engine: Engine) {
     let sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
     let first = shop.finalize(&sale).await;
     let close = format!("/v1/register-sessions/{}/close", shop.session);
-    let report = shop
-        .server
-        .post(&close, &shop.server.admin(), json!({}))
-        .await;
+    let report = shop.server.post(&close, &shop.server.admin(), json!({})).await;
     assert_eq!(report.body["salesCount"], 1);
     assert_eq!(report.body["totalCents"], 1450);
     assert_eq!(
@@ -554,18 +484,11 @@ async fn the_error_table_rows_for_credentials_and_scopes(engine: Engine) {
     let sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
     let anonymous = shop
         .server
-        .call(
-            reqwest::Method::POST,
-            "/v1/checkout/finalize",
-            None,
-            Some(sale.clone()),
-        )
+        .call(reqwest::Method::POST, "/v1/checkout/finalize", None, Some(sale.clone()))
         .await;
     anonymous.assert_error(401, "UNAUTHORIZED");
     let reader = shop.server.token("x", "pos.sales.read");
-    shop.finalize_as(&reader, &sale)
-        .await
-        .assert_error(403, "FORBIDDEN");
+    shop.finalize_as(&reader, &sale).await.assert_error(403, "FORBIDDEN");
     let mut return_sale = sale.clone();
     return_sale["type"] = json!("return");
     let seller = shop.server.token("x", "pos.sales.finalize");
@@ -647,16 +570,9 @@ async fn every_problem_of_a_request_is_reported_at_once(engine: Engine) {
         "tenders.sequence",
     ];
     for field in expected {
-        assert!(
-            fields.iter().any(|f| f == field),
-            "{field} missing from {fields:?}"
-        );
+        assert!(fields.iter().any(|f| f == field), "{field} missing from {fields:?}");
     }
-    assert_eq!(
-        fields.len(),
-        expected.len(),
-        "unexpected extra problems: {fields:?}"
-    );
+    assert_eq!(fields.len(), expected.len(), "unexpected extra problems: {fields:?}");
     shop.server.stop().await;
 }
 
@@ -681,28 +597,12 @@ async fn required_fields_and_nullable_customer(engine: Engine) {
     }
     for field in ["id", "skuId", "quantity", "unitPrice", "vatRate", "free"] {
         let mut body = full.clone();
-        body["cart"]["lines"][0]
-            .as_object_mut()
-            .unwrap()
-            .remove(field);
-        assert_eq!(
-            shop.finalize(&body).await.fields(),
-            [format!("cart.lines.0.{field}")]
-        );
+        body["cart"]["lines"][0].as_object_mut().unwrap().remove(field);
+        assert_eq!(shop.finalize(&body).await.fields(), [format!("cart.lines.0.{field}")]);
     }
-    for field in [
-        "id",
-        "method",
-        "applied",
-        "presented",
-        "change",
-        "forfeited",
-    ] {
+    for field in ["id", "method", "applied", "presented", "change", "forfeited"] {
         let mut body = full.clone();
-        body["tenders"]["tenders"][0]
-            .as_object_mut()
-            .unwrap()
-            .remove(field);
+        body["tenders"]["tenders"][0].as_object_mut().unwrap().remove(field);
         assert_eq!(
             shop.finalize(&body).await.fields(),
             [format!("tenders.tenders.0.{field}")]
@@ -754,11 +654,7 @@ async fn issued_at_accepts_utc_calendar_instants_only(engine: Engine) {
 async fn duplicate_line_ids_are_refused(engine: Engine) {
     let shop = Shop::open(engine).await;
     let reply = shop
-        .finalize(&shop.sale(
-            "t1",
-            vec![line("l1", MUG, 1), line("l1", BAGUETTE, 1)],
-            1580,
-        ))
+        .finalize(&shop.sale("t1", vec![line("l1", MUG, 1), line("l1", BAGUETTE, 1)], 1580))
         .await;
     assert_eq!(reply.fields(), ["cart.lines.1.id"]);
     shop.server.stop().await;
@@ -766,11 +662,7 @@ async fn duplicate_line_ids_are_refused(engine: Engine) {
 
 async fn concurrent_identical_finalizes_make_one_sale(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let sale = shop.sale(
-        "t1",
-        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
-        1710,
-    );
+    let sale = shop.sale("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)], 1710);
     let replies = join_all((0..30).map(|_| shop.finalize(&sale))).await;
     let bodies: Vec<&str> = replies
         .iter()
@@ -781,10 +673,7 @@ async fn concurrent_identical_finalizes_make_one_sale(engine: Engine) {
         assert!(reply.status == 201 || reply.status == 409, "{}", reply.text);
     }
     assert!(!bodies.is_empty());
-    assert!(
-        bodies.iter().all(|b| *b == bodies[0]),
-        "every 201 is the same body"
-    );
+    assert!(bodies.iter().all(|b| *b == bodies[0]), "every 201 is the same body");
     assert_eq!(shop.stock(MUG).await, -1);
     assert_eq!(shop.stock(BAGUETTE).await, -2);
     assert_eq!(shop.verify("r1").await["entries"], 1);

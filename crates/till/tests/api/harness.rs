@@ -21,8 +21,7 @@ impl Engine {
     /// Whether this engine is part of the run. Both are by default; `TILL_TEST_ENGINES=sqlite`
     /// narrows a quick local run.
     pub fn enabled(self) -> bool {
-        let wanted =
-            std::env::var("TILL_TEST_ENGINES").unwrap_or_else(|_| "sqlite,postgres".to_owned());
+        let wanted = std::env::var("TILL_TEST_ENGINES").unwrap_or_else(|_| "sqlite,postgres".to_owned());
         let name = match self {
             Engine::Sqlite => "sqlite",
             Engine::Postgres => "postgres",
@@ -85,9 +84,7 @@ impl TestServer {
         }
         tweak(&mut config);
         let clock = Arc::new(ManualClock::new(Timestamp::now()));
-        let running = server::start(&config, clock.clone())
-            .await
-            .expect("server starts");
+        let running = server::start(&config, clock.clone()).await.expect("server starts");
         TestServer {
             base: running.url(),
             http: reqwest::Client::new(),
@@ -140,13 +137,7 @@ impl TestServer {
         self.call(Method::POST, path, Some(token), Some(body)).await
     }
 
-    pub async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        token: Option<&str>,
-        body: Option<Value>,
-    ) -> Reply {
+    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = token {
             request = request.bearer_auth(token);
@@ -158,10 +149,7 @@ impl TestServer {
     }
 
     /// Sends a request built by the caller, for headers and bodies `call` cannot express.
-    pub async fn send(
-        &self,
-        build: impl FnOnce(&reqwest::Client, String) -> reqwest::RequestBuilder,
-    ) -> Reply {
+    pub async fn send(&self, build: impl FnOnce(&reqwest::Client, String) -> reqwest::RequestBuilder) -> Reply {
         let request = build(&self.http, self.base.clone());
         Reply::read(request.send().await.expect("request sent")).await
     }
@@ -169,58 +157,30 @@ impl TestServer {
     /// Provisions a store named after its id.
     pub async fn provision_store(&self, store: &str) {
         let reply = self
-            .put(
-                &format!("/v1/stores/{store}"),
-                &self.admin(),
-                json!({"name": store}),
-            )
+            .put(&format!("/v1/stores/{store}"), &self.admin(), json!({"name": store}))
             .await;
-        assert!(
-            reply.status == 201 || reply.status == 200,
-            "store: {}",
-            reply.text
-        );
+        assert!(reply.status == 201 || reply.status == 200, "store: {}", reply.text);
     }
 
     /// Provisions an article named `name`; returns its SKU id.
     pub async fn provision_sku(&self, name: &str, price_cents: i64, vat_rate: f64) -> String {
         let id = sku(name);
         let body = json!({"name": name, "priceCents": price_cents, "vatRate": vat_rate});
-        let reply = self
-            .put(&format!("/v1/catalog/skus/{id}"), &self.admin(), body)
-            .await;
-        assert!(
-            reply.status == 201 || reply.status == 200,
-            "sku: {}",
-            reply.text
-        );
+        let reply = self.put(&format!("/v1/catalog/skus/{id}"), &self.admin(), body).await;
+        assert!(reply.status == 201 || reply.status == 200, "sku: {}", reply.text);
         id
     }
 
     pub async fn provision_staff(&self, subject: &str, role: &str, pin: &str) {
         let body = json!({"displayName": subject, "role": role, "pin": pin});
-        let reply = self
-            .put(&format!("/v1/staff/{subject}"), &self.admin(), body)
-            .await;
-        assert!(
-            reply.status == 201 || reply.status == 200,
-            "staff: {}",
-            reply.text
-        );
+        let reply = self.put(&format!("/v1/staff/{subject}"), &self.admin(), body).await;
+        assert!(reply.status == 201 || reply.status == 200, "staff: {}", reply.text);
     }
 
     /// Opens a session for `cashier` on `register`; returns (session id, token).
-    pub async fn open_session(
-        &self,
-        store: &str,
-        register: &str,
-        cashier: &str,
-        pin: &str,
-    ) -> (String, String) {
+    pub async fn open_session(&self, store: &str, register: &str, cashier: &str, pin: &str) -> (String, String) {
         let body = json!({"storeId": store, "registerId": register, "cashierSubject": cashier, "pin": pin});
-        let reply = self
-            .post("/v1/register-sessions", &self.admin(), body)
-            .await;
+        let reply = self.post("/v1/register-sessions", &self.admin(), body).await;
         assert_eq!(reply.status, 201, "open session: {}", reply.text);
         (reply.str("sessionId"), reply.str("token"))
     }
@@ -309,12 +269,7 @@ impl Reply {
             self.text
         );
         assert_eq!(error["code"], json!(code), "code of {}", self.text);
-        assert_eq!(
-            error["statusCode"],
-            json!(status),
-            "statusCode of {}",
-            self.text
-        );
+        assert_eq!(error["statusCode"], json!(status), "statusCode of {}", self.text);
         assert!(
             error["message"].as_str().is_some_and(|m| !m.is_empty()),
             "message of {}",
@@ -352,10 +307,7 @@ impl Reply {
 
     /// The field paths of a VALIDATION_FAILED answer.
     pub fn fields(&self) -> Vec<String> {
-        self.field_errors()
-            .into_iter()
-            .map(|(field, _)| field)
-            .collect()
+        self.field_errors().into_iter().map(|(field, _)| field).collect()
     }
 }
 

@@ -25,28 +25,20 @@ async fn health_readiness_and_metrics_answer_without_credentials(engine: Engine)
             .unwrap()
             .starts_with("text/plain")
     );
-    assert!(
-        metrics.text.contains("till_http_requests_total{"),
-        "{}",
-        metrics.text
-    );
+    assert!(metrics.text.contains("till_http_requests_total{"), "{}", metrics.text);
     assert!(
         metrics.text.contains("route=\"/v1/stores/{storeId}\""),
         "{}",
         metrics.text
     );
-    let document = server
-        .call(Method::GET, "/v1/openapi.json", None, None)
-        .await;
+    let document = server.call(Method::GET, "/v1/openapi.json", None, None).await;
     assert_eq!(document.text, till_api::openapi::document_json());
     server.stop().await;
 }
 
 async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
     let pem_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ec-private.pem");
-    let key =
-        till_core::fiscal::FiscalKey::from_pkcs8_pem(&std::fs::read_to_string(&pem_path).unwrap())
-            .unwrap();
+    let key = till_core::fiscal::FiscalKey::from_pkcs8_pem(&std::fs::read_to_string(&pem_path).unwrap()).unwrap();
     let shop = Shop::open_with(engine, |config| config.fiscal_key_file = Some(pem_path)).await;
     assert_eq!(
         shop.finalize(&shop.sale("t1", vec![line("l1", ("Mug", 1450, 20.0), 1)], 1450))
@@ -54,10 +46,7 @@ async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
             .status,
         201
     );
-    let keys = shop
-        .server
-        .call(Method::GET, "/v1/fiscal/keys", None, None)
-        .await;
+    let keys = shop.server.call(Method::GET, "/v1/fiscal/keys", None, None).await;
     assert_eq!(keys.body["keys"][0]["kid"], json!(key.key_id()));
     assert_eq!(shop.verify("r1").await["ok"], true);
     shop.server.stop().await;
@@ -79,10 +68,7 @@ async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
         .await
         .err()
         .expect("refuses to start");
-    assert!(
-        format!("{error:#}").contains("is not a P-256 key"),
-        "{error:#}"
-    );
+    assert!(format!("{error:#}").contains("is not a P-256 key"), "{error:#}");
 }
 
 on_both_engines!(

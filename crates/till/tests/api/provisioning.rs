@@ -20,10 +20,7 @@ async fn stores_are_created_replaced_and_read(engine: Engine) {
     assert_eq!(replaced.body["currency"], "EUR");
     assert!(replaced.body.get("siret").is_none(), "{}", replaced.text);
     let read = server
-        .get(
-            "/v1/stores/paris-1",
-            &server.token("bo", "pos.catalog.read"),
-        )
+        .get("/v1/stores/paris-1", &server.token("bo", "pos.catalog.read"))
         .await;
     assert_eq!(read.body["name"], "Marais bis");
     server.stop().await;
@@ -126,9 +123,7 @@ async fn a_catalog_of_ten_thousand_articles_imports_in_one_request(engine: Engin
     let skus: Vec<Value> = (0..10_000)
         .map(|i| json!({"skuId": sku(&format!("article {i}")), "name": format!("Article {i}"), "priceCents": 100 + i, "vatRate": 20}))
         .collect();
-    let reply = server
-        .post("/v1/catalog/import", &admin, json!({"skus": skus}))
-        .await;
+    let reply = server.post("/v1/catalog/import", &admin, json!({"skus": skus})).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert_eq!(reply.body, json!({"created": 10_000, "updated": 0}));
     let read = server
@@ -136,10 +131,10 @@ async fn a_catalog_of_ten_thousand_articles_imports_in_one_request(engine: Engin
         .await;
     assert_eq!(read.body["priceCents"], 10_099);
     // Importing again replaces.
-    let again: Vec<Value> = (0..3).map(|i| json!({"skuId": sku(&format!("article {i}")), "name": "Renamed", "priceCents": 1, "vatRate": 5.5})).collect();
-    let reply = server
-        .post("/v1/catalog/import", &admin, json!({"skus": again}))
-        .await;
+    let again: Vec<Value> = (0..3)
+        .map(|i| json!({"skuId": sku(&format!("article {i}")), "name": "Renamed", "priceCents": 1, "vatRate": 5.5}))
+        .collect();
+    let reply = server.post("/v1/catalog/import", &admin, json!({"skus": again})).await;
     assert_eq!(reply.body, json!({"created": 0, "updated": 3}));
     server.stop().await;
 }
@@ -154,14 +149,9 @@ async fn an_invalid_import_writes_nothing(engine: Engine) {
         {"skuId": a, "name": "A again", "priceCents": 100, "vatRate": 20},
         {"skuId": "short", "name": "C", "priceCents": 100, "vatRate": 20},
     ]);
-    let reply = server
-        .post("/v1/catalog/import", &admin, json!({"skus": skus}))
-        .await;
+    let reply = server.post("/v1/catalog/import", &admin, json!({"skus": skus})).await;
     reply.assert_error(400, "VALIDATION_FAILED");
-    assert_eq!(
-        reply.fields(),
-        ["skus.1.name", "skus.2.skuId", "skus.3.skuId"]
-    );
+    assert_eq!(reply.fields(), ["skus.1.name", "skus.2.skuId", "skus.3.skuId"]);
     server
         .get(&format!("/v1/catalog/skus/{a}"), &admin)
         .await
@@ -185,10 +175,7 @@ async fn stock_is_counted_per_store_and_article(engine: Engine) {
         json!({"storeId": "s1", "skuId": mug, "onHand": 0})
     );
     let reply = server.put(&path, &admin, json!({"onHand": 12})).await;
-    assert_eq!(
-        reply.body,
-        json!({"storeId": "s1", "skuId": mug, "onHand": 12})
-    );
+    assert_eq!(reply.body, json!({"storeId": "s1", "skuId": mug, "onHand": 12}));
     assert_eq!(
         server.put(&path, &admin, json!({"onHand": -3})).await.body["onHand"],
         -3
@@ -203,11 +190,7 @@ async fn stock_is_counted_per_store_and_article(engine: Engine) {
         .await
         .assert_error(403, "FORBIDDEN");
     server
-        .put(
-            &format!("/v1/stores/nowhere/stock/{mug}"),
-            &admin,
-            json!({"onHand": 1}),
-        )
+        .put(&format!("/v1/stores/nowhere/stock/{mug}"), &admin, json!({"onHand": 1}))
         .await
         .assert_error(404, "NOT_FOUND");
     server
@@ -232,16 +215,10 @@ async fn staff_members_have_roles_pins_and_limits(engine: Engine) {
                       "permissions": ["pos.promotions.write"], "discountLimit": {"percentBps": 3000, "amountCents": 5000}});
     let reply = server.put("/v1/staff/mathis", &admin, body).await;
     assert_eq!(reply.status, 201, "{}", reply.text);
-    assert!(
-        reply.body.get("pin").is_none()
-            && !reply.text.contains("9876")
-            && !reply.text.contains("argon2")
-    );
+    assert!(reply.body.get("pin").is_none() && !reply.text.contains("9876") && !reply.text.contains("argon2"));
     assert_eq!(reply.body["permissions"], json!(["pos.promotions.write"]));
     let scopes = reply.body["scopes"].as_array().unwrap();
-    assert!(
-        scopes.contains(&json!("price:override")) && scopes.contains(&json!("pos.sales.finalize"))
-    );
+    assert!(scopes.contains(&json!("price:override")) && scopes.contains(&json!("pos.sales.finalize")));
     assert_eq!(
         reply.body["discountLimit"],
         json!({"percentBps": 3000, "amountCents": 5000})
@@ -275,11 +252,7 @@ async fn staff_bodies_are_validated(engine: Engine) {
     let server = TestServer::start(engine).await;
     let admin = server.admin();
     let reply = server
-        .put(
-            "/v1/staff/x",
-            &admin,
-            json!({"displayName": "X", "role": "cashier"}),
-        )
+        .put("/v1/staff/x", &admin, json!({"displayName": "X", "role": "cashier"}))
         .await;
     assert_eq!(reply.fields(), ["pin"], "a new member needs a PIN");
     let bad = json!({"displayName": "", "role": "owner", "pin": "12",
@@ -297,12 +270,7 @@ async fn staff_bodies_are_validated(engine: Engine) {
             "discountLimit.amountCents"
         ]
     );
-    for pin in [
-        json!("123"),
-        json!("1234567890123"),
-        json!("12a4"),
-        json!(1234),
-    ] {
+    for pin in [json!("123"), json!("1234567890123"), json!("12a4"), json!(1234)] {
         let reply = server
             .put(
                 "/v1/staff/x",
@@ -313,17 +281,10 @@ async fn staff_bodies_are_validated(engine: Engine) {
         assert_eq!(reply.fields(), ["pin"], "{pin}");
     }
     server
-        .put(
-            "/v1/staff/x",
-            &server.token("t", "pos.staff.read"),
-            json!({}),
-        )
+        .put("/v1/staff/x", &server.token("t", "pos.staff.read"), json!({}))
         .await
         .assert_error(403, "FORBIDDEN");
-    server
-        .get("/v1/staff/x", &admin)
-        .await
-        .assert_error(404, "NOT_FOUND");
+    server.get("/v1/staff/x", &admin).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
 
@@ -339,25 +300,22 @@ async fn coupons_hold_exactly_one_reward_and_a_valid_window(engine: Engine) {
     assert_eq!(reply.body["redemptions"], 0);
     assert_eq!(reply.body["active"], true);
     let read = server
-        .get(
-            "/v1/coupons/BIENVENUE10",
-            &server.token("t", "pos.promotions.read"),
-        )
+        .get("/v1/coupons/BIENVENUE10", &server.token("t", "pos.promotions.read"))
         .await;
     assert_eq!(read.body["percentBps"], 1000);
     let both = server
+        .put("/v1/coupons/X", &admin, json!({"percentBps": 10, "amountCents": 10}))
+        .await;
+    assert_eq!(both.fields(), ["amountCents"]);
+    let neither = server.put("/v1/coupons/X", &admin, json!({"active": true})).await;
+    assert_eq!(neither.fields(), ["percentBps"]);
+    let window = server
         .put(
             "/v1/coupons/X",
             &admin,
-            json!({"percentBps": 10, "amountCents": 10}),
+            json!({"amountCents": 500, "validFrom": "2026-06-01T00:00:00Z", "validUntil": "2026-05-01T00:00:00Z"}),
         )
         .await;
-    assert_eq!(both.fields(), ["amountCents"]);
-    let neither = server
-        .put("/v1/coupons/X", &admin, json!({"active": true}))
-        .await;
-    assert_eq!(neither.fields(), ["percentBps"]);
-    let window = server.put("/v1/coupons/X", &admin, json!({"amountCents": 500, "validFrom": "2026-06-01T00:00:00Z", "validUntil": "2026-05-01T00:00:00Z"})).await;
     assert_eq!(window.fields(), ["validUntil"]);
     let ranges = server
         .put(
@@ -366,10 +324,7 @@ async fn coupons_hold_exactly_one_reward_and_a_valid_window(engine: Engine) {
             json!({"percentBps": 0, "maxRedemptions": 0, "validFrom": "2026-02-30T00:00:00Z"}),
         )
         .await;
-    assert_eq!(
-        ranges.fields(),
-        ["percentBps", "validFrom", "maxRedemptions"]
-    );
+    assert_eq!(ranges.fields(), ["percentBps", "validFrom", "maxRedemptions"]);
     server
         .put(
             "/v1/coupons/X",
@@ -378,27 +333,18 @@ async fn coupons_hold_exactly_one_reward_and_a_valid_window(engine: Engine) {
         )
         .await
         .assert_error(403, "FORBIDDEN");
-    server
-        .get("/v1/coupons/X", &admin)
-        .await
-        .assert_error(404, "NOT_FOUND");
+    server.get("/v1/coupons/X", &admin).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
 
 async fn loyalty_of_an_unknown_customer_is_not_found(engine: Engine) {
     let server = TestServer::start(engine).await;
     server
-        .get(
-            "/v1/customers/c-1/loyalty",
-            &server.token("t", "pos.customers.read"),
-        )
+        .get("/v1/customers/c-1/loyalty", &server.token("t", "pos.customers.read"))
         .await
         .assert_error(404, "NOT_FOUND");
     server
-        .get(
-            "/v1/customers/c-1/loyalty",
-            &server.token("t", "pos.sales.read"),
-        )
+        .get("/v1/customers/c-1/loyalty", &server.token("t", "pos.sales.read"))
         .await
         .assert_error(403, "FORBIDDEN");
     server.stop().await;

@@ -27,17 +27,12 @@ async fn a_session_opens_with_the_right_pin_and_mints_a_token(engine: Engine) {
         .await;
     assert_eq!(reply.status, 201, "{}", reply.text);
     let token = reply.str("token");
-    assert!(
-        token.starts_with("pos_st_") && token.len() == 7 + 43,
-        "{token}"
-    );
+    assert!(token.starts_with("pos_st_") && token.len() == 7 + 43, "{token}");
     assert!(reply.str("sessionId").starts_with("ses_"));
     assert_eq!(reply.body["registerId"], "r1");
     assert_eq!(reply.body["cashierSubject"], "camille");
     let scopes = reply.body["scopes"].as_array().unwrap();
-    assert!(
-        scopes.contains(&json!("pos.sales.finalize")) && !scopes.contains(&json!("price:override"))
-    );
+    assert!(scopes.contains(&json!("pos.sales.finalize")) && !scopes.contains(&json!("price:override")));
     // The token authenticates the till as the cashier, with the cashier's scopes.
     let session = format!("/v1/register-sessions/{}", reply.str("sessionId"));
     let read = server.get(&session, &token).await;
@@ -90,36 +85,20 @@ async fn repeated_wrong_pins_lock_the_cashier_out(engine: Engine) {
     let admin = server.admin();
     for _ in 0..5 {
         server
-            .post(
-                "/v1/register-sessions",
-                &admin,
-                open_body("r1", "camille", "0000"),
-            )
+            .post("/v1/register-sessions", &admin, open_body("r1", "camille", "0000"))
             .await
             .assert_error(401, "UNAUTHORIZED");
     }
     let locked = server
-        .post(
-            "/v1/register-sessions",
-            &admin,
-            open_body("r1", "camille", "1234"),
-        )
+        .post("/v1/register-sessions", &admin, open_body("r1", "camille", "1234"))
         .await;
     locked.assert_error(429, "LOCKED_OUT");
-    let retry: u64 = locked.headers["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry: u64 = locked.headers["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=900).contains(&retry), "Retry-After {retry}");
     // Another cashier is untouched.
     assert_eq!(
         server
-            .post(
-                "/v1/register-sessions",
-                &admin,
-                open_body("r2", "lea", "5555")
-            )
+            .post("/v1/register-sessions", &admin, open_body("r2", "lea", "5555"))
             .await
             .status,
         201
@@ -128,11 +107,7 @@ async fn repeated_wrong_pins_lock_the_cashier_out(engine: Engine) {
     server.clock.advance(Duration::from_secs(retry));
     assert_eq!(
         server
-            .post(
-                "/v1/register-sessions",
-                &admin,
-                open_body("r1", "camille", "1234")
-            )
+            .post("/v1/register-sessions", &admin, open_body("r1", "camille", "1234"))
             .await
             .status,
         201
@@ -146,41 +121,27 @@ async fn a_till_has_one_open_session_and_stays_in_its_store(engine: Engine) {
     server.provision_staff("lea", "cashier", "5555").await;
     let (first, _) = server.open_session("s1", "r1", "camille", "1234").await;
     let again = server
-        .post(
-            "/v1/register-sessions",
-            &admin,
-            open_body("r1", "lea", "5555"),
-        )
+        .post("/v1/register-sessions", &admin, open_body("r1", "lea", "5555"))
         .await;
     again.assert_error(409, "CONFLICT");
     assert!(again.text.contains(&first));
     server.provision_store("s2").await;
-    let elsewhere =
-        json!({"storeId": "s2", "registerId": "r1", "cashierSubject": "lea", "pin": "5555"});
+    let elsewhere = json!({"storeId": "s2", "registerId": "r1", "cashierSubject": "lea", "pin": "5555"});
     server
         .post("/v1/register-sessions", &admin, elsewhere)
         .await
         .assert_error(422, "BUSINESS_RULE_VIOLATION");
-    let nowhere =
-        json!({"storeId": "s9", "registerId": "r9", "cashierSubject": "lea", "pin": "5555"});
+    let nowhere = json!({"storeId": "s9", "registerId": "r9", "cashierSubject": "lea", "pin": "5555"});
     let reply = server.post("/v1/register-sessions", &admin, nowhere).await;
     assert_eq!(reply.fields(), ["storeId"]);
     // Closing frees the till.
     let closed = server
-        .post(
-            &format!("/v1/register-sessions/{first}/close"),
-            &admin,
-            json!({}),
-        )
+        .post(&format!("/v1/register-sessions/{first}/close"), &admin, json!({}))
         .await;
     assert_eq!(closed.status, 200, "{}", closed.text);
     assert_eq!(
         server
-            .post(
-                "/v1/register-sessions",
-                &admin,
-                open_body("r1", "lea", "5555")
-            )
+            .post("/v1/register-sessions", &admin, open_body("r1", "lea", "5555"))
             .await
             .status,
         201
@@ -192,11 +153,7 @@ async fn closing_returns_the_z_report_and_is_repeatable(engine: Engine) {
     let server = ready(engine).await;
     let admin = server.admin();
     let opened = server
-        .post(
-            "/v1/register-sessions",
-            &admin,
-            open_body("r1", "camille", "1234"),
-        )
+        .post("/v1/register-sessions", &admin, open_body("r1", "camille", "1234"))
         .await;
     let (session, token) = (opened.str("sessionId"), opened.str("token"));
     let path = format!("/v1/register-sessions/{session}/close");
@@ -211,9 +168,7 @@ async fn closing_returns_the_z_report_and_is_repeatable(engine: Engine) {
     assert_eq!(first.body["expectedCashCents"], 15000);
     let second = server.post(&path, &admin, json!({})).await;
     assert_eq!(second.body, first.body);
-    let read = server
-        .get(&format!("/v1/register-sessions/{session}"), &admin)
-        .await;
+    let read = server.get(&format!("/v1/register-sessions/{session}"), &admin).await;
     assert_eq!(read.body["status"], "closed");
     server
         .post("/v1/register-sessions/ses_nope/close", &admin, json!({}))
@@ -228,14 +183,8 @@ async fn a_session_token_expires_with_its_session(engine: Engine) {
     let path = format!("/v1/register-sessions/{session}");
     assert_eq!(server.get(&path, &token).await.status, 200);
     server.clock.advance(Duration::from_secs(16 * 3600 + 1));
-    server
-        .get(&path, &token)
-        .await
-        .assert_error(401, "UNAUTHORIZED");
-    assert_eq!(
-        server.get(&path, &server.admin()).await.body["status"],
-        "expired"
-    );
+    server.get(&path, &token).await.assert_error(401, "UNAUTHORIZED");
+    assert_eq!(server.get(&path, &server.admin()).await.body["status"], "expired");
     // An expired shift does not block the till: the next one opens.
     assert_eq!(
         server
@@ -272,13 +221,7 @@ async fn opening_needs_its_scope_and_a_valid_body(engine: Engine) {
     reply.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(
         reply.fields(),
-        [
-            "storeId",
-            "registerId",
-            "cashierSubject",
-            "pin",
-            "openingFloatCents"
-        ]
+        ["storeId", "registerId", "cashierSubject", "pin", "openingFloatCents"]
     );
     server.stop().await;
 }

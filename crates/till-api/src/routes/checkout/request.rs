@@ -6,14 +6,12 @@ use crate::fields::{Field, Obj, Problems};
 use crate::routes::catalog::vat_rate;
 use serde_json::Value;
 use std::collections::HashSet;
-use till_core::ids::{
-    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
-};
+use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::sale::{
-    Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial,
-    Tender, TenderMethod, TenderSet,
+    Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
+    TenderMethod, TenderSet,
 };
 
 /// Most lines one sale may carry.
@@ -114,9 +112,7 @@ pub struct SerialBody {
 pub struct DeclaredDiscountBody {
     #[schema(min_length = 1)]
     id: String,
-    #[schema(
-        pattern = "^(manual_markdown|promotional|loyalty_reward|damaged_goods|manager_goodwill)$"
-    )]
+    #[schema(pattern = "^(manual_markdown|promotional|loyalty_reward|damaged_goods|manager_goodwill)$")]
     reason: String,
     #[schema(pattern = "^(line|ticket)$")]
     scope: String,
@@ -147,9 +143,7 @@ pub struct TenderSetBody {
 pub struct TenderBody {
     #[schema(min_length = 1)]
     id: String,
-    #[schema(
-        pattern = "^(card|cash|cheque|meal_voucher|gift_card|credit_note|loyalty|installment)$"
-    )]
+    #[schema(pattern = "^(card|cash|cheque|meal_voucher|gift_card|credit_note|loyalty|installment)$")]
     method: String,
     /// Amount applied to the sale.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
@@ -161,6 +155,52 @@ pub struct TenderBody {
     change: i64,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     forfeited: i64,
+}
+
+/// Body of `POST /v1/checkout/price`: the parts of a sale that decide its price.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_price` reads the body
+pub struct PriceRequestBody {
+    #[schema(min_length = 1)]
+    store_id: String,
+    cart: CartBody,
+    declared_discounts: Option<Vec<DeclaredDiscountBody>>,
+    #[schema(min_length = 1)]
+    coupon_code: Option<String>,
+    /// When the sale would happen (default: now): promotions and coupons must be valid then.
+    #[schema(format = DateTime)]
+    issued_at: Option<String>,
+}
+
+/// A cart to price, validated.
+pub struct PriceRequest {
+    pub store_id: StoreId,
+    pub cart: Cart,
+    pub declared_discounts: Vec<DeclaredDiscount>,
+    pub coupon_code: Option<CouponCode>,
+    pub issued_at: Option<jiff::Timestamp>,
+}
+
+/// Parses a dry-run body, reporting every problem at once.
+pub fn parse_price(body: &Value) -> Result<PriceRequest, ApiError> {
+    let problems = Problems::new();
+    let request = problems.root(body).and_then(|root| {
+        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+        let cart = root.required("cart", cart);
+        let line_ids = raw_line_ids(&root);
+        let declared = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
+        let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
+        let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
+        Some(PriceRequest {
+            store_id: store_id?,
+            cart: cart?,
+            declared_discounts: declared?.unwrap_or_default(),
+            coupon_code: coupon_code?,
+            issued_at: issued_at?,
+        })
+    });
+    problems.finish(|| request)
 }
 
 fn choices<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<(&'static str, T)> {
@@ -180,16 +220,13 @@ fn sale(root: &Obj<'_>) -> Option<SaleRequest> {
     let number = root.required("number", |f| f.text());
     let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
     let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
-    let customer_id = root.required("customerId", |f| {
-        f.nullable(|f| f.parse_text(CustomerId::parse))
-    });
+    let customer_id = root.required("customerId", |f| f.nullable(|f| f.parse_text(CustomerId::parse)));
     let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
     let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
     let kind = root.optional("type", |f| f.one_of(&kinds));
     let cart = root.required("cart", cart);
     let line_ids = raw_line_ids(root);
-    let declared_discounts =
-        root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
+    let declared_discounts = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
     let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
     let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
     let tenders = root.required("tenders", tender_set);
@@ -213,20 +250,13 @@ fn sale(root: &Obj<'_>) -> Option<SaleRequest> {
 fn cart(field: Field<'_>) -> Option<Cart> {
     let cart = field.object()?;
     let lines = cart.required("lines", |f| {
-        if f.value()
-            .as_array()
-            .is_some_and(|lines| lines.len() > MAX_LINES)
-        {
+        if f.value().as_array().is_some_and(|lines| lines.len() > MAX_LINES) {
             return f.fail(format!("must hold at most {MAX_LINES} lines"));
         }
         let mut seen = HashSet::new();
         f.array(|line| {
             // A second line with the same id would make line-scoped discounts ambiguous.
-            let id = line
-                .value()
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            let id = line.value().get("id").and_then(Value::as_str).map(str::to_owned);
             if id.is_some_and(|id| !seen.insert(id)) {
                 line.fail_inner::<()>("id", "is already the id of another line");
             }
@@ -301,11 +331,7 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
     let (scope, basis) = (scope?, basis?);
     let kind = match (scope, basis) {
         (Scope::Line, Basis::Percent) => {
-            reject(
-                &discount,
-                "amountCents",
-                "is only for ticket amount discounts",
-            );
+            reject(&discount, "amountCents", "is only for ticket amount discounts");
             let line_id = discount.required("lineId", |f| {
                 let text = f.text()?;
                 if line_ids.contains(&text) {
@@ -328,11 +354,7 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
         }
         (Scope::Ticket, Basis::Percent) => {
             reject(&discount, "lineId", "is only for line discounts");
-            reject(
-                &discount,
-                "amountCents",
-                "is only for ticket amount discounts",
-            );
+            reject(&discount, "amountCents", "is only for ticket amount discounts");
             DeclaredKind::TicketPercent {
                 percent: discount.required("percentBps", |f| f.bps(1))?,
             }

@@ -1,0 +1,454 @@
+//! Automatic promotion rules: `POST /v1/promotions` (upsert), `GET /v1/promotions`, `GET` and
+//! `PUT /v1/promotions/{id}/rule` (read, full replace), `POST /v1/promotions/{id}/deactivate`.
+//!
+//! Every write bumps the rule's version, sent as its `ETag`; a replace with `If-Match` naming
+//! another version is refused with 412, so two back-office users cannot overwrite each other
+//! unknowingly.
+
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams, QueryParams};
+use crate::fields::{Field, Obj, Problems};
+use crate::ops;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::header::{ETAG, IF_MATCH};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashSet;
+use till_core::ids::{PromotionId, SkuId, StoreId};
+use till_core::instant::Zone;
+use till_core::money::MAX_SAFE_INTEGER;
+use till_core::promotions::{BuySide, Component, GetSide, Mechanics, PromotionRule};
+use till_store::promotions::{Replaced, StoredRule};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(upsert, list))
+        .routes(routes!(read_rule, replace_rule))
+        .routes(routes!(deactivate))
+}
+
+/// Fields every rule has.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
+struct RuleCommon {
+    /// Required by the upsert; in a replace, the path's id wins.
+    #[schema(min_length = 1)]
+    id: Option<String>,
+    #[schema(min_length = 1)]
+    name: String,
+    /// ISO 8601 with `Z` or `±hh:mm`; answered in UTC with `Z`.
+    #[schema(format = DateTime)]
+    valid_from: String,
+    /// Not before `validFrom`.
+    #[schema(format = DateTime)]
+    valid_until: String,
+    /// Higher first. Default 0.
+    priority: Option<i64>,
+    /// Applies only alone, excluding every other promotion of the sale. Default false.
+    exclusive: Option<bool>,
+    /// The stores it runs in; absent: every store.
+    store_ids: Option<Vec<String>>,
+    /// Default true; the deactivate operation turns it off.
+    active: Option<bool>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ProductsAndQuantity {
+    #[schema(inline = false)]
+    product_ids: Vec<String>,
+    #[schema(minimum = 1)]
+    quantity: i64,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct GetDoc {
+    product_ids: Vec<String>,
+    #[schema(minimum = 1)]
+    quantity: i64,
+    #[schema(minimum = 1, maximum = 10000)]
+    percent_bps: i64,
+}
+
+/// For every `buy.quantity` units bought, `get.quantity` further units get `get.percentBps` off;
+/// repeats per multiple; the cheapest eligible units are the discounted ones.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BogoRule {
+    #[serde(flatten)]
+    common: RuleCommon,
+    buy: ProductsAndQuantity,
+    get: GetDoc,
+    #[schema(minimum = 1)]
+    max_applications: Option<i64>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ComponentDoc {
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    product_id: String,
+    #[schema(minimum = 1)]
+    quantity: i64,
+}
+
+/// Each complete set of components sells for `priceCents`, repeated while sets are complete.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BundleRule {
+    #[serde(flatten)]
+    common: RuleCommon,
+    components: Vec<ComponentDoc>,
+    #[schema(minimum = 0)]
+    price_cents: i64,
+}
+
+/// `percentBps` off the named products (absent: the whole basket) once their subtotal reaches
+/// `minSubtotalCents`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct PercentOffRule {
+    #[serde(flatten)]
+    common: RuleCommon,
+    product_ids: Option<Vec<String>>,
+    #[schema(minimum = 1, maximum = 10000)]
+    percent_bps: i64,
+    #[schema(minimum = 0)]
+    min_subtotal_cents: Option<i64>,
+}
+
+/// A promotion rule: one of three variants selected by `type`.
+#[derive(utoipa::ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[allow(dead_code)]
+enum PromotionRuleBody {
+    Bogo(BogoRule),
+    Bundle(BundleRule),
+    PercentOff(PercentOffRule),
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Bogo,
+    Bundle,
+    PercentOff,
+}
+
+/// Parses a rule; `path_id` (a replace) overrides whatever id the body carries.
+fn parse_rule(body: &Value, path_id: Option<PromotionId>) -> Result<PromotionRule, ApiError> {
+    let problems = Problems::new();
+    let rule = problems.root(body).and_then(|root| {
+        let id = match path_id {
+            Some(id) => Some(id),
+            None => root.required("id", |f| f.parse_text(PromotionId::parse)),
+        };
+        let kinds = [
+            ("bogo", Kind::Bogo),
+            ("bundle", Kind::Bundle),
+            ("percent_off", Kind::PercentOff),
+        ];
+        let kind = root.required("type", |f| f.one_of(&kinds));
+        let name = root.required("name", |f| f.text());
+        let valid_from = root.required("validFrom", |f| f.instant(Zone::UtcOrOffset));
+        let valid_until = root.required("validUntil", |f| f.instant(Zone::UtcOrOffset));
+        let priority = root.optional("priority", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER));
+        let exclusive = root.optional("exclusive", |f| f.boolean());
+        let store_ids = root.optional("storeIds", |f| non_empty(f, |s| s.parse_text(StoreId::parse)));
+        let active = root.optional("active", |f| f.boolean());
+        let mechanics = kind.and_then(|kind| match kind {
+            Kind::Bogo => bogo(&root),
+            Kind::Bundle => bundle(&root),
+            Kind::PercentOff => percent_off(&root),
+        });
+        let (valid_from, valid_until) = (valid_from?, valid_until?);
+        if valid_until < valid_from {
+            return root.fail("validUntil", "must not be earlier than validFrom");
+        }
+        Some(PromotionRule {
+            id: id?,
+            name: name?,
+            valid_from,
+            valid_until,
+            priority: priority?.unwrap_or(0),
+            exclusive: exclusive?.unwrap_or(false),
+            store_ids: store_ids?,
+            active: active?.unwrap_or(true),
+            mechanics: mechanics?,
+        })
+    });
+    problems.finish(|| rule)
+}
+
+/// An array with at least one element, each parsed by `each`.
+fn non_empty<'a, T>(field: Field<'a>, each: impl FnMut(Field<'a>) -> Option<T>) -> Option<Vec<T>> {
+    if field.value().as_array().is_some_and(Vec::is_empty) {
+        return field.fail("must not be empty");
+    }
+    field.array(each)
+}
+
+fn products(field: Field<'_>) -> Option<Vec<SkuId>> {
+    non_empty(field, |p| p.parse_text(SkuId::parse))
+}
+
+fn quantity(field: Field<'_>) -> Option<i64> {
+    field.integer(1, MAX_SAFE_INTEGER)
+}
+
+fn bogo(root: &Obj<'_>) -> Option<Mechanics> {
+    let buy = root.required("buy", |f| {
+        let side = f.object()?;
+        let ids = side.required("productIds", products);
+        let quantity = side.required("quantity", quantity);
+        Some(BuySide {
+            product_ids: ids?,
+            quantity: quantity?,
+        })
+    });
+    let get = root.required("get", |f| {
+        let side = f.object()?;
+        let ids = side.required("productIds", products);
+        let quantity = side.required("quantity", quantity);
+        let percent = side.required("percentBps", |f| f.bps(1));
+        Some(GetSide {
+            product_ids: ids?,
+            quantity: quantity?,
+            percent_bps: percent?,
+        })
+    });
+    let max_applications = root.optional("maxApplications", quantity);
+    Some(Mechanics::Bogo {
+        buy: buy?,
+        get: get?,
+        max_applications: max_applications?,
+    })
+}
+
+fn bundle(root: &Obj<'_>) -> Option<Mechanics> {
+    let mut seen = HashSet::new();
+    let components = root.required("components", |f| {
+        non_empty(f, |c| {
+            let component = c.object()?;
+            let product = component.required("productId", |f| f.parse_text(SkuId::parse));
+            let product = match product {
+                Some(id) if !seen.insert(id.clone()) => {
+                    component.fail("productId", "appears in another component; give it one quantity")
+                }
+                other => other,
+            };
+            let quantity = component.required("quantity", quantity);
+            Some(Component {
+                product_id: product?,
+                quantity: quantity?,
+            })
+        })
+    });
+    let price = root.required("priceCents", |f| f.cents());
+    Some(Mechanics::Bundle {
+        components: components?,
+        price_cents: price?,
+    })
+}
+
+fn percent_off(root: &Obj<'_>) -> Option<Mechanics> {
+    let product_ids = root.optional("productIds", products);
+    let percent = root.required("percentBps", |f| f.bps(1));
+    let minimum = root.optional("minSubtotalCents", |f| f.cents());
+    Some(Mechanics::PercentOff {
+        product_ids: product_ids?,
+        percent_bps: percent?,
+        min_subtotal_cents: minimum?,
+    })
+}
+
+fn promotion_id(raw: &str) -> Result<PromotionId, ApiError> {
+    PromotionId::parse(raw).map_err(|error| ApiError::field("id", error.to_string()))
+}
+
+/// The rule as answered: its JSON, with the version as a strong ETag.
+fn rule_response(status: StatusCode, stored: &StoredRule) -> Response {
+    let body = serde_json::to_value(&stored.rule).unwrap_or(Value::Null);
+    let mut response = (status, Json(body)).into_response();
+    if let Ok(etag) = HeaderValue::from_str(&format!("\"{}\"", stored.version)) {
+        response.headers_mut().insert(ETAG, etag);
+    }
+    response
+}
+
+/// The version an `If-Match` header names: `None` for `*` or no header.
+fn expected_version(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
+    let Some(value) = headers.get(IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    let bare = text.trim_start_matches("W/").trim_matches('"');
+    bare.parse::<i64>()
+        .map(Some)
+        .map_err(|_| ApiError::PreconditionFailed("If-Match names no version of this rule.".into()))
+}
+
+/// Create or replace a promotion rule.
+///
+/// Upsert by the body's `id`: 201 when created, 200 when it replaced a rule. A person should
+/// confirm: the rule changes the price of every matching sale from then on.
+#[utoipa::path(post, path = "/v1/promotions", operation_id = "upsertPromotion", tag = "promotions",
+    request_body = PromotionRuleBody,
+    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRuleBody),
+              (status = 201, description = "Created; ETag is its version", body = PromotionRuleBody)))]
+async fn upsert(
+    _caller: Authorized<ops::UpsertPromotion>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let rule = parse_rule(&body, None)?;
+    let (stored, created) = state.store().upsert_promotion(rule, state.now()).await?;
+    state.promotions().refresh(state.store()).await?;
+    Ok(rule_response(
+        if created { StatusCode::CREATED } else { StatusCode::OK },
+        &stored,
+    ))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+struct ListQuery {
+    /// Only rules that are (true) or are not (false) active.
+    active: Option<bool>,
+    /// Only rules that run in this store.
+    store_id: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RuleList {
+    #[schema(value_type = Vec<PromotionRuleBody>)]
+    promotions: Vec<Value>,
+}
+
+/// List promotion rules.
+///
+/// Filter by `active` and by the store they run in. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/promotions", operation_id = "listPromotions", tag = "promotions",
+    params(ListQuery),
+    responses((status = 200, description = "Rules by id", body = RuleList)))]
+async fn list(
+    _caller: Authorized<ops::ListPromotions>,
+    State(state): State<AppState>,
+    QueryParams(query): QueryParams<ListQuery>,
+) -> Result<Json<RuleList>, ApiError> {
+    let store = query
+        .store_id
+        .as_deref()
+        .map(StoreId::parse)
+        .transpose()
+        .map_err(|e| ApiError::field("storeId", e.to_string()))?;
+    let rules = state.store().promotions().await?;
+    let promotions = rules
+        .into_iter()
+        .map(|stored| stored.rule)
+        .filter(|rule| query.active.is_none_or(|active| rule.active == active))
+        .filter(|rule| match (&store, &rule.store_ids) {
+            (Some(store), Some(stores)) => stores.contains(store),
+            _ => true,
+        })
+        .map(|rule| serde_json::to_value(rule).unwrap_or(Value::Null))
+        .collect();
+    Ok(Json(RuleList { promotions }))
+}
+
+/// Read the live rule.
+///
+/// The first step of a replace: read, change only what is needed, send the whole rule back
+/// with `If-Match` set to this ETag. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/promotions/{id}/rule", operation_id = "getPromotionRule", tag = "promotions",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The rule; ETag is its version", body = PromotionRuleBody),
+              (status = 404, description = "No such rule", body = crate::error::ErrorEnvelope)))]
+async fn read_rule(
+    _caller: Authorized<ops::GetPromotionRule>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Response, ApiError> {
+    let id = promotion_id(&raw_id)?;
+    let stored = state.store().get_promotion(&id).await?.ok_or_else(not_found)?;
+    Ok(rule_response(StatusCode::OK, &stored))
+}
+
+/// Replace a promotion rule wholesale.
+///
+/// Never creates: an unknown id is a 404. The body's id, if any, is overwritten by the path's;
+/// every field absent from the body is gone after the replace, reward mechanics included.
+/// With `If-Match`, the replace happens only if the rule is still at that version (else 412).
+/// A person should confirm.
+#[utoipa::path(put, path = "/v1/promotions/{id}/rule", operation_id = "replacePromotionRule", tag = "promotions",
+    params(("id" = String, Path), ("If-Match" = Option<String>, Header, description = "The ETag read last")),
+    request_body = PromotionRuleBody,
+    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRuleBody),
+              (status = 404, description = "No such rule; nothing was created", body = crate::error::ErrorEnvelope),
+              (status = 412, description = "The rule changed since the ETag in If-Match", body = crate::error::ErrorEnvelope)))]
+async fn replace_rule(
+    _caller: Authorized<ops::ReplacePromotionRule>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let id = promotion_id(&raw_id)?;
+    let rule = parse_rule(&body, Some(id))?;
+    let expected = expected_version(&headers)?;
+    match state.store().replace_promotion(rule, expected, state.now()).await? {
+        Replaced::Done(stored) => {
+            state.promotions().refresh(state.store()).await?;
+            Ok(rule_response(StatusCode::OK, &stored))
+        }
+        Replaced::NotFound => Err(not_found()),
+        Replaced::Stale(current) => Err(ApiError::PreconditionFailed(format!(
+            "The rule changed since you read it: it is at version {current}. Read it again, then replace."
+        ))),
+    }
+}
+
+/// Deactivate a promotion rule.
+///
+/// The way to stop a rule: it stays readable but no longer applies. Idempotent. A person
+/// should confirm.
+#[utoipa::path(post, path = "/v1/promotions/{id}/deactivate", operation_id = "deactivatePromotion", tag = "promotions",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "Deactivated; the rule", body = PromotionRuleBody),
+              (status = 404, description = "No such rule", body = crate::error::ErrorEnvelope)))]
+async fn deactivate(
+    _caller: Authorized<ops::DeactivatePromotion>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Response, ApiError> {
+    let id = promotion_id(&raw_id)?;
+    let stored = state
+        .store()
+        .deactivate_promotion(id, state.now())
+        .await?
+        .ok_or_else(not_found)?;
+    state.promotions().refresh(state.store()).await?;
+    Ok(rule_response(StatusCode::OK, &stored))
+}
+
+fn not_found() -> ApiError {
+    ApiError::NotFound("No promotion rule with this id.".into())
+}

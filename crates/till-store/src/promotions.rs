@@ -1,0 +1,211 @@
+//! Promotion rules as the back office writes them. Each write bumps the rule's version (its
+//! ETag) and the global promotion revision, which caches on every node compare against.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::{AnyConnection, Row};
+use till_core::ids::PromotionId;
+use till_core::instant::{from_micros, to_micros};
+use till_core::promotions::PromotionRule;
+
+#[derive(Clone, Debug)]
+pub struct StoredRule {
+    pub rule: PromotionRule,
+    pub version: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// How a conditional replace went.
+#[derive(Clone, Debug)]
+pub enum Replaced {
+    Done(StoredRule),
+    NotFound,
+    /// `If-Match` named another version; this is the current one.
+    Stale(i64),
+}
+
+struct Upsert {
+    rule: PromotionRule,
+    now: i64,
+}
+
+struct Replace {
+    rule: PromotionRule,
+    expected: Option<i64>,
+    now: i64,
+}
+
+struct Deactivate {
+    id: PromotionId,
+    now: i64,
+}
+
+impl Store {
+    /// Creates or replaces a rule; `true` when created.
+    pub async fn upsert_promotion(
+        &self,
+        rule: PromotionRule,
+        now: Timestamp,
+    ) -> Result<(StoredRule, bool), StoreError> {
+        self.write(
+            Upsert {
+                rule,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(upsert(c, i)),
+        )
+        .await
+    }
+
+    /// Replaces an existing rule wholesale, never creating one. With `expected`, only if the
+    /// stored version is that one.
+    pub async fn replace_promotion(
+        &self,
+        rule: PromotionRule,
+        expected: Option<i64>,
+        now: Timestamp,
+    ) -> Result<Replaced, StoreError> {
+        self.write(
+            Replace {
+                rule,
+                expected,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(replace(c, i)),
+        )
+        .await
+    }
+
+    /// Turns a rule off; `None` when it does not exist.
+    pub async fn deactivate_promotion(
+        &self,
+        id: PromotionId,
+        now: Timestamp,
+    ) -> Result<Option<StoredRule>, StoreError> {
+        self.write(
+            Deactivate {
+                id,
+                now: to_micros(now),
+            },
+            |c, i| Box::pin(deactivate(c, i)),
+        )
+        .await
+    }
+
+    pub async fn get_promotion(&self, id: &PromotionId) -> Result<Option<StoredRule>, StoreError> {
+        let row = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.as_ref().map(stored_from_row).transpose()
+    }
+
+    /// Every rule, by id.
+    pub async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError> {
+        let rows = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions ORDER BY promotion_id")
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(stored_from_row).collect()
+    }
+
+    /// The revision of the rule set: it changes with every promotion write, on any node.
+    pub async fn promotion_revision(&self) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT revision FROM promotion_revision WHERE singleton = 1")
+            .fetch_one(self.reader())
+            .await?;
+        Ok(row.try_get("revision")?)
+    }
+}
+
+fn upsert<'a>(conn: &'a mut AnyConnection, input: &'a Upsert) -> BoxFuture<'a, Result<(StoredRule, bool), StoreError>> {
+    Box::pin(async move {
+        let current = current_version(conn, &input.rule.id).await?;
+        let stored = write_rule(conn, &input.rule, current, input.now).await?;
+        Ok((stored, current.is_none()))
+    })
+}
+
+fn replace<'a>(conn: &'a mut AnyConnection, input: &'a Replace) -> BoxFuture<'a, Result<Replaced, StoreError>> {
+    Box::pin(async move {
+        let Some(current) = current_version(conn, &input.rule.id).await? else {
+            return Ok(Replaced::NotFound);
+        };
+        if input.expected.is_some_and(|expected| expected != current) {
+            return Ok(Replaced::Stale(current));
+        }
+        Ok(Replaced::Done(
+            write_rule(conn, &input.rule, Some(current), input.now).await?,
+        ))
+    })
+}
+
+fn deactivate<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a Deactivate,
+) -> BoxFuture<'a, Result<Option<StoredRule>, StoreError>> {
+    Box::pin(async move {
+        let row = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
+            .bind(input.id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored = stored_from_row(&row)?;
+        if !stored.rule.active {
+            return Ok(Some(stored));
+        }
+        let mut rule = stored.rule;
+        rule.active = false;
+        Ok(Some(write_rule(conn, &rule, Some(stored.version), input.now).await?))
+    })
+}
+
+/// The stored version of a rule, locking its row for the rest of the transaction.
+async fn current_version(conn: &mut AnyConnection, id: &PromotionId) -> Result<Option<i64>, StoreError> {
+    // A no-op update takes the row lock on PostgreSQL, so two writers of one rule serialize
+    // and the version check of the second sees the first's write.
+    let row = sqlx::query("UPDATE promotions SET version = version WHERE promotion_id = $1 RETURNING version")
+        .bind(id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.map(|row| row.try_get("version").map_err(StoreError::from))
+        .transpose()
+}
+
+async fn write_rule(
+    conn: &mut AnyConnection,
+    rule: &PromotionRule,
+    current: Option<i64>,
+    now: i64,
+) -> Result<StoredRule, StoreError> {
+    let json = serde_json::to_string(rule).map_err(|e| StoreError::Corrupt(format!("rule does not serialize: {e}")))?;
+    let version = current.map_or(1, |v| v + 1);
+    let row = sqlx::query(
+        "INSERT INTO promotions (promotion_id, rule, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) \
+         ON CONFLICT (promotion_id) DO UPDATE SET rule = excluded.rule, version = excluded.version, \
+             updated_at = excluded.updated_at \
+         RETURNING rule, version, created_at, updated_at",
+    )
+    .bind(rule.id.as_str())
+    .bind(json)
+    .bind(version)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE promotion_revision SET revision = revision + 1 WHERE singleton = 1")
+        .execute(&mut *conn)
+        .await?;
+    stored_from_row(&row)
+}
+
+fn stored_from_row(row: &sqlx::any::AnyRow) -> Result<StoredRule, StoreError> {
+    let json: String = row.try_get("rule")?;
+    Ok(StoredRule {
+        rule: serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(format!("stored rule: {e}")))?,
+        version: row.try_get("version")?,
+        created_at: from_micros(row.try_get("created_at")?),
+        updated_at: from_micros(row.try_get("updated_at")?),
+    })
+}
