@@ -139,11 +139,17 @@ pub(crate) fn error_response(description: &str) -> RefOr<utoipa::openapi::Respon
 
 fn tags() -> Vec<Tag> {
     [
-        ("checkout", "Pricing and committing sales, and manager approvals of discounts."),
+        (
+            "checkout",
+            "Pricing and committing sales, and manager approvals of discounts.",
+        ),
         ("promotions", "Automatic promotion rules applied when a sale is priced."),
         ("sessions", "Register sessions: a cashier's shift on one till."),
         ("fiscal", "The NF525 journal: public keys and chain verification."),
-        ("provisioning", "Stores, catalog, stock, staff, coupons and customers, set up by the back office."),
+        (
+            "provisioning",
+            "Stores, catalog, stock, staff, coupons and customers, set up by the back office.",
+        ),
         ("operations", "Health, readiness, metrics and this document."),
     ]
     .into_iter()

@@ -21,7 +21,7 @@ pub struct StoredRule {
 /// How a conditional replace went.
 #[derive(Clone, Debug)]
 pub enum Replaced {
-    Done(StoredRule),
+    Done(Box<StoredRule>),
     NotFound,
     /// `If-Match` named another version; this is the current one.
     Stale(i64),
@@ -136,9 +136,9 @@ fn replace<'a>(conn: &'a mut AnyConnection, input: &'a Replace) -> BoxFuture<'a,
         if input.expected.is_some_and(|expected| expected != current) {
             return Ok(Replaced::Stale(current));
         }
-        Ok(Replaced::Done(
+        Ok(Replaced::Done(Box::new(
             write_rule(conn, &input.rule, Some(current), input.now).await?,
-        ))
+        )))
     })
 }
 
