@@ -10,8 +10,9 @@ use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, 
 use till_core::catalog::CatalogItem;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::grant::{GrantSet, Role};
-use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, StoreId, Subject};
+use till_core::ids::{CouponCode, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject};
 use till_core::money::{Bps, Cents, VatRate};
+use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_store::sessions::{OpenRefusal, OpenSession};
@@ -190,6 +191,33 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
             now,
         )
         .await?;
+    // Three baguettes for the price of two, all year.
+    let baguettes = vec![sku_id("Baguette tradition")];
+    let year = |text: &str| text.parse::<jiff::Timestamp>().map_err(anyhow::Error::from);
+    let promotion = PromotionRule {
+        id: PromotionId::parse("baguettes-3-pour-2")?,
+        name: "3 baguettes pour le prix de 2".to_owned(),
+        valid_from: year("2026-01-01T00:00:00Z")?,
+        valid_until: year("2099-12-31T23:59:59Z")?,
+        priority: 0,
+        exclusive: false,
+        store_ids: None,
+        active: true,
+        mechanics: Mechanics::Bogo {
+            buy: BuySide {
+                product_ids: baguettes.clone(),
+                quantity: 2,
+            },
+            get: GetSide {
+                product_ids: baguettes,
+                quantity: 1,
+                percent_bps: Bps::FULL,
+            },
+            max_applications: None,
+        },
+    };
+    store.upsert_promotion(promotion, now).await?;
+    state.promotions().refresh(store).await?;
     open_demo_session(state, &store_id).await
 }
 

@@ -95,6 +95,10 @@ impl TestServer {
         }
     }
 
+    pub fn state(&self) -> &till_api::AppState {
+        &self.running.as_ref().expect("running").state
+    }
+
     /// Stops the server gracefully (requests in flight finish).
     pub async fn stop(mut self) {
         if let Some(running) = self.running.take() {

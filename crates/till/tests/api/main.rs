@@ -8,5 +8,6 @@ mod envelope;
 mod finalize;
 mod openapi;
 mod operations;
+mod promotions;
 mod provisioning;
 mod sessions;

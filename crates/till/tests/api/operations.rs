@@ -52,6 +52,33 @@ async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// The README's first sale, run against the demo data: it must keep working as documented.
+async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let session = till::demo::seed(server.state()).await.expect("demo data loads");
+    let command = till::demo::first_sale_command();
+    let body = command
+        .split("-d '")
+        .nth(1)
+        .and_then(|rest| rest.rsplit_once('\''))
+        .map(|(json, _)| json)
+        .unwrap();
+    let body = body.replace("'$TILL_SESSION'", &session.session_id);
+    let sale: serde_json::Value = serde_json::from_str(&body).expect("the README's body is JSON");
+    let reply = server.post("/v1/checkout/finalize", &session.token, sale).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    assert_eq!(reply.body["transaction"]["totals"]["total"], 1710);
+    // The demo's promotion: three baguettes for the price of two.
+    let price = json!({"storeId": "paris-marais", "cart": {"freeLineSequence": 0, "lines": [
+        {"id": "l1", "skuId": till::demo::sku_id("Baguette tradition").as_str(), "quantity": 3, "unitPrice": 130, "vatRate": 5.5, "free": false}]}});
+    let quote = server.post("/v1/checkout/price", &session.token, price).await;
+    assert_eq!(quote.body["totals"]["total"], 260, "{}", quote.text);
+    // Seeding again (a restart) keeps the data and opens a fresh session.
+    let again = till::demo::seed(server.state()).await.expect("seeding twice works");
+    assert_ne!(again.session_id, session.session_id);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -73,5 +100,6 @@ async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
 
 on_both_engines!(
     health_readiness_and_metrics_answer_without_credentials,
-    the_configured_fiscal_key_signs_the_journal
+    the_configured_fiscal_key_signs_the_journal,
+    the_demo_sells_the_readme_first_sale,
 );
