@@ -871,6 +871,32 @@ mod tests {
             }
         }
 
+        /// Overlapping percentage rules on the same articles: each unit serves one rule, so a
+        /// line never loses more than the largest percentage of its value.
+        #[test]
+        fn a_unit_is_discounted_at_most_once(
+            rates in prop::collection::vec((1i64..=10_000, prop::collection::vec(0u8..3, 1..3)), 1..6),
+            lines in any_lines(),
+        ) {
+            let rules: Vec<PromotionRule> = rates
+                .iter()
+                .enumerate()
+                .map(|(n, (rate, articles))| {
+                    let products = Some(articles.iter().map(|a| sku(*a)).collect());
+                    rule(&format!("p{n}"), Mechanics::PercentOff { product_ids: products, percent_bps: bps(*rate), min_subtotal_cents: None })
+                })
+                .collect();
+            let highest = rates.iter().map(|(rate, _)| *rate).max().unwrap_or(0);
+            let outcome = run(&rules, &lines);
+            for (index, line) in lines.iter().enumerate() {
+                let value = cents(line.unit_price.get() * line.quantity);
+                let taken: Vec<&LineReduction> = outcome.reductions.iter().filter(|r| r.line == index).collect();
+                prop_assert!(taken.len() <= 1, "line {} discounted by {} rules", index, taken.len());
+                let total: i64 = taken.iter().map(|r| r.amount.get()).sum();
+                prop_assert!(total <= value.percent(bps(highest)).get());
+            }
+        }
+
         #[test]
         fn promotions_do_not_depend_on_line_order(
             rules in prop::collection::vec(any_rule(), 0..5),
