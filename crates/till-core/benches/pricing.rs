@@ -11,7 +11,9 @@ use std::hint::black_box;
 use till_core::ids::{PromotionId, SkuId, StoreId};
 use till_core::money::{Bps, Cents, VatRate};
 use till_core::pricing::{LineToPrice, PricingInput, price};
-use till_core::promotions::{BuySide, Component, GetSide, Mechanics, PromoLine, PromotionRule, RuleBook, apply_promotions};
+use till_core::promotions::{
+    BuySide, Component, GetSide, Mechanics, PromoLine, PromotionRule, RuleBook, apply_promotions,
+};
 
 fn sku(n: u64) -> SkuId {
     SkuId::parse(&format!("{n:064x}")).expect("64 hex digits")
@@ -35,14 +37,27 @@ fn rule(id: usize, mechanics: Mechanics) -> PromotionRule {
 fn mechanics(n: usize, first: u64) -> Mechanics {
     match n % 3 {
         0 => Mechanics::Bogo {
-            buy: BuySide { product_ids: vec![sku(first)], quantity: 2 },
-            get: GetSide { product_ids: vec![sku(first)], quantity: 1, percent_bps: Bps::FULL },
+            buy: BuySide {
+                product_ids: vec![sku(first)],
+                quantity: 2,
+            },
+            get: GetSide {
+                product_ids: vec![sku(first)],
+                quantity: 1,
+                percent_bps: Bps::FULL,
+            },
             max_applications: None,
         },
         1 => Mechanics::Bundle {
             components: vec![
-                Component { product_id: sku(first), quantity: 1 },
-                Component { product_id: sku(first + 1), quantity: 1 },
+                Component {
+                    product_id: sku(first),
+                    quantity: 1,
+                },
+                Component {
+                    product_id: sku(first + 1),
+                    quantity: 1,
+                },
             ],
             price_cents: Cents::new(1_500).expect("an amount"),
         },
