@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod ops;
 pub mod promotion_cache;
+pub mod receipt;
 pub mod routes;
 pub mod state;
 

@@ -85,6 +85,11 @@ operations! {
     ListElevationEvents = "listElevationEvents", [StaffRead], Allow;
     GetFiscalKeys = "getFiscalKeys", [], Allow;
     VerifyRegisterJournal = "verifyRegisterJournal", [FiscalRead], Allow;
+    CloseFiscalPeriod = "closeFiscalPeriod", [FiscalClose], Confirm;
+    ListFiscalClosures = "listFiscalClosures", [FiscalRead, FiscalClose], Allow;
+    MakeFiscalArchive = "makeFiscalArchive", [FiscalRead], Confirm;
+    GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
+    PrintReceipt = "printReceipt", [SalesRead], Confirm;
 }
 
 #[cfg(test)]

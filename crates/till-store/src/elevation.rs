@@ -4,6 +4,7 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::journal::{self, jet};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use sqlx::{AnyConnection, Row};
@@ -93,6 +94,7 @@ struct RateAttempt {
 
 struct Issue {
     grant: NewGrant,
+    key: std::sync::Arc<till_core::fiscal::FiscalKey>,
 }
 
 struct Record {
@@ -120,7 +122,8 @@ impl Store {
 
     /// Stores a new grant and its `issued` audit row.
     pub async fn issue_grant(&self, grant: NewGrant) -> Result<(), StoreError> {
-        self.write(Issue { grant }, |c, i| Box::pin(issue(c, i))).await
+        let key = self.fiscal_key()?;
+        self.write(Issue { grant, key }, |c, i| Box::pin(issue(c, i))).await
     }
 
     /// Appends a line to the audit trail.
@@ -263,7 +266,23 @@ fn issue<'a>(conn: &'a mut AnyConnection, input: &'a Issue) -> BoxFuture<'a, Res
             grant_id: Some(grant.grant_id.clone()),
             ..ElevationEvent::default()
         };
-        insert_event(conn, &event, issued_at).await
+        insert_event(conn, &event, issued_at).await?;
+        let detail = format!(
+            "{} by {} ({})",
+            grant.grant_id,
+            grant.manager_subject,
+            grant.operation.as_str()
+        );
+        journal::append_event(
+            conn,
+            &grant.register_id,
+            jet::APPROVAL_ISSUED,
+            &detail,
+            issued_at,
+            &input.key,
+        )
+        .await?;
+        Ok(())
     })
 }
 

@@ -168,3 +168,93 @@ pub(crate) async fn append(
         .await?;
     Ok(Sealed { seq, signature })
 }
+
+/// The JET codes this service writes (certified products' codes, and till's own from 1000).
+pub mod jet {
+    pub const JOURNAL_INITIALISED: (i64, &str) = (260, "journal initialised");
+    pub const SESSION_OPENED: (i64, &str) = (80, "session opened");
+    pub const SESSION_CLOSED: (i64, &str) = (40, "session closed");
+    pub const DAY_CLOSED: (i64, &str) = (50, "day closed");
+    pub const MONTH_CLOSED: (i64, &str) = (50, "month closed");
+    pub const YEAR_CLOSED: (i64, &str) = (60, "year closed");
+    pub const ARCHIVE_MADE: (i64, &str) = (20, "archive made");
+    pub const INTEGRITY_FAILURE: (i64, &str) = (90, "integrity failure found");
+    pub const APPROVAL_ISSUED: (i64, &str) = (1010, "manager approval issued");
+    pub const APPROVAL_SPENT: (i64, &str) = (1020, "manager approval spent");
+}
+
+/// Appends a technical event to the register's event chain, with its business record.
+pub(crate) async fn append_event(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    (code, label): (i64, &str),
+    detail: &str,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<Sealed, StoreError> {
+    let record = till_core::fiscal::payload::EventRecord {
+        register_id: register_id.to_owned(),
+        code,
+        label: label.to_owned(),
+        detail: detail.to_owned(),
+        occurred_at: now,
+    };
+    let sealed = append(
+        conn,
+        register_id,
+        ChainKind::Event,
+        detail,
+        now,
+        key,
+        |seq, previous| till_core::fiscal::payload::event(&record, seq, previous),
+    )
+    .await?;
+    sqlx::query(
+        "INSERT INTO technical_events (register_id, seq, code, label, detail, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(register_id)
+    .bind(sealed.seq)
+    .bind(code)
+    .bind(label)
+    .bind(detail)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(sealed)
+}
+
+struct RecordEvent {
+    register_id: String,
+    code: (i64, &'static str),
+    detail: String,
+    now: i64,
+    key: std::sync::Arc<FiscalKey>,
+}
+
+impl Store {
+    /// Records a technical event in its own transaction (an integrity failure found by an
+    /// audit, for instance).
+    pub async fn record_technical_event(
+        &self,
+        register_id: &str,
+        code: (i64, &'static str),
+        detail: &str,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let input = RecordEvent {
+            register_id: register_id.to_owned(),
+            code,
+            detail: detail.to_owned(),
+            now: to_micros(now),
+            key: self.fiscal_key()?,
+        };
+        self.write(input, |c, i| {
+            Box::pin(async move {
+                append_event(c, &i.register_id, i.code, &i.detail, i.now, &i.key)
+                    .await
+                    .map(drop)
+            })
+        })
+        .await
+    }
+}

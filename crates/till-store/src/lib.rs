@@ -3,7 +3,9 @@
 //! Every method takes domain types from `till-core` and the current time from the caller, so
 //! tests can drive the clock. See [`db`] for how writes reach the disk on each engine.
 
+pub mod archives;
 pub mod catalog;
+pub mod closures;
 pub mod coupons;
 pub mod customers;
 pub mod db;
@@ -12,9 +14,11 @@ mod error;
 pub mod journal;
 mod migrations;
 pub mod promotions;
+pub mod receipts;
 mod reports;
 pub mod sales;
 pub mod sessions;
+pub mod snapshot;
 pub mod staff;
 pub mod stock;
 pub mod stores;

@@ -23,6 +23,7 @@ pub(crate) fn sqlite() -> Migrator {
         2 "0002_sales_and_journal",
         3 "0003_elevation",
         4 "0004_promotions",
+        5 "0005_journal",
     ))
 }
 
@@ -32,5 +33,6 @@ pub(crate) fn postgres() -> Migrator {
         2 "0002_sales_and_journal",
         3 "0003_elevation",
         4 "0004_promotions",
+        5 "0005_journal",
     ))
 }

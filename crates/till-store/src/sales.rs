@@ -2,15 +2,19 @@
 //! the stored answer, in one transaction. Idempotent by transaction id.
 
 use crate::catalog::placeholders;
+use crate::closures;
 use crate::db::Store;
 use crate::elevation;
 use crate::error::StoreError;
-use crate::journal::{self, Sealed};
+use crate::journal::{self, Sealed, jet};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 use std::sync::Arc;
-use till_core::fiscal::{ChainKind, FiscalKey, TicketFields, ticket_payload};
+use till_core::fiscal::payload::{
+    self, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
+};
+use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::to_micros;
 use till_core::money::{Cents, VatRate};
@@ -67,6 +71,8 @@ pub struct NewSaleLine {
     pub line_id: String,
     /// `None` for a custom line.
     pub sku_id: Option<SkuId>,
+    /// The article's name at the time of the sale.
+    pub label: Option<String>,
     pub quantity: i64,
     pub unit_price: Cents,
     pub vat_rate: VatRate,
@@ -170,8 +176,13 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
             )));
         }
 
+        let register = sale.register_id.as_str();
+        let today = closures::close_due(conn, register, now, &input.key).await?;
+        closures::ensure_open(conn, register, today).await?;
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
+            let detail = format!("{grant} for {}", sale.transaction_id);
+            journal::append_event(conn, register, jet::APPROVAL_SPENT, &detail, now, &input.key).await?;
         }
         if let Some(code) = &sale.coupon_code {
             redeem_coupon(conn, code, now).await?;
@@ -194,27 +205,18 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
             .await?;
         }
 
+        let record = sale_record(sale);
         let Sealed { seq, .. } = journal::append(
             conn,
-            sale.register_id.as_str(),
+            register,
             ChainKind::Ticket,
             sale.transaction_id.as_str(),
             now,
             &input.key,
-            |seq, previous| {
-                ticket_payload(&TicketFields {
-                    vat: &sale.vat,
-                    total: sale.total,
-                    at: sale.emitted_at,
-                    register_id: sale.register_id.as_str(),
-                    seq,
-                    kind: sale.kind,
-                    transaction_id: sale.transaction_id.as_str(),
-                    previous_signature: previous,
-                })
-            },
+            |seq, previous| payload::ticket(&record, seq, previous),
         )
         .await?;
+        closures::mark_open_day(conn, register, today).await?;
         sqlx::query("UPDATE sales SET fiscal_seq = $2 WHERE transaction_id = $1")
             .bind(sale.transaction_id.as_str())
             .bind(seq)
@@ -224,6 +226,76 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
     })
 }
 
+/// The sale as its ticket seals it: every business field, in the form the audit reads back.
+pub fn sale_record(sale: &NewSale) -> SaleRecord {
+    SaleRecord {
+        transaction_id: sale.transaction_id.as_str().to_owned(),
+        number: sale.number.clone(),
+        kind: sale.kind.as_str().to_owned(),
+        store_id: sale.store_id.as_str().to_owned(),
+        seller_id: sale.seller_id.as_str().to_owned(),
+        customer_id: sale.customer_id.as_ref().map(|c| c.as_str().to_owned()),
+        session_id: sale.session_id.as_str().to_owned(),
+        register_id: sale.register_id.as_str().to_owned(),
+        subtotal_cents: sale.subtotal.get(),
+        total_cents: sale.total.get(),
+        item_count: sale.item_count,
+        change_cents: sale.change.get(),
+        points_earned: sale.points_earned,
+        coupon_code: sale.coupon_code.as_ref().map(|c| c.as_str().to_owned()),
+        issued_at: sale.issued_at.map(to_micros),
+        emitted_at: to_micros(sale.emitted_at),
+        lines: sale
+            .lines
+            .iter()
+            .map(|l| SaleRecordLine {
+                line_id: l.line_id.clone(),
+                sku_id: l.sku_id.as_ref().map(|s| s.as_str().to_owned()),
+                label: l.label.clone(),
+                quantity: l.quantity,
+                unit_price_cents: l.unit_price.get(),
+                vat_rate: l.vat_rate.hundredths(),
+                gross_cents: l.gross.get(),
+                promotion_cents: l.promotion.get(),
+                declared_cents: l.declared.get(),
+                ticket_cents: l.ticket.get(),
+                net_cents: l.net.get(),
+            })
+            .collect(),
+        tenders: sale
+            .tenders
+            .iter()
+            .map(|t| SaleRecordTender {
+                tender_id: t.id.clone(),
+                method: t.method.as_str().to_owned(),
+                applied_cents: t.applied.get(),
+                presented_cents: t.presented.get(),
+                change_cents: t.change.get(),
+                forfeited_cents: t.forfeited.get(),
+            })
+            .collect(),
+        vat: sale
+            .vat
+            .iter()
+            .map(|v| SaleRecordVat {
+                vat_rate: v.rate.hundredths(),
+                total_cents: v.total.get(),
+                vat_cents: v.vat.get(),
+            })
+            .collect(),
+        adjustments: sale
+            .adjustments
+            .iter()
+            .map(|a| SaleRecordAdjustment {
+                source: a.source.to_owned(),
+                source_id: a.source_id.clone(),
+                label: a.label.clone(),
+                amount_cents: a.amount.get(),
+            })
+            .collect(),
+    }
+}
+
 /// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.
 const ROWS_PER_INSERT: usize = 200;
 
@@ -231,8 +303,8 @@ async fn insert_lines(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), St
     for (chunk_no, chunk) in sale.lines.chunks(ROWS_PER_INSERT).enumerate() {
         let sql = format!(
             "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
-                 gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents) VALUES {}",
-            rows(chunk.len(), 11, "$1")
+                 gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents, label) VALUES {}",
+            rows(chunk.len(), 12, "$1")
         );
         let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
         for (offset, line) in chunk.iter().enumerate() {
@@ -247,7 +319,8 @@ async fn insert_lines(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), St
                 .bind(line.promotion.get())
                 .bind(line.declared.get())
                 .bind(line.ticket.get())
-                .bind(line.net.get());
+                .bind(line.net.get())
+                .bind(line.label.as_deref());
         }
         query.execute(&mut *conn).await?;
     }

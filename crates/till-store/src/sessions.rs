@@ -1,7 +1,9 @@
 //! Register sessions: a cashier's shift on one till, and the opaque token the till holds.
 
+use crate::closures;
 use crate::db::Store;
 use crate::error::{StoreError, is_unique_violation};
+use crate::journal::{self, jet};
 use crate::staff::{StaffRecord, staff_from_row};
 use crate::stores::store_in_network;
 use futures::future::BoxFuture;
@@ -154,22 +156,25 @@ fn open_session<'a>(
             .bind(open.register_id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
-        match register {
+        let register_id = open.register_id.as_str();
+        let new_register = match register {
             Some(row) => {
                 let home: String = row.try_get("store_id")?;
                 if home != open.store_id.as_str() {
                     return Ok(Err(OpenRefusal::RegisterInOtherStore(StoreId::from_trusted(home))));
                 }
+                false
             }
             None => {
                 sqlx::query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)")
-                    .bind(open.register_id.as_str())
+                    .bind(register_id)
                     .bind(open.store_id.as_str())
                     .bind(now)
                     .execute(&mut *conn)
                     .await?;
+                true
             }
-        }
+        };
         let current = sqlx::query(
             "SELECT session_id, expires_at FROM register_sessions WHERE register_id = $1 AND closed_at IS NULL",
         )
@@ -185,6 +190,18 @@ fn open_session<'a>(
             // A shift nobody closed: it ends now, so the till can start the next one.
             close_session_row(&mut *conn, &session_id, now, &input.key).await?;
         }
+        if new_register {
+            journal::append_event(
+                conn,
+                register_id,
+                jet::JOURNAL_INITIALISED,
+                register_id,
+                now,
+                &input.key,
+            )
+            .await?;
+        }
+        closures::close_due(conn, register_id, now, &input.key).await?;
         let inserted = sqlx::query(
             "INSERT INTO register_sessions (session_id, token_hash, store_id, register_id, cashier_subject, \
                  opening_float_cents, opened_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -210,6 +227,8 @@ fn open_session<'a>(
             }
             Err(error) => return Err(error.into()),
         }
+        let detail = format!("{} by {}", open.session_id, open.cashier_subject);
+        journal::append_event(conn, register_id, jet::SESSION_OPENED, &detail, now, &input.key).await?;
         Ok(Ok(SessionRecord {
             session_id: open.session_id.clone(),
             store_id: open.store_id.clone(),
@@ -259,7 +278,12 @@ async fn close_session_row(
         return Ok(false);
     };
     let session = session_from_row(&row)?;
+    let register_id = session.register_id.as_str();
+    // A shift closing after midnight first closes the day it belonged to.
+    closures::close_due(conn, register_id, now, key).await?;
     let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
+    let detail = format!("{session_id} by {}", session.cashier_subject);
+    journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
     sqlx::query(
         "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4 \
          WHERE session_id = $1 AND closed_at IS NULL",

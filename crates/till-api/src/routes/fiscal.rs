@@ -1,23 +1,41 @@
-//! The fiscal journal seen from outside: its public keys and the verification of a register's
-//! chains.
+//! The fiscal journal from outside: its public keys, the audit of a register's journal, its
+//! period closures, and archives an auditor verifies offline.
 
 use crate::auth::Authorized;
+use crate::auth::secret::new_id;
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::Problems;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use axum::http::header::{CONTENT_TYPE, LOCATION};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use jiff::civil::Date;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
-use till_core::fiscal::{ChainKind, verify_chain};
+use till_core::fiscal::audit::{Failure, audit};
+use till_core::fiscal::payload::{ClosureRecord, Period};
 use till_core::ids::RegisterId;
+use till_core::money::VatRate;
+use till_store::archives::ArchiveRequest;
+use till_store::closures::{CloseRequest, SealedClosure};
+use till_store::journal::jet;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// Longest period one archive covers: a fiscal year.
+const MAX_ARCHIVE_DAYS: i32 = 366;
+
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(keys)).routes(routes!(verify))
+    OpenApiRouter::new()
+        .routes(routes!(keys))
+        .routes(routes!(verify))
+        .routes(routes!(close, list_closures))
+        .routes(routes!(make_archive))
+        .routes(routes!(get_archive))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -35,17 +53,37 @@ pub struct Verification {
     ok: bool,
     /// Entries checked, all chains together.
     entries: usize,
+    /// Entries per chain: `ticket`, `closure`, `duplicate`, `event`, `archive`.
+    chains: std::collections::BTreeMap<String, usize>,
     /// The first entry that does not hold; null when `ok`.
-    first_failure: Option<Failure>,
+    first_failure: Option<FailureView>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Failure {
-    /// `ticket`, `closure`, ...
+pub struct FailureView {
+    /// `ticket`, `closure`, `duplicate`, `event` or `archive`.
     chain: String,
     seq: i64,
+    /// `gap`, `link`, `signature`, `altered`, `missing_record`, `truncated`, `closure_sum`,
+    /// `grand_total` or `anchor`.
+    kind: String,
     reason: String,
+}
+
+impl From<&Failure> for FailureView {
+    fn from(failure: &Failure) -> Self {
+        FailureView {
+            chain: failure.chain.as_str().to_owned(),
+            seq: failure.seq,
+            kind: failure.kind.as_str().to_owned(),
+            reason: failure.detail.clone(),
+        }
+    }
+}
+
+fn register_id(raw: &str) -> Result<RegisterId, ApiError> {
+    RegisterId::parse(raw).map_err(|error| ApiError::field("registerId", error.to_string()))
 }
 
 /// The journal's public keys.
@@ -61,11 +99,13 @@ async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
     }))
 }
 
-/// Verify every chain of a register's fiscal journal.
+/// Audit a register's fiscal journal.
 ///
-/// Walks the ticket and closure chains from their first entry: contiguous sequences, each entry
-/// linked to the previous signature, every signature valid under its key. Read-only; safe to
-/// call at any time, though it reads the whole journal of the register.
+/// Checks every chain (tickets, closures, duplicates, technical events, archives): contiguous
+/// sequences, links, signatures, each signed string rebuilt from the business record it seals,
+/// closure sums, perpetual grand totals and anchors. A failure not reported before is recorded
+/// as an integrity-failure event (JET 90). Read-only otherwise; safe to call at any time,
+/// though it reads the whole journal of the register.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/verify", operation_id = "verifyRegisterJournal", tag = "fiscal",
     params(("registerId" = String, Path)),
     responses((status = 200, description = "The verdict", body = Verification),
@@ -75,38 +115,288 @@ async fn verify(
     State(state): State<AppState>,
     PathParams(raw_id): PathParams<String>,
 ) -> Result<Json<Verification>, ApiError> {
-    let register = RegisterId::parse(&raw_id).map_err(|error| ApiError::field("registerId", error.to_string()))?;
-    if !state.store().register_has_journal(register.as_str()).await? {
+    let register = register_id(&raw_id)?;
+    let store = state.store();
+    if !store.register_has_journal(register.as_str()).await? {
         return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
     }
-    let keys: HashMap<String, Value> = state
-        .store()
-        .fiscal_keys()
-        .await?
-        .into_iter()
-        .map(|k| (k.key_id, k.jwk))
-        .collect();
-    let mut checked = 0;
-    let mut first_failure = None;
-    for kind in [ChainKind::Ticket, ChainKind::Closure] {
-        let entries = state.store().journal(register.as_str(), kind).await?;
-        match verify_chain(kind, &entries, &keys) {
-            Ok(count) => checked += count,
-            Err(failure) => {
-                checked += (failure.seq.max(1) - 1) as usize;
-                first_failure = Some(Failure {
-                    chain: kind.as_str().to_owned(),
-                    seq: failure.seq,
-                    reason: failure.reason,
-                });
-                break;
-            }
-        }
+    let journal = store.load_journal(register.as_str()).await?;
+    let verdict = audit(&journal);
+    if let Err(failure) = &verdict {
+        report_failure(&state, register.as_str(), failure).await?;
     }
+    let chains = journal
+        .chains
+        .iter()
+        .map(|c| (c.kind.as_str().to_owned(), c.entries.len()))
+        .collect();
+    let entries = journal.chains.iter().map(|c| c.entries.len()).sum();
     Ok(Json(Verification {
         register_id: register.into_string(),
-        ok: first_failure.is_none(),
-        entries: checked,
-        first_failure,
+        ok: verdict.is_ok(),
+        entries: verdict.as_ref().map_or(entries, |n| *n),
+        chains,
+        first_failure: verdict.as_ref().err().map(FailureView::from),
     }))
+}
+
+/// Records an integrity failure as a technical event, once per distinct failure.
+pub(crate) async fn report_failure(state: &AppState, register: &str, failure: &Failure) -> Result<(), ApiError> {
+    let detail = failure.to_string();
+    let journal = state.store().load_journal(register).await?;
+    let known = journal
+        .events
+        .values()
+        .any(|e| e.code == jet::INTEGRITY_FAILURE.0 && e.detail == detail);
+    if !known {
+        tracing::error!(register, %detail, "fiscal journal integrity failure");
+        state
+            .store()
+            .record_technical_event(register, jet::INTEGRITY_FAILURE, &detail, state.now())
+            .await?;
+    }
+    Ok(())
+}
+
+/// Body of `POST /v1/fiscal/registers/{registerId}/closures`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // the wire shape for the document
+struct CloseBody {
+    /// `day`, `month` or `year`: the current one, in the store's time zone.
+    #[schema(pattern = "^(day|month|year)$")]
+    period: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosureView {
+    /// Its entry in the register's closure chain.
+    seq: i64,
+    /// `DAY`, `MONTH` or `YEAR`.
+    period: String,
+    period_from: String,
+    period_to: String,
+    ticket_count: i64,
+    first_ticket_seq: i64,
+    last_ticket_seq: i64,
+    total_cents: i64,
+    /// Returns counted by their magnitude.
+    abs_total_cents: i64,
+    /// Perpetual grand totals of the register after this closure.
+    grand_total_cents: i64,
+    grand_total_abs_cents: i64,
+    vat: Vec<VatView>,
+    closed_at: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VatView {
+    #[schema(value_type = f64)]
+    vat_rate: Option<serde_json::Number>,
+    total_cents: i64,
+    vat_cents: i64,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosureList {
+    register_id: String,
+    closures: Vec<ClosureView>,
+}
+
+impl From<SealedClosure> for ClosureView {
+    fn from(sealed: SealedClosure) -> Self {
+        let record: ClosureRecord = sealed.record;
+        ClosureView {
+            seq: sealed.seq,
+            period: record.period.as_str().to_owned(),
+            period_from: record.period_from,
+            period_to: record.period_to,
+            ticket_count: record.ticket_count,
+            first_ticket_seq: record.first_ticket_seq,
+            last_ticket_seq: record.last_ticket_seq,
+            total_cents: record.total_cents,
+            abs_total_cents: record.abs_total_cents,
+            grand_total_cents: record.grand_total_cents,
+            grand_total_abs_cents: record.grand_total_abs_cents,
+            vat: record
+                .vat
+                .iter()
+                .map(|v| VatView {
+                    vat_rate: VatRate::from_hundredths(v.vat_rate).map(VatRate::as_json_number),
+                    total_cents: v.total_cents,
+                    vat_cents: v.vat_cents,
+                })
+                .collect(),
+            closed_at: till_core::instant::format_utc(till_core::instant::from_micros(record.closed_at)),
+        }
+    }
+}
+
+/// Close the register's current day, month or year.
+///
+/// Seals the closure (and any earlier period not yet closed) in the register's closure chain
+/// with its VAT breakdown, total, perpetual grand totals and ticket anchors. No sale can then be
+/// booked into the closed period. Days also close by themselves at the first write after the
+/// store's midnight. A person should confirm: a closed period cannot be reopened.
+#[utoipa::path(post, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "closeFiscalPeriod", tag = "fiscal",
+    params(("registerId" = String, Path)),
+    request_body = CloseBody,
+    responses((status = 201, description = "The closures sealed by this request", body = ClosureList),
+              (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "That period is already closed", body = crate::error::ErrorEnvelope)))]
+async fn close(
+    _caller: Authorized<ops::CloseFiscalPeriod>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<ClosureList>), ApiError> {
+    let register = register_id(&raw_id)?;
+    let problems = Problems::new();
+    let periods = [("day", Period::Day), ("month", Period::Month), ("year", Period::Year)];
+    let period = problems
+        .root(&body)
+        .and_then(|root| root.required("period", |f| f.one_of(&periods)));
+    let period = problems.finish(|| period)?;
+    match state
+        .store()
+        .close_period(register.as_str(), period, state.now())
+        .await?
+    {
+        CloseRequest::Closed(closures) => Ok((
+            StatusCode::CREATED,
+            Json(ClosureList {
+                register_id: register.into_string(),
+                closures: closures.into_iter().map(ClosureView::from).collect(),
+            }),
+        )),
+        CloseRequest::AlreadyClosed => Err(ApiError::Conflict(
+            "That period is already closed for this register.".into(),
+        )),
+        CloseRequest::UnknownRegister => Err(ApiError::NotFound("No register with this id.".into())),
+    }
+}
+
+/// List the register's period closures.
+///
+/// Day, month and year closures in chain order. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "listFiscalClosures", tag = "fiscal",
+    params(("registerId" = String, Path)),
+    responses((status = 200, description = "The closures", body = ClosureList)))]
+async fn list_closures(
+    _caller: Authorized<ops::ListFiscalClosures>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Json<ClosureList>, ApiError> {
+    let register = register_id(&raw_id)?;
+    let closures = state.store().closures(register.as_str()).await?;
+    Ok(Json(ClosureList {
+        register_id: register.into_string(),
+        closures: closures.into_iter().map(ClosureView::from).collect(),
+    }))
+}
+
+/// Body of `POST /v1/fiscal/archives`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document
+struct ArchiveBody {
+    register_id: String,
+    /// First day, `YYYY-MM-DD` in the store's time zone.
+    #[schema(format = Date)]
+    from: String,
+    /// Last day, inclusive; at most a year after `from`.
+    #[schema(format = Date)]
+    to: String,
+}
+
+fn date(field: crate::fields::Field<'_>) -> Option<Date> {
+    field.string_as("must be a date such as 2026-03-31", |text| {
+        text.parse::<Date>().ok().filter(|_| text.len() == 10)
+    })
+}
+
+/// Archive a period of a register's journal.
+///
+/// Returns the archive file: canonical JSON holding every entry of the period with its signed
+/// string, signature and key id, the records they seal, the closures and the public keys, with
+/// a detached signature over the document (format in docs/nf525-archive.schema.json). Its
+/// SHA-256 is sealed in the register's archive chain and recorded as a technical event. Verify
+/// it offline with `till fiscal verify-archive FILE`. A person should confirm.
+#[utoipa::path(post, path = "/v1/fiscal/archives", operation_id = "makeFiscalArchive", tag = "fiscal",
+    request_body = ArchiveBody,
+    responses((status = 201, description = "The archive file; x-till-archive-id and x-till-archive-sha256 name it", content_type = "application/json"),
+              (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope)))]
+async fn make_archive(
+    _caller: Authorized<ops::MakeFiscalArchive>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let problems = Problems::new();
+    let request = problems.root(&body).and_then(|root| {
+        let register = root.required("registerId", |f| f.parse_text(RegisterId::parse));
+        let from = root.required("from", date);
+        let to = root.required("to", date);
+        let (from, to) = (from?, to?);
+        if to < from {
+            return root.fail("to", "must not be before from");
+        }
+        if (to - from).get_days() >= MAX_ARCHIVE_DAYS {
+            return root.fail("to", "must be less than a year after from");
+        }
+        Some((register?, from, to))
+    });
+    let (register, from, to) = problems.finish(|| request)?;
+    let request = ArchiveRequest {
+        archive_id: new_id("arc"),
+        register_id: register.into_string(),
+        from,
+        to,
+        software_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let made = state
+        .store()
+        .make_archive(request, state.now())
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No register with this id.".into()))?;
+    let mut response = (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], made.file).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("x-till-archive-id", made.archive_id.clone()),
+        ("x-till-archive-sha256", made.sha256),
+        ("location", format!("/v1/fiscal/archives/{}", made.archive_id)),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(
+                if name == "location" {
+                    LOCATION
+                } else {
+                    axum::http::HeaderName::from_static(name)
+                },
+                value,
+            );
+        }
+    }
+    Ok(response)
+}
+
+/// Download an archive made earlier, byte for byte.
+///
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/fiscal/archives/{archiveId}", operation_id = "getFiscalArchive", tag = "fiscal",
+    params(("archiveId" = String, Path)),
+    responses((status = 200, description = "The archive file", content_type = "application/json"),
+              (status = 404, description = "No such archive", body = crate::error::ErrorEnvelope)))]
+async fn get_archive(
+    _caller: Authorized<ops::GetFiscalArchive>,
+    State(state): State<AppState>,
+    PathParams(archive_id): PathParams<String>,
+) -> Result<Response, ApiError> {
+    let file = state
+        .store()
+        .archive_file(&archive_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No archive with this id.".into()))?;
+    Ok(([(CONTENT_TYPE, "application/json")], file).into_response())
 }

@@ -14,7 +14,57 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get_sale))
+    OpenApiRouter::new().routes(routes!(get_sale)).routes(routes!(receipt))
+}
+
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct ReceiptQuery {
+    /// `text` (default: 48 columns for a receipt printer) or `html`.
+    format: Option<String>,
+}
+
+/// Print a sale's receipt.
+///
+/// The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
+/// discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
+/// the software version. Every print after the first is a DUPLICATA with its number, and is
+/// itself sealed in the register's duplicate chain, so a person should confirm a reprint.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
+    params(("transactionId" = String, Path), ReceiptQuery),
+    responses((status = 200, description = "The ticket; x-till-print is the print number", content_type = "text/plain"),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn receipt(
+    caller: Authorized<ops::PrintReceipt>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+    crate::extract::QueryParams(query): crate::extract::QueryParams<ReceiptQuery>,
+) -> Result<Response, ApiError> {
+    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
+    let html = match query.format.as_deref() {
+        None | Some("text") => false,
+        Some("html") => true,
+        Some(_) => return Err(ApiError::field("format", "must be text or html")),
+    };
+    let receipt = state
+        .store()
+        .receipt(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+    let print = state
+        .store()
+        .record_print(&id, caller.principal.subject.as_str(), state.now())
+        .await?;
+    let (content_type, body) = if html {
+        ("text/html; charset=utf-8", crate::receipt::html(&receipt, &print))
+    } else {
+        ("text/plain; charset=utf-8", crate::receipt::text(&receipt, &print))
+    };
+    let mut response = ([(CONTENT_TYPE, content_type)], body).into_response();
+    response
+        .headers_mut()
+        .insert("x-till-print", axum::http::HeaderValue::from(print.print_no));
+    Ok(response)
 }
 
 /// Read a committed sale.

@@ -499,10 +499,11 @@ fn build_sale(
             .cart
             .lines
             .iter()
-            .zip(lines.iter().zip(&priced.lines))
-            .map(|(line, (to_price, result))| NewSaleLine {
+            .zip(lines.iter().zip(&priced.lines).zip(&quote.labels))
+            .map(|(line, ((to_price, result), label))| NewSaleLine {
                 line_id: line.id.clone(),
                 sku_id: if line.custom { None } else { line.sku_id.clone() },
+                label: label.clone(),
                 quantity: line.quantity,
                 unit_price: to_price.unit_price,
                 vat_rate: to_price.vat_rate,

@@ -25,6 +25,8 @@ pub struct QuoteRequest<'a> {
 pub struct Quote {
     /// Each line at the price the server stands behind.
     pub lines: Vec<LineToPrice>,
+    /// Each line's article name in the catalog (none for a custom line).
+    pub labels: Vec<Option<String>>,
     pub priced: Priced,
     /// Promotion names by id, for receipts and the dry run.
     pub promotion_names: HashMap<String, String>,
@@ -75,6 +77,15 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
         .collect();
     let catalog = state.store().catalog_items(&articles).await?;
     let lines = lines_to_price(request.cart, &catalog)?;
+    let labels = request
+        .cart
+        .lines
+        .iter()
+        .map(|line| match (&line.sku_id, line.custom) {
+            (Some(sku), false) => catalog.get(sku).map(|item| item.name.clone()),
+            _ => None,
+        })
+        .collect();
 
     let book = state.promotions().book(state.store()).await?;
     let candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
@@ -113,6 +124,7 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
     })?;
     Ok(Quote {
         lines,
+        labels,
         priced,
         promotion_names,
     })

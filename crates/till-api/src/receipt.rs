@@ -1,0 +1,259 @@
+//! The printed ticket: 48 columns of text for a receipt printer, or the same in HTML. French,
+//! as the NF525 journal it comes from: store, lines, promotions and discounts, VAT breakdown,
+//! tenders, change, the ticket's sequence, a signature extract and the software version. A
+//! reprint says DUPLICATA with its number.
+
+use jiff::tz::TimeZone;
+use till_core::fiscal::payload::SaleRecord;
+use till_core::instant::from_micros;
+use till_store::receipts::{Print, Receipt};
+
+/// Width of a receipt printer's line.
+pub const COLUMNS: usize = 48;
+
+/// What a receipt says, ready to lay out.
+struct Layout {
+    header: Vec<String>,
+    lines: Vec<(String, String)>,
+    total: String,
+    vat: Vec<[String; 4]>,
+    tenders: Vec<(String, String)>,
+    footer: Vec<String>,
+}
+
+/// `1234` → `12,34`
+fn money(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let abs = cents.unsigned_abs();
+    format!("{sign}{},{:02}", abs / 100, abs % 100)
+}
+
+fn rate(hundredths: i64) -> String {
+    format!("{},{:02} %", hundredths / 100, hundredths % 100)
+}
+
+fn method(name: &str) -> &str {
+    match name {
+        "card" => "Carte bancaire",
+        "cash" => "Espèces",
+        "cheque" => "Chèque",
+        "meal_voucher" => "Titre-restaurant",
+        "gift_card" => "Carte cadeau",
+        "credit_note" => "Avoir",
+        "loyalty" => "Points fidélité",
+        "installment" => "Paiement fractionné",
+        other => other,
+    }
+}
+
+/// Characters 3, 7, 13 and 19 of the signature, as certified products print them.
+pub fn signature_extract(signature: &str) -> String {
+    let chars: Vec<char> = signature.chars().collect();
+    [3, 7, 13, 19].iter().filter_map(|n| chars.get(n - 1)).collect()
+}
+
+fn layout(receipt: &Receipt, print: &Print) -> Layout {
+    let sale: &SaleRecord = &receipt.sale;
+    let zone = receipt
+        .store
+        .as_ref()
+        .map_or(TimeZone::UTC, |s| s.profile.timezone.zone());
+    let when = from_micros(sale.emitted_at)
+        .to_zoned(zone)
+        .strftime("%d/%m/%Y %H:%M")
+        .to_string();
+    let mut header = Vec::new();
+    if print.print_no > 1 {
+        header.push(format!("*** DUPLICATA n° {} ***", print.print_no - 1));
+    }
+    match &receipt.store {
+        Some(store) => {
+            header.push(store.profile.name.clone());
+            if let Some(siret) = &store.profile.siret {
+                header.push(format!("SIRET {}", siret.as_str()));
+            }
+        }
+        None => header.push(format!("Magasin {}", sale.store_id)),
+    }
+    header.push(format!("Ticket {} du {when}", sale.number));
+    header.push(format!(
+        "Caisse {} - {}",
+        sale.register_id,
+        receipt.seller_name.as_deref().unwrap_or(&sale.seller_id)
+    ));
+    if sale.kind != "sale" {
+        header.push(format!("Type : {}", sale.kind.to_uppercase()));
+    }
+    let letters: Vec<i64> = {
+        let mut rates: Vec<i64> = sale.vat.iter().map(|v| v.vat_rate).collect();
+        rates.sort_by_key(|r| std::cmp::Reverse(*r));
+        rates
+    };
+    let letter = |rate: i64| {
+        letters
+            .iter()
+            .position(|r| *r == rate)
+            .map_or('?', |i| (b'A' + i as u8) as char)
+            .to_string()
+    };
+    let mut lines = Vec::new();
+    for line in &sale.lines {
+        lines.push((
+            line.label.clone().unwrap_or_else(|| "Article divers".to_owned()),
+            String::new(),
+        ));
+        lines.push((
+            format!("   {} x {}", line.quantity, money(line.unit_price_cents)),
+            format!("{} {}", money(line.gross_cents), letter(line.vat_rate)),
+        ));
+    }
+    for adjustment in &sale.adjustments {
+        let what = match adjustment.source.as_str() {
+            "promotion" => adjustment
+                .label
+                .clone()
+                .unwrap_or_else(|| format!("Promotion {}", adjustment.source_id)),
+            "coupon" => format!("Coupon {}", adjustment.source_id),
+            _ => format!("Remise {}", adjustment.source_id),
+        };
+        lines.push((what, money(-adjustment.amount_cents)));
+    }
+    let mut vat: Vec<[String; 4]> = vec![["TVA".into(), "HT".into(), "TVA".into(), "TTC".into()]];
+    for rate_hundredths in &letters {
+        if let Some(v) = sale.vat.iter().find(|v| v.vat_rate == *rate_hundredths) {
+            vat.push([
+                format!("{} {}", letter(v.vat_rate), rate(v.vat_rate)),
+                money(v.total_cents - v.vat_cents),
+                money(v.vat_cents),
+                money(v.total_cents),
+            ]);
+        }
+    }
+    let mut tenders: Vec<(String, String)> = sale
+        .tenders
+        .iter()
+        .map(|t| (method(&t.method).to_owned(), money(t.applied_cents)))
+        .collect();
+    if sale.change_cents != 0 {
+        tenders.push(("Rendu".to_owned(), money(sale.change_cents)));
+    }
+    let footer = vec![
+        format!("Ticket n° {} - caisse {}", receipt.seq, sale.register_id),
+        format!("Signature {}", signature_extract(&receipt.signature)),
+        format!("till {}", env!("CARGO_PKG_VERSION")),
+    ];
+    Layout {
+        header,
+        lines,
+        total: money(sale.total_cents),
+        vat,
+        tenders,
+        footer,
+    }
+}
+
+/// `left` and `right` on one line of `COLUMNS`, the left cut if both do not fit.
+fn spread(left: &str, right: &str) -> String {
+    let room = COLUMNS.saturating_sub(right.chars().count() + 1);
+    let left: String = left.chars().take(room).collect();
+    let gap = COLUMNS - left.chars().count() - right.chars().count();
+    format!("{left}{}{right}", " ".repeat(gap))
+}
+
+fn center(text: &str) -> String {
+    let text: String = text.chars().take(COLUMNS).collect();
+    let pad = (COLUMNS - text.chars().count()) / 2;
+    format!("{}{text}", " ".repeat(pad)).trim_end().to_owned()
+}
+
+/// The ticket for a receipt printer: every line at most 48 characters.
+pub fn text(receipt: &Receipt, print: &Print) -> String {
+    let layout = layout(receipt, print);
+    let rule = "-".repeat(COLUMNS);
+    let mut out: Vec<String> = layout.header.iter().map(|h| center(h)).collect();
+    out.push(rule.clone());
+    out.extend(layout.lines.iter().map(|(l, r)| spread(l, r).trim_end().to_owned()));
+    out.push(rule.clone());
+    out.push(spread("TOTAL TTC", &format!("{} EUR", layout.total)));
+    out.push(rule.clone());
+    out.extend(
+        layout
+            .vat
+            .iter()
+            .map(|[a, b, c, d]| format!("{a:<14}{b:>11}{c:>11}{d:>12}")),
+    );
+    out.push(rule.clone());
+    out.extend(layout.tenders.iter().map(|(l, r)| spread(l, r)));
+    out.push(rule);
+    out.extend(layout.footer.iter().map(|f| center(f)));
+    out.join("\n") + "\n"
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The ticket as an HTML page.
+pub fn html(receipt: &Receipt, print: &Print) -> String {
+    let layout = layout(receipt, print);
+    let rows = |pairs: &[(String, String)]| {
+        pairs
+            .iter()
+            .map(|(l, r)| format!("<tr><td>{}</td><td class=\"n\">{}</td></tr>", escape(l), escape(r)))
+            .collect::<String>()
+    };
+    let vat: String = layout
+        .vat
+        .iter()
+        .enumerate()
+        .map(|(i, cells)| {
+            let tag = if i == 0 { "th" } else { "td" };
+            let cells: String = cells.iter().map(|c| format!("<{tag}>{}</{tag}>", escape(c))).collect();
+            format!("<tr>{cells}</tr>")
+        })
+        .collect();
+    format!(
+        "<!doctype html>\n<html lang=\"fr\"><head><meta charset=\"utf-8\"><title>Ticket</title>\
+         <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}</style></head>\
+         <body><header>{}</header><table class=\"lines\">{}</table>\
+         <p class=\"total\"><strong>TOTAL TTC {} EUR</strong></p><table class=\"vat\">{}</table>\
+         <table class=\"tenders\">{}</table><footer>{}</footer></body></html>\n",
+        layout
+            .header
+            .iter()
+            .map(|h| format!("<p>{}</p>", escape(h)))
+            .collect::<String>(),
+        rows(&layout.lines),
+        escape(&layout.total),
+        vat,
+        rows(&layout.tenders),
+        layout
+            .footer
+            .iter()
+            .map(|f| format!("<p>{}</p>", escape(f)))
+            .collect::<String>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_extract_takes_characters_3_7_13_and_19() {
+        assert_eq!(signature_extract("abcdefghijklmnopqrstuvwxyz"), "cgms");
+        assert_eq!(signature_extract("ab"), "");
+    }
+
+    #[test]
+    fn lines_are_spread_within_48_columns() {
+        let line = spread(&"x".repeat(60), "123,45 A");
+        assert_eq!(line.chars().count(), COLUMNS);
+        assert!(line.ends_with(" 123,45 A"));
+        assert_eq!(money(-130), "-1,30");
+        assert_eq!(rate(550), "5,50 %");
+    }
+}

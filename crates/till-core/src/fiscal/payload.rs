@@ -1,0 +1,500 @@
+//! The signed strings of the journal, one layout per record kind, after the practice of
+//! certified products: fields joined by `,` (a `,` inside a value becomes `;`), ending with the
+//! first-entry flag (`Y` on entry 1 only) and the previous entry's signature.
+//!
+//! The business records they seal are here too, so that the audit can rebuild every signed
+//! string from the records alone, whether they come from the database or from an archive.
+
+use crate::canonical::to_canonical_string;
+use crate::money::{Cents, VatRate};
+use crate::pricing::VatTotal;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// A field of a signed string: commas would split it, so they become semicolons.
+fn field(text: &str) -> String {
+    text.replace(',', ";")
+}
+
+fn flag(seq: i64) -> &'static str {
+    if seq == 1 { "Y" } else { "N" }
+}
+
+/// `YYYYMMDDHHMMSS` in UTC.
+pub fn compact_timestamp(at: Timestamp) -> String {
+    at.strftime("%Y%m%d%H%M%S").to_string()
+}
+
+/// `rate:total|rate:total` with rates in hundredths of a percent, highest rate first.
+pub fn vat_field(vat: &[VatTotal]) -> String {
+    let mut sorted: Vec<&VatTotal> = vat.iter().collect();
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.rate));
+    sorted
+        .iter()
+        .map(|v| format!("{}:{}", v.rate.hundredths(), v.total.get()))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+fn join(fields: Vec<String>, seq: i64, previous: Option<&str>) -> String {
+    let mut fields = fields;
+    fields.push(flag(seq).to_owned());
+    fields.push(previous.unwrap_or_default().to_owned());
+    fields.join(",")
+}
+
+/// A sale as sealed: every business field of it. The ticket's signed string carries the
+/// SHA-256 of this record's canonical JSON, so a change to any field, a line, a tender or a
+/// discount is detected, not only a change to the totals.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleRecord {
+    pub transaction_id: String,
+    pub number: String,
+    /// `sale`, `rental`, `repair` or `return`.
+    pub kind: String,
+    pub store_id: String,
+    pub seller_id: String,
+    pub customer_id: Option<String>,
+    pub session_id: String,
+    pub register_id: String,
+    pub subtotal_cents: i64,
+    pub total_cents: i64,
+    pub item_count: i64,
+    pub change_cents: i64,
+    pub points_earned: i64,
+    pub coupon_code: Option<String>,
+    /// Microseconds since the epoch.
+    pub issued_at: Option<i64>,
+    pub emitted_at: i64,
+    pub lines: Vec<SaleRecordLine>,
+    pub tenders: Vec<SaleRecordTender>,
+    pub vat: Vec<SaleRecordVat>,
+    pub adjustments: Vec<SaleRecordAdjustment>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleRecordLine {
+    pub line_id: String,
+    pub sku_id: Option<String>,
+    pub label: Option<String>,
+    pub quantity: i64,
+    pub unit_price_cents: i64,
+    /// Hundredths of a percent.
+    pub vat_rate: i64,
+    pub gross_cents: i64,
+    pub promotion_cents: i64,
+    pub declared_cents: i64,
+    pub ticket_cents: i64,
+    pub net_cents: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleRecordTender {
+    pub tender_id: String,
+    pub method: String,
+    pub applied_cents: i64,
+    pub presented_cents: i64,
+    pub change_cents: i64,
+    pub forfeited_cents: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleRecordVat {
+    pub vat_rate: i64,
+    pub total_cents: i64,
+    pub vat_cents: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleRecordAdjustment {
+    pub source: String,
+    pub source_id: String,
+    pub label: Option<String>,
+    pub amount_cents: i64,
+}
+
+impl SaleRecord {
+    /// SHA-256 of the canonical JSON of the record, base64url.
+    pub fn digest(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        URL_SAFE_NO_PAD.encode(Sha256::digest(to_canonical_string(&value).as_bytes()))
+    }
+
+    /// The VAT breakdown as the pricing engine writes it (rates that are out of range, which
+    /// only a tampered record has, are left out and the seal comparison fails).
+    pub fn vat_totals(&self) -> Vec<VatTotal> {
+        self.vat
+            .iter()
+            .filter_map(|v| {
+                Some(VatTotal {
+                    rate: VatRate::from_hundredths(v.vat_rate)?,
+                    total: Cents::new(v.total_cents)?,
+                    vat: Cents::new(v.vat_cents)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The ticket type as the journal writes it.
+    pub fn fiscal_type(&self) -> String {
+        self.kind.to_uppercase()
+    }
+}
+
+/// The signed string of a ticket: VAT breakdown, total, timestamp, register, sequence, type,
+/// transaction id, digest of the whole sale record, flag, previous signature.
+pub fn ticket(record: &SaleRecord, seq: i64, previous: Option<&str>) -> String {
+    let at = crate::instant::from_micros(record.emitted_at);
+    join(
+        vec![
+            vat_field(&record.vat_totals()),
+            record.total_cents.to_string(),
+            compact_timestamp(at),
+            field(&record.register_id),
+            seq.to_string(),
+            record.fiscal_type(),
+            field(&record.transaction_id),
+            record.digest(),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// A shift closure (Z report) as sealed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftRecord {
+    pub session_id: String,
+    pub register_id: String,
+    /// Microseconds since the epoch.
+    pub opened_at: i64,
+    pub closed_at: i64,
+    pub sales_count: i64,
+    pub total_cents: i64,
+    pub vat: Vec<SaleRecordVat>,
+}
+
+/// The signed string of a shift closure: VAT breakdown of the shift, its total and sale count,
+/// timestamp, register, sequence, `SHIFT`, the session and its period, flag, previous signature.
+pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> String {
+    let (opened, closed) = (
+        crate::instant::from_micros(record.opened_at),
+        crate::instant::from_micros(record.closed_at),
+    );
+    join(
+        vec![
+            vat_string(&record.vat),
+            record.total_cents.to_string(),
+            record.sales_count.to_string(),
+            compact_timestamp(closed),
+            field(&record.register_id),
+            seq.to_string(),
+            "SHIFT".to_owned(),
+            field(&record.session_id),
+            format!("{}|{}", compact_timestamp(opened), compact_timestamp(closed)),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// `rate:total|...` from stored VAT rows, highest rate first.
+fn vat_string(vat: &[SaleRecordVat]) -> String {
+    let mut sorted: Vec<&SaleRecordVat> = vat.iter().collect();
+    sorted.sort_by_key(|v| std::cmp::Reverse(v.vat_rate));
+    sorted
+        .iter()
+        .map(|v| format!("{}:{}", v.vat_rate, v.total_cents))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// The periods a closure can cover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Period {
+    Day,
+    Month,
+    Year,
+}
+
+impl Period {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Day => "DAY",
+            Period::Month => "MONTH",
+            Period::Year => "YEAR",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Period> {
+        [Period::Day, Period::Month, Period::Year]
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+/// A day, month or year closure as sealed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosureRecord {
+    pub register_id: String,
+    pub period: Period,
+    /// Local dates, `YYYY-MM-DD`, in the store's time zone.
+    pub period_from: String,
+    pub period_to: String,
+    pub ticket_count: i64,
+    /// The first and last ticket sequences covered; 0 and 0 when none.
+    pub first_ticket_seq: i64,
+    pub last_ticket_seq: i64,
+    /// The signature of the last ticket covered: anchors the end of the ticket chain.
+    pub last_ticket_signature: Option<String>,
+    pub total_cents: i64,
+    /// Sum of the magnitudes: returns add rather than subtract.
+    pub abs_total_cents: i64,
+    /// Perpetual grand totals of the register after this closure.
+    pub grand_total_cents: i64,
+    pub grand_total_abs_cents: i64,
+    pub vat: Vec<SaleRecordVat>,
+    pub closed_at: i64,
+}
+
+/// The signed string of a period closure: VAT breakdown, period total, perpetual grand totals
+/// (real and absolute), timestamp, register, sequence, type, period, first and last ticket,
+/// last ticket signature, flag, previous signature.
+pub fn period_closure(record: &ClosureRecord, seq: i64, previous: Option<&str>) -> String {
+    join(
+        vec![
+            vat_string(&record.vat),
+            record.total_cents.to_string(),
+            record.grand_total_cents.to_string(),
+            record.grand_total_abs_cents.to_string(),
+            compact_timestamp(crate::instant::from_micros(record.closed_at)),
+            field(&record.register_id),
+            seq.to_string(),
+            record.period.as_str().to_owned(),
+            format!("{}|{}", record.period_from, record.period_to),
+            format!("{}|{}", record.first_ticket_seq, record.last_ticket_seq),
+            record.last_ticket_signature.clone().unwrap_or_default(),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// A technical event (JET) as sealed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRecord {
+    pub register_id: String,
+    /// The JET code: 260 journal initialised, 80 session opened, 40 session closed, 50 day or
+    /// month closed, 60 year closed, 20 archive made, 90 integrity failure found; till's own
+    /// 1010 approval issued, 1020 approval spent.
+    pub code: i64,
+    pub label: String,
+    /// What it concerns: a session, a grant, a closure...
+    pub detail: String,
+    pub occurred_at: i64,
+}
+
+/// The signed string of a technical event: code, label, detail, timestamp, register, sequence,
+/// `EVENT`, flag, previous signature.
+pub fn event(record: &EventRecord, seq: i64, previous: Option<&str>) -> String {
+    join(
+        vec![
+            record.code.to_string(),
+            field(&record.label),
+            field(&record.detail),
+            compact_timestamp(crate::instant::from_micros(record.occurred_at)),
+            field(&record.register_id),
+            seq.to_string(),
+            "EVENT".to_owned(),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// A reprint of a receipt (DUPLICATA) as sealed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DuplicateRecord {
+    pub register_id: String,
+    pub transaction_id: String,
+    /// The original ticket's type and sequence.
+    pub original_type: String,
+    pub original_seq: i64,
+    /// 1 for the first reprint.
+    pub reprint: i64,
+    pub operator: String,
+    pub printed_at: i64,
+}
+
+/// The signed string of a duplicate: `DUPLICATE`, original type, reprint number, operator,
+/// timestamp, register, original sequence, transaction id, sequence, flag, previous signature.
+pub fn duplicate(record: &DuplicateRecord, seq: i64, previous: Option<&str>) -> String {
+    join(
+        vec![
+            "DUPLICATE".to_owned(),
+            field(&record.original_type),
+            record.reprint.to_string(),
+            field(&record.operator),
+            compact_timestamp(crate::instant::from_micros(record.printed_at)),
+            field(&record.register_id),
+            record.original_seq.to_string(),
+            field(&record.transaction_id),
+            seq.to_string(),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// An archive of a period as sealed: the SHA-256 of its file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveRecord {
+    pub register_id: String,
+    pub archive_id: String,
+    pub period_from: String,
+    pub period_to: String,
+    /// SHA-256 of the archive document, hex.
+    pub sha256: String,
+    pub made_at: i64,
+}
+
+/// The signed string of an archive: `ARCHIVE`, the archive id, its SHA-256, its period,
+/// timestamp, register, sequence, flag, previous signature.
+pub fn archive(record: &ArchiveRecord, seq: i64, previous: Option<&str>) -> String {
+    join(
+        vec![
+            "ARCHIVE".to_owned(),
+            field(&record.archive_id),
+            record.sha256.clone(),
+            format!("{}|{}", record.period_from, record.period_to),
+            compact_timestamp(crate::instant::from_micros(record.made_at)),
+            field(&record.register_id),
+            seq.to_string(),
+        ],
+        seq,
+        previous,
+    )
+}
+
+/// Records for tests of this crate.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    pub(crate) fn sale(total: i64) -> SaleRecord {
+        SaleRecord {
+            transaction_id: "t,1".into(),
+            number: "T1".into(),
+            kind: "sale".into(),
+            store_id: "s1".into(),
+            seller_id: "camille".into(),
+            customer_id: None,
+            session_id: "ses_1".into(),
+            register_id: "till-1".into(),
+            subtotal_cents: total,
+            total_cents: total,
+            item_count: 1,
+            change_cents: 0,
+            points_earned: 0,
+            coupon_code: None,
+            issued_at: None,
+            emitted_at: 1_772_357_400_000_000,
+            lines: vec![SaleRecordLine {
+                line_id: "l1".into(),
+                sku_id: None,
+                label: Some("Mug".into()),
+                quantity: 1,
+                unit_price_cents: total,
+                vat_rate: 2000,
+                gross_cents: total,
+                promotion_cents: 0,
+                declared_cents: 0,
+                ticket_cents: 0,
+                net_cents: total,
+            }],
+            tenders: vec![],
+            vat: vec![SaleRecordVat {
+                vat_rate: 2000,
+                total_cents: total,
+                vat_cents: total / 6,
+            }],
+            adjustments: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::sale;
+    use super::*;
+
+    #[test]
+    fn the_ticket_string_follows_the_published_layout() {
+        let record = sale(1450);
+        let first = ticket(&record, 1, None);
+        let digest = record.digest();
+        assert_eq!(
+            first,
+            format!("2000:1450,1450,20260301093000,till-1,1,SALE,t;1,{digest},Y,")
+        );
+        assert!(ticket(&record, 2, Some("abc")).ends_with(&format!("{digest},N,abc")));
+    }
+
+    #[test]
+    fn the_digest_changes_with_any_field() {
+        let record = sale(1450);
+        let mut line = record.clone();
+        line.lines[0].label = Some("Tasse".into());
+        let mut tender = record.clone();
+        tender.change_cents = 1;
+        assert_ne!(record.digest(), line.digest());
+        assert_ne!(record.digest(), tender.digest());
+        assert_eq!(record.digest(), record.clone().digest());
+    }
+
+    #[test]
+    fn every_layout_ends_with_the_flag_and_the_previous_signature() {
+        let closure = ClosureRecord {
+            register_id: "r".into(),
+            period: Period::Day,
+            period_from: "2026-03-01".into(),
+            period_to: "2026-03-01".into(),
+            ticket_count: 2,
+            first_ticket_seq: 1,
+            last_ticket_seq: 2,
+            last_ticket_signature: Some("sig".into()),
+            total_cents: 100,
+            abs_total_cents: 100,
+            grand_total_cents: 100,
+            grand_total_abs_cents: 100,
+            vat: vec![],
+            closed_at: 0,
+        };
+        assert!(period_closure(&closure, 1, None).ends_with(",DAY,2026-03-01|2026-03-01,1|2,sig,Y,"));
+        let opened = EventRecord {
+            register_id: "r".into(),
+            code: 80,
+            label: "session opened".into(),
+            detail: "ses, 1".into(),
+            occurred_at: 0,
+        };
+        assert_eq!(
+            event(&opened, 3, Some("p")),
+            "80,session opened,ses; 1,19700101000000,r,3,EVENT,N,p"
+        );
+    }
+}

@@ -1,0 +1,560 @@
+//! Period closures of a register: day, month and year, each sealed in the register's closure
+//! chain with its VAT breakdown, its total, the perpetual grand totals and the first and last
+//! ticket it covers (the last one's signature anchors the end of the ticket chain).
+//!
+//! Days are the store's, in its time zone. A day closes by itself at the first write to the
+//! register's journal after its midnight (a sale, a session opened or closed); a month and a
+//! year close the same way once a later one has begun. The back office may close the current
+//! day, month or year early; no sale is then booked into that period.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::journal::{self, jet};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use sqlx::{AnyConnection, Row};
+use std::sync::Arc;
+use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
+use till_core::fiscal::{ChainKind, FiscalKey};
+use till_core::instant::{from_micros, to_micros};
+use till_core::store::Timezone;
+
+/// The columns of a closure, filtered by `$filter` (with `$1` the register).
+macro_rules! closure_select {
+    ($filter:literal) => {
+        concat!(
+            "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, ",
+            "last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, ",
+            "grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1 AND ",
+            $filter,
+            " ORDER BY closure_seq"
+        )
+    };
+}
+
+/// Where a register's periods stand.
+struct Periods {
+    timezone: TimeZone,
+    open_day: Option<String>,
+    last_day: Option<String>,
+    last_month: Option<String>,
+    last_year: Option<String>,
+}
+
+async fn periods(conn: &mut AnyConnection, register_id: &str) -> Result<Periods, StoreError> {
+    let row = sqlx::query(
+        "SELECT r.open_day, r.last_day_closed, r.last_month_closed, r.last_year_closed, s.timezone \
+         FROM registers r LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
+    )
+    .bind(register_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or_else(|| StoreError::Corrupt(format!("register {register_id} has no record")))?;
+    let timezone: Option<String> = row.try_get("timezone")?;
+    Ok(Periods {
+        timezone: Timezone::from_trusted(timezone.unwrap_or_else(|| Timezone::DEFAULT.to_owned())).zone(),
+        open_day: row.try_get("open_day")?,
+        last_day: row.try_get("last_day_closed")?,
+        last_month: row.try_get("last_month_closed")?,
+        last_year: row.try_get("last_year_closed")?,
+    })
+}
+
+fn local_day(timezone: &TimeZone, now: i64) -> Date {
+    from_micros(now).to_zoned(timezone.clone()).date()
+}
+
+fn month_of(day: &str) -> &str {
+    &day[..7]
+}
+
+fn year_of(period: &str) -> &str {
+    &period[..4]
+}
+
+/// Closes whatever periods ended before `now`, then answers the register's local day.
+pub(crate) async fn close_due(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<Date, StoreError> {
+    let state = periods(conn, register_id).await?;
+    let today = local_day(&state.timezone, now);
+    let today_text = today.to_string();
+    let mut last_day = state.last_day;
+    if let Some(day) = state.open_day.filter(|day| *day < today_text) {
+        close_day(conn, register_id, &day, now, key).await?;
+        last_day = Some(day);
+    }
+    let mut last_month = state.last_month;
+    if let Some(day) = last_day
+        && last_month.as_deref().is_none_or(|m| m < month_of(&day))
+        && month_of(&day) < month_of(&today_text)
+    {
+        let month = month_of(&day).to_owned();
+        close_month(conn, register_id, &month, now, key).await?;
+        last_month = Some(month);
+    }
+    if let Some(month) = last_month
+        && state.last_year.as_deref().is_none_or(|y| y < year_of(&month))
+        && year_of(&month) < year_of(&today_text)
+    {
+        close_year(conn, register_id, year_of(&month), now, key).await?;
+    }
+    Ok(today)
+}
+
+/// Refuses a sale in a period closed early.
+pub(crate) async fn ensure_open(conn: &mut AnyConnection, register_id: &str, today: Date) -> Result<(), StoreError> {
+    let row = sqlx::query("SELECT closed_through FROM registers WHERE register_id = $1")
+        .bind(register_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let closed_through: Option<String> = row.try_get("closed_through")?;
+    match closed_through {
+        Some(through) if today.to_string() <= through => Err(StoreError::Rule(format!(
+            "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Notes that the register has tickets on `today` not yet closed.
+pub(crate) async fn mark_open_day(conn: &mut AnyConnection, register_id: &str, today: Date) -> Result<(), StoreError> {
+    sqlx::query("UPDATE registers SET open_day = $2 WHERE register_id = $1 AND open_day IS NULL")
+        .bind(register_id)
+        .bind(today.to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// The latest day closure's anchor and grand totals: where the next day starts.
+async fn previous_day(conn: &mut AnyConnection, register_id: &str) -> Result<(i64, i64, i64), StoreError> {
+    let row = sqlx::query(
+        "SELECT last_ticket_seq, grand_total_cents, grand_total_abs_cents FROM fiscal_closures \
+         WHERE register_id = $1 AND period = 'DAY' AND ticket_count > 0 ORDER BY closure_seq DESC LIMIT 1",
+    )
+    .bind(register_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let grand = sqlx::query(
+        "SELECT grand_total_cents, grand_total_abs_cents FROM fiscal_closures \
+         WHERE register_id = $1 AND period = 'DAY' ORDER BY closure_seq DESC LIMIT 1",
+    )
+    .bind(register_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let last_ticket = match row {
+        Some(row) => row.try_get("last_ticket_seq")?,
+        None => 0,
+    };
+    match grand {
+        Some(row) => Ok((
+            last_ticket,
+            row.try_get("grand_total_cents")?,
+            row.try_get("grand_total_abs_cents")?,
+        )),
+        None => Ok((last_ticket, 0, 0)),
+    }
+}
+
+async fn close_day(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    day: &str,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<ClosureRecord, StoreError> {
+    let (previous_last, grand, grand_abs) = previous_day(conn, register_id).await?;
+    let head =
+        sqlx::query("SELECT last_seq, last_signature FROM fiscal_heads WHERE register_id = $1 AND kind = 'ticket'")
+            .bind(register_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let (head_seq, head_signature): (i64, Option<String>) = match head {
+        Some(row) => (row.try_get("last_seq")?, row.try_get("last_signature")?),
+        None => (0, None),
+    };
+    let totals = sqlx::query(
+        "SELECT COUNT(*) AS tickets, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total, \
+                COALESCE(CAST(SUM(ABS(total_cents)) AS BIGINT), 0) AS magnitude \
+         FROM sales WHERE register_id = $1 AND fiscal_seq > $2 AND fiscal_seq <= $3",
+    )
+    .bind(register_id)
+    .bind(previous_last)
+    .bind(head_seq)
+    .fetch_one(&mut *conn)
+    .await?;
+    let count: i64 = totals.try_get("tickets")?;
+    let total: i64 = totals.try_get("total")?;
+    let magnitude: i64 = totals.try_get("magnitude")?;
+    let vat_rows = sqlx::query(
+        "SELECT v.vat_rate, CAST(SUM(v.total_cents) AS BIGINT) AS total, CAST(SUM(v.vat_cents) AS BIGINT) AS vat \
+         FROM sale_vat v JOIN sales s ON s.transaction_id = v.transaction_id \
+         WHERE s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3 \
+         GROUP BY v.vat_rate ORDER BY v.vat_rate DESC",
+    )
+    .bind(register_id)
+    .bind(previous_last)
+    .bind(head_seq)
+    .fetch_all(&mut *conn)
+    .await?;
+    let vat = vat_rows
+        .iter()
+        .map(|row| {
+            Ok(SaleRecordVat {
+                vat_rate: row.try_get("vat_rate")?,
+                total_cents: row.try_get("total")?,
+                vat_cents: row.try_get("vat")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let record = ClosureRecord {
+        register_id: register_id.to_owned(),
+        period: Period::Day,
+        period_from: day.to_owned(),
+        period_to: day.to_owned(),
+        ticket_count: count,
+        first_ticket_seq: if count > 0 { previous_last + 1 } else { 0 },
+        last_ticket_seq: if count > 0 { head_seq } else { 0 },
+        last_ticket_signature: if count > 0 { head_signature } else { None },
+        total_cents: total,
+        abs_total_cents: magnitude,
+        grand_total_cents: grand.saturating_add(total),
+        grand_total_abs_cents: grand_abs.saturating_add(magnitude),
+        vat,
+        closed_at: now,
+    };
+    seal(conn, record, now, key).await
+}
+
+/// Aggregates the closures of `period_below` whose period starts with `prefix`.
+async fn aggregate(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    below: Period,
+    prefix: &str,
+) -> Result<Vec<ClosureRecord>, StoreError> {
+    let rows = sqlx::query(closure_select!("period = $2 AND period_from LIKE $3"))
+        .bind(register_id)
+        .bind(below.as_str())
+        .bind(format!("{prefix}%"))
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(closure_from_row).collect()
+}
+
+async fn close_month(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    month: &str,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<ClosureRecord, StoreError> {
+    let days = aggregate(conn, register_id, Period::Day, month).await?;
+    let first = Date::strptime("%Y-%m-%d", format!("{month}-01")).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let record = combine(
+        register_id,
+        Period::Month,
+        &first.to_string(),
+        &first.last_of_month().to_string(),
+        &days,
+        now,
+    )?;
+    seal(conn, record, now, key).await
+}
+
+async fn close_year(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    year: &str,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<ClosureRecord, StoreError> {
+    let months = aggregate(conn, register_id, Period::Month, year).await?;
+    let record = combine(
+        register_id,
+        Period::Year,
+        &format!("{year}-01-01"),
+        &format!("{year}-12-31"),
+        &months,
+        now,
+    )?;
+    seal(conn, record, now, key).await
+}
+
+/// A month from its days, or a year from its months.
+fn combine(
+    register_id: &str,
+    period: Period,
+    from: &str,
+    to: &str,
+    parts: &[ClosureRecord],
+    now: i64,
+) -> Result<ClosureRecord, StoreError> {
+    let mut vat: Vec<SaleRecordVat> = Vec::new();
+    for part in parts {
+        for line in &part.vat {
+            match vat.iter_mut().find(|v| v.vat_rate == line.vat_rate) {
+                Some(v) => {
+                    v.total_cents += line.total_cents;
+                    v.vat_cents += line.vat_cents;
+                }
+                None => vat.push(line.clone()),
+            }
+        }
+    }
+    vat.sort_by_key(|v| std::cmp::Reverse(v.vat_rate));
+    let with_tickets: Vec<&ClosureRecord> = parts.iter().filter(|p| p.ticket_count > 0).collect();
+    let last = parts
+        .last()
+        .ok_or_else(|| StoreError::Corrupt(format!("no period under the {} closure", period.as_str())))?;
+    Ok(ClosureRecord {
+        register_id: register_id.to_owned(),
+        period,
+        period_from: from.to_owned(),
+        period_to: to.to_owned(),
+        ticket_count: parts.iter().map(|p| p.ticket_count).sum(),
+        first_ticket_seq: with_tickets.first().map_or(0, |p| p.first_ticket_seq),
+        last_ticket_seq: with_tickets.last().map_or(0, |p| p.last_ticket_seq),
+        last_ticket_signature: with_tickets.last().and_then(|p| p.last_ticket_signature.clone()),
+        total_cents: parts.iter().map(|p| p.total_cents).sum(),
+        abs_total_cents: parts.iter().map(|p| p.abs_total_cents).sum(),
+        grand_total_cents: last.grand_total_cents,
+        grand_total_abs_cents: last.grand_total_abs_cents,
+        vat,
+        closed_at: now,
+    })
+}
+
+/// Appends the closure to the chain, stores its record, records the event, moves the state.
+async fn seal(
+    conn: &mut AnyConnection,
+    record: ClosureRecord,
+    now: i64,
+    key: &FiscalKey,
+) -> Result<ClosureRecord, StoreError> {
+    let register_id = record.register_id.clone();
+    let reference = format!("{} {}", record.period.as_str(), record.period_from);
+    let sealed = journal::append(
+        conn,
+        &register_id,
+        ChainKind::Closure,
+        &reference,
+        now,
+        key,
+        |seq, previous| payload::period_closure(&record, seq, previous),
+    )
+    .await?;
+    let vat = serde_json::to_string(&record.vat).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query(
+        "INSERT INTO fiscal_closures (register_id, closure_seq, period, period_from, period_to, ticket_count, \
+             first_ticket_seq, last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, \
+             grand_total_cents, grand_total_abs_cents, vat, closed_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    )
+    .bind(&register_id)
+    .bind(sealed.seq)
+    .bind(record.period.as_str())
+    .bind(&record.period_from)
+    .bind(&record.period_to)
+    .bind(record.ticket_count)
+    .bind(record.first_ticket_seq)
+    .bind(record.last_ticket_seq)
+    .bind(record.last_ticket_signature.as_deref())
+    .bind(record.total_cents)
+    .bind(record.abs_total_cents)
+    .bind(record.grand_total_cents)
+    .bind(record.grand_total_abs_cents)
+    .bind(vat)
+    .bind(record.closed_at)
+    .execute(&mut *conn)
+    .await?;
+    let (code, state) = match record.period {
+        Period::Day => (
+            jet::DAY_CLOSED,
+            "UPDATE registers SET last_day_closed = $2, open_day = NULL WHERE register_id = $1",
+        ),
+        Period::Month => (
+            jet::MONTH_CLOSED,
+            "UPDATE registers SET last_month_closed = $2 WHERE register_id = $1",
+        ),
+        Period::Year => (
+            jet::YEAR_CLOSED,
+            "UPDATE registers SET last_year_closed = $2 WHERE register_id = $1",
+        ),
+    };
+    let marker = match record.period {
+        Period::Day => record.period_from.clone(),
+        Period::Month => record.period_from[..7].to_owned(),
+        Period::Year => record.period_from[..4].to_owned(),
+    };
+    sqlx::query(state)
+        .bind(&register_id)
+        .bind(marker)
+        .execute(&mut *conn)
+        .await?;
+    journal::append_event(conn, &register_id, code, &reference, now, key).await?;
+    Ok(record)
+}
+
+pub(crate) fn closure_from_row(row: &sqlx::any::AnyRow) -> Result<ClosureRecord, StoreError> {
+    let period: String = row.try_get("period")?;
+    let vat: String = row.try_get("vat")?;
+    Ok(ClosureRecord {
+        register_id: row.try_get("register_id")?,
+        period: Period::parse(&period).ok_or_else(|| StoreError::Corrupt(format!("period {period}")))?,
+        period_from: row.try_get("period_from")?,
+        period_to: row.try_get("period_to")?,
+        ticket_count: row.try_get("ticket_count")?,
+        first_ticket_seq: row.try_get("first_ticket_seq")?,
+        last_ticket_seq: row.try_get("last_ticket_seq")?,
+        last_ticket_signature: row.try_get("last_ticket_signature")?,
+        total_cents: row.try_get("total_cents")?,
+        abs_total_cents: row.try_get("abs_total_cents")?,
+        grand_total_cents: row.try_get("grand_total_cents")?,
+        grand_total_abs_cents: row.try_get("grand_total_abs_cents")?,
+        vat: serde_json::from_str(&vat).map_err(|e| StoreError::Corrupt(format!("closure VAT: {e}")))?,
+        closed_at: row.try_get("closed_at")?,
+    })
+}
+
+/// A closure as answered.
+#[derive(Clone, Debug)]
+pub struct SealedClosure {
+    pub seq: i64,
+    pub record: ClosureRecord,
+}
+
+/// How a closure request went.
+#[derive(Clone, Debug)]
+pub enum CloseRequest {
+    Closed(Vec<SealedClosure>),
+    /// The period was already closed.
+    AlreadyClosed,
+    UnknownRegister,
+}
+
+struct ClosePeriod {
+    register_id: String,
+    period: Period,
+    now: i64,
+    key: Arc<FiscalKey>,
+}
+
+impl Store {
+    /// Closes the register's current day, month or year now (and what ended before it); no
+    /// sale can then be booked into that period.
+    pub async fn close_period(
+        &self,
+        register_id: &str,
+        period: Period,
+        now: Timestamp,
+    ) -> Result<CloseRequest, StoreError> {
+        let input = ClosePeriod {
+            register_id: register_id.to_owned(),
+            period,
+            now: to_micros(now),
+            key: self.fiscal_key()?,
+        };
+        self.write(input, |c, i| Box::pin(close_period(c, i))).await
+    }
+
+    /// The register's period closures in chain order.
+    pub async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError> {
+        let rows = sqlx::query(closure_select!("1 = 1"))
+            .bind(register_id)
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SealedClosure {
+                    seq: row.try_get("closure_seq")?,
+                    record: closure_from_row(row)?,
+                })
+            })
+            .collect()
+    }
+}
+
+fn close_period<'a>(
+    conn: &'a mut AnyConnection,
+    input: &'a ClosePeriod,
+) -> BoxFuture<'a, Result<CloseRequest, StoreError>> {
+    Box::pin(async move {
+        let known = sqlx::query("SELECT 1 FROM registers WHERE register_id = $1")
+            .bind(&input.register_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if known.is_none() {
+            return Ok(CloseRequest::UnknownRegister);
+        }
+        let (register, now, key) = (input.register_id.as_str(), input.now, &*input.key);
+        let first_new = next_closure_seq(conn, register).await?;
+        let today = close_due(conn, register, now, key).await?;
+        let day = today.to_string();
+        let state = periods(conn, register).await?;
+        let already = match input.period {
+            Period::Day => state.last_day.as_deref() == Some(day.as_str()),
+            Period::Month => state.last_month.as_deref() == Some(month_of(&day)),
+            Period::Year => state.last_year.as_deref() == Some(year_of(&day)),
+        };
+        if already {
+            return Ok(CloseRequest::AlreadyClosed);
+        }
+        if state.last_day.as_deref() != Some(day.as_str()) {
+            close_day(conn, register, &day, now, key).await?;
+        }
+        let through = match input.period {
+            Period::Day => day.clone(),
+            Period::Month | Period::Year => {
+                if state.last_month.as_deref() != Some(month_of(&day)) {
+                    close_month(conn, register, month_of(&day), now, key).await?;
+                }
+                if input.period == Period::Year {
+                    close_year(conn, register, year_of(&day), now, key).await?;
+                    format!("{}-12-31", year_of(&day))
+                } else {
+                    today.last_of_month().to_string()
+                }
+            }
+        };
+        sqlx::query(
+            "UPDATE registers SET closed_through = $2 WHERE register_id = $1 AND (closed_through IS NULL OR closed_through < $2)",
+        )
+        .bind(register)
+        .bind(through)
+        .execute(&mut *conn)
+        .await?;
+        let rows = sqlx::query(closure_select!("closure_seq >= $2"))
+            .bind(register)
+            .bind(first_new)
+            .fetch_all(&mut *conn)
+            .await?;
+        let sealed = rows
+            .iter()
+            .map(|row| {
+                Ok(SealedClosure {
+                    seq: row.try_get("closure_seq")?,
+                    record: closure_from_row(row)?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(CloseRequest::Closed(sealed))
+    })
+}
+
+async fn next_closure_seq(conn: &mut AnyConnection, register_id: &str) -> Result<i64, StoreError> {
+    let row = sqlx::query("SELECT last_seq FROM fiscal_heads WHERE register_id = $1 AND kind = 'closure'")
+        .bind(register_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get::<i64, _>("last_seq")? + 1,
+        None => 1,
+    })
+}

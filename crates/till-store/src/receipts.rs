@@ -1,0 +1,146 @@
+//! Receipts: what a printed ticket shows, and the reprints, each a DUPLICATA sealed in the
+//! register's duplicate chain.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::journal;
+use crate::snapshot::{SaleScope, sale_records};
+use crate::stores::StoreRecord;
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use sqlx::{AnyConnection, Row};
+use std::sync::Arc;
+use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord};
+use till_core::fiscal::{ChainKind, FiscalKey};
+use till_core::ids::{StoreId, TransactionId};
+use till_core::instant::to_micros;
+
+/// Everything a receipt prints.
+#[derive(Clone, Debug)]
+pub struct Receipt {
+    pub sale: SaleRecord,
+    /// The ticket's sequence and signature in the register's ticket chain.
+    pub seq: i64,
+    pub signature: String,
+    pub store: Option<StoreRecord>,
+    pub seller_name: Option<String>,
+}
+
+/// A print of a receipt: the first is the original, every later one a sealed DUPLICATA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Print {
+    pub print_no: i64,
+    /// The reprint's entry in the duplicate chain.
+    pub duplicate_seq: Option<i64>,
+}
+
+struct RecordPrint {
+    transaction_id: String,
+    operator: String,
+    now: i64,
+    key: Arc<FiscalKey>,
+}
+
+impl Store {
+    /// The receipt of a committed sale.
+    pub async fn receipt(&self, transaction_id: &TransactionId) -> Result<Option<Receipt>, StoreError> {
+        let mut conn = self.reader().acquire().await?;
+        let mut sales = sale_records(&mut conn, SaleScope::Transaction, transaction_id.as_str()).await?;
+        let Some(sale) = sales.remove(transaction_id.as_str()) else {
+            return Ok(None);
+        };
+        let entry = sqlx::query(
+            "SELECT e.seq, e.signature FROM fiscal_entries e JOIN sales s ON s.register_id = e.register_id \
+                 AND s.fiscal_seq = e.seq \
+             WHERE s.transaction_id = $1 AND e.kind = 'ticket'",
+        )
+        .bind(transaction_id.as_str())
+        .fetch_one(&mut *conn)
+        .await?;
+        let seller = sqlx::query("SELECT display_name FROM staff WHERE subject = $1")
+            .bind(&sale.seller_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        drop(conn);
+        let store = self.get_store(&StoreId::from_trusted(sale.store_id.clone())).await?;
+        Ok(Some(Receipt {
+            seq: entry.try_get("seq")?,
+            signature: entry.try_get("signature")?,
+            store,
+            seller_name: seller.map(|row| row.try_get("display_name")).transpose()?,
+            sale,
+        }))
+    }
+
+    /// Counts a print of the receipt; from the second on, seals a DUPLICATA.
+    pub async fn record_print(
+        &self,
+        transaction_id: &TransactionId,
+        operator: &str,
+        now: Timestamp,
+    ) -> Result<Print, StoreError> {
+        let input = RecordPrint {
+            transaction_id: transaction_id.as_str().to_owned(),
+            operator: operator.to_owned(),
+            now: to_micros(now),
+            key: self.fiscal_key()?,
+        };
+        self.write(input, |c, i| Box::pin(record_print(c, i))).await
+    }
+}
+
+fn record_print<'a>(conn: &'a mut AnyConnection, input: &'a RecordPrint) -> BoxFuture<'a, Result<Print, StoreError>> {
+    Box::pin(async move {
+        // The counter's row lock orders concurrent prints of one receipt.
+        let row = sqlx::query(
+            "UPDATE sales SET prints = prints + 1 WHERE transaction_id = $1 RETURNING prints, kind, fiscal_seq, register_id",
+        )
+        .bind(&input.transaction_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound("sale"))?;
+        let print_no: i64 = row.try_get("prints")?;
+        let register_id: String = row.try_get("register_id")?;
+        let duplicate_seq = if print_no > 1 {
+            let kind: String = row.try_get("kind")?;
+            let record = DuplicateRecord {
+                register_id: register_id.clone(),
+                transaction_id: input.transaction_id.clone(),
+                original_type: kind.to_uppercase(),
+                original_seq: row.try_get("fiscal_seq")?,
+                reprint: print_no - 1,
+                operator: input.operator.clone(),
+                printed_at: input.now,
+            };
+            let sealed = journal::append(
+                conn,
+                &register_id,
+                ChainKind::Duplicate,
+                &input.transaction_id,
+                input.now,
+                &input.key,
+                |seq, previous| payload::duplicate(&record, seq, previous),
+            )
+            .await?;
+            Some(sealed.seq)
+        } else {
+            None
+        };
+        sqlx::query(
+            "INSERT INTO receipt_prints (transaction_id, print_no, register_id, operator, printed_at, duplicate_seq) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&input.transaction_id)
+        .bind(print_no)
+        .bind(&register_id)
+        .bind(&input.operator)
+        .bind(input.now)
+        .bind(duplicate_seq)
+        .execute(&mut *conn)
+        .await?;
+        Ok(Print {
+            print_no,
+            duplicate_seq,
+        })
+    })
+}
