@@ -85,6 +85,7 @@ operations! {
     ListElevationEvents = "listElevationEvents", [StaffRead], Allow;
     GetFiscalKeys = "getFiscalKeys", [], Allow;
     VerifyRegisterJournal = "verifyRegisterJournal", [FiscalRead], Allow;
+    GetFiscalChain = "getFiscalChain", [FiscalRead], Allow;
     CloseFiscalPeriod = "closeFiscalPeriod", [FiscalClose], Confirm;
     ListFiscalClosures = "listFiscalClosures", [FiscalRead, FiscalClose], Allow;
     MakeFiscalArchive = "makeFiscalArchive", [FiscalRead], Confirm;

@@ -3,5 +3,6 @@
 
 pub mod config;
 pub mod demo;
+pub mod fiscal;
 pub mod server;
 pub mod token;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use till::config::{Config, Overrides};
-use till::{demo, server, token};
+use till::{demo, fiscal, server, token};
 use till_api::SystemClock;
 use tracing_subscriber::EnvFilter;
 
@@ -51,6 +51,11 @@ enum Command {
     },
     /// Bring the database schema up to date, then exit.
     Migrate,
+    /// The fiscal journal's tools: audit, offline archive check, key rotation.
+    Fiscal {
+        #[command(subcommand)]
+        action: FiscalAction,
+    },
     /// Mint a development access token signed with TILL_JWT_SECRET.
     Token {
         /// The subject (`sub`).
@@ -62,6 +67,27 @@ enum Command {
         /// Lifetime in seconds.
         #[arg(long, default_value_t = 3600)]
         ttl: u64,
+    },
+}
+
+#[derive(Subcommand)]
+enum FiscalAction {
+    /// Audit the journals in the database (every register, or one); exits 1 on a failure.
+    Verify {
+        /// Only this register.
+        #[arg(long)]
+        register: Option<String>,
+    },
+    /// Check an archive file offline, without the database; exits 1 on a failure.
+    VerifyArchive {
+        /// The archive file from POST /v1/fiscal/archives.
+        file: PathBuf,
+    },
+    /// Write a new signing key, then point TILL_FISCAL_KEY_FILE at it and restart: new entries
+    /// use it, older ones still verify with the key that signed them.
+    NewKey {
+        #[arg(long)]
+        out: PathBuf,
     },
 }
 
@@ -79,7 +105,7 @@ async fn main() -> anyhow::Result<()> {
             overrides.log_format = log_format.clone();
         }
         Command::Demo { listen } => overrides.listen = listen.clone(),
-        Command::Migrate | Command::Token { .. } => {}
+        Command::Migrate | Command::Token { .. } | Command::Fiscal { .. } => {}
     }
     let config = Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
     init_logging(&config);
@@ -89,6 +115,20 @@ async fn main() -> anyhow::Result<()> {
         Command::Migrate => {
             server::prepare(&config, Arc::new(SystemClock)).await?;
             println!("database at {} is up to date", server::redact(&config.database_url()));
+            Ok(())
+        }
+        Command::Fiscal { action } => {
+            let holds = match action {
+                FiscalAction::Verify { register } => fiscal::verify(&config, register.as_deref()).await?,
+                FiscalAction::VerifyArchive { file } => fiscal::verify_archive(&file)?,
+                FiscalAction::NewKey { out } => {
+                    fiscal::new_key(&out)?;
+                    true
+                }
+            };
+            if !holds {
+                std::process::exit(1);
+            }
             Ok(())
         }
         Command::Token { sub, scope, ttl } => {

@@ -68,7 +68,8 @@ pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
     }
 }
 
-fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
+/// Creates `path` with `contents`, readable by its owner only; refuses to overwrite.
+pub fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use serde::Serialize;
 use serde_json::Value;
+use till_core::fiscal::ChainKind;
 use till_core::fiscal::audit::{Failure, audit};
 use till_core::fiscal::payload::{ClosureRecord, Period};
 use till_core::ids::RegisterId;
@@ -33,6 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(keys))
         .routes(routes!(verify))
+        .routes(routes!(chain_entries))
         .routes(routes!(close, list_closures))
         .routes(routes!(make_archive))
         .routes(routes!(get_archive))
@@ -137,6 +139,42 @@ async fn verify(
         entries: verdict.as_ref().map_or(entries, |n| *n),
         chains,
         first_failure: verdict.as_ref().err().map(FailureView::from),
+    }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainView {
+    register_id: String,
+    chain: String,
+    /// In sequence order, each with the exact string signed.
+    #[schema(value_type = Vec<Object>)]
+    entries: Vec<Value>,
+}
+
+/// Read one chain of a register's journal.
+///
+/// `ticket`, `closure`, `duplicate`, `event` or `archive`: every entry with its signed string,
+/// signature, previous signature and key id. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/chains/{chain}", operation_id = "getFiscalChain", tag = "fiscal",
+    params(("registerId" = String, Path), ("chain" = String, Path, pattern = "^(ticket|closure|duplicate|event|archive)$")),
+    responses((status = 200, description = "The chain's entries", body = ChainView)))]
+async fn chain_entries(
+    _caller: Authorized<ops::GetFiscalChain>,
+    State(state): State<AppState>,
+    PathParams((raw_id, raw_chain)): PathParams<(String, String)>,
+) -> Result<Json<ChainView>, ApiError> {
+    let register = register_id(&raw_id)?;
+    let chain = ChainKind::parse(&raw_chain)
+        .ok_or_else(|| ApiError::field("chain", "must be ticket, closure, duplicate, event or archive"))?;
+    let entries = state.store().journal(register.as_str(), chain).await?;
+    Ok(Json(ChainView {
+        register_id: register.into_string(),
+        chain: chain.as_str().to_owned(),
+        entries: entries
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+            .collect(),
     }))
 }
 

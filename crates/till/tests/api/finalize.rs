@@ -26,7 +26,16 @@ impl Shop {
     }
 
     pub async fn open_with(engine: Engine, tweak: impl FnOnce(&mut till::config::Config)) -> Shop {
-        let server = TestServer::start_with(engine, tweak).await;
+        Shop::open_at(engine, jiff::Timestamp::now(), tweak).await
+    }
+
+    /// A shop whose clock reads `start`.
+    pub async fn open_at(
+        engine: Engine,
+        start: jiff::Timestamp,
+        tweak: impl FnOnce(&mut till::config::Config),
+    ) -> Shop {
+        let server = TestServer::start_at(engine, start, tweak).await;
         server.provision_store("s1").await;
         for (name, price, vat) in [BAGUETTE, MUG, BOOK] {
             server.provision_sku(name, price, vat).await;

@@ -70,6 +70,11 @@ impl TestServer {
 
     /// Starts a server after `tweak` adjusts its configuration.
     pub async fn start_with(engine: Engine, tweak: impl FnOnce(&mut Config)) -> TestServer {
+        TestServer::start_at(engine, Timestamp::now(), tweak).await
+    }
+
+    /// Starts a server whose clock reads `start`.
+    pub async fn start_at(engine: Engine, start: Timestamp, tweak: impl FnOnce(&mut Config)) -> TestServer {
         let dir = tempfile::tempdir().expect("temporary directory");
         let mut config = Config {
             listen: "127.0.0.1:0".to_owned(),
@@ -83,7 +88,7 @@ impl TestServer {
             config.database_url = Some(fresh_postgres_database().await);
         }
         tweak(&mut config);
-        let clock = Arc::new(ManualClock::new(Timestamp::now()));
+        let clock = Arc::new(ManualClock::new(start));
         let running = server::start(&config, clock.clone()).await.expect("server starts");
         TestServer {
             base: running.url(),
@@ -187,6 +192,38 @@ impl TestServer {
         let reply = self.post("/v1/register-sessions", &self.admin(), body).await;
         assert_eq!(reply.status, 201, "open session: {}", reply.text);
         (reply.str("sessionId"), reply.str("token"))
+    }
+}
+
+impl TestServer {
+    /// Runs `statements` straight on the server's database, as someone with database access
+    /// would, after lifting the append-only triggers of the journal.
+    pub async fn tamper(&self, engine: Engine, statements: &[&str]) {
+        use sqlx::{Connection, Executor};
+        sqlx::any::install_default_drivers();
+        let url = self.config.database_url();
+        let mut conn = sqlx::AnyConnection::connect(&url)
+            .await
+            .expect("connect to the server's database");
+        let unlock = match engine {
+            Engine::Sqlite => {
+                "PRAGMA busy_timeout = 5000; \
+                 DROP TRIGGER IF EXISTS fiscal_entries_no_update; DROP TRIGGER IF EXISTS fiscal_entries_no_delete; \
+                 DROP TRIGGER IF EXISTS fiscal_closures_no_update; DROP TRIGGER IF EXISTS fiscal_closures_no_delete; \
+                 DROP TRIGGER IF EXISTS technical_events_no_update; DROP TRIGGER IF EXISTS technical_events_no_delete;"
+            }
+            Engine::Postgres => {
+                "ALTER TABLE fiscal_entries DISABLE TRIGGER USER; \
+                 ALTER TABLE fiscal_closures DISABLE TRIGGER USER; ALTER TABLE technical_events DISABLE TRIGGER USER;"
+            }
+        };
+        conn.execute(unlock).await.expect("lift the triggers");
+        for statement in statements {
+            conn.execute(sqlx::AssertSqlSafe(statement.to_string()))
+                .await
+                .expect("tamper");
+        }
+        let _ = conn.close().await;
     }
 }
 

@@ -6,6 +6,7 @@ mod auth;
 mod elevation;
 mod envelope;
 mod finalize;
+mod journal;
 mod openapi;
 mod operations;
 mod promotions;

@@ -1,0 +1,620 @@
+//! The NF525 journal: closures and their automation, technical events, receipts and sealed
+//! reprints, archives verified offline, key rotation, and tampering found and named.
+
+use crate::finalize::{Shop, line};
+use crate::harness::{Engine, TestServer};
+use crate::on_both_engines;
+use futures::future::join_all;
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::Duration;
+
+const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
+const BOOK: (&str, i64, f64) = ("Livre", 2490, 5.5);
+
+fn at(text: &str) -> Timestamp {
+    text.parse().expect("an instant")
+}
+
+impl Shop {
+    async fn chain(&self, register: &str, chain: &str) -> Vec<Value> {
+        let path = format!("/v1/fiscal/registers/{register}/chains/{chain}");
+        let reply = self
+            .server
+            .get(&path, &self.server.token("auditor", "pos.fiscal.read"))
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        reply.body["entries"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn closures(&self) -> Vec<Value> {
+        let reply = self
+            .server
+            .get(
+                "/v1/fiscal/registers/r1/closures",
+                &self.server.token("auditor", "pos.fiscal.read"),
+            )
+            .await;
+        reply.body["closures"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn close(&self, period: &str) -> crate::harness::Reply {
+        let token = self.server.token("manager", "pos.fiscal.close");
+        self.server
+            .post("/v1/fiscal/registers/r1/closures", &token, json!({"period": period}))
+            .await
+    }
+
+    /// Sells `lines`, paid by card, at whatever the server says they cost.
+    async fn sell(&self, transaction: &str, lines: Vec<Value>) -> Value {
+        let quote = self
+            .server
+            .post(
+                "/v1/checkout/price",
+                &self.till,
+                json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}}),
+            )
+            .await;
+        let total = quote.body["totals"]["total"].as_i64().expect("a total");
+        let reply = self.finalize(&self.sale(transaction, lines, total)).await;
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        reply.body
+    }
+
+    /// Opens a fresh session on r1 for the cashier (the previous one expired or closed).
+    async fn reopen(&mut self) {
+        let (session, till) = self.server.open_session("s1", "r1", "camille", "1234").await;
+        self.session = session;
+        self.till = till;
+    }
+}
+
+/// The JET codes in the register's event chain, in order.
+fn codes(entries: &[Value]) -> Vec<i64> {
+    entries
+        .iter()
+        .map(|e| {
+            e["payload"]
+                .as_str()
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+async fn the_journal_records_events_and_audits_clean(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let grant = shop
+        .server
+        .post(
+            "/v1/elevation-grants",
+            &shop.till,
+            json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000}),
+        )
+        .await
+        .str("token");
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1305);
+    sale["declaredDiscounts"] =
+        json!([{"id": "d", "reason": "manager_goodwill", "scope": "ticket", "basis": "percent", "percentBps": 1000}]);
+    let approved = shop
+        .server
+        .send(|http, base| {
+            http.post(format!("{base}/v1/checkout/finalize"))
+                .bearer_auth(&shop.till)
+                .header("x-elevation-token", &grant)
+                .json(&sale)
+        })
+        .await;
+    assert_eq!(approved.status, 201, "{}", approved.text);
+    shop.sell("t2", vec![line("l1", BAGUETTE, 3)]).await;
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    assert_eq!(
+        shop.server.post(&close, &shop.server.admin(), json!({})).await.status,
+        200
+    );
+    assert_eq!(shop.close("day").await.status, 201);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], 2);
+    // Journal initialised, session opened, approval issued and spent, session closed, day closed.
+    assert_eq!(codes(&shop.chain("r1", "event").await), [260, 80, 1010, 1020, 40, 50]);
+    let closures = shop.chain("r1", "closure").await;
+    assert!(closures[0]["payload"].as_str().unwrap().contains(",SHIFT,"));
+    assert!(closures[1]["payload"].as_str().unwrap().contains(",DAY,"));
+    shop.server.stop().await;
+}
+
+async fn days_and_months_close_by_themselves(engine: Engine) {
+    // 10:00 in Paris on the last day of March.
+    let mut shop = Shop::open_at(engine, at("2026-03-31T08:00:00Z"), |_| {}).await;
+    let first = shop.sell("t1", vec![line("l1", MUG, 1)]).await["transaction"]["totals"]["total"]
+        .as_i64()
+        .unwrap();
+    let second = shop.sell("t2", vec![line("l1", BOOK, 2)]).await["transaction"]["totals"]["total"]
+        .as_i64()
+        .unwrap();
+    assert!(shop.closures().await.is_empty(), "nothing closes during the day");
+    // The next morning: the shift expired overnight; the first write closes the day and March.
+    shop.server.clock.set(at("2026-04-01T07:00:00Z"));
+    shop.reopen().await;
+    shop.sell("t3", vec![line("l1", BAGUETTE, 1)]).await;
+    let closures = shop.closures().await;
+    let periods: Vec<(&str, &str)> = closures
+        .iter()
+        .map(|c| (c["period"].as_str().unwrap(), c["periodFrom"].as_str().unwrap()))
+        .collect();
+    assert_eq!(periods, [("DAY", "2026-03-31"), ("MONTH", "2026-03-01")]);
+    for closure in &closures {
+        assert_eq!(closure["totalCents"], first + second);
+        assert_eq!(closure["ticketCount"], 2);
+        assert_eq!(
+            (closure["firstTicketSeq"].as_i64(), closure["lastTicketSeq"].as_i64()),
+            (Some(1), Some(2))
+        );
+        assert_eq!(closure["grandTotalCents"], first + second);
+    }
+    // New year: April's day and month, then the year, close at the first write of 2027.
+    shop.server.clock.set(at("2027-01-04T08:00:00Z"));
+    shop.reopen().await;
+    let closures = shop.closures().await;
+    let year = closures.iter().find(|c| c["period"] == "YEAR").expect("a year closure");
+    assert_eq!(year["periodFrom"], "2026-01-01");
+    assert_eq!(year["ticketCount"], 3);
+    assert_eq!(
+        year["totalCents"],
+        closures
+            .iter()
+            .filter(|c| c["period"] == "DAY")
+            .map(|c| c["totalCents"].as_i64().unwrap())
+            .sum::<i64>()
+    );
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+async fn a_closed_day_takes_no_more_sales(engine: Engine) {
+    let mut shop = Shop::open_at(engine, at("2026-06-15T08:00:00Z"), |_| {}).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    let closed = shop.close("day").await;
+    assert_eq!(closed.status, 201, "{}", closed.text);
+    assert_eq!(closed.body["closures"][0]["ticketCount"], 1);
+    let refused = shop.finalize(&shop.sale("t2", vec![line("l1", MUG, 1)], 1450)).await;
+    refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(refused.text.contains("closed"), "{}", refused.text);
+    shop.close("day").await.assert_error(409, "CONFLICT");
+    shop.server
+        .post(
+            "/v1/fiscal/registers/r9/closures",
+            &shop.server.admin(),
+            json!({"period": "day"}),
+        )
+        .await
+        .assert_error(404, "NOT_FOUND");
+    shop.server
+        .post(
+            "/v1/fiscal/registers/r1/closures",
+            &shop.server.admin(),
+            json!({"period": "week"}),
+        )
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    shop.server.clock.set(at("2026-06-16T08:00:00Z"));
+    shop.reopen().await;
+    shop.sell("t2", vec![line("l1", MUG, 1)]).await;
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+/// A deterministic spread of carts: 1 to 4 lines of the three articles.
+fn cart(n: u64) -> Vec<Value> {
+    let articles = [MUG, BAGUETTE, BOOK];
+    let lines = 1 + (n * 7 % 4) as usize;
+    (0..lines)
+        .map(|i| {
+            line(
+                &format!("l{i}"),
+                articles[(n as usize + i) % 3],
+                1 + ((n * 13 + i as u64) % 5) as i64,
+            )
+        })
+        .collect()
+}
+
+fn price(lines: &[Value]) -> i64 {
+    lines
+        .iter()
+        .map(|l| l["unitPrice"].as_i64().unwrap() * l["quantity"].as_i64().unwrap())
+        .sum()
+}
+
+async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
+    let mut shop = Shop::open_at(engine, at("2026-09-01T06:00:00Z"), |_| {}).await;
+    let mut total = 0;
+    let mut n = 0u64;
+    for day in 0..4 {
+        shop.server.clock.set(
+            at("2026-09-01T06:00:00Z")
+                .checked_add(jiff::SignedDuration::from_hours(24 * day))
+                .unwrap(),
+        );
+        if day > 0 {
+            shop.reopen().await;
+        }
+        for _ in 0..10 {
+            let sales: Vec<Value> = (0..50)
+                .map(|_| {
+                    n += 1;
+                    let lines = cart(n);
+                    let due = price(&lines);
+                    total += due;
+                    shop.sale(&format!("t{n}"), lines, due)
+                })
+                .collect();
+            let replies = join_all(sales.iter().map(|s| shop.finalize(s))).await;
+            assert!(replies.iter().all(|r| r.status == 201), "a sale was refused");
+        }
+    }
+    assert_eq!(shop.close("day").await.status, 201);
+    let closures = shop.closures().await;
+    let days: Vec<&Value> = closures.iter().filter(|c| c["period"] == "DAY").collect();
+    assert_eq!(days.len(), 4);
+    assert_eq!(
+        days.iter().map(|c| c["ticketCount"].as_i64().unwrap()).sum::<i64>(),
+        2000
+    );
+    assert_eq!(
+        days.iter().map(|c| c["totalCents"].as_i64().unwrap()).sum::<i64>(),
+        total
+    );
+    assert_eq!(days.last().unwrap()["grandTotalCents"], total);
+    let vat: i64 = days
+        .iter()
+        .flat_map(|c| c["vat"].as_array().unwrap())
+        .map(|v| v["totalCents"].as_i64().unwrap())
+        .sum();
+    assert_eq!(vat, total);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], 2000);
+    shop.server.stop().await;
+}
+
+/// Three sales and a closed day: the state every tampering test starts from.
+async fn closed_day(engine: Engine) -> Shop {
+    let shop = Shop::open(engine).await;
+    for n in 1..=3 {
+        shop.sell(&format!("t{n}"), vec![line("l1", MUG, n)]).await;
+    }
+    assert_eq!(shop.close("day").await.status, 201);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop
+}
+
+fn failure(verdict: &Value) -> (String, i64, String) {
+    let failure = &verdict["firstFailure"];
+    (
+        failure["chain"].as_str().unwrap().to_owned(),
+        failure["seq"].as_i64().unwrap(),
+        failure["kind"].as_str().unwrap().to_owned(),
+    )
+}
+
+async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
+    let shop = closed_day(engine).await;
+    let events_before = shop.chain("r1", "event").await.len();
+    shop.server
+        .tamper(
+            engine,
+            &["UPDATE sale_lines SET quantity = 1 WHERE transaction_id = 't2'"],
+        )
+        .await;
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], false);
+    assert_eq!(failure(&verdict), ("ticket".into(), 2, "altered".into()));
+    assert!(verdict["firstFailure"]["reason"].as_str().unwrap().contains("t2"));
+    // The failure is recorded once as a technical event (JET 90), not at every audit.
+    shop.verify("r1").await;
+    let events = shop.chain("r1", "event").await;
+    assert_eq!(events.len(), events_before + 1);
+    assert_eq!(codes(&events).last(), Some(&90));
+    shop.server.stop().await;
+}
+
+async fn a_changed_total_or_chain_field_is_found(engine: Engine) {
+    let shop = closed_day(engine).await;
+    shop.server
+        .tamper(
+            engine,
+            &["UPDATE sales SET total_cents = 1 WHERE transaction_id = 't3'"],
+        )
+        .await;
+    assert_eq!(
+        failure(&shop.verify("r1").await),
+        ("ticket".into(), 3, "altered".into())
+    );
+    shop.server.stop().await;
+    let shop = closed_day(engine).await;
+    shop.server
+        .tamper(
+            engine,
+            &["UPDATE fiscal_entries SET signature = 'AAAA' WHERE kind = 'ticket' AND seq = 1"],
+        )
+        .await;
+    let (chain, seq, kind) = failure(&shop.verify("r1").await);
+    assert_eq!((chain.as_str(), seq), ("ticket", 1));
+    assert!(kind == "signature" || kind == "link", "{kind}");
+    shop.server.stop().await;
+}
+
+async fn removed_entries_are_found_through_gaps_and_anchors(engine: Engine) {
+    // A ticket removed from the middle leaves a gap.
+    let shop = closed_day(engine).await;
+    shop.server
+        .tamper(
+            engine,
+            &["DELETE FROM fiscal_entries WHERE kind = 'ticket' AND seq = 2"],
+        )
+        .await;
+    assert_eq!(failure(&shop.verify("r1").await), ("ticket".into(), 3, "gap".into()));
+    shop.server.stop().await;
+    // The newest ticket removed, and the chain's head rewound to hide it: the day closure's
+    // anchor still names it.
+    let shop = closed_day(engine).await;
+    shop.server
+        .tamper(
+            engine,
+            &[
+                "DELETE FROM fiscal_entries WHERE kind = 'ticket' AND seq = 3",
+                "UPDATE fiscal_heads SET last_seq = 2 WHERE kind = 'ticket'",
+            ],
+        )
+        .await;
+    assert_eq!(
+        failure(&shop.verify("r1").await),
+        ("closure".into(), 1, "anchor".into())
+    );
+    shop.server.stop().await;
+}
+
+fn run(args: &[&str], server: &TestServer) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_till"))
+        .args(args)
+        .env_remove("TILL_DATABASE_URL")
+        .env("TILL_DATABASE_URL", server.config.database_url())
+        .env("TILL_DATA_DIR", &server.config.data_dir)
+        .env("TILL_LOG", "error")
+        .output()
+        .expect("the till binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {
+    let shop = closed_day(engine).await;
+    let today = jiff::Zoned::new(Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
+    let body =
+        json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
+    let made = shop
+        .server
+        .post(
+            "/v1/fiscal/archives",
+            &shop.server.token("auditor", "pos.fiscal.read"),
+            body,
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    let id = made.headers["x-till-archive-id"].to_str().unwrap().to_owned();
+    // The file follows its published schema.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/nf525-archive.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&made.body)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(made.body["archive"]["sales"].as_array().unwrap().len(), 3);
+    // Offline, with the binary and no database.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.json");
+    std::fs::write(&path, made.text.as_bytes()).unwrap();
+    let (ok, output) = run(&["fiscal", "verify-archive", path.to_str().unwrap()], &shop.server);
+    assert!(ok, "{output}");
+    assert!(output.contains(&made.headers["x-till-archive-sha256"].to_str().unwrap().to_owned()));
+    let bytes = made.text.as_bytes();
+    for position in (0..bytes.len()).step_by(bytes.len() / 40) {
+        let mut changed = bytes.to_vec();
+        changed[position] ^= 0x01;
+        assert!(
+            till_core::fiscal::archive::verify_file(&changed).is_err(),
+            "byte {position} changed unnoticed"
+        );
+    }
+    let mut changed = bytes.to_vec();
+    changed[bytes.len() / 2] ^= 0x01;
+    std::fs::write(&path, &changed).unwrap();
+    let (ok, output) = run(&["fiscal", "verify-archive", path.to_str().unwrap()], &shop.server);
+    assert!(!ok, "{output}");
+    // It can be fetched again, and the journal records it.
+    let again = shop
+        .server
+        .get(
+            &format!("/v1/fiscal/archives/{id}"),
+            &shop.server.token("auditor", "pos.fiscal.read"),
+        )
+        .await;
+    assert_eq!(again.text, made.text);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(
+        (verdict["ok"].clone(), verdict["chains"]["archive"].clone()),
+        (json!(true), json!(1))
+    );
+    assert_eq!(codes(&shop.chain("r1", "event").await).last(), Some(&20));
+    let backwards = json!({"registerId": "r1", "from": "2026-05-02", "to": "2026-05-01"});
+    let reply = shop
+        .server
+        .post("/v1/fiscal/archives", &shop.server.admin(), backwards)
+        .await;
+    assert_eq!(reply.fields(), ["to"]);
+    shop.server.stop().await;
+}
+
+async fn the_cli_audits_the_database(engine: Engine) {
+    let shop = closed_day(engine).await;
+    let (ok, output) = run(&["fiscal", "verify"], &shop.server);
+    assert!(ok, "{output}");
+    assert!(output.contains("r1: ok"), "{output}");
+    shop.server
+        .tamper(
+            engine,
+            &["UPDATE sale_tenders SET method = 'cash' WHERE transaction_id = 't1'"],
+        )
+        .await;
+    let (ok, output) = run(&["fiscal", "verify", "--register", "r1"], &shop.server);
+    assert!(!ok, "{output}");
+    assert!(output.contains("r1: FAILED at ticket entry 1"), "{output}");
+    shop.server.stop().await;
+}
+
+async fn receipts_print_and_reprints_are_sealed(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    shop.server
+        .put(
+            "/v1/stores/s1",
+            &shop.server.admin(),
+            json!({"name": "Épicerie <Marais> & Fils", "siret": "73282932000074"}),
+        )
+        .await;
+    shop.sell("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
+    let path = "/v1/sales/t1/receipt";
+    let first = shop.server.get(path, &shop.till).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert!(
+        first.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    assert!(first.text.lines().all(|l| l.chars().count() <= 48), "{}", first.text);
+    for expected in [
+        "Épicerie <Marais> & Fils",
+        "SIRET 73282932000074",
+        "Mug",
+        "TOTAL TTC",
+        "20,00 %",
+        "Carte bancaire",
+        "Ticket n° 1",
+        "Signature ",
+        "till 0.1.0",
+    ] {
+        assert!(first.text.contains(expected), "{expected} missing from\n{}", first.text);
+    }
+    assert!(!first.text.contains("DUPLICATA"));
+    assert!(
+        shop.chain("r1", "duplicate").await.is_empty(),
+        "the original is not a reprint"
+    );
+    let second = shop.server.get(path, &shop.till).await;
+    assert!(second.text.contains("DUPLICATA n° 1"), "{}", second.text);
+    assert_eq!(second.headers["x-till-print"], "2");
+    let html = shop.server.get(&format!("{path}?format=html"), &shop.till).await;
+    assert!(html.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(html.text.contains("&lt;Marais&gt; &amp; Fils") && html.text.contains("DUPLICATA n° 2"));
+    assert_eq!(shop.chain("r1", "duplicate").await.len(), 2);
+    shop.server
+        .get(&format!("{path}?format=pdf"), &shop.till)
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    shop.server
+        .get("/v1/sales/nope/receipt", &shop.till)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+async fn a_rotated_key_signs_new_entries_and_old_ones_still_verify(engine: Engine) {
+    let shared = tempfile::tempdir().unwrap();
+    let first_key = shared.path().join("first.pem");
+    let second_key = shared.path().join("second.pem");
+    till::fiscal::new_key(&first_key).unwrap();
+    till::fiscal::new_key(&second_key).unwrap();
+    let first = Shop::open_with(engine, |c| {
+        c.fiscal_key_file = Some(first_key.clone());
+        if engine == Engine::Sqlite {
+            c.database_url = Some(format!("sqlite://{}", shared.path().join("till.db").display()));
+        }
+    })
+    .await;
+    first.sell("t1", vec![line("l1", MUG, 1)]).await;
+    let url = first.server.config.database_url();
+    let session = (first.session.clone(), first.till.clone());
+    first.server.stop().await;
+    let server = TestServer::start_with(engine, |c| {
+        c.fiscal_key_file = Some(second_key.clone());
+        c.database_url = Some(url);
+    })
+    .await;
+    let second = Shop {
+        server,
+        session: session.0,
+        till: session.1,
+    };
+    second.sell("t2", vec![line("l1", MUG, 1)]).await;
+    let keys = second
+        .server
+        .call(reqwest::Method::GET, "/v1/fiscal/keys", None, None)
+        .await;
+    assert_eq!(keys.body["keys"].as_array().unwrap().len(), 2);
+    let tickets = second.chain("r1", "ticket").await;
+    assert_ne!(tickets[0]["keyId"], tickets[1]["keyId"]);
+    assert_eq!(second.verify("r1").await["ok"], true);
+    second.server.stop().await;
+}
+
+/// The shift's duration does not matter to the journal: a session open across midnight is
+/// closed into the next day, and its Z report still seals its own sales.
+async fn a_shift_across_midnight_closes_the_day_first(engine: Engine) {
+    let shop = Shop::open_at(engine, at("2026-10-10T20:00:00Z"), |_| {}).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    shop.server.clock.advance(Duration::from_secs(4 * 3600));
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    let report = shop.server.post(&close, &shop.server.admin(), json!({})).await;
+    assert_eq!(report.body["salesCount"], 1);
+    let closures = shop.closures().await;
+    assert_eq!(closures.len(), 1);
+    assert_eq!(closures[0]["periodFrom"], "2026-10-10");
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+on_both_engines!(
+    the_journal_records_events_and_audits_clean,
+    days_and_months_close_by_themselves,
+    a_closed_day_takes_no_more_sales,
+    thousands_of_sales_sum_exactly_into_their_closures,
+    a_changed_sale_field_is_found_and_named,
+    a_changed_total_or_chain_field_is_found,
+    removed_entries_are_found_through_gaps_and_anchors,
+    archives_verify_offline_and_break_on_any_changed_byte,
+    the_cli_audits_the_database,
+    receipts_print_and_reprints_are_sealed,
+    a_rotated_key_signs_new_entries_and_old_ones_still_verify,
+    a_shift_across_midnight_closes_the_day_first,
+);
