@@ -199,7 +199,7 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound(what) => ApiError::NotFound(format!("{} not found.", capitalize(what))),
             StoreError::Conflict(message) => ApiError::Conflict(message),
-            StoreError::Rule(message) => ApiError::Business(message),
+            StoreError::Rule(message) | StoreError::Stale(message) => ApiError::Business(message),
             StoreError::Forbidden(message) => ApiError::Forbidden(message),
             error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => ApiError::Unavailable(error),
             other => ApiError::internal(other),

@@ -143,6 +143,10 @@ fn tags() -> Vec<Tag> {
             "checkout",
             "Pricing and committing sales, and manager approvals of discounts.",
         ),
+        (
+            "returns",
+            "Goods given back against a receipt: refunds at what was paid, and credit notes (avoirs).",
+        ),
         ("promotions", "Automatic promotion rules applied when a sale is priced."),
         ("sessions", "Register sessions: a cashier's shift on one till."),
         ("fiscal", "The NF525 journal: public keys and chain verification."),

@@ -81,6 +81,8 @@ operations! {
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;
+    CreateReturn = "createReturn", [ReturnsCreate], Confirm;
+    GetSaleReturns = "getSaleReturns", [SalesRead], Allow;
     RequestElevation = "requestElevationGrant", [ElevationRequest], Human;
     ListElevationEvents = "listElevationEvents", [StaffRead], Allow;
     GetFiscalKeys = "getFiscalKeys", [], Allow;

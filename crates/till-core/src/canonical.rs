@@ -12,6 +12,13 @@ pub fn to_canonical_string(value: &Value) -> String {
     out
 }
 
+/// SHA-256 of the canonical text of `value`, in lowercase hex: what idempotency compares.
+pub fn fingerprint(value: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(to_canonical_string(value).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// `value` with every object's keys in sorted order, for pretty printing.
 pub fn sorted(value: &Value) -> Value {
     match value {

@@ -11,6 +11,7 @@ pub mod instant;
 pub mod money;
 pub mod pricing;
 pub mod promotions;
+pub mod returns;
 pub mod sale;
 pub mod settlement;
 pub mod staff;

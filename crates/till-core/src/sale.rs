@@ -1,12 +1,11 @@
 //! A sale as the till submits it, once parsed: every identifier typed, every amount in range.
 
-use crate::canonical::to_canonical_string;
+use crate::canonical::fingerprint;
 use crate::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use crate::instant::format_utc;
 use crate::money::{Bps, Cents, VatRate};
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaleType {
@@ -236,15 +235,6 @@ impl SaleRequest {
                 value
             })
             .collect();
-        let tenders: Vec<Value> = self
-            .tenders
-            .tenders
-            .iter()
-            .map(|t| {
-                json!({"id": t.id, "method": t.method.as_str(), "applied": t.applied, "presented": t.presented,
-                       "change": t.change, "forfeited": t.forfeited})
-            })
-            .collect();
         json!({
             "transactionId": self.transaction_id,
             "number": self.number,
@@ -258,13 +248,27 @@ impl SaleRequest {
             "declaredDiscounts": discounts,
             "couponCode": self.coupon_code,
             "issuedAt": self.issued_at.map(format_utc),
-            "tenders": {"amountDue": self.tenders.amount_due, "tenders": tenders, "sequence": self.tenders.sequence},
+            "tenders": self.tenders.canonical(),
         })
     }
 
     /// SHA-256 of the canonical form, in hex: what idempotency compares.
     pub fn fingerprint(&self) -> String {
-        let digest = Sha256::digest(to_canonical_string(&self.canonical()).as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        fingerprint(&self.canonical())
+    }
+}
+
+impl TenderSet {
+    /// The tender set in canonical form, as request fingerprints include it.
+    pub fn canonical(&self) -> Value {
+        let tenders: Vec<Value> = self
+            .tenders
+            .iter()
+            .map(|t| {
+                json!({"id": t.id, "method": t.method.as_str(), "applied": t.applied, "presented": t.presented,
+                       "change": t.change, "forfeited": t.forfeited})
+            })
+            .collect();
+        json!({"amountDue": self.amount_due, "tenders": tenders, "sequence": self.sequence})
     }
 }

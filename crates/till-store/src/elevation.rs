@@ -55,6 +55,9 @@ pub struct GrantRecord {
     pub session_id: String,
     pub register_id: String,
     pub operation: GrantOperation,
+    /// The size the manager approved: an amount, a percentage, or both.
+    pub amount_cents: Option<i64>,
+    pub percent_bps: Option<i64>,
     pub expires_at: Timestamp,
     pub spent_at: Option<Timestamp>,
 }
@@ -140,7 +143,8 @@ impl Store {
 
     pub async fn grant_by_token(&self, token_hash: &[u8]) -> Result<Option<GrantRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT grant_id, manager_subject, session_id, register_id, operation, expires_at, spent_at \
+            "SELECT grant_id, manager_subject, session_id, register_id, operation, amount_cents, percent_bps, \
+                 expires_at, spent_at \
              FROM elevation_grants WHERE token_hash = $1",
         )
         .bind(token_hash.to_vec())
@@ -155,6 +159,8 @@ impl Store {
                 register_id: row.try_get("register_id")?,
                 operation: GrantOperation::parse(&operation)
                     .ok_or_else(|| StoreError::Corrupt(format!("grant operation {operation}")))?,
+                amount_cents: row.try_get("amount_cents")?,
+                percent_bps: row.try_get("percent_bps")?,
                 expires_at: from_micros(row.try_get("expires_at")?),
                 spent_at: row.try_get::<Option<i64>, _>("spent_at")?.map(from_micros),
             })

@@ -12,6 +12,10 @@ pub enum StoreError {
     /// A domain rule refused the write after looking at stored state.
     #[error("{0}")]
     Rule(String),
+    /// The stored state the write was computed from changed before it could commit (another
+    /// return of the same sale got there first); nothing was written, computing again may work.
+    #[error("{0}")]
+    Stale(String),
     /// An authorization presented with the write no longer holds (a spent elevation grant).
     #[error("{0}")]
     Forbidden(String),

@@ -16,6 +16,7 @@ mod migrations;
 pub mod promotions;
 pub mod receipts;
 mod reports;
+pub mod returns;
 pub mod sales;
 pub mod sessions;
 pub mod snapshot;

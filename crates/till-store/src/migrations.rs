@@ -24,6 +24,7 @@ pub(crate) fn sqlite() -> Migrator {
         3 "0003_elevation",
         4 "0004_promotions",
         5 "0005_journal",
+        6 "0006_returns",
     ))
 }
 
@@ -34,5 +35,6 @@ pub(crate) fn postgres() -> Migrator {
         3 "0003_elevation",
         4 "0004_promotions",
         5 "0005_journal",
+        6 "0006_returns",
     ))
 }

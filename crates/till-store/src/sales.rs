@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 use std::sync::Arc;
 use till_core::fiscal::payload::{
-    self, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
+    self, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
 };
 use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
@@ -53,6 +53,43 @@ pub struct NewSale {
     pub spends_grant: Option<String>,
     /// Every reduction, in the order pricing applied them.
     pub adjustments: Vec<Adjustment>,
+    /// On a return against a receipt: the sale it gives goods back from.
+    pub original: Option<ReturnOf>,
+}
+
+/// What a return takes from its original sale, with the state it was computed from: the commit
+/// refuses it as stale when another return changed that state in the meantime.
+#[derive(Clone, Debug)]
+pub struct ReturnOf {
+    pub transaction_id: TransactionId,
+    pub register_id: RegisterId,
+    /// The original's ticket sequence.
+    pub seq: i64,
+    pub lines: Vec<ReturnedLine>,
+    /// Refunded and taken back by this return (positive).
+    pub refund: Cents,
+    pub points_back: i64,
+    /// The original's refunded total and points taken back before this return.
+    pub refunded_before: Cents,
+    pub points_returned_before: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct ReturnedLine {
+    /// The original line's position.
+    pub line_no: i64,
+    pub units: i64,
+    pub returned_before: i64,
+}
+
+/// Stands in the response body of a return for its credit-note number, which only exists once
+/// the ticket has its sequence; the commit writes the number in its place.
+pub const CREDIT_NOTE_PENDING: &str = "AV-PENDING";
+
+/// The credit-note (avoir) number of a return: its register and ticket sequence, so credit
+/// notes are numbered without gaps along the register's tickets.
+pub fn credit_note_number(register_id: &str, seq: i64) -> String {
+    format!("AV-{register_id}-{seq:06}")
 }
 
 /// One reduction of a sale and what it took off.
@@ -86,8 +123,8 @@ pub struct NewSaleLine {
 /// How a commit went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaleOutcome {
-    /// Written and sealed with this ticket sequence.
-    Committed { fiscal_seq: i64 },
+    /// Written and sealed with this ticket sequence; `response` is the stored body.
+    Committed { fiscal_seq: i64, response: String },
     /// The transaction id was already used; nothing was written.
     Existing { fingerprint: String, response: String },
 }
@@ -124,8 +161,10 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
         let claimed = sqlx::query(
             "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
                  session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
-                 points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 0, $20) \
+                 points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
+                 original_register_id, original_seq) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 0, $20, \
+                 $21, $22, $23) \
              ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
         )
         .bind(sale.transaction_id.as_str())
@@ -148,6 +187,9 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
         .bind(sale.issued_at.map(to_micros))
         .bind(now)
         .bind(&sale.response)
+        .bind(sale.original.as_ref().map(|o| o.transaction_id.as_str()))
+        .bind(sale.original.as_ref().map(|o| o.register_id.as_str()))
+        .bind(sale.original.as_ref().map(|o| o.seq))
         .fetch_optional(&mut *conn)
         .await?;
         if claimed.is_none() {
@@ -187,6 +229,9 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
         if let Some(code) = &sale.coupon_code {
             redeem_coupon(conn, code, now).await?;
         }
+        if let Some(original) = &sale.original {
+            take_back(conn, original).await?;
+        }
         insert_lines(conn, sale).await?;
         insert_adjustments(conn, sale).await?;
         insert_tenders(conn, sale).await?;
@@ -217,12 +262,25 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
         )
         .await?;
         closures::mark_open_day(conn, register, today).await?;
-        sqlx::query("UPDATE sales SET fiscal_seq = $2 WHERE transaction_id = $1")
+        let (credit_note, response) = match sale.kind {
+            SaleType::Return => {
+                let number = credit_note_number(register, seq);
+                let response = sale.response.replacen(CREDIT_NOTE_PENDING, &number, 1);
+                (Some(number), response)
+            }
+            _ => (None, sale.response.clone()),
+        };
+        sqlx::query("UPDATE sales SET fiscal_seq = $2, credit_note = $3, response = $4 WHERE transaction_id = $1")
             .bind(sale.transaction_id.as_str())
             .bind(seq)
+            .bind(credit_note)
+            .bind(&response)
             .execute(&mut *conn)
             .await?;
-        Ok(SaleOutcome::Committed { fiscal_seq: seq })
+        Ok(SaleOutcome::Committed {
+            fiscal_seq: seq,
+            response,
+        })
     })
 }
 
@@ -293,7 +351,55 @@ pub fn sale_record(sale: &NewSale) -> SaleRecord {
                 amount_cents: a.amount.get(),
             })
             .collect(),
+        original: sale.original.as_ref().map(|o| OriginalTicket {
+            transaction_id: o.transaction_id.as_str().to_owned(),
+            register_id: o.register_id.as_str().to_owned(),
+            seq: o.seq,
+        }),
     }
+}
+
+/// Counts the returned units on the original's lines and the refund on the original, each
+/// only if it still stands where the return was computed from: of two returns racing for the
+/// last unit, the second finds the count moved and writes nothing.
+async fn take_back(conn: &mut AnyConnection, original: &ReturnOf) -> Result<(), StoreError> {
+    let stale = || {
+        StoreError::Stale(format!(
+            "Another return against sale {} was committed meanwhile.",
+            original.transaction_id
+        ))
+    };
+    let sale = sqlx::query(
+        "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
+         WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5",
+    )
+    .bind(original.transaction_id.as_str())
+    .bind(original.refund.get())
+    .bind(original.points_back)
+    .bind(original.refunded_before.get())
+    .bind(original.points_returned_before)
+    .execute(&mut *conn)
+    .await?;
+    if sale.rows_affected() != 1 {
+        return Err(stale());
+    }
+    for line in &original.lines {
+        let updated = sqlx::query(
+            "UPDATE sale_lines SET returned_quantity = returned_quantity + $3 \
+             WHERE transaction_id = $1 AND line_no = $2 AND returned_quantity = $4 \
+                 AND returned_quantity + $3 <= quantity",
+        )
+        .bind(original.transaction_id.as_str())
+        .bind(line.line_no)
+        .bind(line.units)
+        .bind(line.returned_before)
+        .execute(&mut *conn)
+        .await?;
+        if updated.rows_affected() != 1 {
+            return Err(stale());
+        }
+    }
+    Ok(())
 }
 
 /// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.

@@ -13,8 +13,8 @@ use sqlx::{AnyConnection, Row};
 use std::collections::HashMap;
 use till_core::fiscal::audit::{Chain, Journal};
 use till_core::fiscal::payload::{
-    ArchiveRecord, DuplicateRecord, EventRecord, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender,
-    SaleRecordVat,
+    ArchiveRecord, DuplicateRecord, EventRecord, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine,
+    SaleRecordTender, SaleRecordVat,
 };
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::from_micros;
@@ -235,7 +235,8 @@ pub(crate) async fn sale_records(
 ) -> Result<HashMap<String, SaleRecord>, StoreError> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
-             subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, emitted_at \
+             subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, emitted_at, \
+             original_transaction_id, original_register_id, original_seq \
          FROM sales s WHERE {} AND s.fiscal_seq > 0",
         scope.clause()
     )))
@@ -244,6 +245,17 @@ pub(crate) async fn sale_records(
     .await?;
     let mut sales: HashMap<String, SaleRecord> = HashMap::with_capacity(rows.len());
     for row in &rows {
+        let original_id: Option<String> = row.try_get("original_transaction_id")?;
+        let original = match original_id {
+            Some(transaction_id) => Some(OriginalTicket {
+                transaction_id,
+                register_id: row
+                    .try_get::<Option<String>, _>("original_register_id")?
+                    .unwrap_or_default(),
+                seq: row.try_get::<Option<i64>, _>("original_seq")?.unwrap_or_default(),
+            }),
+            None => None,
+        };
         let record = SaleRecord {
             transaction_id: row.try_get("transaction_id")?,
             number: row.try_get("number")?,
@@ -265,6 +277,7 @@ pub(crate) async fn sale_records(
             tenders: Vec::new(),
             vat: Vec::new(),
             adjustments: Vec::new(),
+            original,
         };
         sales.insert(record.transaction_id.clone(), record);
     }

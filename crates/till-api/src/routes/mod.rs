@@ -8,6 +8,7 @@ pub mod elevation;
 pub mod fiscal;
 pub mod health;
 pub mod promotions;
+pub mod returns;
 pub mod sales;
 pub mod sessions;
 pub mod staff;
@@ -36,6 +37,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(checkout::router())
         .merge(elevation::router())
         .merge(sales::router())
+        .merge(returns::router())
         .merge(fiscal::router())
 }
 

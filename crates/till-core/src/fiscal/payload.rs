@@ -74,6 +74,20 @@ pub struct SaleRecord {
     pub tenders: Vec<SaleRecordTender>,
     pub vat: Vec<SaleRecordVat>,
     pub adjustments: Vec<SaleRecordAdjustment>,
+    /// On a return: the ticket it corrects. Absent otherwise, so that the records of sales
+    /// sealed before returns existed keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<OriginalTicket>,
+}
+
+/// The sale a return gives goods back from, as its own ticket sealed it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OriginalTicket {
+    pub transaction_id: String,
+    pub register_id: String,
+    /// The original's sequence in its register's ticket chain.
+    pub seq: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -433,6 +447,7 @@ pub(crate) mod tests_support {
                 vat_cents: total / 6,
             }],
             adjustments: vec![],
+            original: None,
         }
     }
 }

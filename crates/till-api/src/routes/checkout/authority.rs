@@ -7,11 +7,12 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use axum::http::HeaderValue;
 use till_core::grant::Grant;
+use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
 use till_core::pricing::Priced;
 use till_core::sale::{DeclaredKind, SaleRequest};
 use till_core::staff::effective_limit;
-use till_store::elevation::GrantOperation;
+use till_store::elevation::{GrantOperation, GrantRecord};
 
 /// Declared discounts need authority: the caller's own (`price:override`, or within their
 /// discount limit) or a manager's single-use elevation token, whose grant id is returned so the
@@ -38,21 +39,12 @@ pub async fn authorize_discounts(
             None => effective_limit(None, caller.grants),
         },
     };
-    // The percent limit caps the amount with the same rounding the discounts get, plus the
-    // cent each percent discount may have gained rounding half away: rounding never tips a
-    // discount over a limit.
-    let percent_discounts = request
-        .declared_discounts
-        .iter()
-        .filter(|d| !matches!(d.kind, DeclaredKind::TicketAmount { .. }))
-        .count();
-    let slack = Cents::new(percent_discounts as i64).unwrap_or(Cents::ZERO);
-    let percent_cap = base.percent(limit.percent).checked_add(slack).unwrap_or(base);
-    if amount <= limit.amount && amount <= percent_cap {
+    let size = DiscountSize::of(request, amount, base);
+    if size.within(Some(limit.amount), Some(limit.percent)) {
         return Ok(None);
     }
     if let Some(token) = elevation {
-        return approved_by(state, request, token).await.map(Some);
+        return approved_by(state, request, size, token).await.map(Some);
     }
     let percent = share_bps(amount, base);
     Err(ApiError::Forbidden(format!(
@@ -64,11 +56,47 @@ pub async fn authorize_discounts(
     )))
 }
 
-/// The grant behind an `x-elevation-token`, if it may approve this sale's discounts: unspent,
-/// unexpired, issued to the sale's session, for the scope of the discounts (line or ticket).
-/// Spending it is the commit's job, so a refused sale leaves it whole.
-async fn approved_by(state: &AppState, request: &SaleRequest, header: &HeaderValue) -> Result<String, ApiError> {
-    let refuse = |why: &str| ApiError::Forbidden(format!("The elevation token cannot approve these discounts: {why}."));
+/// How much the declared discounts of a sale take, as limits and approvals measure it.
+#[derive(Clone, Copy)]
+struct DiscountSize {
+    amount: Cents,
+    /// What percentages apply to: the subtotal after promotions.
+    base: Cents,
+    /// The cent each percent discount may have gained rounding half away.
+    slack: Cents,
+}
+
+impl DiscountSize {
+    fn of(request: &SaleRequest, amount: Cents, base: Cents) -> DiscountSize {
+        let percent_discounts = request
+            .declared_discounts
+            .iter()
+            .filter(|d| !matches!(d.kind, DeclaredKind::TicketAmount { .. }))
+            .count();
+        DiscountSize {
+            amount,
+            base,
+            slack: Cents::new(percent_discounts as i64).unwrap_or(Cents::ZERO),
+        }
+    }
+
+    /// Whether the discounts stay within an amount and a percentage (`None`: no such cap). The
+    /// percentage caps the amount with the same rounding the discounts get, plus the slack:
+    /// rounding never tips a discount over a limit.
+    fn within(self, amount: Option<Cents>, percent: Option<Bps>) -> bool {
+        let percent_cap = |percent: Bps| self.base.percent(percent).checked_add(self.slack).unwrap_or(self.base);
+        amount.is_none_or(|cap| self.amount <= cap) && percent.is_none_or(|cap| self.amount <= percent_cap(cap))
+    }
+}
+
+/// The grant behind an `x-elevation-token` if it is unspent, unexpired and issued to this till
+/// session. Spending it is the commit's job, so a refused sale leaves it whole.
+async fn usable_grant(
+    state: &AppState,
+    session_id: &SessionId,
+    header: &HeaderValue,
+    refuse: impl Fn(&str) -> ApiError,
+) -> Result<GrantRecord, ApiError> {
     let token = header
         .to_str()
         .ok()
@@ -85,9 +113,22 @@ async fn approved_by(state: &AppState, request: &SaleRequest, header: &HeaderVal
     if grant.expires_at <= state.now() {
         return Err(refuse("it has expired"));
     }
-    if grant.session_id != request.session_id.as_str() {
+    if grant.session_id != session_id.as_str() {
         return Err(refuse("it was issued to another till session"));
     }
+    Ok(grant)
+}
+
+/// The grant behind an `x-elevation-token`, if it may approve this sale's discounts: usable,
+/// for the scope of the discounts (line or ticket), and at least as large as they are.
+async fn approved_by(
+    state: &AppState,
+    request: &SaleRequest,
+    size: DiscountSize,
+    header: &HeaderValue,
+) -> Result<String, ApiError> {
+    let refuse = |why: &str| ApiError::Forbidden(format!("The elevation token cannot approve these discounts: {why}."));
+    let grant = usable_grant(state, &request.session_id, header, refuse).await?;
     let line = request.declared_discounts.iter().any(|d| d.is_line_scoped());
     let ticket = request.declared_discounts.iter().any(|d| !d.is_line_scoped());
     let needed = match (line, ticket) {
@@ -106,7 +147,68 @@ async fn approved_by(state: &AppState, request: &SaleRequest, header: &HeaderVal
             needed.as_str()
         )));
     }
+    let approved_amount = grant.amount_cents.and_then(Cents::new);
+    let approved_percent = grant.percent_bps.and_then(Bps::new);
+    if !size.within(approved_amount, approved_percent) {
+        return Err(refuse(&format!(
+            "the manager approved {}, the discounts take {}",
+            approved_size(approved_amount, approved_percent),
+            size.amount
+        )));
+    }
     Ok(grant.grant_id)
+}
+
+fn approved_size(amount: Option<Cents>, percent: Option<Bps>) -> String {
+    let percent = percent.map(|p| format!("{}.{:02} %", p.get() / 100, p.get() % 100));
+    match (amount, percent) {
+        (Some(amount), Some(percent)) => format!("up to {amount} and {percent}"),
+        (Some(amount), None) => format!("up to {amount}"),
+        (None, Some(percent)) => format!("up to {percent}"),
+        (None, None) => "nothing".to_owned(),
+    }
+}
+
+/// A return without a receipt gives money back on the till's word alone: it needs the caller's
+/// `price:override`, or a manager's single-use approval for a ticket-level operation whose
+/// amount covers the refund. Returns the grant to spend, if one was needed.
+pub async fn authorize_unreceipted_return(
+    state: &AppState,
+    caller: &Principal,
+    request: &SaleRequest,
+    refund: Cents,
+    elevation: Option<&HeaderValue>,
+) -> Result<Option<String>, ApiError> {
+    if caller.has(Grant::PriceOverride) {
+        return Ok(None);
+    }
+    let Some(header) = elevation else {
+        return Err(ApiError::Forbidden(
+            "A return without a receipt needs the price:override permission or a manager's approval \
+             (x-elevation-token)."
+                .into(),
+        ));
+    };
+    let refuse = |why: &str| {
+        ApiError::Forbidden(format!(
+            "The elevation token cannot approve this return without a receipt: {why}."
+        ))
+    };
+    let grant = usable_grant(state, &request.session_id, header, refuse).await?;
+    if grant.operation != GrantOperation::DiscountTicket {
+        return Err(refuse(&format!(
+            "it approves {}, a return needs {}",
+            grant.operation.as_str(),
+            GrantOperation::DiscountTicket.as_str()
+        )));
+    }
+    match grant.amount_cents.and_then(Cents::new) {
+        Some(approved) if approved >= refund => Ok(Some(grant.grant_id)),
+        Some(approved) => Err(refuse(&format!(
+            "the manager approved up to {approved}, the refund is {refund}"
+        ))),
+        None => Err(refuse("it names no amount, and a refund is approved by its amount")),
+    }
 }
 
 /// `amount` as a share of `base`, in basis points rounded up (an approval is never understated).

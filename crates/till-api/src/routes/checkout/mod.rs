@@ -19,7 +19,7 @@ use crate::error::ApiError;
 use crate::extract::JsonBody;
 use crate::ops;
 use crate::state::AppState;
-use authority::authorize_discounts;
+use authority::{authorize_discounts, authorize_unreceipted_return};
 use axum::Json;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
@@ -35,11 +35,11 @@ use request::{PriceRequestBody, SaleRequestBody, parse_price, parse_sale};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use till_core::grant::Grant;
-use till_core::ids::{RegisterId, SkuId};
+use till_core::ids::{RegisterId, SessionId, SkuId, StoreId};
 use till_core::instant::format_utc;
 use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
-use till_core::pricing::LineToPrice;
-use till_core::sale::{SaleRequest, SaleType};
+use till_core::pricing::{LineToPrice, VatTotal};
+use till_core::sale::{SaleRequest, SaleType, Tender};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
 use till_store::sessions::SessionRecord;
@@ -88,14 +88,13 @@ async fn finalize(
     if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
         return replay(stored, &fingerprint);
     }
-    if request.kind == SaleType::Return {
-        return Err(ApiError::Business(
-            "Returns without a receipt are not accepted by finalize yet; use a sale type.".into(),
-        ));
-    }
     let now = state.now();
-    let session = booking_session(&state, &caller, &request, now).await?;
-    let register_id = register_of(&request, &session)?;
+    let session = booking_session(&state, &caller, &request.store_id, &request.session_id, now).await?;
+    let register_id = register_of(request.register_id.as_ref(), &session)?;
+    let is_return = request.kind == SaleType::Return;
+    if is_return && request.coupon_code.is_some() {
+        return Err(ApiError::Business("A coupon cannot be presented with a return.".into()));
+    }
     let quote = quote(
         &state,
         QuoteRequest {
@@ -107,26 +106,32 @@ async fn finalize(
         },
     )
     .await?;
-    let grant = authorize_discounts(
-        &state,
-        &caller,
-        &request,
-        &quote.priced,
-        headers.get("x-elevation-token"),
-    )
-    .await?;
+    let elevation = headers.get("x-elevation-token");
+    let grant = if is_return {
+        // Declared discounts on a return lower the refund: only the refund needs authority.
+        authorize_unreceipted_return(&state, &caller, &request, quote.priced.total, elevation).await?
+    } else {
+        authorize_discounts(&state, &caller, &request, &quote.priced, elevation).await?
+    };
     let tolerance = Cents::new(state.config().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
     check_settlement(quote.priced.total, &request.tenders, tolerance)
         .map_err(|error| settlement_error(error, &request, &quote.lines))?;
 
     let mut sale = build_sale(&state, request, fingerprint, register_id, &quote, now)?;
-    sale.record.spends_grant = grant;
-    match state.store().commit_sale(sale.record).await? {
-        SaleOutcome::Committed { .. } => Ok(created(sale.body, false)),
+    sale.spends_grant = grant;
+    let fingerprint = sale.fingerprint.clone();
+    answer(state.store().commit_sale(sale).await?, &fingerprint)
+}
+
+/// The answer to a commit: the new ticket, or, when a concurrent request with the same
+/// transaction id got there first, its replay (or a 409 if its content differs).
+pub(crate) fn answer(outcome: SaleOutcome, fingerprint: &str) -> Result<Response, ApiError> {
+    match outcome {
+        SaleOutcome::Committed { response, .. } => Ok(created(response, false)),
         SaleOutcome::Existing {
             fingerprint: stored,
             response,
-        } => replay((stored, response), &sale.fingerprint),
+        } => replay((stored, response), fingerprint),
     }
 }
 
@@ -268,7 +273,7 @@ async fn price_cart(
 }
 
 /// The article a line reports: its own, or 64 zeros for a custom line.
-fn reported_sku(line: &till_core::sale::CartLine) -> String {
+pub(crate) fn reported_sku(line: &till_core::sale::CartLine) -> String {
     match (&line.sku_id, line.custom) {
         (Some(sku), false) => sku.as_str().to_owned(),
         _ => SkuId::CUSTOM.to_owned(),
@@ -292,7 +297,10 @@ fn coupon_block(quote: &Quote) -> Option<CouponBlock> {
 }
 
 /// The stored answer to a transaction id seen before: the same body if the content matches.
-fn replay((stored_fingerprint, response): (String, String), fingerprint: &str) -> Result<Response, ApiError> {
+pub(crate) fn replay(
+    (stored_fingerprint, response): (String, String),
+    fingerprint: &str,
+) -> Result<Response, ApiError> {
     if stored_fingerprint == fingerprint {
         Ok(created(response, true))
     } else {
@@ -302,7 +310,7 @@ fn replay((stored_fingerprint, response): (String, String), fingerprint: &str) -
     }
 }
 
-fn created(body: String, replayed: bool) -> Response {
+pub(crate) fn created(body: String, replayed: bool) -> Response {
     let mut response = (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], body).into_response();
     if replayed {
         response
@@ -312,49 +320,50 @@ fn created(body: String, replayed: bool) -> Response {
     response
 }
 
-/// The session the sale is booked against, checked against the store network and the caller.
-async fn booking_session(
+/// The session a ticket is booked against, checked against the store network and the caller.
+pub(crate) async fn booking_session(
     state: &AppState,
     caller: &Principal,
-    request: &SaleRequest,
+    store_id: &StoreId,
+    session_id: &SessionId,
     now: Timestamp,
 ) -> Result<SessionRecord, ApiError> {
-    if state.store().store_in_network(&request.store_id).await? == Some(false) {
+    if state.store().store_in_network(store_id).await? == Some(false) {
         return Err(ApiError::field("storeId", "is not a store of the network"));
     }
     if let Some(own) = caller.session()
-        && own.session.session_id != request.session_id
+        && own.session.session_id != *session_id
     {
         return Err(ApiError::Business(format!(
-            "This till's token belongs to session {}, but the sale names session {}.",
-            own.session.session_id, request.session_id
+            "This till's token belongs to session {}, but the request names session {session_id}.",
+            own.session.session_id
         )));
     }
     let session = state
         .store()
-        .get_session(&request.session_id)
+        .get_session(session_id)
         .await?
-        .ok_or_else(|| ApiError::Business(format!("Register session {} does not exist.", request.session_id)))?;
+        .ok_or_else(|| ApiError::Business(format!("Register session {session_id} does not exist.")))?;
     if session.closed_at.is_some() || now >= session.expires_at {
         return Err(ApiError::Business(format!(
             "Register session {} is closed; open a new session to book sales.",
             session.session_id
         )));
     }
-    if session.store_id != request.store_id {
+    if session.store_id != *store_id {
         return Err(ApiError::Business(format!(
-            "Register session {} belongs to store {}, not {}.",
-            session.session_id, session.store_id, request.store_id
+            "Register session {} belongs to store {}, not {store_id}.",
+            session.session_id, session.store_id
         )));
     }
     Ok(session)
 }
 
 /// The register whose chain seals the ticket: the body's, which must be the session's.
-fn register_of(request: &SaleRequest, session: &SessionRecord) -> Result<RegisterId, ApiError> {
-    match &request.register_id {
+pub(crate) fn register_of(named: Option<&RegisterId>, session: &SessionRecord) -> Result<RegisterId, ApiError> {
+    match named {
         Some(register) if *register != session.register_id => Err(ApiError::Business(format!(
-            "The sale names register {register}, but session {} is on register {}.",
+            "The request names register {register}, but session {} is on register {}.",
             session.session_id, session.register_id
         ))),
         _ => Ok(session.register_id.clone()),
@@ -386,12 +395,6 @@ fn settlement_error(error: SettlementError, request: &SaleRequest, lines: &[Line
     ApiError::Business(message)
 }
 
-struct BuiltSale {
-    record: NewSale,
-    body: String,
-    fingerprint: String,
-}
-
 fn build_sale(
     state: &AppState,
     request: SaleRequest,
@@ -399,23 +402,35 @@ fn build_sale(
     register_id: RegisterId,
     quote: &Quote,
     now: Timestamp,
-) -> Result<BuiltSale, ApiError> {
+) -> Result<NewSale, ApiError> {
     let (lines, priced) = (&quote.lines, &quote.priced);
+    // A return without a receipt is a sale in reverse: the same pricing, every amount and the
+    // loyalty points negative, the goods coming back into stock.
+    let sign = Sign::of(request.kind);
     let too_large = || ApiError::Business("The sale's quantities are too large to be represented.".into());
     let item_count = item_count(&request.cart)?;
     let mut stock: BTreeMap<SkuId, i64> = BTreeMap::new();
     for line in request.cart.lines.iter().filter(|l| !l.custom) {
         if let Some(sku) = &line.sku_id {
             let units = stock.entry(sku.clone()).or_default();
-            *units = units.checked_sub(line.quantity).ok_or_else(too_large)?;
+            *units = units.checked_add(sign.units(line.quantity)).ok_or_else(too_large)?;
         }
     }
     let change = checked_sum(request.tenders.tenders.iter().map(|t| t.change))
         .map_err(|_| ApiError::Business("The tenders' change is too large to be represented.".into()))?;
     let points = match &request.customer_id {
-        Some(_) => loyalty_points(priced.total, &request.tenders, state.config().loyalty_points_per_unit),
+        Some(_) => sign.points(loyalty_points(
+            priced.total,
+            &request.tenders,
+            state.config().loyalty_points_per_unit,
+        )),
         None => 0,
     };
+    let (subtotal, total, change) = (
+        sign.money(priced.subtotal),
+        sign.money(priced.total),
+        sign.money(change),
+    );
     let customer = request.customer_id.as_ref().map(|c| c.as_str().to_owned());
     let event = SaleEvent {
         id: new_id("evt"),
@@ -444,8 +459,8 @@ fn build_sale(
                 })
                 .collect(),
             totals: Totals {
-                subtotal: priced.subtotal.get(),
-                total: priced.total.get(),
+                subtotal: subtotal.get(),
+                total: total.get(),
                 item_count,
                 line_count: request.cart.lines.len() as i64,
             },
@@ -455,8 +470,8 @@ fn build_sale(
             store_id: request.store_id.as_str().to_owned(),
             seller_id: request.seller_id.as_str().to_owned(),
             customer_id: customer.clone(),
-            subtotal_cents: priced.subtotal.get(),
-            total_cents: priced.total.get(),
+            subtotal_cents: subtotal.get(),
+            total_cents: total.get(),
             item_count,
             tenders: request
                 .tenders
@@ -464,7 +479,7 @@ fn build_sale(
                 .iter()
                 .map(|t| TicketTender {
                     method: t.method.as_str().to_owned(),
-                    applied_cents: t.applied.get(),
+                    applied_cents: sign.money(t.applied).get(),
                 })
                 .collect(),
             change_cents: change.get(),
@@ -484,10 +499,10 @@ fn build_sale(
         emitted_at: format_utc(now),
     };
     let body = serde_json::to_string(&event).map_err(ApiError::internal)?;
-    let record = NewSale {
+    Ok(NewSale {
         transaction_id: request.transaction_id,
         event_id: event.id,
-        fingerprint: fingerprint.clone(),
+        fingerprint,
         kind: request.kind,
         number: request.number,
         store_id: request.store_id,
@@ -507,17 +522,17 @@ fn build_sale(
                 quantity: line.quantity,
                 unit_price: to_price.unit_price,
                 vat_rate: to_price.vat_rate,
-                gross: result.gross,
-                promotion: result.promotion,
-                declared: result.declared,
-                ticket: result.ticket,
-                net: result.net,
+                gross: sign.money(result.gross),
+                promotion: sign.money(result.promotion),
+                declared: sign.money(result.declared),
+                ticket: sign.money(result.ticket),
+                net: sign.money(result.net),
             })
             .collect(),
-        tenders: request.tenders.tenders,
-        vat: priced.vat.clone(),
-        subtotal: priced.subtotal,
-        total: priced.total,
+        tenders: request.tenders.tenders.iter().map(|t| sign.tender(t)).collect(),
+        vat: priced.vat.iter().map(|v| sign.vat(v)).collect(),
+        subtotal,
+        total,
         item_count,
         change,
         points_earned: points,
@@ -525,13 +540,75 @@ fn build_sale(
         coupon_code: request.coupon_code,
         issued_at: request.issued_at,
         emitted_at: now,
-        response: body.clone(),
+        response: body,
         spends_grant: None,
-        adjustments: quote.adjustments(),
-    };
-    Ok(BuiltSale {
-        record,
-        body,
-        fingerprint,
+        adjustments: quote
+            .adjustments()
+            .into_iter()
+            .map(|a| till_store::sales::Adjustment {
+                amount: sign.money(a.amount),
+                ..a
+            })
+            .collect(),
+        original: None,
     })
+}
+
+/// Which way a ticket moves money and goods: a sale takes payment and gives goods, a return
+/// the reverse. Tickets are stored with their sign, so that every sum over them is net.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sign {
+    Sale,
+    Return,
+}
+
+impl Sign {
+    fn of(kind: SaleType) -> Sign {
+        match kind {
+            SaleType::Return => Sign::Return,
+            _ => Sign::Sale,
+        }
+    }
+
+    pub(crate) fn money(self, amount: Cents) -> Cents {
+        match self {
+            Sign::Sale => amount,
+            Sign::Return => amount.checked_neg(),
+        }
+    }
+
+    /// Units moving into stock for `quantity` on the ticket.
+    pub(crate) fn units(self, quantity: i64) -> i64 {
+        match self {
+            Sign::Sale => -quantity,
+            Sign::Return => quantity,
+        }
+    }
+
+    /// Loyalty points moving into the customer's balance for `points` the amount earns.
+    pub(crate) fn points(self, points: i64) -> i64 {
+        match self {
+            Sign::Sale => points,
+            Sign::Return => -points,
+        }
+    }
+
+    pub(crate) fn tender(self, tender: &Tender) -> Tender {
+        Tender {
+            id: tender.id.clone(),
+            method: tender.method,
+            applied: self.money(tender.applied),
+            presented: self.money(tender.presented),
+            change: self.money(tender.change),
+            forfeited: self.money(tender.forfeited),
+        }
+    }
+
+    pub(crate) fn vat(self, vat: &VatTotal) -> VatTotal {
+        VatTotal {
+            rate: vat.rate,
+            total: self.money(vat.total),
+            vat: self.money(vat.vat),
+        }
+    }
 }

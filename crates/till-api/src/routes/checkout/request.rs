@@ -393,7 +393,7 @@ fn reject(obj: &Obj<'_>, key: &str, message: &str) {
     }
 }
 
-fn tender_set(field: Field<'_>) -> Option<TenderSet> {
+pub(crate) fn tender_set(field: Field<'_>) -> Option<TenderSet> {
     let set = field.object()?;
     let amount_due = set.required("amountDue", |f| f.cents());
     let tenders = set.required("tenders", |f| f.array(tender));

@@ -1,0 +1,595 @@
+//! `POST /v1/returns` gives goods back against a receipt and issues a credit note (avoir);
+//! `GET /v1/sales/{transactionId}/returns` shows what was returned of a sale and what remains.
+//!
+//! A return is a ticket of its own: negative amounts, the goods back into stock, loyalty points
+//! taken back, sealed in the register's ticket chain with a reference to the original. Each
+//! unit refunds what the customer paid for it on the original sale (see
+//! [`till_core::returns`]).
+
+use crate::auth::Authorized;
+use crate::auth::secret::new_id;
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::{Field, Obj, Problems};
+use crate::ops;
+use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, TicketTender, Totals};
+use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
+use crate::routes::checkout::{Sign, answer, booking_session, register_of, replay};
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::instant::format_utc;
+use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
+use till_core::returns::{ReturnError, ReturnPlan, ReturnRequest, ReturnedUnits, plan_return};
+use till_core::sale::SaleType;
+use till_core::settlement::{SettlementError, check_settlement};
+use till_store::StoreError;
+use till_store::returns::OriginalSale;
+use till_store::sales::{CREDIT_NOTE_PENDING, NewSale, NewSaleLine, ReturnOf, ReturnedLine};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_return))
+        .routes(routes!(sale_returns))
+}
+
+/// How many times a return is priced again when another return of the same sale commits
+/// between its pricing and its commit.
+const STALE_RETRIES: u32 = 3;
+
+/// Body of `POST /v1/returns`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_return` reads the body
+pub struct ReturnRequestBody {
+    /// Idempotency key of the return: the same id with the same content is a no-op, with other
+    /// content a 409. Shares its space with sales' transaction ids.
+    #[schema(min_length = 1)]
+    transaction_id: String,
+    /// The sale the goods were bought in.
+    #[schema(min_length = 1)]
+    original_transaction_id: String,
+    /// The till's number for this return ticket.
+    #[schema(min_length = 1)]
+    number: String,
+    /// The store taking the goods back; they return to its stock.
+    #[schema(min_length = 1)]
+    store_id: String,
+    #[schema(min_length = 1)]
+    seller_id: String,
+    /// The open register session the return is booked against.
+    #[schema(min_length = 1)]
+    session_id: String,
+    /// Defaults to the session's register.
+    #[schema(min_length = 1)]
+    register_id: Option<String>,
+    /// The original's cart lines, by id, and how many of their units come back.
+    #[schema(min_items = 1)]
+    lines: Vec<ReturnLineBody>,
+    /// How the refund is paid out: `amountDue` is the refund, in the shape of finalize's tenders.
+    tenders: TenderSetBody,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ReturnLineBody {
+    /// The id of a cart line of the original sale.
+    #[schema(min_length = 1)]
+    line_id: String,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    quantity: i64,
+}
+
+/// The 201 body of a return, stored and replayed byte for byte. Amounts are negative: money
+/// going back to the customer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnEvent {
+    pub id: String,
+    /// The register whose chain sealed the return's ticket.
+    pub register_id: String,
+    /// The credit note (avoir): `AV-{registerId}-{sequence}`, numbered along the register's
+    /// tickets.
+    pub credit_note_number: String,
+    pub original: OriginalView,
+    pub transaction: ReturnTransaction,
+    pub ticket: Ticket,
+    /// Points taken back from the original's customer (negative).
+    pub loyalty: Loyalty,
+    /// One per article coming back (positive).
+    pub stock_movements: Vec<StockMovement>,
+    pub emitted_at: String,
+}
+
+/// The original sale's ticket.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OriginalView {
+    pub transaction_id: String,
+    pub register_id: String,
+    /// Its sequence in its register's ticket chain.
+    pub seq: i64,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnTransaction {
+    pub id: String,
+    pub number: String,
+    pub store_id: String,
+    pub seller_id: String,
+    /// The original sale's customer.
+    pub customer_id: Option<String>,
+    /// `completed`.
+    pub status: String,
+    /// `return`.
+    pub r#type: String,
+    pub lines: Vec<ReturnedLineView>,
+    /// Negative subtotal and total; positive counts.
+    pub totals: Totals,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnedLineView {
+    /// The original's cart line.
+    pub line_id: String,
+    /// 64 zeros for a custom line.
+    pub sku_id: String,
+    /// Units coming back.
+    pub quantity: i64,
+    /// The unit price on the original sale.
+    pub unit_price: i64,
+    /// What these units refund, negative: what the customer paid for them.
+    pub net_cents: i64,
+}
+
+/// Give goods back against a receipt and issue a credit note.
+///
+/// Names the original sale by its transactionId and the returned cart lines by id with their
+/// quantities. Each unit refunds what the customer paid for it on the original sale: the
+/// promotions, declared discounts and coupon of that sale are prorated exactly as they were
+/// allocated, so a return never refunds more than was paid, however it is split. In one
+/// transaction: a return ticket with negative totals and a credit-note number, sealed in the
+/// register's chain with a reference to the original; the goods back into the store's stock;
+/// loyalty points taken back in proportion. The refund is paid out by the tenders, whose
+/// `amountDue` must equal it. 422 when more units would come back than were sold, over all
+/// returns of that sale, or for a line the sale does not have. Idempotent by its own
+/// transactionId, like finalize. Tier `confirm`: it pays money out; a person should confirm.
+#[utoipa::path(post, path = "/v1/returns", operation_id = "createReturn", tag = "returns",
+    request_body = ReturnRequestBody,
+    responses(
+        (status = 201, description = "Committed (or replayed): the return and its credit note", body = ReturnEvent),
+        (status = 403, description = "Missing scope", body = crate::error::ErrorEnvelope),
+        (status = 409, description = "The transactionId was already used with other content", body = crate::error::ErrorEnvelope),
+        (status = 422, description = "Unknown original, a line of another sale, more units than remain, refund mismatch, closed session", body = crate::error::ErrorEnvelope)))]
+async fn create_return(
+    auth: Authorized<ops::CreateReturn>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let request = parse_return(&body)?;
+    let fingerprint = request.fingerprint();
+    if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
+        return replay(stored, &fingerprint);
+    }
+    let now = state.now();
+    let session = booking_session(&state, &auth.principal, &request.store_id, &request.session_id, now).await?;
+    let register_id = register_of(request.register_id.as_ref(), &session)?;
+    let tolerance = Cents::new(state.config().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
+    let mut attempt = 0;
+    loop {
+        let original = returnable_original(&state, &request.original_transaction_id).await?;
+        let plan = plan_return(&original.returnable, &request.lines).map_err(|e| return_error(e, &original))?;
+        check_settlement(plan.refund, &request.tenders, tolerance).map_err(|e| refund_error(e, plan.refund))?;
+        let ticket = build_return(&request, &fingerprint, &register_id, &original, &plan, now)?;
+        match state.store().commit_sale(ticket).await {
+            // Another return of this sale committed first: price ours again from what is left.
+            Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
+            outcome => return answer(outcome?, &fingerprint),
+        }
+    }
+}
+
+async fn returnable_original(state: &AppState, id: &TransactionId) -> Result<OriginalSale, ApiError> {
+    let original = state
+        .store()
+        .original_sale(id)
+        .await?
+        .ok_or_else(|| ApiError::Business(format!("There is no sale {id} to return goods from.")))?;
+    if original.kind == SaleType::Return.as_str() {
+        return Err(ApiError::Business(format!(
+            "{id} is itself a return; goods are returned against the sale they were bought in."
+        )));
+    }
+    Ok(original)
+}
+
+fn return_error(error: ReturnError, original: &OriginalSale) -> ApiError {
+    ApiError::Business(match error {
+        ReturnError::UnknownLine { line_id } => {
+            format!("Line {line_id} is not a line of sale {}.", original.transaction_id)
+        }
+        ReturnError::TooMany {
+            line_id,
+            quantity,
+            remaining: 0,
+        } => format!("All {quantity} units of line {line_id} have already been returned."),
+        other => format!("{}.", capitalized(&other.to_string())),
+    })
+}
+
+fn refund_error(error: SettlementError, refund: Cents) -> ApiError {
+    match error {
+        SettlementError::AmountDue { amount_due, gap, .. } => ApiError::Business(format!(
+            "The amount due ({amount_due}) differs from the refund for these lines ({refund}) by {gap}."
+        )),
+        other => ApiError::Business(other.to_string()),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// The return as a ticket: the original's lines for the units coming back, every amount
+/// negative, and the 201 body with a stand-in for the credit-note number.
+fn build_return(
+    request: &ReturnRequest,
+    fingerprint: &str,
+    register_id: &RegisterId,
+    original: &OriginalSale,
+    plan: &ReturnPlan,
+    now: Timestamp,
+) -> Result<NewSale, ApiError> {
+    let sign = Sign::Return;
+    let too_large = || ApiError::Business("The return's amounts are too large to be represented.".into());
+    let mut stock: BTreeMap<SkuId, i64> = BTreeMap::new();
+    let mut lines = Vec::with_capacity(plan.lines.len());
+    let mut views = Vec::with_capacity(plan.lines.len());
+    for refund in &plan.lines {
+        let (sold, kept) = (&original.returnable.lines[refund.index], &original.lines[refund.index]);
+        if let Some(sku) = &kept.sku_id {
+            let units = stock.entry(sku.clone()).or_default();
+            *units = units.checked_add(refund.units).ok_or_else(too_large)?;
+        }
+        views.push(ReturnedLineView {
+            line_id: sold.line_id.clone(),
+            sku_id: kept.sku_id.as_ref().map_or(SkuId::CUSTOM, SkuId::as_str).to_owned(),
+            quantity: refund.units,
+            unit_price: kept.unit_price.get(),
+            net_cents: sign.money(refund.refund).get(),
+        });
+        lines.push(NewSaleLine {
+            line_id: sold.line_id.clone(),
+            sku_id: kept.sku_id.clone(),
+            label: kept.label.clone(),
+            quantity: refund.units,
+            unit_price: kept.unit_price,
+            vat_rate: refund.vat_rate,
+            gross: sign.money(refund.gross),
+            promotion: sign.money(refund.promotion),
+            declared: sign.money(refund.declared),
+            ticket: sign.money(refund.ticket),
+            net: sign.money(refund.refund),
+        });
+    }
+    let change = checked_sum(request.tenders.tenders.iter().map(|t| t.change)).map_err(|_| too_large())?;
+    let (subtotal, total, change) = (sign.money(plan.subtotal), sign.money(plan.refund), sign.money(change));
+    let customer = original.customer_id.as_ref().map(|c| c.as_str().to_owned());
+    let points = sign.points(plan.points_back);
+    let event = ReturnEvent {
+        id: new_id("evt"),
+        register_id: register_id.as_str().to_owned(),
+        credit_note_number: CREDIT_NOTE_PENDING.to_owned(),
+        original: OriginalView {
+            transaction_id: original.transaction_id.as_str().to_owned(),
+            register_id: original.register_id.as_str().to_owned(),
+            seq: original.seq,
+        },
+        transaction: ReturnTransaction {
+            id: request.transaction_id.as_str().to_owned(),
+            number: request.number.clone(),
+            store_id: request.store_id.as_str().to_owned(),
+            seller_id: request.seller_id.as_str().to_owned(),
+            customer_id: customer.clone(),
+            status: "completed".to_owned(),
+            r#type: SaleType::Return.as_str().to_owned(),
+            lines: views,
+            totals: Totals {
+                subtotal: subtotal.get(),
+                total: total.get(),
+                item_count: plan.item_count,
+                line_count: plan.lines.len() as i64,
+            },
+        },
+        ticket: Ticket {
+            number: request.number.clone(),
+            store_id: request.store_id.as_str().to_owned(),
+            seller_id: request.seller_id.as_str().to_owned(),
+            customer_id: customer.clone(),
+            subtotal_cents: subtotal.get(),
+            total_cents: total.get(),
+            item_count: plan.item_count,
+            tenders: request
+                .tenders
+                .tenders
+                .iter()
+                .map(|t| TicketTender {
+                    method: t.method.as_str().to_owned(),
+                    applied_cents: sign.money(t.applied).get(),
+                })
+                .collect(),
+            change_cents: change.get(),
+        },
+        loyalty: Loyalty {
+            customer_id: customer,
+            points_earned: points,
+        },
+        stock_movements: stock
+            .iter()
+            .map(|(sku, delta)| StockMovement {
+                sku_id: sku.as_str().to_owned(),
+                delta_quantity: *delta,
+            })
+            .collect(),
+        emitted_at: format_utc(now),
+    };
+    let response = serde_json::to_string(&event).map_err(ApiError::internal)?;
+    Ok(NewSale {
+        transaction_id: request.transaction_id.clone(),
+        event_id: event.id,
+        fingerprint: fingerprint.to_owned(),
+        kind: SaleType::Return,
+        number: request.number.clone(),
+        store_id: request.store_id.clone(),
+        seller_id: request.seller_id.clone(),
+        customer_id: original.customer_id.clone(),
+        session_id: request.session_id.clone(),
+        register_id: register_id.clone(),
+        lines,
+        tenders: request.tenders.tenders.iter().map(|t| sign.tender(t)).collect(),
+        vat: plan.vat.iter().map(|v| sign.vat(v)).collect(),
+        subtotal,
+        total,
+        item_count: plan.item_count,
+        change,
+        points_earned: points,
+        stock_moves: stock.into_iter().collect(),
+        coupon_code: None,
+        issued_at: None,
+        emitted_at: now,
+        response,
+        spends_grant: None,
+        adjustments: Vec::new(),
+        original: Some(ReturnOf {
+            transaction_id: original.transaction_id.clone(),
+            register_id: original.register_id.clone(),
+            seq: original.seq,
+            lines: plan
+                .lines
+                .iter()
+                .map(|l| ReturnedLine {
+                    line_no: original.lines[l.index].line_no,
+                    units: l.units,
+                    returned_before: l.returned_before,
+                })
+                .collect(),
+            refund: plan.refund,
+            points_back: plan.points_back,
+            refunded_before: original.returnable.refunded,
+            points_returned_before: original.returnable.points_returned,
+        }),
+    })
+}
+
+/// What was returned of a sale and what remains.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SaleReturns {
+    pub transaction_id: String,
+    /// The sale's type; nothing of a `return` can be returned.
+    pub r#type: String,
+    /// What the customer paid.
+    pub total_cents: i64,
+    /// What its returns refunded so far (positive).
+    pub refunded_cents: i64,
+    pub points_earned: i64,
+    /// Points its returns took back so far (positive).
+    pub points_returned: i64,
+    pub lines: Vec<ReturnableLineView>,
+    /// Oldest first.
+    pub returns: Vec<ReturnMade>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnableLineView {
+    pub line_id: String,
+    /// 64 zeros for a custom line.
+    pub sku_id: String,
+    pub quantity: i64,
+    pub returned: i64,
+    /// Units that may still come back.
+    pub returnable: i64,
+    /// What returning all of them would refund.
+    pub returnable_cents: i64,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnMade {
+    pub transaction_id: String,
+    pub credit_note_number: Option<String>,
+    pub register_id: String,
+    pub seq: i64,
+    /// Negative: the refund.
+    pub total_cents: i64,
+    /// Negative: the points taken back.
+    pub points_earned: i64,
+    pub emitted_at: String,
+    pub lines: Vec<ReturnMadeLine>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnMadeLine {
+    pub line_id: String,
+    pub quantity: i64,
+    /// Negative: what these units refunded.
+    pub net_cents: i64,
+}
+
+/// Show the returns made against a sale and what remains returnable.
+///
+/// Per line of the sale: units sold, returned so far, still returnable and what returning all
+/// of them would refund; then every return made against it with its credit note. Read-only;
+/// safe to call at any time, for instance before a return to show the customer what they get.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/returns", operation_id = "getSaleReturns", tag = "returns",
+    params(("transactionId" = String, Path)),
+    responses((status = 200, description = "The sale's returns and what remains returnable", body = SaleReturns),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn sale_returns(
+    _caller: Authorized<ops::GetSaleReturns>,
+    State(state): State<AppState>,
+    PathParams(raw_id): PathParams<String>,
+) -> Result<Json<SaleReturns>, ApiError> {
+    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
+    let original = state
+        .store()
+        .original_sale(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+    let returns = state.store().returns_against(&id).await?;
+    let is_return = original.kind == SaleType::Return.as_str();
+    let sale = &original.returnable;
+    let lines = sale
+        .lines
+        .iter()
+        .zip(&original.lines)
+        .map(|(line, kept)| {
+            let returnable = if is_return { 0 } else { line.remaining() };
+            let everything = [ReturnedUnits {
+                line_id: line.line_id.clone(),
+                units: returnable,
+            }];
+            let returnable_cents = match returnable {
+                0 => 0,
+                _ => plan_return(sale, &everything).map_or(0, |plan| plan.refund.get()),
+            };
+            ReturnableLineView {
+                line_id: line.line_id.clone(),
+                sku_id: kept.sku_id.as_ref().map_or(SkuId::CUSTOM, SkuId::as_str).to_owned(),
+                quantity: line.quantity,
+                returned: line.returned,
+                returnable,
+                returnable_cents,
+            }
+        })
+        .collect();
+    Ok(Json(SaleReturns {
+        transaction_id: id.as_str().to_owned(),
+        r#type: original.kind.clone(),
+        total_cents: sale.total.get(),
+        refunded_cents: sale.refunded.get(),
+        points_earned: sale.points_earned,
+        points_returned: sale.points_returned,
+        lines,
+        returns: returns
+            .into_iter()
+            .map(|r| ReturnMade {
+                transaction_id: r.transaction_id,
+                credit_note_number: r.credit_note,
+                register_id: r.register_id,
+                seq: r.seq,
+                total_cents: r.total_cents,
+                points_earned: r.points_earned,
+                emitted_at: format_utc(r.emitted_at),
+                lines: r
+                    .lines
+                    .into_iter()
+                    .map(|(line_id, quantity, net_cents)| ReturnMadeLine {
+                        line_id,
+                        quantity,
+                        net_cents,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }))
+}
+
+/// Parses a return body, reporting every problem at once.
+pub fn parse_return(body: &Value) -> Result<ReturnRequest, ApiError> {
+    let problems = Problems::new();
+    let request = problems.root(body).and_then(|root| return_request(&root));
+    problems.finish(|| request)
+}
+
+fn return_request(root: &Obj<'_>) -> Option<ReturnRequest> {
+    let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
+    let original = root.required("originalTransactionId", |f| f.parse_text(TransactionId::parse));
+    let number = root.required("number", |f| f.text());
+    let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+    let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
+    let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
+    let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
+    let lines = root.required("lines", returned_lines);
+    let tenders = root.required("tenders", tender_set);
+    let (transaction_id, original) = (transaction_id?, original?);
+    if transaction_id == original {
+        return root.fail(
+            "originalTransactionId",
+            "must name another transaction than the return's own",
+        );
+    }
+    Some(ReturnRequest {
+        transaction_id,
+        original_transaction_id: original,
+        number: number?,
+        store_id: store_id?,
+        seller_id: seller_id?,
+        session_id: session_id?,
+        register_id: register_id?,
+        lines: lines?,
+        tenders: tenders?,
+    })
+}
+
+fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnedUnits>> {
+    match field.value().as_array().map(Vec::len) {
+        Some(0) => return field.fail("must name at least one line"),
+        Some(count) if count > MAX_LINES => return field.fail(format!("must hold at most {MAX_LINES} lines")),
+        _ => {}
+    }
+    let mut seen = HashSet::new();
+    field.array(|line| {
+        let object = line.object()?;
+        let line_id = object.required("lineId", |f| {
+            let id = f.text()?;
+            if seen.insert(id.clone()) {
+                Some(id)
+            } else {
+                f.fail("names a line already named in this return")
+            }
+        });
+        let units = object.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER));
+        Some(ReturnedUnits {
+            line_id: line_id?,
+            units: units?,
+        })
+    })
+}
