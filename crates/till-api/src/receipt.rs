@@ -7,6 +7,7 @@ use jiff::tz::TimeZone;
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
 use till_store::receipts::{Print, Receipt};
+use till_store::sales::credit_note_number;
 
 /// Width of a receipt printer's line.
 pub const COLUMNS: usize = 48;
@@ -81,7 +82,15 @@ fn layout(receipt: &Receipt, print: &Print) -> Layout {
         sale.register_id,
         receipt.seller_name.as_deref().unwrap_or(&sale.seller_id)
     ));
-    if sale.kind != "sale" {
+    if sale.kind == "return" {
+        header.push(format!("AVOIR {}", credit_note_number(&sale.register_id, receipt.seq)));
+        if let Some(original) = &sale.original {
+            header.push(format!(
+                "Retour du ticket {} (caisse {}, n° {})",
+                original.transaction_id, original.register_id, original.seq
+            ));
+        }
+    } else if sale.kind != "sale" {
         header.push(format!("Type : {}", sale.kind.to_uppercase()));
     }
     let letters: Vec<i64> = {
@@ -106,6 +115,11 @@ fn layout(receipt: &Receipt, print: &Print) -> Layout {
             format!("   {} x {}", line.quantity, money(line.unit_price_cents)),
             format!("{} {}", money(line.gross_cents), letter(line.vat_rate)),
         ));
+        // A return refunds what was paid: the original's reductions, prorated, line by line.
+        let reduction = line.net_cents - line.gross_cents;
+        if sale.original.is_some() && reduction != 0 {
+            lines.push(("   Remises du ticket d'origine".to_owned(), money(reduction)));
+        }
     }
     for adjustment in &sale.adjustments {
         let what = match adjustment.source.as_str() {

@@ -136,8 +136,27 @@ async fn a_grant_is_bound_to_its_session_scope_and_time(engine: Engine) {
     shop.with_token(&foreign, &shop.discounted("t3", 1000))
         .await
         .assert_error(403, "FORBIDDEN");
+    // Too small: approved for 10 %, used for 20 %; then by amount, 6.00 for 7.25.
+    let ten = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
+    let larger = shop.with_token(&ten, &shop.discounted("t3", 2000)).await;
+    larger.assert_error(403, "FORBIDDEN");
+    assert!(larger.text.contains("approved up to 10.00 %"), "{}", larger.text);
+    let body = json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "amountCents": 600});
+    let six = shop
+        .server
+        .post("/v1/elevation-grants", &shop.till, body)
+        .await
+        .str("token");
+    shop.with_token(&six, &shop.discounted("t3", 5000))
+        .await
+        .assert_error(403, "FORBIDDEN");
+    assert_eq!(
+        shop.with_token(&ten, &shop.discounted("t3", 1000)).await.status,
+        201,
+        "still unspent"
+    );
     // Not a token at all.
-    shop.with_token("pos_el_nope", &shop.discounted("t3", 1000))
+    shop.with_token("pos_el_nope", &shop.discounted("t4", 1000))
         .await
         .assert_error(403, "FORBIDDEN");
     shop.server.stop().await;

@@ -11,4 +11,5 @@ mod openapi;
 mod operations;
 mod promotions;
 mod provisioning;
+mod returns;
 mod sessions;
