@@ -201,7 +201,9 @@ impl From<StoreError> for ApiError {
             StoreError::Conflict(message) => ApiError::Conflict(message),
             StoreError::Rule(message) | StoreError::Stale(message) => ApiError::Business(message),
             StoreError::Forbidden(message) => ApiError::Forbidden(message),
-            error @ (StoreError::Unavailable(_) | StoreError::WriterStopped) => ApiError::Unavailable(error),
+            error @ (StoreError::Unavailable(_) | StoreError::Contended(_) | StoreError::WriterStopped) => {
+                ApiError::Unavailable(error)
+            }
             other => ApiError::internal(other),
         }
     }

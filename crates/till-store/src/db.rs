@@ -276,6 +276,11 @@ impl Store {
                     tracing::debug!(attempt, "transaction lost a race; running it again");
                     tokio::time::sleep(backoff(attempt)).await;
                 }
+                // Still losing after every retry: nothing was written, and the client may
+                // send the same request again; that is a busy answer, not a failure.
+                Err(StoreError::Database(error)) if crate::error::is_retryable(&error) => {
+                    return Err(StoreError::Contended(error));
+                }
                 other => return other,
             }
         }

@@ -22,6 +22,11 @@ pub enum StoreError {
     /// The database could not be reached in time (pool exhausted, connection refused).
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
+    /// The write kept losing races (serialization failures, deadlocks) past the retries, or
+    /// waited on a lock or a statement longer than the configured timeout. Nothing was
+    /// written; the same request may be sent again.
+    #[error("database contended")]
+    Contended(#[source] sqlx::Error),
     #[error("database error")]
     Database(#[source] sqlx::Error),
     /// Stored data that cannot be read back into domain types.
@@ -51,6 +56,10 @@ impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         match error {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => StoreError::Unavailable(error),
+            // PostgreSQL's statement_timeout and lock_timeout.
+            other if matches!(database_code(&other).as_deref(), Some("57014" | "55P03")) => {
+                StoreError::Contended(other)
+            }
             other => StoreError::Database(other),
         }
     }
@@ -58,10 +67,14 @@ impl From<sqlx::Error> for StoreError {
 
 /// PostgreSQL serialization failure or deadlock; SQLite busy or locked.
 pub(crate) fn is_retryable(error: &sqlx::Error) -> bool {
-    let Some(db) = error.as_database_error() else {
-        return false;
-    };
-    matches!(db.code().as_deref(), Some("40001" | "40P01" | "5" | "6" | "517"))
+    matches!(
+        database_code(error).as_deref(),
+        Some("40001" | "40P01" | "5" | "6" | "517")
+    )
+}
+
+fn database_code(error: &sqlx::Error) -> Option<String> {
+    error.as_database_error()?.code().map(|code| code.into_owned())
 }
 
 /// True when `error` is a violation of a unique constraint.

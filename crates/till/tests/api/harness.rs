@@ -232,7 +232,7 @@ pub fn sku(name: &str) -> String {
     till::demo::sku_id(name).as_str().to_owned()
 }
 
-async fn fresh_postgres_database() -> String {
+pub async fn fresh_postgres_database() -> String {
     use sqlx::Connection;
     let admin_url = std::env::var("TILL_TEST_POSTGRES_URL").expect(
         "TILL_TEST_POSTGRES_URL is not set: run scripts/test (it starts a throwaway PostgreSQL), \

@@ -7,6 +7,7 @@ mod elevation;
 mod envelope;
 mod finalize;
 mod journal;
+mod nodes;
 mod openapi;
 mod operations;
 mod promotions;

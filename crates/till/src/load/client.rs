@@ -1,0 +1,178 @@
+//! An HTTP client for a deployment of one or more nodes, spreading requests over them as a
+//! load balancer would, and sending a sale again until some node acknowledges it.
+
+use anyhow::{Result, bail};
+use reqwest::Method;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A response, read whole.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+
+    /// `self` if it is a 200 or a 201 (an idempotent PUT that replaced or created).
+    pub fn expect_ok(self, what: &str) -> Result<Reply> {
+        if self.status != 200 && self.status != 201 {
+            bail!("{what}: {} {}", self.status, self.text);
+        }
+        Ok(self)
+    }
+
+    /// `self` if its status is `expected`, else an error naming what came back.
+    pub fn expect(self, expected: u16, what: &str) -> Result<Reply> {
+        if self.status != expected {
+            bail!("{what}: expected {expected}, got {} {}", self.status, self.text);
+        }
+        Ok(self)
+    }
+}
+
+/// How a sale was acknowledged.
+#[derive(Clone, Debug)]
+pub struct Acknowledged {
+    /// The 201 body.
+    pub body: String,
+    /// Sends it took, the acknowledged one included.
+    pub attempts: u32,
+}
+
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    urls: Arc<Vec<String>>,
+    next: Arc<AtomicUsize>,
+}
+
+impl Client {
+    pub fn new(urls: Vec<String>) -> Result<Client> {
+        let http = http_client(Duration::from_secs(30))?;
+        Ok(Client {
+            http,
+            urls: Arc::new(urls),
+            next: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.urls.len()
+    }
+
+    /// Sends to node `node`.
+    pub async fn to(
+        &self,
+        node: usize,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply> {
+        self.with_headers(node, method, path, token, body, &[]).await
+    }
+
+    /// Sends to node `node` with extra headers.
+    pub async fn with_headers(
+        &self,
+        node: usize,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<Reply> {
+        let url = format!("{}{path}", self.urls[node % self.urls.len()]);
+        let mut request = self.http.request(method, url).bearer_auth(token);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        Ok(Reply {
+            status,
+            text: response.text().await?,
+        })
+    }
+
+    /// Sends to the next node in turn.
+    pub async fn send(&self, method: Method, path: &str, token: &str, body: Option<&Value>) -> Result<Reply> {
+        self.to(self.next_node(), method, path, token, body).await
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Result<Reply> {
+        self.send(Method::GET, path, token, None).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: &Value) -> Result<Reply> {
+        self.send(Method::POST, path, token, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, token: &str, body: &Value) -> Result<Reply> {
+        self.send(Method::PUT, path, token, Some(body)).await
+    }
+
+    fn next_node(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()
+    }
+
+    /// Finalizes `sale` the way a till must: a lost connection, a node gone or a busy answer
+    /// is sent again, to the next node, with the same transaction id, until a 201 comes back.
+    /// Idempotency makes the repeats safe. A refusal (4xx) is an error.
+    pub async fn finalize_until_acknowledged(
+        &self,
+        token: &str,
+        sale: &Value,
+        give_up: Duration,
+    ) -> Result<Acknowledged> {
+        let started = std::time::Instant::now();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.post("/v1/checkout/finalize", token, sale).await {
+                Ok(reply) if reply.status == 201 => {
+                    return Ok(Acknowledged {
+                        body: reply.text,
+                        attempts,
+                    });
+                }
+                Ok(reply) if reply.status < 500 => {
+                    bail!(
+                        "sale {} refused: {} {}",
+                        sale["transactionId"],
+                        reply.status,
+                        reply.text
+                    )
+                }
+                // 5xx or no answer at all: the node may be down or restarting.
+                _ => {}
+            }
+            if started.elapsed() > give_up {
+                bail!(
+                    "sale {} not acknowledged after {attempts} attempts",
+                    sale["transactionId"]
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(5 + u64::from(attempts.min(20)))).await;
+        }
+    }
+}
+
+/// A reqwest client with the process's TLS provider in place (reqwest is built without one).
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(reqwest::Client::builder()
+        .timeout(timeout)
+        .pool_max_idle_per_host(256)
+        .build()?)
+}

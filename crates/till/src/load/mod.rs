@@ -1,0 +1,9 @@
+//! Driving a till deployment from outside, as tills and operators do: start and kill `till
+//! serve` processes, provision a shop over HTTP, and send sales that are retried until
+//! acknowledged. The crash test, the load generator and the multi-node tests are built from
+//! these parts.
+
+pub mod client;
+pub mod cluster;
+pub mod crash;
+pub mod shop;

@@ -1,0 +1,324 @@
+//! Several `till serve` processes on one PostgreSQL database, requests spread over them as a
+//! load balancer would: what must hold across nodes holds. PostgreSQL only (SQLite is one
+//! process by design).
+
+use crate::harness::{Engine, fresh_postgres_database};
+use futures::future::join_all;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::time::Duration;
+use till::load::client::{Client, Reply};
+use till::load::cluster::{Cluster, NodeConfig};
+use till::load::shop::{Shop, ShopSpec, admin_token, provision};
+
+const SECRET: &str = "nodes-test-secret-of-at-least-32-bytes";
+
+/// Three nodes, a client over them, a shop of 8 articles and `registers` tills.
+struct Nodes {
+    cluster: Cluster,
+    client: Client,
+    admin: String,
+    shop: Shop,
+    _dir: tempfile::TempDir,
+}
+
+impl Nodes {
+    /// `None` when PostgreSQL is not part of this run.
+    async fn start(registers: usize, env: &[(&str, &str)]) -> Option<Nodes> {
+        if !Engine::Postgres.enabled() {
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let key = dir.path().join("fiscal-key.pem");
+        till::fiscal::new_key(&key).expect("a signing key");
+        let config = NodeConfig {
+            binary: env!("CARGO_BIN_EXE_till").into(),
+            database_url: fresh_postgres_database().await,
+            jwt_secret: SECRET.into(),
+            fiscal_key_file: key,
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            work_dir: dir.path().to_path_buf(),
+        };
+        let cluster = Cluster::start(config, 3).await.expect("three nodes");
+        let client = Client::new(cluster.urls()).expect("a client");
+        let admin = admin_token(SECRET);
+        let spec = ShopSpec {
+            store: "s1".into(),
+            articles: 8,
+            stock: 1_000,
+            registers,
+        };
+        let shop = provision(&client, &admin, &spec).await.expect("a shop");
+        Some(Nodes {
+            cluster,
+            client,
+            admin,
+            shop,
+            _dir: dir,
+        })
+    }
+
+    async fn on(&self, node: usize, path: &str, token: &str, body: &Value) -> Reply {
+        self.client
+            .to(node, Method::POST, path, token, Some(body))
+            .await
+            .expect("an answer")
+    }
+
+    async fn stock(&self, article: usize) -> i64 {
+        let path = format!("/v1/stores/s1/stock/{}", self.shop.articles[article].sku);
+        self.client.get(&path, &self.admin).await.unwrap().json()["onHand"]
+            .as_i64()
+            .unwrap()
+    }
+
+    async fn verify(&self, register: &str) -> Value {
+        let path = format!("/v1/fiscal/registers/{register}/verify");
+        self.client.get(&path, &self.admin).await.unwrap().json()
+    }
+
+    async fn stop(mut self) {
+        self.cluster.kill_all().await.expect("nodes stop");
+    }
+}
+
+fn statuses(replies: &[Reply]) -> Vec<u16> {
+    let mut statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    statuses.sort_unstable();
+    statuses
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_finalizes_on_different_nodes_make_one_sale() {
+    let Some(nodes) = Nodes::start(1, &[]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let sale = nodes.shop.sale(till, "t1", &[(0, 2), (1, 1)]);
+    let replies = join_all((0..30).map(|i| nodes.on(i % 3, "/v1/checkout/finalize", &till.token, &sale))).await;
+    assert!(replies.iter().all(|r| r.status == 201), "{:?}", statuses(&replies));
+    assert!(replies.iter().all(|r| r.text == replies[0].text), "one body, replayed");
+    assert_eq!(nodes.stock(0).await, 998, "the stock moved once");
+    assert_eq!(nodes.stock(1).await, 999);
+    let verdict = nodes.verify(&till.register).await;
+    assert_eq!(
+        (verdict["ok"].clone(), verdict["chains"]["ticket"].clone()),
+        (json!(true), json!(1))
+    );
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_approval_spent_on_two_nodes_at_once_succeeds_once() {
+    let Some(nodes) = Nodes::start(1, &[]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let manager = json!({"displayName": "Mathis", "role": "manager", "pin": "9876"});
+    let put = nodes
+        .client
+        .put("/v1/staff/mathis", &nodes.admin, &manager)
+        .await
+        .unwrap();
+    assert_eq!(put.status, 201, "{}", put.text);
+    for round in 0..8 {
+        let ask =
+            json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000});
+        let grant = nodes.on(round % 3, "/v1/elevation-grants", &till.token, &ask).await;
+        assert_eq!(grant.status, 201, "{}", grant.text);
+        let token = grant.json()["token"].as_str().unwrap().to_owned();
+        let sales: Vec<Value> = (0..3)
+            .map(|n| {
+                let mut sale = nodes.shop.sale(till, &format!("r{round}-{n}"), &[(2, 1)]);
+                let price = nodes.shop.articles[2].price;
+                let total = price - (price * 1000 + 5_000) / 10_000;
+                sale["declaredDiscounts"] = json!([{"id": "d", "reason": "manager_goodwill", "scope": "ticket", "basis": "percent", "percentBps": 1000}]);
+                sale["tenders"]["amountDue"] = json!(total);
+                sale["tenders"]["tenders"][0]["applied"] = json!(total);
+                sale["tenders"]["tenders"][0]["presented"] = json!(total);
+                sale
+            })
+            .collect();
+        let replies = join_all(sales.iter().enumerate().map(|(n, sale)| {
+            let headers = [("x-elevation-token", token.as_str())];
+            let client = &nodes.client;
+            async move {
+                client
+                    .with_headers(
+                        n,
+                        Method::POST,
+                        "/v1/checkout/finalize",
+                        &till.token,
+                        Some(sale),
+                        &headers,
+                    )
+                    .await
+                    .unwrap()
+            }
+        }))
+        .await;
+        assert_eq!(statuses(&replies), [201, 403, 403], "round {round}");
+    }
+    assert_eq!(nodes.stock(2).await, 1_000 - 8, "one discounted sale per approval");
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_pins_spread_over_nodes_count_toward_one_lockout() {
+    let Some(nodes) = Nodes::start(1, &[("TILL_ELEVATION_RATE_LIMIT", "1000")]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let manager = json!({"displayName": "Mathis", "role": "manager", "pin": "9876"});
+    nodes
+        .client
+        .put("/v1/staff/mathis", &nodes.admin, &manager)
+        .await
+        .unwrap();
+    let wrong = json!({"managerSubject": "mathis", "pin": "0000", "operation": "discount.ticket", "percentBps": 1000});
+    let replies = join_all((0..30).map(|i| nodes.on(i % 3, "/v1/elevation-grants", &till.token, &wrong))).await;
+    let evaluated = replies.iter().filter(|r| r.status == 401).count();
+    let locked = replies
+        .iter()
+        .filter(|r| r.status == 429 && r.text.contains("LOCKED_OUT"))
+        .count();
+    assert!(
+        evaluated <= 5,
+        "{evaluated} wrong PINs were evaluated past a limit of 5"
+    );
+    assert_eq!(evaluated + locked, 30, "{:?}", statuses(&replies));
+    // The lockout holds on every node, even for the right PIN.
+    let right = json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000});
+    for node in 0..3 {
+        let reply = nodes.on(node, "/v1/elevation-grants", &till.token, &right).await;
+        assert_eq!(reply.status, 429, "node {node}: {}", reply.text);
+        assert!(reply.text.contains("LOCKED_OUT"), "{}", reply.text);
+    }
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coupons_redemption_limit_holds_across_nodes() {
+    let Some(nodes) = Nodes::start(4, &[]).await else {
+        return;
+    };
+    let coupon = json!({"amountCents": 100, "maxRedemptions": 3});
+    let put = nodes
+        .client
+        .put("/v1/coupons/THREE", &nodes.admin, &coupon)
+        .await
+        .unwrap();
+    assert_eq!(put.status, 201, "{}", put.text);
+    let sales: Vec<(String, Value)> = (0..12)
+        .map(|n| {
+            let till = &nodes.shop.tills[n % 4];
+            let mut sale = nodes.shop.sale(till, &format!("c{n}"), &[(3, 2)]);
+            let total = nodes.shop.articles[3].price * 2 - 100;
+            sale["couponCode"] = json!("THREE");
+            sale["tenders"]["amountDue"] = json!(total);
+            sale["tenders"]["tenders"][0]["applied"] = json!(total);
+            sale["tenders"]["tenders"][0]["presented"] = json!(total);
+            (till.token.clone(), sale)
+        })
+        .collect();
+    let replies = join_all(
+        sales
+            .iter()
+            .enumerate()
+            .map(|(n, (token, sale))| nodes.on(n % 3, "/v1/checkout/finalize", token, sale)),
+    )
+    .await;
+    let committed = replies.iter().filter(|r| r.status == 201).count();
+    assert_eq!(committed, 3, "{:?}", statuses(&replies));
+    assert!(replies.iter().all(|r| r.status == 201 || r.status == 422));
+    let read = nodes
+        .client
+        .get("/v1/coupons/THREE", &nodes.admin)
+        .await
+        .unwrap()
+        .json();
+    assert_eq!(read["redemptions"], 3);
+    assert_eq!(nodes.stock(3).await, 1_000 - 6);
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_registers_chain_appended_from_three_nodes_stays_gapless() {
+    let Some(nodes) = Nodes::start(1, &[]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    // Every sale takes the same article: the stock row and the chain head are contended.
+    let sales: Vec<Value> = (0..90)
+        .map(|n| nodes.shop.sale(till, &format!("t{n}"), &[(5, 1), (n % 4, 1)]))
+        .collect();
+    let replies = join_all(
+        sales
+            .iter()
+            .enumerate()
+            .map(|(n, sale)| nodes.on(n % 3, "/v1/checkout/finalize", &till.token, sale)),
+    )
+    .await;
+    assert!(
+        replies.iter().all(|r| r.status == 201),
+        "a lost race must never fail a sale: {:?}",
+        statuses(&replies)
+    );
+    assert_eq!(nodes.stock(5).await, 1_000 - 90);
+    let verdict = nodes.verify(&till.register).await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], 90);
+    let chain = nodes
+        .client
+        .get(
+            &format!("/v1/fiscal/registers/{}/chains/ticket", till.register),
+            &nodes.admin,
+        )
+        .await
+        .unwrap()
+        .json();
+    let seqs: Vec<i64> = chain["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=90).collect::<Vec<i64>>());
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound() {
+    let Some(nodes) = Nodes::start(1, &[("TILL_PROMOTION_CACHE_SECONDS", "1")]).await else {
+        return;
+    };
+    let article = &nodes.shop.articles[6];
+    let cart = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [
+        {"id": "l1", "skuId": article.sku, "quantity": 1, "unitPrice": article.price, "vatRate": article.vat, "free": false}]}});
+    let total_on = |node: usize| {
+        let (client, admin, cart) = (&nodes.client, &nodes.admin, &cart);
+        async move {
+            let reply = client
+                .to(node, Method::POST, "/v1/checkout/price", admin, Some(cart))
+                .await
+                .unwrap();
+            reply.json()["totals"]["total"].as_i64().unwrap()
+        }
+    };
+    // Every node has read the (empty) rules once.
+    for node in 0..3 {
+        assert_eq!(total_on(node).await, article.price);
+    }
+    let rule = json!({"id": "half", "type": "percent_off", "name": "Half price", "productIds": [article.sku],
+        "percentBps": 5000, "validFrom": "2020-01-01T00:00:00Z", "validUntil": "2099-12-31T23:59:59Z"});
+    let written = nodes.on(0, "/v1/promotions", &nodes.admin, &rule).await;
+    assert_eq!(written.status, 201, "{}", written.text);
+    let half = article.price - (article.price * 5000 + 5_000) / 10_000;
+    assert_eq!(total_on(0).await, half, "the writing node applies it at once");
+    // The documented bound is TILL_PROMOTION_CACHE_SECONDS: once it has passed, every node does.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    for node in 0..3 {
+        assert_eq!(total_on(node).await, half, "node {node}");
+    }
+    nodes.stop().await;
+}
