@@ -93,6 +93,7 @@ enum FiscalAction {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    return_large_allocations_to_the_system();
     let cli = Cli::parse();
     let mut overrides = Overrides {
         database_url: cli.database_url.clone(),
@@ -234,4 +235,17 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutdown requested; finishing requests in flight");
+}
+
+/// glibc raises its mmap threshold each time a large block is freed, after which blocks of
+/// that size come from per-thread arenas and stay there. Each PIN check (argon2id) takes
+/// 19 MiB on a blocking thread, so a burst of them would leave hundreds of MiB resident for
+/// good. A fixed threshold keeps such blocks mapped on their own and returned when freed.
+fn return_large_allocations_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt sets an allocator parameter under the allocator's own lock; it touches
+    // no memory of ours.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
 }

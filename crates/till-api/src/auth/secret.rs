@@ -45,7 +45,23 @@ pub fn is_token_shaped(token: &str, prefix: &str) -> bool {
     })
 }
 
-/// argon2id PHC string of a PIN. CPU-heavy: call it off the async runtime.
+/// Runs PIN work (argon2id) on the blocking pool, a few at a time. Each hash takes 19 MiB and
+/// tens of milliseconds of a core: bounding how many run at once bounds the memory a burst of
+/// PIN checks can take and the CPU it can take from sales.
+pub async fn pin_work<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    static SLOTS: OnceLock<tokio::sync::Semaphore> = OnceLock::new();
+    let slots = SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        tokio::sync::Semaphore::new(cores.clamp(1, 4))
+    });
+    // The semaphore is never closed, so acquiring cannot fail.
+    let _permit = slots.acquire().await;
+    tokio::task::spawn_blocking(work).await
+}
+
+/// argon2id PHC string of a PIN. CPU-heavy: call it through [`pin_work`].
 pub fn hash_pin(pin: &Pin) -> String {
     Argon2::default()
         .hash_password(pin.expose().as_bytes())
@@ -54,7 +70,7 @@ pub fn hash_pin(pin: &Pin) -> String {
 }
 
 /// Checks `pin` against `hash`; with no hash (unknown person) it checks against a fixed dummy,
-/// so an unknown subject costs the same time as a wrong PIN. CPU-heavy: call it off the runtime.
+/// so an unknown subject costs the same time as a wrong PIN. CPU-heavy: call it through [`pin_work`].
 pub fn verify_pin(pin: &str, hash: Option<&str>) -> bool {
     static DUMMY: OnceLock<String> = OnceLock::new();
     let dummy = DUMMY.get_or_init(|| hash_pin(&Pin::parse("00000000").expect("a valid PIN")));

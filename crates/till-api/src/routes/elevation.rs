@@ -195,7 +195,7 @@ async fn request_grant(
     let staff = store.get_staff(&request.manager).await?;
     let hash = staff.as_ref().map(|s| s.pin_hash.clone());
     let pin = request.pin.clone();
-    let matched = tokio::task::spawn_blocking(move || verify_pin(&pin, hash.as_deref()))
+    let matched = crate::auth::secret::pin_work(move || verify_pin(&pin, hash.as_deref()))
         .await
         .map_err(ApiError::internal)?;
     let staff = match staff {

@@ -201,7 +201,7 @@ async fn open_session(
     let staff = store.get_staff(&request.cashier).await?;
     let hash = staff.as_ref().map(|s| s.pin_hash.clone());
     let pin = request.pin.clone();
-    let matched = tokio::task::spawn_blocking(move || verify_pin(&pin, hash.as_deref()))
+    let matched = crate::auth::secret::pin_work(move || verify_pin(&pin, hash.as_deref()))
         .await
         .map_err(ApiError::internal)?;
     let staff = match staff {

@@ -150,7 +150,7 @@ async fn put_staff(
     }
     let pin_hash = match pin {
         Some(pin) => Some(
-            tokio::task::spawn_blocking(move || hash_pin(&pin))
+            crate::auth::secret::pin_work(move || hash_pin(&pin))
                 .await
                 .map_err(ApiError::internal)?,
         ),

@@ -1,9 +1,12 @@
-//! `till-load`: drives a till deployment from outside. `crash` kills nodes under load and
-//! proves nothing was lost or booked twice.
+//! `till-load`: drives a till deployment from outside. `bench` measures finalizeSale
+//! throughput and latency against the engine's own durable commit rate; `crash` kills nodes
+//! under load and proves nothing was lost or booked twice.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
+use till::load::bench::{self, BenchPlan, Pace};
 use till::load::crash::{self, CrashPlan};
 
 #[derive(Parser)]
@@ -15,6 +18,45 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start the server(s), provision a shop, drive finalizeSale, report throughput, latency
+    /// percentiles, peak memory and the baseline ratio. Exits 1 if any sale failed.
+    Bench {
+        /// `sqlite://FILE` or `postgres://.../NEW_DATABASE`.
+        #[arg(long)]
+        database_url: String,
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
+        /// Closed loop: clients each sending the next sale when the last is answered.
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// Open loop instead: sales due at this rate per second.
+        #[arg(long)]
+        rate: Option<u64>,
+        /// Measured seconds.
+        #[arg(long, default_value_t = 20)]
+        duration: u64,
+        /// Seconds of load before measuring.
+        #[arg(long, default_value_t = 3)]
+        warmup: u64,
+        #[arg(long, default_value_t = 5_000)]
+        articles: usize,
+        #[arg(long, default_value_t = 16)]
+        tills: usize,
+        #[arg(long, default_value_t = 1_000)]
+        customers: usize,
+        /// Skip the raw commit-rate baseline.
+        #[arg(long)]
+        no_baseline: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        till: Option<PathBuf>,
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// SIGKILL nodes again and again while tills sell, then check every acknowledged sale,
     /// the stock, the ticket chains and the fiscal audit.
     Crash {
@@ -44,6 +86,55 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Bench {
+            database_url,
+            nodes,
+            clients,
+            rate,
+            duration,
+            warmup,
+            articles,
+            tills,
+            customers,
+            no_baseline,
+            json,
+            till,
+            work_dir,
+            seed,
+        } => {
+            let temporary = tempdir()?;
+            let plan = BenchPlan {
+                binary: match till {
+                    Some(path) => path,
+                    None => sibling("till")?,
+                },
+                database_url,
+                nodes: nodes.max(1),
+                pace: match rate {
+                    Some(rate) => Pace::Open { rate },
+                    None => Pace::Closed { clients },
+                },
+                duration: Duration::from_secs(duration.max(1)),
+                warmup: Duration::from_secs(warmup),
+                articles: articles.max(20),
+                tills: tills.max(1),
+                customers,
+                work_dir: work_dir.unwrap_or_else(|| temporary.clone()),
+                seed,
+                baseline: !no_baseline,
+                env: Vec::new(),
+            };
+            let report = bench::run(&plan)
+                .await
+                .with_context(|| format!("benchmark failed; node logs in {}", plan.work_dir.display()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_report(&report);
+            }
+            let _ = std::fs::remove_dir_all(temporary);
+            bench::check(&report)
+        }
         Command::Crash {
             database_url,
             nodes,
@@ -103,4 +194,34 @@ fn tempdir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("till-load-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+fn print_report(report: &bench::BenchReport) {
+    let l = &report.latency_us;
+    let ms = |us: u64| us as f64 / 1000.0;
+    println!("engine            {}", report.engine);
+    println!("load              {}", report.pace);
+    println!(
+        "sales             {} in {:.1} s ({:.1} lines each), {} failed",
+        report.sales, report.seconds, report.lines_per_sale, report.failures
+    );
+    println!("throughput        {:.0} sales/s", report.per_second);
+    println!(
+        "latency (ms)      p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}",
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p99),
+        ms(l.p999),
+        ms(l.max)
+    );
+    if l.p50 > 0 {
+        println!("p99 / p50         {:.2}", l.p99 as f64 / l.p50 as f64);
+    }
+    for (node, kib) in report.peak_rss_kib.iter().enumerate() {
+        println!("peak RSS node {node}   {:.1} MiB", *kib as f64 / 1024.0);
+    }
+    if let (Some(baseline), Some(ratio)) = (&report.baseline, report.ratio) {
+        println!("baseline          {:.0}/s ({})", baseline.per_second, baseline.method);
+        println!("ratio             {ratio:.2}x");
+    }
 }

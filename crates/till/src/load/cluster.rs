@@ -48,6 +48,11 @@ impl Node {
         self.child.is_some()
     }
 
+    /// The process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
     /// Starts the process and waits until `/readyz` answers 200.
     pub async fn start(&mut self) -> Result<()> {
         let dir = self.config.work_dir.join(format!("node-{}", self.index));

@@ -73,8 +73,9 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
             &ShopSpec {
                 store: "crash-store".into(),
                 articles: plan.articles,
-                stock: 1_000_000,
+                stock: Some(1_000_000),
                 registers: plan.tills,
+                cashier_discount_bps: None,
             },
         )
         .await?,

@@ -3,6 +3,7 @@
 //! acknowledged. The crash test, the load generator and the multi-node tests are built from
 //! these parts.
 
+pub mod bench;
 pub mod client;
 pub mod cluster;
 pub mod crash;

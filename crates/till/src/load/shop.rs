@@ -11,8 +11,11 @@ use serde_json::{Value, json};
 pub struct ShopSpec {
     pub store: String,
     pub articles: usize,
-    pub stock: i64,
+    /// Units of each article on hand; `None` leaves stock unset (it may go negative).
+    pub stock: Option<i64>,
     pub registers: usize,
+    /// What each cashier may grant alone, in basis points; `None` for nothing.
+    pub cashier_discount_bps: Option<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -94,16 +97,18 @@ pub async fn provision(client: &Client, admin: &str, spec: &ShopSpec) -> Result<
             .await?
             .expect(200, "catalog import")?;
     }
-    let stock = futures::stream::iter(articles.iter().map(|a| {
-        let path = format!("/v1/stores/{}/stock/{}", spec.store, a.sku);
-        let body = json!({"onHand": spec.stock});
-        async move { client.put(&path, admin, &body).await?.expect_ok("stock") }
-    }))
-    .buffer_unordered(PROVISIONING_CONCURRENCY)
-    .collect::<Vec<_>>()
-    .await;
-    stock.into_iter().collect::<Result<Vec<_>>>()?;
-    let tills = futures::stream::iter((0..spec.registers).map(|r| open_till(client, admin, &spec.store, r)))
+    if let Some(on_hand) = spec.stock {
+        let stock = futures::stream::iter(articles.iter().map(|a| {
+            let path = format!("/v1/stores/{}/stock/{}", spec.store, a.sku);
+            let body = json!({ "onHand": on_hand });
+            async move { client.put(&path, admin, &body).await?.expect_ok("stock") }
+        }))
+        .buffer_unordered(PROVISIONING_CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+        stock.into_iter().collect::<Result<Vec<_>>>()?;
+    }
+    let tills = futures::stream::iter((0..spec.registers).map(|r| open_till(client, admin, spec, r)))
         .buffered(PROVISIONING_CONCURRENCY)
         .collect::<Vec<_>>()
         .await
@@ -113,19 +118,19 @@ pub async fn provision(client: &Client, admin: &str, spec: &ShopSpec) -> Result<
         store: spec.store.clone(),
         articles,
         tills,
-        initial_stock: spec.stock,
+        initial_stock: spec.stock.unwrap_or(0),
     })
 }
 
 /// A cashier of its own and an open session on register `reg-{n}`.
-async fn open_till(client: &Client, admin: &str, store: &str, n: usize) -> Result<Till> {
-    let (register, cashier) = (format!("reg-{n}"), format!("cashier-{n}"));
+async fn open_till(client: &Client, admin: &str, spec: &ShopSpec, n: usize) -> Result<Till> {
+    let (store, register, cashier) = (&spec.store, format!("reg-{n}"), format!("cashier-{n}"));
+    let mut staff = json!({"displayName": cashier, "role": "cashier", "pin": "2580"});
+    if let Some(bps) = spec.cashier_discount_bps {
+        staff["discountLimit"] = json!({"percentBps": bps, "amountCents": 9_000_000_000_000_000i64});
+    }
     client
-        .put(
-            &format!("/v1/staff/{cashier}"),
-            admin,
-            &json!({"displayName": cashier, "role": "cashier", "pin": "2580"}),
-        )
+        .put(&format!("/v1/staff/{cashier}"), admin, &staff)
         .await?
         .expect_ok("cashier")?;
     let opened = client

@@ -45,8 +45,9 @@ impl Nodes {
         let spec = ShopSpec {
             store: "s1".into(),
             articles: 8,
-            stock: 1_000,
+            stock: Some(1_000),
             registers,
+            cashier_discount_bps: None,
         };
         let shop = provision(&client, &admin, &spec).await.expect("a shop");
         Some(Nodes {
