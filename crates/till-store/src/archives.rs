@@ -4,6 +4,7 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
+use crate::sealer::Sealer;
 use crate::snapshot::load_journal;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -16,7 +17,7 @@ use till_core::fiscal::archive::{
 };
 use till_core::fiscal::audit::Journal;
 use till_core::fiscal::payload::{self, ArchiveRecord, Period};
-use till_core::fiscal::{ChainKind, Entry, FiscalKey};
+use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::to_micros;
 use till_core::store::Timezone;
 
@@ -42,7 +43,7 @@ pub struct MadeArchive {
 struct Make {
     request: ArchiveRequest,
     now: i64,
-    key: Arc<FiscalKey>,
+    key: Arc<Sealer>,
 }
 
 impl Store {

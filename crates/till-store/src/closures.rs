@@ -10,14 +10,15 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
+use crate::sealer::Sealer;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
+use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
-use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::instant::{from_micros, to_micros};
 use till_core::store::Timezone;
 
@@ -41,11 +42,33 @@ struct Periods {
     last_day: Option<String>,
     last_month: Option<String>,
     last_year: Option<String>,
+    closed_through: Option<String>,
+}
+
+/// The register's local day as a ticket finds it, after the periods that ended were closed.
+pub(crate) struct Today {
+    pub date: Date,
+    /// The register has tickets on this day already.
+    marked: bool,
+    /// Closed early through this day (`POST .../closures`).
+    closed_through: Option<String>,
+}
+
+impl Today {
+    /// Refuses a ticket in a period closed early.
+    pub(crate) fn ensure_open(&self, register_id: &str) -> Result<(), StoreError> {
+        match &self.closed_through {
+            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(format!(
+                "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 async fn periods(conn: &mut AnyConnection, register_id: &str) -> Result<Periods, StoreError> {
     let row = sqlx::query(
-        "SELECT r.open_day, r.last_day_closed, r.last_month_closed, r.last_year_closed, s.timezone \
+        "SELECT r.open_day, r.last_day_closed, r.last_month_closed, r.last_year_closed, r.closed_through, s.timezone \
          FROM registers r LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
     )
     .bind(register_id)
@@ -59,6 +82,7 @@ async fn periods(conn: &mut AnyConnection, register_id: &str) -> Result<Periods,
         last_day: row.try_get("last_day_closed")?,
         last_month: row.try_get("last_month_closed")?,
         last_year: row.try_get("last_year_closed")?,
+        closed_through: row.try_get("closed_through")?,
     })
 }
 
@@ -74,16 +98,22 @@ fn year_of(period: &str) -> &str {
     &period[..4]
 }
 
-/// Closes whatever periods ended before `now`, then answers the register's local day.
+/// Closes whatever periods ended before `now`, then answers the register's local day. In the
+/// common case (nothing to close) this is one read.
 pub(crate) async fn close_due(
     conn: &mut AnyConnection,
     register_id: &str,
     now: i64,
-    key: &FiscalKey,
-) -> Result<Date, StoreError> {
+    key: &Sealer,
+) -> Result<Today, StoreError> {
     let state = periods(conn, register_id).await?;
-    let today = local_day(&state.timezone, now);
-    let today_text = today.to_string();
+    let date = local_day(&state.timezone, now);
+    let today_text = date.to_string();
+    let today = Today {
+        date,
+        marked: state.open_day.as_deref() == Some(today_text.as_str()),
+        closed_through: state.closed_through,
+    };
     let mut last_day = state.last_day;
     if let Some(day) = state.open_day.filter(|day| *day < today_text) {
         close_day(conn, register_id, &day, now, key).await?;
@@ -107,26 +137,18 @@ pub(crate) async fn close_due(
     Ok(today)
 }
 
-/// Refuses a sale in a period closed early.
-pub(crate) async fn ensure_open(conn: &mut AnyConnection, register_id: &str, today: Date) -> Result<(), StoreError> {
-    let row = sqlx::query("SELECT closed_through FROM registers WHERE register_id = $1")
-        .bind(register_id)
-        .fetch_one(&mut *conn)
-        .await?;
-    let closed_through: Option<String> = row.try_get("closed_through")?;
-    match closed_through {
-        Some(through) if today.to_string() <= through => Err(StoreError::Rule(format!(
-            "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
-        ))),
-        _ => Ok(()),
+/// Notes that the register has tickets on `today` not yet closed (once a day).
+pub(crate) async fn mark_open_day(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    today: &Today,
+) -> Result<(), StoreError> {
+    if today.marked {
+        return Ok(());
     }
-}
-
-/// Notes that the register has tickets on `today` not yet closed.
-pub(crate) async fn mark_open_day(conn: &mut AnyConnection, register_id: &str, today: Date) -> Result<(), StoreError> {
     sqlx::query("UPDATE registers SET open_day = $2 WHERE register_id = $1 AND open_day IS NULL")
         .bind(register_id)
-        .bind(today.to_string())
+        .bind(today.date.to_string())
         .execute(&mut *conn)
         .await?;
     Ok(())
@@ -167,7 +189,7 @@ async fn close_day(
     register_id: &str,
     day: &str,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let (previous_last, grand, grand_abs) = previous_day(conn, register_id).await?;
     let head =
@@ -253,7 +275,7 @@ async fn close_month(
     register_id: &str,
     month: &str,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let days = aggregate(conn, register_id, Period::Day, month).await?;
     let first = Date::strptime("%Y-%m-%d", format!("{month}-01")).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -273,7 +295,7 @@ async fn close_year(
     register_id: &str,
     year: &str,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let months = aggregate(conn, register_id, Period::Month, year).await?;
     let record = combine(
@@ -336,7 +358,7 @@ async fn seal(
     conn: &mut AnyConnection,
     record: ClosureRecord,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let register_id = record.register_id.clone();
     let reference = format!("{} {}", record.period.as_str(), record.period_from);
@@ -443,7 +465,7 @@ struct ClosePeriod {
     register_id: String,
     period: Period,
     now: i64,
-    key: Arc<FiscalKey>,
+    key: Arc<Sealer>,
 }
 
 impl Store {
@@ -496,7 +518,7 @@ fn close_period<'a>(
         let (register, now, key) = (input.register_id.as_str(), input.now, &*input.key);
         let first_new = next_closure_seq(conn, register).await?;
         let today = close_due(conn, register, now, key).await?;
-        let day = today.to_string();
+        let day = today.date.to_string();
         let state = periods(conn, register).await?;
         let already = match input.period {
             Period::Day => state.last_day.as_deref() == Some(day.as_str()),
@@ -519,7 +541,7 @@ fn close_period<'a>(
                     close_year(conn, register, year_of(&day), now, key).await?;
                     format!("{}-12-31", year_of(&day))
                 } else {
-                    today.last_of_month().to_string()
+                    today.date.last_of_month().to_string()
                 }
             }
         };

@@ -14,11 +14,13 @@
 
 use crate::error::StoreError;
 use crate::migrations;
+use crate::sealer::Sealer;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use sqlx::AnyConnection;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Connection, Executor};
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -104,7 +106,9 @@ struct Inner {
     writer: Writer,
     max_retries: u32,
     /// The key sealing new journal entries.
-    fiscal_key: RwLock<Option<Arc<FiscalKey>>>,
+    fiscal_key: RwLock<Option<Arc<Sealer>>>,
+    /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
+    known_stores: RwLock<HashSet<String>>,
 }
 
 enum Writer {
@@ -113,6 +117,10 @@ enum Writer {
 }
 
 impl Store {
+    pub(crate) fn known_stores(&self) -> &RwLock<HashSet<String>> {
+        &self.inner.known_stores
+    }
+
     /// Connects without touching the schema; call [`Store::migrate`] before use.
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
@@ -176,6 +184,7 @@ impl Store {
                 writer,
                 max_retries: options.max_retries,
                 fiscal_key: RwLock::new(None),
+                known_stores: RwLock::new(HashSet::new()),
             }),
         })
     }
@@ -218,17 +227,18 @@ impl Store {
 
     /// Makes `key` the one that seals new journal entries, after publishing its public half so
     /// that what it signs can always be verified.
-    pub async fn use_fiscal_key(&self, key: Arc<FiscalKey>, now: jiff::Timestamp) -> Result<(), StoreError> {
+    pub async fn use_fiscal_key(&self, key: FiscalKey, now: jiff::Timestamp) -> Result<(), StoreError> {
         self.publish_fiscal_key(&key, now).await?;
+        let sealer = Arc::new(Sealer::new(key)?);
         *self
             .inner
             .fiscal_key
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(key);
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(sealer);
         Ok(())
     }
 
-    pub(crate) fn fiscal_key(&self) -> Result<Arc<FiscalKey>, StoreError> {
+    pub(crate) fn fiscal_key(&self) -> Result<Arc<Sealer>, StoreError> {
         self.inner
             .fiscal_key
             .read()

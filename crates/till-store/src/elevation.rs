@@ -97,7 +97,7 @@ struct RateAttempt {
 
 struct Issue {
     grant: NewGrant,
-    key: std::sync::Arc<till_core::fiscal::FiscalKey>,
+    key: std::sync::Arc<crate::sealer::Sealer>,
 }
 
 struct Record {

@@ -9,6 +9,9 @@ pub enum StoreError {
     /// A uniqueness rule held: another writer got there first or the state forbids it.
     #[error("{0}")]
     Conflict(String),
+    /// The transaction id was committed before; nothing was written.
+    #[error("already committed")]
+    Duplicate,
     /// A domain rule refused the write after looking at stored state.
     #[error("{0}")]
     Rule(String),
@@ -43,6 +46,20 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// A business refusal computed from stored state, as opposed to a failure to reach or
+    /// write the database.
+    pub(crate) fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotFound(_)
+                | StoreError::Conflict(_)
+                | StoreError::Duplicate
+                | StoreError::Rule(_)
+                | StoreError::Stale(_)
+                | StoreError::Forbidden(_)
+        )
+    }
+
     /// A lost race the database resolved by aborting us: safe to run the whole unit again.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {

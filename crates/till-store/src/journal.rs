@@ -4,6 +4,7 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sealer::Sealer;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use sqlx::AnyConnection;
@@ -128,9 +129,23 @@ pub(crate) async fn append(
     kind: ChainKind,
     reference: &str,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
     payload: impl FnOnce(i64, Option<&str>) -> String,
 ) -> Result<Sealed, StoreError> {
+    let place = reserve(conn, register_id, kind).await?;
+    let text = payload(place.seq, place.previous.as_deref());
+    seal(conn, register_id, kind, place, text, reference, now, key).await
+}
+
+/// A claimed place in a chain: its sequence and the previous entry's signature.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub seq: i64,
+    pub previous: Option<String>,
+}
+
+/// Claims the next place of a chain; [`seal`] must fill it in the same transaction.
+pub(crate) async fn reserve(conn: &mut AnyConnection, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
     let head = sqlx::query(
         "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL) \
          ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
@@ -140,20 +155,35 @@ pub(crate) async fn append(
     .bind(kind.as_str())
     .fetch_one(&mut *conn)
     .await?;
-    let seq: i64 = head.try_get("last_seq")?;
-    let previous: Option<String> = head.try_get("last_signature")?;
-    let text = payload(seq, previous.as_deref());
-    let signature = key.sign(&text);
+    Ok(Place {
+        seq: head.try_get("last_seq")?,
+        previous: head.try_get("last_signature")?,
+    })
+}
+
+/// Signs `text` (the signed string for `place`) and writes the entry and the chain's new head.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn seal(
+    conn: &mut AnyConnection,
+    register_id: &str,
+    kind: ChainKind,
+    place: Place,
+    text: String,
+    reference: &str,
+    now: i64,
+    key: &Sealer,
+) -> Result<Sealed, StoreError> {
+    let signature = key.sign(&text)?;
     sqlx::query(
         "INSERT INTO fiscal_entries (register_id, kind, seq, payload, signature, previous_signature, key_id, \
              algorithm, reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(register_id)
     .bind(kind.as_str())
-    .bind(seq)
+    .bind(place.seq)
     .bind(&text)
     .bind(&signature)
-    .bind(previous)
+    .bind(place.previous)
     .bind(key.key_id())
     .bind(ALGORITHM)
     .bind(reference)
@@ -166,7 +196,10 @@ pub(crate) async fn append(
         .bind(&signature)
         .execute(&mut *conn)
         .await?;
-    Ok(Sealed { seq, signature })
+    Ok(Sealed {
+        seq: place.seq,
+        signature,
+    })
 }
 
 /// The JET codes this service writes (certified products' codes, and till's own from 1000).
@@ -190,7 +223,7 @@ pub(crate) async fn append_event(
     (code, label): (i64, &str),
     detail: &str,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<Sealed, StoreError> {
     let record = till_core::fiscal::payload::EventRecord {
         register_id: register_id.to_owned(),
@@ -228,7 +261,7 @@ struct RecordEvent {
     code: (i64, &'static str),
     detail: String,
     now: i64,
-    key: std::sync::Arc<FiscalKey>,
+    key: std::sync::Arc<Sealer>,
 }
 
 impl Store {

@@ -18,6 +18,7 @@ pub mod receipts;
 mod reports;
 pub mod returns;
 pub mod sales;
+pub mod sealer;
 pub mod sessions;
 pub mod snapshot;
 pub mod staff;

@@ -4,14 +4,15 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal;
+use crate::sealer::Sealer;
 use crate::snapshot::{SaleScope, sale_records};
 use crate::stores::StoreRecord;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
+use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord};
-use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::ids::{StoreId, TransactionId};
 use till_core::instant::to_micros;
 
@@ -38,7 +39,7 @@ struct RecordPrint {
     transaction_id: String,
     operator: String,
     now: i64,
-    key: Arc<FiscalKey>,
+    key: Arc<Sealer>,
 }
 
 impl Store {

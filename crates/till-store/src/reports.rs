@@ -3,11 +3,12 @@
 
 use crate::error::StoreError;
 use crate::journal;
+use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
+use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecordVat, ShiftRecord};
-use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::instant::{format_utc, from_micros, to_micros};
 
 /// What a shift sealed: its sales, their total and VAT, recomputed from the sales themselves.
@@ -59,7 +60,7 @@ pub(crate) async fn seal_z_report(
     conn: &mut AnyConnection,
     session: &SessionRecord,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<(Value, i64), StoreError> {
     let (session_id, register_id) = (session.session_id.as_str(), session.register_id.as_str());
     let record = shift_record(conn, session_id, register_id, to_micros(session.opened_at), now).await?;

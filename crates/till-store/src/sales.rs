@@ -6,15 +6,16 @@ use crate::closures;
 use crate::db::Store;
 use crate::elevation;
 use crate::error::StoreError;
-use crate::journal::{self, Sealed, jet};
+use crate::journal::{self, jet};
+use crate::sealer::Sealer;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 use std::sync::Arc;
+use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{
     self, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
 };
-use till_core::fiscal::{ChainKind, FiscalKey};
 use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::to_micros;
 use till_core::money::{Cents, VatRate};
@@ -131,14 +132,39 @@ pub enum SaleOutcome {
 
 struct CommitSale {
     sale: NewSale,
-    key: Arc<FiscalKey>,
+    /// The sealed record and its digest, computed before the commit: they do not depend on
+    /// the ticket's place in the chain, and the commit is the one path every sale of a
+    /// register takes in turn.
+    record: SaleRecord,
+    digest: String,
+    key: Arc<Sealer>,
 }
 
 impl Store {
     pub async fn commit_sale(&self, sale: NewSale) -> Result<SaleOutcome, StoreError> {
         let key = self.fiscal_key()?;
-        self.write(CommitSale { sale, key }, |c, i| Box::pin(commit(c, i)))
-            .await
+        let transaction_id = sale.transaction_id.clone();
+        let record = sale_record(&sale);
+        let digest = record.digest();
+        let input = CommitSale {
+            sale,
+            record,
+            digest,
+            key,
+        };
+        match self.write(input, |c, i| Box::pin(commit(c, i))).await {
+            Ok(outcome) => Ok(outcome),
+            // A refusal may only be the shadow of a twin that committed first (its grant,
+            // coupon or returned units are now taken): the stored answer wins over the refusal.
+            Err(error) if error.is_refusal() => match self.find_sale(&transaction_id).await? {
+                Some((fingerprint, response)) => Ok(SaleOutcome::Existing { fingerprint, response }),
+                None if matches!(error, StoreError::Duplicate) => {
+                    Err(StoreError::Corrupt(format!("sale {transaction_id} vanished")))
+                }
+                None => Err(error),
+            },
+            Err(error) => Err(error),
+        }
     }
 
     /// The fingerprint and stored answer of a committed transaction.
@@ -156,71 +182,9 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
     Box::pin(async move {
         let sale = &input.sale;
         let now = to_micros(sale.emitted_at);
-        // Claim the transaction id first: a concurrent duplicate waits here for us, then finds
-        // our row and writes nothing.
-        let claimed = sqlx::query(
-            "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
-                 session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
-                 points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
-                 original_register_id, original_seq) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 0, $20, \
-                 $21, $22, $23) \
-             ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
-        )
-        .bind(sale.transaction_id.as_str())
-        .bind(&sale.event_id)
-        .bind(&sale.fingerprint)
-        .bind(sale.kind.as_str())
-        .bind(&sale.number)
-        .bind(sale.store_id.as_str())
-        .bind(sale.seller_id.as_str())
-        .bind(sale.customer_id.as_ref().map(CustomerId::as_str))
-        .bind(sale.session_id.as_str())
-        .bind(sale.register_id.as_str())
-        .bind(sale.subtotal.get())
-        .bind(sale.total.get())
-        .bind(sale.item_count)
-        .bind(sale.lines.len() as i64)
-        .bind(sale.change.get())
-        .bind(sale.points_earned)
-        .bind(sale.coupon_code.as_ref().map(CouponCode::as_str))
-        .bind(sale.issued_at.map(to_micros))
-        .bind(now)
-        .bind(&sale.response)
-        .bind(sale.original.as_ref().map(|o| o.transaction_id.as_str()))
-        .bind(sale.original.as_ref().map(|o| o.register_id.as_str()))
-        .bind(sale.original.as_ref().map(|o| o.seq))
-        .fetch_optional(&mut *conn)
-        .await?;
-        if claimed.is_none() {
-            let row = sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
-                .bind(sale.transaction_id.as_str())
-                .fetch_one(&mut *conn)
-                .await?;
-            return Ok(SaleOutcome::Existing {
-                fingerprint: row.try_get("fingerprint")?,
-                response: row.try_get("response")?,
-            });
-        }
-
-        // The session may have closed since the request was checked.
-        let session = sqlx::query("SELECT closed_at, expires_at FROM register_sessions WHERE session_id = $1")
-            .bind(sale.session_id.as_str())
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or_else(|| StoreError::Rule(format!("Register session {} does not exist.", sale.session_id)))?;
-        let closed_at: Option<i64> = session.try_get("closed_at")?;
-        let expires_at: i64 = session.try_get("expires_at")?;
-        if closed_at.is_some() || expires_at <= now {
-            return Err(StoreError::Rule(format!(
-                "Register session {} is closed; open a new session to book sales.",
-                sale.session_id
-            )));
-        }
-
         let register = sale.register_id.as_str();
         let today = closures::close_due(conn, register, now, &input.key).await?;
-        closures::ensure_open(conn, register, today).await?;
+        today.ensure_open(register)?;
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
             let detail = format!("{grant} for {}", sale.transaction_id);
@@ -232,6 +196,18 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
         if let Some(original) = &sale.original {
             take_back(conn, original).await?;
         }
+        // The ticket's place in the chain first: a return's credit-note number is made of it,
+        // and the sale row is written once, complete.
+        let place = journal::reserve(conn, register, ChainKind::Ticket).await?;
+        let (credit_note, response) = match sale.kind {
+            SaleType::Return => {
+                let number = credit_note_number(register, place.seq);
+                let response = sale.response.replacen(CREDIT_NOTE_PENDING, &number, 1);
+                (Some(number), response)
+            }
+            _ => (None, sale.response.clone()),
+        };
+        insert_sale(conn, sale, place.seq, credit_note.as_deref(), &response, now).await?;
         insert_lines(conn, sale).await?;
         insert_adjustments(conn, sale).await?;
         insert_tenders(conn, sale).await?;
@@ -249,39 +225,96 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
             .execute(&mut *conn)
             .await?;
         }
-
-        let record = sale_record(sale);
-        let Sealed { seq, .. } = journal::append(
+        let text = payload::ticket_with_digest(&input.record, &input.digest, place.seq, place.previous.as_deref());
+        let sealed = journal::seal(
             conn,
             register,
             ChainKind::Ticket,
+            place,
+            text,
             sale.transaction_id.as_str(),
             now,
             &input.key,
-            |seq, previous| payload::ticket(&record, seq, previous),
         )
         .await?;
-        closures::mark_open_day(conn, register, today).await?;
-        let (credit_note, response) = match sale.kind {
-            SaleType::Return => {
-                let number = credit_note_number(register, seq);
-                let response = sale.response.replacen(CREDIT_NOTE_PENDING, &number, 1);
-                (Some(number), response)
-            }
-            _ => (None, sale.response.clone()),
-        };
-        sqlx::query("UPDATE sales SET fiscal_seq = $2, credit_note = $3, response = $4 WHERE transaction_id = $1")
-            .bind(sale.transaction_id.as_str())
-            .bind(seq)
-            .bind(credit_note)
-            .bind(&response)
-            .execute(&mut *conn)
-            .await?;
+        closures::mark_open_day(conn, register, &today).await?;
         Ok(SaleOutcome::Committed {
-            fiscal_seq: seq,
+            fiscal_seq: sealed.seq,
             response,
         })
     })
+}
+
+/// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
+/// open (it may have closed since the request was checked). Either refusal rolls the whole
+/// ticket back: [`StoreError::Duplicate`] for an id seen before, a rule for the session.
+async fn insert_sale(
+    conn: &mut AnyConnection,
+    sale: &NewSale,
+    seq: i64,
+    credit_note: Option<&str>,
+    response: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    let written = sqlx::query(
+        "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
+             session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
+             points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
+             original_register_id, original_seq, credit_note) \
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+             $22, $23, $24, $25 \
+         WHERE EXISTS (SELECT 1 FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
+             AND expires_at > $19) \
+         ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
+    )
+    .bind(sale.transaction_id.as_str())
+    .bind(&sale.event_id)
+    .bind(&sale.fingerprint)
+    .bind(sale.kind.as_str())
+    .bind(&sale.number)
+    .bind(sale.store_id.as_str())
+    .bind(sale.seller_id.as_str())
+    .bind(sale.customer_id.as_ref().map(CustomerId::as_str))
+    .bind(sale.session_id.as_str())
+    .bind(sale.register_id.as_str())
+    .bind(sale.subtotal.get())
+    .bind(sale.total.get())
+    .bind(sale.item_count)
+    .bind(sale.lines.len() as i64)
+    .bind(sale.change.get())
+    .bind(sale.points_earned)
+    .bind(sale.coupon_code.as_ref().map(CouponCode::as_str))
+    .bind(sale.issued_at.map(to_micros))
+    .bind(now)
+    .bind(seq)
+    .bind(response)
+    .bind(sale.original.as_ref().map(|o| o.transaction_id.as_str()))
+    .bind(sale.original.as_ref().map(|o| o.register_id.as_str()))
+    .bind(sale.original.as_ref().map(|o| o.seq))
+    .bind(credit_note)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if written.is_some() {
+        return Ok(());
+    }
+    let seen = sqlx::query("SELECT 1 FROM sales WHERE transaction_id = $1")
+        .bind(sale.transaction_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if seen.is_some() {
+        return Err(StoreError::Duplicate);
+    }
+    let session = sqlx::query("SELECT 1 FROM register_sessions WHERE session_id = $1")
+        .bind(sale.session_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    Err(StoreError::Rule(match session {
+        None => format!("Register session {} does not exist.", sale.session_id),
+        Some(_) => format!(
+            "Register session {} is closed; open a new session to book sales.",
+            sale.session_id
+        ),
+    }))
 }
 
 /// The sale as its ticket seals it: every business field, in the form the audit reads back.

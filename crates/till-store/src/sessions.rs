@@ -4,6 +4,7 @@ use crate::closures;
 use crate::db::Store;
 use crate::error::{StoreError, is_unique_violation};
 use crate::journal::{self, jet};
+use crate::sealer::Sealer;
 use crate::staff::{StaffRecord, staff_from_row};
 use crate::stores::store_in_network;
 use futures::future::BoxFuture;
@@ -12,7 +13,6 @@ use sqlx::AnyConnection;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::sync::Arc;
-use till_core::fiscal::FiscalKey;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
@@ -87,12 +87,12 @@ pub enum CloseOutcome {
 struct CloseSession {
     session_id: SessionId,
     now: i64,
-    key: Arc<FiscalKey>,
+    key: Arc<Sealer>,
 }
 
 struct OpenWithKey {
     open: OpenSession,
-    key: Arc<FiscalKey>,
+    key: Arc<Sealer>,
 }
 
 impl Store {
@@ -268,7 +268,7 @@ async fn close_session_row(
     conn: &mut AnyConnection,
     session_id: &SessionId,
     now: i64,
-    key: &FiscalKey,
+    key: &Sealer,
 ) -> Result<bool, StoreError> {
     let row = sqlx::query(select_session!("session_id = $1 AND closed_at IS NULL"))
         .bind(session_id.as_str())

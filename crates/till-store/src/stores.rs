@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use sqlx::AnyConnection;
 use sqlx::Row;
 use sqlx::any::AnyRow;
+use std::collections::HashSet;
 use till_core::ids::StoreId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
@@ -55,7 +56,17 @@ impl Store {
     /// Whether `store_id` belongs to the network, `None` while the network has no store at all
     /// (the interface then skips the check).
     pub async fn store_in_network(&self, store_id: &StoreId) -> Result<Option<bool>, StoreError> {
-        store_in_network(self.reader(), store_id.as_str()).await
+        let known = |stores: &HashSet<String>| stores.contains(store_id.as_str());
+        if self.known_stores().read().is_ok_and(|stores| known(&stores)) {
+            return Ok(Some(true));
+        }
+        let answer = store_in_network(self.reader(), store_id.as_str()).await?;
+        if answer == Some(true)
+            && let Ok(mut stores) = self.known_stores().write()
+        {
+            stores.insert(store_id.as_str().to_owned());
+        }
+        Ok(answer)
     }
 }
 

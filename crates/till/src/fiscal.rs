@@ -11,7 +11,6 @@ use crate::server::load_fiscal_key;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
-use std::sync::Arc;
 use till_core::fiscal::FiscalKey;
 use till_core::fiscal::archive::{self, verify_file};
 use till_core::fiscal::audit::audit;
@@ -25,10 +24,7 @@ pub async fn verify(config: &Config, register: Option<&str>) -> anyhow::Result<b
         .context("cannot open the database")?;
     // The key is needed only to record failures; an audit runs without it.
     let can_record = match load_fiscal_key(config) {
-        Ok(key) => store
-            .use_fiscal_key(Arc::new(key), jiff::Timestamp::now())
-            .await
-            .is_ok(),
+        Ok(key) => store.use_fiscal_key(key, jiff::Timestamp::now()).await.is_ok(),
         Err(error) => {
             eprintln!("warning: failures will not be recorded in the journal ({error:#})");
             false

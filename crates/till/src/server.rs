@@ -27,7 +27,7 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
     let key = load_fiscal_key(config)?;
     tracing::info!(key_id = key.key_id(), "fiscal journal key ready");
     store
-        .use_fiscal_key(Arc::new(key), clock.now())
+        .use_fiscal_key(key, clock.now())
         .await
         .context("cannot publish the fiscal key")?;
     let auth = Authenticator::new(config.jwt_settings());

@@ -6,15 +6,15 @@
 //! unit refunds what the customer paid for it on the original sale (see
 //! [`till_core::returns`]).
 
-use crate::auth::Authorized;
 use crate::auth::secret::new_id;
+use crate::auth::{Authorized, Principal};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathParams};
 use crate::fields::{Field, Obj, Problems};
 use crate::ops;
 use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, TicketTender, Totals};
 use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
-use crate::routes::checkout::{Sign, answer, booking_session, register_of, replay};
+use crate::routes::checkout::{Sign, answer, booking_session, register_of, replay, unless_twin_committed};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -182,20 +182,30 @@ async fn create_return(
     if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
         return replay(stored, &fingerprint);
     }
+    let outcome = book_return(&state, &auth.principal, &request, &fingerprint).await;
+    unless_twin_committed(&state, &request.transaction_id, &fingerprint, outcome).await
+}
+
+async fn book_return(
+    state: &AppState,
+    caller: &Principal,
+    request: &ReturnRequest,
+    fingerprint: &str,
+) -> Result<Response, ApiError> {
     let now = state.now();
-    let session = booking_session(&state, &auth.principal, &request.store_id, &request.session_id, now).await?;
+    let session = booking_session(state, caller, &request.store_id, &request.session_id, now).await?;
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let tolerance = Cents::new(state.config().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
     let mut attempt = 0;
     loop {
-        let original = returnable_original(&state, &request.original_transaction_id).await?;
+        let original = returnable_original(state, &request.original_transaction_id).await?;
         let plan = plan_return(&original.returnable, &request.lines).map_err(|e| return_error(e, &original))?;
         check_settlement(plan.refund, &request.tenders, tolerance).map_err(|e| refund_error(e, plan.refund))?;
-        let ticket = build_return(&request, &fingerprint, &register_id, &original, &plan, now)?;
+        let ticket = build_return(request, fingerprint, &register_id, &original, &plan, now)?;
         match state.store().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
-            outcome => return answer(outcome?, &fingerprint),
+            outcome => return answer(outcome?, fingerprint),
         }
     }
 }

@@ -93,6 +93,14 @@ impl FiscalKey {
         FiscalKey { key, key_id, jwk }
     }
 
+    /// The key in PKCS#8 DER, for a signer of the caller's own (see the store's sealer).
+    pub fn to_pkcs8_der(&self) -> Vec<u8> {
+        self.key
+            .to_pkcs8_der()
+            .map(|der| der.as_bytes().to_vec())
+            .unwrap_or_default()
+    }
+
     pub fn to_pkcs8_pem(&self) -> String {
         self.key
             .to_pkcs8_pem(LineEnding::LF)

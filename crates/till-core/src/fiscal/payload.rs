@@ -166,6 +166,12 @@ impl SaleRecord {
 /// The signed string of a ticket: VAT breakdown, total, timestamp, register, sequence, type,
 /// transaction id, digest of the whole sale record, flag, previous signature.
 pub fn ticket(record: &SaleRecord, seq: i64, previous: Option<&str>) -> String {
+    ticket_with_digest(record, &record.digest(), seq, previous)
+}
+
+/// [`ticket`] with the record's digest computed beforehand: it does not depend on the
+/// sequence, so a writer can compute it before it takes its place in the chain.
+pub fn ticket_with_digest(record: &SaleRecord, digest: &str, seq: i64, previous: Option<&str>) -> String {
     let at = crate::instant::from_micros(record.emitted_at);
     join(
         vec![
@@ -176,7 +182,7 @@ pub fn ticket(record: &SaleRecord, seq: i64, previous: Option<&str>) -> String {
             seq.to_string(),
             record.fiscal_type(),
             field(&record.transaction_id),
-            record.digest(),
+            digest.to_owned(),
         ],
         seq,
         previous,

@@ -95,6 +95,24 @@ async fn twenty_sales_racing_for_one_grant_spend_it_once(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// A till that retries an approved sale while the first attempt is still in flight: the twin
+/// finds the grant spent by its own sale, and must get that sale back, not a refusal.
+async fn identical_approved_sales_in_flight_commit_once_and_replay(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
+    let sale = shop.discounted("t1", 1000);
+    let replies = join_all((0..12).map(|_| shop.with_token(&token, &sale))).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        assert_eq!(reply.text, replies[0].text);
+    }
+    assert_eq!(shop.stock(MUG).await, -1);
+    shop.with_token(&token, &shop.discounted("t2", 1000))
+        .await
+        .assert_error(403, "FORBIDDEN");
+    shop.server.stop().await;
+}
+
 async fn a_refused_sale_leaves_the_grant_unspent(engine: Engine) {
     let shop = Shop::open(engine).await;
     let token = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
@@ -332,6 +350,7 @@ async fn every_outcome_is_in_the_audit_trail(engine: Engine) {
 on_both_engines!(
     a_grant_approves_one_sale_once,
     twenty_sales_racing_for_one_grant_spend_it_once,
+    identical_approved_sales_in_flight_commit_once_and_replay,
     a_refused_sale_leaves_the_grant_unspent,
     a_grant_is_bound_to_its_session_scope_and_time,
     fifty_wrong_pins_lock_the_manager_after_five,

@@ -529,6 +529,24 @@ async fn concurrent_redemptions_never_exceed_the_maximum(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// Retries of one sale redeeming a single-use coupon: one redemption, every retry the same sale.
+async fn identical_sales_on_a_single_use_coupon_redeem_it_once(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let admin = shop.server.admin();
+    let coupon = json!({"amountCents": 100, "maxRedemptions": 1});
+    shop.server.put("/v1/coupons/ONCE", &admin, coupon).await;
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1350);
+    sale["couponCode"] = json!("ONCE");
+    let replies = join_all((0..12).map(|_| shop.finalize(&sale))).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        assert_eq!(reply.text, replies[0].text);
+    }
+    assert_eq!(shop.server.get("/v1/coupons/ONCE", &admin).await.body["redemptions"], 1);
+    assert_eq!(shop.stock(MUG).await, -1);
+    shop.server.stop().await;
+}
+
 async fn total(server: &TestServer) -> Value {
     let body = json!({"storeId": "s1", "cart": {"lines": [line("m", MUG, 1)], "freeLineSequence": 0}});
     let token = server.token("t", "pos.catalog.read");
@@ -577,5 +595,6 @@ on_both_engines!(
     coupons_apply_with_their_block_in_the_sale_event,
     unusable_coupons_are_refused_with_the_reason,
     concurrent_redemptions_never_exceed_the_maximum,
+    identical_sales_on_a_single_use_coupon_redeem_it_once,
     another_node_sees_a_rule_within_its_cache_bound,
 );

@@ -386,6 +386,17 @@ async fn two_tills_returning_the_last_unit_at_once_refund_it_once(engine: Engine
         assert_eq!(state["returns"].as_array().unwrap().len(), 1);
         assert_eq!(state["refundedCents"], sold.total);
     }
+    // One till retrying its return of the last unit while the first try is in flight: every
+    // try answers the one credit note.
+    let sold = shop.sell_to("retried", None, vec![line("l1", MUG, 1)], json!({})).await;
+    let stock = shop.stock(MUG).await;
+    let body = shop.return_body("back-retried", "retried", &[("l1", 1)], sold.total);
+    let replies = join_all((0..8).map(|_| shop.server.post("/v1/returns", &shop.till, body.clone()))).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        assert_eq!(reply.text, replies[0].text);
+    }
+    assert_eq!(shop.stock(MUG).await, stock + 1);
     // Returns of different lines of one sale at once all go through, each at its own price.
     let sold = shop
         .sell_to(

@@ -35,7 +35,7 @@ use request::{PriceRequestBody, SaleRequestBody, parse_price, parse_sale};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use till_core::grant::Grant;
-use till_core::ids::{RegisterId, SessionId, SkuId, StoreId};
+use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
 use till_core::pricing::{LineToPrice, VatTotal};
@@ -88,15 +88,28 @@ async fn finalize(
     if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
         return replay(stored, &fingerprint);
     }
+    let transaction_id = request.transaction_id.clone();
+    let outcome = book_sale(&state, &caller, request, fingerprint.clone(), &headers).await;
+    unless_twin_committed(&state, &transaction_id, &fingerprint, outcome).await
+}
+
+/// Prices, authorizes and commits a sale not seen before.
+async fn book_sale(
+    state: &AppState,
+    caller: &Principal,
+    request: SaleRequest,
+    fingerprint: String,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
     let now = state.now();
-    let session = booking_session(&state, &caller, &request.store_id, &request.session_id, now).await?;
+    let session = booking_session(state, caller, &request.store_id, &request.session_id, now).await?;
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let is_return = request.kind == SaleType::Return;
     if is_return && request.coupon_code.is_some() {
         return Err(ApiError::Business("A coupon cannot be presented with a return.".into()));
     }
     let quote = quote(
-        &state,
+        state,
         QuoteRequest {
             store_id: &request.store_id,
             cart: &request.cart,
@@ -109,18 +122,38 @@ async fn finalize(
     let elevation = headers.get("x-elevation-token");
     let grant = if is_return {
         // Declared discounts on a return lower the refund: only the refund needs authority.
-        authorize_unreceipted_return(&state, &caller, &request, quote.priced.total, elevation).await?
+        authorize_unreceipted_return(state, caller, &request, quote.priced.total, elevation).await?
     } else {
-        authorize_discounts(&state, &caller, &request, &quote.priced, elevation).await?
+        authorize_discounts(state, caller, &request, &quote.priced, elevation).await?
     };
     let tolerance = Cents::new(state.config().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
     check_settlement(quote.priced.total, &request.tenders, tolerance)
         .map_err(|error| settlement_error(error, &request, &quote.lines))?;
 
-    let mut sale = build_sale(&state, request, fingerprint, register_id, &quote, now)?;
+    let mut sale = build_sale(state, request, fingerprint, register_id, &quote, now)?;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
     answer(state.store().commit_sale(sale).await?, &fingerprint)
+}
+
+/// A refusal may be the shadow of a twin request with the same transaction id that committed
+/// while this one was being checked (it spent the grant, the coupon's last redemption, the
+/// units to return): the twin's stored answer is this request's answer too.
+pub(crate) async fn unless_twin_committed(
+    state: &AppState,
+    transaction_id: &TransactionId,
+    fingerprint: &str,
+    outcome: Result<Response, ApiError>,
+) -> Result<Response, ApiError> {
+    match outcome {
+        Err(refusal @ (ApiError::Business(_) | ApiError::Forbidden(_) | ApiError::Channel { .. })) => {
+            match state.store().find_sale(transaction_id).await? {
+                Some(stored) => replay(stored, fingerprint),
+                None => Err(refusal),
+            }
+        }
+        other => other,
+    }
 }
 
 /// The answer to a commit: the new ticket, or, when a concurrent request with the same
@@ -339,11 +372,15 @@ pub(crate) async fn booking_session(
             own.session.session_id
         )));
     }
-    let session = state
-        .store()
-        .get_session(session_id)
-        .await?
-        .ok_or_else(|| ApiError::Business(format!("Register session {session_id} does not exist.")))?;
+    // A till's token was resolved to its session in this very request: no second read.
+    let session = match caller.session() {
+        Some(own) => own.session.clone(),
+        None => state
+            .store()
+            .get_session(session_id)
+            .await?
+            .ok_or_else(|| ApiError::Business(format!("Register session {session_id} does not exist.")))?,
+    };
     if session.closed_at.is_some() || now >= session.expires_at {
         return Err(ApiError::Business(format!(
             "Register session {} is closed; open a new session to book sales.",
