@@ -183,6 +183,9 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
         env,
         work_dir: plan.work_dir.clone(),
     };
+    if engine_of(&plan.database_url) == "postgres" {
+        create_postgres_database(&plan.database_url).await?;
+    }
     let mut cluster = Cluster::start(config, plan.nodes).await?;
     let client = Client::new(cluster.urls())?;
     let admin = admin_token(&secret);
@@ -557,16 +560,11 @@ async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Baseli
 async fn pgbench(database_url: &str, clients: usize, seconds: u64) -> Result<Baseline> {
     let binary = find_pgbench().context("pgbench not found (install postgresql-client or its server binaries)")?;
     let database = format!("till_pgbench_{}", std::process::id());
-    let base = database_url
-        .rsplit_once('/')
-        .map(|(base, _)| base.to_owned())
-        .context("a database URL ending in /DATABASE")?;
-    sqlx::any::install_default_drivers();
-    let mut admin = sqlx::AnyConnection::connect(database_url).await?;
+    let (base, _) = split_database(database_url)?;
+    let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
     admin
         .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
         .await?;
-    admin.close().await?;
     let url = format!("{base}/{database}");
     let init = tokio::process::Command::new(&binary)
         .args(["-i", "-q", "-s", &clients.to_string(), &url])
@@ -602,14 +600,45 @@ async fn pgbench(database_url: &str, clients: usize, seconds: u64) -> Result<Bas
         .and_then(|l| l.trim_start_matches("tps = ").split_whitespace().next())
         .and_then(|v| v.parse::<f64>().ok())
         .with_context(|| format!("no tps in pgbench's output: {out}"))?;
-    let mut admin = sqlx::AnyConnection::connect(database_url).await?;
     let _ = admin
         .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE {database}")))
         .await;
+    admin.close().await?;
     Ok(Baseline {
         method: format!("pgbench TPC-B-like, {clients} clients, scale {clients}, same cluster"),
         per_second: tps,
     })
+}
+
+/// The cluster's URL and the database named at the end of `url`.
+fn split_database(url: &str) -> Result<(&str, &str)> {
+    let (base, database) = url.rsplit_once('/').context("a database URL ending in /DATABASE")?;
+    let database = database.split('?').next().unwrap_or_default();
+    ensure!(
+        !database.is_empty() && database.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "the database name must be letters, digits and underscores"
+    );
+    Ok((base, database))
+}
+
+/// The benchmark runs on a database of its own: created when absent, through the cluster's
+/// `postgres` database.
+async fn create_postgres_database(url: &str) -> Result<()> {
+    sqlx::any::install_default_drivers();
+    let (base, database) = split_database(url)?;
+    let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
+    let exists = sqlx::query("SELECT 1 FROM pg_database WHERE datname = $1")
+        .bind(database)
+        .fetch_optional(&mut admin)
+        .await?
+        .is_some();
+    if !exists {
+        admin
+            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
+            .await?;
+    }
+    admin.close().await?;
+    Ok(())
 }
 
 fn find_pgbench() -> Option<PathBuf> {
