@@ -196,10 +196,14 @@ impl Store {
     /// Brings the schema up to date. Safe to run from several nodes at once on PostgreSQL
     /// (sqlx holds an advisory lock while it migrates).
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let migrator = match self.inner.engine {
+        let mut migrator = match self.inner.engine {
             Engine::Sqlite => migrations::sqlite(),
             Engine::Postgres => migrations::postgres(),
         };
+        // In a rolling deploy the first node of a new release migrates while nodes of the
+        // previous one still run, and may restart: they must accept migrations they do not
+        // know. Releases only add to the schema, so the older code still finds what it reads.
+        migrator.set_ignore_missing(true);
         match self.inner.engine {
             Engine::Sqlite => {
                 // Its own connection: migrations manage their own transactions, which cannot

@@ -3,6 +3,7 @@
 mod harness;
 
 mod auth;
+mod deploy;
 mod elevation;
 mod envelope;
 mod finalize;
