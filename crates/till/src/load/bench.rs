@@ -146,6 +146,39 @@ impl Pricer {
     }
 }
 
+/// Other nodes apply a new rule once their promotion cache ages (a second by default): wait
+/// until every node prices a cart with both rules, so no sale of the run
+/// is priced by the load generator and the server with different rules.
+async fn await_promotions_everywhere(client: &Client, admin: &str, shop: &Shop) -> Result<()> {
+    let line = |id: &str, index: usize, quantity: i64| -> Result<Value> {
+        let article = shop.articles.get(index).context("a catalog of at least 8 articles")?;
+        Ok(
+            json!({"id": id, "skuId": article.sku, "quantity": quantity, "unitPrice": article.price,
+                  "vatRate": article.vat, "free": false}),
+        )
+    };
+    // Article 0 is in the bogo, article 7 in the percent_off (see `promotions`).
+    let probe = json!({"storeId": shop.store, "cart": {"freeLineSequence": 0,
+        "lines": [line("bogo", 0, 3)?, line("percent", 7, 1)?]}});
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for node in 0..client.nodes() {
+        loop {
+            let quote = client
+                .to(node, reqwest::Method::POST, "/v1/checkout/price", admin, Some(&probe))
+                .await?
+                .expect(200, "price")?
+                .json();
+            let applied = quote["adjustments"].to_string();
+            if applied.contains("bench-bogo") && applied.contains("bench-percent") {
+                break;
+            }
+            ensure!(Instant::now() < deadline, "node {node} never applied the promotions");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
 /// Two promotions in force: half price on every third unit of some articles, 10 % off others.
 fn promotions(shop: &Shop) -> Vec<Value> {
     let every = |step: usize, offset: usize| -> Vec<&str> {
@@ -205,6 +238,7 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
             .expect_ok("promotion")?;
         rules.push(serde_json::from_value::<PromotionRule>(rule).context("a promotion rule")?);
     }
+    await_promotions_everywhere(&client, &admin, &shop).await?;
     let pricer = Pricer {
         store: StoreId::from_trusted(shop.store.clone()),
         catalog: shop
