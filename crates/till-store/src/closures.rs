@@ -7,6 +7,7 @@
 //! year close the same way once a later one has begun. The back office may close the current
 //! day, month or year early; no sale is then booked into that period.
 
+use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
@@ -138,20 +139,13 @@ pub(crate) async fn close_due(
 }
 
 /// Notes that the register has tickets on `today` not yet closed (once a day).
-pub(crate) async fn mark_open_day(
-    conn: &mut AnyConnection,
-    register_id: &str,
-    today: &Today,
-) -> Result<(), StoreError> {
-    if today.marked {
-        return Ok(());
+pub(crate) fn mark_open_day(batch: &mut Batch, register_id: &str, today: &Today) {
+    if !today.marked {
+        batch.push(
+            "UPDATE registers SET open_day = $2 WHERE register_id = $1 AND open_day IS NULL",
+            vec![register_id.into(), today.date.to_string().into()],
+        );
     }
-    sqlx::query("UPDATE registers SET open_day = $2 WHERE register_id = $1 AND open_day IS NULL")
-        .bind(register_id)
-        .bind(today.date.to_string())
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
 }
 
 /// The latest day closure's anchor and grand totals: where the next day starts.

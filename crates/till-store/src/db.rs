@@ -414,6 +414,7 @@ async fn run_sqlite_writer(mut conn: AnyConnection, mut queue: mpsc::Receiver<Bo
 }
 
 async fn run_batch(conn: &mut AnyConnection, batch: &mut [Box<dyn Job>]) -> Result<(), sqlx::Error> {
+    let started = std::time::Instant::now();
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
     for job in batch.iter_mut() {
         let mut savepoint = tx.begin().await?;
@@ -423,5 +424,13 @@ async fn run_batch(conn: &mut AnyConnection, batch: &mut [Box<dyn Job>]) -> Resu
             savepoint.rollback().await?;
         }
     }
-    tx.commit().await
+    let worked = started.elapsed();
+    let committed = tx.commit().await;
+    tracing::debug!(
+        jobs = batch.len(),
+        work_us = worked.as_micros() as u64,
+        commit_us = (started.elapsed() - worked).as_micros() as u64,
+        "SQLite batch"
+    );
+    committed
 }

@@ -2,6 +2,7 @@
 //! previous entry's signature. Appends happen inside the business write's transaction, so a
 //! sale and its seal commit together or not at all.
 
+use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::sealer::Sealer;
@@ -173,29 +174,45 @@ pub(crate) async fn seal(
     now: i64,
     key: &Sealer,
 ) -> Result<Sealed, StoreError> {
+    let mut batch = Batch::default();
+    let sealed = seal_into(&mut batch, register_id, kind, place, text, reference, now, key)?;
+    batch.run(conn).await?;
+    Ok(sealed)
+}
+
+/// [`seal`], its two writes queued on `batch` for the caller to run in the same transaction.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn seal_into(
+    batch: &mut Batch,
+    register_id: &str,
+    kind: ChainKind,
+    place: Place,
+    text: String,
+    reference: &str,
+    now: i64,
+    key: &Sealer,
+) -> Result<Sealed, StoreError> {
     let signature = key.sign(&text)?;
-    sqlx::query(
+    batch.push(
         "INSERT INTO fiscal_entries (register_id, kind, seq, payload, signature, previous_signature, key_id, \
              algorithm, reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(register_id)
-    .bind(kind.as_str())
-    .bind(place.seq)
-    .bind(&text)
-    .bind(&signature)
-    .bind(place.previous)
-    .bind(key.key_id())
-    .bind(ALGORITHM)
-    .bind(reference)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2")
-        .bind(register_id)
-        .bind(kind.as_str())
-        .bind(&signature)
-        .execute(&mut *conn)
-        .await?;
+        vec![
+            register_id.into(),
+            kind.as_str().into(),
+            place.seq.into(),
+            text.into(),
+            (&signature).into(),
+            place.previous.as_deref().into(),
+            key.key_id().into(),
+            ALGORITHM.into(),
+            reference.into(),
+            now.into(),
+        ],
+    );
+    batch.push(
+        "UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2",
+        vec![register_id.into(), kind.as_str().into(), (&signature).into()],
+    );
     Ok(Sealed {
         seq: place.seq,
         signature,

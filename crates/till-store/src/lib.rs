@@ -4,6 +4,7 @@
 //! tests can drive the clock. See [`db`] for how writes reach the disk on each engine.
 
 pub mod archives;
+mod batch;
 pub mod catalog;
 pub mod closures;
 pub mod coupons;

@@ -1,6 +1,7 @@
 //! Committing a sale: the sale, its lines, tenders and VAT, stock, loyalty, the fiscal seal and
 //! the stored answer, in one transaction. Idempotent by transaction id.
 
+use crate::batch::{Batch, Param};
 use crate::catalog::placeholders;
 use crate::closures;
 use crate::db::Store;
@@ -10,7 +11,7 @@ use crate::journal::{self, jet};
 use crate::sealer::Sealer;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::{AnyConnection, AssertSqlSafe, Row};
+use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{
@@ -208,26 +209,24 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
             _ => (None, sale.response.clone()),
         };
         insert_sale(conn, sale, place.seq, credit_note.as_deref(), &response, now).await?;
-        insert_lines(conn, sale).await?;
-        insert_adjustments(conn, sale).await?;
-        insert_tenders(conn, sale).await?;
-        insert_vat(conn, sale).await?;
-        move_stock(conn, sale, now).await?;
+        // Nothing below reads what it writes: one batch, one round trip on SQLite.
+        let mut batch = Batch::default();
+        insert_lines(&mut batch, sale);
+        insert_adjustments(&mut batch, sale);
+        insert_tenders(&mut batch, sale);
+        insert_vat(&mut batch, sale);
+        move_stock(&mut batch, sale, now);
         if let Some(customer) = &sale.customer_id {
-            sqlx::query(
+            batch.push(
                 "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
                  ON CONFLICT (customer_id) DO UPDATE SET points = customers.points + excluded.points, \
                      updated_at = excluded.updated_at",
-            )
-            .bind(customer.as_str())
-            .bind(sale.points_earned)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
+                vec![customer.as_str().into(), sale.points_earned.into(), now.into()],
+            );
         }
         let text = payload::ticket_with_digest(&input.record, &input.digest, place.seq, place.previous.as_deref());
-        let sealed = journal::seal(
-            conn,
+        let sealed = journal::seal_into(
+            &mut batch,
             register,
             ChainKind::Ticket,
             place,
@@ -235,9 +234,9 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
             sale.transaction_id.as_str(),
             now,
             &input.key,
-        )
-        .await?;
-        closures::mark_open_day(conn, register, &today).await?;
+        )?;
+        closures::mark_open_day(&mut batch, register, &today);
+        batch.run(conn).await?;
         Ok(SaleOutcome::Committed {
             fiscal_seq: sealed.seq,
             response,
@@ -438,32 +437,32 @@ async fn take_back(conn: &mut AnyConnection, original: &ReturnOf) -> Result<(), 
 /// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.
 const ROWS_PER_INSERT: usize = 200;
 
-async fn insert_lines(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+fn insert_lines(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.lines.chunks(ROWS_PER_INSERT).enumerate() {
         let sql = format!(
             "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
                  gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents, label) VALUES {}",
             rows(chunk.len(), 12, "$1")
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, line) in chunk.iter().enumerate() {
-            query = query
-                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
-                .bind(&line.line_id)
-                .bind(line.sku_id.as_ref().map(SkuId::as_str))
-                .bind(line.quantity)
-                .bind(line.unit_price.get())
-                .bind(line.vat_rate.hundredths())
-                .bind(line.gross.get())
-                .bind(line.promotion.get())
-                .bind(line.declared.get())
-                .bind(line.ticket.get())
-                .bind(line.net.get())
-                .bind(line.label.as_deref());
+            params.extend([
+                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
+                (&line.line_id).into(),
+                line.sku_id.as_ref().map(SkuId::as_str).into(),
+                line.quantity.into(),
+                line.unit_price.get().into(),
+                line.vat_rate.hundredths().into(),
+                line.gross.get().into(),
+                line.promotion.get().into(),
+                line.declared.get().into(),
+                line.ticket.get().into(),
+                line.net.get().into(),
+                line.label.as_deref().into(),
+            ]);
         }
-        query.execute(&mut *conn).await?;
+        batch.push(sql, params);
     }
-    Ok(())
 }
 
 /// Counts one redemption, atomically refusing the one past `maxRedemptions`: concurrent sales
@@ -485,72 +484,72 @@ async fn redeem_coupon(conn: &mut AnyConnection, code: &CouponCode, now: i64) ->
     }
 }
 
-async fn insert_adjustments(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+fn insert_adjustments(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.adjustments.chunks(ROWS_PER_INSERT).enumerate() {
         let sql = format!(
             "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
              VALUES {}",
             rows(chunk.len(), 5, "$1")
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, adjustment) in chunk.iter().enumerate() {
-            query = query
-                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
-                .bind(adjustment.source)
-                .bind(&adjustment.source_id)
-                .bind(adjustment.label.as_deref())
-                .bind(adjustment.amount.get());
+            params.extend([
+                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
+                adjustment.source.into(),
+                (&adjustment.source_id).into(),
+                adjustment.label.as_deref().into(),
+                adjustment.amount.get().into(),
+            ]);
         }
-        query.execute(&mut *conn).await?;
+        batch.push(sql, params);
     }
-    Ok(())
 }
 
-async fn insert_tenders(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+fn insert_tenders(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.tenders.chunks(ROWS_PER_INSERT).enumerate() {
         let sql = format!(
             "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
                  change_cents, forfeited_cents) VALUES {}",
             rows(chunk.len(), 7, "$1")
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, tender) in chunk.iter().enumerate() {
-            query = query
-                .bind((chunk_no * ROWS_PER_INSERT + offset) as i64)
-                .bind(&tender.id)
-                .bind(tender.method.as_str())
-                .bind(tender.applied.get())
-                .bind(tender.presented.get())
-                .bind(tender.change.get())
-                .bind(tender.forfeited.get());
+            params.extend([
+                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
+                (&tender.id).into(),
+                tender.method.as_str().into(),
+                tender.applied.get().into(),
+                tender.presented.get().into(),
+                tender.change.get().into(),
+                tender.forfeited.get().into(),
+            ]);
         }
-        query.execute(&mut *conn).await?;
+        batch.push(sql, params);
     }
-    Ok(())
 }
 
-async fn insert_vat(conn: &mut AnyConnection, sale: &NewSale) -> Result<(), StoreError> {
+fn insert_vat(batch: &mut Batch, sale: &NewSale) {
     if sale.vat.is_empty() {
-        return Ok(());
+        return;
     }
     let sql = format!(
         "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) VALUES {}",
         rows(sale.vat.len(), 3, "$1")
     );
-    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.transaction_id.as_str());
+    let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
     for vat in &sale.vat {
-        query = query
-            .bind(vat.rate.hundredths())
-            .bind(vat.total.get())
-            .bind(vat.vat.get());
+        params.extend([
+            vat.rate.hundredths().into(),
+            vat.total.get().into(),
+            vat.vat.get().into(),
+        ]);
     }
-    query.execute(&mut *conn).await?;
-    Ok(())
+    batch.push(sql, params);
 }
 
 /// One statement for every article: rows are sorted by SKU, so concurrent sales lock stock
 /// rows in the same order and cannot deadlock each other.
-async fn move_stock(conn: &mut AnyConnection, sale: &NewSale, now: i64) -> Result<(), StoreError> {
+fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64) {
     let mut moves: Vec<&(SkuId, i64)> = sale.stock_moves.iter().collect();
     moves.sort_by(|a, b| a.0.cmp(&b.0));
     for chunk in moves.chunks(ROWS_PER_INSERT) {
@@ -560,13 +559,12 @@ async fn move_stock(conn: &mut AnyConnection, sale: &NewSale, now: i64) -> Resul
                  updated_at = excluded.updated_at",
             rows_with(chunk.len(), 2, "$1", "$2")
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(sale.store_id.as_str()).bind(now);
+        let mut params: Vec<Param> = vec![sale.store_id.as_str().into(), now.into()];
         for (sku, delta) in chunk {
-            query = query.bind(sku.as_str()).bind(*delta);
+            params.extend([sku.as_str().into(), (*delta).into()]);
         }
-        query.execute(&mut *conn).await?;
+        batch.push(sql, params);
     }
-    Ok(())
 }
 
 /// `(shared, $n, ...), ...`: `count` rows of `width` fresh parameters after a shared first one.

@@ -75,7 +75,11 @@ impl Node {
             .env("TILL_DATA_DIR", &dir)
             .env("TILL_JWT_SECRET", &self.config.jwt_secret)
             .env("TILL_FISCAL_KEY_FILE", &self.config.fiscal_key_file)
-            .env("TILL_LOG", "warn")
+            // TILL_LOAD_NODE_LOG, when set, is the nodes' log filter (to see the writer's batches).
+            .env(
+                "TILL_LOG",
+                std::env::var("TILL_LOAD_NODE_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .envs(self.config.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
