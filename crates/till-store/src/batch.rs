@@ -1,10 +1,10 @@
 //! Writes whose results nobody reads, sent together.
 //!
 //! sqlx runs each SQLite statement on a worker thread of its own, so every statement is a
-//! round trip between two threads: a sale's dozen inserts cost a dozen thread wake-ups on the
-//! one writer every sale waits for. A batch sends them to SQLite as one multi-statement call
-//! (its placeholders renumbered into one parameter list); PostgreSQL runs them one by one, as
-//! before. The SQL text is the same for both engines.
+//! round trip between two threads, and on PostgreSQL every statement is a round trip over the
+//! network. A batch sends a sale's dozen writes as one call: to SQLite as a multi-statement
+//! string, to PostgreSQL as one statement of data-modifying CTEs, their placeholders
+//! renumbered into one parameter list. The SQL of each write is the same for both engines.
 
 use crate::error::StoreError;
 use sqlx::{AnyConnection, AssertSqlSafe};
@@ -81,11 +81,25 @@ impl Batch {
                 .execute(&mut *conn)
                 .await?;
         } else {
-            for (text, params) in self.statements {
-                bound(sqlx::query(AssertSqlSafe(text)), params)
-                    .execute(&mut *conn)
-                    .await?;
+            // One statement: every write but the last as a data-modifying CTE. They run on
+            // one snapshot, which is fine: no statement of a batch reads another's rows.
+            let mut sql = String::new();
+            let mut params = Vec::new();
+            let count = self.statements.len();
+            for (index, (text, own)) in self.statements.into_iter().enumerate() {
+                let text = renumbered(&text, params.len());
+                if index + 1 < count {
+                    sql.push_str(if index == 0 { "WITH " } else { ", " });
+                    sql.push_str(&format!("w{index} AS ({text})"));
+                } else {
+                    sql.push(' ');
+                    sql.push_str(&text);
+                }
+                params.extend(own);
             }
+            bound(sqlx::query(AssertSqlSafe(sql)), params)
+                .execute(&mut *conn)
+                .await?;
         }
         Ok(())
     }
