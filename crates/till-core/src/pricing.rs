@@ -342,11 +342,21 @@ pub fn allocate(amount: Cents, weights: &[Cents], tie_order: &[usize]) -> Result
 }
 
 fn vat_breakdown(lines: &[LineToPrice], priced: &[PricedLine]) -> Result<Vec<VatTotal>, Overflow> {
+    vat_totals(
+        lines
+            .iter()
+            .zip(priced)
+            .map(|(line, result)| (line.vat_rate, result.net)),
+    )
+}
+
+/// Amounts summed per VAT rate, highest rate first, each with the VAT it contains.
+pub fn vat_totals(amounts: impl IntoIterator<Item = (VatRate, Cents)>) -> Result<Vec<VatTotal>, Overflow> {
     let mut by_rate: Vec<(VatRate, Cents)> = Vec::new();
-    for (line, result) in lines.iter().zip(priced) {
-        match by_rate.iter_mut().find(|(rate, _)| *rate == line.vat_rate) {
-            Some((_, total)) => *total = total.checked_add(result.net)?,
-            None => by_rate.push((line.vat_rate, result.net)),
+    for (vat_rate, amount) in amounts {
+        match by_rate.iter_mut().find(|(rate, _)| *rate == vat_rate) {
+            Some((_, total)) => *total = total.checked_add(amount)?,
+            None => by_rate.push((vat_rate, amount)),
         }
     }
     by_rate.sort_by_key(|(rate, _)| std::cmp::Reverse(*rate));

@@ -9,7 +9,7 @@
 use crate::canonical::fingerprint;
 use crate::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use crate::money::{Cents, Overflow, VatRate, checked_sum, div_round_half_away};
-use crate::pricing::{VatTotal, vat_included};
+use crate::pricing::{VatTotal, vat_totals};
 use crate::sale::TenderSet;
 use serde_json::{Value, json};
 
@@ -185,22 +185,7 @@ pub fn plan_return(sale: &ReturnableSale, wanted: &[ReturnedUnits]) -> Result<Re
 /// The VAT breakdown of refunds by rate, highest rate first, computed as on any ticket: the
 /// VAT contained in each rate's total.
 fn refund_vat(lines: &[LineRefund]) -> Result<Vec<VatTotal>, Overflow> {
-    let mut by_rate: Vec<(VatRate, Cents)> = Vec::new();
-    for line in lines {
-        match by_rate.iter_mut().find(|(rate, _)| *rate == line.vat_rate) {
-            Some((_, total)) => *total = total.checked_add(line.refund)?,
-            None => by_rate.push((line.vat_rate, line.refund)),
-        }
-    }
-    by_rate.sort_by_key(|(rate, _)| std::cmp::Reverse(*rate));
-    Ok(by_rate
-        .into_iter()
-        .map(|(rate, total)| VatTotal {
-            rate,
-            total,
-            vat: vat_included(total, rate),
-        })
-        .collect())
+    vat_totals(lines.iter().map(|line| (line.vat_rate, line.refund)))
 }
 
 /// A return request, validated.

@@ -46,20 +46,6 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// A business refusal computed from stored state, as opposed to a failure to reach or
-    /// write the database.
-    pub(crate) fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            StoreError::NotFound(_)
-                | StoreError::Conflict(_)
-                | StoreError::Duplicate
-                | StoreError::Rule(_)
-                | StoreError::Stale(_)
-                | StoreError::Forbidden(_)
-        )
-    }
-
     /// A lost race the database resolved by aborting us: safe to run the whole unit again.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {

@@ -135,7 +135,10 @@ pub(crate) async fn append(
 ) -> Result<Sealed, StoreError> {
     let place = reserve(conn, register_id, kind).await?;
     let text = payload(place.seq, place.previous.as_deref());
-    seal(conn, register_id, kind, place, text, reference, now, key).await
+    let mut batch = Batch::default();
+    let sealed = seal_into(&mut batch, register_id, kind, place, text, reference, now, key)?;
+    batch.run(conn).await?;
+    Ok(sealed)
 }
 
 /// A claimed place in a chain: its sequence and the previous entry's signature.
@@ -145,7 +148,7 @@ pub(crate) struct Place {
     pub previous: Option<String>,
 }
 
-/// Claims the next place of a chain; [`seal`] must fill it in the same transaction.
+/// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
 pub(crate) async fn reserve(conn: &mut AnyConnection, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
     let head = sqlx::query(
         "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL) \
@@ -162,25 +165,8 @@ pub(crate) async fn reserve(conn: &mut AnyConnection, register_id: &str, kind: C
     })
 }
 
-/// Signs `text` (the signed string for `place`) and writes the entry and the chain's new head.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn seal(
-    conn: &mut AnyConnection,
-    register_id: &str,
-    kind: ChainKind,
-    place: Place,
-    text: String,
-    reference: &str,
-    now: i64,
-    key: &Sealer,
-) -> Result<Sealed, StoreError> {
-    let mut batch = Batch::default();
-    let sealed = seal_into(&mut batch, register_id, kind, place, text, reference, now, key)?;
-    batch.run(conn).await?;
-    Ok(sealed)
-}
-
-/// [`seal`], its two writes queued on `batch` for the caller to run in the same transaction.
+/// Signs `text` (the signed string for `place`) and queues the entry and the chain's new head
+/// on `batch`, for the caller to run in the same transaction.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn seal_into(
     batch: &mut Batch,

@@ -154,17 +154,16 @@ impl Store {
             key,
         };
         match self.write(input, |c, i| Box::pin(commit(c, i))).await {
-            Ok(outcome) => Ok(outcome),
-            // A refusal may only be the shadow of a twin that committed first (its grant,
-            // coupon or returned units are now taken): the stored answer wins over the refusal.
-            Err(error) if error.is_refusal() => match self.find_sale(&transaction_id).await? {
-                Some((fingerprint, response)) => Ok(SaleOutcome::Existing { fingerprint, response }),
-                None if matches!(error, StoreError::Duplicate) => {
-                    Err(StoreError::Corrupt(format!("sale {transaction_id} vanished")))
-                }
-                None => Err(error),
-            },
-            Err(error) => Err(error),
+            // Seen before: nothing was written; answer with what was stored. (Other refusals
+            // that a committed twin caused are resolved by the caller, which sees them all.)
+            Err(StoreError::Duplicate) => {
+                let (fingerprint, response) = self
+                    .find_sale(&transaction_id)
+                    .await?
+                    .ok_or_else(|| StoreError::Corrupt(format!("sale {transaction_id} vanished")))?;
+                Ok(SaleOutcome::Existing { fingerprint, response })
+            }
+            other => other,
         }
     }
 

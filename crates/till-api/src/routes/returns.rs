@@ -12,9 +12,11 @@ use crate::error::ApiError;
 use crate::extract::{JsonBody, PathParams};
 use crate::fields::{Field, Obj, Problems};
 use crate::ops;
-use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, TicketTender, Totals};
+use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, Totals};
 use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
-use crate::routes::checkout::{Sign, answer, booking_session, register_of, replay, unless_twin_committed};
+use crate::routes::checkout::{
+    Sign, answer, booking_session, register_of, replay, stock_movements, unless_twin_committed,
+};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -334,28 +336,14 @@ fn build_return(
             subtotal_cents: subtotal.get(),
             total_cents: total.get(),
             item_count: plan.item_count,
-            tenders: request
-                .tenders
-                .tenders
-                .iter()
-                .map(|t| TicketTender {
-                    method: t.method.as_str().to_owned(),
-                    applied_cents: sign.money(t.applied).get(),
-                })
-                .collect(),
+            tenders: sign.ticket_tenders(&request.tenders),
             change_cents: change.get(),
         },
         loyalty: Loyalty {
             customer_id: customer,
             points_earned: points,
         },
-        stock_movements: stock
-            .iter()
-            .map(|(sku, delta)| StockMovement {
-                sku_id: sku.as_str().to_owned(),
-                delta_quantity: *delta,
-            })
-            .collect(),
+        stock_movements: stock_movements(&stock),
         emitted_at: format_utc(now),
     };
     let response = serde_json::to_string(&event).map_err(ApiError::internal)?;

@@ -102,12 +102,9 @@ async fn main() -> anyhow::Result<()> {
             work_dir,
             seed,
         } => {
-            let temporary = tempdir()?;
+            let workspace = Workspace::new(till, work_dir)?;
             let plan = BenchPlan {
-                binary: match till {
-                    Some(path) => path,
-                    None => sibling("till")?,
-                },
+                binary: workspace.binary.clone(),
                 database_url,
                 nodes: nodes.max(1),
                 pace: match rate {
@@ -119,7 +116,7 @@ async fn main() -> anyhow::Result<()> {
                 articles: articles.max(20),
                 tills: tills.max(1),
                 customers,
-                work_dir: work_dir.unwrap_or_else(|| temporary.clone()),
+                work_dir: workspace.work_dir.clone(),
                 seed,
                 baseline: !no_baseline,
                 env: Vec::new(),
@@ -132,7 +129,7 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 print_report(&report);
             }
-            let _ = std::fs::remove_dir_all(temporary);
+            workspace.clean_up();
             bench::check(&report)
         }
         Command::Crash {
@@ -145,18 +142,15 @@ async fn main() -> anyhow::Result<()> {
             work_dir,
             seed,
         } => {
-            let temporary = tempdir()?;
+            let workspace = Workspace::new(till, work_dir)?;
             let plan = CrashPlan {
-                binary: match till {
-                    Some(path) => path,
-                    None => sibling("till")?,
-                },
+                binary: workspace.binary.clone(),
                 database_url,
                 nodes: nodes.max(1),
                 cycles,
                 tills: tills.max(1),
                 articles: articles.max(4),
-                work_dir: work_dir.unwrap_or_else(|| temporary.clone()),
+                work_dir: workspace.work_dir.clone(),
                 seed,
             };
             println!(
@@ -178,22 +172,43 @@ async fn main() -> anyhow::Result<()> {
                 plan.tills,
                 report.elapsed.as_secs_f64()
             );
-            let _ = std::fs::remove_dir_all(temporary);
+            workspace.clean_up();
             Ok(())
         }
     }
 }
 
-/// A binary in the same directory as this one.
-fn sibling(name: &str) -> anyhow::Result<PathBuf> {
-    let me = std::env::current_exe()?;
-    Ok(me.with_file_name(name))
+/// Where a run's nodes come from and write: the `till` binary (by default the one beside this
+/// one) and a work directory (by default a temporary one, removed after a successful run and
+/// kept with the nodes' logs after a failed one).
+struct Workspace {
+    binary: PathBuf,
+    work_dir: PathBuf,
+    temporary: bool,
 }
 
-fn tempdir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("till-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+impl Workspace {
+    fn new(till: Option<PathBuf>, work_dir: Option<PathBuf>) -> anyhow::Result<Workspace> {
+        let binary = match till {
+            Some(path) => path,
+            None => std::env::current_exe()?.with_file_name("till"),
+        };
+        let temporary = work_dir.is_none();
+        let work_dir =
+            work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("till-load-{}", std::process::id())));
+        std::fs::create_dir_all(&work_dir)?;
+        Ok(Workspace {
+            binary,
+            work_dir,
+            temporary,
+        })
+    }
+
+    fn clean_up(self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.work_dir);
+        }
+    }
 }
 
 fn print_report(report: &bench::BenchReport) {

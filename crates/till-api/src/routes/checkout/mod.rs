@@ -39,7 +39,7 @@ use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
 use till_core::pricing::{LineToPrice, VatTotal};
-use till_core::sale::{SaleRequest, SaleType, Tender};
+use till_core::sale::{SaleRequest, SaleType, Tender, TenderSet};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
 use till_store::sessions::SessionRecord;
@@ -510,28 +510,14 @@ fn build_sale(
             subtotal_cents: subtotal.get(),
             total_cents: total.get(),
             item_count,
-            tenders: request
-                .tenders
-                .tenders
-                .iter()
-                .map(|t| TicketTender {
-                    method: t.method.as_str().to_owned(),
-                    applied_cents: sign.money(t.applied).get(),
-                })
-                .collect(),
+            tenders: sign.ticket_tenders(&request.tenders),
             change_cents: change.get(),
         },
         loyalty: Loyalty {
             customer_id: customer,
             points_earned: points,
         },
-        stock_movements: stock
-            .iter()
-            .map(|(sku, delta)| StockMovement {
-                sku_id: sku.as_str().to_owned(),
-                delta_quantity: *delta,
-            })
-            .collect(),
+        stock_movements: stock_movements(&stock),
         coupon: coupon_block(quote),
         emitted_at: format_utc(now),
     };
@@ -599,7 +585,30 @@ pub(crate) enum Sign {
     Return,
 }
 
+/// The sale event's stock block: one movement per article, in SKU order.
+pub(crate) fn stock_movements(stock: &BTreeMap<SkuId, i64>) -> Vec<StockMovement> {
+    stock
+        .iter()
+        .map(|(sku, delta)| StockMovement {
+            sku_id: sku.as_str().to_owned(),
+            delta_quantity: *delta,
+        })
+        .collect()
+}
+
 impl Sign {
+    /// The ticket's tenders, with this sign.
+    pub(crate) fn ticket_tenders(self, tenders: &TenderSet) -> Vec<TicketTender> {
+        tenders
+            .tenders
+            .iter()
+            .map(|t| TicketTender {
+                method: t.method.as_str().to_owned(),
+                applied_cents: self.money(t.applied).get(),
+            })
+            .collect()
+    }
+
     fn of(kind: SaleType) -> Sign {
         match kind {
             SaleType::Return => Sign::Return,
