@@ -6,10 +6,10 @@ use crate::error::StoreError;
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
 use crate::snapshot::load_journal;
+use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::civil::Date;
-use sqlx::{AnyConnection, Row};
 use std::collections::HashSet;
 use std::sync::Arc;
 use till_core::fiscal::archive::{
@@ -63,19 +63,19 @@ impl Store {
 
     /// An archive made earlier, byte for byte.
     pub async fn archive_file(&self, archive_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let row = sqlx::query("SELECT document FROM fiscal_archives WHERE archive_id = $1")
+        let row = query("SELECT document FROM fiscal_archives WHERE archive_id = $1")
             .bind(archive_id)
             .fetch_optional(self.reader())
             .await?;
-        row.map(|row| Ok(row.try_get::<String, _>("document")?.into_bytes()))
+        row.map(|row| Ok(row.try_get::<String>("document")?.into_bytes()))
             .transpose()
     }
 }
 
-fn make<'a>(conn: &'a mut AnyConnection, input: &'a Make) -> BoxFuture<'a, Result<Option<MadeArchive>, StoreError>> {
+fn make<'a>(conn: &'a mut Conn, input: &'a Make) -> BoxFuture<'a, Result<Option<MadeArchive>, StoreError>> {
     Box::pin(async move {
         let request = &input.request;
-        let register = sqlx::query(
+        let register = query(
             "SELECT r.store_id, s.name, s.siret, s.timezone FROM registers r \
              LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
         )
@@ -134,7 +134,7 @@ fn make<'a>(conn: &'a mut AnyConnection, input: &'a Make) -> BoxFuture<'a, Resul
             |seq, previous| payload::archive(&record, seq, previous),
         )
         .await?;
-        sqlx::query(
+        query(
             "INSERT INTO fiscal_archives (archive_id, register_id, period_from, period_to, sha256, document, \
                  archive_seq, made_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )

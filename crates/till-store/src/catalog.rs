@@ -2,11 +2,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::any::AnyRow;
-use sqlx::{AssertSqlSafe, Row};
 use std::collections::HashMap;
 use till_core::catalog::CatalogItem;
 use till_core::ids::SkuId;
@@ -65,12 +63,11 @@ impl Store {
     }
 
     pub async fn get_catalog_item(&self, sku_id: &SkuId) -> Result<Option<CatalogRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1",
-        )
-        .bind(sku_id.as_str())
-        .fetch_optional(self.reader())
-        .await?;
+        let row =
+            query("SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1")
+                .bind(sku_id.as_str())
+                .fetch_optional(self.reader())
+                .await?;
         row.as_ref().map(catalog_from_row).transpose()
     }
 
@@ -82,7 +79,7 @@ impl Store {
                 "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id IN ({})",
                 placeholders(1, chunk.len())
             );
-            let mut query = sqlx::query(AssertSqlSafe(sql));
+            let mut query = query(sql);
             for sku_id in chunk {
                 query = query.bind(sku_id.as_str());
             }
@@ -95,7 +92,7 @@ impl Store {
     }
 }
 
-fn put_items<'a>(conn: &'a mut AnyConnection, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
+fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
     Box::pin(async move {
         let mut created = 0;
         for chunk in input.items.chunks(IMPORT_CHUNK) {
@@ -103,7 +100,7 @@ fn put_items<'a>(conn: &'a mut AnyConnection, input: &'a PutItems) -> BoxFuture<
                 "SELECT COUNT(*) AS existing FROM skus WHERE sku_id IN ({})",
                 placeholders(1, chunk.len())
             );
-            let mut count = sqlx::query(AssertSqlSafe(sql));
+            let mut count = query(sql);
             for item in chunk {
                 count = count.bind(item.sku_id.as_str());
             }
@@ -130,7 +127,7 @@ fn put_items<'a>(conn: &'a mut AnyConnection, input: &'a PutItems) -> BoxFuture<
                  ON CONFLICT (sku_id) DO UPDATE SET name = excluded.name, price_cents = excluded.price_cents, \
                      vat_rate = excluded.vat_rate, updated_at = excluded.updated_at"
             );
-            let mut insert = sqlx::query(AssertSqlSafe(sql));
+            let mut insert = query(sql);
             for item in chunk {
                 insert = insert
                     .bind(item.sku_id.as_str())
@@ -156,7 +153,7 @@ pub(crate) fn placeholders(first: usize, count: usize) -> String {
         .join(", ")
 }
 
-fn catalog_from_row(row: &AnyRow) -> Result<CatalogRecord, StoreError> {
+fn catalog_from_row(row: &Row) -> Result<CatalogRecord, StoreError> {
     let price: i64 = row.try_get("price_cents")?;
     let vat: i64 = row.try_get("vat_rate")?;
     Ok(CatalogRecord {

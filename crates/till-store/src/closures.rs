@@ -12,11 +12,11 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
-use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
@@ -67,8 +67,8 @@ impl Today {
     }
 }
 
-async fn periods(conn: &mut AnyConnection, register_id: &str) -> Result<Periods, StoreError> {
-    let row = sqlx::query(
+async fn periods(conn: &mut Conn, register_id: &str) -> Result<Periods, StoreError> {
+    let row = query(
         "SELECT r.open_day, r.last_day_closed, r.last_month_closed, r.last_year_closed, r.closed_through, s.timezone \
          FROM registers r LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
     )
@@ -101,12 +101,7 @@ fn year_of(period: &str) -> &str {
 
 /// Closes whatever periods ended before `now`, then answers the register's local day. In the
 /// common case (nothing to close) this is one read.
-pub(crate) async fn close_due(
-    conn: &mut AnyConnection,
-    register_id: &str,
-    now: i64,
-    key: &Sealer,
-) -> Result<Today, StoreError> {
+pub(crate) async fn close_due(conn: &mut Conn, register_id: &str, now: i64, key: &Sealer) -> Result<Today, StoreError> {
     let state = periods(conn, register_id).await?;
     let date = local_day(&state.timezone, now);
     let today_text = date.to_string();
@@ -149,15 +144,15 @@ pub(crate) fn mark_open_day(batch: &mut Batch, register_id: &str, today: &Today)
 }
 
 /// The latest day closure's anchor and grand totals: where the next day starts.
-async fn previous_day(conn: &mut AnyConnection, register_id: &str) -> Result<(i64, i64, i64), StoreError> {
-    let row = sqlx::query(
+async fn previous_day(conn: &mut Conn, register_id: &str) -> Result<(i64, i64, i64), StoreError> {
+    let row = query(
         "SELECT last_ticket_seq, grand_total_cents, grand_total_abs_cents FROM fiscal_closures \
          WHERE register_id = $1 AND period = 'DAY' AND ticket_count > 0 ORDER BY closure_seq DESC LIMIT 1",
     )
     .bind(register_id)
     .fetch_optional(&mut *conn)
     .await?;
-    let grand = sqlx::query(
+    let grand = query(
         "SELECT grand_total_cents, grand_total_abs_cents FROM fiscal_closures \
          WHERE register_id = $1 AND period = 'DAY' ORDER BY closure_seq DESC LIMIT 1",
     )
@@ -179,23 +174,22 @@ async fn previous_day(conn: &mut AnyConnection, register_id: &str) -> Result<(i6
 }
 
 async fn close_day(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     day: &str,
     now: i64,
     key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let (previous_last, grand, grand_abs) = previous_day(conn, register_id).await?;
-    let head =
-        sqlx::query("SELECT last_seq, last_signature FROM fiscal_heads WHERE register_id = $1 AND kind = 'ticket'")
-            .bind(register_id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let head = query("SELECT last_seq, last_signature FROM fiscal_heads WHERE register_id = $1 AND kind = 'ticket'")
+        .bind(register_id)
+        .fetch_optional(&mut *conn)
+        .await?;
     let (head_seq, head_signature): (i64, Option<String>) = match head {
         Some(row) => (row.try_get("last_seq")?, row.try_get("last_signature")?),
         None => (0, None),
     };
-    let totals = sqlx::query(
+    let totals = query(
         "SELECT COUNT(*) AS tickets, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total, \
                 COALESCE(CAST(SUM(ABS(total_cents)) AS BIGINT), 0) AS magnitude \
          FROM sales WHERE register_id = $1 AND fiscal_seq > $2 AND fiscal_seq <= $3",
@@ -208,7 +202,7 @@ async fn close_day(
     let count: i64 = totals.try_get("tickets")?;
     let total: i64 = totals.try_get("total")?;
     let magnitude: i64 = totals.try_get("magnitude")?;
-    let vat_rows = sqlx::query(
+    let vat_rows = query(
         "SELECT v.vat_rate, CAST(SUM(v.total_cents) AS BIGINT) AS total, CAST(SUM(v.vat_cents) AS BIGINT) AS vat \
          FROM sale_vat v JOIN sales s ON s.transaction_id = v.transaction_id \
          WHERE s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3 \
@@ -250,12 +244,12 @@ async fn close_day(
 
 /// Aggregates the closures of `period_below` whose period starts with `prefix`.
 async fn aggregate(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     below: Period,
     prefix: &str,
 ) -> Result<Vec<ClosureRecord>, StoreError> {
-    let rows = sqlx::query(closure_select!("period = $2 AND period_from LIKE $3"))
+    let rows = query(closure_select!("period = $2 AND period_from LIKE $3"))
         .bind(register_id)
         .bind(below.as_str())
         .bind(format!("{prefix}%"))
@@ -265,7 +259,7 @@ async fn aggregate(
 }
 
 async fn close_month(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     month: &str,
     now: i64,
@@ -285,7 +279,7 @@ async fn close_month(
 }
 
 async fn close_year(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     year: &str,
     now: i64,
@@ -348,12 +342,7 @@ fn combine(
 }
 
 /// Appends the closure to the chain, stores its record, records the event, moves the state.
-async fn seal(
-    conn: &mut AnyConnection,
-    record: ClosureRecord,
-    now: i64,
-    key: &Sealer,
-) -> Result<ClosureRecord, StoreError> {
+async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) -> Result<ClosureRecord, StoreError> {
     let register_id = record.register_id.clone();
     let reference = format!("{} {}", record.period.as_str(), record.period_from);
     let sealed = journal::append(
@@ -367,7 +356,7 @@ async fn seal(
     )
     .await?;
     let vat = serde_json::to_string(&record.vat).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    sqlx::query(
+    query(
         "INSERT INTO fiscal_closures (register_id, closure_seq, period, period_from, period_to, ticket_count, \
              first_ticket_seq, last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, \
              grand_total_cents, grand_total_abs_cents, vat, closed_at) \
@@ -409,16 +398,12 @@ async fn seal(
         Period::Month => record.period_from[..7].to_owned(),
         Period::Year => record.period_from[..4].to_owned(),
     };
-    sqlx::query(state)
-        .bind(&register_id)
-        .bind(marker)
-        .execute(&mut *conn)
-        .await?;
+    query(state).bind(&register_id).bind(marker).execute(&mut *conn).await?;
     journal::append_event(conn, &register_id, code, &reference, now, key).await?;
     Ok(record)
 }
 
-pub(crate) fn closure_from_row(row: &sqlx::any::AnyRow) -> Result<ClosureRecord, StoreError> {
+pub(crate) fn closure_from_row(row: &Row) -> Result<ClosureRecord, StoreError> {
     let period: String = row.try_get("period")?;
     let vat: String = row.try_get("vat")?;
     Ok(ClosureRecord {
@@ -482,7 +467,7 @@ impl Store {
 
     /// The register's period closures in chain order.
     pub async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError> {
-        let rows = sqlx::query(closure_select!("1 = 1"))
+        let rows = query(closure_select!("1 = 1"))
             .bind(register_id)
             .fetch_all(self.reader())
             .await?;
@@ -497,12 +482,9 @@ impl Store {
     }
 }
 
-fn close_period<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a ClosePeriod,
-) -> BoxFuture<'a, Result<CloseRequest, StoreError>> {
+fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a, Result<CloseRequest, StoreError>> {
     Box::pin(async move {
-        let known = sqlx::query("SELECT 1 FROM registers WHERE register_id = $1")
+        let known = query("SELECT 1 FROM registers WHERE register_id = $1")
             .bind(&input.register_id)
             .fetch_optional(&mut *conn)
             .await?;
@@ -539,14 +521,14 @@ fn close_period<'a>(
                 }
             }
         };
-        sqlx::query(
+        query(
             "UPDATE registers SET closed_through = $2 WHERE register_id = $1 AND (closed_through IS NULL OR closed_through < $2)",
         )
         .bind(register)
         .bind(through)
         .execute(&mut *conn)
         .await?;
-        let rows = sqlx::query(closure_select!("closure_seq >= $2"))
+        let rows = query(closure_select!("closure_seq >= $2"))
             .bind(register)
             .bind(first_new)
             .fetch_all(&mut *conn)
@@ -564,13 +546,13 @@ fn close_period<'a>(
     })
 }
 
-async fn next_closure_seq(conn: &mut AnyConnection, register_id: &str) -> Result<i64, StoreError> {
-    let row = sqlx::query("SELECT last_seq FROM fiscal_heads WHERE register_id = $1 AND kind = 'closure'")
+async fn next_closure_seq(conn: &mut Conn, register_id: &str) -> Result<i64, StoreError> {
+    let row = query("SELECT last_seq FROM fiscal_heads WHERE register_id = $1 AND kind = 'closure'")
         .bind(register_id)
         .fetch_optional(&mut *conn)
         .await?;
     Ok(match row {
-        Some(row) => row.try_get::<i64, _>("last_seq")? + 1,
+        Some(row) => row.try_get::<i64>("last_seq")? + 1,
         None => 1,
     })
 }

@@ -2,11 +2,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::ids::CouponCode;
 use till_core::instant::{from_micros, to_micros};
@@ -47,7 +45,7 @@ impl Store {
     }
 
     pub async fn get_coupon(&self, code: &CouponCode) -> Result<Option<CouponRecord>, StoreError> {
-        let row = sqlx::query(SELECT_COUPON)
+        let row = query(SELECT_COUPON)
             .bind(code.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -58,12 +56,9 @@ impl Store {
 const SELECT_COUPON: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
      max_redemptions, redemptions, active, created_at, updated_at FROM coupons WHERE code = $1";
 
-fn put_coupon<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a PutCoupon,
-) -> BoxFuture<'a, Result<(CouponRecord, bool), StoreError>> {
+fn put_coupon<'a>(conn: &'a mut Conn, input: &'a PutCoupon) -> BoxFuture<'a, Result<(CouponRecord, bool), StoreError>> {
     Box::pin(async move {
-        let existing = sqlx::query("SELECT redemptions FROM coupons WHERE code = $1")
+        let existing = query("SELECT redemptions FROM coupons WHERE code = $1")
             .bind(input.code.as_str())
             .fetch_optional(&mut *conn)
             .await?;
@@ -80,7 +75,7 @@ fn put_coupon<'a>(
             CouponReward::Percent(bps) => (Some(bps.get()), None),
             CouponReward::Amount(cents) => (None, Some(cents.get())),
         };
-        let row = sqlx::query(
+        let row = query(
             "INSERT INTO coupons (code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
                  max_redemptions, redemptions, active, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9, $9) \
@@ -106,7 +101,7 @@ fn put_coupon<'a>(
     })
 }
 
-pub(crate) fn coupon_from_row(row: &AnyRow) -> Result<CouponRecord, StoreError> {
+pub(crate) fn coupon_from_row(row: &Row) -> Result<CouponRecord, StoreError> {
     let percent: Option<i64> = row.try_get("percent_bps")?;
     let amount: Option<i64> = row.try_get("amount_cents")?;
     let reward = match (percent, amount) {
@@ -120,10 +115,10 @@ pub(crate) fn coupon_from_row(row: &AnyRow) -> Result<CouponRecord, StoreError> 
         coupon: Coupon {
             reward,
             min_basket: Cents::new(min_basket).ok_or_else(|| corrupt("minimum basket"))?,
-            valid_from: row.try_get::<Option<i64>, _>("valid_from")?.map(from_micros),
-            valid_until: row.try_get::<Option<i64>, _>("valid_until")?.map(from_micros),
+            valid_from: row.try_get::<Option<i64>>("valid_from")?.map(from_micros),
+            valid_until: row.try_get::<Option<i64>>("valid_until")?.map(from_micros),
             max_redemptions: row.try_get("max_redemptions")?,
-            active: row.try_get::<i64, _>("active")? != 0,
+            active: row.try_get::<i64>("active")? != 0,
         },
         redemptions: row.try_get("redemptions")?,
         created_at: from_micros(row.try_get("created_at")?),

@@ -2,8 +2,8 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::query;
 use jiff::Timestamp;
-use sqlx::Row;
 use till_core::ids::CustomerId;
 use till_core::instant::from_micros;
 
@@ -17,7 +17,7 @@ pub struct LoyaltyAccount {
 impl Store {
     /// `None` for a customer never seen at a sale.
     pub async fn loyalty_account(&self, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, StoreError> {
-        let row = sqlx::query("SELECT points, enrolled_at FROM customers WHERE customer_id = $1")
+        let row = query("SELECT points, enrolled_at FROM customers WHERE customer_id = $1")
             .bind(customer_id.as_str())
             .fetch_optional(self.reader())
             .await?;

@@ -3,23 +3,24 @@
 //! All SQL is written once, with `$n` placeholders and portable types, and runs through sqlx's
 //! `Any` driver on either engine. What differs per engine is how a write reaches the disk:
 //!
-//! - SQLite has one writer connection owned by a task. Writers queue units of work; the task
-//!   runs every unit waiting at that moment in one transaction, each inside its own savepoint,
-//!   and acknowledges them only after the single durable COMMIT (group commit). A unit that
-//!   fails is rolled back to its savepoint without disturbing the others.
+//! - SQLite has one writer connection owned by a thread. Writers queue units of work; the
+//!   thread runs every unit waiting at that moment in one transaction, each inside its own
+//!   savepoint, and acknowledges them only after the single durable COMMIT (group commit). A
+//!   unit that fails is rolled back to its savepoint without disturbing the others. Reads use
+//!   read-only connections of their own and run on the caller's thread (see [`crate::sql`]).
 //! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
 //!   when the database aborts it for a serialization failure or a deadlock.
 //!
 //! Callers see one method, [`Store::write`], and never know which path they took.
 
-use crate::error::StoreError;
+use crate::error::{DbError, StoreError};
 use crate::migrations;
 use crate::sealer::Sealer;
+use crate::sql::{Conn, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use sqlx::AnyConnection;
 use sqlx::any::AnyPoolOptions;
-use sqlx::{AnyPool, Connection, Executor};
+use sqlx::{AnyConnection, Connection, Executor};
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, RwLock};
@@ -29,7 +30,7 @@ use tokio::sync::{mpsc, oneshot};
 
 /// A unit of work: runs inside one transaction, may be run more than once (PostgreSQL retries
 /// it after a lost race), so it must not have effects outside the connection.
-pub(crate) type Work<I, T> = for<'a> fn(&'a mut AnyConnection, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
+pub(crate) type Work<I, T> = for<'a> fn(&'a mut Conn, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
@@ -102,7 +103,7 @@ pub struct Store {
 struct Inner {
     engine: Engine,
     url: String,
-    readers: AnyPool,
+    readers: Readers,
     writer: Writer,
     max_retries: u32,
     /// The key sealing new journal entries.
@@ -127,25 +128,12 @@ impl Store {
         let engine = Engine::from_url(url)?;
         let (url, readers, writer) = match engine {
             Engine::Sqlite => {
-                let url = sqlite_url_creating_file(url);
-                let writer = connect_sqlite_writer(&url, options.sqlite_synchronous).await?;
-                let readers = AnyPoolOptions::new()
-                    .max_connections(options.max_connections.max(1))
-                    .acquire_timeout(options.acquire_timeout)
-                    .after_connect(|conn, _| {
-                        Box::pin(async move {
-                            // Readers never write: the writer task is the only writer.
-                            conn.execute("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA query_only = ON")
-                                .await
-                                .map(drop)
-                        })
-                    })
-                    .connect(&url)
-                    .await?;
+                let path = sqlite_path(url)?;
+                let writer = connect_sqlite_writer(&path, options.sqlite_synchronous)?;
+                let readers = Readers::Sqlite(SqliteReaders::new(path, options.max_connections as usize));
                 let (sender, receiver) = mpsc::channel(options.max_batch.max(1) * 16);
-                // Its own thread and runtime: each statement's answer resumes the writer at once
-                // instead of queueing it behind request handlers, and the writer is the one
-                // path every sale takes in turn.
+                // Its own thread: the writer is the one path every sale takes in turn, and
+                // runs SQLite's work itself instead of queueing it behind request handlers.
                 let max_batch = options.max_batch.max(1);
                 std::thread::Builder::new()
                     .name("till-sqlite-writer".into())
@@ -156,7 +144,7 @@ impl Store {
                         },
                     )
                     .map_err(|error| StoreError::Config(format!("the SQLite writer could not start: {error}")))?;
-                (url, readers, Writer::Sqlite(sender))
+                (sqlite_url_creating_file(url), readers, Writer::Sqlite(sender))
             }
             Engine::Postgres => {
                 let statement_timeout = options.statement_timeout.as_millis();
@@ -173,7 +161,7 @@ impl Store {
                     })
                     .connect(url)
                     .await?;
-                (url.to_owned(), pool, Writer::Postgres)
+                (url.to_owned(), Readers::Postgres(pool), Writer::Postgres)
             }
         };
         Ok(Store {
@@ -214,14 +202,21 @@ impl Store {
                 migrator.run(&mut conn).await.map_err(migrate_error)?;
                 conn.close().await?;
             }
-            Engine::Postgres => migrator.run(&self.inner.readers).await.map_err(migrate_error)?,
+            Engine::Postgres => {
+                let pool = self
+                    .inner
+                    .readers
+                    .postgres()
+                    .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))?;
+                migrator.run(pool).await.map_err(migrate_error)?
+            }
         }
         Ok(())
     }
 
     /// Succeeds when the database answers a trivial query.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.inner.readers).await?;
+        query("SELECT 1").fetch_one(&self.inner.readers).await?;
         Ok(())
     }
 
@@ -251,7 +246,7 @@ impl Store {
             .ok_or_else(|| StoreError::Config("no fiscal signing key is installed".to_owned()))
     }
 
-    pub(crate) fn reader(&self) -> &AnyPool {
+    pub(crate) fn reader(&self) -> &Readers {
         &self.inner.readers
     }
 
@@ -281,8 +276,17 @@ impl Store {
         let mut attempt = 0;
         loop {
             let result: Result<T, StoreError> = async {
-                let mut tx = self.inner.readers.begin().await?;
-                match work(&mut tx, input).await {
+                let pool = self
+                    .inner
+                    .readers
+                    .postgres()
+                    .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))?;
+                let mut conn = Conn::postgres_transaction(pool.begin().await?);
+                let outcome = work(&mut conn, input).await;
+                let tx = conn
+                    .into_postgres_transaction()
+                    .ok_or_else(|| StoreError::Corrupt("a PostgreSQL write lost its transaction".to_owned()))?;
+                match outcome {
                     Ok(value) => {
                         tx.commit().await?;
                         Ok(value)
@@ -304,8 +308,8 @@ impl Store {
                 }
                 // Still losing after every retry: nothing was written, and the client may
                 // send the same request again; that is a busy answer, not a failure.
-                Err(StoreError::Database(error)) if crate::error::is_retryable(&error) => {
-                    return Err(StoreError::Contended(error));
+                Err(StoreError::Database(DbError::Postgres(error))) if crate::error::is_retryable(&error) => {
+                    return Err(StoreError::Contended(DbError::Postgres(error)));
                 }
                 other => return other,
             }
@@ -341,29 +345,25 @@ fn sqlite_url_creating_file(url: &str) -> String {
     }
 }
 
-async fn connect_sqlite_writer(url: &str, synchronous: SqliteSynchronous) -> Result<AnyConnection, StoreError> {
-    let mut conn = AnyConnection::connect(url).await?;
+fn connect_sqlite_writer(path: &std::path::Path, synchronous: SqliteSynchronous) -> Result<Conn, StoreError> {
+    let conn = open_sqlite(path)?;
     let synchronous = match synchronous {
         SqliteSynchronous::Full => "PRAGMA synchronous = FULL",
         SqliteSynchronous::Normal => "PRAGMA synchronous = NORMAL",
     };
     // Savepoint journals in memory rather than temporary files, and a page cache (32 MiB) that
     // holds the indexes every sale touches.
-    conn.execute(
-        "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
-         PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768",
-    )
-    .await?;
-    conn.execute(synchronous).await?;
-    Ok(conn)
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768")?;
+    conn.execute_batch(synchronous)?;
+    Ok(Conn::sqlite(conn))
 }
 
 /// A queued unit of work with its input and the caller waiting for it.
 trait Job: Send {
     /// Runs the unit; false when it failed and its savepoint must be rolled back.
-    fn run<'a>(&'a mut self, conn: &'a mut AnyConnection) -> BoxFuture<'a, bool>;
+    fn run<'a>(&'a mut self, conn: &'a mut Conn) -> BoxFuture<'a, bool>;
     /// Answers the caller once the batch's fate is known.
-    fn finish(self: Box<Self>, commit: Result<(), Arc<sqlx::Error>>);
+    fn finish(self: Box<Self>, commit: Result<(), Arc<DbError>>);
 }
 
 struct Pending<I, T> {
@@ -374,7 +374,7 @@ struct Pending<I, T> {
 }
 
 impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
-    fn run<'a>(&'a mut self, conn: &'a mut AnyConnection) -> BoxFuture<'a, bool> {
+    fn run<'a>(&'a mut self, conn: &'a mut Conn) -> BoxFuture<'a, bool> {
         Box::pin(async move {
             let outcome = AssertUnwindSafe((self.work)(conn, &self.input))
                 .catch_unwind()
@@ -386,7 +386,7 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
         })
     }
 
-    fn finish(self: Box<Self>, commit: Result<(), Arc<sqlx::Error>>) {
+    fn finish(self: Box<Self>, commit: Result<(), Arc<DbError>>) {
         let result = match (self.outcome, commit) {
             // Its own failure stands: nothing it wrote was kept.
             (Some(Err(error)), _) => Err(error),
@@ -399,33 +399,34 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
     }
 }
 
-async fn run_sqlite_writer(mut conn: AnyConnection, mut queue: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
+async fn run_sqlite_writer(mut conn: Conn, mut queue: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
     while queue.recv_many(&mut batch, max_batch).await > 0 {
         let committed = run_batch(&mut conn, &mut batch).await.map_err(Arc::new);
         if let Err(error) = &committed {
             tracing::error!(error = %error, jobs = batch.len(), "SQLite batch failed to commit");
+            // Whatever the batch left open is void; the next one starts clean.
+            let _ = conn.run_script("ROLLBACK").await;
         }
         for job in batch.drain(..) {
             job.finish(committed.clone());
         }
     }
-    let _ = conn.close().await;
 }
 
-async fn run_batch(conn: &mut AnyConnection, batch: &mut [Box<dyn Job>]) -> Result<(), sqlx::Error> {
+async fn run_batch(conn: &mut Conn, batch: &mut [Box<dyn Job>]) -> Result<(), DbError> {
     let started = std::time::Instant::now();
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    conn.run_script("BEGIN IMMEDIATE").await?;
     for job in batch.iter_mut() {
-        let mut savepoint = tx.begin().await?;
-        if job.run(&mut savepoint).await {
-            savepoint.commit().await?;
+        conn.run_script("SAVEPOINT job").await?;
+        if job.run(conn).await {
+            conn.run_script("RELEASE job").await?;
         } else {
-            savepoint.rollback().await?;
+            conn.run_script("ROLLBACK TO job; RELEASE job").await?;
         }
     }
     let worked = started.elapsed();
-    let committed = tx.commit().await;
+    let committed = conn.run_script("COMMIT").await;
     tracing::debug!(
         jobs = batch.len(),
         work_us = worked.as_micros() as u64,

@@ -5,9 +5,9 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
+use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::{AnyConnection, Row};
 use till_core::instant::{from_micros, to_micros};
 
 /// What a grant authorizes: a line-scoped or a ticket-scoped declared discount.
@@ -142,7 +142,7 @@ impl Store {
     }
 
     pub async fn grant_by_token(&self, token_hash: &[u8]) -> Result<Option<GrantRecord>, StoreError> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT grant_id, manager_subject, session_id, register_id, operation, amount_cents, percent_bps, \
                  expires_at, spent_at \
              FROM elevation_grants WHERE token_hash = $1",
@@ -162,7 +162,7 @@ impl Store {
                 amount_cents: row.try_get("amount_cents")?,
                 percent_bps: row.try_get("percent_bps")?,
                 expires_at: from_micros(row.try_get("expires_at")?),
-                spent_at: row.try_get::<Option<i64>, _>("spent_at")?.map(from_micros),
+                spent_at: row.try_get::<Option<i64>>("spent_at")?.map(from_micros),
             })
         })
         .transpose()
@@ -175,7 +175,7 @@ impl Store {
         register: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ElevationEvent>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT event_id, occurred_at, outcome, code, manager_subject, session_id, register_id, cashier_subject, \
                  operation, amount_cents, percent_bps, grant_id, transaction_id FROM elevation_events \
              WHERE (CAST($1 AS TEXT) IS NULL OR manager_subject = $1) \
@@ -209,13 +209,10 @@ impl Store {
     }
 }
 
-fn rate_attempt<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a RateAttempt,
-) -> BoxFuture<'a, Result<RateDecision, StoreError>> {
+fn rate_attempt<'a>(conn: &'a mut Conn, input: &'a RateAttempt) -> BoxFuture<'a, Result<RateDecision, StoreError>> {
     Box::pin(async move {
         // A window that has run out starts again at this attempt.
-        let row = sqlx::query(
+        let row = query(
             "INSERT INTO elevation_rate (subject, window_start, attempts) VALUES ($1, $2, 1) \
              ON CONFLICT (subject) DO UPDATE SET \
                  window_start = CASE WHEN elevation_rate.window_start + $3 <= $2 THEN $2 ELSE elevation_rate.window_start END, \
@@ -237,11 +234,11 @@ fn rate_attempt<'a>(
     })
 }
 
-fn issue<'a>(conn: &'a mut AnyConnection, input: &'a Issue) -> BoxFuture<'a, Result<(), StoreError>> {
+fn issue<'a>(conn: &'a mut Conn, input: &'a Issue) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
         let grant = &input.grant;
         let issued_at = to_micros(grant.issued_at);
-        sqlx::query(
+        query(
             "INSERT INTO elevation_grants (grant_id, token_hash, manager_subject, session_id, register_id, \
                  cashier_subject, operation, scope, amount_cents, percent_bps, issued_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -292,8 +289,8 @@ fn issue<'a>(conn: &'a mut AnyConnection, input: &'a Issue) -> BoxFuture<'a, Res
     })
 }
 
-pub(crate) async fn insert_event(conn: &mut AnyConnection, event: &ElevationEvent, now: i64) -> Result<(), StoreError> {
-    sqlx::query(
+pub(crate) async fn insert_event(conn: &mut Conn, event: &ElevationEvent, now: i64) -> Result<(), StoreError> {
+    query(
         "INSERT INTO elevation_events (occurred_at, outcome, code, manager_subject, session_id, register_id, \
              cashier_subject, operation, amount_cents, percent_bps, grant_id, transaction_id) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -318,12 +315,12 @@ pub(crate) async fn insert_event(conn: &mut AnyConnection, event: &ElevationEven
 /// Spends a grant inside the sale's transaction: it must be unspent and unexpired at `now`.
 /// Concurrent sales presenting one grant serialize on its row; exactly one spends it.
 pub(crate) async fn spend_grant(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     grant_id: &str,
     transaction_id: &str,
     now: i64,
 ) -> Result<(), StoreError> {
-    let spent = sqlx::query(
+    let spent = query(
         "UPDATE elevation_grants SET spent_at = $2, spent_by = $3 \
          WHERE grant_id = $1 AND spent_at IS NULL AND expires_at > $2 \
          RETURNING manager_subject, session_id, register_id, cashier_subject, operation, amount_cents, percent_bps",

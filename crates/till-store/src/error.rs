@@ -24,20 +24,20 @@ pub enum StoreError {
     Forbidden(String),
     /// The database could not be reached in time (pool exhausted, connection refused).
     #[error("database unavailable")]
-    Unavailable(#[source] sqlx::Error),
+    Unavailable(#[source] DbError),
     /// The write kept losing races (serialization failures, deadlocks) past the retries, or
     /// waited on a lock or a statement longer than the configured timeout. Nothing was
     /// written; the same request may be sent again.
     #[error("database contended")]
-    Contended(#[source] sqlx::Error),
+    Contended(#[source] DbError),
     #[error("database error")]
-    Database(#[source] sqlx::Error),
+    Database(#[source] DbError),
     /// Stored data that cannot be read back into domain types.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     /// The shared commit of a batch of writes failed; none of them was kept.
     #[error("commit failed")]
-    CommitFailed(#[source] std::sync::Arc<sqlx::Error>),
+    CommitFailed(#[source] std::sync::Arc<DbError>),
     /// The SQLite writer task is gone (the service is shutting down).
     #[error("the database writer has stopped")]
     WriterStopped,
@@ -45,11 +45,32 @@ pub enum StoreError {
     Config(String),
 }
 
+/// An error of either engine's driver.
+#[derive(Debug, Error)]
+pub enum DbError {
+    #[error(transparent)]
+    Postgres(sqlx::Error),
+    #[error(transparent)]
+    Sqlite(rusqlite::Error),
+}
+
 impl StoreError {
     /// A lost race the database resolved by aborting us: safe to run the whole unit again.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
-            StoreError::Database(error) => is_retryable(error),
+            StoreError::Database(DbError::Postgres(error)) => is_retryable(error),
+            _ => false,
+        }
+    }
+
+    /// True when a unique constraint refused the write.
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        match self {
+            StoreError::Database(DbError::Postgres(error)) => is_unique_violation(error),
+            StoreError::Database(DbError::Sqlite(rusqlite::Error::SqliteFailure(error, _))) => matches!(
+                error.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ),
             _ => false,
         }
     }
@@ -58,30 +79,62 @@ impl StoreError {
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => StoreError::Unavailable(error),
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                StoreError::Unavailable(DbError::Postgres(error))
+            }
             // PostgreSQL's statement_timeout and lock_timeout.
             other if matches!(database_code(&other).as_deref(), Some("57014" | "55P03")) => {
-                StoreError::Contended(other)
+                StoreError::Contended(DbError::Postgres(other))
             }
-            other => StoreError::Database(other),
+            other => StoreError::Database(DbError::Postgres(other)),
         }
     }
 }
 
-/// PostgreSQL serialization failure or deadlock; SQLite busy or locked.
+impl From<DbError> for StoreError {
+    fn from(error: DbError) -> Self {
+        match error {
+            DbError::Postgres(error) => error.into(),
+            DbError::Sqlite(error) => error.into(),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        match &error {
+            // Another process held the database past the busy timeout.
+            rusqlite::Error::SqliteFailure(failure, _)
+                if matches!(
+                    failure.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                StoreError::Contended(DbError::Sqlite(error))
+            }
+            rusqlite::Error::SqliteFailure(failure, _)
+                if matches!(
+                    failure.code,
+                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::NotADatabase
+                ) =>
+            {
+                StoreError::Unavailable(DbError::Sqlite(error))
+            }
+            _ => StoreError::Database(DbError::Sqlite(error)),
+        }
+    }
+}
+
+/// PostgreSQL serialization failure or deadlock.
 pub(crate) fn is_retryable(error: &sqlx::Error) -> bool {
-    matches!(
-        database_code(error).as_deref(),
-        Some("40001" | "40P01" | "5" | "6" | "517")
-    )
+    matches!(database_code(error).as_deref(), Some("40001" | "40P01"))
 }
 
 fn database_code(error: &sqlx::Error) -> Option<String> {
     error.as_database_error()?.code().map(|code| code.into_owned())
 }
 
-/// True when `error` is a violation of a unique constraint.
-pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+fn is_unique_violation(error: &sqlx::Error) -> bool {
     error
         .as_database_error()
         .is_some_and(|db| db.kind() == sqlx::error::ErrorKind::UniqueViolation)

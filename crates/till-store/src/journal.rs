@@ -6,10 +6,9 @@ use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::sealer::Sealer;
+use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
 use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
 use till_core::instant::{from_micros, to_micros};
 
@@ -40,7 +39,7 @@ impl Store {
     }
 
     pub async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError> {
-        let rows = sqlx::query("SELECT key_id, public_jwk, created_at FROM fiscal_keys ORDER BY created_at, key_id")
+        let rows = query("SELECT key_id, public_jwk, created_at FROM fiscal_keys ORDER BY created_at, key_id")
             .fetch_all(self.reader())
             .await?;
         rows.iter()
@@ -58,7 +57,7 @@ impl Store {
 
     /// The whole chain of `kind` for `register_id`, in sequence order.
     pub async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
              FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
         )
@@ -87,17 +86,17 @@ impl Store {
 
     /// Whether any chain exists for the register.
     pub async fn register_has_journal(&self, register_id: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT COUNT(*) AS chains FROM fiscal_heads WHERE register_id = $1")
+        let row = query("SELECT COUNT(*) AS chains FROM fiscal_heads WHERE register_id = $1")
             .bind(register_id)
             .fetch_one(self.reader())
             .await?;
-        Ok(row.try_get::<i64, _>("chains")? > 0)
+        Ok(row.try_get::<i64>("chains")? > 0)
     }
 }
 
-fn insert_key<'a>(conn: &'a mut AnyConnection, input: &'a RegisterKey) -> BoxFuture<'a, Result<(), StoreError>> {
+fn insert_key<'a>(conn: &'a mut Conn, input: &'a RegisterKey) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
-        sqlx::query(
+        query(
             "INSERT INTO fiscal_keys (key_id, algorithm, public_jwk, created_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (key_id) DO NOTHING",
         )
@@ -125,7 +124,7 @@ pub struct Sealed {
 /// transaction ends (PostgreSQL) or runs alone (the SQLite writer), so two appends to one chain
 /// can never take the same number; the primary key on entries turns any fork into an error.
 pub(crate) async fn append(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     kind: ChainKind,
     reference: &str,
@@ -149,8 +148,8 @@ pub(crate) struct Place {
 }
 
 /// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
-pub(crate) async fn reserve(conn: &mut AnyConnection, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
-    let head = sqlx::query(
+pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
+    let head = query(
         "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL) \
          ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
          RETURNING last_seq, last_signature",
@@ -221,7 +220,7 @@ pub mod jet {
 
 /// Appends a technical event to the register's event chain, with its business record.
 pub(crate) async fn append_event(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     register_id: &str,
     (code, label): (i64, &str),
     detail: &str,
@@ -245,7 +244,7 @@ pub(crate) async fn append_event(
         |seq, previous| till_core::fiscal::payload::event(&record, seq, previous),
     )
     .await?;
-    sqlx::query(
+    query(
         "INSERT INTO technical_events (register_id, seq, code, label, detail, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(register_id)

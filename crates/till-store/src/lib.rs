@@ -22,6 +22,7 @@ pub mod sales;
 pub mod sealer;
 pub mod sessions;
 pub mod snapshot;
+pub(crate) mod sql;
 pub mod staff;
 pub mod stock;
 pub mod stores;

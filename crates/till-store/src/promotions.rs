@@ -3,9 +3,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::{AnyConnection, Row};
 use till_core::ids::PromotionId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::promotions::PromotionRule;
@@ -96,7 +96,7 @@ impl Store {
     }
 
     pub async fn get_promotion(&self, id: &PromotionId) -> Result<Option<StoredRule>, StoreError> {
-        let row = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
+        let row = query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
             .bind(id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -105,7 +105,7 @@ impl Store {
 
     /// Every rule, by id.
     pub async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError> {
-        let rows = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions ORDER BY promotion_id")
+        let rows = query("SELECT rule, version, created_at, updated_at FROM promotions ORDER BY promotion_id")
             .fetch_all(self.reader())
             .await?;
         rows.iter().map(stored_from_row).collect()
@@ -113,14 +113,14 @@ impl Store {
 
     /// The revision of the rule set: it changes with every promotion write, on any node.
     pub async fn promotion_revision(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT revision FROM promotion_revision WHERE singleton = 1")
+        let row = query("SELECT revision FROM promotion_revision WHERE singleton = 1")
             .fetch_one(self.reader())
             .await?;
         Ok(row.try_get("revision")?)
     }
 }
 
-fn upsert<'a>(conn: &'a mut AnyConnection, input: &'a Upsert) -> BoxFuture<'a, Result<(StoredRule, bool), StoreError>> {
+fn upsert<'a>(conn: &'a mut Conn, input: &'a Upsert) -> BoxFuture<'a, Result<(StoredRule, bool), StoreError>> {
     Box::pin(async move {
         let current = current_version(conn, &input.rule.id).await?;
         let stored = write_rule(conn, &input.rule, current, input.now).await?;
@@ -128,7 +128,7 @@ fn upsert<'a>(conn: &'a mut AnyConnection, input: &'a Upsert) -> BoxFuture<'a, R
     })
 }
 
-fn replace<'a>(conn: &'a mut AnyConnection, input: &'a Replace) -> BoxFuture<'a, Result<Replaced, StoreError>> {
+fn replace<'a>(conn: &'a mut Conn, input: &'a Replace) -> BoxFuture<'a, Result<Replaced, StoreError>> {
     Box::pin(async move {
         let Some(current) = current_version(conn, &input.rule.id).await? else {
             return Ok(Replaced::NotFound);
@@ -142,12 +142,9 @@ fn replace<'a>(conn: &'a mut AnyConnection, input: &'a Replace) -> BoxFuture<'a,
     })
 }
 
-fn deactivate<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a Deactivate,
-) -> BoxFuture<'a, Result<Option<StoredRule>, StoreError>> {
+fn deactivate<'a>(conn: &'a mut Conn, input: &'a Deactivate) -> BoxFuture<'a, Result<Option<StoredRule>, StoreError>> {
     Box::pin(async move {
-        let row = sqlx::query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
+        let row = query("SELECT rule, version, created_at, updated_at FROM promotions WHERE promotion_id = $1")
             .bind(input.id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
@@ -163,10 +160,10 @@ fn deactivate<'a>(
 }
 
 /// The stored version of a rule, locking its row for the rest of the transaction.
-async fn current_version(conn: &mut AnyConnection, id: &PromotionId) -> Result<Option<i64>, StoreError> {
+async fn current_version(conn: &mut Conn, id: &PromotionId) -> Result<Option<i64>, StoreError> {
     // A no-op update takes the row lock on PostgreSQL, so two writers of one rule serialize
     // and the version check of the second sees the first's write.
-    let row = sqlx::query("UPDATE promotions SET version = version WHERE promotion_id = $1 RETURNING version")
+    let row = query("UPDATE promotions SET version = version WHERE promotion_id = $1 RETURNING version")
         .bind(id.as_str())
         .fetch_optional(&mut *conn)
         .await?;
@@ -175,14 +172,14 @@ async fn current_version(conn: &mut AnyConnection, id: &PromotionId) -> Result<O
 }
 
 async fn write_rule(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rule: &PromotionRule,
     current: Option<i64>,
     now: i64,
 ) -> Result<StoredRule, StoreError> {
     let json = serde_json::to_string(rule).map_err(|e| StoreError::Corrupt(format!("rule does not serialize: {e}")))?;
     let version = current.map_or(1, |v| v + 1);
-    let row = sqlx::query(
+    let row = query(
         "INSERT INTO promotions (promotion_id, rule, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) \
          ON CONFLICT (promotion_id) DO UPDATE SET rule = excluded.rule, version = excluded.version, \
              updated_at = excluded.updated_at \
@@ -194,13 +191,13 @@ async fn write_rule(
     .bind(now)
     .fetch_one(&mut *conn)
     .await?;
-    sqlx::query("UPDATE promotion_revision SET revision = revision + 1 WHERE singleton = 1")
+    query("UPDATE promotion_revision SET revision = revision + 1 WHERE singleton = 1")
         .execute(&mut *conn)
         .await?;
     stored_from_row(&row)
 }
 
-fn stored_from_row(row: &sqlx::any::AnyRow) -> Result<StoredRule, StoreError> {
+fn stored_from_row(row: &Row) -> Result<StoredRule, StoreError> {
     let json: String = row.try_get("rule")?;
     Ok(StoredRule {
         rule: serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(format!("stored rule: {e}")))?,

@@ -6,10 +6,10 @@ use crate::error::StoreError;
 use crate::journal;
 use crate::sealer::Sealer;
 use crate::snapshot::{SaleScope, sale_records};
+use crate::sql::{Conn, query};
 use crate::stores::StoreRecord;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord};
@@ -50,17 +50,17 @@ impl Store {
         let Some(sale) = sales.remove(transaction_id.as_str()) else {
             return Ok(None);
         };
-        let entry = sqlx::query(
+        let entry = query(
             "SELECT e.seq, e.signature FROM fiscal_entries e JOIN sales s ON s.register_id = e.register_id \
                  AND s.fiscal_seq = e.seq \
              WHERE s.transaction_id = $1 AND e.kind = 'ticket'",
         )
         .bind(transaction_id.as_str())
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await?;
-        let seller = sqlx::query("SELECT display_name FROM staff WHERE subject = $1")
+        let seller = query("SELECT display_name FROM staff WHERE subject = $1")
             .bind(&sale.seller_id)
-            .fetch_optional(&mut *conn)
+            .fetch_optional(&mut conn)
             .await?;
         drop(conn);
         let store = self.get_store(&StoreId::from_trusted(sale.store_id.clone())).await?;
@@ -90,10 +90,10 @@ impl Store {
     }
 }
 
-fn record_print<'a>(conn: &'a mut AnyConnection, input: &'a RecordPrint) -> BoxFuture<'a, Result<Print, StoreError>> {
+fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a, Result<Print, StoreError>> {
     Box::pin(async move {
         // The counter's row lock orders concurrent prints of one receipt.
-        let row = sqlx::query(
+        let row = query(
             "UPDATE sales SET prints = prints + 1 WHERE transaction_id = $1 RETURNING prints, kind, fiscal_seq, register_id",
         )
         .bind(&input.transaction_id)
@@ -127,7 +127,7 @@ fn record_print<'a>(conn: &'a mut AnyConnection, input: &'a RecordPrint) -> BoxF
         } else {
             None
         };
-        sqlx::query(
+        query(
             "INSERT INTO receipt_prints (transaction_id, print_no, register_id, operator, printed_at, duplicate_seq) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )

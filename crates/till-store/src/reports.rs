@@ -5,28 +5,28 @@ use crate::error::StoreError;
 use crate::journal;
 use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
+use crate::sql::{Conn, query};
 use serde_json::{Value, json};
-use sqlx::{AnyConnection, Row};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecordVat, ShiftRecord};
 use till_core::instant::{format_utc, from_micros, to_micros};
 
 /// What a shift sealed: its sales, their total and VAT, recomputed from the sales themselves.
 pub(crate) async fn shift_record(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
     register_id: &str,
     opened_at: i64,
     closed_at: i64,
 ) -> Result<ShiftRecord, StoreError> {
-    let totals = sqlx::query(
+    let totals = query(
         "SELECT COUNT(*) AS sales, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total \
          FROM sales WHERE session_id = $1",
     )
     .bind(session_id)
     .fetch_one(&mut *conn)
     .await?;
-    let vat_rows = sqlx::query(
+    let vat_rows = query(
         "SELECT v.vat_rate, CAST(SUM(v.total_cents) AS BIGINT) AS total, CAST(SUM(v.vat_cents) AS BIGINT) AS vat \
          FROM sale_vat v JOIN sales s ON s.transaction_id = v.transaction_id \
          WHERE s.session_id = $1 GROUP BY v.vat_rate ORDER BY v.vat_rate DESC",
@@ -57,14 +57,14 @@ pub(crate) async fn shift_record(
 
 /// Computes the Z report of `session` closing at `now`, seals it, and returns it with its seal.
 pub(crate) async fn seal_z_report(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session: &SessionRecord,
     now: i64,
     key: &Sealer,
 ) -> Result<(Value, i64), StoreError> {
     let (session_id, register_id) = (session.session_id.as_str(), session.register_id.as_str());
     let record = shift_record(conn, session_id, register_id, to_micros(session.opened_at), now).await?;
-    let tender_rows = sqlx::query(
+    let tender_rows = query(
         "SELECT t.method, CAST(SUM(t.applied_cents) AS BIGINT) AS applied, \
                 CAST(SUM(t.forfeited_cents) AS BIGINT) AS forfeited \
          FROM sale_tenders t JOIN sales s ON s.transaction_id = t.transaction_id \

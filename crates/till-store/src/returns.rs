@@ -3,9 +3,8 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Row, query};
 use jiff::Timestamp;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::money::{Cents, VatRate};
@@ -56,24 +55,24 @@ impl Store {
     /// The sale `transaction_id` with what remains returnable of it.
     pub async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError> {
         let mut conn = self.reader().acquire().await?;
-        let Some(sale) = sqlx::query(
+        let Some(sale) = query(
             "SELECT kind, store_id, register_id, fiscal_seq, customer_id, total_cents, points_earned, refunded_cents, \
                  points_returned \
              FROM sales WHERE transaction_id = $1 AND fiscal_seq > 0",
         )
         .bind(transaction_id.as_str())
-        .fetch_optional(&mut *conn)
+        .fetch_optional(&mut conn)
         .await?
         else {
             return Ok(None);
         };
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT line_no, line_id, sku_id, label, quantity, returned_quantity, unit_price_cents, vat_rate, \
                  gross_cents, promotion_cents, declared_cents, net_cents \
              FROM sale_lines WHERE transaction_id = $1 ORDER BY line_no",
         )
         .bind(transaction_id.as_str())
-        .fetch_all(&mut *conn)
+        .fetch_all(&mut conn)
         .await?;
         let mut returnable_lines = Vec::with_capacity(rows.len());
         let mut lines = Vec::with_capacity(rows.len());
@@ -91,7 +90,7 @@ impl Store {
             });
             lines.push(OriginalLine {
                 line_no: row.try_get("line_no")?,
-                sku_id: row.try_get::<Option<String>, _>("sku_id")?.map(SkuId::from_trusted),
+                sku_id: row.try_get::<Option<String>>("sku_id")?.map(SkuId::from_trusted),
                 label: row.try_get("label")?,
                 unit_price: cents(row, "unit_price_cents")?,
             });
@@ -103,7 +102,7 @@ impl Store {
             register_id: RegisterId::from_trusted(sale.try_get("register_id")?),
             seq: sale.try_get("fiscal_seq")?,
             customer_id: sale
-                .try_get::<Option<String>, _>("customer_id")?
+                .try_get::<Option<String>>("customer_id")?
                 .map(CustomerId::from_trusted),
             returnable: ReturnableSale {
                 total: cents(&sale, "total_cents")?,
@@ -119,20 +118,20 @@ impl Store {
     /// The returns made against `transaction_id`, oldest first.
     pub async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError> {
         let mut conn = self.reader().acquire().await?;
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, emitted_at \
              FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id",
         )
         .bind(transaction_id.as_str())
-        .fetch_all(&mut *conn)
+        .fetch_all(&mut conn)
         .await?;
-        let lines = sqlx::query(
+        let lines = query(
             "SELECT l.transaction_id, l.line_id, l.quantity, l.net_cents FROM sale_lines l \
              JOIN sales s ON s.transaction_id = l.transaction_id \
              WHERE s.original_transaction_id = $1 ORDER BY l.transaction_id, l.line_no",
         )
         .bind(transaction_id.as_str())
-        .fetch_all(&mut *conn)
+        .fetch_all(&mut conn)
         .await?;
         let mut returns = rows
             .iter()
@@ -163,7 +162,7 @@ impl Store {
     }
 }
 
-fn cents(row: &AnyRow, column: &str) -> Result<Cents, StoreError> {
+fn cents(row: &Row, column: &str) -> Result<Cents, StoreError> {
     Cents::new(row.try_get(column)?).ok_or_else(|| corrupt(column))
 }
 

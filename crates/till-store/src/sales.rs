@@ -9,9 +9,9 @@ use crate::elevation;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
+use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::{AnyConnection, Row};
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{
@@ -169,7 +169,7 @@ impl Store {
 
     /// The fingerprint and stored answer of a committed transaction.
     pub async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError> {
-        let row = sqlx::query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
+        let row = query("SELECT fingerprint, response FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -178,7 +178,7 @@ impl Store {
     }
 }
 
-fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'a, Result<SaleOutcome, StoreError>> {
+fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result<SaleOutcome, StoreError>> {
     Box::pin(async move {
         let sale = &input.sale;
         let now = to_micros(sale.emitted_at);
@@ -247,14 +247,14 @@ fn commit<'a>(conn: &'a mut AnyConnection, input: &'a CommitSale) -> BoxFuture<'
 /// open (it may have closed since the request was checked). Either refusal rolls the whole
 /// ticket back: [`StoreError::Duplicate`] for an id seen before, a rule for the session.
 async fn insert_sale(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     sale: &NewSale,
     seq: i64,
     credit_note: Option<&str>,
     response: &str,
     now: i64,
 ) -> Result<(), StoreError> {
-    let written = sqlx::query(
+    let written = query(
         "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
              session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
              points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
@@ -295,14 +295,14 @@ async fn insert_sale(
     if written.is_some() {
         return Ok(());
     }
-    let seen = sqlx::query("SELECT 1 FROM sales WHERE transaction_id = $1")
+    let seen = query("SELECT 1 FROM sales WHERE transaction_id = $1")
         .bind(sale.transaction_id.as_str())
         .fetch_optional(&mut *conn)
         .await?;
     if seen.is_some() {
         return Err(StoreError::Duplicate);
     }
-    let session = sqlx::query("SELECT 1 FROM register_sessions WHERE session_id = $1")
+    let session = query("SELECT 1 FROM register_sessions WHERE session_id = $1")
         .bind(sale.session_id.as_str())
         .fetch_optional(&mut *conn)
         .await?;
@@ -393,14 +393,14 @@ pub fn sale_record(sale: &NewSale) -> SaleRecord {
 /// Counts the returned units on the original's lines and the refund on the original, each
 /// only if it still stands where the return was computed from: of two returns racing for the
 /// last unit, the second finds the count moved and writes nothing.
-async fn take_back(conn: &mut AnyConnection, original: &ReturnOf) -> Result<(), StoreError> {
+async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreError> {
     let stale = || {
         StoreError::Stale(format!(
             "Another return against sale {} was committed meanwhile.",
             original.transaction_id
         ))
     };
-    let sale = sqlx::query(
+    let sale = query(
         "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
          WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5",
     )
@@ -411,11 +411,11 @@ async fn take_back(conn: &mut AnyConnection, original: &ReturnOf) -> Result<(), 
     .bind(original.points_returned_before)
     .execute(&mut *conn)
     .await?;
-    if sale.rows_affected() != 1 {
+    if sale != 1 {
         return Err(stale());
     }
     for line in &original.lines {
-        let updated = sqlx::query(
+        let updated = query(
             "UPDATE sale_lines SET returned_quantity = returned_quantity + $3 \
              WHERE transaction_id = $1 AND line_no = $2 AND returned_quantity = $4 \
                  AND returned_quantity + $3 <= quantity",
@@ -426,7 +426,7 @@ async fn take_back(conn: &mut AnyConnection, original: &ReturnOf) -> Result<(), 
         .bind(line.returned_before)
         .execute(&mut *conn)
         .await?;
-        if updated.rows_affected() != 1 {
+        if updated != 1 {
             return Err(stale());
         }
     }
@@ -466,8 +466,8 @@ fn insert_lines(batch: &mut Batch, sale: &NewSale) {
 
 /// Counts one redemption, atomically refusing the one past `maxRedemptions`: concurrent sales
 /// serialize on the coupon's row.
-async fn redeem_coupon(conn: &mut AnyConnection, code: &CouponCode, now: i64) -> Result<(), StoreError> {
-    let redeemed = sqlx::query(
+async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(), StoreError> {
+    let redeemed = query(
         "UPDATE coupons SET redemptions = redemptions + 1, updated_at = $2 \
          WHERE code = $1 AND (max_redemptions IS NULL OR redemptions < max_redemptions) RETURNING redemptions",
     )

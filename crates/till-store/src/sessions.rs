@@ -2,16 +2,14 @@
 
 use crate::closures;
 use crate::db::Store;
-use crate::error::{StoreError, is_unique_violation};
+use crate::error::StoreError;
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
+use crate::sql::{Conn, Row, query};
 use crate::staff::{StaffRecord, staff_from_row};
 use crate::stores::store_in_network;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use std::sync::Arc;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
@@ -112,7 +110,7 @@ impl Store {
     }
 
     pub async fn get_session(&self, session_id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
-        let row = sqlx::query(select_session!("session_id = $1"))
+        let row = query(select_session!("session_id = $1"))
             .bind(session_id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -122,7 +120,7 @@ impl Store {
     /// The session behind a token hash with its cashier, whatever its state; the caller
     /// decides what an expired or closed session may still do.
     pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
-        let row = sqlx::query(SELECT_PRINCIPAL)
+        let row = query(SELECT_PRINCIPAL)
             .bind(token_hash.to_vec())
             .fetch_optional(self.reader())
             .await?;
@@ -143,7 +141,7 @@ const SELECT_PRINCIPAL: &str = "SELECT s.session_id, s.store_id, s.register_id, 
      FROM register_sessions s JOIN staff f ON f.subject = s.cashier_subject WHERE s.token_hash = $1";
 
 fn open_session<'a>(
-    conn: &'a mut AnyConnection,
+    conn: &'a mut Conn,
     input: &'a OpenWithKey,
 ) -> BoxFuture<'a, Result<Result<SessionRecord, OpenRefusal>, StoreError>> {
     Box::pin(async move {
@@ -152,7 +150,7 @@ fn open_session<'a>(
             return Ok(Err(OpenRefusal::UnknownStore));
         }
         let now = to_micros(open.opened_at);
-        let register = sqlx::query("SELECT store_id FROM registers WHERE register_id = $1")
+        let register = query("SELECT store_id FROM registers WHERE register_id = $1")
             .bind(open.register_id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
@@ -166,7 +164,7 @@ fn open_session<'a>(
                 false
             }
             None => {
-                sqlx::query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)")
+                query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)")
                     .bind(register_id)
                     .bind(open.store_id.as_str())
                     .bind(now)
@@ -175,12 +173,11 @@ fn open_session<'a>(
                 true
             }
         };
-        let current = sqlx::query(
-            "SELECT session_id, expires_at FROM register_sessions WHERE register_id = $1 AND closed_at IS NULL",
-        )
-        .bind(open.register_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
+        let current =
+            query("SELECT session_id, expires_at FROM register_sessions WHERE register_id = $1 AND closed_at IS NULL")
+                .bind(open.register_id.as_str())
+                .fetch_optional(&mut *conn)
+                .await?;
         if let Some(row) = current {
             let session_id = SessionId::from_trusted(row.try_get("session_id")?);
             let expires_at: i64 = row.try_get("expires_at")?;
@@ -202,7 +199,7 @@ fn open_session<'a>(
             .await?;
         }
         closures::close_due(conn, register_id, now, &input.key).await?;
-        let inserted = sqlx::query(
+        let inserted = query(
             "INSERT INTO register_sessions (session_id, token_hash, store_id, register_id, cashier_subject, \
                  opening_float_cents, opened_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
@@ -219,13 +216,13 @@ fn open_session<'a>(
         match inserted {
             Ok(_) => {}
             // Another till opened this register between our check and our insert.
-            Err(error) if is_unique_violation(&error) => {
+            Err(error) if error.is_unique_violation() => {
                 return Err(StoreError::Conflict(format!(
                     "register {} already has an open session",
                     open.register_id
                 )));
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(error),
         }
         let detail = format!("{} by {}", open.session_id, open.cashier_subject);
         journal::append_event(conn, register_id, jet::SESSION_OPENED, &detail, now, &input.key).await?;
@@ -243,13 +240,10 @@ fn open_session<'a>(
     })
 }
 
-fn close_session<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a CloseSession,
-) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
+fn close_session<'a>(conn: &'a mut Conn, input: &'a CloseSession) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
     Box::pin(async move {
         let closed_now = close_session_row(&mut *conn, &input.session_id, input.now, &input.key).await?;
-        let row = sqlx::query(select_session!("session_id = $1"))
+        let row = query(select_session!("session_id = $1"))
             .bind(input.session_id.as_str())
             .fetch_optional(&mut *conn)
             .await?
@@ -265,12 +259,12 @@ fn close_session<'a>(
 
 /// Closes the session if it is open and records its Z report; false when it was not open.
 async fn close_session_row(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &SessionId,
     now: i64,
     key: &Sealer,
 ) -> Result<bool, StoreError> {
-    let row = sqlx::query(select_session!("session_id = $1 AND closed_at IS NULL"))
+    let row = query(select_session!("session_id = $1 AND closed_at IS NULL"))
         .bind(session_id.as_str())
         .fetch_optional(&mut *conn)
         .await?;
@@ -284,7 +278,7 @@ async fn close_session_row(
     let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
     let detail = format!("{session_id} by {}", session.cashier_subject);
     journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
-    sqlx::query(
+    query(
         "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4 \
          WHERE session_id = $1 AND closed_at IS NULL",
     )
@@ -297,7 +291,7 @@ async fn close_session_row(
     Ok(true)
 }
 
-fn session_from_row(row: &AnyRow) -> Result<SessionRecord, StoreError> {
+fn session_from_row(row: &Row) -> Result<SessionRecord, StoreError> {
     let float: i64 = row.try_get("opening_float_cents")?;
     let z_report: Option<String> = row.try_get("z_report")?;
     Ok(SessionRecord {
@@ -308,7 +302,7 @@ fn session_from_row(row: &AnyRow) -> Result<SessionRecord, StoreError> {
         opening_float: Cents::new(float).ok_or_else(|| StoreError::Corrupt(format!("float {float}")))?,
         opened_at: from_micros(row.try_get("opened_at")?),
         expires_at: from_micros(row.try_get("expires_at")?),
-        closed_at: row.try_get::<Option<i64>, _>("closed_at")?.map(from_micros),
+        closed_at: row.try_get::<Option<i64>>("closed_at")?.map(from_micros),
         z_report: z_report
             .map(|text| serde_json::from_str(&text))
             .transpose()

@@ -8,8 +8,7 @@ use crate::closures::closure_from_row;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::reports::shift_record;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use crate::sql::{Conn, Row, query};
 use std::collections::HashMap;
 use till_core::fiscal::audit::{Chain, Journal};
 use till_core::fiscal::payload::{
@@ -22,7 +21,7 @@ use till_core::instant::from_micros;
 impl Store {
     /// Every register that has a journal.
     pub async fn journal_registers(&self) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT DISTINCT register_id FROM fiscal_heads ORDER BY register_id")
+        let rows = query("SELECT DISTINCT register_id FROM fiscal_heads ORDER BY register_id")
             .fetch_all(self.reader())
             .await?;
         rows.iter().map(|row| Ok(row.try_get("register_id")?)).collect()
@@ -35,8 +34,8 @@ impl Store {
     }
 }
 
-pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) -> Result<Journal, StoreError> {
-    let heads: HashMap<String, i64> = sqlx::query("SELECT kind, last_seq FROM fiscal_heads WHERE register_id = $1")
+pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str) -> Result<Journal, StoreError> {
+    let heads: HashMap<String, i64> = query("SELECT kind, last_seq FROM fiscal_heads WHERE register_id = $1")
         .bind(register_id)
         .fetch_all(&mut *conn)
         .await?
@@ -56,7 +55,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
             });
         }
     }
-    let keys = sqlx::query("SELECT key_id, public_jwk FROM fiscal_keys")
+    let keys = query("SELECT key_id, public_jwk FROM fiscal_keys")
         .fetch_all(&mut *conn)
         .await?
         .iter()
@@ -74,7 +73,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
         ..Journal::default()
     };
     journal.sales = sale_records(conn, SaleScope::Register, register_id).await?;
-    let sessions = sqlx::query(
+    let sessions = query(
         "SELECT session_id, opened_at, closed_at FROM register_sessions WHERE register_id = $1 AND closure_seq IS NOT NULL",
     )
     .bind(register_id)
@@ -86,7 +85,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
         let record = shift_record(conn, &session_id, register_id, row.try_get("opened_at")?, closed_at).await?;
         journal.shifts.insert(session_id, record);
     }
-    let closures = sqlx::query(
+    let closures = query(
         "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, \
              last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, \
              grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1",
@@ -99,11 +98,10 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
             .closures
             .insert(row.try_get("closure_seq")?, closure_from_row(row)?);
     }
-    let events =
-        sqlx::query("SELECT seq, code, label, detail, occurred_at FROM technical_events WHERE register_id = $1")
-            .bind(register_id)
-            .fetch_all(&mut *conn)
-            .await?;
+    let events = query("SELECT seq, code, label, detail, occurred_at FROM technical_events WHERE register_id = $1")
+        .bind(register_id)
+        .fetch_all(&mut *conn)
+        .await?;
     for row in &events {
         journal.events.insert(
             row.try_get("seq")?,
@@ -116,7 +114,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
             },
         );
     }
-    let reprints = sqlx::query(
+    let reprints = query(
         "SELECT p.duplicate_seq, p.transaction_id, p.print_no, p.operator, p.printed_at, s.kind, s.fiscal_seq \
          FROM receipt_prints p JOIN sales s ON s.transaction_id = p.transaction_id \
          WHERE p.register_id = $1 AND p.duplicate_seq IS NOT NULL",
@@ -129,7 +127,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
             .duplicates
             .insert(row.try_get("duplicate_seq")?, duplicate_from_row(row, register_id)?);
     }
-    let archives = sqlx::query(
+    let archives = query(
         "SELECT archive_seq, archive_id, period_from, period_to, sha256, made_at FROM fiscal_archives WHERE register_id = $1",
     )
     .bind(register_id)
@@ -143,7 +141,7 @@ pub(crate) async fn load_journal(conn: &mut AnyConnection, register_id: &str) ->
     Ok(journal)
 }
 
-pub(crate) fn duplicate_from_row(row: &AnyRow, register_id: &str) -> Result<DuplicateRecord, StoreError> {
+pub(crate) fn duplicate_from_row(row: &Row, register_id: &str) -> Result<DuplicateRecord, StoreError> {
     let kind: String = row.try_get("kind")?;
     let print_no: i64 = row.try_get("print_no")?;
     Ok(DuplicateRecord {
@@ -157,7 +155,7 @@ pub(crate) fn duplicate_from_row(row: &AnyRow, register_id: &str) -> Result<Dupl
     })
 }
 
-pub(crate) fn archive_from_row(row: &AnyRow, register_id: &str) -> Result<ArchiveRecord, StoreError> {
+pub(crate) fn archive_from_row(row: &Row, register_id: &str) -> Result<ArchiveRecord, StoreError> {
     Ok(ArchiveRecord {
         register_id: register_id.to_owned(),
         archive_id: row.try_get("archive_id")?,
@@ -169,12 +167,8 @@ pub(crate) fn archive_from_row(row: &AnyRow, register_id: &str) -> Result<Archiv
 }
 
 /// The entries of one chain in sequence order.
-pub(crate) async fn entries(
-    conn: &mut AnyConnection,
-    register_id: &str,
-    kind: ChainKind,
-) -> Result<Vec<Entry>, StoreError> {
-    let rows = sqlx::query(
+pub(crate) async fn entries(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
+    let rows = query(
         "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
          FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
     )
@@ -218,28 +212,28 @@ impl SaleScope {
 }
 
 /// A query over one of a sale's child tables, for the sales in `scope`.
-fn children(columns: &str, table: &str, order: &str, scope: SaleScope) -> sqlx::AssertSqlSafe<String> {
+fn children(columns: &str, table: &str, order: &str, scope: SaleScope) -> String {
     // Every fragment is a constant of this module: nothing from outside reaches the SQL text.
-    sqlx::AssertSqlSafe(format!(
+    format!(
         "SELECT {columns} FROM {table} x JOIN sales s ON s.transaction_id = x.transaction_id \
          WHERE {} AND s.fiscal_seq > 0 ORDER BY {order}",
         scope.clause()
-    ))
+    )
 }
 
 /// The sealed records of the sales in `scope` (`key` is the register or transaction id).
 pub(crate) async fn sale_records(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     scope: SaleScope,
     key: &str,
 ) -> Result<HashMap<String, SaleRecord>, StoreError> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+    let rows = query(format!(
         "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
              subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, emitted_at, \
              original_transaction_id, original_register_id, original_seq \
          FROM sales s WHERE {} AND s.fiscal_seq > 0",
         scope.clause()
-    )))
+    ))
     .bind(key)
     .fetch_all(&mut *conn)
     .await?;
@@ -250,9 +244,9 @@ pub(crate) async fn sale_records(
             Some(transaction_id) => Some(OriginalTicket {
                 transaction_id,
                 register_id: row
-                    .try_get::<Option<String>, _>("original_register_id")?
+                    .try_get::<Option<String>>("original_register_id")?
                     .unwrap_or_default(),
-                seq: row.try_get::<Option<i64>, _>("original_seq")?.unwrap_or_default(),
+                seq: row.try_get::<Option<i64>>("original_seq")?.unwrap_or_default(),
             }),
             None => None,
         };
@@ -281,7 +275,7 @@ pub(crate) async fn sale_records(
         };
         sales.insert(record.transaction_id.clone(), record);
     }
-    let lines = sqlx::query(children(
+    let lines = query(children(
         "x.transaction_id, x.line_id, x.sku_id, x.label, x.quantity, x.unit_price_cents, x.vat_rate, x.gross_cents, \
          x.promotion_cents, x.declared_cents, x.ticket_cents, x.net_cents",
         "sale_lines",
@@ -309,7 +303,7 @@ pub(crate) async fn sale_records(
             });
         }
     }
-    let tenders = sqlx::query(children(
+    let tenders = query(children(
         "x.transaction_id, x.tender_id, x.method, x.applied_cents, x.presented_cents, x.change_cents, x.forfeited_cents",
         "sale_tenders",
         "x.transaction_id, x.tender_no",
@@ -331,7 +325,7 @@ pub(crate) async fn sale_records(
             });
         }
     }
-    let vat = sqlx::query(children(
+    let vat = query(children(
         "x.transaction_id, x.vat_rate, x.total_cents, x.vat_cents",
         "sale_vat",
         "x.transaction_id, x.vat_rate DESC",
@@ -350,7 +344,7 @@ pub(crate) async fn sale_records(
             });
         }
     }
-    let adjustments = sqlx::query(children(
+    let adjustments = query(children(
         "x.transaction_id, x.source, x.source_id, x.label, x.amount_cents",
         "sale_adjustments",
         "x.transaction_id, x.adjustment_no",

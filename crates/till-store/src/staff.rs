@@ -2,11 +2,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use till_core::grant::{GrantSet, Role};
 use till_core::ids::Subject;
 use till_core::instant::{from_micros, to_micros};
@@ -71,7 +69,7 @@ impl Store {
     }
 
     pub async fn get_staff(&self, subject: &Subject) -> Result<Option<StaffRecord>, StoreError> {
-        let row = sqlx::query(SELECT_STAFF)
+        let row = query(SELECT_STAFF)
             .bind(subject.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -110,13 +108,10 @@ impl Store {
 const SELECT_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
      discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff WHERE subject = $1";
 
-fn put_staff<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a PutStaffAt,
-) -> BoxFuture<'a, Result<(StaffRecord, bool), StoreError>> {
+fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Result<(StaffRecord, bool), StoreError>> {
     Box::pin(async move {
         let put = &input.put;
-        let existing = sqlx::query("SELECT pin_hash FROM staff WHERE subject = $1")
+        let existing = query("SELECT pin_hash FROM staff WHERE subject = $1")
             .bind(put.subject.as_str())
             .fetch_optional(&mut *conn)
             .await?;
@@ -129,7 +124,7 @@ fn put_staff<'a>(
             }
         };
         let limit = put.member.discount_limit;
-        let row = sqlx::query(
+        let row = query(
             "INSERT INTO staff (subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
                  discount_limit_cents, grants_synced_at, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8) \
@@ -154,13 +149,10 @@ fn put_staff<'a>(
     })
 }
 
-fn reserve_pin<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a ReservePin,
-) -> BoxFuture<'a, Result<PinAttempt, StoreError>> {
+fn reserve_pin<'a>(conn: &'a mut Conn, input: &'a ReservePin) -> BoxFuture<'a, Result<PinAttempt, StoreError>> {
     Box::pin(async move {
         // An expired lock starts a fresh count; a live lock refuses without counting.
-        let row = sqlx::query(
+        let row = query(
             "INSERT INTO pin_guards (subject, attempts, locked_until, updated_at) VALUES ($1, 1, NULL, $2) \
              ON CONFLICT (subject) DO UPDATE SET \
                  attempts = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $2 \
@@ -176,7 +168,7 @@ fn reserve_pin<'a>(
         .fetch_optional(&mut *conn)
         .await?;
         let Some(row) = row else {
-            let locked: Option<i64> = sqlx::query("SELECT locked_until FROM pin_guards WHERE subject = $1")
+            let locked: Option<i64> = query("SELECT locked_until FROM pin_guards WHERE subject = $1")
                 .bind(&input.subject)
                 .fetch_one(&mut *conn)
                 .await?
@@ -188,7 +180,7 @@ fn reserve_pin<'a>(
             // This reservation is the last one allowed: lock now, before its PIN is even
             // evaluated, so no concurrent guess can slip in behind it.
             let until = input.now.saturating_add(input.lockout_micros);
-            sqlx::query("UPDATE pin_guards SET locked_until = $2 WHERE subject = $1")
+            query("UPDATE pin_guards SET locked_until = $2 WHERE subject = $1")
                 .bind(&input.subject)
                 .bind(until)
                 .execute(&mut *conn)
@@ -203,9 +195,9 @@ fn reserve_pin<'a>(
     })
 }
 
-fn clear_pin<'a>(conn: &'a mut AnyConnection, input: &'a ClearPin) -> BoxFuture<'a, Result<(), StoreError>> {
+fn clear_pin<'a>(conn: &'a mut Conn, input: &'a ClearPin) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
-        sqlx::query("UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $2 WHERE subject = $1")
+        query("UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $2 WHERE subject = $1")
             .bind(&input.subject)
             .bind(input.now)
             .execute(&mut *conn)
@@ -214,7 +206,7 @@ fn clear_pin<'a>(conn: &'a mut AnyConnection, input: &'a ClearPin) -> BoxFuture<
     })
 }
 
-pub(crate) fn staff_from_row(row: &AnyRow) -> Result<StaffRecord, StoreError> {
+pub(crate) fn staff_from_row(row: &Row) -> Result<StaffRecord, StoreError> {
     let role: String = row.try_get("role")?;
     let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("unknown role {role}")))?;
     let permissions: String = row.try_get("permissions")?;

@@ -2,10 +2,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 
@@ -44,7 +43,7 @@ impl Store {
 
     /// `None` when no quantity was ever recorded for the pair.
     pub async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError> {
-        let row = sqlx::query("SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2")
+        let row = query("SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2")
             .bind(store_id.as_str())
             .bind(sku_id.as_str())
             .fetch_optional(self.reader())
@@ -61,23 +60,23 @@ impl Store {
     }
 }
 
-fn put_stock<'a>(conn: &'a mut AnyConnection, input: &'a PutStock) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
+fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
     Box::pin(async move {
-        let store = sqlx::query("SELECT 1 FROM stores WHERE store_id = $1")
+        let store = query("SELECT 1 FROM stores WHERE store_id = $1")
             .bind(input.store_id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
         if store.is_none() {
             return Err(StoreError::NotFound("store"));
         }
-        let sku = sqlx::query("SELECT 1 FROM skus WHERE sku_id = $1")
+        let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
             .bind(input.sku_id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
         if sku.is_none() {
             return Err(StoreError::NotFound("article"));
         }
-        sqlx::query(
+        query(
             "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = excluded.on_hand, updated_at = excluded.updated_at",
         )

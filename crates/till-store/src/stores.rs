@@ -2,11 +2,9 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::sql::{Conn, On, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use sqlx::AnyConnection;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 use std::collections::HashSet;
 use till_core::ids::StoreId;
 use till_core::instant::{from_micros, to_micros};
@@ -46,7 +44,7 @@ impl Store {
     }
 
     pub async fn get_store(&self, store_id: &StoreId) -> Result<Option<StoreRecord>, StoreError> {
-        let row = sqlx::query(SELECT_STORE)
+        let row = query(SELECT_STORE)
             .bind(store_id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -70,16 +68,13 @@ impl Store {
     }
 }
 
-pub(crate) async fn store_in_network<'e, E>(executor: E, store_id: &str) -> Result<Option<bool>, StoreError>
-where
-    E: sqlx::Executor<'e, Database = sqlx::Any>,
-{
-    let row = sqlx::query(
+pub(crate) async fn store_in_network<'e>(on: impl Into<On<'e>>, store_id: &str) -> Result<Option<bool>, StoreError> {
+    let row = query(
         "SELECT (SELECT COUNT(*) FROM stores WHERE store_id = $1) AS known, \
                 (SELECT COUNT(*) FROM (SELECT 1 FROM stores LIMIT 1) AS any_store) AS stores",
     )
     .bind(store_id)
-    .fetch_one(executor)
+    .fetch_one(on)
     .await?;
     let known: i64 = row.try_get("known")?;
     let stores: i64 = row.try_get("stores")?;
@@ -89,18 +84,15 @@ where
 const SELECT_STORE: &str =
     "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores WHERE store_id = $1";
 
-fn put_store<'a>(
-    conn: &'a mut AnyConnection,
-    input: &'a PutStore,
-) -> BoxFuture<'a, Result<(StoreRecord, bool), StoreError>> {
+fn put_store<'a>(conn: &'a mut Conn, input: &'a PutStore) -> BoxFuture<'a, Result<(StoreRecord, bool), StoreError>> {
     Box::pin(async move {
-        let existed = sqlx::query("SELECT 1 FROM stores WHERE store_id = $1")
+        let existed = query("SELECT 1 FROM stores WHERE store_id = $1")
             .bind(input.store_id.as_str())
             .fetch_optional(&mut *conn)
             .await?
             .is_some();
         let profile = &input.profile;
-        let row = sqlx::query(
+        let row = query(
             "INSERT INTO stores (store_id, name, timezone, currency, siret, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $6) \
              ON CONFLICT (store_id) DO UPDATE SET name = excluded.name, timezone = excluded.timezone, \
@@ -119,14 +111,14 @@ fn put_store<'a>(
     })
 }
 
-fn store_from_row(row: &AnyRow) -> Result<StoreRecord, StoreError> {
+fn store_from_row(row: &Row) -> Result<StoreRecord, StoreError> {
     Ok(StoreRecord {
         store_id: StoreId::from_trusted(row.try_get("store_id")?),
         profile: StoreProfile {
             name: row.try_get("name")?,
             timezone: Timezone::from_trusted(row.try_get("timezone")?),
             currency: Currency::from_trusted(row.try_get("currency")?),
-            siret: row.try_get::<Option<String>, _>("siret")?.map(Siret::from_trusted),
+            siret: row.try_get::<Option<String>>("siret")?.map(Siret::from_trusted),
         },
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),

@@ -1,0 +1,532 @@
+//! How a statement reaches either engine.
+//!
+//! Every query in this crate is written once, with `$n` placeholders, and runs through
+//! [`query`]. On PostgreSQL it goes through sqlx. On SQLite it runs on the calling thread
+//! through rusqlite: SQLite is a library in this process, and a point read or a sale's
+//! inserts take microseconds, less than handing each statement to another thread and back
+//! (which is how sqlx drives SQLite, and where most of a sale's time went).
+
+use crate::error::{DbError, StoreError};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, AnyPool, AssertSqlSafe};
+use std::borrow::Cow;
+use std::ops::{Deref, DerefMut};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// A value bound to a placeholder.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Param {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Bool(Option<bool>),
+    Blob(Option<Vec<u8>>),
+}
+
+macro_rules! param_from {
+    ($($t:ty => |$v:ident| $e:expr),* $(,)?) => {
+        $(impl From<$t> for Param {
+            fn from($v: $t) -> Self {
+                $e
+            }
+        })*
+    };
+}
+
+param_from! {
+    i64 => |v| Param::Int(Some(v)),
+    Option<i64> => |v| Param::Int(v),
+    i32 => |v| Param::Int(Some(i64::from(v))),
+    bool => |v| Param::Bool(Some(v)),
+    Option<bool> => |v| Param::Bool(v),
+    &str => |v| Param::Text(Some(v.to_owned())),
+    &String => |v| Param::Text(Some(v.clone())),
+    String => |v| Param::Text(Some(v)),
+    Option<&str> => |v| Param::Text(v.map(str::to_owned)),
+    Option<String> => |v| Param::Text(v),
+    Option<&String> => |v| Param::Text(v.cloned()),
+    Vec<u8> => |v| Param::Blob(Some(v)),
+    &[u8] => |v| Param::Blob(Some(v.to_vec())),
+}
+
+/// A statement and its bound values.
+pub(crate) struct Query {
+    sql: Cow<'static, str>,
+    params: Vec<Param>,
+}
+
+/// Starts a statement whose placeholders are `$1..$n`, bound in order by [`Query::bind`].
+pub(crate) fn query(sql: impl Into<Cow<'static, str>>) -> Query {
+    Query {
+        sql: sql.into(),
+        params: Vec::new(),
+    }
+}
+
+/// What a statement runs on: a connection in hand, or the shared read pool.
+pub(crate) enum On<'e> {
+    Conn(&'e mut Conn),
+    Readers(&'e Readers),
+}
+
+impl<'e> From<&'e mut Conn> for On<'e> {
+    fn from(conn: &'e mut Conn) -> Self {
+        On::Conn(conn)
+    }
+}
+
+impl<'e> From<&'e Readers> for On<'e> {
+    fn from(readers: &'e Readers) -> Self {
+        On::Readers(readers)
+    }
+}
+
+impl Query {
+    pub(crate) fn bind(mut self, value: impl Into<Param>) -> Self {
+        self.params.push(value.into());
+        self
+    }
+
+    pub(crate) fn with_params(sql: String, params: Vec<Param>) -> Self {
+        Query {
+            sql: sql.into(),
+            params,
+        }
+    }
+
+    /// Runs the statement; answers how many rows it changed.
+    pub(crate) async fn execute<'e>(self, on: impl Into<On<'e>>) -> Result<u64, StoreError> {
+        match on.into() {
+            On::Conn(conn) => self.execute_on(conn).await,
+            On::Readers(readers) => self.execute_on(&mut readers.acquire().await?).await,
+        }
+    }
+
+    pub(crate) async fn fetch_all<'e>(self, on: impl Into<On<'e>>) -> Result<Vec<Row>, StoreError> {
+        match on.into() {
+            On::Conn(conn) => self.fetch_all_on(conn).await,
+            On::Readers(readers) => self.fetch_all_on(&mut readers.acquire().await?).await,
+        }
+    }
+
+    pub(crate) async fn fetch_optional<'e>(self, on: impl Into<On<'e>>) -> Result<Option<Row>, StoreError> {
+        Ok(self.fetch_all(on).await?.into_iter().next())
+    }
+
+    pub(crate) async fn fetch_one<'e>(self, on: impl Into<On<'e>>) -> Result<Row, StoreError> {
+        self.fetch_optional(on)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a query that always answers a row answered none".to_owned()))
+    }
+
+    async fn execute_on(self, conn: &mut Conn) -> Result<u64, StoreError> {
+        match &mut conn.0 {
+            Link::Sqlite(sqlite) => sqlite_run(sqlite, &self.sql, &self.params, |_| Ok(())).map(|(_, changed)| changed),
+            Link::Postgres(pg) => Ok(self.sqlx().execute(pg.as_mut()).await?.rows_affected()),
+        }
+    }
+
+    async fn fetch_all_on(self, conn: &mut Conn) -> Result<Vec<Row>, StoreError> {
+        match &mut conn.0 {
+            Link::Sqlite(sqlite) => {
+                let mut rows = Vec::new();
+                sqlite_run(sqlite, &self.sql, &self.params, |row| {
+                    rows.push(row);
+                    Ok(())
+                })?;
+                Ok(rows)
+            }
+            Link::Postgres(pg) => Ok(self
+                .sqlx()
+                .fetch_all(pg.as_mut())
+                .await?
+                .into_iter()
+                .map(|row| Row(RowData::Postgres(row)))
+                .collect()),
+        }
+    }
+
+    fn sqlx(self) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
+        let mut query = match self.sql {
+            Cow::Borrowed(sql) => sqlx::query(sql),
+            Cow::Owned(sql) => sqlx::query(AssertSqlSafe(sql)),
+        };
+        for param in self.params {
+            query = match param {
+                Param::Int(value) => query.bind(value),
+                Param::Text(value) => query.bind(value),
+                Param::Bool(value) => query.bind(value),
+                Param::Blob(value) => query.bind(value),
+            };
+        }
+        query
+    }
+}
+
+/// Prepares (once per connection and text), binds and steps `sql`, handing each row to `each`;
+/// answers the rows seen and how many rows the statement changed.
+fn sqlite_run(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[Param],
+    mut each: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(u64, u64), StoreError> {
+    let mut statement = conn.prepare_cached(&numbered_placeholders(sql))?;
+    let expected = statement.parameter_count();
+    if expected != params.len() {
+        return Err(StoreError::Corrupt(format!(
+            "a statement takes {expected} values and was given {}",
+            params.len()
+        )));
+    }
+    for (index, param) in params.iter().enumerate() {
+        let position = index + 1;
+        match param {
+            Param::Int(value) => statement.raw_bind_parameter(position, value)?,
+            Param::Text(value) => statement.raw_bind_parameter(position, value)?,
+            Param::Bool(value) => statement.raw_bind_parameter(position, value)?,
+            Param::Blob(value) => statement.raw_bind_parameter(position, value)?,
+        }
+    }
+    let columns: Arc<[String]> = statement.column_names().into_iter().map(str::to_owned).collect();
+    let mut seen = 0;
+    let mut rows = statement.raw_query();
+    while let Some(row) = rows.next()? {
+        let cells = (0..columns.len())
+            .map(|index| row.get_ref(index).map(Cell::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        seen += 1;
+        each(Row(RowData::Sqlite {
+            columns: columns.clone(),
+            cells,
+        }))?;
+    }
+    drop(rows);
+    Ok((seen, conn.changes()))
+}
+
+/// SQLite reads `$1` as a parameter *named* "$1", numbered by first appearance; `?1` is the
+/// first parameter wherever it appears. Quoted text is left alone.
+fn numbered_placeholders(sql: &str) -> Cow<'_, str> {
+    if !sql.contains('$') {
+        return Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if c == '$' && !quoted && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A value read back from SQLite.
+#[derive(Clone, Debug)]
+pub(crate) enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl From<rusqlite::types::ValueRef<'_>> for Cell {
+    fn from(value: rusqlite::types::ValueRef<'_>) -> Self {
+        use rusqlite::types::ValueRef;
+        match value {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(v) => Cell::Int(v),
+            ValueRef::Real(v) => Cell::Real(v),
+            ValueRef::Text(v) => Cell::Text(String::from_utf8_lossy(v).into_owned()),
+            ValueRef::Blob(v) => Cell::Blob(v.to_vec()),
+        }
+    }
+}
+
+/// A row of a result.
+pub(crate) struct Row(RowData);
+
+enum RowData {
+    Sqlite { columns: Arc<[String]>, cells: Vec<Cell> },
+    Postgres(AnyRow),
+}
+
+impl Row {
+    /// The column `name` as a `T`; a missing column or another type is an error.
+    pub(crate) fn try_get<T: Column>(&self, name: &str) -> Result<T, StoreError> {
+        match &self.0 {
+            RowData::Sqlite { columns, cells } => {
+                let cell = columns
+                    .iter()
+                    .position(|column| column == name)
+                    .map(|index| &cells[index])
+                    .ok_or_else(|| StoreError::Corrupt(format!("no column {name} in the result")))?;
+                T::from_cell(cell)
+                    .ok_or_else(|| StoreError::Corrupt(format!("column {name} holds {cell:?}, not what was expected")))
+            }
+            RowData::Postgres(row) => Ok(sqlx::Row::try_get(row, name)?),
+        }
+    }
+}
+
+/// A type a column can be read as, on either engine.
+pub(crate) trait Column: Sized + for<'r> sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any> {
+    #[doc(hidden)]
+    fn from_cell(cell: &Cell) -> Option<Self>;
+}
+
+impl Column for i64 {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl Column for f64 {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Real(v) => Some(*v),
+            Cell::Int(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
+}
+
+impl Column for bool {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Int(v) => Some(*v != 0),
+            _ => None,
+        }
+    }
+}
+
+impl Column for String {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Text(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl Column for Vec<u8> {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Blob(v) => Some(v.clone()),
+            Cell::Text(v) => Some(v.as_bytes().to_vec()),
+            _ => None,
+        }
+    }
+}
+
+impl<T: Column> Column for Option<T> {
+    fn from_cell(cell: &Cell) -> Option<Self> {
+        match cell {
+            Cell::Null => Some(None),
+            other => T::from_cell(other).map(Some),
+        }
+    }
+}
+
+/// A connection: SQLite's, or a PostgreSQL pooled connection or transaction.
+pub struct Conn(Link);
+
+enum Link {
+    Sqlite(SqliteHandle),
+    Postgres(PgLink),
+}
+
+enum SqliteHandle {
+    Owned(rusqlite::Connection),
+    Leased(Lease),
+}
+
+impl Deref for SqliteHandle {
+    type Target = rusqlite::Connection;
+
+    fn deref(&self) -> &rusqlite::Connection {
+        match self {
+            SqliteHandle::Owned(conn) => conn,
+            SqliteHandle::Leased(lease) => lease.conn.as_ref().expect("a lease holds its connection until dropped"),
+        }
+    }
+}
+
+pub(crate) enum PgLink {
+    Pooled(sqlx::pool::PoolConnection<sqlx::Any>),
+    Transaction(sqlx::Transaction<'static, sqlx::Any>),
+}
+
+impl PgLink {
+    fn as_mut(&mut self) -> &mut AnyConnection {
+        match self {
+            PgLink::Pooled(conn) => conn.deref_mut(),
+            PgLink::Transaction(tx) => tx.deref_mut(),
+        }
+    }
+}
+
+impl Conn {
+    pub(crate) fn sqlite(conn: rusqlite::Connection) -> Conn {
+        Conn(Link::Sqlite(SqliteHandle::Owned(conn)))
+    }
+
+    pub(crate) fn postgres_transaction(tx: sqlx::Transaction<'static, sqlx::Any>) -> Conn {
+        Conn(Link::Postgres(PgLink::Transaction(tx)))
+    }
+
+    /// The PostgreSQL transaction this connection holds, to commit or roll back.
+    pub(crate) fn into_postgres_transaction(self) -> Option<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.0 {
+            Link::Postgres(PgLink::Transaction(tx)) => Some(tx),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_sqlite(&self) -> bool {
+        matches!(self.0, Link::Sqlite(_))
+    }
+
+    /// Runs `sql` (one or more statements, no values) as it is: transaction control, pragmas.
+    pub(crate) async fn run_script(&mut self, sql: &str) -> Result<(), DbError> {
+        match &mut self.0 {
+            Link::Sqlite(conn) => conn.execute_batch(sql).map_err(DbError::Sqlite),
+            Link::Postgres(pg) => sqlx::Executor::execute(pg.as_mut(), AssertSqlSafe(sql.to_owned()))
+                .await
+                .map(drop)
+                .map_err(DbError::Postgres),
+        }
+    }
+}
+
+/// The connections that serve reads.
+pub(crate) enum Readers {
+    Sqlite(Arc<SqliteReaders>),
+    Postgres(AnyPool),
+}
+
+impl Readers {
+    pub(crate) async fn acquire(&self) -> Result<Conn, StoreError> {
+        match self {
+            Readers::Sqlite(pool) => Ok(Conn(Link::Sqlite(SqliteHandle::Leased(pool.lease()?)))),
+            Readers::Postgres(pool) => Ok(Conn(Link::Postgres(PgLink::Pooled(pool.acquire().await?)))),
+        }
+    }
+
+    pub(crate) async fn close(&self) {
+        match self {
+            Readers::Sqlite(pool) => pool
+                .idle
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clear(),
+            Readers::Postgres(pool) => pool.close().await,
+        }
+    }
+
+    pub(crate) fn postgres(&self) -> Option<&AnyPool> {
+        match self {
+            Readers::Postgres(pool) => Some(pool),
+            Readers::Sqlite(_) => None,
+        }
+    }
+}
+
+/// Read-only SQLite connections, opened when needed and kept for the next read.
+pub(crate) struct SqliteReaders {
+    path: PathBuf,
+    idle: Mutex<Vec<rusqlite::Connection>>,
+    keep: usize,
+}
+
+impl SqliteReaders {
+    pub(crate) fn new(path: PathBuf, keep: usize) -> Arc<SqliteReaders> {
+        Arc::new(SqliteReaders {
+            path,
+            idle: Mutex::new(Vec::new()),
+            keep: keep.max(1),
+        })
+    }
+
+    fn lease(self: &Arc<Self>) -> Result<Lease, StoreError> {
+        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = open_sqlite(&self.path)?;
+                // Readers never write: the writer is the only writer.
+                conn.execute_batch("PRAGMA query_only = ON")?;
+                conn
+            }
+        };
+        Ok(Lease {
+            conn: Some(conn),
+            pool: self.clone(),
+        })
+    }
+}
+
+/// A reader connection, back in the pool when dropped.
+struct Lease {
+    conn: Option<rusqlite::Connection>,
+    pool: Arc<SqliteReaders>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let mut idle = self.pool.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if idle.len() < self.pool.keep {
+                idle.push(conn);
+            }
+        }
+    }
+}
+
+/// Opens the database file with the settings every connection shares.
+pub(crate) fn open_sqlite(path: &std::path::Path) -> Result<rusqlite::Connection, StoreError> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")?;
+    // A sale's statements differ by their number of rows; keep the common shapes prepared.
+    conn.set_prepared_statement_cache_capacity(256);
+    Ok(conn)
+}
+
+/// The file behind a `sqlite://PATH[?options]` URL.
+pub(crate) fn sqlite_path(url: &str) -> Result<PathBuf, StoreError> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .ok_or_else(|| StoreError::Config("a SQLite URL starts with sqlite://".to_owned()))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return Err(StoreError::Config(
+            "SQLite needs a database file (sqlite://PATH); an in-memory database is not shared".to_owned(),
+        ));
+    }
+    Ok(PathBuf::from(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_placeholders;
+
+    #[test]
+    fn dollar_placeholders_become_numbered_ones_outside_quotes() {
+        assert_eq!(
+            numbered_placeholders("SELECT $2, '$1', $10 || '$' WHERE a = $1"),
+            "SELECT ?2, '$1', ?10 || '$' WHERE a = ?1"
+        );
+        assert_eq!(numbered_placeholders("SELECT 1"), "SELECT 1");
+    }
+}
