@@ -206,6 +206,26 @@ async fn a_replay_returns_the_same_bytes_and_changes_nothing(engine: Engine) {
     shop.server.stop().await;
 }
 
+async fn a_replay_is_answered_after_the_price_changed(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale("t1", vec![line("l1", MUG, 2)], 2900);
+    let first = shop.finalize(&sale).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    // The mug costs more now: the same request would be refused as a new sale (its amount due
+    // no longer settles), but it is the sale already booked, so it replays.
+    shop.server.provision_sku(MUG.0, 1600, MUG.2).await;
+    let again = shop.finalize(&sale).await;
+    assert_eq!(again.status, 201, "{}", again.text);
+    assert_eq!(again.text, first.text, "byte-identical replay");
+    assert_eq!(again.headers["x-idempotent-replay"], "true");
+    // Other content under the same id is still a conflict, not a price error.
+    let other = shop.sale("t1", vec![line("l1", MUG, 3)], 4350);
+    shop.finalize(&other).await.assert_error(409, "CONFLICT");
+    assert_eq!(shop.stock(MUG).await, -2, "stock moved once");
+    assert_eq!(shop.verify("r1").await["chains"]["ticket"], 1);
+    shop.server.stop().await;
+}
+
 async fn other_content_under_a_used_transaction_id_is_a_conflict(engine: Engine) {
     let shop = Shop::open(engine).await;
     assert_eq!(
@@ -739,6 +759,7 @@ on_both_engines!(
     the_cash_rounding_tolerance_is_a_setting,
     custom_lines_are_trusted_and_move_no_stock,
     a_replay_returns_the_same_bytes_and_changes_nothing,
+    a_replay_is_answered_after_the_price_changed,
     other_content_under_a_used_transaction_id_is_a_conflict,
     a_refused_sale_stores_nothing,
     the_store_network_is_checked_once_it_has_a_store,

@@ -1,11 +1,13 @@
 //! `POST /v1/checkout/finalize` commits a sale; `POST /v1/checkout/price` shows what it would
 //! cost without committing anything.
 //!
-//! The order of finalize's checks: the body's shape (400), an earlier commit of the same
-//! transaction id (replay or 409), the store network (400), the session and register (422), the
-//! price: catalog, promotions, coupon (422), the authority to grant the declared discounts
-//! (403), the settlement (422), then one transaction that writes the sale, redeems the coupon,
-//! spends the approval, moves stock, accrues loyalty and seals the ticket.
+//! The order of finalize's checks: the body's shape (400), the store network (400), the session
+//! and register (422), the price: catalog, promotions, coupon (422), the authority to grant the
+//! declared discounts (403), the settlement (422), then one transaction that writes the sale,
+//! redeems the coupon, spends the approval, moves stock, accrues loyalty and seals the ticket.
+//! An earlier commit of the same transaction id (replay, or 409 for other content) is not
+//! looked up first: the commit finds it, and so does any refusal on the way, so a replay is
+//! answered whatever has changed since, and a new sale costs no extra query.
 
 mod authority;
 pub mod event;
@@ -85,9 +87,6 @@ async fn finalize(
         ));
     }
     let fingerprint = request.fingerprint();
-    if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
-        return replay(stored, &fingerprint);
-    }
     let transaction_id = request.transaction_id.clone();
     let outcome = book_sale(&state, &caller, request, fingerprint.clone(), &headers).await;
     unless_twin_committed(&state, &transaction_id, &fingerprint, outcome).await
@@ -136,9 +135,10 @@ async fn book_sale(
     answer(state.store().commit_sale(sale).await?, &fingerprint)
 }
 
-/// A refusal may be the shadow of a twin request with the same transaction id that committed
-/// while this one was being checked (it spent the grant, the coupon's last redemption, the
-/// units to return): the twin's stored answer is this request's answer too.
+/// A refusal may be the shadow of a twin request with the same transaction id: committed
+/// before (the session has closed since, the price changed, the approval was spent) or while
+/// this one was being checked (it spent the grant, the coupon's last redemption, the units to
+/// return). The twin's stored answer is this request's answer too.
 pub(crate) async fn unless_twin_committed(
     state: &AppState,
     transaction_id: &TransactionId,
@@ -146,12 +146,16 @@ pub(crate) async fn unless_twin_committed(
     outcome: Result<Response, ApiError>,
 ) -> Result<Response, ApiError> {
     match outcome {
-        Err(refusal @ (ApiError::Business(_) | ApiError::Forbidden(_) | ApiError::Channel { .. })) => {
-            match state.store().find_sale(transaction_id).await? {
-                Some(stored) => replay(stored, fingerprint),
-                None => Err(refusal),
-            }
-        }
+        Err(
+            refusal @ (ApiError::Business(_)
+            | ApiError::Forbidden(_)
+            | ApiError::Channel { .. }
+            | ApiError::Validation(_)
+            | ApiError::NotFound(_)),
+        ) => match state.store().find_sale(transaction_id).await? {
+            Some(stored) => replay(stored, fingerprint),
+            None => Err(refusal),
+        },
         other => other,
     }
 }
