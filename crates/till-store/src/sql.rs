@@ -211,20 +211,17 @@ fn numbered_placeholders(sql: &str) -> Cow<'_, str> {
     if !sql.contains('$') {
         return Cow::Borrowed(sql);
     }
-    let mut out = String::with_capacity(sql.len());
+    // Byte by byte: `$`, `'` and digits are ASCII, so every other byte is copied as it is.
+    let mut out = sql.as_bytes().to_vec();
     let mut quoted = false;
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\'' {
-            quoted = !quoted;
-        }
-        if c == '$' && !quoted && chars.peek().is_some_and(char::is_ascii_digit) {
-            out.push('?');
-        } else {
-            out.push(c);
+    for index in 0..out.len() {
+        match out[index] {
+            b'\'' => quoted = !quoted,
+            b'$' if !quoted && out.get(index + 1).is_some_and(u8::is_ascii_digit) => out[index] = b'?',
+            _ => {}
         }
     }
-    Cow::Owned(out)
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| sql.to_owned()))
 }
 
 /// A value read back from SQLite.
