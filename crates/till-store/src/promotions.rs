@@ -116,7 +116,7 @@ impl Store {
         let row = query("SELECT revision FROM promotion_revision WHERE singleton = 1")
             .fetch_one(self.reader())
             .await?;
-        Ok(row.try_get("revision")?)
+        row.try_get("revision")
     }
 }
 
@@ -167,8 +167,7 @@ async fn current_version(conn: &mut Conn, id: &PromotionId) -> Result<Option<i64
         .bind(id.as_str())
         .fetch_optional(&mut *conn)
         .await?;
-    row.map(|row| row.try_get("version").map_err(StoreError::from))
-        .transpose()
+    row.map(|row| row.try_get("version")).transpose()
 }
 
 async fn write_rule(

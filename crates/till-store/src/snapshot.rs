@@ -24,7 +24,7 @@ impl Store {
         let rows = query("SELECT DISTINCT register_id FROM fiscal_heads ORDER BY register_id")
             .fetch_all(self.reader())
             .await?;
-        rows.iter().map(|row| Ok(row.try_get("register_id")?)).collect()
+        rows.iter().map(|row| row.try_get("register_id")).collect()
     }
 
     /// The whole journal of `register_id`, ready for the audit.
