@@ -102,25 +102,14 @@ impl From<DbError> for StoreError {
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        match &error {
+        use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked, NotADatabase};
+        let code = error.sqlite_error_code();
+        let error = DbError::Sqlite(error);
+        match code {
             // Another process held the database past the busy timeout.
-            rusqlite::Error::SqliteFailure(failure, _)
-                if matches!(
-                    failure.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) =>
-            {
-                StoreError::Contended(DbError::Sqlite(error))
-            }
-            rusqlite::Error::SqliteFailure(failure, _)
-                if matches!(
-                    failure.code,
-                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::NotADatabase
-                ) =>
-            {
-                StoreError::Unavailable(DbError::Sqlite(error))
-            }
-            _ => StoreError::Database(DbError::Sqlite(error)),
+            Some(DatabaseBusy | DatabaseLocked) => StoreError::Contended(error),
+            Some(CannotOpen | NotADatabase) => StoreError::Unavailable(error),
+            _ => StoreError::Database(error),
         }
     }
 }
