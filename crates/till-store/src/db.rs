@@ -1,7 +1,7 @@
 //! Connections and the two write paths.
 //!
-//! All SQL is written once, with `$n` placeholders and portable types, and runs through sqlx's
-//! `Any` driver on either engine. What differs per engine is how a write reaches the disk:
+//! All SQL is written once, with `$n` placeholders and portable types, and runs through
+//! [`crate::sql`] on either engine. What differs per engine is how a write reaches the disk:
 //!
 //! - SQLite has one writer connection owned by a thread. Writers queue units of work; the
 //!   thread runs every unit waiting at that moment in one transaction, each inside its own
@@ -203,11 +203,7 @@ impl Store {
                 conn.close().await?;
             }
             Engine::Postgres => {
-                let pool = self
-                    .inner
-                    .readers
-                    .postgres()
-                    .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))?;
+                let pool = self.postgres_pool()?;
                 migrator.run(pool).await.map_err(migrate_error)?
             }
         }
@@ -250,6 +246,13 @@ impl Store {
         &self.inner.readers
     }
 
+    fn postgres_pool(&self) -> Result<&sqlx::AnyPool, StoreError> {
+        self.inner
+            .readers
+            .postgres()
+            .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))
+    }
+
     /// Runs `work` on `input` in a transaction and returns once its effects are durable.
     pub(crate) async fn write<I, T>(&self, input: I, work: Work<I, T>) -> Result<T, StoreError>
     where
@@ -276,11 +279,7 @@ impl Store {
         let mut attempt = 0;
         loop {
             let result: Result<T, StoreError> = async {
-                let pool = self
-                    .inner
-                    .readers
-                    .postgres()
-                    .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))?;
+                let pool = self.postgres_pool()?;
                 let mut conn = Conn::postgres_transaction(pool.begin().await?);
                 let outcome = work(&mut conn, input).await;
                 let tx = conn

@@ -36,7 +36,6 @@ macro_rules! param_from {
 param_from! {
     i64 => |v| Param::Int(Some(v)),
     Option<i64> => |v| Param::Int(v),
-    i32 => |v| Param::Int(Some(i64::from(v))),
     bool => |v| Param::Bool(Some(v)),
     Option<bool> => |v| Param::Bool(v),
     &str => |v| Param::Text(Some(v.to_owned())),
@@ -44,9 +43,7 @@ param_from! {
     String => |v| Param::Text(Some(v)),
     Option<&str> => |v| Param::Text(v.map(str::to_owned)),
     Option<String> => |v| Param::Text(v),
-    Option<&String> => |v| Param::Text(v.cloned()),
     Vec<u8> => |v| Param::Blob(Some(v)),
-    &[u8] => |v| Param::Blob(Some(v.to_vec())),
 }
 
 /// A statement and its bound values.
