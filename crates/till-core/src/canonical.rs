@@ -3,20 +3,47 @@
 //! fingerprints and committed documents need.
 
 use serde_json::Value;
-use std::fmt::Write;
+use sha2::{Digest, Sha256};
+
+// serde_json keeps an object's keys in a `BTreeMap` (its `preserve_order` feature is off), so
+// its compact output is already canonical: keys in byte order, no whitespace, the one escaping
+// of strings and the one spelling of numbers. The tests below fail if that ever changes.
 
 /// Compact canonical text of `value`.
 pub fn to_canonical_string(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
+    value.to_string()
+}
+
+/// SHA-256 of the canonical text of `value`; the text streams into the hash, never whole.
+pub fn sha256(value: &Value) -> [u8; 32] {
+    let mut hasher = HashWriter(Sha256::new());
+    // Writing into a hash cannot fail, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut hasher, value);
+    hasher.0.finalize().into()
 }
 
 /// SHA-256 of the canonical text of `value`, in lowercase hex: what idempotency compares.
 pub fn fingerprint(value: &Value) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(to_canonical_string(value).as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(64);
+    for byte in sha256(value) {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    out
+}
+
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// `value` with every object's keys in sorted order, for pretty printing.
@@ -32,44 +59,6 @@ pub fn sorted(value: &Value) -> Value {
     }
 }
 
-fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, key);
-                out.push(':');
-                write_value(out, &map[key]);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::String(text) => write_string(out, text),
-        // Numbers, booleans and null print the same in every serializer.
-        other => {
-            let _ = write!(out, "{other}");
-        }
-    }
-}
-
-fn write_string(out: &mut String, text: &str) {
-    out.push_str(&Value::String(text.to_owned()).to_string());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +71,21 @@ mod tests {
         assert_eq!(to_canonical_string(&a), to_canonical_string(&b));
         assert_eq!(to_canonical_string(&a), r#"{"a":{"x":"é\n","y":[1,2]},"b":1}"#);
         assert_ne!(to_canonical_string(&json!([1, 2])), to_canonical_string(&json!([2, 1])));
+    }
+
+    #[test]
+    fn the_fingerprint_is_the_sha256_of_the_canonical_text() {
+        // Keys arrive unsorted; byte order puts "B" before "a" and "a" before "aa". The
+        // expected digest was computed outside Rust, over the text in the comment.
+        let value: Value = serde_json::from_str(r#"{"aa": 1.5, "B": [true, null, -3], "a": "\u0001\""}"#).unwrap();
+        // {"B":[true,null,-3],"a":"\u0001\"","aa":1.5}
+        assert_eq!(
+            to_canonical_string(&value),
+            r#"{"B":[true,null,-3],"a":"\u0001\"","aa":1.5}"#
+        );
+        assert_eq!(
+            fingerprint(&value),
+            "911be7a0170a9d942e5ed887830258c20a353002baa05ee3cecf008b406f10e0"
+        );
     }
 }

@@ -5,14 +5,12 @@
 //! The business records they seal are here too, so that the audit can rebuild every signed
 //! string from the records alone, whether they come from the database or from an archive.
 
-use crate::canonical::to_canonical_string;
 use crate::money::{Cents, VatRate};
 use crate::pricing::VatTotal;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// A field of a signed string: commas would split it, so they become semicolons.
 fn field(text: &str) -> String {
@@ -139,7 +137,7 @@ impl SaleRecord {
     /// SHA-256 of the canonical JSON of the record, base64url.
     pub fn digest(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or_default();
-        URL_SAFE_NO_PAD.encode(Sha256::digest(to_canonical_string(&value).as_bytes()))
+        URL_SAFE_NO_PAD.encode(crate::canonical::sha256(&value))
     }
 
     /// The VAT breakdown as the pricing engine writes it (rates that are out of range, which
