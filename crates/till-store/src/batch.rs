@@ -8,15 +8,42 @@
 use crate::error::StoreError;
 pub(crate) use crate::sql::Param;
 use crate::sql::{Conn, Query};
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 #[derive(Default)]
 pub(crate) struct Batch {
-    statements: Vec<(String, Vec<Param>)>,
+    statements: Vec<(Cow<'static, str>, Vec<Param>)>,
+}
+
+/// The texts of one multi-row statement by row count, each built the first time it is
+/// needed: a sale's inserts take the same few shapes all day, and building their text for
+/// every sale was a measurable share of the SQLite writer's time.
+pub(crate) struct Shapes<const N: usize> {
+    texts: [OnceLock<String>; N],
+    build: fn(usize) -> String,
+}
+
+impl<const N: usize> Shapes<N> {
+    pub(crate) const fn new(build: fn(usize) -> String) -> Self {
+        Shapes {
+            texts: [const { OnceLock::new() }; N],
+            build,
+        }
+    }
+
+    /// The statement for `rows` rows.
+    pub(crate) fn get(&'static self, rows: usize) -> Cow<'static, str> {
+        match self.texts.get(rows) {
+            Some(text) => Cow::Borrowed(text.get_or_init(|| (self.build)(rows))),
+            None => Cow::Owned((self.build)(rows)),
+        }
+    }
 }
 
 impl Batch {
     /// Queues `sql`, whose placeholders `$1..$n` are `params` in order.
-    pub(crate) fn push(&mut self, sql: impl Into<String>, params: Vec<Param>) {
+    pub(crate) fn push(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) {
         self.statements.push((sql.into(), params));
     }
 

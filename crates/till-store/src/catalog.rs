@@ -52,14 +52,18 @@ impl Store {
 
     /// Creates or replaces every article in one transaction: all or nothing.
     pub async fn import_catalog(&self, items: Vec<CatalogItem>, now: Timestamp) -> Result<ImportSummary, StoreError> {
-        self.write(
-            PutItems {
-                items,
-                now: to_micros(now),
-            },
-            |c, i| Box::pin(put_items(c, i)),
-        )
-        .await
+        let summary = self
+            .write(
+                PutItems {
+                    items,
+                    now: to_micros(now),
+                },
+                |c, i| Box::pin(put_items(c, i)),
+            )
+            .await?;
+        // This node prices what it just wrote from its next sale on.
+        self.catalog_cache().forget();
+        Ok(summary)
     }
 
     pub async fn get_catalog_item(&self, sku_id: &SkuId) -> Result<Option<CatalogRecord>, StoreError> {
@@ -71,8 +75,30 @@ impl Store {
         row.as_ref().map(catalog_from_row).transpose()
     }
 
-    /// The articles among `sku_ids` that the authority carries.
+    /// The articles among `sku_ids` that the authority carries, from this node's cache where
+    /// it has them (see [`crate::catalog_cache`]).
     pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
+        let cache = self.catalog_cache();
+        if !cache.fresh() {
+            let _one_check = cache.checking.lock().await;
+            if !cache.fresh() {
+                let row = query("SELECT revision FROM catalog_revision WHERE singleton = 1")
+                    .fetch_one(self.reader())
+                    .await?;
+                cache.checked(row.try_get("revision")?);
+            }
+        }
+        let mut lookup = cache.lookup(sku_ids);
+        if lookup.missing.is_empty() {
+            return Ok(lookup.found);
+        }
+        let read = self.read_catalog_items(&lookup.missing).await?;
+        cache.keep(&lookup, read.values());
+        lookup.found.extend(read);
+        Ok(lookup.found)
+    }
+
+    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
         let mut found = HashMap::with_capacity(sku_ids.len());
         for chunk in sku_ids.chunks(IMPORT_CHUNK) {
             let sql = format!(
@@ -138,6 +164,9 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             }
             insert.execute(&mut *conn).await?;
         }
+        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
+            .execute(&mut *conn)
+            .await?;
         Ok(ImportSummary {
             created,
             updated: input.items.len() - created,

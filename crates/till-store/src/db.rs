@@ -13,6 +13,7 @@
 //!
 //! Callers see one method, [`Store::write`], and never know which path they took.
 
+use crate::catalog_cache::CatalogCache;
 use crate::error::{DbError, StoreError};
 use crate::migrations;
 use crate::sealer::Sealer;
@@ -73,6 +74,8 @@ pub struct StoreOptions {
     pub max_batch: usize,
     /// How often a unit aborted by a lost race is run again before giving up.
     pub max_retries: u32,
+    /// The longest an article written on another node may still be priced as it was here.
+    pub catalog_cache_ttl: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +93,7 @@ impl Default for StoreOptions {
             sqlite_synchronous: SqliteSynchronous::Full,
             max_batch: 64,
             max_retries: 8,
+            catalog_cache_ttl: Duration::from_secs(1),
         }
     }
 }
@@ -110,6 +114,7 @@ struct Inner {
     fiscal_key: RwLock<Option<Arc<Sealer>>>,
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
+    catalog: CatalogCache,
 }
 
 enum Writer {
@@ -120,6 +125,10 @@ enum Writer {
 impl Store {
     pub(crate) fn known_stores(&self) -> &RwLock<HashSet<String>> {
         &self.inner.known_stores
+    }
+
+    pub(crate) fn catalog_cache(&self) -> &CatalogCache {
+        &self.inner.catalog
     }
 
     /// Connects without touching the schema; call [`Store::migrate`] before use.
@@ -173,6 +182,7 @@ impl Store {
                 max_retries: options.max_retries,
                 fiscal_key: RwLock::new(None),
                 known_stores: RwLock::new(HashSet::new()),
+                catalog: CatalogCache::new(options.catalog_cache_ttl),
             }),
         })
     }
@@ -422,18 +432,34 @@ async fn run_sqlite_writer(mut conn: Conn, mut queue: mpsc::Receiver<Box<dyn Job
 async fn run_batch(conn: &mut Conn, batch: &mut [Box<dyn Job>]) -> Result<(), DbError> {
     let started = std::time::Instant::now();
     conn.run_script("BEGIN IMMEDIATE").await?;
+    // Nearly every batch succeeds whole, so it first runs without savepoints, which cost each
+    // job a copy of every page it touches. At the first refusal the batch starts over with
+    // one savepoint per job, so that a refused job rolls back alone; the jobs that ran before
+    // it run again on the same state and come to the same outcome.
+    let mut refused = false;
     for job in batch.iter_mut() {
-        conn.run_script("SAVEPOINT job").await?;
-        if job.run(conn).await {
-            conn.run_script("RELEASE job").await?;
-        } else {
-            conn.run_script("ROLLBACK TO job; RELEASE job").await?;
+        if !job.run(conn).await {
+            refused = true;
+            break;
+        }
+    }
+    if refused {
+        conn.run_script("ROLLBACK").await?;
+        conn.run_script("BEGIN IMMEDIATE").await?;
+        for job in batch.iter_mut() {
+            conn.run_script("SAVEPOINT job").await?;
+            if job.run(conn).await {
+                conn.run_script("RELEASE job").await?;
+            } else {
+                conn.run_script("ROLLBACK TO job; RELEASE job").await?;
+            }
         }
     }
     let worked = started.elapsed();
     let committed = conn.run_script("COMMIT").await;
     tracing::debug!(
         jobs = batch.len(),
+        refused,
         work_us = worked.as_micros() as u64,
         commit_us = (started.elapsed() - worked).as_micros() as u64,
         "SQLite batch"

@@ -6,6 +6,7 @@
 pub mod archives;
 mod batch;
 pub mod catalog;
+mod catalog_cache;
 pub mod closures;
 pub mod coupons;
 pub mod customers;

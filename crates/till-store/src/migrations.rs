@@ -25,6 +25,7 @@ pub(crate) fn sqlite() -> Migrator {
         4 "0004_promotions",
         5 "0005_journal",
         6 "0006_returns",
+        7 "0007_catalog_revision",
     ))
 }
 
@@ -36,5 +37,6 @@ pub(crate) fn postgres() -> Migrator {
         4 "0004_promotions",
         5 "0005_journal",
         6 "0006_returns",
+        7 "0007_catalog_revision",
     ))
 }

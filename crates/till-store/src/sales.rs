@@ -1,7 +1,7 @@
 //! Committing a sale: the sale, its lines, tenders and VAT, stock, loyalty, the fiscal seal and
 //! the stored answer, in one transaction. Idempotent by transaction id.
 
-use crate::batch::{Batch, Param};
+use crate::batch::{Batch, Param, Shapes};
 use crate::catalog::placeholders;
 use crate::closures;
 use crate::db::Store;
@@ -436,13 +436,52 @@ async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreErro
 /// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.
 const ROWS_PER_INSERT: usize = 200;
 
+/// Row counts whose statement text is kept once built; longer carts build theirs each time.
+const KEPT_SHAPES: usize = 65;
+
+static LINE_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
+             gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents, label) VALUES {}",
+        rows(count, 12, "$1")
+    )
+});
+
+static ADJUSTMENT_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
+         VALUES {}",
+        rows(count, 5, "$1")
+    )
+});
+
+static TENDER_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
+             change_cents, forfeited_cents) VALUES {}",
+        rows(count, 7, "$1")
+    )
+});
+
+static VAT_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) VALUES {}",
+        rows(count, 3, "$1")
+    )
+});
+
+static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
+         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+             updated_at = excluded.updated_at",
+        rows_with(count, 2, "$1", "$2")
+    )
+});
+
 fn insert_lines(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.lines.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = format!(
-            "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
-                 gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents, label) VALUES {}",
-            rows(chunk.len(), 12, "$1")
-        );
+        let sql = LINE_INSERTS.get(chunk.len());
         let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, line) in chunk.iter().enumerate() {
             params.extend([
@@ -485,11 +524,7 @@ async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(
 
 fn insert_adjustments(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.adjustments.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = format!(
-            "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
-             VALUES {}",
-            rows(chunk.len(), 5, "$1")
-        );
+        let sql = ADJUSTMENT_INSERTS.get(chunk.len());
         let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, adjustment) in chunk.iter().enumerate() {
             params.extend([
@@ -506,11 +541,7 @@ fn insert_adjustments(batch: &mut Batch, sale: &NewSale) {
 
 fn insert_tenders(batch: &mut Batch, sale: &NewSale) {
     for (chunk_no, chunk) in sale.tenders.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = format!(
-            "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
-                 change_cents, forfeited_cents) VALUES {}",
-            rows(chunk.len(), 7, "$1")
-        );
+        let sql = TENDER_INSERTS.get(chunk.len());
         let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
         for (offset, tender) in chunk.iter().enumerate() {
             params.extend([
@@ -531,10 +562,7 @@ fn insert_vat(batch: &mut Batch, sale: &NewSale) {
     if sale.vat.is_empty() {
         return;
     }
-    let sql = format!(
-        "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) VALUES {}",
-        rows(sale.vat.len(), 3, "$1")
-    );
+    let sql = VAT_INSERTS.get(sale.vat.len());
     let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
     for vat in &sale.vat {
         params.extend([
@@ -552,12 +580,7 @@ fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64) {
     let mut moves: Vec<&(SkuId, i64)> = sale.stock_moves.iter().collect();
     moves.sort_by(|a, b| a.0.cmp(&b.0));
     for chunk in moves.chunks(ROWS_PER_INSERT) {
-        let sql = format!(
-            "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
-             ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
-                 updated_at = excluded.updated_at",
-            rows_with(chunk.len(), 2, "$1", "$2")
-        );
+        let sql = STOCK_MOVES.get(chunk.len());
         let mut params: Vec<Param> = vec![sale.store_id.as_str().into(), now.into()];
         for (sku, delta) in chunk {
             params.extend([sku.as_str().into(), (*delta).into()]);

@@ -84,7 +84,7 @@ impl Query {
         self
     }
 
-    pub(crate) fn with_params(sql: String, params: Vec<Param>) -> Self {
+    pub(crate) fn with_params(sql: impl Into<Cow<'static, str>>, params: Vec<Param>) -> Self {
         Query {
             sql: sql.into(),
             params,

@@ -45,6 +45,8 @@ pub struct Config {
     /// How long a node trusts its cached promotion rules before checking for writes made on
     /// other nodes: the most a rule written elsewhere takes to apply here.
     pub promotion_cache_seconds: u64,
+    /// The same for articles: the most a price written on another node takes to apply here.
+    pub catalog_cache_seconds: u64,
     pub pin_max_failures: u32,
     pub pin_lockout_seconds: u64,
     /// Lifetime of a register session and its token.
@@ -85,6 +87,7 @@ impl Default for Config {
             elevation_rate_window_seconds: 60,
             grants_max_age_seconds: 30 * 24 * 3600,
             promotion_cache_seconds: 1,
+            catalog_cache_seconds: 1,
             pin_max_failures: 5,
             pin_lockout_seconds: 900,
             session_ttl_seconds: 16 * 3600,
@@ -145,6 +148,7 @@ impl Config {
             } else {
                 SqliteSynchronous::Full
             },
+            catalog_cache_ttl: Duration::from_secs(self.catalog_cache_seconds),
             ..StoreOptions::default()
         }
     }

@@ -289,6 +289,51 @@ async fn one_registers_chain_appended_from_three_nodes_stays_gapless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
+    let Some(nodes) = Nodes::start(1, &[("TILL_CATALOG_CACHE_SECONDS", "1")]).await else {
+        return;
+    };
+    let article = &nodes.shop.articles[7];
+    let cart = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [
+        {"id": "l1", "skuId": article.sku, "quantity": 1, "unitPrice": article.price, "vatRate": article.vat, "free": false}]}});
+    let total_on = |node: usize| {
+        let (client, admin, cart) = (&nodes.client, &nodes.admin, &cart);
+        async move {
+            let reply = client
+                .to(node, Method::POST, "/v1/checkout/price", admin, Some(cart))
+                .await
+                .unwrap();
+            reply.json()["totals"]["total"].as_i64().unwrap()
+        }
+    };
+    // Every node has priced the article, and holds it in its cache.
+    for node in 0..3 {
+        assert_eq!(total_on(node).await, article.price);
+    }
+    let raised = article.price + 250;
+    let body = json!({"name": "Raised", "priceCents": raised, "vatRate": article.vat});
+    let written = nodes
+        .client
+        .to(
+            0,
+            Method::PUT,
+            &format!("/v1/catalog/skus/{}", article.sku),
+            &nodes.admin,
+            Some(&body),
+        )
+        .await
+        .unwrap();
+    assert_eq!(written.status, 200, "{}", written.text);
+    assert_eq!(total_on(0).await, raised, "the writing node prices it at once");
+    // The documented bound is TILL_CATALOG_CACHE_SECONDS: once it has passed, every node does.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    for node in 0..3 {
+        assert_eq!(total_on(node).await, raised, "node {node}");
+    }
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_PROMOTION_CACHE_SECONDS", "1")]).await else {
         return;
