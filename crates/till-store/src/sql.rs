@@ -489,6 +489,17 @@ impl Drop for Lease {
 
 /// Opens the database file with the settings every connection shares.
 pub(crate) fn open_sqlite(path: &std::path::Path) -> Result<rusqlite::Connection, StoreError> {
+    static PROCESS_SETTINGS: std::sync::Once = std::sync::Once::new();
+    PROCESS_SETTINGS.call_once(|| {
+        // SQLite's memory statistics take a process-wide mutex on every allocation, and
+        // nothing here reads them. This must precede SQLite's initialization; if something
+        // initialized it first, the call is refused and changes nothing.
+        // SAFETY: SQLITE_CONFIG_MEMSTATUS takes one int; sqlite3_config is safe to call
+        // before sqlite3_initialize, and answers SQLITE_MISUSE after it.
+        unsafe {
+            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
+        }
+    });
     let conn = rusqlite::Connection::open(path)?;
     conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")?;
     // A sale's statements differ by their number of rows; keep the common shapes prepared.
