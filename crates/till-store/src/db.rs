@@ -467,3 +467,86 @@ async fn run_batch(conn: &mut Conn, batch: &mut [Box<dyn Job>]) -> Result<(), Db
     );
     committed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `input.0` into the scratch table, then refuses if `input.1` says so.
+    fn note<'a>(conn: &'a mut Conn, input: &'a (i64, bool)) -> BoxFuture<'a, Result<i64, StoreError>> {
+        Box::pin(async move {
+            query("INSERT INTO scratch (n) VALUES ($1)")
+                .bind(input.0)
+                .execute(&mut *conn)
+                .await?;
+            if input.1 {
+                return Err(StoreError::Rule(format!("job {} refused", input.0)));
+            }
+            Ok(input.0)
+        })
+    }
+
+    fn job(n: i64, refuse: bool) -> (Box<dyn Job>, oneshot::Receiver<Result<i64, StoreError>>) {
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(Pending {
+            input: (n, refuse),
+            work: note,
+            outcome: None,
+            reply,
+        });
+        (job, answer)
+    }
+
+    async fn batch_of(conn: &mut Conn, refusals: &[bool]) -> Vec<Result<i64, String>> {
+        let (mut jobs, answers): (Vec<_>, Vec<_>) = refusals
+            .iter()
+            .enumerate()
+            .map(|(n, refuse)| job(n as i64, *refuse))
+            .unzip();
+        let committed = run_batch(conn, &mut jobs).await.map_err(Arc::new);
+        for job in jobs {
+            job.finish(committed.clone());
+        }
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(answer.await.unwrap().map_err(|error| error.to_string()));
+        }
+        outcomes
+    }
+
+    async fn kept(conn: &mut Conn) -> Vec<i64> {
+        let rows = query("SELECT n FROM scratch ORDER BY n")
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+        rows.iter().map(|row| row.try_get("n").unwrap()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_refused_job_rolls_back_alone_and_the_rest_of_its_batch_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = connect_sqlite_writer(&dir.path().join("t.db"), SqliteSynchronous::Full).unwrap();
+        conn.run_script("CREATE TABLE scratch (n INTEGER NOT NULL)")
+            .await
+            .unwrap();
+
+        let outcomes = batch_of(&mut conn, &[false, false, false]).await;
+        assert_eq!(outcomes, [Ok(0), Ok(1), Ok(2)]);
+        assert_eq!(kept(&mut conn).await, [0, 1, 2]);
+
+        conn.run_script("DELETE FROM scratch").await.unwrap();
+        // The second job writes, then refuses: the batch runs again with savepoints.
+        let outcomes = batch_of(&mut conn, &[false, true, false]).await;
+        assert_eq!(outcomes[0], Ok(0));
+        assert!(
+            outcomes[1].as_ref().is_err_and(|e| e.contains("job 1 refused")),
+            "{outcomes:?}"
+        );
+        assert_eq!(outcomes[2], Ok(2));
+        assert_eq!(
+            kept(&mut conn).await,
+            [0, 2],
+            "the first job is kept once, the refused one not at all"
+        );
+    }
+}
