@@ -104,7 +104,7 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
+struct Inner {
     engine: Engine,
     url: String,
     readers: Readers,
@@ -173,7 +173,7 @@ impl Store {
                 (url.to_owned(), Readers::Postgres(pool), Writer::Postgres)
             }
         };
-        let store = Store {
+        Ok(Store {
             inner: Arc::new(Inner {
                 engine,
                 url,
@@ -184,15 +184,7 @@ impl Store {
                 known_stores: RwLock::new(HashSet::new()),
                 catalog: CatalogCache::new(options.catalog_cache_ttl),
             }),
-        };
-        if engine == Engine::Sqlite {
-            tokio::spawn(crate::stock::keep_folding(Arc::downgrade(&store.inner)));
-        }
-        Ok(store)
-    }
-
-    pub(crate) fn upgrade(inner: &std::sync::Weak<Inner>) -> Option<Store> {
-        inner.upgrade().map(|inner| Store { inner })
+        })
     }
 
     pub fn engine(&self) -> Engine {
@@ -235,11 +227,6 @@ impl Store {
     }
 
     pub async fn close(&self) {
-        if self.inner.engine == Engine::Sqlite
-            && let Err(error) = self.fold_stock_moves().await
-        {
-            tracing::warn!(%error, "stock moves were left to fold at the next start");
-        }
         self.inner.readers.close().await;
     }
 

@@ -26,7 +26,6 @@ pub(crate) fn sqlite() -> Migrator {
         5 "0005_journal",
         6 "0006_returns",
         7 "0007_catalog_revision",
-        8 "0008_stock_moves",
     ))
 }
 
@@ -39,6 +38,5 @@ pub(crate) fn postgres() -> Migrator {
         5 "0005_journal",
         6 "0006_returns",
         7 "0007_catalog_revision",
-        8 "0008_stock_moves",
     ))
 }

@@ -214,7 +214,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         insert_adjustments(&mut batch, sale);
         insert_tenders(&mut batch, sale);
         insert_vat(&mut batch, sale);
-        move_stock(&mut batch, sale, now, conn.is_sqlite());
+        move_stock(&mut batch, sale, now);
         if let Some(customer) = &sale.customer_id {
             batch.push(
                 "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
@@ -470,18 +470,11 @@ static VAT_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     )
 });
 
-static STOCK_UPDATES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     format!(
         "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
          ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
              updated_at = excluded.updated_at",
-        rows_with(count, 2, "$1", "$2")
-    )
-});
-
-static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO stock_moves (store_id, sku_id, delta, at) VALUES {}",
         rows_with(count, 2, "$1", "$2")
     )
 });
@@ -581,15 +574,13 @@ fn insert_vat(batch: &mut Batch, sale: &NewSale) {
     batch.push(sql, params);
 }
 
-/// One statement for every article. On SQLite the moves are appended to the stock ledger
-/// (see [`crate::stock`]); on PostgreSQL they update `stock` in place, rows sorted by SKU so
-/// that concurrent sales lock them in the same order and cannot deadlock each other.
-fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64, ledger: bool) {
+/// One statement for every article: rows are sorted by SKU, so concurrent sales lock stock
+/// rows in the same order and cannot deadlock each other.
+fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64) {
     let mut moves: Vec<&(SkuId, i64)> = sale.stock_moves.iter().collect();
     moves.sort_by(|a, b| a.0.cmp(&b.0));
-    let statements = if ledger { &STOCK_MOVES } else { &STOCK_UPDATES };
     for chunk in moves.chunks(ROWS_PER_INSERT) {
-        let sql = statements.get(chunk.len());
+        let sql = STOCK_MOVES.get(chunk.len());
         let mut params: Vec<Param> = vec![sale.store_id.as_str().into(), now.into()];
         for (sku, delta) in chunk {
             params.extend([sku.as_str().into(), (*delta).into()]);

@@ -453,33 +453,6 @@ async fn stock_moves_once_per_article_and_loyalty_accrues(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// On SQLite, sales append stock moves that are folded into the stock table about once a
-/// second; what a till or a back office reads must not depend on whether the fold has run.
-async fn stock_reads_the_same_before_and_after_moves_are_folded(engine: Engine) {
-    let shop = Shop::open(engine).await;
-    let admin = shop.server.admin();
-    let path = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
-    let counted = shop.server.put(&path, &admin, json!({"onHand": 40})).await;
-    assert!(counted.status == 200 || counted.status == 201, "{}", counted.text);
-    shop.finalize(&shop.sale("t1", vec![line("a", MUG, 3)], 4350)).await;
-    assert_eq!(shop.stock(MUG).await, 37);
-    // Past the fold interval, and once more with moves both folded and not.
-    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
-    assert_eq!(shop.stock(MUG).await, 37);
-    shop.finalize(&shop.sale("t2", vec![line("a", MUG, 2)], 2900)).await;
-    assert_eq!(shop.stock(MUG).await, 35);
-    // A count replaces whatever was sold before it, folded or not; later sales move it.
-    shop.server.put(&path, &admin, json!({"onHand": 100})).await;
-    assert_eq!(shop.stock(MUG).await, 100);
-    shop.finalize(&shop.sale("t3", vec![line("a", MUG, 1)], 1450)).await;
-    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
-    assert_eq!(shop.stock(MUG).await, 99);
-    // An article sold without ever being counted reads as what left.
-    shop.finalize(&shop.sale("t4", vec![line("a", BOOK, 2)], 4980)).await;
-    assert_eq!(shop.stock(BOOK).await, -2);
-    shop.server.stop().await;
-}
-
 async fn sales_are_booked_on_an_open_session_of_the_till(engine: Engine) {
     let shop = Shop::open(engine).await;
     let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
@@ -796,7 +769,6 @@ on_both_engines!(
     tenders_must_settle_the_amount_due,
     the_register_selects_the_fiscal_chain,
     stock_moves_once_per_article_and_loyalty_accrues,
-    stock_reads_the_same_before_and_after_moves_are_folded,
     sales_are_booked_on_an_open_session_of_the_till,
     a_replay_after_the_session_closed_still_replays,
     the_error_table_rows_for_credentials_and_scopes,
