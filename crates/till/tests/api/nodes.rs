@@ -66,6 +66,15 @@ impl Nodes {
             .expect("an answer")
     }
 
+    /// The total `node` quotes for one unit of the shop's article `article`.
+    async fn total_of_one(&self, node: usize, article: usize) -> i64 {
+        let article = &self.shop.articles[article];
+        let cart = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [
+            {"id": "l1", "skuId": article.sku, "quantity": 1, "unitPrice": article.price, "vatRate": article.vat, "free": false}]}});
+        let reply = self.on(node, "/v1/checkout/price", &self.admin, &cart).await;
+        reply.json()["totals"]["total"].as_i64().unwrap()
+    }
+
     async fn stock(&self, article: usize) -> i64 {
         let path = format!("/v1/stores/s1/stock/{}", self.shop.articles[article].sku);
         self.client.get(&path, &self.admin).await.unwrap().json()["onHand"]
@@ -294,18 +303,7 @@ async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
         return;
     };
     let article = &nodes.shop.articles[7];
-    let cart = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [
-        {"id": "l1", "skuId": article.sku, "quantity": 1, "unitPrice": article.price, "vatRate": article.vat, "free": false}]}});
-    let total_on = |node: usize| {
-        let (client, admin, cart) = (&nodes.client, &nodes.admin, &cart);
-        async move {
-            let reply = client
-                .to(node, Method::POST, "/v1/checkout/price", admin, Some(cart))
-                .await
-                .unwrap();
-            reply.json()["totals"]["total"].as_i64().unwrap()
-        }
-    };
+    let total_on = |node: usize| nodes.total_of_one(node, 7);
     // Every node has priced the article, and holds it in its cache.
     for node in 0..3 {
         assert_eq!(total_on(node).await, article.price);
@@ -339,18 +337,7 @@ async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound(
         return;
     };
     let article = &nodes.shop.articles[6];
-    let cart = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [
-        {"id": "l1", "skuId": article.sku, "quantity": 1, "unitPrice": article.price, "vatRate": article.vat, "free": false}]}});
-    let total_on = |node: usize| {
-        let (client, admin, cart) = (&nodes.client, &nodes.admin, &cart);
-        async move {
-            let reply = client
-                .to(node, Method::POST, "/v1/checkout/price", admin, Some(cart))
-                .await
-                .unwrap();
-            reply.json()["totals"]["total"].as_i64().unwrap()
-        }
-    };
+    let total_on = |node: usize| nodes.total_of_one(node, 6);
     // Every node has read the (empty) rules once.
     for node in 0..3 {
         assert_eq!(total_on(node).await, article.price);
