@@ -407,10 +407,9 @@ impl Workload {
         })
     }
 
-    /// One of `till`'s carts, picked by `rng`.
-    fn cart(&self, rng: &mut fastrand::Rng, till: usize) -> &Draft {
-        let carts = &self.carts[till];
-        &carts[rng.usize(0..carts.len())]
+    /// Which of `till`'s carts to send next, picked by `rng`.
+    fn pick_cart(&self, rng: &mut fastrand::Rng, till: usize) -> usize {
+        rng.usize(0..self.carts[till].len())
     }
 }
 
@@ -486,7 +485,7 @@ async fn closed_loop(client: &Client, workload: &Arc<Workload>, clients: usize, 
                 let mut n = 0u64;
                 loop {
                     n += 1;
-                    let draft = workload.cart(&mut rng, till);
+                    let draft = &workload.carts[till][workload.pick_cart(&mut rng, till)];
                     let transaction_id = format!("c{c}-{n}");
                     let sent = Instant::now();
                     if sent >= until {
@@ -541,7 +540,7 @@ async fn open_loop(client: &Client, workload: &Arc<Workload>, rate: u64, plan: &
         }
         let till = (n as usize) % workload.shop.tills.len();
         n += 1;
-        let cart = rng.usize(0..workload.carts[till].len());
+        let cart = workload.pick_cart(&mut rng, till);
         let transaction_id = format!("o-{n}");
         tokio::time::sleep_until(due).await;
         let (client, workload, shared) = (client.clone(), workload.clone(), shared.clone());

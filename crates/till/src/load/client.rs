@@ -97,12 +97,7 @@ impl Client {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request.send().await?;
-        let status = response.status().as_u16();
-        Ok(Reply {
-            status,
-            text: response.text().await?,
-        })
+        answer(request).await
     }
 
     /// Sends to the next node in turn.
@@ -125,19 +120,13 @@ impl Client {
     /// POSTs `body`, JSON already written, to the next node in turn.
     pub async fn post_json_text(&self, path: &str, token: &str, body: String) -> Result<Reply> {
         let url = format!("{}{path}", self.urls[self.next_node()]);
-        let response = self
+        let request = self
             .http
             .post(url)
             .bearer_auth(token)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await?;
-        let status = response.status().as_u16();
-        Ok(Reply {
-            status,
-            text: response.text().await?,
-        })
+            .body(body);
+        answer(request).await
     }
 
     fn next_node(&self) -> usize {
@@ -184,6 +173,16 @@ impl Client {
             tokio::time::sleep(Duration::from_millis(5 + u64::from(attempts.min(20)))).await;
         }
     }
+}
+
+/// Sends `request` and reads its answer whole.
+async fn answer(request: reqwest::RequestBuilder) -> Result<Reply> {
+    let response = request.send().await?;
+    let status = response.status().as_u16();
+    Ok(Reply {
+        status,
+        text: response.text().await?,
+    })
 }
 
 /// A reqwest client with the process's TLS provider in place (reqwest is built without one).
