@@ -2,6 +2,7 @@
 //! gives the same bytes, whatever order its producer wrote keys in, which is what request
 //! fingerprints and committed documents need.
 
+use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -14,16 +15,18 @@ pub fn to_canonical_string(value: &Value) -> String {
     value.to_string()
 }
 
-/// SHA-256 of the canonical text of `value`; the text streams into the hash, never whole.
-pub fn sha256(value: &Value) -> [u8; 32] {
+/// SHA-256 of the compact JSON text of `value`; the text streams into the hash, never whole.
+/// It is the canonical text when `value` writes its keys in byte order: a `Value` does, and
+/// so does a struct that declares its fields in that order and holds no map but `Value`'s.
+pub fn sha256<T: Serialize + ?Sized>(value: &T) -> [u8; 32] {
     let mut hasher = HashWriter(Sha256::new());
-    // Writing into a hash cannot fail, and a `Value` always serializes.
+    // Writing into a hash cannot fail, and values with string keys always serialize.
     let _ = serde_json::to_writer(&mut hasher, value);
     hasher.0.finalize().into()
 }
 
-/// SHA-256 of the canonical text of `value`, in lowercase hex: what idempotency compares.
-pub fn fingerprint(value: &Value) -> String {
+/// [`sha256`] of `value`, in lowercase hex: what idempotency compares.
+pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(64);
     for byte in sha256(value) {

@@ -11,6 +11,7 @@ use crate::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use crate::money::{Cents, Overflow, VatRate, checked_sum, div_round_half_away};
 use crate::pricing::{VatTotal, vat_totals};
 use crate::sale::TenderSet;
+use crate::sale::canonical_form::Tenders;
 use serde_json::{Value, json};
 
 /// `amount` spread cumulatively over `total` parts: what parts `before+1 ..= before+now` get.
@@ -221,7 +222,7 @@ impl ReturnRequest {
             "sessionId": self.session_id,
             "registerId": self.register_id,
             "lines": lines,
-            "tenders": self.tenders.canonical(),
+            "tenders": Tenders::of(&self.tenders),
         })
     }
 
