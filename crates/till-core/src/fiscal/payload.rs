@@ -136,8 +136,7 @@ pub struct SaleRecordAdjustment {
 impl SaleRecord {
     /// SHA-256 of the canonical JSON of the record, base64url.
     pub fn digest(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        URL_SAFE_NO_PAD.encode(crate::canonical::sha256(&value))
+        URL_SAFE_NO_PAD.encode(crate::canonical::sha256(&digest_form::Sale::of(self)))
     }
 
     /// The VAT breakdown as the pricing engine writes it (rates that are out of range, which
@@ -408,6 +407,185 @@ pub fn archive(record: &ArchiveRecord, seq: i64, previous: Option<&str>) -> Stri
     )
 }
 
+/// A sale record in canonical form, written straight from the record. The record's own
+/// field order is that of its archives and cannot change; these borrowed structs declare the
+/// same fields in the byte order of their JSON names, the order canonical JSON sorts keys in,
+/// so that no `Value` has to sort them. Sealed tickets hold the digest, so the bytes are those
+/// of the record's canonical `Value` (a test compares them).
+mod digest_form {
+    use super::{OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat};
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(super) struct Sale<'a> {
+        adjustments: Vec<Adjustment<'a>>,
+        change_cents: i64,
+        coupon_code: &'a Option<String>,
+        customer_id: &'a Option<String>,
+        emitted_at: i64,
+        issued_at: Option<i64>,
+        item_count: i64,
+        kind: &'a str,
+        lines: Vec<Line<'a>>,
+        number: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        original: Option<Original<'a>>,
+        points_earned: i64,
+        register_id: &'a str,
+        seller_id: &'a str,
+        session_id: &'a str,
+        store_id: &'a str,
+        subtotal_cents: i64,
+        tenders: Vec<Tender<'a>>,
+        total_cents: i64,
+        transaction_id: &'a str,
+        vat: Vec<Vat>,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Adjustment<'a> {
+        amount_cents: i64,
+        label: &'a Option<String>,
+        source: &'a str,
+        source_id: &'a str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line<'a> {
+        declared_cents: i64,
+        gross_cents: i64,
+        label: &'a Option<String>,
+        line_id: &'a str,
+        net_cents: i64,
+        promotion_cents: i64,
+        quantity: i64,
+        sku_id: &'a Option<String>,
+        ticket_cents: i64,
+        unit_price_cents: i64,
+        vat_rate: i64,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Original<'a> {
+        register_id: &'a str,
+        seq: i64,
+        transaction_id: &'a str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Tender<'a> {
+        applied_cents: i64,
+        change_cents: i64,
+        forfeited_cents: i64,
+        method: &'a str,
+        presented_cents: i64,
+        tender_id: &'a str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Vat {
+        total_cents: i64,
+        vat_cents: i64,
+        vat_rate: i64,
+    }
+
+    impl<'a> Sale<'a> {
+        pub(super) fn of(sale: &'a SaleRecord) -> Sale<'a> {
+            Sale {
+                adjustments: sale.adjustments.iter().map(Adjustment::of).collect(),
+                change_cents: sale.change_cents,
+                coupon_code: &sale.coupon_code,
+                customer_id: &sale.customer_id,
+                emitted_at: sale.emitted_at,
+                issued_at: sale.issued_at,
+                item_count: sale.item_count,
+                kind: &sale.kind,
+                lines: sale.lines.iter().map(Line::of).collect(),
+                number: &sale.number,
+                original: sale.original.as_ref().map(Original::of),
+                points_earned: sale.points_earned,
+                register_id: &sale.register_id,
+                seller_id: &sale.seller_id,
+                session_id: &sale.session_id,
+                store_id: &sale.store_id,
+                subtotal_cents: sale.subtotal_cents,
+                tenders: sale.tenders.iter().map(Tender::of).collect(),
+                total_cents: sale.total_cents,
+                transaction_id: &sale.transaction_id,
+                vat: sale.vat.iter().map(Vat::of).collect(),
+            }
+        }
+    }
+
+    impl<'a> Adjustment<'a> {
+        fn of(adjustment: &'a SaleRecordAdjustment) -> Adjustment<'a> {
+            Adjustment {
+                amount_cents: adjustment.amount_cents,
+                label: &adjustment.label,
+                source: &adjustment.source,
+                source_id: &adjustment.source_id,
+            }
+        }
+    }
+
+    impl<'a> Line<'a> {
+        fn of(line: &'a SaleRecordLine) -> Line<'a> {
+            Line {
+                declared_cents: line.declared_cents,
+                gross_cents: line.gross_cents,
+                label: &line.label,
+                line_id: &line.line_id,
+                net_cents: line.net_cents,
+                promotion_cents: line.promotion_cents,
+                quantity: line.quantity,
+                sku_id: &line.sku_id,
+                ticket_cents: line.ticket_cents,
+                unit_price_cents: line.unit_price_cents,
+                vat_rate: line.vat_rate,
+            }
+        }
+    }
+
+    impl<'a> Original<'a> {
+        fn of(original: &'a OriginalTicket) -> Original<'a> {
+            Original {
+                register_id: &original.register_id,
+                seq: original.seq,
+                transaction_id: &original.transaction_id,
+            }
+        }
+    }
+
+    impl<'a> Tender<'a> {
+        fn of(tender: &'a SaleRecordTender) -> Tender<'a> {
+            Tender {
+                applied_cents: tender.applied_cents,
+                change_cents: tender.change_cents,
+                forfeited_cents: tender.forfeited_cents,
+                method: &tender.method,
+                presented_cents: tender.presented_cents,
+                tender_id: &tender.tender_id,
+            }
+        }
+    }
+
+    impl Vat {
+        fn of(vat: &SaleRecordVat) -> Vat {
+            Vat {
+                total_cents: vat.total_cents,
+                vat_cents: vat.vat_cents,
+                vat_rate: vat.vat_rate,
+            }
+        }
+    }
+}
+
 /// Records for tests of this crate.
 #[cfg(test)]
 pub(crate) mod tests_support {
@@ -471,6 +649,65 @@ mod tests {
             format!("2000:1450,1450,20260301093000,till-1,1,SALE,t;1,{digest},Y,")
         );
         assert!(ticket(&record, 2, Some("abc")).ends_with(&format!("{digest},N,abc")));
+    }
+
+    /// A record with every optional part, text that needs escaping, and a return's original.
+    fn full_record() -> SaleRecord {
+        let mut record = sale(1450);
+        record.customer_id = Some("cust-\"7\"".into());
+        record.coupon_code = Some("WELCOME10".into());
+        record.issued_at = Some(1_772_357_399_000_000);
+        record.lines[0].sku_id = Some(format!("{:064x}", 7));
+        record.lines.push(SaleRecordLine {
+            line_id: "l2".into(),
+            sku_id: None,
+            label: None,
+            quantity: -2,
+            unit_price_cents: 995,
+            vat_rate: 550,
+            gross_cents: -1990,
+            promotion_cents: 10,
+            declared_cents: 20,
+            ticket_cents: 30,
+            net_cents: -1930,
+        });
+        record.tenders.push(SaleRecordTender {
+            tender_id: "p1".into(),
+            method: "meal_voucher".into(),
+            applied_cents: 1450,
+            presented_cents: 1500,
+            change_cents: 0,
+            forfeited_cents: 50,
+        });
+        record.adjustments.push(SaleRecordAdjustment {
+            source: "promotion".into(),
+            source_id: "bogo".into(),
+            label: Some("Deux pour un, é\n".into()),
+            amount_cents: 10,
+        });
+        record.original = Some(OriginalTicket {
+            transaction_id: "t0".into(),
+            register_id: "till-1".into(),
+            seq: 41,
+        });
+        record
+    }
+
+    #[test]
+    fn the_typed_digest_form_writes_the_bytes_of_the_records_canonical_value() {
+        for record in [sale(1450), full_record()] {
+            let typed = serde_json::to_string(&digest_form::Sale::of(&record)).unwrap();
+            let value = serde_json::to_value(&record).unwrap().to_string();
+            assert_eq!(typed, value);
+        }
+    }
+
+    #[test]
+    fn a_digest_sealed_before_the_typed_form_still_matches() {
+        // Computed as SHA-256 of the record's canonical `Value`, the form digests were made
+        // with before the typed one.
+        assert_eq!(sale(1450).digest(), "M0mie0sbPkcHjUYQpawyQcthUVwIwchERGq6Aog8TT8");
+        assert_eq!(full_record().digest(), "Fgrly4o0NLzagX73P2CO_f-P3lnGwhQ6Ddo_KRusT2w");
     }
 
     #[test]
