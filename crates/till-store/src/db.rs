@@ -160,6 +160,18 @@ impl Store {
                 let pool = AnyPoolOptions::new()
                     .max_connections(options.max_connections.max(1))
                     .acquire_timeout(options.acquire_timeout)
+                    // A ping on every acquire is one more round trip per query under load. A
+                    // connection used within the last second is taken to work; one idle longer
+                    // (the server may have restarted meanwhile) is pinged first.
+                    .test_before_acquire(false)
+                    .before_acquire(|conn, meta| {
+                        Box::pin(async move {
+                            if meta.idle_for > IDLE_BEFORE_PING {
+                                sqlx::Connection::ping(conn).await?;
+                            }
+                            Ok(true)
+                        })
+                    })
                     .after_connect(move |conn, _| {
                         Box::pin(async move {
                             let set = format!(
@@ -332,6 +344,9 @@ fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
         other => StoreError::Corrupt(format!("schema migration failed: {other}")),
     }
 }
+
+/// How long a pooled PostgreSQL connection may sit idle before it is pinged on acquire.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 
 /// Grows with the attempt and spreads contenders apart with a little jitter from the clock.
 fn backoff(attempt: u32) -> Duration {

@@ -98,6 +98,39 @@ async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
     assert!(format!("{error:#}").contains("is not a P-256 key"), "{error:#}");
 }
 
+/// PostgreSQL restarted, or a proxy cut the node's idle connections: once they have sat idle
+/// for a moment, the next request is served on fresh ones instead of failing on a dead one.
+#[tokio::test]
+async fn a_node_serves_again_after_its_idle_database_connections_were_cut() {
+    if !Engine::Postgres.enabled() {
+        return;
+    }
+    use sqlx::{Connection, Executor};
+    let server = TestServer::start(Engine::Postgres).await;
+    server.provision_store("s1").await;
+    let before = server.get("/v1/stores/s1", &server.admin()).await;
+    assert_eq!(before.status, 200);
+
+    let mut admin = sqlx::PgConnection::connect(&server.config.database_url())
+        .await
+        .unwrap();
+    let cut = admin
+        .fetch_one(
+            "SELECT COUNT(pg_terminate_backend(pid)) AS cut FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .await
+        .unwrap();
+    assert!(sqlx::Row::get::<i64, _>(&cut, "cut") > 0, "the node held connections");
+    let _ = admin.close().await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+
+    let after = server.get("/v1/stores/s1", &server.admin()).await;
+    assert_eq!(after.status, 200, "{}", after.text);
+    assert_eq!(after.body, before.body);
+    server.stop().await;
+}
+
 on_both_engines!(
     health_readiness_and_metrics_answer_without_credentials,
     the_configured_fiscal_key_signs_the_journal,
