@@ -14,6 +14,7 @@
 //! Callers see one method, [`Store::write`], and never know which path they took.
 
 use crate::catalog_cache::CatalogCache;
+use crate::checkpointer::{Checkpointer, WRITER_BACKSTOP_PAGES};
 use crate::error::{DbError, StoreError};
 use crate::migrations;
 use crate::sealer::Sealer;
@@ -139,6 +140,7 @@ impl Store {
             Engine::Sqlite => {
                 let path = sqlite_path(url)?;
                 let writer = connect_sqlite_writer(&path, options.sqlite_synchronous)?;
+                let checkpointer = Checkpointer::start(&path, synchronous_pragma(options.sqlite_synchronous))?;
                 let readers = Readers::Sqlite(SqliteReaders::new(path, options.max_connections as usize));
                 let (sender, receiver) = mpsc::channel(options.max_batch.max(1) * 16);
                 // Its own thread: the writer is the one path every sale takes in turn, and
@@ -148,7 +150,9 @@ impl Store {
                     .name("till-sqlite-writer".into())
                     .spawn(
                         move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                            Ok(runtime) => runtime.block_on(run_sqlite_writer(writer, receiver, max_batch)),
+                            Ok(runtime) => {
+                                runtime.block_on(run_sqlite_writer(writer, receiver, max_batch, checkpointer))
+                            }
                             Err(error) => tracing::error!(%error, "the SQLite writer could not start"),
                         },
                     )
@@ -371,22 +375,22 @@ fn sqlite_url_creating_file(url: &str) -> String {
 
 fn connect_sqlite_writer(path: &std::path::Path, synchronous: SqliteSynchronous) -> Result<Conn, StoreError> {
     let conn = open_sqlite(path)?;
-    let synchronous = match synchronous {
+    // Savepoint journals in memory rather than temporary files, and a page cache (32 MiB) that
+    // holds the indexes every sale touches. The log is copied back by the checkpointer's
+    // thread; the writer's own checkpoint is only its backstop.
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768; \
+         PRAGMA wal_autocheckpoint = {WRITER_BACKSTOP_PAGES}; {}",
+        synchronous_pragma(synchronous)
+    ))?;
+    Ok(Conn::sqlite(conn))
+}
+
+fn synchronous_pragma(synchronous: SqliteSynchronous) -> &'static str {
+    match synchronous {
         SqliteSynchronous::Full => "PRAGMA synchronous = FULL",
         SqliteSynchronous::Normal => "PRAGMA synchronous = NORMAL",
-    };
-    // Savepoint journals in memory rather than temporary files, and a page cache (32 MiB) that
-    // holds the indexes every sale touches. The WAL is copied back into the database file
-    // every 4,000 pages (16 MiB) instead of SQLite's 1,000: the commit that triggers it waits
-    // for the copy, and the pages sales rewrite all day (indexes, stock, chain heads) are
-    // copied once per checkpoint however often they changed in between. Longer intervals
-    // were a little faster but stalled the unlucky commit long enough to double p99.
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768; \
-         PRAGMA wal_autocheckpoint = 4000",
-    )?;
-    conn.execute_batch(synchronous)?;
-    Ok(Conn::sqlite(conn))
+    }
 }
 
 /// A queued unit of work with its input and the caller waiting for it.
@@ -430,14 +434,22 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
     }
 }
 
-async fn run_sqlite_writer(mut conn: Conn, mut queue: mpsc::Receiver<Box<dyn Job>>, max_batch: usize) {
+async fn run_sqlite_writer(
+    mut conn: Conn,
+    mut queue: mpsc::Receiver<Box<dyn Job>>,
+    max_batch: usize,
+    checkpointer: Checkpointer,
+) {
     let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(max_batch);
     while queue.recv_many(&mut batch, max_batch).await > 0 {
         let committed = run_batch(&mut conn, &mut batch).await.map_err(Arc::new);
-        if let Err(error) = &committed {
-            tracing::error!(error = %error, jobs = batch.len(), "SQLite batch failed to commit");
-            // Whatever the batch left open is void; the next one starts clean.
-            let _ = conn.run_script("ROLLBACK").await;
+        match &committed {
+            Ok(()) => checkpointer.nudge(),
+            Err(error) => {
+                tracing::error!(error = %error, jobs = batch.len(), "SQLite batch failed to commit");
+                // Whatever the batch left open is void; the next one starts clean.
+                let _ = conn.run_script("ROLLBACK").await;
+            }
         }
         for job in batch.drain(..) {
             job.finish(committed.clone());
@@ -563,5 +575,50 @@ mod tests {
             [0, 2],
             "the first job is kept once, the refused one not at all"
         );
+    }
+}
+
+#[cfg(test)]
+mod checkpoint_tests {
+    use super::*;
+
+    fn create_and_note<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            conn.run_script("CREATE TABLE scratch (n INTEGER NOT NULL); INSERT INTO scratch (n) VALUES (7)")
+                .await?;
+            Ok(())
+        })
+    }
+
+    /// The database file by itself, copied without its log (a careless backup), soon holds
+    /// what was committed: far below the writer's own checkpoint mark, so the checkpointer
+    /// thread copied it back.
+    #[tokio::test]
+    async fn committed_writes_reach_the_database_file_without_the_writers_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("till.db");
+        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
+            .await
+            .unwrap();
+        store.write((), create_and_note).await.unwrap();
+
+        let copy = dir.path().join("copy.db");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            std::fs::copy(&path, &copy).unwrap();
+            let _ = std::fs::remove_file(dir.path().join("copy.db-wal"));
+            let found = rusqlite::Connection::open(&copy)
+                .and_then(|conn| conn.query_row("SELECT n FROM scratch", [], |row| row.get::<_, i64>(0)))
+                .ok();
+            if found == Some(7) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the database file never received the committed row"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        store.close().await;
     }
 }

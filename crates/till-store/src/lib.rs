@@ -7,6 +7,7 @@ pub mod archives;
 mod batch;
 pub mod catalog;
 mod catalog_cache;
+mod checkpointer;
 pub mod closures;
 pub mod coupons;
 pub mod customers;
