@@ -26,6 +26,7 @@ pub(crate) fn sqlite() -> Migrator {
         5 "0005_journal",
         6 "0006_returns",
         7 "0007_catalog_revision",
+        8 "0008_fiscal_keys_append_only",
     ))
 }
 
@@ -38,5 +39,6 @@ pub(crate) fn postgres() -> Migrator {
         5 "0005_journal",
         6 "0006_returns",
         7 "0007_catalog_revision",
+        8 "0008_fiscal_keys_append_only",
     ))
 }

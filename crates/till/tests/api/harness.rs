@@ -196,6 +196,23 @@ impl TestServer {
 }
 
 impl TestServer {
+    /// Runs one statement straight on the server's database, leaving every trigger in place;
+    /// the database's refusal, if any.
+    pub async fn run_sql(&self, statement: &str) -> Result<(), String> {
+        use sqlx::{Connection, Executor};
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.config.database_url())
+            .await
+            .expect("connect to the server's database");
+        let outcome = conn
+            .execute(sqlx::AssertSqlSafe(statement.to_owned()))
+            .await
+            .map(drop)
+            .map_err(|error| error.to_string());
+        let _ = conn.close().await;
+        outcome
+    }
+
     /// Runs `statements` straight on the server's database, as someone with database access
     /// would, after lifting the append-only triggers of the journal.
     pub async fn tamper(&self, engine: Engine, statements: &[&str]) {

@@ -588,6 +588,24 @@ async fn a_rotated_key_signs_new_entries_and_old_ones_still_verify(engine: Engin
     second.server.stop().await;
 }
 
+/// The journal's entries are verified with the keys it published: not even someone with
+/// database access can withdraw or rewrite one.
+async fn a_published_key_cannot_be_withdrawn_or_changed(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    for statement in ["DELETE FROM fiscal_keys", "UPDATE fiscal_keys SET public_jwk = '{}'"] {
+        let refusal = shop.server.run_sql(statement).await.expect_err(statement);
+        assert!(refusal.contains("fiscal keys are append-only"), "{refusal}");
+    }
+    let keys = shop
+        .server
+        .call(reqwest::Method::GET, "/v1/fiscal/keys", None, None)
+        .await;
+    assert_eq!(keys.body["keys"].as_array().unwrap().len(), 1);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
 /// The shift's duration does not matter to the journal: a session open across midnight is
 /// closed into the next day, and its Z report still seals its own sales.
 async fn a_shift_across_midnight_closes_the_day_first(engine: Engine) {
@@ -616,5 +634,6 @@ on_both_engines!(
     the_cli_audits_the_database,
     receipts_print_and_reprints_are_sealed,
     a_rotated_key_signs_new_entries_and_old_ones_still_verify,
+    a_published_key_cannot_be_withdrawn_or_changed,
     a_shift_across_midnight_closes_the_day_first,
 );
