@@ -8,6 +8,8 @@
 //!   savepoint, and acknowledges them only after the single durable COMMIT (group commit). A
 //!   unit that fails is rolled back to its savepoint without disturbing the others. Reads use
 //!   read-only connections of their own and run on the caller's thread (see [`crate::sql`]).
+//!   Another thread copies the write-ahead log back into the database file (see
+//!   [`crate::checkpointer`]).
 //! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
 //!   when the database aborts it for a serialization failure or a deadlock.
 //!
@@ -575,50 +577,5 @@ mod tests {
             [0, 2],
             "the first job is kept once, the refused one not at all"
         );
-    }
-}
-
-#[cfg(test)]
-mod checkpoint_tests {
-    use super::*;
-
-    fn create_and_note<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            conn.run_script("CREATE TABLE scratch (n INTEGER NOT NULL); INSERT INTO scratch (n) VALUES (7)")
-                .await?;
-            Ok(())
-        })
-    }
-
-    /// The database file by itself, copied without its log (a careless backup), soon holds
-    /// what was committed: far below the writer's own checkpoint mark, so the checkpointer
-    /// thread copied it back.
-    #[tokio::test]
-    async fn committed_writes_reach_the_database_file_without_the_writers_checkpoint() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("till.db");
-        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
-            .await
-            .unwrap();
-        store.write((), create_and_note).await.unwrap();
-
-        let copy = dir.path().join("copy.db");
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            std::fs::copy(&path, &copy).unwrap();
-            let _ = std::fs::remove_file(dir.path().join("copy.db-wal"));
-            let found = rusqlite::Connection::open(&copy)
-                .and_then(|conn| conn.query_row("SELECT n FROM scratch", [], |row| row.get::<_, i64>(0)))
-                .ok();
-            if found == Some(7) {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the database file never received the committed row"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        store.close().await;
     }
 }
