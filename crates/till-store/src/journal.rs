@@ -6,7 +6,7 @@ use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::sealer::Sealer;
-use crate::sql::{Conn, query};
+use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
@@ -147,21 +147,47 @@ pub(crate) struct Place {
     pub previous: Option<String>,
 }
 
+/// Advances a chain's head by one and answers the new head: the claimed place's sequence and
+/// the previous entry's signature.
+pub(crate) const RESERVE: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) \
+     VALUES ($1, $2, 1, NULL) ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
+     RETURNING last_seq, last_signature";
+
 /// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
 pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
-    let head = query(
-        "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL) \
-         ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
-         RETURNING last_seq, last_signature",
-    )
-    .bind(register_id)
-    .bind(kind.as_str())
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok(Place {
-        seq: head.try_get("last_seq")?,
-        previous: head.try_get("last_signature")?,
-    })
+    let head = query(RESERVE)
+        .bind(register_id)
+        .bind(kind.as_str())
+        .fetch_one(&mut *conn)
+        .await?;
+    Place::from_head(&head)
+}
+
+/// Gives back a place claimed in this transaction and not yet sealed, so that work which must
+/// come before it in the chain can run first.
+pub(crate) async fn unreserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<(), StoreError> {
+    query("UPDATE fiscal_heads SET last_seq = last_seq - 1 WHERE register_id = $1 AND kind = $2")
+        .bind(register_id)
+        .bind(kind.as_str())
+        .execute(&mut *conn)
+        .await?;
+    // The claim created the head: the chain had none before.
+    query("DELETE FROM fiscal_heads WHERE register_id = $1 AND kind = $2 AND last_seq = 0")
+        .bind(register_id)
+        .bind(kind.as_str())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+impl Place {
+    /// Read from a row with the head's `last_seq` and `last_signature`.
+    pub(crate) fn from_head(head: &Row) -> Result<Place, StoreError> {
+        Ok(Place {
+            seq: head.try_get("last_seq")?,
+            previous: head.try_get("last_signature")?,
+        })
+    }
 }
 
 /// Signs `text` (the signed string for `place`) and queues the entry and the chain's new head

@@ -183,7 +183,10 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         let sale = &input.sale;
         let now = to_micros(sale.emitted_at);
         let register = sale.register_id.as_str();
-        let today = closures::close_due(conn, register, now, &input.key).await?;
+        // The ticket's place in the chain first: a return's credit-note number is made of it,
+        // and the sale row is written once, complete.
+        let (today, place) =
+            closures::close_due_then_reserve(conn, register, ChainKind::Ticket, now, &input.key).await?;
         today.ensure_open(register)?;
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
@@ -196,9 +199,6 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         if let Some(original) = &sale.original {
             take_back(conn, original).await?;
         }
-        // The ticket's place in the chain first: a return's credit-note number is made of it,
-        // and the sale row is written once, complete.
-        let place = journal::reserve(conn, register, ChainKind::Ticket).await?;
         let (credit_note, response) = match sale.kind {
             SaleType::Return => {
                 let number = credit_note_number(register, place.seq);

@@ -622,7 +622,29 @@ async fn a_shift_across_midnight_closes_the_day_first(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// The first sale after midnight closes the day before it takes its own place in the chain:
+/// the day's closure ends at the last ticket of that day, and the new ticket follows it.
+async fn the_first_sale_after_midnight_closes_the_day_before_its_ticket(engine: Engine) {
+    // 23:00 in Paris; the shift goes on past midnight.
+    let shop = Shop::open_at(engine, at("2026-10-10T21:00:00Z"), |_| {}).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    shop.sell("t2", vec![line("l1", BOOK, 1)]).await;
+    shop.server.clock.advance(Duration::from_secs(2 * 3600));
+    shop.sell("t3", vec![line("l1", MUG, 1)]).await;
+    let closures = shop.closures().await;
+    assert_eq!(closures.len(), 1, "{closures:?}");
+    assert_eq!(closures[0]["periodFrom"], "2026-10-10");
+    assert_eq!(closures[0]["ticketCount"], 2);
+    assert_eq!(closures[0]["lastTicketSeq"], 2);
+    let tickets = shop.chain("r1", "ticket").await;
+    let seqs: Vec<i64> = tickets.iter().map(|t| t["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
 on_both_engines!(
+    the_first_sale_after_midnight_closes_the_day_before_its_ticket,
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,
     a_closed_day_takes_no_more_sales,
