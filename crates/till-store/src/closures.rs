@@ -141,7 +141,6 @@ fn year_of(period: &str) -> &str {
 
 /// The periods that ended before `today` and are still open, in the order they close: a day
 /// closed now may end its month, and a month its year.
-#[derive(Default)]
 struct Due {
     day: Option<String>,
     month: Option<String>,
@@ -151,26 +150,31 @@ struct Due {
 impl Due {
     fn of(state: &Periods, today: &str) -> Due {
         let day = state.open_day.clone().filter(|day| day.as_str() < today);
-        let month = day
-            .as_ref()
-            .or(state.last_day.as_ref())
-            .filter(|day| state.last_month.as_deref().is_none_or(|m| m < month_of(day)))
-            .map(|day| month_of(day))
-            .filter(|month| *month < month_of(today))
-            .map(str::to_owned);
-        let year = month
-            .as_ref()
-            .or(state.last_month.as_ref())
-            .filter(|month| state.last_year.as_deref().is_none_or(|y| y < year_of(month)))
-            .map(|month| year_of(month))
-            .filter(|year| *year < year_of(today))
-            .map(str::to_owned);
+        let month = to_close(
+            day.as_ref().or(state.last_day.as_ref()),
+            state.last_month.as_ref(),
+            month_of,
+            today,
+        );
+        let year = to_close(
+            month.as_ref().or(state.last_month.as_ref()),
+            state.last_year.as_ref(),
+            year_of,
+            today,
+        );
         Due { day, month, year }
     }
 
     fn is_empty(&self) -> bool {
         self.day.is_none() && self.month.is_none() && self.year.is_none()
     }
+}
+
+/// The period (`of` the last closed `shorter` one) if it is not closed yet and `today` is
+/// past it.
+fn to_close(shorter: Option<&String>, closed: Option<&String>, of: fn(&str) -> &str, today: &str) -> Option<String> {
+    let period = of(shorter?);
+    (closed.is_none_or(|closed| closed.as_str() < period) && period < of(today)).then(|| period.to_owned())
 }
 
 impl Today {
