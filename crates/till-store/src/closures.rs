@@ -205,15 +205,18 @@ pub(crate) async fn close_due_then_reserve(
     now: i64,
     key: &Sealer,
 ) -> Result<(Today, journal::Place), StoreError> {
-    if !conn.is_sqlite() {
+    let state = if conn.is_sqlite() {
+        periods(conn, register_id).await?
+    } else {
         let (state, place) = periods_and_reserve(conn, register_id, kind).await?;
         let today = Today::of(&state, now);
         if Due::of(&state, &today.date.to_string()).is_empty() {
             return Ok((today, place));
         }
         journal::unreserve(conn, register_id, kind).await?;
-    }
-    let today = close_due(conn, register_id, now, key).await?;
+        state
+    };
+    let today = close(conn, register_id, &state, now, key).await?;
     let place = journal::reserve(conn, register_id, kind).await?;
     Ok((today, place))
 }

@@ -78,20 +78,21 @@ impl StoreError {
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
-        match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                StoreError::Unavailable(DbError::Postgres(error))
-            }
+        if matches!(
+            error,
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+        ) {
+            return StoreError::Unavailable(DbError::Postgres(error));
+        }
+        match database_code(&error).as_deref() {
             // The server shut down or dropped the connection (class 08, operator intervention
             // 57P0x): transient, the request may be retried once it is back.
-            other if database_code(&other).is_some_and(|code| code.starts_with("08") || code.starts_with("57P0")) => {
-                StoreError::Unavailable(DbError::Postgres(other))
+            Some(code) if code.starts_with("08") || code.starts_with("57P0") => {
+                StoreError::Unavailable(DbError::Postgres(error))
             }
             // PostgreSQL's statement_timeout and lock_timeout.
-            other if matches!(database_code(&other).as_deref(), Some("57014" | "55P03")) => {
-                StoreError::Contended(DbError::Postgres(other))
-            }
-            other => StoreError::Database(DbError::Postgres(other)),
+            Some("57014" | "55P03") => StoreError::Contended(DbError::Postgres(error)),
+            _ => StoreError::Database(DbError::Postgres(error)),
         }
     }
 }

@@ -196,14 +196,20 @@ impl TestServer {
 }
 
 impl TestServer {
+    /// A connection of its own to the server's database.
+    async fn database(&self) -> sqlx::AnyConnection {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        sqlx::AnyConnection::connect(&self.config.database_url())
+            .await
+            .expect("connect to the server's database")
+    }
+
     /// Runs one statement straight on the server's database, leaving every trigger in place;
     /// the database's refusal, if any.
     pub async fn run_sql(&self, statement: &str) -> Result<(), String> {
         use sqlx::{Connection, Executor};
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.config.database_url())
-            .await
-            .expect("connect to the server's database");
+        let mut conn = self.database().await;
         let outcome = conn
             .execute(sqlx::AssertSqlSafe(statement.to_owned()))
             .await
@@ -217,11 +223,7 @@ impl TestServer {
     /// would, after lifting the append-only triggers of the journal.
     pub async fn tamper(&self, engine: Engine, statements: &[&str]) {
         use sqlx::{Connection, Executor};
-        sqlx::any::install_default_drivers();
-        let url = self.config.database_url();
-        let mut conn = sqlx::AnyConnection::connect(&url)
-            .await
-            .expect("connect to the server's database");
+        let mut conn = self.database().await;
         let unlock = match engine {
             Engine::Sqlite => {
                 "PRAGMA busy_timeout = 5000; \
