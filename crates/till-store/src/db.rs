@@ -18,6 +18,7 @@
 use crate::catalog_cache::CatalogCache;
 use crate::checkpointer::{Checkpointer, WRITER_BACKSTOP_PAGES};
 use crate::error::{DbError, StoreError};
+use crate::journal::TicketHeads;
 use crate::migrations;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
@@ -118,6 +119,8 @@ struct Inner {
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
     catalog: CatalogCache,
+    /// On SQLite only: where each register's next ticket goes, to sign it ahead.
+    ticket_heads: Option<TicketHeads>,
 }
 
 enum Writer {
@@ -132,6 +135,10 @@ impl Store {
 
     pub(crate) fn catalog_cache(&self) -> &CatalogCache {
         &self.inner.catalog
+    }
+
+    pub(crate) fn ticket_heads(&self) -> Option<&TicketHeads> {
+        self.inner.ticket_heads.as_ref()
     }
 
     /// Connects without touching the schema; call [`Store::migrate`] before use.
@@ -201,6 +208,7 @@ impl Store {
                 fiscal_key: RwLock::new(None),
                 known_stores: RwLock::new(HashSet::new()),
                 catalog: CatalogCache::new(options.catalog_cache_ttl),
+                ticket_heads: (engine == Engine::Sqlite).then(TicketHeads::default),
             }),
         })
     }

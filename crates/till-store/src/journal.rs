@@ -9,6 +9,8 @@ use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
 use till_core::instant::{from_micros, to_micros};
 
@@ -141,7 +143,7 @@ pub(crate) async fn append(
 }
 
 /// A claimed place in a chain: its sequence and the previous entry's signature.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Place {
     pub seq: i64,
     pub previous: Option<String>,
@@ -204,6 +206,29 @@ pub(crate) fn seal_into(
     key: &Sealer,
 ) -> Result<Sealed, StoreError> {
     let signature = key.sign(&text)?;
+    let signed = Signed { place, text, signature };
+    Ok(seal_signed(batch, register_id, kind, signed, reference, now, key))
+}
+
+/// An entry's signed string and its signature, for the place it was signed at.
+#[derive(Clone, Debug)]
+pub(crate) struct Signed {
+    pub place: Place,
+    pub text: String,
+    pub signature: String,
+}
+
+/// Queues an entry signed already, and the chain's new head, on `batch`.
+pub(crate) fn seal_signed(
+    batch: &mut Batch,
+    register_id: &str,
+    kind: ChainKind,
+    signed: Signed,
+    reference: &str,
+    now: i64,
+    key: &Sealer,
+) -> Sealed {
+    let Signed { place, text, signature } = signed;
     batch.push(
         "INSERT INTO fiscal_entries (register_id, kind, seq, payload, signature, previous_signature, key_id, \
              algorithm, reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -224,10 +249,50 @@ pub(crate) fn seal_into(
         "UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2",
         vec![register_id.into(), kind.as_str().into(), (&signature).into()],
     );
-    Ok(Sealed {
+    Sealed {
         seq: place.seq,
         signature,
-    })
+    }
+}
+
+/// Each register's ticket chain head as this process last committed it.
+///
+/// Kept for SQLite only, where this process is the database's one writer: a till's next
+/// ticket can then be signed before its sale reaches the writer thread, whose time every sale
+/// of every register shares. The writer still claims the place itself and signs again should
+/// the guess be wrong (two sales of one register in flight at once), so a stale entry costs a
+/// signature, never a broken chain.
+#[derive(Default)]
+pub(crate) struct TicketHeads(Mutex<HashMap<String, Head>>);
+
+/// A chain's last sealed entry: its sequence and signature.
+struct Head {
+    seq: i64,
+    signature: String,
+}
+
+impl TicketHeads {
+    /// The place the register's next ticket will take, if this process sealed its last one.
+    pub(crate) fn next(&self, register_id: &str) -> Option<Place> {
+        let heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        heads.get(register_id).map(|head| Place {
+            seq: head.seq + 1,
+            previous: Some(head.signature.clone()),
+        })
+    }
+
+    /// Records a committed ticket: `signature` sealed place `seq`.
+    pub(crate) fn committed(&self, register_id: &str, seq: i64, signature: String) {
+        let mut heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match heads.get_mut(register_id) {
+            // Sales of one register committed together can be answered in any order.
+            Some(known) if known.seq >= seq => {}
+            Some(known) => *known = Head { seq, signature },
+            None => {
+                heads.insert(register_id.to_owned(), Head { seq, signature });
+            }
+        }
+    }
 }
 
 /// The JET codes this service writes (certified products' codes, and till's own from 1000).
