@@ -275,8 +275,9 @@ impl TicketHeads {
     /// The place the register's next ticket will take, if this process sealed its last one.
     pub(crate) fn next(&self, register_id: &str) -> Option<Place> {
         let heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        heads.get(register_id).map(|head| Place {
-            seq: head.seq + 1,
+        let head = heads.get(register_id)?;
+        Some(Place {
+            seq: head.seq.checked_add(1)?,
             previous: Some(head.signature.clone()),
         })
     }

@@ -7,7 +7,7 @@ use crate::closures;
 use crate::db::Store;
 use crate::elevation;
 use crate::error::StoreError;
-use crate::journal::{self, Signed, jet};
+use crate::journal::{self, Place, Signed, jet};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
@@ -198,12 +198,10 @@ impl Store {
         digest: &str,
         key: &Sealer,
     ) -> Result<Option<Signed>, StoreError> {
-        let Some(place) = self.ticket_heads().and_then(|heads| heads.next(register_id.as_str())) else {
-            return Ok(None);
-        };
-        let text = payload::ticket_with_digest(record, digest, place.seq, place.previous.as_deref());
-        let signature = key.sign(&text)?;
-        Ok(Some(Signed { place, text, signature }))
+        self.ticket_heads()
+            .and_then(|heads| heads.next(register_id.as_str()))
+            .map(|place| sign_ticket(record, digest, place, key))
+            .transpose()
     }
 
     /// The fingerprint and stored answer of a committed transaction.
@@ -264,12 +262,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         }
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
-            _ => {
-                let text =
-                    payload::ticket_with_digest(&input.record, &input.digest, place.seq, place.previous.as_deref());
-                let signature = input.key.sign(&text)?;
-                Signed { place, text, signature }
-            }
+            _ => sign_ticket(&input.record, &input.digest, place, &input.key)?,
         };
         let sealed = journal::seal_signed(
             &mut batch,
@@ -288,6 +281,13 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
             response,
         })
     })
+}
+
+/// The sale's ticket, signed for `place` in its register's chain.
+fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) -> Result<Signed, StoreError> {
+    let text = payload::ticket_with_digest(record, digest, place.seq, place.previous.as_deref());
+    let signature = key.sign(&text)?;
+    Ok(Signed { place, text, signature })
 }
 
 /// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
