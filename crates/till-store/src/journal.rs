@@ -165,6 +165,15 @@ pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind)
     Place::from_head(&head)
 }
 
+/// Takes a chain's head until the transaction ends and leaves it as it was: work that must see
+/// every entry committed to the chain before it and let none in until it is done (a session's
+/// Z report against the till's tickets) takes it first. On PostgreSQL the head's row lock
+/// orders it with every writer of the chain; SQLite has one writer anyway.
+pub(crate) async fn hold(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<(), StoreError> {
+    reserve(conn, register_id, kind).await?;
+    unreserve(conn, register_id, kind).await
+}
+
 /// Gives back a place claimed in this transaction and not yet sealed, so that work which must
 /// come before it in the chain can run first.
 pub(crate) async fn unreserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<(), StoreError> {

@@ -11,6 +11,7 @@ use crate::stores::store_in_network;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
+use till_core::fiscal::ChainKind;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
@@ -264,11 +265,14 @@ async fn close_session_row(
     now: i64,
     key: &Sealer,
 ) -> Result<bool, StoreError> {
-    let row = query(select_session!("session_id = $1 AND closed_at IS NULL"))
-        .bind(session_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    let Some(row) = row else {
+    let open = || query(select_session!("session_id = $1 AND closed_at IS NULL")).bind(session_id.as_str());
+    let Some(row) = open().fetch_optional(&mut *conn).await? else {
+        return Ok(false);
+    };
+    // The till's ticket chain first: a sale booked before it is in the report, one after it
+    // finds the session closed. Then the session again, as a close that got there first left it.
+    journal::hold(conn, session_from_row(&row)?.register_id.as_str(), ChainKind::Ticket).await?;
+    let Some(row) = open().fetch_optional(&mut *conn).await? else {
         return Ok(false);
     };
     let session = session_from_row(&row)?;

@@ -4,7 +4,9 @@
 
 use crate::harness::{Engine, Reply, TestServer, sku};
 use crate::on_both_engines;
+use futures::StreamExt;
 use futures::future::join_all;
+use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 
@@ -758,6 +760,41 @@ async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// A till's sales racing the close of its session: each is either booked and counted in the
+/// Z report, or refused as booked on a closed session and nowhere to be found.
+async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sales: Vec<Value> = (0..24)
+        .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+        .collect();
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    let admin = shop.server.admin();
+    // The close goes once a first sale is answered, with the others in flight.
+    let mut pending: FuturesUnordered<_> = sales.iter().map(|s| shop.finalize(s)).collect();
+    let first = pending.next().await.expect("24 sales");
+    let (mut replies, report) =
+        futures::join!(pending.collect::<Vec<_>>(), shop.server.post(&close, &admin, json!({})));
+    replies.push(first);
+    assert_eq!(report.status, 200, "{}", report.text);
+    let booked = replies.iter().filter(|r| r.status == 201).count() as i64;
+    for refused in replies.iter().filter(|r| r.status != 201) {
+        refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+        assert!(refused.text.contains("closed"), "{}", refused.text);
+    }
+    assert_eq!(report.body["salesCount"], booked);
+    assert_eq!(report.body["totalCents"], 1450 * booked);
+    assert_eq!(
+        shop.stock(MUG).await,
+        -booked,
+        "{:?}",
+        replies.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"].as_i64().unwrap_or(0), booked, "{verdict}");
+    shop.server.stop().await;
+}
+
 on_both_engines!(
     a_sale_is_priced_from_the_catalog_not_the_cart,
     the_cash_rounding_tolerance_is_a_setting,
@@ -783,4 +820,5 @@ on_both_engines!(
     concurrent_identical_finalizes_make_one_sale,
     concurrent_sales_of_one_article_lose_no_stock,
     concurrent_sales_on_one_register_keep_a_gapless_chain,
+    a_close_racing_sales_counts_exactly_the_sales_it_let_through,
 );
