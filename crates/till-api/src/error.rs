@@ -199,7 +199,6 @@ impl From<StoreError> for ApiError {
         match error {
             StoreError::NotFound(what) => ApiError::NotFound(format!("{} not found.", capitalize(what))),
             StoreError::Conflict(message) => ApiError::Conflict(message),
-            StoreError::Duplicate => ApiError::Conflict("This transactionId was already used.".into()),
             StoreError::Rule(message) | StoreError::Stale(message) => ApiError::Business(message),
             StoreError::Forbidden(message) => ApiError::Forbidden(message),
             error @ (StoreError::Unavailable(_) | StoreError::Contended(_) | StoreError::WriterStopped) => {

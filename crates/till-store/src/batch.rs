@@ -13,7 +13,14 @@ use std::sync::OnceLock;
 
 #[derive(Default)]
 pub(crate) struct Batch {
-    statements: Vec<(Cow<'static, str>, Vec<Param>)>,
+    statements: Vec<Statement>,
+}
+
+struct Statement {
+    sql: Cow<'static, str>,
+    params: Vec<Param>,
+    /// The batch is refused when this statement changes no row.
+    required: bool,
 }
 
 /// The texts of one multi-row statement by row count, each built the first time it is
@@ -44,36 +51,82 @@ impl<const N: usize> Shapes<N> {
 impl Batch {
     /// Queues `sql`, whose placeholders `$1..$n` are `params` in order.
     pub(crate) fn push(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) {
-        self.statements.push((sql.into(), params));
+        self.statements.push(Statement {
+            sql: sql.into(),
+            params,
+            required: false,
+        });
     }
 
+    /// Queues a write the rest of the batch depends on: when it changes no row, the batch is
+    /// refused with [`StoreError::NotWritten`]. Its SQL must end in a `RETURNING` clause.
+    pub(crate) fn push_required(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) {
+        self.statements.push(Statement {
+            sql: sql.into(),
+            params,
+            required: true,
+        });
+    }
+
+    /// Runs the batch. A refusal leaves writes behind on PostgreSQL (the batch is one
+    /// statement there), so the caller's unit must fail with it and roll them back.
     pub(crate) async fn run(self, conn: &mut Conn) -> Result<(), StoreError> {
         if conn.is_sqlite() {
-            for (sql, params) in self.statements {
-                Query::with_params(sql, params).execute(&mut *conn).await?;
+            for statement in self.statements {
+                let changed = Query::with_params(statement.sql, statement.params)
+                    .execute(&mut *conn)
+                    .await?;
+                if statement.required && changed == 0 {
+                    return Err(StoreError::NotWritten);
+                }
             }
             return Ok(());
         }
         if self.statements.is_empty() {
             return Ok(());
         }
-        // One statement: every write but the last as a data-modifying CTE. They run on one
-        // snapshot, which is fine: no statement of a batch reads another's rows.
+        let required: Vec<usize> = (0..self.statements.len())
+            .filter(|&index| self.statements[index].required)
+            .collect();
+        // One statement: the writes as data-modifying CTEs. They run on one snapshot, which is
+        // fine: no statement of a batch reads another's rows. Without a required write the
+        // last one is the main statement; with some, the main statement counts their rows.
         let mut sql = String::new();
         let mut params = Vec::new();
         let count = self.statements.len();
-        for (index, (text, own)) in self.statements.into_iter().enumerate() {
-            let text = renumbered(&text, params.len());
-            if index + 1 < count {
+        for (index, statement) in self.statements.into_iter().enumerate() {
+            let text = renumbered(&statement.sql, params.len());
+            if index + 1 < count || !required.is_empty() {
                 sql.push_str(if index == 0 { "WITH " } else { ", " });
                 sql.push_str(&format!("w{index} AS ({text})"));
             } else {
                 sql.push(' ');
                 sql.push_str(&text);
             }
-            params.extend(own);
+            params.extend(statement.params);
         }
-        Query::with_params(sql, params).execute(&mut *conn).await?;
+        if required.is_empty() {
+            Query::with_params(sql, params).execute(&mut *conn).await?;
+            return Ok(());
+        }
+        let least = required
+            .iter()
+            .map(|index| format!("(SELECT count(*) FROM w{index})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let least = if required.len() == 1 {
+            least
+        } else {
+            format!("LEAST({least})")
+        };
+        sql.push_str(&format!(" SELECT {least} AS written"));
+        let written: i64 = Query::with_params(sql, params)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("written")?;
+        if written == 0 {
+            return Err(StoreError::NotWritten);
+        }
         Ok(())
     }
 }

@@ -9,9 +9,10 @@ pub enum StoreError {
     /// A uniqueness rule held: another writer got there first or the state forbids it.
     #[error("{0}")]
     Conflict(String),
-    /// The transaction id was committed before; nothing was written.
-    #[error("already committed")]
-    Duplicate,
+    /// A write its unit depended on changed no row, so nothing was kept; what was missing (or
+    /// already there) is for the caller to find out.
+    #[error("not written")]
+    NotWritten,
     /// A domain rule refused the write after looking at stored state.
     #[error("{0}")]
     Rule(String),
@@ -59,6 +60,27 @@ impl StoreError {
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
             StoreError::Database(DbError::Postgres(error)) => is_retryable(error),
+            _ => false,
+        }
+    }
+
+    /// A write refused for want of a row it needed or because of one already there: a required
+    /// write that changed nothing, or a unique or foreign-key constraint.
+    pub(crate) fn is_refused_write(&self) -> bool {
+        match self {
+            StoreError::NotWritten => true,
+            StoreError::Database(DbError::Postgres(error)) => error.as_database_error().is_some_and(|db| {
+                matches!(
+                    db.kind(),
+                    sqlx::error::ErrorKind::UniqueViolation | sqlx::error::ErrorKind::ForeignKeyViolation
+                )
+            }),
+            StoreError::Database(DbError::Sqlite(rusqlite::Error::SqliteFailure(error, _))) => matches!(
+                error.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+            ),
             _ => false,
         }
     }

@@ -154,6 +154,7 @@ impl Store {
     pub async fn commit_sale(&self, sale: NewSale) -> Result<SaleOutcome, StoreError> {
         let key = self.fiscal_key()?;
         let transaction_id = sale.transaction_id.clone();
+        let (session_id, emitted_at) = (sale.session_id.clone(), sale.emitted_at);
         let record = sale_record(&sale);
         let digest = record.digest();
         let register_id = sale.register_id.clone();
@@ -175,16 +176,40 @@ impl Store {
                     response: booked.response,
                 })
             }
-            // Seen before: nothing was written; answer with what was stored. (Other refusals
-            // that a committed twin caused are resolved by the caller, which sees them all.)
-            Err(StoreError::Duplicate) => {
-                let (fingerprint, response) = self
-                    .find_sale(&transaction_id)
-                    .await?
-                    .ok_or_else(|| StoreError::Corrupt(format!("sale {transaction_id} vanished")))?;
-                Ok(SaleOutcome::Existing { fingerprint, response })
+            Err(error) if error.is_refused_write() => {
+                self.refusal_cause(&transaction_id, &session_id, emitted_at, error)
+                    .await
             }
             Err(other) => Err(other),
+        }
+    }
+
+    /// Why the sale's row was refused, found once its transaction is rolled back: its
+    /// transaction id was committed before (answer with what was stored), or its session is
+    /// gone or closed. A refusal with neither cause keeps its own error.
+    async fn refusal_cause(
+        &self,
+        transaction_id: &TransactionId,
+        session_id: &SessionId,
+        emitted_at: Timestamp,
+        error: StoreError,
+    ) -> Result<SaleOutcome, StoreError> {
+        if let Some((fingerprint, response)) = self.find_sale(transaction_id).await? {
+            return Ok(SaleOutcome::Existing { fingerprint, response });
+        }
+        match self.get_session(session_id).await? {
+            None => Err(StoreError::Rule(format!(
+                "Register session {session_id} does not exist."
+            ))),
+            Some(session) if session.closed_at.is_some() || emitted_at >= session.expires_at => Err(StoreError::Rule(
+                format!("Register session {session_id} is closed; open a new session to book sales."),
+            )),
+            // On SQLite: a twin with this transaction id shared the commit and was rolled back.
+            Some(_) if matches!(error, StoreError::NotWritten) => Err(StoreError::Stale(format!(
+                "Another sale with transaction id {transaction_id} was being committed and was not kept; \
+                 send this one again."
+            ))),
+            Some(_) => Err(error),
         }
     }
 
@@ -244,9 +269,9 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
             }
             _ => (None, sale.response.clone()),
         };
-        insert_sale(conn, sale, place.seq, credit_note.as_deref(), &response, now).await?;
-        // Nothing below reads what it writes: one batch, one round trip on SQLite.
+        // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
+        insert_sale(&mut batch, sale, place.seq, credit_note.as_deref(), &response, now);
         insert_lines(&mut batch, sale);
         insert_adjustments(&mut batch, sale);
         insert_tenders(&mut batch, sale);
@@ -291,17 +316,10 @@ fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) ->
 }
 
 /// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
-/// open (it may have closed since the request was checked). Either refusal rolls the whole
-/// ticket back: [`StoreError::Duplicate`] for an id seen before, a rule for the session.
-async fn insert_sale(
-    conn: &mut Conn,
-    sale: &NewSale,
-    seq: i64,
-    credit_note: Option<&str>,
-    response: &str,
-    now: i64,
-) -> Result<(), StoreError> {
-    let written = query(
+/// open (it may have closed since the request was checked). Either refusal fails the batch,
+/// which rolls the whole ticket back; [`Store::refusal_cause`] tells which one it was.
+fn insert_sale(batch: &mut Batch, sale: &NewSale, seq: i64, credit_note: Option<&str>, response: &str, now: i64) {
+    batch.push_required(
         "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
              session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
              points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
@@ -311,55 +329,34 @@ async fn insert_sale(
          WHERE EXISTS (SELECT 1 FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
              AND expires_at > $19) \
          ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
-    )
-    .bind(sale.transaction_id.as_str())
-    .bind(&sale.event_id)
-    .bind(&sale.fingerprint)
-    .bind(sale.kind.as_str())
-    .bind(&sale.number)
-    .bind(sale.store_id.as_str())
-    .bind(sale.seller_id.as_str())
-    .bind(sale.customer_id.as_ref().map(CustomerId::as_str))
-    .bind(sale.session_id.as_str())
-    .bind(sale.register_id.as_str())
-    .bind(sale.subtotal.get())
-    .bind(sale.total.get())
-    .bind(sale.item_count)
-    .bind(sale.lines.len() as i64)
-    .bind(sale.change.get())
-    .bind(sale.points_earned)
-    .bind(sale.coupon_code.as_ref().map(CouponCode::as_str))
-    .bind(sale.issued_at.map(to_micros))
-    .bind(now)
-    .bind(seq)
-    .bind(response)
-    .bind(sale.original.as_ref().map(|o| o.transaction_id.as_str()))
-    .bind(sale.original.as_ref().map(|o| o.register_id.as_str()))
-    .bind(sale.original.as_ref().map(|o| o.seq))
-    .bind(credit_note)
-    .fetch_optional(&mut *conn)
-    .await?;
-    if written.is_some() {
-        return Ok(());
-    }
-    let seen = query("SELECT 1 FROM sales WHERE transaction_id = $1")
-        .bind(sale.transaction_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    if seen.is_some() {
-        return Err(StoreError::Duplicate);
-    }
-    let session = query("SELECT 1 FROM register_sessions WHERE session_id = $1")
-        .bind(sale.session_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    Err(StoreError::Rule(match session {
-        None => format!("Register session {} does not exist.", sale.session_id),
-        Some(_) => format!(
-            "Register session {} is closed; open a new session to book sales.",
-            sale.session_id
-        ),
-    }))
+        vec![
+            sale.transaction_id.as_str().into(),
+            (&sale.event_id).into(),
+            (&sale.fingerprint).into(),
+            sale.kind.as_str().into(),
+            (&sale.number).into(),
+            sale.store_id.as_str().into(),
+            sale.seller_id.as_str().into(),
+            sale.customer_id.as_ref().map(CustomerId::as_str).into(),
+            sale.session_id.as_str().into(),
+            sale.register_id.as_str().into(),
+            sale.subtotal.get().into(),
+            sale.total.get().into(),
+            sale.item_count.into(),
+            (sale.lines.len() as i64).into(),
+            sale.change.get().into(),
+            sale.points_earned.into(),
+            sale.coupon_code.as_ref().map(CouponCode::as_str).into(),
+            sale.issued_at.map(to_micros).into(),
+            now.into(),
+            seq.into(),
+            response.into(),
+            sale.original.as_ref().map(|o| o.transaction_id.as_str()).into(),
+            sale.original.as_ref().map(|o| o.register_id.as_str()).into(),
+            sale.original.as_ref().map(|o| o.seq).into(),
+            credit_note.into(),
+        ],
+    );
 }
 
 /// The sale as its ticket seals it: every business field, in the form the audit reads back.
