@@ -185,10 +185,15 @@ impl Store {
                             Ok(true)
                         })
                     })
+                    // Generic plans: left to choose, PostgreSQL plans a prepared statement
+                    // afresh for each of its first executions, and a sale's statement of CTEs
+                    // has many shapes and a hundred parameters. Every statement here finds rows
+                    // by key, so its plan does not depend on the values bound.
                     .after_connect(move |conn, _| {
                         Box::pin(async move {
                             let set = format!(
-                                "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}"
+                                "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}; \
+                                 SET plan_cache_mode = force_generic_plan"
                             );
                             conn.execute(sqlx::AssertSqlSafe(set)).await.map(drop)
                         })
