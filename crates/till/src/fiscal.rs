@@ -105,8 +105,8 @@ pub fn verify_archive(path: &Path) -> anyhow::Result<bool> {
     }
 }
 
-/// Writes a new P-256 signing key (PKCS#8 PEM, owner-readable only).
-pub fn new_key(out: &Path) -> anyhow::Result<()> {
+/// Writes a new P-256 signing key (PKCS#8 PEM, owner-readable only); answers its key id.
+pub fn new_key(out: &Path) -> anyhow::Result<String> {
     let key = loop {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
@@ -115,6 +115,5 @@ pub fn new_key(out: &Path) -> anyhow::Result<()> {
         }
     };
     crate::server::write_private(out, &key.to_pkcs8_pem())?;
-    println!("{}: new key {}", out.display(), key.key_id());
-    Ok(())
+    Ok(key.key_id().to_owned())
 }

@@ -123,7 +123,8 @@ async fn main() -> anyhow::Result<()> {
                 FiscalAction::Verify { register } => fiscal::verify(&config, register.as_deref()).await?,
                 FiscalAction::VerifyArchive { file } => fiscal::verify_archive(&file)?,
                 FiscalAction::NewKey { out } => {
-                    fiscal::new_key(&out)?;
+                    let key_id = fiscal::new_key(&out)?;
+                    println!("{}: new key {key_id}", out.display());
                     true
                 }
             };

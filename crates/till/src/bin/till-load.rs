@@ -236,7 +236,10 @@ fn print_report(report: &bench::BenchReport) {
         println!("peak RSS node {node}   {:.1} MiB", *kib as f64 / 1024.0);
     }
     if let (Some(baseline), Some(ratio)) = (&report.baseline, report.ratio) {
-        println!("baseline          {:.0}/s ({})", baseline.per_second, baseline.method);
+        println!(
+            "baseline          {:.0}/s, mean of {:.0} before and {:.0} after the run ({})",
+            baseline.per_second, baseline.before, baseline.after, baseline.method
+        );
         println!("ratio             {ratio:.2}x");
     }
 }

@@ -6,7 +6,10 @@
 //!
 //! The same run measures a baseline on the same engine and disk: the raw durable commit rate
 //! (SQLite: one single-row insert per durable transaction; PostgreSQL: pgbench's TPC-B-like
-//! script at the same client count), so each figure is a ratio that holds on any machine.
+//! script at the same client count), so each figure is a ratio that holds on any machine. It
+//! is measured before the run and again after it, and the ratio is taken against the mean of
+//! the two: a shared machine's disk can halve its commit rate from one minute to the next, and
+//! the spread between the two says how far one run's ratio can be trusted.
 
 use super::client::Client;
 use super::cluster::{Cluster, NodeConfig};
@@ -68,7 +71,16 @@ pub struct Latency {
 pub struct Baseline {
     /// What was measured.
     pub method: String,
+    /// The mean of the two measurements.
     pub per_second: f64,
+    pub before: f64,
+    pub after: f64,
+}
+
+/// One measurement of the baseline.
+struct Rate {
+    method: String,
+    per_second: f64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -212,6 +224,11 @@ fn promotions(shop: &Shop) -> Vec<Value> {
 
 pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
     std::fs::create_dir_all(&plan.work_dir)?;
+    let before = if plan.baseline {
+        Some(baseline(plan).await?)
+    } else {
+        None
+    };
     let key_file = plan.work_dir.join("fiscal-key.pem");
     crate::fiscal::new_key(&key_file)?;
     let secret = format!("bench-secret-{}", plan.seed);
@@ -294,10 +311,17 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
     }
     cluster.kill_all().await?;
 
-    let baseline = if plan.baseline {
-        Some(baseline(plan).await?)
-    } else {
-        None
+    let baseline = match before {
+        Some(before) => {
+            let after = baseline(plan).await?;
+            Some(Baseline {
+                method: before.method,
+                per_second: (before.per_second + after.per_second) / 2.0,
+                before: before.per_second,
+                after: after.per_second,
+            })
+        }
+        None => None,
     };
     let histogram = outcome.histogram;
     let seconds = outcome.elapsed.as_secs_f64();
@@ -581,7 +605,7 @@ fn peak_rss(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-async fn baseline(plan: &BenchPlan) -> Result<Baseline> {
+async fn baseline(plan: &BenchPlan) -> Result<Rate> {
     let seconds = plan.duration.as_secs().clamp(3, 30);
     match engine_of(&plan.database_url) {
         "sqlite" => sqlite_commit_rate(plan, Duration::from_secs(seconds)).await,
@@ -597,7 +621,7 @@ async fn baseline(plan: &BenchPlan) -> Result<Baseline> {
 
 /// One single-row insert per durable transaction (WAL, synchronous=FULL), on the disk that
 /// holds the benchmark's database: how many times a second this disk makes a commit durable.
-async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Baseline> {
+async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Rate> {
     let file = plan.work_dir.join("baseline.db");
     let _ = std::fs::remove_file(&file);
     let url = format!("sqlite://{}?mode=rwc", file.display());
@@ -618,7 +642,7 @@ async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Baseli
     }
     let per_second = commits as f64 / started.elapsed().as_secs_f64();
     conn.close().await?;
-    Ok(Baseline {
+    Ok(Rate {
         method: "SQLite, WAL, synchronous=FULL: one single-row INSERT per transaction, one connection".into(),
         per_second,
     })
@@ -626,8 +650,9 @@ async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Baseli
 
 /// pgbench's built-in TPC-B-like script on a database of its own in the same cluster, at
 /// `clients` clients, scale factor = clients (so its rows are not one hot spot).
-async fn pgbench(database_url: &str, clients: usize, seconds: u64) -> Result<Baseline> {
+async fn pgbench(database_url: &str, clients: usize, seconds: u64) -> Result<Rate> {
     let binary = find_pgbench().context("pgbench not found (install postgresql-client or its server binaries)")?;
+    sqlx::any::install_default_drivers();
     let database = format!("till_pgbench_{}", std::process::id());
     let (base, _) = split_database(database_url)?;
     let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
@@ -673,7 +698,7 @@ async fn pgbench(database_url: &str, clients: usize, seconds: u64) -> Result<Bas
         .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE {database}")))
         .await;
     admin.close().await?;
-    Ok(Baseline {
+    Ok(Rate {
         method: format!("pgbench TPC-B-like, {clients} clients, scale {clients}, same cluster"),
         per_second: tps,
     })
