@@ -67,20 +67,17 @@ impl StoreError {
     /// A write refused for want of a row it needed or because of one already there: a required
     /// write that changed nothing, or a unique or foreign-key constraint.
     pub(crate) fn is_refused_write(&self) -> bool {
+        matches!(self, StoreError::NotWritten) || self.is_unique_violation() || self.is_foreign_key_violation()
+    }
+
+    fn is_foreign_key_violation(&self) -> bool {
         match self {
-            StoreError::NotWritten => true,
-            StoreError::Database(DbError::Postgres(error)) => error.as_database_error().is_some_and(|db| {
-                matches!(
-                    db.kind(),
-                    sqlx::error::ErrorKind::UniqueViolation | sqlx::error::ErrorKind::ForeignKeyViolation
-                )
-            }),
-            StoreError::Database(DbError::Sqlite(rusqlite::Error::SqliteFailure(error, _))) => matches!(
-                error.extended_code,
-                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                    | rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-            ),
+            StoreError::Database(DbError::Postgres(error)) => error
+                .as_database_error()
+                .is_some_and(|db| db.kind() == sqlx::error::ErrorKind::ForeignKeyViolation),
+            StoreError::Database(DbError::Sqlite(rusqlite::Error::SqliteFailure(error, _))) => {
+                error.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+            }
             _ => false,
         }
     }

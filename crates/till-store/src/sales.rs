@@ -201,9 +201,9 @@ impl Store {
             None => Err(StoreError::Rule(format!(
                 "Register session {session_id} does not exist."
             ))),
-            Some(session) if session.closed_at.is_some() || emitted_at >= session.expires_at => Err(StoreError::Rule(
-                format!("Register session {session_id} is closed; open a new session to book sales."),
-            )),
+            Some(session) if !session.is_open_at(emitted_at) => Err(StoreError::Rule(format!(
+                "Register session {session_id} is closed; open a new session to book sales."
+            ))),
             // On SQLite: a twin with this transaction id shared the commit and was rolled back.
             Some(_) if matches!(error, StoreError::NotWritten) => Err(StoreError::Stale(format!(
                 "Another sale with transaction id {transaction_id} was being committed and was not kept; \

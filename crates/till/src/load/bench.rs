@@ -621,8 +621,8 @@ async fn baseline(plan: &BenchPlan) -> Result<Rate> {
 
 /// One single-row insert per durable transaction (WAL, synchronous=FULL), on the disk that
 /// holds the benchmark's database: how many times a second this disk makes a commit durable.
-/// Through SQLite's own library on this thread, as till's writer does, so that no driver's
-/// overhead lowers the rate the sales are held against.
+/// Through SQLite's own library on a blocking thread of its own, as till's writer does, so that
+/// no driver's overhead lowers the rate the sales are held against.
 async fn sqlite_commit_rate(plan: &BenchPlan, window: Duration) -> Result<Rate> {
     let file = plan.work_dir.join("baseline.db");
     let _ = std::fs::remove_file(&file);
