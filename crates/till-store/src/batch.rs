@@ -69,8 +69,8 @@ impl Batch {
         });
     }
 
-    /// Runs the batch. A refusal leaves writes behind on PostgreSQL (the batch is one
-    /// statement there), so the caller's unit must fail with it and roll them back.
+    /// Runs the batch. On PostgreSQL it is one statement, which a refusal undoes whole, so a
+    /// batch may run outside a transaction; inside one, the caller's unit fails with it.
     pub(crate) async fn run(self, conn: &mut Conn) -> Result<(), StoreError> {
         if conn.is_sqlite() {
             for statement in self.statements {
@@ -86,24 +86,15 @@ impl Batch {
         if self.statements.is_empty() {
             return Ok(());
         }
-        let required = self.statements.iter().any(|statement| statement.required);
         let sql = one_statement(&self.statements);
         let params: Vec<Param> = self
             .statements
             .into_iter()
             .flat_map(|statement| statement.params)
             .collect();
-        if !required {
-            Query::with_params(sql, params).execute(&mut *conn).await?;
-            return Ok(());
-        }
-        let written: i64 = Query::with_params(sql, params)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("written")?;
-        if written == 0 {
-            return Err(StoreError::NotWritten);
-        }
+        // A required write that changed no row raises (see `till_all_written`), which the
+        // error mapping turns into `NotWritten`.
+        Query::with_params(sql, params).execute(&mut *conn).await?;
         Ok(())
     }
 }
@@ -152,7 +143,7 @@ fn one_statement(statements: &[Statement]) -> String {
 
 /// The writes as data-modifying CTEs of one statement. They run on one snapshot, which is fine:
 /// no statement of a batch reads another's rows. Without a required write the last one is the
-/// main statement; with some, the main statement answers the fewest rows any of them wrote.
+/// main statement; with some, the main statement checks that each of them wrote a row.
 fn combined(statements: &[Statement]) -> String {
     let required: Vec<usize> = (0..statements.len())
         .filter(|&index| statements[index].required)
@@ -179,7 +170,7 @@ fn combined(statements: &[Statement]) -> String {
             [one] => one.clone(),
             _ => format!("LEAST({})", counts.join(", ")),
         };
-        sql.push_str(&format!(" SELECT {fewest} AS written"));
+        sql.push_str(&format!(" SELECT till_all_written({fewest}) AS written"));
     }
     sql
 }
@@ -235,7 +226,7 @@ mod tests {
         assert_eq!(
             combined(&sample().statements),
             "WITH w0 AS (INSERT INTO a VALUES ($1, $2) RETURNING 1), w1 AS (UPDATE b SET c = $4 WHERE d = $3) \
-             SELECT (SELECT count(*) FROM w0) AS written"
+             SELECT till_all_written((SELECT count(*) FROM w0)) AS written"
         );
         let mut plain = Batch::default();
         plain.push("DELETE FROM a WHERE x = $1", vec![1.into()]);

@@ -10,14 +10,14 @@
 use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::journal::{self, jet};
+use crate::journal::{self, OpenDay, jet};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
 use till_core::instant::{from_micros, to_micros};
@@ -39,6 +39,7 @@ macro_rules! closure_select {
 /// Where a register's periods stand.
 struct Periods {
     timezone: TimeZone,
+    timezone_name: String,
     open_day: Option<String>,
     last_day: Option<String>,
     last_month: Option<String>,
@@ -49,6 +50,8 @@ struct Periods {
 /// The register's local day as a ticket finds it, after the periods that ended were closed.
 pub(crate) struct Today {
     pub date: Date,
+    zone: TimeZone,
+    zone_name: String,
     /// The register has tickets on this day already.
     marked: bool,
     /// Closed early through this day (`POST .../closures`).
@@ -65,6 +68,15 @@ impl Today {
             _ => Ok(()),
         }
     }
+
+    /// The day as a ticket just committed on it leaves it: marked and open for more.
+    pub(crate) fn open_day(&self) -> OpenDay {
+        OpenDay {
+            zone: self.zone.clone(),
+            zone_name: self.zone_name.clone(),
+            date: self.date,
+        }
+    }
 }
 
 async fn periods(conn: &mut Conn, register_id: &str) -> Result<Periods, StoreError> {
@@ -79,33 +91,6 @@ async fn periods(conn: &mut Conn, register_id: &str) -> Result<Periods, StoreErr
     Periods::from_row(row.as_ref(), register_id)
 }
 
-/// [`periods`] and [`journal::reserve`] in one statement: PostgreSQL runs a data-modifying CTE,
-/// and a round trip fewer is worth it on the path every ticket takes.
-async fn periods_and_reserve(
-    conn: &mut Conn,
-    register_id: &str,
-    kind: ChainKind,
-) -> Result<(Periods, journal::Place), StoreError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "WITH head AS ({}) \
-             SELECT r.register_id, r.open_day, r.last_day_closed, r.last_month_closed, r.last_year_closed, \
-                 r.closed_through, s.timezone, head.last_seq, head.last_signature \
-             FROM head LEFT JOIN registers r ON r.register_id = $1 LEFT JOIN stores s ON s.store_id = r.store_id",
-            journal::RESERVE
-        )
-    });
-    let row = query(SQL.as_str())
-        .bind(register_id)
-        .bind(kind.as_str())
-        .fetch_one(&mut *conn)
-        .await?;
-    Ok((
-        Periods::from_row(Some(&row), register_id)?,
-        journal::Place::from_head(&row)?,
-    ))
-}
-
 impl Periods {
     fn from_row(row: Option<&Row>, register_id: &str) -> Result<Periods, StoreError> {
         let known: Option<String> = match row {
@@ -116,8 +101,10 @@ impl Periods {
             return Err(StoreError::Corrupt(format!("register {register_id} has no record")));
         };
         let timezone: Option<String> = row.try_get("timezone")?;
+        let timezone = Timezone::from_trusted(timezone.unwrap_or_else(|| Timezone::DEFAULT.to_owned()));
         Ok(Periods {
-            timezone: Timezone::from_trusted(timezone.unwrap_or_else(|| Timezone::DEFAULT.to_owned())).zone(),
+            timezone: timezone.zone(),
+            timezone_name: timezone.as_str().to_owned(),
             open_day: row.try_get("open_day")?,
             last_day: row.try_get("last_day_closed")?,
             last_month: row.try_get("last_month_closed")?,
@@ -184,6 +171,8 @@ impl Today {
             marked: state.open_day.as_deref() == Some(date.to_string().as_str()),
             closed_through: state.closed_through.clone(),
             date,
+            zone: state.timezone.clone(),
+            zone_name: state.timezone_name.clone(),
         }
     }
 }
@@ -196,8 +185,12 @@ pub(crate) async fn close_due(conn: &mut Conn, register_id: &str, now: i64, key:
 }
 
 /// [`close_due`], then the next place of the register's `kind` chain: the closures seal the
-/// chain's last entry as it stood before the ticket. On PostgreSQL the common case (nothing
-/// to close) is one statement; a claim made too early is given back and made again.
+/// chain's last entry as it stood before the ticket.
+///
+/// The head is claimed first and the periods read after it, in a statement of their own: the
+/// claim's row lock orders this ticket after every writer of the chain (a sale, a day closed
+/// early, a session's close), and only a statement begun once it is held sees what they
+/// committed. A claim made too early (periods to close) is given back and made again.
 pub(crate) async fn close_due_then_reserve(
     conn: &mut Conn,
     register_id: &str,
@@ -205,17 +198,13 @@ pub(crate) async fn close_due_then_reserve(
     now: i64,
     key: &Sealer,
 ) -> Result<(Today, journal::Place), StoreError> {
-    let state = if conn.is_sqlite() {
-        periods(conn, register_id).await?
-    } else {
-        let (state, place) = periods_and_reserve(conn, register_id, kind).await?;
-        let today = Today::of(&state, now);
-        if Due::of(&state, &today.date.to_string()).is_empty() {
-            return Ok((today, place));
-        }
-        journal::unreserve(conn, register_id, kind).await?;
-        state
-    };
+    let place = journal::reserve(conn, register_id, kind).await?;
+    let state = periods(conn, register_id).await?;
+    let today = Today::of(&state, now);
+    if Due::of(&state, &today.date.to_string()).is_empty() {
+        return Ok((today, place));
+    }
+    journal::unreserve(conn, register_id, kind).await?;
     let today = close(conn, register_id, &state, now, key).await?;
     let place = journal::reserve(conn, register_id, kind).await?;
     Ok((today, place))
@@ -601,6 +590,9 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
             return Ok(CloseRequest::UnknownRegister);
         }
         let (register, now, key) = (input.register_id.as_str(), input.now, &*input.key);
+        // The till's ticket chain first, as a session's close does: a sale committing meanwhile
+        // is either in the day closed here or finds the day closed.
+        journal::hold(conn, register, ChainKind::Ticket).await?;
         let first_new = next_closure_seq(conn, register).await?;
         let today = close_due(conn, register, now, key).await?;
         let day = today.date.to_string();

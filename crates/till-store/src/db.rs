@@ -15,6 +15,7 @@
 //!
 //! Callers see one method, [`Store::write`], and never know which path they took.
 
+use crate::batch::Batch;
 use crate::catalog_cache::CatalogCache;
 use crate::checkpointer::{Checkpointer, WRITER_BACKSTOP_PAGES};
 use crate::error::{DbError, StoreError};
@@ -119,8 +120,8 @@ struct Inner {
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
     catalog: CatalogCache,
-    /// On SQLite only: where each register's next ticket goes, to sign it ahead.
-    ticket_heads: Option<TicketHeads>,
+    /// Where each register's next ticket goes, as far as this process knows.
+    ticket_heads: TicketHeads,
 }
 
 enum Writer {
@@ -137,8 +138,8 @@ impl Store {
         &self.inner.catalog
     }
 
-    pub(crate) fn ticket_heads(&self) -> Option<&TicketHeads> {
-        self.inner.ticket_heads.as_ref()
+    pub(crate) fn ticket_heads(&self) -> &TicketHeads {
+        &self.inner.ticket_heads
     }
 
     /// Connects without touching the schema; call [`Store::migrate`] before use.
@@ -213,7 +214,7 @@ impl Store {
                 fiscal_key: RwLock::new(None),
                 known_stores: RwLock::new(HashSet::new()),
                 catalog: CatalogCache::new(options.catalog_cache_ttl),
-                ticket_heads: (engine == Engine::Sqlite).then(TicketHeads::default),
+                ticket_heads: TicketHeads::default(),
             }),
         })
     }
@@ -314,6 +315,16 @@ impl Store {
             }
             Writer::Postgres => self.write_postgres(&input, work).await,
         }
+    }
+
+    /// PostgreSQL: runs `batch` outside any transaction. It is one statement there, which
+    /// commits whole, durably, or fails whole.
+    pub(crate) async fn write_one_statement(&self, batch: Batch) -> Result<(), StoreError> {
+        if self.inner.engine != Engine::Postgres {
+            return Err(StoreError::Config("one-statement writes are for PostgreSQL".to_owned()));
+        }
+        let mut conn = self.inner.readers.acquire().await?;
+        batch.run(&mut conn).await
     }
 
     async fn write_postgres<I, T>(&self, input: &I, work: Work<I, T>) -> Result<T, StoreError> {

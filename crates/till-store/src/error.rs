@@ -109,6 +109,8 @@ impl From<sqlx::Error> for StoreError {
             Some(code) if code.starts_with("08") || code.starts_with("57P0") => {
                 StoreError::Unavailable(DbError::Postgres(error))
             }
+            // Raised by `till_all_written`: a batch's required write changed no row.
+            Some("TL001") => StoreError::NotWritten,
             // PostgreSQL's statement_timeout and lock_timeout.
             Some("57014" | "55P03") => StoreError::Contended(DbError::Postgres(error)),
             _ => StoreError::Database(DbError::Postgres(error)),

@@ -9,6 +9,8 @@ use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
@@ -142,18 +144,20 @@ pub(crate) async fn append(
     Ok(sealed)
 }
 
-/// A claimed place in a chain: its sequence and the previous entry's signature.
+/// A claimed place in a chain: its sequence and the previous entry's signature, and how many
+/// times closings had held the chain when it was claimed (see [`hold`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Place {
     pub seq: i64,
     pub previous: Option<String>,
+    pub holds: i64,
 }
 
 /// Advances a chain's head by one and answers the new head: the claimed place's sequence and
 /// the previous entry's signature.
-pub(crate) const RESERVE: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) \
+const RESERVE: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) \
      VALUES ($1, $2, 1, NULL) ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
-     RETURNING last_seq, last_signature";
+     RETURNING last_seq, last_signature, holds";
 
 /// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
 pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
@@ -165,12 +169,18 @@ pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind)
     Place::from_head(&head)
 }
 
-/// Takes a chain's head until the transaction ends and leaves it as it was: work that must see
-/// every entry committed to the chain before it and let none in until it is done (a session's
-/// Z report against the till's tickets) takes it first. On PostgreSQL the head's row lock
-/// orders it with every writer of the chain; SQLite has one writer anyway.
+/// Takes a chain's head until the transaction ends and leaves its place as it was: work that
+/// must see every entry committed to the chain before it and let none in until it is done (a
+/// session's Z report, a period closed early) takes it first. On PostgreSQL the head's row
+/// lock orders it with every writer of the chain, and the hold is counted, so that a ticket
+/// predicted before it cannot claim the head unchecked after it. SQLite has one writer anyway.
 pub(crate) async fn hold(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<(), StoreError> {
     reserve(conn, register_id, kind).await?;
+    query("UPDATE fiscal_heads SET holds = holds + 1 WHERE register_id = $1 AND kind = $2")
+        .bind(register_id)
+        .bind(kind.as_str())
+        .execute(&mut *conn)
+        .await?;
     unreserve(conn, register_id, kind).await
 }
 
@@ -192,11 +202,12 @@ pub(crate) async fn unreserve(conn: &mut Conn, register_id: &str, kind: ChainKin
 }
 
 impl Place {
-    /// Read from a row with the head's `last_seq` and `last_signature`.
+    /// Read from a row with the head's `last_seq`, `last_signature` and `holds`.
     pub(crate) fn from_head(head: &Row) -> Result<Place, StoreError> {
         Ok(Place {
             seq: head.try_get("last_seq")?,
             previous: head.try_get("last_signature")?,
+            holds: head.try_get("holds")?,
         })
     }
 }
@@ -237,6 +248,24 @@ pub(crate) fn seal_signed(
     now: i64,
     key: &Sealer,
 ) -> Sealed {
+    let sealed = push_entry(batch, register_id, kind, signed, reference, now, key);
+    batch.push(
+        "UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2",
+        vec![register_id.into(), kind.as_str().into(), (&sealed.signature).into()],
+    );
+    sealed
+}
+
+/// Queues the entry alone, for a caller that moves the chain's head itself.
+pub(crate) fn push_entry(
+    batch: &mut Batch,
+    register_id: &str,
+    kind: ChainKind,
+    signed: Signed,
+    reference: &str,
+    now: i64,
+    key: &Sealer,
+) -> Sealed {
     let Signed { place, text, signature } = signed;
     batch.push(
         "INSERT INTO fiscal_entries (register_id, kind, seq, payload, signature, previous_signature, key_id, \
@@ -254,54 +283,97 @@ pub(crate) fn seal_signed(
             now.into(),
         ],
     );
-    batch.push(
-        "UPDATE fiscal_heads SET last_signature = $3 WHERE register_id = $1 AND kind = $2",
-        vec![register_id.into(), kind.as_str().into(), (&signature).into()],
-    );
     Sealed {
         seq: place.seq,
         signature,
     }
 }
 
-/// Each register's ticket chain head as this process last committed it.
+/// Each register's ticket chain head as this process last committed it, and the day it was
+/// committed on. A guess, never trusted:
 ///
-/// Kept for SQLite only, where this process is the database's one writer: a till's next
-/// ticket can then be signed before its sale reaches the writer thread, whose time every sale
-/// of every register shares. The writer still claims the place itself and signs again should
-/// the guess be wrong (two sales of one register in flight at once), so a stale entry costs a
-/// signature, never a broken chain.
+/// - On SQLite, where this process is the database's one writer, a till's next ticket is
+///   signed before its sale reaches the writer thread, whose time every sale of every
+///   register shares. The writer still claims the place itself and signs again should the
+///   guess be wrong (two sales of one register in flight at once).
+/// - On PostgreSQL a plain sale goes to the database as one statement that claims the head
+///   only if it still stands as guessed (see `sales::commit_predicted`); when another node or
+///   a closing moved it, the sale takes the checked path.
+///
+/// A stale entry costs a signature or a statement, never a broken chain.
 #[derive(Default)]
 pub(crate) struct TicketHeads(Mutex<HashMap<String, Head>>);
 
-/// A chain's last sealed entry: its sequence and signature.
+/// A chain's last sealed entry, and the register's day it was sealed on.
 struct Head {
     seq: i64,
     signature: String,
+    holds: i64,
+    day: Option<OpenDay>,
+}
+
+/// A register's local day with tickets on it and open for more: marked, not closed early.
+#[derive(Clone, Debug)]
+pub(crate) struct OpenDay {
+    pub zone: TimeZone,
+    pub zone_name: String,
+    pub date: Date,
+}
+
+impl OpenDay {
+    /// Whether `now` still falls on this day in its time zone.
+    pub(crate) fn covers(&self, now: Timestamp) -> bool {
+        now.to_zoned(self.zone.clone()).date() == self.date
+    }
 }
 
 impl TicketHeads {
-    /// The place the register's next ticket will take, if this process sealed its last one.
-    pub(crate) fn next(&self, register_id: &str) -> Option<Place> {
+    /// The place the register's next ticket will take, if this process sealed its last one,
+    /// and the day that ticket was sealed on, if known.
+    pub(crate) fn next(&self, register_id: &str) -> Option<(Place, Option<OpenDay>)> {
         let heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let head = heads.get(register_id)?;
-        Some(Place {
+        let place = Place {
             seq: head.seq.checked_add(1)?,
             previous: Some(head.signature.clone()),
-        })
+            holds: head.holds,
+        };
+        Some((place, head.day.clone()))
     }
 
-    /// Records a committed ticket: `signature` sealed place `seq`.
-    pub(crate) fn committed(&self, register_id: &str, seq: i64, signature: String) {
+    /// Records a committed ticket: `signature` sealed `place`, on `day` when it is known (else
+    /// the day recorded before stands).
+    pub(crate) fn committed(&self, register_id: &str, place: &Place, signature: String, day: Option<OpenDay>) {
         let mut heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match heads.get_mut(register_id) {
             // Sales of one register committed together can be answered in any order.
-            Some(known) if known.seq >= seq => {}
-            Some(known) => *known = Head { seq, signature },
+            Some(known) if known.seq >= place.seq => {}
+            Some(known) => {
+                known.seq = place.seq;
+                known.signature = signature;
+                known.holds = place.holds;
+                if day.is_some() {
+                    known.day = day;
+                }
+            }
             None => {
-                heads.insert(register_id.to_owned(), Head { seq, signature });
+                let head = Head {
+                    seq: place.seq,
+                    signature,
+                    holds: place.holds,
+                    day,
+                };
+                heads.insert(register_id.to_owned(), head);
             }
         }
+    }
+
+    /// Drops the register's guess: the head moved elsewhere.
+    pub(crate) fn forget(&self, register_id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(register_id);
     }
 }
 

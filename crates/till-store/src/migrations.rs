@@ -27,6 +27,7 @@ pub(crate) fn sqlite() -> Migrator {
         6 "0006_returns",
         7 "0007_catalog_revision",
         8 "0008_fiscal_keys_append_only",
+        9 "0009_ticket_in_one_statement",
     ))
 }
 
@@ -40,5 +41,6 @@ pub(crate) fn postgres() -> Migrator {
         6 "0006_returns",
         7 "0007_catalog_revision",
         8 "0008_fiscal_keys_append_only",
+        9 "0009_ticket_in_one_statement",
     ))
 }

@@ -4,7 +4,9 @@
 use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer};
 use crate::on_both_engines;
+use futures::StreamExt;
 use futures::future::join_all;
+use futures::stream::FuturesUnordered;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::process::Command;
@@ -175,6 +177,35 @@ async fn days_and_months_close_by_themselves(engine: Engine) {
             .sum::<i64>()
     );
     assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+/// A day closed early while the till's sales are in flight: each sale is either counted in
+/// the day's closure or refused as booked into a closed period, never booked and left out.
+async fn a_day_closed_early_counts_exactly_the_sales_it_let_through(engine: Engine) {
+    let shop = Shop::open_at(engine, at("2026-06-15T08:00:00Z"), |_| {}).await;
+    // The node then knows the till's chain head and day, and predicts the racing sales' place.
+    shop.sell("t0", vec![line("l1", MUG, 1)]).await;
+    let sales: Vec<Value> = (1..24)
+        .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+        .collect();
+    let mut pending: FuturesUnordered<_> = sales.iter().map(|s| shop.finalize(s)).collect();
+    let first = pending.next().await.expect("23 sales");
+    let (mut replies, closed) = futures::join!(pending.collect::<Vec<_>>(), shop.close("day"));
+    replies.push(first);
+    assert_eq!(closed.status, 201, "{}", closed.text);
+    let booked = 1 + replies.iter().filter(|r| r.status == 201).count() as i64;
+    for refused in replies.iter().filter(|r| r.status != 201) {
+        refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+        assert!(refused.text.contains("closed"), "{}", refused.text);
+    }
+    let day = &closed.body["closures"][0];
+    assert_eq!(day["period"], "DAY", "{}", closed.text);
+    assert_eq!(day["ticketCount"], booked, "{}", closed.text);
+    assert_eq!(day["totalCents"], 1450 * booked, "{}", closed.text);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"].as_i64().unwrap_or(0), booked, "{verdict}");
     shop.server.stop().await;
 }
 
@@ -648,6 +679,7 @@ on_both_engines!(
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,
     a_closed_day_takes_no_more_sales,
+    a_day_closed_early_counts_exactly_the_sales_it_let_through,
     thousands_of_sales_sum_exactly_into_their_closures,
     a_changed_sale_field_is_found_and_named,
     a_changed_total_or_chain_field_is_found,

@@ -298,6 +298,55 @@ async fn one_registers_chain_appended_from_three_nodes_stays_gapless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tills_sales_moving_between_nodes_keep_its_chain_gapless() {
+    let Some(nodes) = Nodes::start(1, &[]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    // One sale at a time, as a till sends them, each to a node a load balancer might pick. A
+    // node guesses the till's next ticket from the last one it booked itself: right when it
+    // booked the one before, wrong once another node has booked since.
+    let route = [0, 0, 0, 1, 1, 0, 2, 0, 0, 1, 2, 2];
+    for (n, node) in route.iter().enumerate() {
+        let sale = nodes.shop.sale(till, &format!("t{n}"), &[(5, 1), (n % 4, 1)]);
+        let reply = nodes.on(*node, "/v1/checkout/finalize", &till.token, &sale).await;
+        assert_eq!(reply.status, 201, "sale {n} on node {node}: {}", reply.text);
+    }
+    assert_eq!(nodes.stock(5).await, 1_000 - route.len() as i64);
+    let verdict = nodes.verify(&till.register).await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], route.len());
+    // Per node: (sales committed in one statement, by the checked path, guesses that missed).
+    // Node 0 books t0 checked, t1 and t2 on its guess, misses t5 and t7 (nodes 1 and 2 booked
+    // in between) and books t8 on its guess again.
+    let expected = [(3, 3, 2), (1, 2, 1), (1, 2, 1)];
+    for (node, (one_statement, checked, missed)) in expected.into_iter().enumerate() {
+        let metrics = nodes
+            .client
+            .to(node, Method::GET, "/metrics", &nodes.admin, None)
+            .await
+            .unwrap()
+            .text;
+        let count = |series: &str| {
+            metrics
+                .lines()
+                .find_map(|line| line.strip_prefix(series)?.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        assert_eq!(
+            (
+                count("till_sale_commits_total{path=\"one_statement\"}"),
+                count("till_sale_commits_total{path=\"checked\"}"),
+                count("till_sale_predictions_missed_total"),
+            ),
+            (one_statement, checked, missed),
+            "node {node}: {metrics}"
+        );
+    }
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_CATALOG_CACHE_SECONDS", "1")]).await else {
         return;
