@@ -22,6 +22,7 @@ use crate::error::{DbError, StoreError};
 use crate::journal::TicketHeads;
 use crate::migrations;
 use crate::sealer::Sealer;
+use crate::session_cache::SessionCache;
 use crate::sql::{Conn, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -81,6 +82,9 @@ pub struct StoreOptions {
     pub max_retries: u32,
     /// The longest an article written on another node may still be priced as it was here.
     pub catalog_cache_ttl: Duration,
+    /// The longest a session closed or a cashier changed on another node may still be seen
+    /// here as it was, by the token's requests (zero: read the session on every request).
+    pub session_cache_ttl: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +103,7 @@ impl Default for StoreOptions {
             max_batch: 64,
             max_retries: 8,
             catalog_cache_ttl: Duration::from_secs(1),
+            session_cache_ttl: Duration::from_secs(1),
         }
     }
 }
@@ -120,6 +125,7 @@ struct Inner {
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
     catalog: CatalogCache,
+    sessions: SessionCache,
     /// Where each register's next ticket goes, as far as this process knows.
     ticket_heads: TicketHeads,
 }
@@ -136,6 +142,10 @@ impl Store {
 
     pub(crate) fn catalog_cache(&self) -> &CatalogCache {
         &self.inner.catalog
+    }
+
+    pub(crate) fn session_cache(&self) -> &SessionCache {
+        &self.inner.sessions
     }
 
     pub(crate) fn ticket_heads(&self) -> &TicketHeads {
@@ -214,6 +224,7 @@ impl Store {
                 fiscal_key: RwLock::new(None),
                 known_stores: RwLock::new(HashSet::new()),
                 catalog: CatalogCache::new(options.catalog_cache_ttl),
+                sessions: SessionCache::new(options.session_cache_ttl),
                 ticket_heads: TicketHeads::default(),
             }),
         })

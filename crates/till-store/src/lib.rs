@@ -22,6 +22,7 @@ mod reports;
 pub mod returns;
 pub mod sales;
 pub mod sealer;
+mod session_cache;
 pub mod sessions;
 pub mod snapshot;
 pub(crate) mod sql;

@@ -107,7 +107,9 @@ impl Store {
             now: to_micros(now),
             key: self.fiscal_key()?,
         };
-        self.write(input, |c, i| Box::pin(close_session(c, i))).await
+        let closed = self.write(input, |c, i| Box::pin(close_session(c, i))).await;
+        self.session_cache().forget();
+        closed
     }
 
     pub async fn get_session(&self, session_id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
@@ -119,19 +121,26 @@ impl Store {
     }
 
     /// The session behind a token hash with its cashier, whatever its state; the caller
-    /// decides what an expired or closed session may still do.
+    /// decides what an expired or closed session may still do. As read at most the session
+    /// cache's time to live ago (see [`crate::session_cache`]).
     pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
+        if let Some(principal) = self.session_cache().get(token_hash) {
+            return Ok(Some(principal));
+        }
+        let read_at = std::time::Instant::now();
         let row = query(SELECT_PRINCIPAL)
             .bind(token_hash.to_vec())
             .fetch_optional(self.reader())
             .await?;
-        row.map(|row| {
-            Ok(SessionPrincipal {
-                session: session_from_row(&row)?,
-                cashier: staff_from_row(&row)?,
-            })
-        })
-        .transpose()
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let principal = SessionPrincipal {
+            session: session_from_row(&row)?,
+            cashier: staff_from_row(&row)?,
+        };
+        self.session_cache().keep(token_hash, &principal, read_at);
+        Ok(Some(principal))
     }
 }
 

@@ -58,14 +58,18 @@ struct ClearPin {
 impl Store {
     /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
     pub async fn put_staff(&self, put: PutStaff, now: Timestamp) -> Result<(StaffRecord, bool), StoreError> {
-        self.write(
-            PutStaffAt {
-                put,
-                now: to_micros(now),
-            },
-            |c, i| Box::pin(put_staff(c, i)),
-        )
-        .await
+        let put = self
+            .write(
+                PutStaffAt {
+                    put,
+                    now: to_micros(now),
+                },
+                |c, i| Box::pin(put_staff(c, i)),
+            )
+            .await;
+        // The tills of a cashier changed here act on the change from their next request.
+        self.session_cache().forget();
+        put
     }
 
     pub async fn get_staff(&self, subject: &Subject) -> Result<Option<StaffRecord>, StoreError> {

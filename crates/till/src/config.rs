@@ -47,6 +47,9 @@ pub struct Config {
     pub promotion_cache_seconds: u64,
     /// The same for articles: the most a price written on another node takes to apply here.
     pub catalog_cache_seconds: u64,
+    /// The same for register sessions and their cashiers: the most a session closed or a
+    /// staff member changed on another node takes to apply to a till's requests here.
+    pub session_cache_seconds: u64,
     pub pin_max_failures: u32,
     pub pin_lockout_seconds: u64,
     /// Lifetime of a register session and its token.
@@ -88,6 +91,7 @@ impl Default for Config {
             grants_max_age_seconds: 30 * 24 * 3600,
             promotion_cache_seconds: 1,
             catalog_cache_seconds: 1,
+            session_cache_seconds: 1,
             pin_max_failures: 5,
             pin_lockout_seconds: 900,
             session_ttl_seconds: 16 * 3600,
@@ -149,6 +153,7 @@ impl Config {
                 SqliteSynchronous::Full
             },
             catalog_cache_ttl: Duration::from_secs(self.catalog_cache_seconds),
+            session_cache_ttl: Duration::from_secs(self.session_cache_seconds),
             ..StoreOptions::default()
         }
     }

@@ -347,6 +347,83 @@ async fn a_tills_sales_moving_between_nodes_keep_its_chain_gapless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_closed_on_one_node_takes_no_more_sales_on_another() {
+    let Some(nodes) = Nodes::start(1, &[("TILL_SESSION_CACHE_SECONDS", "60")]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let finalize = "/v1/checkout/finalize";
+    // Node 1 resolves the till's token on a first sale and keeps it, for a minute here.
+    let first = nodes
+        .on(1, finalize, &till.token, &nodes.shop.sale(till, "t1", &[(0, 1)]))
+        .await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let close = format!("/v1/register-sessions/{}/close", till.session);
+    let report = nodes.on(0, &close, &nodes.admin, &json!({})).await;
+    assert_eq!(report.status, 200, "{}", report.text);
+    assert_eq!(report.json()["salesCount"], 1);
+    // Node 1 still holds the session as open; the commit checks it in the database.
+    let refused = nodes
+        .on(1, finalize, &till.token, &nodes.shop.sale(till, "t2", &[(0, 1)]))
+        .await;
+    assert_eq!(refused.status, 422, "{}", refused.text);
+    assert!(refused.text.contains("closed"), "{}", refused.text);
+    assert_eq!(nodes.stock(0).await, 1_000 - 1);
+    let verdict = nodes.verify(&till.register).await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], 1);
+    nodes.stop().await;
+}
+
+/// Sets the discount limit of till 0's cashier to `bps` of a ticket, on node 0.
+async fn set_cashier_limit(nodes: &Nodes, bps: i64) {
+    let till = &nodes.shop.tills[0];
+    let body = json!({"displayName": till.cashier, "role": "cashier", "pin": "2580",
+                      "discountLimit": {"percentBps": bps, "amountCents": 1_000_000}});
+    let path = format!("/v1/staff/{}", till.cashier);
+    let reply = nodes
+        .client
+        .to(0, Method::PUT, &path, &nodes.admin, Some(&body))
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text);
+}
+
+/// Till 0 sells on node 1 with 5 % off the ticket, at the price node 1 quotes for it.
+async fn sell_at_five_percent_off(nodes: &Nodes, transaction: &str) -> Reply {
+    let till = &nodes.shop.tills[0];
+    let mut sale = nodes.shop.sale(till, transaction, &[(0, 2)]);
+    sale["declaredDiscounts"] =
+        json!([{"id": "d1", "reason": "promotional", "scope": "ticket", "basis": "percent", "percentBps": 500}]);
+    let quote = json!({"storeId": "s1", "cart": sale["cart"], "declaredDiscounts": sale["declaredDiscounts"]});
+    let priced = nodes.on(1, "/v1/checkout/price", &till.token, &quote).await;
+    assert_eq!(priced.status, 200, "{}", priced.text);
+    let total = priced.json()["totals"]["total"].clone();
+    sale["tenders"]["amountDue"] = total.clone();
+    sale["tenders"]["tenders"][0]["applied"] = total.clone();
+    sale["tenders"]["tenders"][0]["presented"] = total;
+    nodes.on(1, "/v1/checkout/finalize", &till.token, &sale).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cashier_changed_on_one_node_applies_to_its_till_on_another_within_the_bound() {
+    let Some(nodes) = Nodes::start(1, &[("TILL_SESSION_CACHE_SECONDS", "1")]).await else {
+        return;
+    };
+    set_cashier_limit(&nodes, 1_000).await;
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let allowed = sell_at_five_percent_off(&nodes, "t1").await;
+    assert_eq!(allowed.status, 201, "{}", allowed.text);
+    // Node 0 lowers the cashier's limit below the discount, while node 1 holds the till's
+    // session and cashier as it read them. The documented bound is TILL_SESSION_CACHE_SECONDS.
+    set_cashier_limit(&nodes, 0).await;
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let refused = sell_at_five_percent_off(&nodes, "t2").await;
+    assert_eq!(refused.status, 403, "{}", refused.text);
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_CATALOG_CACHE_SECONDS", "1")]).await else {
         return;
