@@ -481,7 +481,7 @@ async fn run_sqlite_writer(
     while queue.recv_many(&mut batch, max_batch).await > 0 {
         let committed = run_batch(&mut conn, &mut batch).await.map_err(Arc::new);
         match &committed {
-            Ok(()) => checkpointer.nudge(),
+            Ok(()) => checkpointer.after_commit(&conn),
             Err(error) => {
                 tracing::error!(error = %error, jobs = batch.len(), "SQLite batch failed to commit");
                 // Whatever the batch left open is void; the next one starts clean.

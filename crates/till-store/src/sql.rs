@@ -387,6 +387,14 @@ impl Conn {
         }
     }
 
+    /// The SQLite connection underneath, for what only SQLite does (checkpoints).
+    pub(crate) fn as_sqlite(&self) -> Option<&rusqlite::Connection> {
+        match &self.0 {
+            Link::Sqlite(conn) => Some(conn),
+            Link::Postgres(_) => None,
+        }
+    }
+
     pub(crate) fn is_sqlite(&self) -> bool {
         matches!(self.0, Link::Sqlite(_))
     }
