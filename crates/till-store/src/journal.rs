@@ -298,11 +298,19 @@ pub(crate) fn push_entry(
 ///   guess be wrong (two sales of one register in flight at once).
 /// - On PostgreSQL a plain sale goes to the database as one statement that claims the head
 ///   only if it still stands as guessed (see `sales::commit_predicted`); when another node or
-///   a closing moved it, the sale takes the checked path.
+///   a closing moved it, the sale takes the checked path. A miss costs a whole sale's writes,
+///   undone, so a node tries that only once its last [`TRUSTED_AFTER`] guesses for the
+///   register were right: a load balancer that sends a till to one node gets one statement
+///   per sale, one that spreads a till's sales over nodes gets the checked path and few misses.
 ///
 /// A stale entry costs a signature or a statement, never a broken chain.
 #[derive(Default)]
 pub(crate) struct TicketHeads(Mutex<HashMap<String, Head>>);
+
+/// Right guesses in a row after which a register's guess is trusted. Two nodes taking a
+/// till's sales at random are right one time in two, so a streak this long comes one time
+/// in 256.
+const TRUSTED_AFTER: u32 = 8;
 
 /// A chain's last sealed entry, and the register's day it was sealed on.
 struct Head {
@@ -310,6 +318,17 @@ struct Head {
     signature: String,
     holds: i64,
     day: Option<OpenDay>,
+    /// How many of this node's guesses for the register were right in a row, up to now.
+    right_in_a_row: u32,
+}
+
+/// The place a register's next ticket is expected to take.
+pub(crate) struct Guess {
+    pub place: Place,
+    /// The day its last ticket was sealed on, if known.
+    pub day: Option<OpenDay>,
+    /// Whether the guesses before were right often enough in a row to act on this one.
+    pub trusted: bool,
 }
 
 /// A register's local day with tickets on it and open for more: marked, not closed early.
@@ -328,9 +347,8 @@ impl OpenDay {
 }
 
 impl TicketHeads {
-    /// The place the register's next ticket will take, if this process sealed its last one,
-    /// and the day that ticket was sealed on, if known.
-    pub(crate) fn next(&self, register_id: &str) -> Option<(Place, Option<OpenDay>)> {
+    /// The place the register's next ticket will take, if this process sealed its last one.
+    pub(crate) fn next(&self, register_id: &str) -> Option<Guess> {
         let heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let head = heads.get(register_id)?;
         let place = Place {
@@ -338,12 +356,25 @@ impl TicketHeads {
             previous: Some(head.signature.clone()),
             holds: head.holds,
         };
-        Some((place, head.day.clone()))
+        Some(Guess {
+            place,
+            day: head.day.clone(),
+            trusted: head.right_in_a_row >= TRUSTED_AFTER,
+        })
     }
 
     /// Records a committed ticket: `signature` sealed `place`, on `day` when it is known (else
-    /// the day recorded before stands).
-    pub(crate) fn committed(&self, register_id: &str, place: &Place, signature: String, day: Option<OpenDay>) {
+    /// the day recorded before stands); `guessed` is the place [`TicketHeads::next`] had
+    /// guessed for it, if any.
+    pub(crate) fn committed(
+        &self,
+        register_id: &str,
+        place: &Place,
+        signature: String,
+        day: Option<OpenDay>,
+        guessed: Option<&Place>,
+    ) {
+        let right = guessed == Some(place);
         let mut heads = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         match heads.get_mut(register_id) {
             // Sales of one register committed together can be answered in any order.
@@ -355,6 +386,11 @@ impl TicketHeads {
                 if day.is_some() {
                     known.day = day;
                 }
+                known.right_in_a_row = if right {
+                    known.right_in_a_row.saturating_add(1)
+                } else {
+                    0
+                };
             }
             None => {
                 let head = Head {
@@ -362,6 +398,7 @@ impl TicketHeads {
                     signature,
                     holds: place.holds,
                     day,
+                    right_in_a_row: u32::from(right),
                 };
                 heads.insert(register_id.to_owned(), head);
             }

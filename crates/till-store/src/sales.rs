@@ -169,13 +169,13 @@ impl Store {
         let record = sale_record(&sale);
         let digest = record.digest();
         let register_id = sale.register_id.clone();
-        let predicted = self.ticket_heads().next(register_id.as_str());
+        let guess = self.ticket_heads().next(register_id.as_str());
         // Signed here, on the request's task, for the place the register's chain is expected
         // to give it next: on SQLite the writer thread, whose time every sale of every
         // register shares, then does not spend a signature's time on a correct guess.
-        let presigned = predicted
+        let presigned = guess
             .as_ref()
-            .map(|(place, _)| sign_ticket(&record, &digest, place.clone(), &key))
+            .map(|guess| sign_ticket(&record, &digest, guess.place.clone(), &key))
             .transpose()?;
         let input = CommitSale {
             sale,
@@ -184,8 +184,11 @@ impl Store {
             key,
             presigned,
         };
-        let predicted_day = predicted.and_then(|(_, day)| day);
-        let booked = match predicted_day {
+        let (guessed, trusted_day) = match guess {
+            Some(guess) => (Some(guess.place), guess.day.filter(|_| guess.trusted)),
+            None => (None, None),
+        };
+        let booked = match trusted_day {
             Some(day) => self.commit_predicted(&input, &day).await?,
             None => None,
         };
@@ -204,8 +207,13 @@ impl Store {
         };
         match booked {
             Ok(booked) => {
-                self.ticket_heads()
-                    .committed(register_id.as_str(), &booked.place, booked.signature, booked.day);
+                self.ticket_heads().committed(
+                    register_id.as_str(),
+                    &booked.place,
+                    booked.signature,
+                    booked.day,
+                    guessed.as_ref(),
+                );
                 Ok(SaleOutcome::Committed {
                     fiscal_seq: booked.place.seq,
                     response: booked.response,

@@ -764,11 +764,17 @@ async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
 /// Z report, or refused as booked on a closed session and nowhere to be found.
 async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: Engine) {
     let shop = Shop::open(engine).await;
-    // A sale first, so the node knows the till's chain head and day when the race starts: the
-    // racing sales are committed against a prediction of it as well as the checked way.
-    let opening = shop.finalize(&shop.sale("t0", vec![line("l1", MUG, 1)], 1450)).await;
-    assert_eq!(opening.status, 201, "{}", opening.text);
-    let sales: Vec<Value> = (1..24)
+    // Nine sales one after another first: the node then knows the till's chain head and day
+    // when the race starts, and trusts its guess (eight right ones in a row), so the racing
+    // sales are committed against a prediction of it as well as the checked way.
+    const OPENING: i64 = 9;
+    for i in 0..OPENING {
+        let opening = shop
+            .finalize(&shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+            .await;
+        assert_eq!(opening.status, 201, "{}", opening.text);
+    }
+    let sales: Vec<Value> = (OPENING..OPENING + 23)
         .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
         .collect();
     let close = format!("/v1/register-sessions/{}/close", shop.session);
@@ -780,7 +786,7 @@ async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: En
         futures::join!(pending.collect::<Vec<_>>(), shop.server.post(&close, &admin, json!({})));
     replies.push(first);
     assert_eq!(report.status, 200, "{}", report.text);
-    let booked = 1 + replies.iter().filter(|r| r.status == 201).count() as i64;
+    let booked = OPENING + replies.iter().filter(|r| r.status == 201).count() as i64;
     for refused in replies.iter().filter(|r| r.status != 201) {
         refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
         assert!(refused.text.contains("closed"), "{}", refused.text);
@@ -796,6 +802,81 @@ async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: En
     let verdict = shop.verify("r1").await;
     assert_eq!(verdict["ok"], true, "{verdict}");
     assert_eq!(verdict["chains"]["ticket"].as_i64().unwrap_or(0), booked, "{verdict}");
+    shop.server.stop().await;
+}
+
+/// PostgreSQL: a sale whose statement began while its session was open, and then waited for
+/// the close that holds the till's ticket chain, is refused once the close has committed. The
+/// close leaves the chain's head where it was but counts its hold, so the node's guess of the
+/// head no longer stands; without that count the sale would claim the head, pass the session
+/// check on its older snapshot, and be booked after the Z report that left it out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_waiting_on_its_sessions_close_is_refused_once_the_close_is_done() {
+    if !Engine::Postgres.enabled() {
+        return;
+    }
+    use sqlx::{Connection, Executor, Row};
+    let shop = Shop::open(Engine::Postgres).await;
+    // Nine sales one after another: the node trusts its guess of the till's next ticket.
+    for i in 0..9 {
+        let sold = shop
+            .finalize(&shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+            .await;
+        assert_eq!(sold.status, 201, "{}", sold.text);
+    }
+    // Someone holds the till's chain head, so the close and then the sale queue behind it.
+    let url = shop.server.config.database_url();
+    let mut db = sqlx::PgConnection::connect(&url).await.unwrap();
+    db.execute("BEGIN").await.unwrap();
+    db.execute("SELECT 1 FROM fiscal_heads WHERE register_id = 'r1' AND kind = 'ticket' FOR UPDATE")
+        .await
+        .unwrap();
+    let waiting = async |db: &mut sqlx::PgConnection, count: i64| {
+        for _ in 0..1_000 {
+            let row = db
+                .fetch_one(
+                    "SELECT count(*) AS waiting FROM pg_stat_activity \
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .await
+                .unwrap();
+            if row.get::<i64, _>("waiting") >= count {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("{count} statements never waited on the chain head");
+    };
+    let mut watch_close = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut watch_both = sqlx::PgConnection::connect(&url).await.unwrap();
+    let admin = shop.server.admin();
+    let close_path = format!("/v1/register-sessions/{}/close", shop.session);
+    let late_sale = shop.sale("t9", vec![line("l1", MUG, 1)], 1450);
+    let (report, late, ()) = futures::join!(
+        shop.server.post(&close_path, &admin, json!({})),
+        async {
+            waiting(&mut watch_close, 1).await;
+            shop.finalize(&late_sale).await
+        },
+        async {
+            waiting(&mut watch_both, 2).await;
+            db.execute("COMMIT").await.unwrap();
+        },
+    );
+    assert_eq!(report.status, 200, "{}", report.text);
+    assert_eq!(
+        (&report.body["salesCount"], &report.body["totalCents"]),
+        (&json!(9), &json!(9 * 1450))
+    );
+    late.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(late.text.contains("closed"), "{}", late.text);
+    assert_eq!(shop.stock(MUG).await, -9);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(
+        (&verdict["ok"], &verdict["chains"]["ticket"]),
+        (&json!(true), &json!(9)),
+        "{verdict}"
+    );
     shop.server.stop().await;
 }
 
