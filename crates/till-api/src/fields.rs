@@ -1,10 +1,15 @@
 //! Reads JSON request bodies into typed values, collecting every problem with its dot path so
 //! that one 400 answer lists all of them. Unknown properties are ignored.
+//!
+//! A value's dot path is kept as links to its parents and written out only when a problem is
+//! recorded: a valid body, by far the common case, formats no path at all.
 
 use crate::error::{ApiError, FieldError};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::rc::Rc;
 use till_core::ids::{MAX_TEXT_CHARS, TextError, check_text};
 use till_core::instant::{Zone, parse_instant};
 use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER};
@@ -23,7 +28,7 @@ impl Problems {
         match body {
             Value::Object(map) => Some(Obj {
                 problems: self,
-                path: String::new(),
+                path: None,
                 map,
             }),
             _ => {
@@ -58,20 +63,54 @@ impl Problems {
     }
 }
 
+/// Where a value sits in the body: a property of its parent object or an element of its
+/// parent array. `None` is the body itself.
+type Path<'a> = Option<Rc<Step<'a>>>;
+
+struct Step<'a> {
+    parent: Path<'a>,
+    at: At<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The dot path of `at` under `parent`, as problems name it (`cart.lines.2.quantity`).
+fn dot_path(parent: &Path<'_>, at: At<'_>) -> String {
+    let mut steps = vec![at];
+    let mut next = parent.as_deref();
+    while let Some(step) = next {
+        steps.push(step.at);
+        next = step.parent.as_deref();
+    }
+    let mut path = String::new();
+    for (i, at) in steps.iter().rev().enumerate() {
+        if i > 0 {
+            path.push('.');
+        }
+        match at {
+            At::Key(key) => path.push_str(key),
+            At::Index(index) => {
+                let _ = write!(path, "{index}");
+            }
+        }
+    }
+    path
+}
+
 /// A JSON object at some path of the body.
 pub struct Obj<'a> {
     problems: &'a Problems,
-    path: String,
+    path: Path<'a>,
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Obj<'a> {
     pub fn path_of(&self, key: &str) -> String {
-        if self.path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{}.{key}", self.path)
-        }
+        dot_path(&self.path, At::Key(key))
     }
 
     /// The raw value of `key`, unchecked.
@@ -92,24 +131,25 @@ impl<'a> Obj<'a> {
     /// A property that must be present. `null` is handed to `parse`, which refuses it unless the
     /// field is nullable.
     pub fn required<T>(&self, key: &str, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<T> {
-        match self.map.get(key) {
-            Some(value) => parse(self.field(key, value)),
+        match self.map.get_key_value(key) {
+            Some((key, value)) => parse(self.field(key, value)),
             None => self.fail(key, "is required"),
         }
     }
 
     /// A property that may be absent or `null`, both read as `None`.
     pub fn optional<T>(&self, key: &str, parse: impl FnOnce(Field<'a>) -> Option<T>) -> Option<Option<T>> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => Some(None),
-            Some(value) => parse(self.field(key, value)).map(Some),
+        match self.map.get_key_value(key) {
+            None | Some((_, Value::Null)) => Some(None),
+            Some((key, value)) => parse(self.field(key, value)).map(Some),
         }
     }
 
-    fn field(&self, key: &str, value: &'a Value) -> Field<'a> {
+    fn field(&self, key: &'a str, value: &'a Value) -> Field<'a> {
         Field {
             problems: self.problems,
-            path: self.path_of(key),
+            parent: self.path.clone(),
+            at: At::Key(key),
             value,
         }
     }
@@ -118,13 +158,22 @@ impl<'a> Obj<'a> {
 /// One value at some path of the body.
 pub struct Field<'a> {
     problems: &'a Problems,
-    path: String,
+    parent: Path<'a>,
+    at: At<'a>,
     value: &'a Value,
 }
 
 impl<'a> Field<'a> {
-    pub fn path(&self) -> &str {
-        &self.path
+    pub fn path(&self) -> String {
+        dot_path(&self.parent, self.at)
+    }
+
+    /// This value as the parent of its properties or elements.
+    fn as_parent(&self) -> Path<'a> {
+        Some(Rc::new(Step {
+            parent: self.parent.clone(),
+            at: self.at,
+        }))
     }
 
     pub fn value(&self) -> &'a Value {
@@ -132,13 +181,13 @@ impl<'a> Field<'a> {
     }
 
     pub fn fail<T>(&self, message: impl Into<String>) -> Option<T> {
-        self.problems.push(self.path.clone(), message);
+        self.problems.push(self.path(), message);
         None
     }
 
     /// Records a problem on property `key` of this value.
     pub fn fail_inner<T>(&self, key: &str, message: impl Into<String>) -> Option<T> {
-        self.problems.push(format!("{}.{key}", self.path), message);
+        self.problems.push(dot_path(&self.as_parent(), At::Key(key)), message);
         None
     }
 
@@ -259,7 +308,7 @@ impl<'a> Field<'a> {
         match self.value {
             Value::Object(map) => Some(Obj {
                 problems: self.problems,
-                path: self.path.clone(),
+                path: self.as_parent(),
                 map,
             }),
             _ => self.fail("must be an object"),
@@ -273,10 +322,12 @@ impl<'a> Field<'a> {
         };
         let mut parsed = Vec::with_capacity(items.len());
         let mut all_ok = true;
+        let parent = self.as_parent();
         for (index, item) in items.iter().enumerate() {
             let field = Field {
                 problems: self.problems,
-                path: format!("{}.{index}", self.path),
+                parent: parent.clone(),
+                at: At::Index(index),
                 value: item,
             };
             match each(field) {
@@ -320,12 +371,39 @@ mod tests {
     }
 
     #[test]
+    fn paths_run_through_nested_objects_and_arrays() {
+        let body = json!({"cart": {"lines": [{"id": "a", "tags": ["x", 7]}, {"id": 5}]}});
+        let problems = Problems::new();
+        let root = problems.root(&body).unwrap();
+        let lines = root.required("cart", |cart| {
+            cart.object()?.required("lines", |lines| {
+                lines.array(|line| {
+                    let line_obj = line.object()?;
+                    let id = line_obj.required("id", |id| id.text());
+                    let tags = line_obj.optional("tags", |tags| tags.array(|tag| tag.text()));
+                    if id.as_deref() == Some("a") {
+                        line.fail_inner::<()>("id", "is taken");
+                    }
+                    Some((id?, tags?))
+                })
+            })
+        });
+        assert!(lines.is_none());
+        let Err(ApiError::Validation(errors)) = problems.finish(|| Some(())) else {
+            panic!("expected a validation error");
+        };
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["cart.lines.0.tags.1", "cart.lines.0.id", "cart.lines.1.id"]);
+    }
+
+    #[test]
     fn integers_accept_integral_numbers_only() {
         let check = |value: Value| {
             let problems = Problems::new();
             let field = Field {
                 problems: &problems,
-                path: "n".to_owned(),
+                parent: None,
+                at: At::Key("n"),
                 value: &value,
             };
             field.integer(0, MAX_SAFE_INTEGER)
