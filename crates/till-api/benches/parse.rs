@@ -45,6 +45,9 @@ fn parse(c: &mut Criterion) {
     c.bench_function("finalize body of 7 lines, bytes to SaleRequest", |b| {
         b.iter(|| read(black_box(&bytes)))
     });
+    c.bench_function("finalize body of 7 lines, bytes to serde_json::Value only", |b| {
+        b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).is_ok())
+    });
 }
 
 criterion_group!(benches, parse);
