@@ -79,6 +79,21 @@ impl Shop {
         reply
     }
 
+    /// Books one-mug sales `t0`, `t1`... one after another until the node trusts its guess of
+    /// the till's next ticket (eight right guesses follow the first sale), so that its next
+    /// plain sale is committed against that guess: in one statement on PostgreSQL. Answers how
+    /// many it booked.
+    pub async fn sell_until_the_guess_is_trusted(&self) -> i64 {
+        const SALES: i64 = 9;
+        for i in 0..SALES {
+            let sold = self
+                .finalize(&self.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+                .await;
+            assert_eq!(sold.status, 201, "{}", sold.text);
+        }
+        SALES
+    }
+
     pub async fn stock(&self, article: (&str, i64, f64)) -> i64 {
         let path = format!("/v1/stores/s1/stock/{}", sku(article.0));
         self.server.get(&path, &self.server.admin()).await.body["onHand"]
@@ -764,17 +779,11 @@ async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
 /// Z report, or refused as booked on a closed session and nowhere to be found.
 async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: Engine) {
     let shop = Shop::open(engine).await;
-    // Nine sales one after another first: the node then knows the till's chain head and day
-    // when the race starts, and trusts its guess (eight right ones in a row), so the racing
-    // sales are committed against a prediction of it as well as the checked way.
-    const OPENING: i64 = 9;
-    for i in 0..OPENING {
-        let opening = shop
-            .finalize(&shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
-            .await;
-        assert_eq!(opening.status, 201, "{}", opening.text);
-    }
-    let sales: Vec<Value> = (OPENING..OPENING + 23)
+    // The node then knows the till's chain head and day when the race starts, and trusts its
+    // guess, so the racing sales are committed against a prediction of it as well as the
+    // checked way.
+    let opening = shop.sell_until_the_guess_is_trusted().await;
+    let sales: Vec<Value> = (opening..opening + 23)
         .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
         .collect();
     let close = format!("/v1/register-sessions/{}/close", shop.session);
@@ -786,7 +795,7 @@ async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: En
         futures::join!(pending.collect::<Vec<_>>(), shop.server.post(&close, &admin, json!({})));
     replies.push(first);
     assert_eq!(report.status, 200, "{}", report.text);
-    let booked = OPENING + replies.iter().filter(|r| r.status == 201).count() as i64;
+    let booked = opening + replies.iter().filter(|r| r.status == 201).count() as i64;
     for refused in replies.iter().filter(|r| r.status != 201) {
         refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
         assert!(refused.text.contains("closed"), "{}", refused.text);
@@ -817,13 +826,7 @@ async fn a_sale_waiting_on_its_sessions_close_is_refused_once_the_close_is_done(
     }
     use sqlx::{Connection, Executor, Row};
     let shop = Shop::open(Engine::Postgres).await;
-    // Nine sales one after another: the node trusts its guess of the till's next ticket.
-    for i in 0..9 {
-        let sold = shop
-            .finalize(&shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
-            .await;
-        assert_eq!(sold.status, 201, "{}", sold.text);
-    }
+    assert_eq!(shop.sell_until_the_guess_is_trusted().await, 9);
     // Someone holds the till's chain head, so the close and then the sale queue behind it.
     let url = shop.server.config.database_url();
     let mut db = sqlx::PgConnection::connect(&url).await.unwrap();

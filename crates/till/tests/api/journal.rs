@@ -184,13 +184,10 @@ async fn days_and_months_close_by_themselves(engine: Engine) {
 /// the day's closure or refused as booked into a closed period, never booked and left out.
 async fn a_day_closed_early_counts_exactly_the_sales_it_let_through(engine: Engine) {
     let shop = Shop::open_at(engine, at("2026-06-15T08:00:00Z"), |_| {}).await;
-    // Nine sales one after another: the node then knows the till's chain head and day, and
-    // trusts its guess (eight right ones in a row) of the racing sales' place.
-    const OPENING: i64 = 9;
-    for i in 0..OPENING {
-        shop.sell(&format!("t{i}"), vec![line("l1", MUG, 1)]).await;
-    }
-    let sales: Vec<Value> = (OPENING..OPENING + 23)
+    // The node then knows the till's chain head and day, and trusts its guess of the racing
+    // sales' place.
+    let opening = shop.sell_until_the_guess_is_trusted().await;
+    let sales: Vec<Value> = (opening..opening + 23)
         .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
         .collect();
     let mut pending: FuturesUnordered<_> = sales.iter().map(|s| shop.finalize(s)).collect();
@@ -198,7 +195,7 @@ async fn a_day_closed_early_counts_exactly_the_sales_it_let_through(engine: Engi
     let (mut replies, closed) = futures::join!(pending.collect::<Vec<_>>(), shop.close("day"));
     replies.push(first);
     assert_eq!(closed.status, 201, "{}", closed.text);
-    let booked = OPENING + replies.iter().filter(|r| r.status == 201).count() as i64;
+    let booked = opening + replies.iter().filter(|r| r.status == 201).count() as i64;
     for refused in replies.iter().filter(|r| r.status != 201) {
         refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
         assert!(refused.text.contains("closed"), "{}", refused.text);
