@@ -11,6 +11,7 @@ use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, OpenDay, jet};
+use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
@@ -300,27 +301,12 @@ async fn close_day(
     let count: i64 = totals.try_get("tickets")?;
     let total: i64 = totals.try_get("total")?;
     let magnitude: i64 = totals.try_get("magnitude")?;
-    let vat_rows = query(
-        "SELECT v.vat_rate, CAST(SUM(v.total_cents) AS BIGINT) AS total, CAST(SUM(v.vat_cents) AS BIGINT) AS vat \
-         FROM sale_vat v JOIN sales s ON s.transaction_id = v.transaction_id \
-         WHERE s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3 \
-         GROUP BY v.vat_rate ORDER BY v.vat_rate DESC",
-    )
-    .bind(register_id)
-    .bind(previous_last)
-    .bind(head_seq)
-    .fetch_all(&mut *conn)
-    .await?;
-    let vat = vat_rows
-        .iter()
-        .map(|row| {
-            Ok(SaleRecordVat {
-                vat_rate: row.try_get("vat_rate")?,
-                total_cents: row.try_get("total")?,
-                vat_cents: row.try_get("vat")?,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let tickets = Sales::Tickets {
+        register_id,
+        after: previous_last,
+        through: head_seq,
+    };
+    let vat = sale_detail::vat_by_rate(conn, tickets).await?;
     let record = ClosureRecord {
         register_id: register_id.to_owned(),
         period: Period::Day,

@@ -20,6 +20,7 @@ pub mod promotions;
 pub mod receipts;
 mod reports;
 pub mod returns;
+mod sale_detail;
 pub mod sales;
 pub mod sealer;
 mod session_cache;

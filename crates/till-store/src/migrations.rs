@@ -28,6 +28,7 @@ pub(crate) fn sqlite() -> Migrator {
         7 "0007_catalog_revision",
         8 "0008_fiscal_keys_append_only",
         9 "0009_ticket_in_one_statement",
+        10 "0010_sale_detail",
     ))
 }
 
@@ -42,5 +43,6 @@ pub(crate) fn postgres() -> Migrator {
         7 "0007_catalog_revision",
         8 "0008_fiscal_keys_append_only",
         9 "0009_ticket_in_one_statement",
+        10 "0010_sale_detail",
     ))
 }

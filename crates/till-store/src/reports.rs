@@ -3,12 +3,13 @@
 
 use crate::error::StoreError;
 use crate::journal;
+use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
 use serde_json::{Value, json};
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{self, SaleRecordVat, ShiftRecord};
+use till_core::fiscal::payload::{self, ShiftRecord};
 use till_core::instant::{format_utc, from_micros, to_micros};
 
 /// What a shift sealed: its sales, their total and VAT, recomputed from the sales themselves.
@@ -26,24 +27,7 @@ pub(crate) async fn shift_record(
     .bind(session_id)
     .fetch_one(&mut *conn)
     .await?;
-    let vat_rows = query(
-        "SELECT v.vat_rate, CAST(SUM(v.total_cents) AS BIGINT) AS total, CAST(SUM(v.vat_cents) AS BIGINT) AS vat \
-         FROM sale_vat v JOIN sales s ON s.transaction_id = v.transaction_id \
-         WHERE s.session_id = $1 GROUP BY v.vat_rate ORDER BY v.vat_rate DESC",
-    )
-    .bind(session_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let vat = vat_rows
-        .iter()
-        .map(|row| {
-            Ok(SaleRecordVat {
-                vat_rate: row.try_get("vat_rate")?,
-                total_cents: row.try_get("total")?,
-                vat_cents: row.try_get("vat")?,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let vat = sale_detail::vat_by_rate(conn, Sales::Session(session_id)).await?;
     Ok(ShiftRecord {
         session_id: session_id.to_owned(),
         register_id: register_id.to_owned(),
@@ -64,23 +48,13 @@ pub(crate) async fn seal_z_report(
 ) -> Result<(Value, i64), StoreError> {
     let (session_id, register_id) = (session.session_id.as_str(), session.register_id.as_str());
     let record = shift_record(conn, session_id, register_id, to_micros(session.opened_at), now).await?;
-    let tender_rows = query(
-        "SELECT t.method, CAST(SUM(t.applied_cents) AS BIGINT) AS applied, \
-                CAST(SUM(t.forfeited_cents) AS BIGINT) AS forfeited \
-         FROM sale_tenders t JOIN sales s ON s.transaction_id = t.transaction_id \
-         WHERE s.session_id = $1 GROUP BY t.method ORDER BY t.method",
-    )
-    .bind(session_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut tenders = Vec::with_capacity(tender_rows.len());
+    let by_method = sale_detail::tenders_by_method(conn, Sales::Session(session_id)).await?;
+    let mut tenders = Vec::with_capacity(by_method.len());
     let mut cash_kept = 0i64;
-    for row in &tender_rows {
-        let method: String = row.try_get("method")?;
-        let applied: i64 = row.try_get("applied")?;
+    for (method, applied, forfeited) in by_method {
         if method == "cash" {
             // The drawer keeps what was presented minus the change: applied plus forfeited.
-            cash_kept = applied.saturating_add(row.try_get("forfeited")?);
+            cash_kept = applied.saturating_add(forfeited);
         }
         tenders.push(json!({"method": method, "appliedCents": applied}));
     }

@@ -1,5 +1,5 @@
-//! Committing a sale: the sale, its lines, tenders and VAT, stock, loyalty, the fiscal seal and
-//! the stored answer, in one transaction. Idempotent by transaction id.
+//! Committing a sale: the sale with its tenders, VAT and reductions, its lines, stock, loyalty,
+//! the fiscal seal and the stored answer, in one transaction. Idempotent by transaction id.
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::catalog::placeholders;
@@ -8,6 +8,7 @@ use crate::db::{Engine, Store};
 use crate::elevation;
 use crate::error::StoreError;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
+use crate::sale_detail::SaleDetail;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
@@ -139,6 +140,8 @@ struct CommitSale {
     /// register takes in turn.
     record: SaleRecord,
     digest: String,
+    /// The record's tenders, VAT and reductions as the sale row keeps them.
+    detail: String,
     key: Arc<Sealer>,
     /// The ticket signed ahead for the place its chain was expected at, if one was.
     presigned: Option<Signed>,
@@ -168,6 +171,7 @@ impl Store {
         let (session_id, emitted_at) = (sale.session_id.clone(), sale.emitted_at);
         let record = sale_record(&sale);
         let digest = record.digest();
+        let detail = SaleDetail::write(&record)?;
         let register_id = sale.register_id.clone();
         let guess = self.ticket_heads().next(register_id.as_str());
         // Signed here, on the request's task, for the place the register's chain is expected
@@ -181,6 +185,7 @@ impl Store {
             sale,
             record,
             digest,
+            detail,
             key,
             presigned,
         };
@@ -268,7 +273,7 @@ impl Store {
                 day.zone_name.as_str().into(),
             ],
         );
-        let response = push_sale(&mut batch, sale, place.seq, now);
+        let response = push_sale(&mut batch, input, place.seq, now);
         let reference = sale.transaction_id.as_str();
         let sealed = journal::push_entry(
             &mut batch,
@@ -360,7 +365,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         }
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
-        let response = push_sale(&mut batch, sale, place.seq, now);
+        let response = push_sale(&mut batch, input, place.seq, now);
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
             _ => sign_ticket(&input.record, &input.digest, place.clone(), &input.key)?,
@@ -385,10 +390,11 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
     })
 }
 
-/// Queues the sale's rows, sealed at `seq`: the sale, its lines, reductions, tenders and VAT,
-/// its stock moves and the customer's points. Answers the stored response, which for a return
-/// now carries its credit-note number.
-fn push_sale(batch: &mut Batch, sale: &NewSale, seq: i64, now: i64) -> String {
+/// Queues the sale's rows, sealed at `seq`: the sale with its detail, its lines, its stock
+/// moves and the customer's points. Answers the stored response, which for a return now
+/// carries its credit-note number.
+fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> String {
+    let sale = &input.sale;
     let (credit_note, response) = match sale.kind {
         SaleType::Return => {
             let number = credit_note_number(sale.register_id.as_str(), seq);
@@ -397,11 +403,8 @@ fn push_sale(batch: &mut Batch, sale: &NewSale, seq: i64, now: i64) -> String {
         }
         _ => (None, sale.response.clone()),
     };
-    insert_sale(batch, sale, seq, credit_note.as_deref(), &response, now);
+    insert_sale(batch, input, seq, credit_note.as_deref(), &response, now);
     insert_lines(batch, sale);
-    insert_adjustments(batch, sale);
-    insert_tenders(batch, sale);
-    insert_vat(batch, sale);
     move_stock(batch, sale, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
@@ -424,14 +427,15 @@ fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) ->
 /// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
 /// open (it may have closed since the request was checked). Either refusal fails the batch,
 /// which rolls the whole ticket back; [`Store::refusal_cause`] tells which one it was.
-fn insert_sale(batch: &mut Batch, sale: &NewSale, seq: i64, credit_note: Option<&str>, response: &str, now: i64) {
+fn insert_sale(batch: &mut Batch, input: &CommitSale, seq: i64, credit_note: Option<&str>, response: &str, now: i64) {
+    let sale = &input.sale;
     batch.push_required(
         "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
              session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
              points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
-             original_register_id, original_seq, credit_note) \
+             original_register_id, original_seq, credit_note, detail) \
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-             $22, $23, $24, $25 \
+             $22, $23, $24, $25, $26 \
          WHERE EXISTS (SELECT 1 FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
              AND expires_at > $19) \
          ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
@@ -461,6 +465,7 @@ fn insert_sale(batch: &mut Batch, sale: &NewSale, seq: i64, credit_note: Option<
             sale.original.as_ref().map(|o| o.register_id.as_str()).into(),
             sale.original.as_ref().map(|o| o.seq).into(),
             credit_note.into(),
+            (&input.detail).into(),
         ],
     );
 }
@@ -597,29 +602,6 @@ static LINE_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     )
 });
 
-static ADJUSTMENT_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
-         VALUES {}",
-        rows(count, 5, "$1")
-    )
-});
-
-static TENDER_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
-             change_cents, forfeited_cents) VALUES {}",
-        rows(count, 7, "$1")
-    )
-});
-
-static VAT_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) VALUES {}",
-        rows(count, 3, "$1")
-    )
-});
-
 static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     format!(
         "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
@@ -670,58 +652,6 @@ async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(
             "Coupon {code} has been redeemed as many times as it may be."
         ))),
     }
-}
-
-fn insert_adjustments(batch: &mut Batch, sale: &NewSale) {
-    for (chunk_no, chunk) in sale.adjustments.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = ADJUSTMENT_INSERTS.get(chunk.len());
-        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
-        for (offset, adjustment) in chunk.iter().enumerate() {
-            params.extend([
-                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
-                adjustment.source.into(),
-                (&adjustment.source_id).into(),
-                adjustment.label.as_deref().into(),
-                adjustment.amount.get().into(),
-            ]);
-        }
-        batch.push(sql, params);
-    }
-}
-
-fn insert_tenders(batch: &mut Batch, sale: &NewSale) {
-    for (chunk_no, chunk) in sale.tenders.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = TENDER_INSERTS.get(chunk.len());
-        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
-        for (offset, tender) in chunk.iter().enumerate() {
-            params.extend([
-                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
-                (&tender.id).into(),
-                tender.method.as_str().into(),
-                tender.applied.get().into(),
-                tender.presented.get().into(),
-                tender.change.get().into(),
-                tender.forfeited.get().into(),
-            ]);
-        }
-        batch.push(sql, params);
-    }
-}
-
-fn insert_vat(batch: &mut Batch, sale: &NewSale) {
-    if sale.vat.is_empty() {
-        return;
-    }
-    let sql = VAT_INSERTS.get(sale.vat.len());
-    let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
-    for vat in &sale.vat {
-        params.extend([
-            vat.rate.hundredths().into(),
-            vat.total.get().into(),
-            vat.vat.get().into(),
-        ]);
-    }
-    batch.push(sql, params);
 }
 
 /// One statement for every article: rows are sorted by SKU, so concurrent sales lock stock

@@ -515,12 +515,182 @@ async fn the_cli_audits_the_database(engine: Engine) {
     shop.server
         .tamper(
             engine,
-            &["UPDATE sale_tenders SET method = 'cash' WHERE transaction_id = 't1'"],
+            &[r#"UPDATE sales SET detail = replace(detail, '"method":"card"', '"method":"cash"') WHERE transaction_id = 't1'"#],
         )
         .await;
     let (ok, output) = run(&["fiscal", "verify", "--register", "r1"], &shop.server);
     assert!(!ok, "{output}");
     assert!(output.contains("r1: FAILED at ticket entry 1"), "{output}");
+    shop.server.stop().await;
+}
+
+/// Statements that put a sale back as it was stored before its tenders, VAT and reductions
+/// moved into one document in its row (migration 0010): each in its own table.
+fn stored_before_the_detail_document(engine: Engine, transaction: &str) -> Vec<String> {
+    let (each, field, number, position) = match engine {
+        Engine::Sqlite => (
+            "json_each(s.detail, '$.{part}') j",
+            "json_extract(j.value, '$.{key}')",
+            "json_extract(j.value, '$.{key}')",
+            "j.key",
+        ),
+        Engine::Postgres => (
+            "jsonb_array_elements(s.detail::jsonb -> '{part}') WITH ORDINALITY AS j(value, n)",
+            "(j.value ->> '{key}')",
+            "(j.value ->> '{key}')::bigint",
+            "j.n - 1",
+        ),
+    };
+    let field = |key: &str| field.replace("{key}", key);
+    let number = |key: &str| number.replace("{key}", key);
+    let from = |part: &str| {
+        format!(
+            "FROM sales s, {} WHERE s.transaction_id = '{transaction}'",
+            each.replace("{part}", part)
+        )
+    };
+    vec![
+        format!(
+            "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
+                 change_cents, forfeited_cents) SELECT s.transaction_id, {position}, {}, {}, {}, {}, {}, {} {}",
+            field("tenderId"),
+            field("method"),
+            number("appliedCents"),
+            number("presentedCents"),
+            number("changeCents"),
+            number("forfeitedCents"),
+            from("tenders")
+        ),
+        format!(
+            "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) SELECT s.transaction_id, {}, {}, {} {}",
+            number("vatRate"),
+            number("totalCents"),
+            number("vatCents"),
+            from("vat")
+        ),
+        format!(
+            "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
+             SELECT s.transaction_id, {position}, {}, {}, {}, {} {}",
+            field("source"),
+            field("sourceId"),
+            field("label"),
+            number("amountCents"),
+            from("adjustments")
+        ),
+        format!("UPDATE sales SET detail = NULL WHERE transaction_id = '{transaction}'"),
+    ]
+}
+
+/// A database from before migration 0010 holds sales of both layouts once it serves again:
+/// their tickets, the Z report recomputed from them and the day closed after all verify.
+async fn sales_stored_before_the_detail_document_still_verify_and_count(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let quote = |lines: &Vec<Value>, discounts: &Value| {
+        let body =
+            json!({"storeId": "s1", "cart": {"lines": lines, "freeLineSequence": 0}, "declaredDiscounts": discounts});
+        shop.server.post("/v1/checkout/price", &shop.till, body)
+    };
+    // A reduction, two VAT rates and a tender in the sale moved back.
+    let discount =
+        json!([{"id": "d", "reason": "manager_goodwill", "scope": "ticket", "basis": "percent", "percentBps": 1000}]);
+    let carts = [
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
+        vec![line("l1", BOOK, 1)],
+        vec![line("l1", BAGUETTE, 3)],
+    ];
+    let quotes = [
+        quote(&carts[0], &discount).await.body,
+        quote(&carts[1], &json!([])).await.body,
+        quote(&carts[2], &json!([])).await.body,
+    ];
+    let grant = shop
+        .server
+        .post(
+            "/v1/elevation-grants",
+            &shop.till,
+            json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000}),
+        )
+        .await
+        .str("token");
+    let due = quotes[0]["totals"]["total"].as_i64().expect("a total");
+    let mut sale = shop.sale("t1", carts[0].clone(), due);
+    sale["declaredDiscounts"] = discount;
+    let approved = shop
+        .server
+        .send(|http, base| {
+            http.post(format!("{base}/v1/checkout/finalize"))
+                .bearer_auth(&shop.till)
+                .header("x-elevation-token", &grant)
+                .json(&sale)
+        })
+        .await;
+    assert_eq!(approved.status, 201, "{}", approved.text);
+    shop.sell("t2", carts[1].clone()).await;
+    let moved = stored_before_the_detail_document(engine, "t1");
+    shop.server
+        .tamper(engine, &moved.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
+    shop.sell("t3", carts[2].clone()).await;
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    let report = shop.server.post(&close, &shop.server.admin(), json!({})).await;
+    assert_eq!(report.status, 200, "{}", report.text);
+    let day = shop.close("day").await;
+    assert_eq!(day.status, 201, "{}", day.text);
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], 3);
+    // The Z report and the day count every sale, whichever layout holds it.
+    let total: i64 = quotes.iter().map(|q| q["totals"]["total"].as_i64().unwrap()).sum();
+    let mut expected: Vec<(String, i64, i64)> = Vec::new();
+    for vat in quotes.iter().flat_map(|q| q["vat"].as_array().unwrap()) {
+        let rate = vat["vatRate"].to_string();
+        let (sum, tax) = (vat["totalCents"].as_i64().unwrap(), vat["vatCents"].as_i64().unwrap());
+        match expected.iter_mut().find(|(r, _, _)| *r == rate) {
+            Some(entry) => (entry.1, entry.2) = (entry.1 + sum, entry.2 + tax),
+            None => expected.push((rate, sum, tax)),
+        }
+    }
+    expected.sort_by(|a, b| b.0.parse::<f64>().unwrap().total_cmp(&a.0.parse::<f64>().unwrap()));
+    assert_eq!(expected.len(), 2, "{quotes:?}");
+    let by_rate = |vat: &Value| -> Vec<(String, i64, i64)> {
+        vat.as_array()
+            .expect("VAT per rate")
+            .iter()
+            .map(|v| {
+                (
+                    v["vatRate"].to_string(),
+                    v["totalCents"].as_i64().unwrap(),
+                    v["vatCents"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(by_rate(&report.body["vat"]), expected, "{}", report.text);
+    assert_eq!(by_rate(&day.body["closures"][0]["vat"]), expected, "{}", day.text);
+    assert_eq!(
+        (report.body["totalCents"].as_i64(), report.body["salesCount"].as_i64()),
+        (Some(total), Some(3))
+    );
+    assert_eq!(
+        report.body["tenders"],
+        json!([{"method": "card", "appliedCents": total}]),
+        "{}",
+        report.text
+    );
+    assert_eq!(day.body["closures"][0]["totalCents"], total, "{}", day.text);
+    // The moved rows are the ones read: a change to them is found.
+    shop.server
+        .tamper(
+            engine,
+            &["UPDATE sale_vat SET vat_cents = vat_cents + 1 WHERE transaction_id = 't1' AND vat_rate = 2000"],
+        )
+        .await;
+    let verdict = shop.verify("r1").await;
+    assert_eq!(
+        (verdict["ok"].clone(), failure(&verdict).2),
+        (json!(false), "altered".into()),
+        "{verdict}"
+    );
     shop.server.stop().await;
 }
 
@@ -676,6 +846,7 @@ async fn the_first_sale_after_midnight_closes_the_day_before_its_ticket(engine: 
 }
 
 on_both_engines!(
+    sales_stored_before_the_detail_document_still_verify_and_count,
     the_first_sale_after_midnight_closes_the_day_before_its_ticket,
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,

@@ -1,0 +1,230 @@
+//! A sale's tenders, VAT breakdown and reductions, kept as one JSON document in the sale's own
+//! row (`sales.detail`, migration 0010) in the layout of its sealed record.
+//!
+//! Sales written before that migration keep them in `sale_tenders`, `sale_vat` and
+//! `sale_adjustments`; every reader here takes both. The document saves a sale three tables:
+//! on PostgreSQL each one cost the sale's statement a relation to open and lock, an index entry
+//! and a foreign-key check per row (docs/performance.md).
+
+use crate::error::StoreError;
+use crate::sql::{Conn, Query, query};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use till_core::fiscal::payload::{SaleRecord, SaleRecordAdjustment, SaleRecordTender, SaleRecordVat};
+
+/// The document as read back.
+#[derive(Debug, Deserialize, PartialEq)]
+pub(crate) struct SaleDetail {
+    pub tenders: Vec<SaleRecordTender>,
+    pub vat: Vec<SaleRecordVat>,
+    pub adjustments: Vec<SaleRecordAdjustment>,
+}
+
+/// The document as written, borrowed from the record the ticket seals.
+#[derive(Serialize)]
+struct SaleDetailOf<'a> {
+    tenders: &'a [SaleRecordTender],
+    vat: &'a [SaleRecordVat],
+    adjustments: &'a [SaleRecordAdjustment],
+}
+
+impl SaleDetail {
+    /// The document of the sale `record` seals.
+    pub(crate) fn write(record: &SaleRecord) -> Result<String, StoreError> {
+        let detail = SaleDetailOf {
+            tenders: &record.tenders,
+            vat: &record.vat,
+            adjustments: &record.adjustments,
+        };
+        serde_json::to_string(&detail).map_err(|_| StoreError::Corrupt("a sale's detail cannot be written".into()))
+    }
+
+    pub(crate) fn read(text: &str) -> Result<Self, StoreError> {
+        serde_json::from_str(text).map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
+    }
+}
+
+/// Whose sales a total covers.
+#[derive(Clone, Copy)]
+pub(crate) enum Sales<'a> {
+    /// Every sale of a session (a shift's Z report).
+    Session(&'a str),
+    /// A register's tickets after `after`, through `through` (a day's closure).
+    Tickets {
+        register_id: &'a str,
+        after: i64,
+        through: i64,
+    },
+}
+
+impl Sales<'_> {
+    /// The sales' filter, on `sales s`; its parameters are bound by [`Sales::bind`].
+    fn clause(self) -> &'static str {
+        match self {
+            Sales::Session(_) => "s.session_id = $1",
+            Sales::Tickets { .. } => "s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3",
+        }
+    }
+
+    fn bind(self, query: Query) -> Query {
+        match self {
+            Sales::Session(session_id) => query.bind(session_id),
+            Sales::Tickets {
+                register_id,
+                after,
+                through,
+            } => query.bind(register_id).bind(after).bind(through),
+        }
+    }
+
+    /// The documents of the sales written since migration 0010.
+    async fn details(self, conn: &mut Conn) -> Result<Vec<SaleDetail>, StoreError> {
+        let rows = self
+            .bind(query(format!(
+                "SELECT s.detail FROM sales s WHERE {} AND s.detail IS NOT NULL",
+                self.clause()
+            )))
+            .fetch_all(&mut *conn)
+            .await?;
+        rows.iter()
+            .map(|row| SaleDetail::read(&row.try_get::<String>("detail")?))
+            .collect()
+    }
+}
+
+/// Totals per VAT rate of `sales`, highest rate first.
+pub(crate) async fn vat_by_rate(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<SaleRecordVat>, StoreError> {
+    // Sales from before the document: summed where they are.
+    let rows = sales
+        .bind(query(format!(
+            "SELECT v.vat_rate, v.total_cents, v.vat_cents FROM sale_vat v \
+             JOIN sales s ON s.transaction_id = v.transaction_id WHERE {}",
+            sales.clause()
+        )))
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut totals = Totals::default();
+    for row in &rows {
+        totals.add(
+            row.try_get("vat_rate")?,
+            row.try_get("total_cents")?,
+            row.try_get("vat_cents")?,
+        )?;
+    }
+    for detail in sales.details(conn).await? {
+        for vat in &detail.vat {
+            totals.add(vat.vat_rate, vat.total_cents, vat.vat_cents)?;
+        }
+    }
+    Ok(totals
+        .0
+        .into_iter()
+        .rev()
+        .map(|(vat_rate, (total_cents, vat_cents))| SaleRecordVat {
+            vat_rate,
+            total_cents,
+            vat_cents,
+        })
+        .collect())
+}
+
+/// Per tender method of `sales`, by method: what was applied and what was forfeited.
+pub(crate) async fn tenders_by_method(
+    conn: &mut Conn,
+    sales: Sales<'_>,
+) -> Result<Vec<(String, i64, i64)>, StoreError> {
+    let rows = sales
+        .bind(query(format!(
+            "SELECT t.method, t.applied_cents, t.forfeited_cents FROM sale_tenders t \
+             JOIN sales s ON s.transaction_id = t.transaction_id WHERE {}",
+            sales.clause()
+        )))
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut totals = Totals::default();
+    for row in &rows {
+        totals.add(
+            row.try_get::<String>("method")?,
+            row.try_get("applied_cents")?,
+            row.try_get("forfeited_cents")?,
+        )?;
+    }
+    for detail in sales.details(conn).await? {
+        for tender in detail.tenders {
+            totals.add(tender.method, tender.applied_cents, tender.forfeited_cents)?;
+        }
+    }
+    Ok(totals.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect())
+}
+
+/// Two sums of cents per key, checked: a total past `i64` is an error, never a wrapped figure.
+struct Totals<K>(BTreeMap<K, (i64, i64)>);
+
+impl<K> Default for Totals<K> {
+    fn default() -> Self {
+        Self(BTreeMap::new())
+    }
+}
+
+impl<K: Ord> Totals<K> {
+    fn add(&mut self, key: K, first: i64, second: i64) -> Result<(), StoreError> {
+        let sums = self.0.entry(key).or_insert((0, 0));
+        match (sums.0.checked_add(first), sums.1.checked_add(second)) {
+            (Some(a), Some(b)) => {
+                *sums = (a, b);
+                Ok(())
+            }
+            _ => Err(StoreError::Corrupt("totals past the largest amount".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_document_reads_back_as_written_in_the_records_layout() {
+        let record: SaleRecord = serde_json::from_value(serde_json::json!({
+            "transactionId": "t1", "number": "N1", "kind": "sale", "storeId": "s1", "sellerId": "u1",
+            "sessionId": "x1", "registerId": "r1", "subtotalCents": 1450, "totalCents": 1350,
+            "itemCount": 1, "changeCents": 0, "pointsEarned": 0, "emittedAt": 1,
+            "lines": [],
+            "tenders": [{"tenderId": "p1", "method": "card", "appliedCents": 1350, "presentedCents": 1350,
+                         "changeCents": 0, "forfeitedCents": 0}],
+            "vat": [{"vatRate": 2000, "totalCents": 1350, "vatCents": 225}],
+            "adjustments": [{"source": "promotion", "sourceId": "pr1", "label": "Mugs", "amountCents": -100}]
+        }))
+        .expect("a record");
+        let text = SaleDetail::write(&record).expect("written");
+        let read = SaleDetail::read(&text).expect("read");
+        assert_eq!(
+            read,
+            SaleDetail {
+                tenders: record.tenders.clone(),
+                vat: record.vat.clone(),
+                adjustments: record.adjustments.clone(),
+            }
+        );
+        assert!(text.contains(r#""vatRate":2000"#), "{text}");
+        assert!(
+            SaleDetail::read(r#"{"tenders": []}"#).is_err(),
+            "a document missing parts is refused"
+        );
+    }
+
+    #[test]
+    fn totals_add_up_per_key_and_refuse_to_wrap() {
+        let mut totals = Totals::default();
+        totals.add(550, 100, 5).unwrap();
+        totals.add(2000, 1200, 200).unwrap();
+        totals.add(550, 211, 11).unwrap();
+        assert_eq!(
+            totals.0.into_iter().collect::<Vec<_>>(),
+            [(550, (311, 16)), (2000, (1200, 200))]
+        );
+        let mut near = Totals::default();
+        near.add("cash", i64::MAX, 0).unwrap();
+        assert!(near.add("cash", 1, 0).is_err());
+    }
+}
