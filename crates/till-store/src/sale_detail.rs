@@ -7,7 +7,7 @@
 //! and a foreign-key check per row (docs/performance.md).
 
 use crate::error::StoreError;
-use crate::sql::{Conn, Query, query};
+use crate::sql::{Column, Conn, Query, query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use till_core::fiscal::payload::{SaleRecord, SaleRecordAdjustment, SaleRecordTender, SaleRecordVat};
@@ -94,28 +94,15 @@ impl Sales<'_> {
 
 /// Totals per VAT rate of `sales`, highest rate first.
 pub(crate) async fn vat_by_rate(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<SaleRecordVat>, StoreError> {
-    // Sales from before the document: summed where they are.
-    let rows = sales
-        .bind(query(format!(
-            "SELECT v.vat_rate, v.total_cents, v.vat_cents FROM sale_vat v \
-             JOIN sales s ON s.transaction_id = v.transaction_id WHERE {}",
-            sales.clause()
-        )))
-        .fetch_all(&mut *conn)
-        .await?;
-    let mut totals = Totals::default();
-    for row in &rows {
-        totals.add(
-            row.try_get("vat_rate")?,
-            row.try_get("total_cents")?,
-            row.try_get("vat_cents")?,
-        )?;
-    }
-    for detail in sales.details(conn).await? {
-        for vat in &detail.vat {
-            totals.add(vat.vat_rate, vat.total_cents, vat.vat_cents)?;
-        }
-    }
+    let old_rows = "SELECT v.vat_rate AS part, v.total_cents AS first, v.vat_cents AS second FROM sale_vat v";
+    let totals = sum_per_part(conn, sales, old_rows, |detail| {
+        detail
+            .vat
+            .into_iter()
+            .map(|v| (v.vat_rate, v.total_cents, v.vat_cents))
+            .collect()
+    })
+    .await?;
     Ok(totals
         .0
         .into_iter()
@@ -133,28 +120,44 @@ pub(crate) async fn tenders_by_method(
     conn: &mut Conn,
     sales: Sales<'_>,
 ) -> Result<Vec<(String, i64, i64)>, StoreError> {
+    let old_rows = "SELECT v.method AS part, v.applied_cents AS first, v.forfeited_cents AS second FROM sale_tenders v";
+    let totals = sum_per_part(conn, sales, old_rows, |detail| {
+        detail
+            .tenders
+            .into_iter()
+            .map(|t| (t.method, t.applied_cents, t.forfeited_cents))
+            .collect()
+    })
+    .await?;
+    Ok(totals.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect())
+}
+
+/// Two sums per part (a VAT rate, a tender method) of `sales`: over `old_rows` (a child table
+/// `v` answering `part`, `first` and `second`) for sales from before the document, over what
+/// `parts` takes from the document for the others.
+async fn sum_per_part<K: Ord + Column>(
+    conn: &mut Conn,
+    sales: Sales<'_>,
+    old_rows: &str,
+    parts: impl Fn(SaleDetail) -> Vec<(K, i64, i64)>,
+) -> Result<Totals<K>, StoreError> {
     let rows = sales
         .bind(query(format!(
-            "SELECT t.method, t.applied_cents, t.forfeited_cents FROM sale_tenders t \
-             JOIN sales s ON s.transaction_id = t.transaction_id WHERE {}",
+            "{old_rows} JOIN sales s ON s.transaction_id = v.transaction_id WHERE {}",
             sales.clause()
         )))
         .fetch_all(&mut *conn)
         .await?;
     let mut totals = Totals::default();
     for row in &rows {
-        totals.add(
-            row.try_get::<String>("method")?,
-            row.try_get("applied_cents")?,
-            row.try_get("forfeited_cents")?,
-        )?;
+        totals.add(row.try_get("part")?, row.try_get("first")?, row.try_get("second")?)?;
     }
     for detail in sales.details(conn).await? {
-        for tender in detail.tenders {
-            totals.add(tender.method, tender.applied_cents, tender.forfeited_cents)?;
+        for (part, first, second) in parts(detail) {
+            totals.add(part, first, second)?;
         }
     }
-    Ok(totals.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect())
+    Ok(totals)
 }
 
 /// Two sums of cents per key, checked: a total past `i64` is an error, never a wrapped figure.

@@ -12,12 +12,12 @@ const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
 
 impl Shop {
     /// The till asks for `manager`'s approval.
-    async fn ask(&self, manager: &str, pin: &str, operation: &str, percent: i64) -> Reply {
+    pub(crate) async fn ask(&self, manager: &str, pin: &str, operation: &str, percent: i64) -> Reply {
         let body = json!({"managerSubject": manager, "pin": pin, "operation": operation, "percentBps": percent});
         self.server.post("/v1/elevation-grants", &self.till, body).await
     }
 
-    async fn with_token(&self, token: &str, body: &Value) -> Reply {
+    pub(crate) async fn with_token(&self, token: &str, body: &Value) -> Reply {
         let reply = self
             .server
             .send(|http, base| {

@@ -92,27 +92,11 @@ fn codes(entries: &[Value]) -> Vec<i64> {
 
 async fn the_journal_records_events_and_audits_clean(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let grant = shop
-        .server
-        .post(
-            "/v1/elevation-grants",
-            &shop.till,
-            json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000}),
-        )
-        .await
-        .str("token");
+    let grant = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
     let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], 1305);
     sale["declaredDiscounts"] =
         json!([{"id": "d", "reason": "manager_goodwill", "scope": "ticket", "basis": "percent", "percentBps": 1000}]);
-    let approved = shop
-        .server
-        .send(|http, base| {
-            http.post(format!("{base}/v1/checkout/finalize"))
-                .bearer_auth(&shop.till)
-                .header("x-elevation-token", &grant)
-                .json(&sale)
-        })
-        .await;
+    let approved = shop.with_token(&grant, &sale).await;
     assert_eq!(approved.status, 201, "{}", approved.text);
     shop.sell("t2", vec![line("l1", BAGUETTE, 3)]).await;
     let close = format!("/v1/register-sessions/{}/close", shop.session);
@@ -603,27 +587,11 @@ async fn sales_stored_before_the_detail_document_still_verify_and_count(engine: 
         quote(&carts[1], &json!([])).await.body,
         quote(&carts[2], &json!([])).await.body,
     ];
-    let grant = shop
-        .server
-        .post(
-            "/v1/elevation-grants",
-            &shop.till,
-            json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000}),
-        )
-        .await
-        .str("token");
+    let grant = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
     let due = quotes[0]["totals"]["total"].as_i64().expect("a total");
     let mut sale = shop.sale("t1", carts[0].clone(), due);
     sale["declaredDiscounts"] = discount;
-    let approved = shop
-        .server
-        .send(|http, base| {
-            http.post(format!("{base}/v1/checkout/finalize"))
-                .bearer_auth(&shop.till)
-                .header("x-elevation-token", &grant)
-                .json(&sale)
-        })
-        .await;
+    let approved = shop.with_token(&grant, &sale).await;
     assert_eq!(approved.status, 201, "{}", approved.text);
     shop.sell("t2", carts[1].clone()).await;
     let moved = stored_before_the_detail_document(engine, "t1");
