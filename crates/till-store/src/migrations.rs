@@ -29,6 +29,7 @@ pub(crate) fn sqlite() -> Migrator {
         8 "0008_fiscal_keys_append_only",
         9 "0009_ticket_in_one_statement",
         10 "0010_sale_detail",
+        11 "0011_lines_in_sale_detail",
     ))
 }
 
@@ -44,5 +45,6 @@ pub(crate) fn postgres() -> Migrator {
         8 "0008_fiscal_keys_append_only",
         9 "0009_ticket_in_one_statement",
         10 "0010_sale_detail",
+        11 "0011_lines_in_sale_detail",
     ))
 }

@@ -3,8 +3,10 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::sql::{Row, query};
+use crate::sale_detail::{SaleDetail, line_of_row};
+use crate::sql::{Conn, Row, query};
 use jiff::Timestamp;
+use till_core::fiscal::payload::SaleRecordLine;
 use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::money::{Cents, VatRate};
@@ -24,6 +26,85 @@ pub struct OriginalSale {
     pub returnable: ReturnableSale,
     /// In the sale's line order, alongside `returnable.lines`.
     pub lines: Vec<OriginalLine>,
+    /// The units returned of its lines as read, which a return against it adds to.
+    pub counted: ReturnedCounts,
+}
+
+/// Where a sale counts the units returned of its lines, and the count as it was read: a return
+/// adds to it only if no other return moved it since.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReturnedCounts(Counted);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Counted {
+    /// In `sale_lines.returned_quantity`, line by line: sales written before migration 0011.
+    PerLine,
+    /// In the sale's own row (`returned_units`).
+    InSale(InSale),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct InSale {
+    /// The column as read, which a return's update requires unchanged; NULL until a first return.
+    stored: Option<String>,
+    /// Units returned of each line, in line order.
+    returned: Vec<i64>,
+    /// Units sold on each line.
+    sold: Vec<i64>,
+}
+
+/// The `returned_units` a return writes, and the value it requires to find there.
+pub(crate) struct ReturnedUnitsUpdate {
+    pub before: String,
+    pub after: String,
+}
+
+impl ReturnedCounts {
+    /// Counts kept in the sale's row: `stored` is its `returned_units`, `sold` the units of
+    /// each of its lines.
+    fn in_sale(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
+        let returned = match &stored {
+            None => vec![0; sold.len()],
+            Some(text) => serde_json::from_str::<Vec<i64>>(text).map_err(|_| corrupt("returned units"))?,
+        };
+        if returned.len() != sold.len() {
+            return Err(corrupt("returned units"));
+        }
+        Ok(ReturnedCounts(Counted::InSale(InSale { stored, returned, sold })))
+    }
+
+    /// Units returned of the line at `line_no`, when the sale counts them in its row.
+    fn in_sale_of(&self, line_no: usize) -> Option<i64> {
+        match &self.0 {
+            Counted::InSale(counts) => counts.returned.get(line_no).copied(),
+            Counted::PerLine => None,
+        }
+    }
+
+    /// The update that adds `units` returned on the line at each position, for a sale that
+    /// counts them in its row; `None` for one that counts them per line. A count that has moved
+    /// since it was read, or that would pass what was sold, is stale.
+    pub(crate) fn adding(&self, units: &[(i64, i64)]) -> Result<Option<ReturnedUnitsUpdate>, StoreError> {
+        let Counted::InSale(counts) = &self.0 else {
+            return Ok(None);
+        };
+        let mut returned = counts.returned.clone();
+        for &(line_no, more) in units {
+            let index = usize::try_from(line_no).map_err(|_| corrupt("line number"))?;
+            let (Some(count), Some(sold)) = (returned.get_mut(index), counts.sold.get(index)) else {
+                return Err(corrupt("line number"));
+            };
+            match count.checked_add(more) {
+                Some(total) if (0..=*sold).contains(&total) => *count = total,
+                _ => return Err(StoreError::Stale("The units returned of a line have changed.".into())),
+            }
+        }
+        let after = serde_json::to_string(&returned).map_err(|_| corrupt("returned units"))?;
+        Ok(Some(ReturnedUnitsUpdate {
+            before: counts.stored.clone().unwrap_or_default(),
+            after,
+        }))
+    }
 }
 
 /// What a return repeats of an original line.
@@ -57,7 +138,7 @@ impl Store {
         let mut conn = self.reader().acquire().await?;
         let Some(sale) = query(
             "SELECT kind, store_id, register_id, fiscal_seq, customer_id, total_cents, points_earned, refunded_cents, \
-                 points_returned \
+                 points_returned, detail, returned_units \
              FROM sales WHERE transaction_id = $1 AND fiscal_seq > 0",
         )
         .bind(transaction_id.as_str())
@@ -66,33 +147,39 @@ impl Store {
         else {
             return Ok(None);
         };
-        let rows = query(
-            "SELECT line_no, line_id, sku_id, label, quantity, returned_quantity, unit_price_cents, vat_rate, \
-                 gross_cents, promotion_cents, declared_cents, net_cents \
-             FROM sale_lines WHERE transaction_id = $1 ORDER BY line_no",
-        )
-        .bind(transaction_id.as_str())
-        .fetch_all(&mut conn)
-        .await?;
-        let mut returnable_lines = Vec::with_capacity(rows.len());
-        let mut lines = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let vat_rate: i64 = row.try_get("vat_rate")?;
+        let (lines, counted) = match lines_in_detail(&sale)? {
+            Some(lines) => {
+                let sold = lines.iter().map(|(line, _)| line.quantity).collect();
+                let counted = ReturnedCounts::in_sale(sale.try_get("returned_units")?, sold)?;
+                (lines, counted)
+            }
+            None => (
+                lines_in_rows(&mut conn, transaction_id.as_str()).await?,
+                ReturnedCounts(Counted::PerLine),
+            ),
+        };
+        let mut returnable_lines = Vec::with_capacity(lines.len());
+        let mut originals = Vec::with_capacity(lines.len());
+        for (line_no, (line, returned_in_row)) in lines.into_iter().enumerate() {
+            let returned = match counted.in_sale_of(line_no) {
+                Some(returned) => returned,
+                None => returned_in_row,
+            };
             returnable_lines.push(ReturnableLine {
-                line_id: row.try_get("line_id")?,
-                quantity: row.try_get("quantity")?,
-                returned: row.try_get("returned_quantity")?,
-                vat_rate: VatRate::from_hundredths(vat_rate).ok_or_else(|| corrupt("VAT rate"))?,
-                gross: cents(row, "gross_cents")?,
-                promotion: cents(row, "promotion_cents")?,
-                declared: cents(row, "declared_cents")?,
-                net: cents(row, "net_cents")?,
+                line_id: line.line_id,
+                quantity: line.quantity,
+                returned,
+                vat_rate: VatRate::from_hundredths(line.vat_rate).ok_or_else(|| corrupt("VAT rate"))?,
+                gross: amount(line.gross_cents, "gross")?,
+                promotion: amount(line.promotion_cents, "promotion")?,
+                declared: amount(line.declared_cents, "declared reduction")?,
+                net: amount(line.net_cents, "net")?,
             });
-            lines.push(OriginalLine {
-                line_no: row.try_get("line_no")?,
-                sku_id: row.try_get::<Option<String>>("sku_id")?.map(SkuId::from_trusted),
-                label: row.try_get("label")?,
-                unit_price: cents(row, "unit_price_cents")?,
+            originals.push(OriginalLine {
+                line_no: line_no as i64,
+                sku_id: line.sku_id.map(SkuId::from_trusted),
+                label: line.label,
+                unit_price: amount(line.unit_price_cents, "unit price")?,
             });
         }
         Ok(Some(OriginalSale {
@@ -111,7 +198,8 @@ impl Store {
                 points_returned: sale.try_get("points_returned")?,
                 lines: returnable_lines,
             },
-            lines,
+            lines: originals,
+            counted,
         }))
     }
 
@@ -119,47 +207,90 @@ impl Store {
     pub async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError> {
         let mut conn = self.reader().acquire().await?;
         let rows = query(
-            "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, emitted_at \
+            "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, emitted_at, \
+                 detail \
              FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id",
         )
         .bind(transaction_id.as_str())
         .fetch_all(&mut conn)
         .await?;
-        let lines = query(
-            "SELECT l.transaction_id, l.line_id, l.quantity, l.net_cents FROM sale_lines l \
-             JOIN sales s ON s.transaction_id = l.transaction_id \
-             WHERE s.original_transaction_id = $1 ORDER BY l.transaction_id, l.line_no",
-        )
-        .bind(transaction_id.as_str())
-        .fetch_all(&mut conn)
-        .await?;
-        let mut returns = rows
-            .iter()
-            .map(|row| {
-                Ok(ReturnSummary {
-                    transaction_id: row.try_get("transaction_id")?,
-                    credit_note: row.try_get("credit_note")?,
-                    register_id: row.try_get("register_id")?,
-                    seq: row.try_get("fiscal_seq")?,
-                    total_cents: row.try_get("total_cents")?,
-                    points_earned: row.try_get("points_earned")?,
-                    emitted_at: from_micros(row.try_get("emitted_at")?),
-                    lines: Vec::new(),
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        for row in &lines {
-            let id: String = row.try_get("transaction_id")?;
-            if let Some(summary) = returns.iter_mut().find(|r| r.transaction_id == id) {
-                summary.lines.push((
-                    row.try_get("line_id")?,
-                    row.try_get("quantity")?,
-                    row.try_get("net_cents")?,
-                ));
+        let mut returns = Vec::with_capacity(rows.len());
+        let mut lines_elsewhere = false;
+        for row in &rows {
+            let lines = match lines_in_detail(row)? {
+                Some(lines) => lines
+                    .into_iter()
+                    .map(|(line, _)| (line.line_id, line.quantity, line.net_cents))
+                    .collect(),
+                None => {
+                    lines_elsewhere = true;
+                    Vec::new()
+                }
+            };
+            returns.push(ReturnSummary {
+                transaction_id: row.try_get("transaction_id")?,
+                credit_note: row.try_get("credit_note")?,
+                register_id: row.try_get("register_id")?,
+                seq: row.try_get("fiscal_seq")?,
+                total_cents: row.try_get("total_cents")?,
+                points_earned: row.try_get("points_earned")?,
+                emitted_at: from_micros(row.try_get("emitted_at")?),
+                lines,
+            });
+        }
+        if lines_elsewhere {
+            // Returns written before migration 0011 keep their lines in `sale_lines`.
+            let rows = query(
+                "SELECT l.transaction_id, l.line_id, l.quantity, l.net_cents FROM sale_lines l \
+                 JOIN sales s ON s.transaction_id = l.transaction_id \
+                 WHERE s.original_transaction_id = $1 ORDER BY l.transaction_id, l.line_no",
+            )
+            .bind(transaction_id.as_str())
+            .fetch_all(&mut conn)
+            .await?;
+            for row in &rows {
+                let id: String = row.try_get("transaction_id")?;
+                if let Some(summary) = returns.iter_mut().find(|r| r.transaction_id == id) {
+                    summary.lines.push((
+                        row.try_get("line_id")?,
+                        row.try_get("quantity")?,
+                        row.try_get("net_cents")?,
+                    ));
+                }
             }
         }
         Ok(returns)
     }
+}
+
+/// The lines in the sale `row`'s detail document, each with no units returned counted beside
+/// it; `None` when the sale keeps its lines in `sale_lines` (written before migration 0011).
+fn lines_in_detail(row: &Row) -> Result<Option<Vec<(SaleRecordLine, i64)>>, StoreError> {
+    let Some(text) = row.try_get::<Option<String>>("detail")? else {
+        return Ok(None);
+    };
+    Ok(SaleDetail::read(&text)?
+        .lines
+        .map(|lines| lines.into_iter().map(|line| (line, 0)).collect()))
+}
+
+/// The lines of a sale written before migration 0011, each with the units returned of it.
+async fn lines_in_rows(conn: &mut Conn, transaction_id: &str) -> Result<Vec<(SaleRecordLine, i64)>, StoreError> {
+    let rows = query(
+        "SELECT line_id, sku_id, label, quantity, returned_quantity, unit_price_cents, vat_rate, gross_cents, \
+             promotion_cents, declared_cents, ticket_cents, net_cents \
+         FROM sale_lines WHERE transaction_id = $1 ORDER BY line_no",
+    )
+    .bind(transaction_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter()
+        .map(|row| Ok((line_of_row(row)?, row.try_get("returned_quantity")?)))
+        .collect()
+}
+
+fn amount(cents: i64, what: &str) -> Result<Cents, StoreError> {
+    Cents::new(cents).ok_or_else(|| corrupt(what))
 }
 
 fn cents(row: &Row, column: &str) -> Result<Cents, StoreError> {

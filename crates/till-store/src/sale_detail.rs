@@ -1,20 +1,25 @@
-//! A sale's tenders, VAT breakdown and reductions, kept as one JSON document in the sale's own
-//! row (`sales.detail`, migration 0010) in the layout of its sealed record.
+//! A sale's lines, tenders, VAT breakdown and reductions, kept as one JSON document in the
+//! sale's own row (`sales.detail`) in the layout of its sealed record.
 //!
-//! Sales written before that migration keep them in `sale_tenders`, `sale_vat` and
-//! `sale_adjustments`; every reader here takes both. The document saves a sale three tables:
-//! on PostgreSQL each one cost the sale's statement a relation to open and lock, an index entry
-//! and a foreign-key check per row (docs/performance.md).
+//! Two older layouts are still read. Sales written before migration 0010 keep all four parts in
+//! `sale_lines`, `sale_tenders`, `sale_vat` and `sale_adjustments`; sales written before 0011
+//! have a document without lines and keep those in `sale_lines`. The document saves a sale
+//! four tables: on PostgreSQL each one cost the sale's statement a relation to open and lock,
+//! an index entry and a foreign-key check per row (docs/performance.md).
 
 use crate::error::StoreError;
-use crate::sql::{Column, Conn, Query, query};
+use crate::sql::{Column, Conn, Query, Row, query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use till_core::fiscal::payload::{SaleRecord, SaleRecordAdjustment, SaleRecordTender, SaleRecordVat};
+use till_core::fiscal::payload::{SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat};
 
 /// The document as read back.
 #[derive(Debug, Deserialize, PartialEq)]
 pub(crate) struct SaleDetail {
+    /// `None` in the documents of sales written before migration 0011: their lines are rows of
+    /// `sale_lines`.
+    #[serde(default)]
+    pub lines: Option<Vec<SaleRecordLine>>,
     pub tenders: Vec<SaleRecordTender>,
     pub vat: Vec<SaleRecordVat>,
     pub adjustments: Vec<SaleRecordAdjustment>,
@@ -23,6 +28,7 @@ pub(crate) struct SaleDetail {
 /// The document as written, borrowed from the record the ticket seals.
 #[derive(Serialize)]
 struct SaleDetailOf<'a> {
+    lines: &'a [SaleRecordLine],
     tenders: &'a [SaleRecordTender],
     vat: &'a [SaleRecordVat],
     adjustments: &'a [SaleRecordAdjustment],
@@ -32,6 +38,7 @@ impl SaleDetail {
     /// The document of the sale `record` seals.
     pub(crate) fn write(record: &SaleRecord) -> Result<String, StoreError> {
         let detail = SaleDetailOf {
+            lines: &record.lines,
             tenders: &record.tenders,
             vat: &record.vat,
             adjustments: &record.adjustments,
@@ -42,6 +49,23 @@ impl SaleDetail {
     pub(crate) fn read(text: &str) -> Result<Self, StoreError> {
         serde_json::from_str(text).map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
     }
+}
+
+/// A line as a row of `sale_lines` holds it (sales written before migration 0011).
+pub(crate) fn line_of_row(row: &Row) -> Result<SaleRecordLine, StoreError> {
+    Ok(SaleRecordLine {
+        line_id: row.try_get("line_id")?,
+        sku_id: row.try_get("sku_id")?,
+        label: row.try_get("label")?,
+        quantity: row.try_get("quantity")?,
+        unit_price_cents: row.try_get("unit_price_cents")?,
+        vat_rate: row.try_get("vat_rate")?,
+        gross_cents: row.try_get("gross_cents")?,
+        promotion_cents: row.try_get("promotion_cents")?,
+        declared_cents: row.try_get("declared_cents")?,
+        ticket_cents: row.try_get("ticket_cents")?,
+        net_cents: row.try_get("net_cents")?,
+    })
 }
 
 /// Whose sales a total covers.
@@ -192,7 +216,9 @@ mod tests {
             "transactionId": "t1", "number": "N1", "kind": "sale", "storeId": "s1", "sellerId": "u1",
             "sessionId": "x1", "registerId": "r1", "subtotalCents": 1450, "totalCents": 1350,
             "itemCount": 1, "changeCents": 0, "pointsEarned": 0, "emittedAt": 1,
-            "lines": [],
+            "lines": [{"lineId": "l1", "skuId": "MUG", "label": null, "quantity": 1, "unitPriceCents": 1450,
+                       "vatRate": 2000, "grossCents": 1450, "promotionCents": -100, "declaredCents": 0,
+                       "ticketCents": 0, "netCents": 1350}],
             "tenders": [{"tenderId": "p1", "method": "card", "appliedCents": 1350, "presentedCents": 1350,
                          "changeCents": 0, "forfeitedCents": 0}],
             "vat": [{"vatRate": 2000, "totalCents": 1350, "vatCents": 225}],
@@ -204,12 +230,15 @@ mod tests {
         assert_eq!(
             read,
             SaleDetail {
+                lines: Some(record.lines.clone()),
                 tenders: record.tenders.clone(),
                 vat: record.vat.clone(),
                 adjustments: record.adjustments.clone(),
             }
         );
         assert!(text.contains(r#""vatRate":2000"#), "{text}");
+        let before_0011 = SaleDetail::read(r#"{"tenders": [], "vat": [], "adjustments": []}"#).expect("read");
+        assert_eq!(before_0011.lines, None, "lines are absent, not empty");
         assert!(
             SaleDetail::read(r#"{"tenders": []}"#).is_err(),
             "a document missing parts is refused"

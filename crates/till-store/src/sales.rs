@@ -1,4 +1,4 @@
-//! Committing a sale: the sale with its tenders, VAT and reductions, its lines, stock, loyalty,
+//! Committing a sale: the sale with its lines, tenders, VAT and reductions, stock, loyalty,
 //! the fiscal seal and the stored answer, in one transaction. Idempotent by transaction id.
 
 use crate::batch::{Batch, Param, Shapes};
@@ -8,6 +8,7 @@ use crate::db::{Engine, Store};
 use crate::elevation;
 use crate::error::StoreError;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
+use crate::returns::ReturnedCounts;
 use crate::sale_detail::SaleDetail;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
@@ -76,6 +77,8 @@ pub struct ReturnOf {
     /// The original's refunded total and points taken back before this return.
     pub refunded_before: Cents,
     pub points_returned_before: i64,
+    /// The units returned of the original's lines before this return, as read with it.
+    pub counted: ReturnedCounts,
 }
 
 #[derive(Clone, Debug)]
@@ -390,8 +393,8 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
     })
 }
 
-/// Queues the sale's rows, sealed at `seq`: the sale with its detail, its lines, its stock
-/// moves and the customer's points. Answers the stored response, which for a return now
+/// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
+/// reductions), its stock moves and the customer's points. Answers the stored response, which for a return now
 /// carries its credit-note number.
 fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> String {
     let sale = &input.sale;
@@ -404,7 +407,6 @@ fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> Strin
         _ => (None, sale.response.clone()),
     };
     insert_sale(batch, input, seq, credit_note.as_deref(), &response, now);
-    insert_lines(batch, sale);
     move_stock(batch, sale, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
@@ -555,20 +557,36 @@ async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreErro
             original.transaction_id
         ))
     };
-    let sale = query(
-        "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
-         WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5",
-    )
-    .bind(original.transaction_id.as_str())
-    .bind(original.refund.get())
-    .bind(original.points_back)
-    .bind(original.refunded_before.get())
-    .bind(original.points_returned_before)
-    .execute(&mut *conn)
-    .await?;
-    if sale != 1 {
+    let units: Vec<(i64, i64)> = original.lines.iter().map(|line| (line.line_no, line.units)).collect();
+    let counted_in_sale = original.counted.adding(&units)?;
+    let sql = match counted_in_sale {
+        Some(_) => {
+            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3, \
+                 returned_units = $6 \
+             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5 \
+                 AND COALESCE(returned_units, '') = $7"
+        }
+        None => {
+            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
+             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5"
+        }
+    };
+    let mut refund = query(sql)
+        .bind(original.transaction_id.as_str())
+        .bind(original.refund.get())
+        .bind(original.points_back)
+        .bind(original.refunded_before.get())
+        .bind(original.points_returned_before);
+    if let Some(update) = &counted_in_sale {
+        refund = refund.bind(update.after.as_str()).bind(update.before.as_str());
+    }
+    if refund.execute(&mut *conn).await? != 1 {
         return Err(stale());
     }
+    if counted_in_sale.is_some() {
+        return Ok(());
+    }
+    // Sales written before migration 0011 count them on their lines' rows.
     for line in &original.lines {
         let updated = query(
             "UPDATE sale_lines SET returned_quantity = returned_quantity + $3 \
@@ -588,19 +606,11 @@ async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Rows per multi-row insert: the widest (lines, 13 parameters) stays far below every limit.
+/// Rows per multi-row insert: the widest (stock, 2 parameters a row) stays far below every limit.
 const ROWS_PER_INSERT: usize = 200;
 
 /// Row counts whose statement text is kept once built; longer carts build theirs each time.
 const KEPT_SHAPES: usize = 65;
-
-static LINE_INSERTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO sale_lines (transaction_id, line_no, line_id, sku_id, quantity, unit_price_cents, vat_rate, \
-             gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents, label) VALUES {}",
-        rows(count, 12, "$1")
-    )
-});
 
 static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     format!(
@@ -610,30 +620,6 @@ static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
         rows_with(count, 2, "$1", "$2")
     )
 });
-
-fn insert_lines(batch: &mut Batch, sale: &NewSale) {
-    for (chunk_no, chunk) in sale.lines.chunks(ROWS_PER_INSERT).enumerate() {
-        let sql = LINE_INSERTS.get(chunk.len());
-        let mut params: Vec<Param> = vec![sale.transaction_id.as_str().into()];
-        for (offset, line) in chunk.iter().enumerate() {
-            params.extend([
-                ((chunk_no * ROWS_PER_INSERT + offset) as i64).into(),
-                (&line.line_id).into(),
-                line.sku_id.as_ref().map(SkuId::as_str).into(),
-                line.quantity.into(),
-                line.unit_price.get().into(),
-                line.vat_rate.hundredths().into(),
-                line.gross.get().into(),
-                line.promotion.get().into(),
-                line.declared.get().into(),
-                line.ticket.get().into(),
-                line.net.get().into(),
-                line.label.as_deref().into(),
-            ]);
-        }
-        batch.push(sql, params);
-    }
-}
 
 /// Counts one redemption, atomically refusing the one past `maxRedemptions`: concurrent sales
 /// serialize on the coupon's row.
@@ -667,14 +653,6 @@ fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64) {
         }
         batch.push(sql, params);
     }
-}
-
-/// `(shared, $n, ...), ...`: `count` rows of `width` fresh parameters after a shared first one.
-fn rows(count: usize, width: usize, shared: &str) -> String {
-    (0..count)
-        .map(|row| format!("({shared}, {})", placeholders(2 + row * width, width)))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Stock rows `($1, $sku, $delta, $2)`.

@@ -8,13 +8,13 @@ use crate::closures::closure_from_row;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::reports::shift_record;
-use crate::sale_detail::SaleDetail;
+use crate::sale_detail::{SaleDetail, line_of_row};
 use crate::sql::{Conn, Row, query};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use till_core::fiscal::audit::{Chain, Journal};
 use till_core::fiscal::payload::{
-    ArchiveRecord, DuplicateRecord, EventRecord, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine,
-    SaleRecordTender, SaleRecordVat,
+    ArchiveRecord, DuplicateRecord, EventRecord, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordTender,
+    SaleRecordVat,
 };
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::from_micros;
@@ -239,6 +239,8 @@ pub(crate) async fn sale_records(
     .fetch_all(&mut *conn)
     .await?;
     let mut sales: HashMap<String, SaleRecord> = HashMap::with_capacity(rows.len());
+    // Sales whose document holds no lines (written before migration 0011) keep them as rows.
+    let mut in_sale_lines = HashSet::new();
     for row in &rows {
         let original_id: Option<String> = row.try_get("original_transaction_id")?;
         let original = match original_id {
@@ -257,10 +259,13 @@ pub(crate) async fn sale_records(
             Some(text) => SaleDetail::read(&text).ok(),
             None => None,
         };
-        let (tenders, vat, adjustments) = match detail {
-            Some(detail) => (detail.tenders, detail.vat, detail.adjustments),
+        let (lines, tenders, vat, adjustments) = match detail {
+            Some(detail) => (detail.lines, detail.tenders, detail.vat, detail.adjustments),
             None => Default::default(),
         };
+        if lines.is_none() {
+            in_sale_lines.insert(row.try_get::<String>("transaction_id")?);
+        }
         let record = SaleRecord {
             transaction_id: row.try_get("transaction_id")?,
             number: row.try_get("number")?,
@@ -278,7 +283,7 @@ pub(crate) async fn sale_records(
             coupon_code: row.try_get("coupon_code")?,
             issued_at: row.try_get("issued_at")?,
             emitted_at: row.try_get("emitted_at")?,
-            lines: Vec::new(),
+            lines: lines.unwrap_or_default(),
             tenders,
             vat,
             adjustments,
@@ -286,32 +291,22 @@ pub(crate) async fn sale_records(
         };
         sales.insert(record.transaction_id.clone(), record);
     }
-    let lines = query(children(
-        "x.transaction_id, x.line_id, x.sku_id, x.label, x.quantity, x.unit_price_cents, x.vat_rate, x.gross_cents, \
-         x.promotion_cents, x.declared_cents, x.ticket_cents, x.net_cents",
-        "sale_lines",
-        "x.transaction_id, x.line_no",
-        scope,
-    ))
-    .bind(key)
-    .fetch_all(&mut *conn)
-    .await?;
-    for row in &lines {
-        let id: String = row.try_get("transaction_id")?;
-        if let Some(sale) = sales.get_mut(&id) {
-            sale.lines.push(SaleRecordLine {
-                line_id: row.try_get("line_id")?,
-                sku_id: row.try_get("sku_id")?,
-                label: row.try_get("label")?,
-                quantity: row.try_get("quantity")?,
-                unit_price_cents: row.try_get("unit_price_cents")?,
-                vat_rate: row.try_get("vat_rate")?,
-                gross_cents: row.try_get("gross_cents")?,
-                promotion_cents: row.try_get("promotion_cents")?,
-                declared_cents: row.try_get("declared_cents")?,
-                ticket_cents: row.try_get("ticket_cents")?,
-                net_cents: row.try_get("net_cents")?,
-            });
+    if !in_sale_lines.is_empty() {
+        let lines = query(children(
+            "x.transaction_id, x.line_id, x.sku_id, x.label, x.quantity, x.unit_price_cents, x.vat_rate, \
+             x.gross_cents, x.promotion_cents, x.declared_cents, x.ticket_cents, x.net_cents",
+            "sale_lines",
+            "x.transaction_id, x.line_no",
+            scope,
+        ))
+        .bind(key)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &lines {
+            let id: String = row.try_get("transaction_id")?;
+            if let (true, Some(sale)) = (in_sale_lines.contains(&id), sales.get_mut(&id)) {
+                sale.lines.push(line_of_row(row)?);
+            }
         }
     }
     // Sales written before migration 0010 keep these three in their own tables.

@@ -390,6 +390,7 @@ fn build_return(
             points_back: plan.points_back,
             refunded_before: original.returnable.refunded,
             points_returned_before: original.returnable.points_returned,
+            counted: original.counted.clone(),
         }),
     })
 }

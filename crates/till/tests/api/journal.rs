@@ -327,7 +327,7 @@ async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
     shop.server
         .tamper(
             engine,
-            &["UPDATE sale_lines SET quantity = 1 WHERE transaction_id = 't2'"],
+            &[r#"UPDATE sales SET detail = replace(detail, '"quantity":2', '"quantity":1') WHERE transaction_id = 't2'"#],
         )
         .await;
     let verdict = shop.verify("r1").await;
@@ -508,9 +508,9 @@ async fn the_cli_audits_the_database(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// Statements that put a sale back as it was stored before its tenders, VAT and reductions
-/// moved into one document in its row (migration 0010): each in its own table.
-fn stored_before_the_detail_document(engine: Engine, transaction: &str) -> Vec<String> {
+/// A statement that copies one part of a sale's detail document (`lines`, `tenders`, `vat` or
+/// `adjustments`) into the table that held it before the document did.
+fn part_in_its_table(engine: Engine, transaction: &str, part: &str) -> String {
     let (each, field, number, position) = match engine {
         Engine::Sqlite => (
             "json_each(s.detail, '$.{part}') j",
@@ -525,43 +525,93 @@ fn stored_before_the_detail_document(engine: Engine, transaction: &str) -> Vec<S
             "j.n - 1",
         ),
     };
-    let field = |key: &str| field.replace("{key}", key);
-    let number = |key: &str| number.replace("{key}", key);
-    let from = |part: &str| {
-        format!(
-            "FROM sales s, {} WHERE s.transaction_id = '{transaction}'",
-            each.replace("{part}", part)
-        )
+    let fields = |keys: &[&str]| {
+        keys.iter()
+            .map(|key| match key.strip_prefix('#') {
+                Some(key) => number.replace("{key}", key),
+                None => field.replace("{key}", key),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (table, columns, values) = match part {
+        "lines" => (
+            "sale_lines (transaction_id, line_no, line_id, sku_id, label, quantity, unit_price_cents, vat_rate, \
+             gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents)",
+            true,
+            fields(&[
+                "lineId",
+                "skuId",
+                "label",
+                "#quantity",
+                "#unitPriceCents",
+                "#vatRate",
+                "#grossCents",
+                "#promotionCents",
+                "#declaredCents",
+                "#ticketCents",
+                "#netCents",
+            ]),
+        ),
+        "tenders" => (
+            "sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
+             change_cents, forfeited_cents)",
+            true,
+            fields(&[
+                "tenderId",
+                "method",
+                "#appliedCents",
+                "#presentedCents",
+                "#changeCents",
+                "#forfeitedCents",
+            ]),
+        ),
+        "vat" => (
+            "sale_vat (transaction_id, vat_rate, total_cents, vat_cents)",
+            false,
+            fields(&["#vatRate", "#totalCents", "#vatCents"]),
+        ),
+        _ => (
+            "sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents)",
+            true,
+            fields(&["source", "sourceId", "label", "#amountCents"]),
+        ),
+    };
+    let numbered = if columns {
+        format!("{position}, ")
+    } else {
+        String::new()
+    };
+    format!(
+        "INSERT INTO {table} SELECT s.transaction_id, {numbered}{values} FROM sales s, {} \
+         WHERE s.transaction_id = '{transaction}'",
+        each.replace("{part}", part)
+    )
+}
+
+/// Statements that put a sale back as it was stored before migration 0010: its lines, tenders,
+/// VAT and reductions each in their own table, and no document.
+pub(crate) fn stored_before_the_detail_document(engine: Engine, transaction: &str) -> Vec<String> {
+    let mut statements: Vec<String> = ["lines", "tenders", "vat", "adjustments"]
+        .iter()
+        .map(|part| part_in_its_table(engine, transaction, part))
+        .collect();
+    statements.push(format!(
+        "UPDATE sales SET detail = NULL WHERE transaction_id = '{transaction}'"
+    ));
+    statements
+}
+
+/// Statements that put a sale back as it was stored before migration 0011: its lines in
+/// `sale_lines`, the rest in a document without them.
+pub(crate) fn stored_before_lines_joined_the_document(engine: Engine, transaction: &str) -> Vec<String> {
+    let without_lines = match engine {
+        Engine::Sqlite => "json_remove(detail, '$.lines')",
+        Engine::Postgres => "(detail::jsonb - 'lines')::text",
     };
     vec![
-        format!(
-            "INSERT INTO sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
-                 change_cents, forfeited_cents) SELECT s.transaction_id, {position}, {}, {}, {}, {}, {}, {} {}",
-            field("tenderId"),
-            field("method"),
-            number("appliedCents"),
-            number("presentedCents"),
-            number("changeCents"),
-            number("forfeitedCents"),
-            from("tenders")
-        ),
-        format!(
-            "INSERT INTO sale_vat (transaction_id, vat_rate, total_cents, vat_cents) SELECT s.transaction_id, {}, {}, {} {}",
-            number("vatRate"),
-            number("totalCents"),
-            number("vatCents"),
-            from("vat")
-        ),
-        format!(
-            "INSERT INTO sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents) \
-             SELECT s.transaction_id, {position}, {}, {}, {}, {} {}",
-            field("source"),
-            field("sourceId"),
-            field("label"),
-            number("amountCents"),
-            from("adjustments")
-        ),
-        format!("UPDATE sales SET detail = NULL WHERE transaction_id = '{transaction}'"),
+        part_in_its_table(engine, transaction, "lines"),
+        format!("UPDATE sales SET detail = {without_lines} WHERE transaction_id = '{transaction}'"),
     ]
 }
 
@@ -594,7 +644,8 @@ async fn sales_stored_before_the_detail_document_still_verify_and_count(engine: 
     let approved = shop.with_token(&grant, &sale).await;
     assert_eq!(approved.status, 201, "{}", approved.text);
     shop.sell("t2", carts[1].clone()).await;
-    let moved = stored_before_the_detail_document(engine, "t1");
+    let mut moved = stored_before_the_detail_document(engine, "t1");
+    moved.extend(stored_before_lines_joined_the_document(engine, "t2"));
     shop.server
         .tamper(engine, &moved.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
