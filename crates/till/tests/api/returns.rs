@@ -698,7 +698,8 @@ async fn the_journal_and_closures_net_returns_out(engine: Engine) {
 /// past it, and the sale's returns list the same lines whichever layout holds them.
 async fn returns_count_on_sales_stored_in_the_older_layouts(engine: Engine) {
     let shop = Shop::open(engine).await;
-    let layouts: [(&str, fn(Engine, &str) -> Vec<String>); 2] = [
+    type Layout = fn(Engine, &str) -> Vec<String>;
+    let layouts: [(&str, Layout); 2] = [
         ("before-0011", stored_before_lines_joined_the_document),
         ("before-0010", stored_before_the_detail_document),
     ];
