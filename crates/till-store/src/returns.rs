@@ -160,10 +160,10 @@ impl Store {
         };
         let mut returnable_lines = Vec::with_capacity(lines.len());
         let mut originals = Vec::with_capacity(lines.len());
-        for (line_no, (line, returned_in_row)) in lines.into_iter().enumerate() {
+        for (line_no, (line, returned_on_its_row)) in lines.into_iter().enumerate() {
             let returned = match counted.in_sale_of(line_no) {
                 Some(returned) => returned,
-                None => returned_in_row,
+                None => returned_on_its_row,
             };
             returnable_lines.push(ReturnableLine {
                 line_id: line.line_id,

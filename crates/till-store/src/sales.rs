@@ -394,8 +394,8 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 }
 
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
-/// reductions), its stock moves and the customer's points. Answers the stored response, which for a return now
-/// carries its credit-note number.
+/// reductions), its stock moves and the customer's points. Answers the stored response, which
+/// for a return now carries its credit-note number.
 fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> String {
     let sale = &input.sale;
     let (credit_note, response) = match sale.kind {
