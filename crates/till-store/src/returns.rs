@@ -59,10 +59,10 @@ pub(crate) struct ReturnedUnitsUpdate {
     pub after: String,
 }
 
-impl ReturnedCounts {
+impl InSale {
     /// Counts kept in the sale's row: `stored` is its `returned_units`, `sold` the units of
     /// each of its lines.
-    fn in_sale(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
+    fn read(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
         let returned = match &stored {
             None => vec![0; sold.len()],
             Some(text) => serde_json::from_str::<Vec<i64>>(text).map_err(|_| corrupt("returned units"))?,
@@ -70,17 +70,11 @@ impl ReturnedCounts {
         if returned.len() != sold.len() {
             return Err(corrupt("returned units"));
         }
-        Ok(ReturnedCounts(Counted::InSale(InSale { stored, returned, sold })))
+        Ok(InSale { stored, returned, sold })
     }
+}
 
-    /// Units returned of the line at `line_no`, when the sale counts them in its row.
-    fn in_sale_of(&self, line_no: usize) -> Option<i64> {
-        match &self.0 {
-            Counted::InSale(counts) => counts.returned.get(line_no).copied(),
-            Counted::PerLine => None,
-        }
-    }
-
+impl ReturnedCounts {
     /// The update that adds `units` returned on the line at each position, for a sale that
     /// counts them in its row; `None` for one that counts them per line. A count that has moved
     /// since it was read, or that would pass what was sold, is stale.
@@ -147,24 +141,24 @@ impl Store {
         else {
             return Ok(None);
         };
-        let (lines, counted) = match lines_in_detail(&sale)? {
+        let (lines, returned, counted): (Vec<SaleRecordLine>, Vec<i64>, _) = match lines_in_detail(&sale)? {
             Some(lines) => {
-                let sold = lines.iter().map(|(line, _)| line.quantity).collect();
-                let counted = ReturnedCounts::in_sale(sale.try_get("returned_units")?, sold)?;
-                (lines, counted)
+                let sold = lines.iter().map(|line| line.quantity).collect();
+                let counts = InSale::read(sale.try_get("returned_units")?, sold)?;
+                let returned = counts.returned.clone();
+                (lines, returned, ReturnedCounts(Counted::InSale(counts)))
             }
-            None => (
-                lines_in_rows(&mut conn, transaction_id.as_str()).await?,
-                ReturnedCounts(Counted::PerLine),
-            ),
+            None => {
+                let (lines, returned) = lines_in_rows(&mut conn, transaction_id.as_str())
+                    .await?
+                    .into_iter()
+                    .unzip();
+                (lines, returned, ReturnedCounts(Counted::PerLine))
+            }
         };
         let mut returnable_lines = Vec::with_capacity(lines.len());
         let mut originals = Vec::with_capacity(lines.len());
-        for (line_no, (line, returned_on_its_row)) in lines.into_iter().enumerate() {
-            let returned = match counted.in_sale_of(line_no) {
-                Some(returned) => returned,
-                None => returned_on_its_row,
-            };
+        for (line_no, (line, returned)) in lines.into_iter().zip(returned).enumerate() {
             returnable_lines.push(ReturnableLine {
                 line_id: line.line_id,
                 quantity: line.quantity,
@@ -220,7 +214,7 @@ impl Store {
             let lines = match lines_in_detail(row)? {
                 Some(lines) => lines
                     .into_iter()
-                    .map(|(line, _)| (line.line_id, line.quantity, line.net_cents))
+                    .map(|line| (line.line_id, line.quantity, line.net_cents))
                     .collect(),
                 None => {
                     lines_elsewhere = true;
@@ -263,15 +257,13 @@ impl Store {
     }
 }
 
-/// The lines in the sale `row`'s detail document, each with no units returned counted beside
-/// it; `None` when the sale keeps its lines in `sale_lines` (written before migration 0011).
-fn lines_in_detail(row: &Row) -> Result<Option<Vec<(SaleRecordLine, i64)>>, StoreError> {
-    let Some(text) = row.try_get::<Option<String>>("detail")? else {
-        return Ok(None);
-    };
-    Ok(SaleDetail::read(&text)?
-        .lines
-        .map(|lines| lines.into_iter().map(|line| (line, 0)).collect()))
+/// The lines in the sale `row`'s detail document; `None` when the sale keeps its lines in
+/// `sale_lines` (written before migration 0011).
+fn lines_in_detail(row: &Row) -> Result<Option<Vec<SaleRecordLine>>, StoreError> {
+    match row.try_get::<Option<String>>("detail")? {
+        Some(text) => Ok(SaleDetail::read(&text)?.lines),
+        None => Ok(None),
+    }
 }
 
 /// The lines of a sale written before migration 0011, each with the units returned of it.
@@ -294,7 +286,7 @@ fn amount(cents: i64, what: &str) -> Result<Cents, StoreError> {
 }
 
 fn cents(row: &Row, column: &str) -> Result<Cents, StoreError> {
-    Cents::new(row.try_get(column)?).ok_or_else(|| corrupt(column))
+    amount(row.try_get(column)?, column)
 }
 
 fn corrupt(what: &str) -> StoreError {

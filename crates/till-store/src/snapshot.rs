@@ -304,7 +304,10 @@ pub(crate) async fn sale_records(
         .await?;
         for row in &lines {
             let id: String = row.try_get("transaction_id")?;
-            if let (true, Some(sale)) = (in_sale_lines.contains(&id), sales.get_mut(&id)) {
+            if !in_sale_lines.contains(&id) {
+                continue;
+            }
+            if let Some(sale) = sales.get_mut(&id) {
                 sale.lines.push(line_of_row(row)?);
             }
         }

@@ -534,7 +534,7 @@ fn part_in_its_table(engine: Engine, transaction: &str, part: &str) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let (table, columns, values) = match part {
+    let (table, numbered, values) = match part {
         "lines" => (
             "sale_lines (transaction_id, line_no, line_id, sku_id, label, quantity, unit_price_cents, vat_rate, \
              gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents)",
@@ -577,13 +577,13 @@ fn part_in_its_table(engine: Engine, transaction: &str, part: &str) -> String {
             fields(&["source", "sourceId", "label", "#amountCents"]),
         ),
     };
-    let numbered = if columns {
+    let position = if numbered {
         format!("{position}, ")
     } else {
         String::new()
     };
     format!(
-        "INSERT INTO {table} SELECT s.transaction_id, {numbered}{values} FROM sales s, {} \
+        "INSERT INTO {table} SELECT s.transaction_id, {position}{values} FROM sales s, {} \
          WHERE s.transaction_id = '{transaction}'",
         each.replace("{part}", part)
     )
