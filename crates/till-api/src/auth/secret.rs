@@ -2,7 +2,8 @@
 
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::alphabet::Alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, NO_PAD, URL_SAFE_NO_PAD};
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
 use till_core::staff::Pin;
@@ -27,6 +28,28 @@ pub fn new_token(prefix: &str) -> String {
 /// A fresh identifier such as `ses_Xb3...`: 128 random bits in base64url.
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()))
+}
+
+/// base64url's 64 symbols in ASCII order, so that encodings of equal length sort as the bytes
+/// they encode.
+const ASCII_ORDERED: GeneralPurpose = GeneralPurpose::new(
+    &match Alphabet::new("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz") {
+        Ok(alphabet) => alphabet,
+        Err(_) => panic!("64 distinct symbols"),
+    },
+    NO_PAD,
+);
+
+/// A fresh identifier that sorts after those minted at earlier milliseconds: `prefix`, then
+/// the 48-bit Unix millisecond of `at` and 80 random bits, 22 base64url symbols in all (the
+/// shape of [`new_id`]). Rows keyed by random ids land all over their index, one page each;
+/// these land at its end, where a batch of rows shares a page.
+pub fn new_ordered_id(prefix: &str, at: jiff::Timestamp) -> String {
+    let mut bytes = random_bytes::<16>();
+    // 48 bits of milliseconds last until the year 10889; before 1970 counts as 1970.
+    let millisecond = u64::try_from(at.as_millisecond()).unwrap_or(0);
+    bytes[..6].copy_from_slice(&millisecond.to_be_bytes()[2..]);
+    format!("{prefix}_{}", ASCII_ORDERED.encode(bytes))
 }
 
 /// The stored form of an opaque token. Tokens carry 256 random bits, so a fast hash is enough;
@@ -91,6 +114,41 @@ mod tests {
         assert!(!is_token_shaped(&token, ELEVATION_TOKEN_PREFIX));
         assert_ne!(token, new_token(SESSION_TOKEN_PREFIX));
         assert_eq!(token_hash(&token).len(), 32);
+    }
+
+    #[test]
+    fn ordered_ids_sort_by_the_millisecond_they_were_minted() {
+        let start = jiff::Timestamp::from_millisecond(1_795_000_000_000).unwrap();
+        let mut ids: Vec<(i64, String)> = (0..200)
+            .map(|n| {
+                (
+                    n / 3,
+                    new_ordered_id("evt", start + jiff::SignedDuration::from_millis(n / 3)),
+                )
+            })
+            .collect();
+        // Also across a change of leading symbol: 2^42 ms after the epoch is 2109-05-15.
+        let far = jiff::Timestamp::from_millisecond(1 << 42).unwrap();
+        ids.push((
+            i64::MAX - 1,
+            new_ordered_id("evt", far - jiff::SignedDuration::from_millis(1)),
+        ));
+        ids.push((i64::MAX, new_ordered_id("evt", far)));
+        for (_, id) in &ids {
+            let rest = id.strip_prefix("evt_").unwrap();
+            assert_eq!(rest.len(), 22, "{id}");
+            assert!(
+                rest.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                "{id}"
+            );
+        }
+        let mut sorted = ids.clone();
+        sorted.sort_by(|a, b| a.1.cmp(&b.1));
+        let order: Vec<i64> = sorted.iter().map(|(ms, _)| *ms).collect();
+        assert!(order.is_sorted(), "ids out of time order: {order:?}");
+        let distinct: std::collections::HashSet<_> = ids.iter().map(|(_, id)| id).collect();
+        assert_eq!(distinct.len(), ids.len(), "ids minted in the same millisecond collide");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! unit refunds what the customer paid for it on the original sale (see
 //! [`till_core::returns`]).
 
-use crate::auth::secret::new_id;
+use crate::auth::secret::new_ordered_id;
 use crate::auth::{Authorized, Principal};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathParams};
@@ -304,7 +304,7 @@ fn build_return(
     let customer = original.customer_id.as_ref().map(|c| c.as_str().to_owned());
     let points = sign.points(plan.points_back);
     let event = ReturnEvent {
-        id: new_id("evt"),
+        id: new_ordered_id("evt", now),
         register_id: register_id.as_str().to_owned(),
         credit_note_number: CREDIT_NOTE_PENDING.to_owned(),
         original: OriginalView {

@@ -16,7 +16,7 @@ pub mod request;
 
 use crate::auth::Authorized;
 use crate::auth::Principal;
-use crate::auth::secret::new_id;
+use crate::auth::secret::new_ordered_id;
 use crate::error::ApiError;
 use crate::extract::JsonBody;
 use crate::ops;
@@ -474,7 +474,7 @@ fn build_sale(
     );
     let customer = request.customer_id.as_ref().map(|c| c.as_str().to_owned());
     let event = SaleEvent {
-        id: new_id("evt"),
+        id: new_ordered_id("evt", now),
         register_id: register_id.as_str().to_owned(),
         transaction: SaleTransaction {
             id: request.transaction_id.as_str().to_owned(),
