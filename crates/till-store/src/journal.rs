@@ -61,31 +61,7 @@ impl Store {
 
     /// The whole chain of `kind` for `register_id`, in sequence order.
     pub async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
-        let rows = query(
-            "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
-             FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
-        )
-        .bind(register_id)
-        .bind(kind.as_str())
-        .fetch_all(self.reader())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let kind: String = row.try_get("kind")?;
-                Ok(Entry {
-                    register_id: row.try_get("register_id")?,
-                    kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
-                    seq: row.try_get("seq")?,
-                    payload: row.try_get("payload")?,
-                    signature: row.try_get("signature")?,
-                    previous_signature: row.try_get("previous_signature")?,
-                    key_id: row.try_get("key_id")?,
-                    algorithm: row.try_get("algorithm")?,
-                    reference: row.try_get("reference")?,
-                    created_at: from_micros(row.try_get("created_at")?),
-                })
-            })
-            .collect()
+        crate::snapshot::entries(&mut self.reader().acquire().await?, register_id, kind).await
     }
 
     /// Whether any chain exists for the register.
