@@ -21,7 +21,7 @@
 //! for when readers keep the log from starting over.
 
 use crate::error::StoreError;
-use crate::sql::{Conn, open_sqlite};
+use crate::sql::{Conn, LogWrites, open_sqlite};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +54,7 @@ impl Checkpointer {
     /// Opens its own connection to the database at `path` and starts the thread, which ends
     /// when the checkpointer is dropped.
     pub(crate) fn start(path: &Path, synchronous: &str) -> Result<Checkpointer, StoreError> {
-        let conn = open_sqlite(path)?;
+        let conn = open_sqlite(path, LogWrites::PerFrame)?;
         conn.execute_batch(synchronous)?;
         // One pending nudge is enough: it means "something was committed since".
         let (nudge, nudges) = mpsc::sync_channel(1);

@@ -23,7 +23,7 @@ use crate::journal::TicketHeads;
 use crate::migrations;
 use crate::sealer::Sealer;
 use crate::session_cache::SessionCache;
-use crate::sql::{Conn, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
+use crate::sql::{Conn, LogWrites, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use sqlx::any::AnyPoolOptions;
@@ -411,7 +411,12 @@ fn sqlite_url_creating_file(url: &str) -> String {
 }
 
 fn connect_sqlite_writer(path: &std::path::Path, synchronous: SqliteSynchronous) -> Result<Conn, StoreError> {
-    let conn = open_sqlite(path)?;
+    // Frames held until the commit's sync are safe only where every commit syncs.
+    let log_writes = match synchronous {
+        SqliteSynchronous::Full => LogWrites::Gathered,
+        SqliteSynchronous::Normal => LogWrites::PerFrame,
+    };
+    let conn = open_sqlite(path, log_writes)?;
     // Savepoint journals in memory rather than temporary files, and a page cache (32 MiB) that
     // holds the indexes every sale touches. The log is copied back by the checkpointer's
     // thread; the writer's own checkpoint is only its backstop.

@@ -14,6 +14,7 @@ pub mod customers;
 pub mod db;
 pub mod elevation;
 mod error;
+mod gathered_log;
 pub mod journal;
 mod migrations;
 pub mod promotions;

@@ -496,7 +496,7 @@ impl SqliteReaders {
         let conn = match idle {
             Some(conn) => conn,
             None => {
-                let conn = open_sqlite(&self.path)?;
+                let conn = open_sqlite(&self.path, LogWrites::PerFrame)?;
                 // Readers never write: the writer is the only writer.
                 conn.execute_batch("PRAGMA query_only = ON")?;
                 conn
@@ -526,8 +526,18 @@ impl Drop for Lease {
     }
 }
 
+/// How a connection writes SQLite's write-ahead log.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum LogWrites {
+    /// As SQLite issues them, two per page.
+    PerFrame,
+    /// A commit's frames in one write: only for a connection at `synchronous = FULL` (see
+    /// [`crate::gathered_log`]).
+    Gathered,
+}
+
 /// Opens the database file with the settings every connection shares.
-pub(crate) fn open_sqlite(path: &std::path::Path) -> Result<rusqlite::Connection, StoreError> {
+pub(crate) fn open_sqlite(path: &std::path::Path, log_writes: LogWrites) -> Result<rusqlite::Connection, StoreError> {
     static PROCESS_SETTINGS: std::sync::Once = std::sync::Once::new();
     PROCESS_SETTINGS.call_once(|| {
         // SQLite's memory statistics take a process-wide mutex on every allocation, and
@@ -539,7 +549,14 @@ pub(crate) fn open_sqlite(path: &std::path::Path) -> Result<rusqlite::Connection
             rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
         }
     });
-    let conn = rusqlite::Connection::open(path)?;
+    let conn = match log_writes {
+        LogWrites::PerFrame => rusqlite::Connection::open(path)?,
+        LogWrites::Gathered => rusqlite::Connection::open_with_flags_and_vfs(
+            path,
+            rusqlite::OpenFlags::default(),
+            crate::gathered_log::register()?,
+        )?,
+    };
     conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")?;
     // A sale's statements differ by their number of rows; keep the common shapes prepared.
     conn.set_prepared_statement_cache_capacity(256);
