@@ -194,9 +194,15 @@ impl Workspace {
             None => std::env::current_exe()?.with_file_name("till"),
         };
         let temporary = work_dir.is_none();
-        let work_dir =
-            work_dir.unwrap_or_else(|| std::env::temp_dir().join(format!("till-load-{}", std::process::id())));
-        std::fs::create_dir_all(&work_dir)?;
+        let work_dir = match work_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir)?;
+                dir
+            }
+            // A name of its own: a failed run leaves its directory (the node logs) behind, and
+            // a later process may get the same id.
+            None => tempfile::Builder::new().prefix("till-load-").tempdir()?.keep(),
+        };
         Ok(Workspace {
             binary,
             work_dir,
