@@ -9,7 +9,8 @@
 //!   unit that fails is rolled back to its savepoint without disturbing the others. Reads use
 //!   read-only connections of their own and run on the caller's thread (see [`crate::sql`]).
 //!   Another thread copies the write-ahead log back into the database file (see
-//!   [`crate::checkpointer`]).
+//!   [`crate::checkpointer`]). At `synchronous = FULL` the writer hands a commit's log frames
+//!   to the file in a few writes rather than two per page (see [`crate::gathered_log`]).
 //! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
 //!   when the database aborts it for a serialization failure or a deadlock.
 //!
