@@ -1,4 +1,4 @@
-//! Writes a SQLite commit's log frames to the file in one call instead of two per page.
+//! Writes a SQLite commit's log frames to the file in a few calls instead of two per page.
 //!
 //! SQLite appends a commit to its write-ahead log one frame at a time, a 24-byte header and
 //! then the page, each with its own `pwrite`. A batch of sales changes about 85 pages, so its
@@ -142,10 +142,8 @@ impl LogFile {
         if self.held.is_empty() {
             return ffi::SQLITE_OK;
         }
-        let held = std::mem::take(&mut self.held);
-        let code = self.write_through(&held, self.held_at);
-        // Keep the allocation for the next commit.
-        self.held = held;
+        let code = self.write_through(&self.held, self.held_at);
+        // Keeps the allocation for the next commit.
         self.held.clear();
         code
     }
@@ -153,7 +151,7 @@ impl LogFile {
     /// Writes `bytes` at `offset` in pieces the default VFS takes whole: the unix VFS writes
     /// at most 128 KiB less one byte per call. Every piece but the last ends on a 4 KiB
     /// boundary of the file, so that no page of the file takes two calls.
-    fn write_through(&mut self, mut bytes: &[u8], mut offset: i64) -> c_int {
+    fn write_through(&self, mut bytes: &[u8], mut offset: i64) -> c_int {
         const MOST_PER_CALL: i64 = (1 << 17) - 1;
         const FILE_PAGE: i64 = 4096;
         let Some(write) = self.methods().xWrite else {
@@ -258,14 +256,21 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, data: *const c_void, am
     }
 }
 
-/// Forwards a method to the default VFS's file after writing what is held, so that the file
-/// is as SQLite believes it to be before SQLite reads, sizes, truncates or syncs it.
-macro_rules! after_held {
+/// Forwards a method to the default VFS's file. With `held first`, after writing what is held,
+/// so that the file is as SQLite believes it to be before SQLite reads, sizes, truncates or
+/// syncs it; the other methods neither read nor write the file's bytes.
+macro_rules! forwarded {
+    (held first, $name:ident ( $($arg:ident : $ty:ty),* ), $method:ident, $missing:expr) => {
+        forwarded!(@ $name($($arg: $ty),*), $method, $missing, |log: &mut LogFile| log.write_held());
+    };
     ($name:ident ( $($arg:ident : $ty:ty),* ), $method:ident, $missing:expr) => {
+        forwarded!(@ $name($($arg: $ty),*), $method, $missing, |_: &mut LogFile| ffi::SQLITE_OK);
+    };
+    (@ $name:ident ( $($arg:ident : $ty:ty),* ), $method:ident, $missing:expr, $first:expr) => {
         unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> c_int {
             // SAFETY: SQLite calls this on a log file opened by `open`.
             let log = unsafe { LogFile::from(file) };
-            let code = log.write_held();
+            let code = ($first)(&mut *log);
             if code != ffi::SQLITE_OK {
                 return code;
             }
@@ -278,128 +283,43 @@ macro_rules! after_held {
     };
 }
 
-/// Forwards a method that neither reads nor writes the file's bytes.
-macro_rules! forwarded {
-    ($name:ident ( $($arg:ident : $ty:ty),* ), $method:ident, $missing:expr) => {
-        unsafe extern "C" fn $name(file: *mut ffi::sqlite3_file, $($arg: $ty),*) -> c_int {
-            // SAFETY: SQLite calls this on a log file opened by `open`.
-            let log = unsafe { LogFile::from(file) };
-            match log.methods().$method {
-                // SAFETY: forwarded as SQLite passed them, to the file they belong to.
-                Some(method) => unsafe { method(log.inner, $($arg),*) },
-                None => $missing,
-            }
-        }
-    };
-}
-
-after_held!(read(data: *mut c_void, amount: c_int, offset: i64), xRead, ffi::SQLITE_IOERR_READ);
-after_held!(truncate(size: i64), xTruncate, ffi::SQLITE_IOERR_TRUNCATE);
-after_held!(sync(flags: c_int), xSync, ffi::SQLITE_IOERR_FSYNC);
-after_held!(file_size(size: *mut i64), xFileSize, ffi::SQLITE_IOERR_FSTAT);
-after_held!(file_control(op: c_int, arg: *mut c_void), xFileControl, ffi::SQLITE_NOTFOUND);
+forwarded!(held first, read(data: *mut c_void, amount: c_int, offset: i64), xRead, ffi::SQLITE_IOERR_READ);
+forwarded!(held first, truncate(size: i64), xTruncate, ffi::SQLITE_IOERR_TRUNCATE);
+forwarded!(held first, sync(flags: c_int), xSync, ffi::SQLITE_IOERR_FSYNC);
+forwarded!(held first, file_size(size: *mut i64), xFileSize, ffi::SQLITE_IOERR_FSTAT);
+forwarded!(held first, file_control(op: c_int, arg: *mut c_void), xFileControl, ffi::SQLITE_NOTFOUND);
 forwarded!(lock(level: c_int), xLock, ffi::SQLITE_OK);
 forwarded!(unlock(level: c_int), xUnlock, ffi::SQLITE_OK);
 forwarded!(check_reserved_lock(out: *mut c_int), xCheckReservedLock, ffi::SQLITE_OK);
 forwarded!(sector_size(), xSectorSize, 4096);
 forwarded!(device_characteristics(), xDeviceCharacteristics, 0);
 
-// The VFS's own methods go to the default VFS unchanged.
-
-unsafe extern "C" fn delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, sync_dir: c_int) -> c_int {
-    // SAFETY: forwarded as SQLite passed them, to the VFS this shim wraps (as for all below).
-    unsafe {
-        let base = base(vfs);
-        (*base)
-            .xDelete
-            .map_or(ffi::SQLITE_IOERR_DELETE, |f| f(base, name, sync_dir))
-    }
-}
-
-unsafe extern "C" fn access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, flags: c_int, out: *mut c_int) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base)
-            .xAccess
-            .map_or(ffi::SQLITE_IOERR_ACCESS, |f| f(base, name, flags, out))
-    }
-}
-
-unsafe extern "C" fn full_pathname(
-    vfs: *mut ffi::sqlite3_vfs,
-    name: *const c_char,
-    size: c_int,
-    out: *mut c_char,
-) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base)
-            .xFullPathname
-            .map_or(ffi::SQLITE_CANTOPEN, |f| f(base, name, size, out))
-    }
-}
-
-unsafe extern "C" fn dl_open(vfs: *mut ffi::sqlite3_vfs, name: *const c_char) -> *mut c_void {
-    unsafe {
-        let base = base(vfs);
-        (*base).xDlOpen.map_or(std::ptr::null_mut(), |f| f(base, name))
-    }
-}
-
-unsafe extern "C" fn dl_error(vfs: *mut ffi::sqlite3_vfs, size: c_int, out: *mut c_char) {
-    unsafe {
-        let base = base(vfs);
-        if let Some(f) = (*base).xDlError {
-            f(base, size, out);
+/// Forwards one of the VFS's own methods to the default VFS, unchanged.
+macro_rules! to_base {
+    ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $method:ident, $missing:expr) => {
+        unsafe extern "C" fn $name(vfs: *mut ffi::sqlite3_vfs, $($arg: $ty),*) -> $ret {
+            // SAFETY: forwarded as SQLite passed them, to the VFS this shim wraps.
+            unsafe {
+                let base = base(vfs);
+                (*base).$method.map_or($missing, |method| method(base, $($arg),*))
+            }
         }
-    }
+    };
 }
 
 type Symbol = unsafe extern "C" fn(*mut ffi::sqlite3_vfs, *mut c_void, *const c_char);
 
-unsafe extern "C" fn dl_sym(vfs: *mut ffi::sqlite3_vfs, handle: *mut c_void, symbol: *const c_char) -> Option<Symbol> {
-    unsafe {
-        let base = base(vfs);
-        (*base).xDlSym.and_then(|f| f(base, handle, symbol))
-    }
-}
-
-unsafe extern "C" fn dl_close(vfs: *mut ffi::sqlite3_vfs, handle: *mut c_void) {
-    unsafe {
-        let base = base(vfs);
-        if let Some(f) = (*base).xDlClose {
-            f(base, handle);
-        }
-    }
-}
-
-unsafe extern "C" fn randomness(vfs: *mut ffi::sqlite3_vfs, size: c_int, out: *mut c_char) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base).xRandomness.map_or(0, |f| f(base, size, out))
-    }
-}
-
-unsafe extern "C" fn sleep(vfs: *mut ffi::sqlite3_vfs, micros: c_int) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base).xSleep.map_or(0, |f| f(base, micros))
-    }
-}
-
-unsafe extern "C" fn current_time(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base).xCurrentTime.map_or(ffi::SQLITE_ERROR, |f| f(base, out))
-    }
-}
-
-unsafe extern "C" fn get_last_error(vfs: *mut ffi::sqlite3_vfs, size: c_int, out: *mut c_char) -> c_int {
-    unsafe {
-        let base = base(vfs);
-        (*base).xGetLastError.map_or(0, |f| f(base, size, out))
-    }
-}
+to_base!(delete(name: *const c_char, sync_dir: c_int) -> c_int, xDelete, ffi::SQLITE_IOERR_DELETE);
+to_base!(access(name: *const c_char, flags: c_int, out: *mut c_int) -> c_int, xAccess, ffi::SQLITE_IOERR_ACCESS);
+to_base!(full_pathname(name: *const c_char, size: c_int, out: *mut c_char) -> c_int, xFullPathname, ffi::SQLITE_CANTOPEN);
+to_base!(dl_open(name: *const c_char) -> *mut c_void, xDlOpen, std::ptr::null_mut());
+to_base!(dl_error(size: c_int, out: *mut c_char) -> (), xDlError, ());
+to_base!(dl_sym(handle: *mut c_void, symbol: *const c_char) -> Option<Symbol>, xDlSym, None);
+to_base!(dl_close(handle: *mut c_void) -> (), xDlClose, ());
+to_base!(randomness(size: c_int, out: *mut c_char) -> c_int, xRandomness, 0);
+to_base!(sleep(micros: c_int) -> c_int, xSleep, 0);
+to_base!(current_time(out: *mut f64) -> c_int, xCurrentTime, ffi::SQLITE_ERROR);
+to_base!(get_last_error(size: c_int, out: *mut c_char) -> c_int, xGetLastError, 0);
 
 #[cfg(test)]
 mod tests {

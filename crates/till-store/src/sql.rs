@@ -527,11 +527,11 @@ impl Drop for Lease {
 }
 
 /// How a connection writes SQLite's write-ahead log.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 pub(crate) enum LogWrites {
     /// As SQLite issues them, two per page.
     PerFrame,
-    /// A commit's frames in one write: only for a connection at `synchronous = FULL` (see
+    /// A commit's frames in a few writes: only for a connection at `synchronous = FULL` (see
     /// [`crate::gathered_log`]).
     Gathered,
 }
