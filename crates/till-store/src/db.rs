@@ -169,14 +169,22 @@ impl Store {
                 let max_batch = options.max_batch.max(1);
                 std::thread::Builder::new()
                     .name("till-sqlite-writer".into())
-                    .spawn(
-                        move || match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    .spawn(move || {
+                        match favour_this_thread(WRITER_NICE) {
+                            Ok(()) => tracing::debug!(nice = WRITER_NICE, "the SQLite writer runs ahead of requests"),
+                            Err(error) => tracing::info!(
+                                %error,
+                                "the SQLite writer runs at the process's priority (grant CAP_SYS_NICE or LimitNICE \
+                                 to let it run ahead of requests)"
+                            ),
+                        }
+                        match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                             Ok(runtime) => {
                                 runtime.block_on(run_sqlite_writer(writer, receiver, max_batch, checkpointer))
                             }
                             Err(error) => tracing::error!(%error, "the SQLite writer could not start"),
-                        },
-                    )
+                        }
+                    })
                     .map_err(|error| StoreError::Config(format!("the SQLite writer could not start: {error}")))?;
                 (sqlite_url_creating_file(url), readers, Writer::Sqlite(sender))
             }
@@ -429,6 +437,36 @@ fn connect_sqlite_writer(path: &std::path::Path, synchronous: SqliteSynchronous)
     Ok(Conn::sqlite(conn))
 }
 
+/// The SQLite writer's nice value. Every sale waits for the writer in turn, so when the cores
+/// are busy, a writer queued behind request handlers holds up all of them; with the load
+/// generator on the same two cores, running it ahead gave 7 to 11 % more sales on the means of
+/// alternating runs (docs/performance.md).
+const WRITER_NICE: i32 = -10;
+
+/// Sets the calling thread's nice value (on Linux, a thread's own): raising a thread's
+/// priority takes `CAP_SYS_NICE` or a high enough `RLIMIT_NICE`, so this may be refused.
+fn favour_this_thread(nice: i32) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions; setpriority changes a scheduling value of the
+        // thread it names and touches no memory.
+        let set = unsafe {
+            let thread = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, nice)
+        };
+        if set == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = nice;
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+}
+
 fn synchronous_pragma(synchronous: SqliteSynchronous) -> &'static str {
     match synchronous {
         SqliteSynchronous::Full => "PRAGMA synchronous = FULL",
@@ -590,6 +628,39 @@ mod tests {
             .await
             .unwrap();
         rows.iter().map(|row| row.try_get("n").unwrap()).collect()
+    }
+
+    /// The nice value of a thread of this process, from `/proc`.
+    #[cfg(target_os = "linux")]
+    fn nice_of(thread: i32) -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{thread}/stat")).unwrap();
+        // Fields after the command's closing parenthesis; nice is the 19th field of the line.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        fields[16].parse().unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_writer_thread_alone_is_favoured_when_the_system_allows_it() {
+        // SAFETY: gettid has no preconditions.
+        let caller = unsafe { libc::gettid() };
+        let before = nice_of(caller);
+        let (favoured, nice) = std::thread::spawn(|| {
+            let outcome = favour_this_thread(WRITER_NICE);
+            // SAFETY: as above.
+            (outcome, nice_of(unsafe { libc::gettid() }))
+        })
+        .join()
+        .unwrap();
+        match favoured {
+            Ok(()) => assert_eq!(nice, WRITER_NICE),
+            // Unprivileged: refused, and nothing changed.
+            Err(error) => {
+                assert_eq!(error.kind(), std::io::ErrorKind::PermissionDenied, "{error}");
+                assert_eq!(nice, before);
+            }
+        }
+        assert_eq!(nice_of(caller), before, "only the thread that asked changes");
     }
 
     #[tokio::test]
