@@ -10,7 +10,8 @@
 //!   read-only connections of their own and run on the caller's thread (see [`crate::sql`]).
 //!   Another thread copies the write-ahead log back into the database file (see
 //!   [`crate::checkpointer`]). At `synchronous = FULL` the writer hands a commit's log frames
-//!   to the file in a few writes rather than two per page (see [`crate::gathered_log`]).
+//!   to the file in a few writes rather than two per page (see [`crate::gathered_log`]). Where
+//!   the system allows it, the writer's thread runs ahead of the request handlers.
 //! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
 //!   when the database aborts it for a serialization failure or a deadlock.
 //!
