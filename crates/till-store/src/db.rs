@@ -170,22 +170,7 @@ impl Store {
                 let max_batch = options.max_batch.max(1);
                 std::thread::Builder::new()
                     .name("till-sqlite-writer".into())
-                    .spawn(move || {
-                        match favour_this_thread(WRITER_NICE) {
-                            Ok(()) => tracing::debug!(nice = WRITER_NICE, "the SQLite writer runs ahead of requests"),
-                            Err(error) => tracing::info!(
-                                %error,
-                                "the SQLite writer runs at the process's priority (grant CAP_SYS_NICE or LimitNICE \
-                                 to let it run ahead of requests)"
-                            ),
-                        }
-                        match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                            Ok(runtime) => {
-                                runtime.block_on(run_sqlite_writer(writer, receiver, max_batch, checkpointer))
-                            }
-                            Err(error) => tracing::error!(%error, "the SQLite writer could not start"),
-                        }
-                    })
+                    .spawn(move || sqlite_writer_thread(writer, receiver, max_batch, checkpointer))
                     .map_err(|error| StoreError::Config(format!("the SQLite writer could not start: {error}")))?;
                 (sqlite_url_creating_file(url), readers, Writer::Sqlite(sender))
             }
@@ -513,6 +498,28 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
         };
         // The caller may have gone away (client disconnected); the write stands regardless.
         let _ = self.reply.send(result);
+    }
+}
+
+/// The writer thread's body: asks to run ahead of request handlers, then runs the writer on a
+/// runtime of its own until the queue closes.
+fn sqlite_writer_thread(
+    writer: Conn,
+    queue: mpsc::Receiver<Box<dyn Job>>,
+    max_batch: usize,
+    checkpointer: Checkpointer,
+) {
+    match favour_this_thread(WRITER_NICE) {
+        Ok(()) => tracing::debug!(nice = WRITER_NICE, "the SQLite writer runs ahead of requests"),
+        Err(error) => tracing::info!(
+            %error,
+            "the SQLite writer runs at the process's priority (grant CAP_SYS_NICE or LimitNICE to let it \
+             run ahead of requests)"
+        ),
+    }
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(run_sqlite_writer(writer, queue, max_batch, checkpointer)),
+        Err(error) => tracing::error!(%error, "the SQLite writer could not start"),
     }
 }
 
