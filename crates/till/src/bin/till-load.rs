@@ -241,6 +241,11 @@ fn print_report(report: &bench::BenchReport) {
     for (node, kib) in report.peak_rss_kib.iter().enumerate() {
         println!("peak RSS node {node}   {:.1} MiB", *kib as f64 / 1024.0);
     }
+    let cpu = &report.cpu_us_per_sale;
+    println!(
+        "CPU per sale      {:.0} µs in the nodes, {:.0} µs in the load generator",
+        cpu.nodes, cpu.load_generator
+    );
     if let (Some(baseline), Some(ratio)) = (&report.baseline, report.ratio) {
         println!(
             "baseline          {:.0}/s, mean of {:.0} before and {:.0} after the run ({})",

@@ -14,6 +14,7 @@
 use super::client::Client;
 use super::cluster::{Cluster, NodeConfig};
 use super::shop::{Shop, ShopSpec, Till, admin_token, provision};
+use super::wire::Wire;
 use anyhow::{Context, Result, bail, ensure};
 use hdrhistogram::Histogram;
 use serde_json::{Value, json};
@@ -77,6 +78,18 @@ pub struct Baseline {
     pub after: f64,
 }
 
+/// CPU time (user and system) per acknowledged sale, in microseconds. Throughput on a shared
+/// machine moves by a tenth from one run to the next; the CPU a sale costs moves far less, so
+/// it is the figure to compare two builds by.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuPerSale {
+    /// The till nodes together (a database server's own processes are not counted).
+    pub nodes: f64,
+    /// This load generator, which shares the machine with them.
+    pub load_generator: f64,
+}
+
 /// One measurement of the baseline.
 struct Rate {
     method: String,
@@ -100,6 +113,8 @@ pub struct BenchReport {
     pub ratio: Option<f64>,
     /// Each node's peak resident memory, in KiB.
     pub peak_rss_kib: Vec<u64>,
+    /// CPU time per acknowledged sale over the whole run, warm-up included.
+    pub cpu_us_per_sale: CpuPerSale,
     /// The first failures, as answered.
     pub failure_samples: Vec<String>,
 }
@@ -294,9 +309,16 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
     let workload = Arc::new(workload);
 
     let pids: Vec<u32> = cluster.nodes.iter().filter_map(|n| n.pid()).collect();
+    let wire = Arc::new(Wire::new(&cluster.urls())?);
+    let cpu_before = (cpu_us(&pids), cpu_us(&[std::process::id()]));
     let outcome = match plan.pace {
-        Pace::Closed { clients } => closed_loop(&client, &workload, clients, plan).await?,
-        Pace::Open { rate } => open_loop(&client, &workload, rate, plan).await?,
+        Pace::Closed { clients } => closed_loop(&wire, &workload, clients, plan).await?,
+        Pace::Open { rate } => open_loop(&wire, &workload, rate, plan).await?,
+    };
+    let per_sale = |before: u64, after: u64| (after.saturating_sub(before)) as f64 / outcome.all_sales.max(1) as f64;
+    let cpu_us_per_sale = CpuPerSale {
+        nodes: per_sale(cpu_before.0, cpu_us(&pids)),
+        load_generator: per_sale(cpu_before.1, cpu_us(&[std::process::id()])),
     };
     let peak_rss_kib = pids.iter().map(|pid| peak_rss(*pid).unwrap_or(0)).collect();
     // The run is checked, not only timed: the tills' chains must verify.
@@ -347,6 +369,7 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
         ratio: baseline.as_ref().map(|b| per_second / b.per_second),
         baseline,
         peak_rss_kib,
+        cpu_us_per_sale,
         failure_samples: outcome.samples,
     })
 }
@@ -440,6 +463,8 @@ impl Workload {
 /// What the measured window saw.
 struct Outcome {
     sales: u64,
+    /// Acknowledged sales, warm-up included.
+    all_sales: u64,
     failures: u64,
     lines: u64,
     elapsed: Duration,
@@ -450,6 +475,7 @@ struct Outcome {
 #[derive(Default)]
 struct Tally {
     sales: u64,
+    warm_up_sales: u64,
     failures: u64,
     lines: u64,
     samples: Vec<String>,
@@ -470,6 +496,14 @@ impl Tally {
             }
         }
     }
+
+    /// A sale sent before the measured window: only counted, or reported when it failed.
+    fn record_warm_up(&mut self, ok: Result<(), String>) {
+        match ok {
+            Ok(()) => self.warm_up_sales += 1,
+            Err(sample) => self.record(Err(sample), 0),
+        }
+    }
 }
 
 fn histogram() -> Result<Histogram<u64>> {
@@ -478,7 +512,7 @@ fn histogram() -> Result<Histogram<u64>> {
 }
 
 async fn send(
-    client: &Client,
+    wire: &Wire,
     workload: &Workload,
     till: usize,
     draft: &Draft,
@@ -486,20 +520,20 @@ async fn send(
 ) -> Result<(), String> {
     let token = &workload.shop.tills[till].token;
     let body = draft.body.replace(TRANSACTION_ID, transaction_id);
-    match client.post_json_text("/v1/checkout/finalize", token, body).await {
-        Ok(reply) if reply.status == 201 => Ok(()),
-        Ok(reply) => Err(format!("{} {}", reply.status, reply.text)),
-        Err(error) => Err(error.to_string()),
+    match wire.post_json("/v1/checkout/finalize", token, body).await {
+        Ok(answer) if answer.status == 201 => Ok(()),
+        Ok(answer) => Err(format!("{} {}", answer.status, String::from_utf8_lossy(&answer.body))),
+        Err(error) => Err(format!("{error:#}")),
     }
 }
 
-async fn closed_loop(client: &Client, workload: &Arc<Workload>, clients: usize, plan: &BenchPlan) -> Result<Outcome> {
+async fn closed_loop(wire: &Arc<Wire>, workload: &Arc<Workload>, clients: usize, plan: &BenchPlan) -> Result<Outcome> {
     let start = Instant::now();
     let measure_from = start + plan.warmup;
     let until = measure_from + plan.duration;
     let tasks: Vec<_> = (0..clients.max(1))
         .map(|c| {
-            let (client, workload) = (client.clone(), workload.clone());
+            let (wire, workload) = (wire.clone(), workload.clone());
             let seed = plan.seed.wrapping_mul(1_000).wrapping_add(c as u64);
             tokio::spawn(async move {
                 let mut rng = fastrand::Rng::with_seed(seed);
@@ -515,12 +549,12 @@ async fn closed_loop(client: &Client, workload: &Arc<Workload>, clients: usize, 
                     if sent >= until {
                         break;
                     }
-                    let ok = send(&client, &workload, till, draft, &transaction_id).await;
+                    let ok = send(&wire, &workload, till, draft, &transaction_id).await;
                     if sent >= measure_from {
                         histogram.saturating_record(sent.elapsed().as_micros() as u64);
                         tally.record(ok, draft.lines);
-                    } else if let Err(sample) = ok {
-                        tally.record(Err(sample), 0);
+                    } else {
+                        tally.record_warm_up(ok);
                     }
                 }
                 anyhow::Ok((histogram, tally))
@@ -535,10 +569,12 @@ async fn closed_loop(client: &Client, workload: &Arc<Workload>, clients: usize, 
         tally.sales += t.sales;
         tally.failures += t.failures;
         tally.lines += t.lines;
+        tally.warm_up_sales += t.warm_up_sales;
         tally.samples.extend(t.samples);
     }
     Ok(Outcome {
         sales: tally.sales,
+        all_sales: tally.sales + tally.warm_up_sales,
         failures: tally.failures,
         lines: tally.lines,
         elapsed: plan.duration,
@@ -547,7 +583,7 @@ async fn closed_loop(client: &Client, workload: &Arc<Workload>, clients: usize, 
     })
 }
 
-async fn open_loop(client: &Client, workload: &Arc<Workload>, rate: u64, plan: &BenchPlan) -> Result<Outcome> {
+async fn open_loop(wire: &Arc<Wire>, workload: &Arc<Workload>, rate: u64, plan: &BenchPlan) -> Result<Outcome> {
     ensure!(rate > 0, "the rate must be positive");
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
     let shared = Arc::new(Mutex::new((histogram()?, Tally::default())));
@@ -567,18 +603,18 @@ async fn open_loop(client: &Client, workload: &Arc<Workload>, rate: u64, plan: &
         let cart = workload.pick_cart(&mut rng, till);
         let transaction_id = format!("o-{n}");
         tokio::time::sleep_until(due).await;
-        let (client, workload, shared) = (client.clone(), workload.clone(), shared.clone());
+        let (wire, workload, shared) = (wire.clone(), workload.clone(), shared.clone());
         in_flight.spawn(async move {
             let draft = &workload.carts[till][cart];
-            let ok = send(&client, &workload, till, draft, &transaction_id).await;
+            let ok = send(&wire, &workload, till, draft, &transaction_id).await;
             // From when the sale was due: waiting for a slow server counts.
             let latency = due.elapsed().as_micros() as u64;
             let mut guard = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if due >= measure_from {
                 guard.0.saturating_record(latency);
                 guard.1.record(ok, draft.lines);
-            } else if let Err(sample) = ok {
-                guard.1.record(Err(sample), 0);
+            } else {
+                guard.1.record_warm_up(ok);
             }
         });
         while in_flight.try_join_next().is_some() {}
@@ -590,12 +626,30 @@ async fn open_loop(client: &Client, workload: &Arc<Workload>, rate: u64, plan: &
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     Ok(Outcome {
         sales: tally.sales,
+        all_sales: tally.sales + tally.warm_up_sales,
         failures: tally.failures,
         lines: tally.lines,
         elapsed: plan.duration,
         histogram,
         samples: tally.samples,
     })
+}
+
+/// User and system CPU time the processes have used, in microseconds, from `/proc` (Linux;
+/// 0 elsewhere).
+fn cpu_us(pids: &[u32]) -> u64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks_per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(0);
+    let ticks: u64 = pids
+        .iter()
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // Fields after the command name, which may hold spaces, closed by the last ')'.
+            let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split_whitespace().collect();
+            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+        })
+        .sum();
+    (ticks * 1_000_000).checked_div(ticks_per_second).unwrap_or(0)
 }
 
 /// Peak resident set of a process, from `/proc` (Linux).

@@ -117,18 +117,6 @@ impl Client {
         self.send(Method::PUT, path, token, Some(body)).await
     }
 
-    /// POSTs `body`, JSON already written, to the next node in turn.
-    pub async fn post_json_text(&self, path: &str, token: &str, body: String) -> Result<Reply> {
-        let url = format!("{}{path}", self.urls[self.next_node()]);
-        let request = self
-            .http
-            .post(url)
-            .bearer_auth(token)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body);
-        answer(request).await
-    }
-
     fn next_node(&self) -> usize {
         self.next.fetch_add(1, Ordering::Relaxed) % self.urls.len()
     }

@@ -8,3 +8,4 @@ pub mod client;
 pub mod cluster;
 pub mod crash;
 pub mod shop;
+pub mod wire;
