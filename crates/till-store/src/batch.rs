@@ -60,7 +60,9 @@ impl Batch {
     }
 
     /// Queues a write the rest of the batch depends on: when it changes no row, the batch is
-    /// refused with [`StoreError::NotWritten`]. Its SQL must end in a `RETURNING` clause.
+    /// refused with [`StoreError::NotWritten`]. Its SQL must end in a `RETURNING` clause, which
+    /// PostgreSQL counts; SQLite counts the changed rows instead and runs the write without it
+    /// (see [`without_returning`]).
     pub(crate) fn push_required(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) {
         self.statements.push(Statement {
             sql: sql.into(),
@@ -74,9 +76,11 @@ impl Batch {
     pub(crate) async fn run(self, conn: &mut Conn) -> Result<(), StoreError> {
         if conn.is_sqlite() {
             for statement in self.statements {
-                let changed = Query::with_params(statement.sql, statement.params)
-                    .execute(&mut *conn)
-                    .await?;
+                let sql = match statement.required {
+                    true => without_returning(statement.sql),
+                    false => statement.sql,
+                };
+                let changed = Query::with_params(sql, statement.params).execute(&mut *conn).await?;
                 if statement.required && changed == 0 {
                     return Err(StoreError::NotWritten);
                 }
@@ -96,6 +100,20 @@ impl Batch {
         // error mapping turns into `NotWritten`.
         Query::with_params(sql, params).execute(&mut *conn).await?;
         Ok(())
+    }
+}
+
+/// `sql` without its trailing `RETURNING` clause. SQLite runs a `RETURNING` clause as a
+/// trigger, and a write with a trigger as a multi-row one, which copies every page it changes
+/// into a statement journal before changing it; a required write needs only its row count.
+fn without_returning(sql: Cow<'static, str>) -> Cow<'static, str> {
+    let cut = |text: &str| text.rfind(" RETURNING ").unwrap_or(text.len());
+    match sql {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[..cut(text)]),
+        Cow::Owned(mut text) => {
+            text.truncate(cut(&text));
+            Cow::Owned(text)
+        }
     }
 }
 
@@ -212,7 +230,7 @@ fn renumbered(sql: &str, offset: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Batch, combined, one_statement, renumbered};
+    use super::{Batch, combined, one_statement, renumbered, without_returning};
 
     fn sample() -> Batch {
         let mut batch = Batch::default();
@@ -245,6 +263,20 @@ mod tests {
         let mut longer = sample();
         longer.push("DELETE FROM e WHERE f = $1", vec![5.into()]);
         assert_eq!(one_statement(&longer.statements), combined(&longer.statements));
+    }
+
+    #[test]
+    fn sqlite_runs_a_required_write_without_its_returning_clause() {
+        assert_eq!(
+            without_returning("INSERT INTO a VALUES ($1) ON CONFLICT (x) DO NOTHING RETURNING x".into()),
+            "INSERT INTO a VALUES ($1) ON CONFLICT (x) DO NOTHING"
+        );
+        let built = String::from("UPDATE b SET c = (SELECT d FROM e) WHERE f = $1 RETURNING c");
+        assert_eq!(
+            without_returning(built.into()),
+            "UPDATE b SET c = (SELECT d FROM e) WHERE f = $1"
+        );
+        assert_eq!(without_returning("DELETE FROM a".into()), "DELETE FROM a");
     }
 
     #[test]

@@ -65,18 +65,29 @@ impl StoreError {
     }
 
     /// A write refused for want of a row it needed or because of one already there: a required
-    /// write that changed nothing, or a unique or foreign-key constraint.
+    /// write that changed nothing, or a unique, foreign-key or not-null constraint (a column
+    /// filled by a look-up that found nothing, such as a sale's open session).
     pub(crate) fn is_refused_write(&self) -> bool {
-        matches!(self, StoreError::NotWritten) || self.is_unique_violation() || self.is_foreign_key_violation()
+        matches!(self, StoreError::NotWritten)
+            || self.is_unique_violation()
+            || self.is_constraint(
+                sqlx::error::ErrorKind::ForeignKeyViolation,
+                rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY,
+            )
+            || self.is_constraint(
+                sqlx::error::ErrorKind::NotNullViolation,
+                rusqlite::ffi::SQLITE_CONSTRAINT_NOTNULL,
+            )
     }
 
-    fn is_foreign_key_violation(&self) -> bool {
+    /// True when the constraint named `postgres` on PostgreSQL, `sqlite` on SQLite, refused the write.
+    fn is_constraint(&self, postgres: sqlx::error::ErrorKind, sqlite: std::ffi::c_int) -> bool {
         match self {
-            StoreError::Database(DbError::Postgres(error)) => error
-                .as_database_error()
-                .is_some_and(|db| db.kind() == sqlx::error::ErrorKind::ForeignKeyViolation),
+            StoreError::Database(DbError::Postgres(error)) => {
+                error.as_database_error().is_some_and(|db| db.kind() == postgres)
+            }
             StoreError::Database(DbError::Sqlite(rusqlite::Error::SqliteFailure(error, _))) => {
-                error.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+                error.extended_code == sqlite
             }
             _ => false,
         }
