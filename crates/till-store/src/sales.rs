@@ -433,7 +433,7 @@ fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) ->
 /// The session is checked by a scalar subquery that leaves `session_id` null, and so refused,
 /// when the session is not open, rather than by an `INSERT ... SELECT ... WHERE EXISTS`: SQLite
 /// takes an insert from a `SELECT` for a multi-row write and copies every page it changes into
-/// a statement journal first, which was a fifth of the sale row's cost on the writer.
+/// a statement journal first: the row took 17 to 18 µs of the writer with it, 10 to 14 without.
 fn insert_sale(batch: &mut Batch, input: &CommitSale, seq: i64, credit_note: Option<&str>, response: &str, now: i64) {
     let sale = &input.sale;
     batch.push_required(

@@ -78,9 +78,9 @@ pub struct Baseline {
     pub after: f64,
 }
 
-/// CPU time (user and system) per acknowledged sale, in microseconds. Throughput on a shared
-/// machine moves by a tenth from one run to the next; the CPU a sale costs moves far less, so
-/// it is the figure to compare two builds by.
+/// CPU time (user and system) per acknowledged sale, in microseconds: where the machine's CPU
+/// goes, node against load generator. It moves with the throughput too (a faster run batches
+/// more and switches threads less), so two close builds are still compared by alternating runs.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CpuPerSale {

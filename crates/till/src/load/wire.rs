@@ -111,3 +111,62 @@ impl Node {
             .push(sender);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Wire;
+    use axum::Router;
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::post;
+
+    /// A node that echoes the bearer token and body with 201, and closes the connection after
+    /// every answer when asked to, as a node going away would.
+    async fn node(close_after_each: bool) -> String {
+        let app = Router::new().route(
+            "/echo",
+            post(move |headers: HeaderMap, body: String| async move {
+                let token = headers[header::AUTHORIZATION].to_str().unwrap_or_default().to_owned();
+                let mut answer = (StatusCode::CREATED, format!("{token}|{body}")).into_response();
+                if close_after_each {
+                    answer
+                        .headers_mut()
+                        .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+                }
+                answer
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn requests_reuse_a_connection_and_dial_again_when_the_node_closed_it() {
+        for close_after_each in [false, true] {
+            let wire = Wire::new(&[node(close_after_each).await]).unwrap();
+            for n in 0..3 {
+                let answer = wire.post_json("/echo", "tok", format!("sale {n}")).await.unwrap();
+                assert_eq!(answer.status, 201);
+                assert_eq!(answer.body, format!("Bearer tok|sale {n}").as_bytes());
+            }
+            let kept = wire.nodes[0].idle.lock().unwrap().len();
+            assert_eq!(
+                kept, 1,
+                "one connection served the requests in turn (closing: {close_after_each})"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_go_to_the_nodes_in_turn() {
+        let wire = Wire::new(&[node(false).await, node(false).await]).unwrap();
+        for n in 0..4 {
+            wire.post_json("/echo", "tok", n.to_string()).await.unwrap();
+        }
+        for node in &wire.nodes {
+            assert_eq!(node.idle.lock().unwrap().len(), 1);
+        }
+    }
+}
