@@ -315,7 +315,7 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
         Pace::Closed { clients } => closed_loop(&wire, &workload, clients, plan).await?,
         Pace::Open { rate } => open_loop(&wire, &workload, rate, plan).await?,
     };
-    let per_sale = |before: u64, after: u64| (after.saturating_sub(before)) as f64 / outcome.all_sales.max(1) as f64;
+    let per_sale = |before: u64, after: u64| after.saturating_sub(before) as f64 / outcome.all_sales.max(1) as f64;
     let cpu_us_per_sale = CpuPerSale {
         nodes: per_sale(cpu_before.0, cpu_us(&pids)),
         load_generator: per_sale(cpu_before.1, cpu_us(&[std::process::id()])),
