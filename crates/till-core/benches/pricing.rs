@@ -4,6 +4,9 @@
 //! cart does not hold. The rule book indexes rules by article, so the cost should follow the
 //! rules that touch the cart, not the size of the book.
 //!
+//! Then a 7-line cart against rules that each name hundreds of articles, as the load
+//! generator's do: the cost should follow the cart's lines, not the length of the rules' lists.
+//!
 //!     cargo bench -p till-core --bench pricing
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -38,11 +41,11 @@ fn mechanics(n: usize, first: u64) -> Mechanics {
     match n % 3 {
         0 => Mechanics::Bogo {
             buy: BuySide {
-                product_ids: vec![sku(first)],
+                product_ids: vec![sku(first)].into(),
                 quantity: 2,
             },
             get: GetSide {
-                product_ids: vec![sku(first)],
+                product_ids: vec![sku(first)].into(),
                 quantity: 1,
                 percent_bps: Bps::FULL,
             },
@@ -62,7 +65,7 @@ fn mechanics(n: usize, first: u64) -> Mechanics {
             price_cents: Cents::new(1_500).expect("an amount"),
         },
         _ => Mechanics::PercentOff {
-            product_ids: Some(vec![sku(first), sku(first + 1)]),
+            product_ids: Some(vec![sku(first), sku(first + 1)].into()),
             percent_bps: Bps::new(1_500).expect("a rate"),
             min_subtotal_cents: None,
         },
@@ -129,5 +132,48 @@ fn pricing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pricing);
+/// The load generator's two rules over a catalog of 5,000 articles: a bogo on every 40th
+/// article (125 on each side) and 10 % off every 20th from the 7th (250).
+fn long_lists() -> RuleBook {
+    let every = |step: usize, offset: usize| (0..5_000u64).skip(offset).step_by(step).map(sku).collect();
+    RuleBook::new(vec![
+        rule(
+            0,
+            Mechanics::Bogo {
+                buy: BuySide {
+                    product_ids: every(40, 0),
+                    quantity: 2,
+                },
+                get: GetSide {
+                    product_ids: every(40, 0),
+                    quantity: 1,
+                    percent_bps: Bps::new(5_000).expect("a rate"),
+                },
+                max_applications: None,
+            },
+        ),
+        rule(
+            3,
+            Mechanics::PercentOff {
+                product_ids: Some(every(20, 7)),
+                percent_bps: Bps::new(1_000).expect("a rate"),
+                min_subtotal_cents: None,
+            },
+        ),
+    ])
+}
+
+fn pricing_long_lists(c: &mut Criterion) {
+    let lines: Vec<LineToPrice> = cart().into_iter().take(7).collect();
+    // Two lines in the bogo, two in the percentage, three in neither.
+    let skus: Vec<SkuId> = [0, 40, 7, 27, 1, 2, 3].into_iter().map(sku).collect();
+    let store = StoreId::parse("paris").expect("an id");
+    let book = long_lists();
+    c.bench_function(
+        "price a 7-line cart against a bogo on 125 articles and 10 % off 250",
+        |b| b.iter(|| black_box(price_cart(&book, &lines, &skus, &store))),
+    );
+}
+
+criterion_group!(benches, pricing, pricing_long_lists);
 criterion_main!(benches);

@@ -56,7 +56,7 @@ pub enum Mechanics {
     /// reaches `minSubtotalCents`.
     PercentOff {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        product_ids: Option<Vec<SkuId>>,
+        product_ids: Option<Products>,
         percent_bps: Bps,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         min_subtotal_cents: Option<Cents>,
@@ -66,16 +66,82 @@ pub enum Mechanics {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BuySide {
-    pub product_ids: Vec<SkuId>,
+    pub product_ids: Products,
     pub quantity: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetSide {
-    pub product_ids: Vec<SkuId>,
+    pub product_ids: Products,
     pub quantity: i64,
     pub percent_bps: Bps,
+}
+
+/// The articles a rule names, in the order it names them, with a set of them built once, so
+/// that a cart's line is matched against a rule of hundreds of articles by one look-up. Built
+/// for every cart instead, that set made pricing a 7-line cart against the load generator's
+/// two rules take 24 µs rather than 3.3 (`cargo bench -p till-core --bench pricing`).
+#[derive(Clone, Debug, Default)]
+pub struct Products {
+    ids: Vec<SkuId>,
+    set: HashSet<SkuId>,
+}
+
+impl Products {
+    pub fn contains(&self, sku: &SkuId) -> bool {
+        self.set.contains(sku)
+    }
+}
+
+impl From<Vec<SkuId>> for Products {
+    fn from(ids: Vec<SkuId>) -> Products {
+        let set = ids.iter().cloned().collect();
+        Products { ids, set }
+    }
+}
+
+impl std::ops::Deref for Products {
+    type Target = [SkuId];
+
+    fn deref(&self) -> &[SkuId] {
+        &self.ids
+    }
+}
+
+impl FromIterator<SkuId> for Products {
+    fn from_iter<I: IntoIterator<Item = SkuId>>(ids: I) -> Products {
+        Products::from(ids.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<'a> IntoIterator for &'a Products {
+    type Item = &'a SkuId;
+    type IntoIter = std::slice::Iter<'a, SkuId>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.ids.iter()
+    }
+}
+
+impl PartialEq for Products {
+    fn eq(&self, other: &Products) -> bool {
+        self.ids == other.ids
+    }
+}
+
+impl Eq for Products {}
+
+impl Serialize for Products {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.ids.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Products {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Products, D::Error> {
+        Vec::<SkuId>::deserialize(deserializer).map(Products::from)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,12 +313,12 @@ impl<'a> Cart<'a> {
         Cart { lines, free, by_id }
     }
 
-    /// Free units of the lines selling one of `products`, as (line index, units), in line-id
-    /// order.
-    fn holding(&self, products: &HashSet<&SkuId>) -> Vec<(usize, i128)> {
+    /// Free units of the lines selling an article `wanted` picks, as (line index, units), in
+    /// line-id order.
+    fn holding(&self, wanted: impl Fn(&SkuId) -> bool) -> Vec<(usize, i128)> {
         self.by_id
             .iter()
-            .filter(|i| self.free[**i] > 0 && self.lines[**i].sku.as_ref().is_some_and(|s| products.contains(s)))
+            .filter(|i| self.free[**i] > 0 && self.lines[**i].sku.as_ref().is_some_and(&wanted))
             .map(|i| (*i, self.free[*i]))
             .collect()
     }
@@ -283,13 +349,15 @@ impl<'a> Cart<'a> {
     }
 
     fn plan_bogo(&self, buy: &BuySide, get: &GetSide, max: Option<i64>) -> Result<Option<Plan>, Overflow> {
-        let buy_set: HashSet<&SkuId> = buy.product_ids.iter().collect();
-        let get_set: HashSet<&SkuId> = get.product_ids.iter().collect();
         let (need_buy, need_get) = (i128::from(buy.quantity), i128::from(get.quantity));
         // Candidates to discount: cheapest first.
-        let mut gettable = self.holding(&get_set);
+        let mut gettable = self.holding(|sku| get.product_ids.contains(sku));
         gettable.sort_by_key(|(i, _)| self.lines[*i].unit_price);
-        let buy_total: i128 = self.holding(&buy_set).iter().map(|(_, n)| n).sum();
+        let buy_total: i128 = self
+            .holding(|sku| buy.product_ids.contains(sku))
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
         let get_total: i128 = gettable.iter().map(|(_, n)| n).sum();
         // The k cheapest gettable units are discounted; the buy side must still hold k x buy
         // units once they are set aside. Feasibility falls as k grows: bisect.
@@ -298,7 +366,7 @@ impl<'a> Cart<'a> {
             let mut taken_from_buy = 0;
             for (i, units) in &gettable {
                 let take = left.min(*units);
-                if self.lines[*i].sku.as_ref().is_some_and(|s| buy_set.contains(s)) {
+                if self.lines[*i].sku.as_ref().is_some_and(|s| buy.product_ids.contains(s)) {
                     taken_from_buy += take;
                 }
                 left -= take;
@@ -332,7 +400,7 @@ impl<'a> Cart<'a> {
         }
         // The buy side: the dearest free units not already set aside.
         let mut buyable: Vec<(usize, i128)> = self
-            .holding(&buy_set)
+            .holding(|sku| buy.product_ids.contains(sku))
             .into_iter()
             .map(|(i, units)| {
                 (
@@ -373,7 +441,7 @@ impl<'a> Cart<'a> {
         needs.sort_by(|a, b| a.0.cmp(b.0));
         let holdings: Vec<Vec<(usize, i128)>> = needs
             .iter()
-            .map(|(sku, _)| self.holding(&HashSet::from([*sku])))
+            .map(|(wanted, _)| self.holding(|sku| sku == *wanted))
             .collect();
         let sets = needs
             .iter()
@@ -417,8 +485,8 @@ impl<'a> Cart<'a> {
         }))
     }
 
-    fn plan_percent(&self, products: &[SkuId], percent: Bps, min: Option<Cents>) -> Result<Option<Plan>, Overflow> {
-        let holding = self.holding(&products.iter().collect());
+    fn plan_percent(&self, products: &Products, percent: Bps, min: Option<Cents>) -> Result<Option<Plan>, Overflow> {
+        let holding = self.holding(|sku| products.contains(sku));
         let mut eligible = Cents::ZERO;
         let mut reductions = Vec::with_capacity(holding.len());
         for (i, units) in &holding {
@@ -542,11 +610,11 @@ mod tests {
         let products: Vec<SkuId> = articles.iter().map(|a| sku(*a)).collect();
         Mechanics::Bogo {
             buy: BuySide {
-                product_ids: products.clone(),
+                product_ids: products.clone().into(),
                 quantity: buy,
             },
             get: GetSide {
-                product_ids: products,
+                product_ids: products.into(),
                 quantity: get,
                 percent_bps: bps(percent),
             },
@@ -570,6 +638,25 @@ mod tests {
     }
 
     #[test]
+    fn a_rules_articles_keep_their_order_and_are_found_by_the_set_built_with_them() {
+        let named = [sku(3), sku(1), sku(3), sku(2)];
+        let products = Products::from(named.to_vec());
+        // The back office gets back the list it wrote, repeats included.
+        let text = serde_json::to_string(&products).unwrap();
+        let expected = serde_json::to_string(&named).unwrap();
+        assert_eq!(text, expected);
+        let read: Products = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, products);
+        assert_eq!(&*read, &named);
+        // The set answers for what was named and only that, after a round trip too.
+        for n in 0..6 {
+            let named_it = named.contains(&sku(n));
+            assert_eq!(products.contains(&sku(n)), named_it, "article {n}");
+            assert_eq!(read.contains(&sku(n)), named_it, "article {n} read back");
+        }
+    }
+
+    #[test]
     fn buy_two_get_one_free_discounts_the_cheapest_per_multiple() {
         let rules = [rule("b2g1", buy_x_get_y(2, 1, 10_000, &[1, 2]))];
         // Seven eligible units: two full multiples; the two cheapest units are free.
@@ -590,11 +677,11 @@ mod tests {
         // Buy a coffee machine, get capsules at 50 %: capsules alone earn nothing.
         let mixed = Mechanics::Bogo {
             buy: BuySide {
-                product_ids: vec![sku(1)],
+                product_ids: vec![sku(1)].into(),
                 quantity: 1,
             },
             get: GetSide {
-                product_ids: vec![sku(2)],
+                product_ids: vec![sku(2)].into(),
                 quantity: 2,
                 percent_bps: bps(5_000),
             },
@@ -646,7 +733,7 @@ mod tests {
     #[test]
     fn percent_off_needs_its_minimum_and_basket_rules_go_to_step_four() {
         let products = Mechanics::PercentOff {
-            product_ids: Some(vec![sku(1)]),
+            product_ids: Some(vec![sku(1)].into()),
             percent_bps: bps(1_000),
             min_subtotal_cents: Some(cents(2_000)),
         };
@@ -676,7 +763,7 @@ mod tests {
         let mut low_but_rich = rule(
             "rich",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(1)]),
+                product_ids: Some(vec![sku(1)].into()),
                 percent_bps: bps(5_000),
                 min_subtotal_cents: None,
             },
@@ -684,7 +771,7 @@ mod tests {
         let mut high_but_poor = rule(
             "poor",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(1)]),
+                product_ids: Some(vec![sku(1)].into()),
                 percent_bps: bps(1_000),
                 min_subtotal_cents: None,
             },
@@ -707,7 +794,7 @@ mod tests {
         let mut exclusive = rule(
             "solo",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(1)]),
+                product_ids: Some(vec![sku(1)].into()),
                 percent_bps: bps(3_000),
                 min_subtotal_cents: None,
             },
@@ -716,7 +803,7 @@ mod tests {
         let other = rule(
             "other",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(2)]),
+                product_ids: Some(vec![sku(2)].into()),
                 percent_bps: bps(1_000),
                 min_subtotal_cents: None,
             },
@@ -767,7 +854,7 @@ mod tests {
         let touching = rule(
             "a",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(1)]),
+                product_ids: Some(vec![sku(1)].into()),
                 percent_bps: bps(100),
                 min_subtotal_cents: None,
             },
@@ -775,7 +862,7 @@ mod tests {
         let elsewhere = rule(
             "b",
             Mechanics::PercentOff {
-                product_ids: Some(vec![sku(9)]),
+                product_ids: Some(vec![sku(9)].into()),
                 percent_bps: bps(100),
                 min_subtotal_cents: None,
             },

@@ -205,11 +205,11 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
         active: true,
         mechanics: Mechanics::Bogo {
             buy: BuySide {
-                product_ids: baguettes.clone(),
+                product_ids: baguettes.clone().into(),
                 quantity: 2,
             },
             get: GetSide {
-                product_ids: baguettes,
+                product_ids: baguettes.into(),
                 quantity: 1,
                 percent_bps: Bps::FULL,
             },

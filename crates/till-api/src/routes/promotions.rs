@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use till_core::ids::{PromotionId, SkuId, StoreId};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
-use till_core::promotions::{BuySide, Component, GetSide, Mechanics, PromotionRule};
+use till_core::promotions::{BuySide, Component, GetSide, Mechanics, Products, PromotionRule};
 use till_store::promotions::{Replaced, StoredRule};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -216,7 +216,7 @@ fn bogo(root: &Obj<'_>) -> Option<Mechanics> {
         let ids = side.required("productIds", products);
         let quantity = side.required("quantity", quantity);
         Some(BuySide {
-            product_ids: ids?,
+            product_ids: ids?.into(),
             quantity: quantity?,
         })
     });
@@ -226,7 +226,7 @@ fn bogo(root: &Obj<'_>) -> Option<Mechanics> {
         let quantity = side.required("quantity", quantity);
         let percent = side.required("percentBps", |f| f.bps(1));
         Some(GetSide {
-            product_ids: ids?,
+            product_ids: ids?.into(),
             quantity: quantity?,
             percent_bps: percent?,
         })
@@ -270,7 +270,7 @@ fn percent_off(root: &Obj<'_>) -> Option<Mechanics> {
     let percent = root.required("percentBps", |f| f.bps(1));
     let minimum = root.optional("minSubtotalCents", |f| f.cents());
     Some(Mechanics::PercentOff {
-        product_ids: product_ids?,
+        product_ids: product_ids?.map(Products::from),
         percent_bps: percent?,
         min_subtotal_cents: minimum?,
     })
