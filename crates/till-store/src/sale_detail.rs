@@ -43,7 +43,11 @@ impl SaleDetail {
             vat: &record.vat,
             adjustments: &record.adjustments,
         };
-        serde_json::to_string(&detail).map_err(|_| StoreError::Corrupt("a sale's detail cannot be written".into()))
+        let unwritable = || StoreError::Corrupt("a sale's detail cannot be written".into());
+        // Sized like the sale's answer (see `build_sale`), rather than grown from 128 bytes.
+        let mut text = Vec::with_capacity(4096);
+        serde_json::to_writer(&mut text, &detail).map_err(|_| unwritable())?;
+        String::from_utf8(text).map_err(|_| unwritable())
     }
 
     pub(crate) fn read(text: &str) -> Result<Self, StoreError> {

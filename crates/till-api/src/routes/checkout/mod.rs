@@ -525,7 +525,11 @@ fn build_sale(
         coupon: coupon_block(quote),
         emitted_at: format_utc(now),
     };
-    let body = serde_json::to_string(&event).map_err(ApiError::internal)?;
+    // Sized for a sale of about ten lines: serde_json's own buffer starts at 128 bytes and is
+    // copied each time it doubles.
+    let mut body = Vec::with_capacity(4096);
+    serde_json::to_writer(&mut body, &event).map_err(ApiError::internal)?;
+    let body = String::from_utf8(body).map_err(ApiError::internal)?;
     Ok(NewSale {
         transaction_id: request.transaction_id,
         event_id: event.id,
