@@ -137,8 +137,8 @@ const RESERVE: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, la
 
 /// [`RESERVE`] for SQLite, in three plain statements: SQLite copies every page an upsert, or a
 /// statement with `RETURNING`, changes into a statement journal first: in the writer's
-/// statement profile the upsert took 5.2 µs a sale, these 2.8 together. Its one writer leaves
-/// no race between them.
+/// statement profile the upsert took 5.2 µs a sale, these 2 to 3 together. Its one writer
+/// leaves no race between them.
 const ADVANCE: &str = "UPDATE fiscal_heads SET last_seq = last_seq + 1 WHERE register_id = $1 AND kind = $2";
 const START: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL)";
 const HEAD: &str = "SELECT last_seq, last_signature, holds FROM fiscal_heads WHERE register_id = $1 AND kind = $2";
