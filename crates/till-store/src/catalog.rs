@@ -6,6 +6,7 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
+use std::sync::Arc;
 use till_core::catalog::CatalogItem;
 use till_core::ids::SkuId;
 use till_core::instant::{from_micros, to_micros};
@@ -77,7 +78,7 @@ impl Store {
 
     /// The articles among `sku_ids` that the authority carries, from this node's cache where
     /// it has them (see [`crate::catalog_cache`]).
-    pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
+    pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, Arc<CatalogItem>>, StoreError> {
         let cache = self.catalog_cache();
         if !cache.fresh() {
             let _one_check = cache.checking.lock().await;
@@ -98,7 +99,7 @@ impl Store {
         Ok(lookup.found)
     }
 
-    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, CatalogItem>, StoreError> {
+    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, Arc<CatalogItem>>, StoreError> {
         let mut found = HashMap::with_capacity(sku_ids.len());
         for chunk in sku_ids.chunks(IMPORT_CHUNK) {
             let sql = format!(
@@ -111,7 +112,7 @@ impl Store {
             }
             for row in query.fetch_all(self.reader()).await? {
                 let record = catalog_from_row(&row)?;
-                found.insert(record.item.sku_id.clone(), record.item);
+                found.insert(record.item.sku_id.clone(), Arc::new(record.item));
             }
         }
         Ok(found)

@@ -6,7 +6,7 @@
 //! here within `ttl`. A write on this node forgets them before it answers.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 use till_core::catalog::CatalogItem;
 use till_core::ids::SkuId;
@@ -24,7 +24,9 @@ pub(crate) struct CatalogCache {
 
 #[derive(Default)]
 struct Cached {
-    items: HashMap<SkuId, CatalogItem>,
+    /// Shared with the look-ups that found them: a sale takes a reference per line rather
+    /// than a copy of the article's texts.
+    items: HashMap<SkuId, Arc<CatalogItem>>,
     /// Moves whenever `items` is emptied, so that a read that began before cannot put back
     /// what it found.
     generation: u64,
@@ -34,7 +36,7 @@ struct Cached {
 
 /// What a look-up found, and what it must read itself.
 pub(crate) struct Lookup<'a> {
-    pub found: HashMap<SkuId, CatalogItem>,
+    pub found: HashMap<SkuId, Arc<CatalogItem>>,
     pub missing: Vec<&'a SkuId>,
     generation: u64,
 }
@@ -91,7 +93,7 @@ impl CatalogCache {
     }
 
     /// Keeps what a look-up read from the database, unless the cache was emptied meanwhile.
-    pub(crate) fn keep<'i>(&self, lookup: &Lookup<'_>, read: impl IntoIterator<Item = &'i CatalogItem>) {
+    pub(crate) fn keep<'i>(&self, lookup: &Lookup<'_>, read: impl IntoIterator<Item = &'i Arc<CatalogItem>>) {
         let mut state = self.write();
         if state.generation != lookup.generation {
             return;
@@ -131,13 +133,13 @@ mod tests {
         SkuId::parse(&format!("{n:064x}")).unwrap()
     }
 
-    fn item(n: u8, price: i64) -> CatalogItem {
-        CatalogItem {
+    fn item(n: u8, price: i64) -> Arc<CatalogItem> {
+        Arc::new(CatalogItem {
             sku_id: sku(n),
             name: format!("article {n}"),
             price: Cents::new(price).unwrap(),
             vat_rate: VatRate::from_hundredths(2000).unwrap(),
-        }
+        })
     }
 
     #[test]

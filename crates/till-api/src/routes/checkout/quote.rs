@@ -5,6 +5,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use jiff::Timestamp;
 use std::collections::HashMap;
+use std::sync::Arc;
 use till_core::catalog::CatalogItem;
 use till_core::ids::{CouponCode, SkuId, StoreId};
 use till_core::pricing::{CouponToApply, LineToPrice, Priced, PricingError, PricingInput, Source, price};
@@ -131,7 +132,7 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
 }
 
 /// Each line at the price the server stands behind: the authority's, or a custom line's own.
-fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, CatalogItem>) -> Result<Vec<LineToPrice>, ApiError> {
+fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Result<Vec<LineToPrice>, ApiError> {
     cart.lines
         .iter()
         .map(|line| {
