@@ -433,6 +433,13 @@ impl Conn {
     /// Runs `sql` (one or more statements, no values) as it is: transaction control, pragmas.
     pub(crate) async fn run_script(&mut self, sql: &str) -> Result<(), DbError> {
         match &mut self.0 {
+            // The SQLite writer runs BEGIN and COMMIT for every batch: kept prepared, they are
+            // not parsed again each time. A script of several statements is run as it is.
+            Link::Sqlite(conn) if !sql.contains(';') => conn
+                .prepare_cached(sql)
+                .and_then(|mut statement| statement.raw_execute())
+                .map(drop)
+                .map_err(DbError::Sqlite),
             Link::Sqlite(conn) => conn.execute_batch(sql).map_err(DbError::Sqlite),
             Link::Postgres(pg) => sqlx::Executor::execute(pg.as_mut(), AssertSqlSafe(sql.to_owned()))
                 .await
