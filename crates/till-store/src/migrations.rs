@@ -30,6 +30,7 @@ pub(crate) fn sqlite() -> Migrator {
         9 "0009_ticket_in_one_statement",
         10 "0010_sale_detail",
         11 "0011_lines_in_sale_detail",
+        12 "0012_partial_returns_index",
     ))
 }
 

@@ -126,6 +126,12 @@ pub struct ReturnSummary {
     pub lines: Vec<(String, i64, i64)>,
 }
 
+/// The returns made against one original sale, found through `sales_by_original`, which holds
+/// returns alone (migration 0012 on SQLite).
+const RETURNS_AGAINST: &str = "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, \
+         emitted_at, detail \
+     FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id";
+
 impl Store {
     /// The sale `transaction_id` with what remains returnable of it.
     pub async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError> {
@@ -200,14 +206,10 @@ impl Store {
     /// The returns made against `transaction_id`, oldest first.
     pub async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError> {
         let mut conn = self.reader().acquire().await?;
-        let rows = query(
-            "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, emitted_at, \
-                 detail \
-             FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id",
-        )
-        .bind(transaction_id.as_str())
-        .fetch_all(&mut conn)
-        .await?;
+        let rows = query(RETURNS_AGAINST)
+            .bind(transaction_id.as_str())
+            .fetch_all(&mut conn)
+            .await?;
         let mut returns = Vec::with_capacity(rows.len());
         let mut lines_elsewhere = false;
         for row in &rows {
@@ -291,4 +293,46 @@ fn cents(row: &Row, column: &str) -> Result<Cents, StoreError> {
 
 fn corrupt(what: &str) -> StoreError {
     StoreError::Corrupt(format!("sale {what} out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RETURNS_AGAINST;
+    use crate::{Store, StoreOptions};
+
+    /// A plain sale names no original sale, so it leaves no entry in the returns' index; the
+    /// look-up of a sale's returns still goes through that index rather than a scan of sales.
+    #[tokio::test]
+    async fn returns_are_found_through_an_index_that_plain_sales_stay_out_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("till.db");
+        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        store.close().await;
+
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let partial: bool = conn
+            .query_row(
+                "SELECT partial FROM pragma_index_list('sales') WHERE name = 'sales_by_original'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert!(
+            partial,
+            "the index holds the sales that name an original sale, and no others"
+        );
+        let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {RETURNS_AGAINST}")).unwrap();
+        let steps: Vec<String> = plan
+            .query_map(["a sale id"], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            steps.iter().any(|step| step.contains("USING INDEX sales_by_original")),
+            "{steps:?}"
+        );
+    }
 }
