@@ -238,8 +238,21 @@ fn print_report(report: &bench::BenchReport) {
     if l.p50 > 0 {
         println!("p99 / p50         {:.2}", l.p99 as f64 / l.p50 as f64);
     }
-    for (node, kib) in report.peak_rss_kib.iter().enumerate() {
-        println!("peak RSS node {node}   {:.1} MiB", *kib as f64 / 1024.0);
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    for (node, (kib, under_load)) in report
+        .peak_rss_kib
+        .iter()
+        .zip(&report.peak_rss_under_load_kib)
+        .enumerate()
+    {
+        match under_load {
+            Some(load) => println!(
+                "peak RSS node {node}   {:.1} MiB under load, {:.1} MiB with provisioning",
+                mib(*load),
+                mib(*kib)
+            ),
+            None => println!("peak RSS node {node}   {:.1} MiB", mib(*kib)),
+        }
     }
     let cpu = &report.cpu_us_per_sale;
     println!(
