@@ -5,7 +5,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The recorder is global to the process (the `metrics` facade has one), so every server in a
 /// process, such as the many of a test run, shares it.
@@ -23,9 +23,29 @@ pub fn handle() -> PrometheusHandle {
             let handle = recorder.handle();
             // Another recorder may already be installed (a host embedding us); ours still renders.
             let _ = metrics::set_global_recorder(recorder);
+            keep_up(handle.clone());
             handle
         })
         .clone()
+}
+
+/// How often recorded timings are folded into their buckets when nothing scrapes `/metrics`.
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The recorder keeps every timing it is given until a scrape or an upkeep folds it into its
+/// histogram's buckets, and nothing runs an upkeep for a recorder built without the exporter's
+/// own HTTP listener: a node nobody scraped held about 150 KB more each second at 7,000 sales/s.
+/// A thread of the process, like the recorder, folds them in.
+fn keep_up(handle: PrometheusHandle) {
+    let started = std::thread::Builder::new().name("till-metrics".into()).spawn(move || {
+        loop {
+            std::thread::sleep(UPKEEP_INTERVAL);
+            handle.run_upkeep();
+        }
+    });
+    if let Err(error) = started {
+        tracing::warn!(%error, "the metrics upkeep thread could not start; timings wait for a scrape");
+    }
 }
 
 /// Counts requests and times them by route template, method and status.
