@@ -430,7 +430,8 @@ impl Conn {
         matches!(self.0, Link::Sqlite(_))
     }
 
-    /// Runs `sql` (one or more statements, no values) as it is: transaction control, pragmas.
+    /// Runs `sql` (one or more statements, no values, no rows back) as it is: transaction
+    /// control, schema changes.
     pub(crate) async fn run_script(&mut self, sql: &str) -> Result<(), DbError> {
         match &mut self.0 {
             // The SQLite writer runs BEGIN and COMMIT for every batch: kept prepared, they are
