@@ -172,6 +172,10 @@ pub struct TenderSet {
     pub sequence: i64,
 }
 
+/// Room to write a sale's stored texts (its answer, its detail) without regrowing: about
+/// 2 KB each for a sale of ten lines.
+pub const SALE_TEXT_BYTES: usize = 4096;
+
 /// A finalize request, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SaleRequest {

@@ -203,7 +203,7 @@ fn sync_database_file(conn: &rusqlite::Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::WRITER_BACKSTOP_PAGES;
-    use crate::db::{Store, StoreOptions};
+    use crate::db::scratch_sqlite_store;
     use crate::error::StoreError;
     use crate::sql::{Conn, query};
     use futures::future::BoxFuture;
@@ -241,10 +241,7 @@ mod tests {
     #[tokio::test]
     async fn the_log_starts_over_under_continuous_writes_before_the_writers_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("till.db");
-        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
-            .await
-            .unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
         store
             .write((), |conn, _| {
                 Box::pin(async move {
@@ -276,10 +273,7 @@ mod tests {
     #[tokio::test]
     async fn committed_writes_reach_the_database_file_without_the_writers_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("till.db");
-        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
-            .await
-            .unwrap();
+        let (path, store) = scratch_sqlite_store(dir.path()).await;
         store.write((), create_and_note).await.unwrap();
 
         let copy = dir.path().join("copy.db");

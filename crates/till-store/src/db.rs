@@ -584,6 +584,17 @@ async fn run_batch(conn: &mut Conn, batch: &mut [Box<dyn Job>]) -> Result<(), Db
     committed
 }
 
+/// A store on a SQLite database `till.db` of its own in `dir`, with default options, and the
+/// database file's path, for tests that look at the file.
+#[cfg(test)]
+pub(crate) async fn scratch_sqlite_store(dir: &std::path::Path) -> (std::path::PathBuf, Store) {
+    let path = dir.join("till.db");
+    let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
+        .await
+        .expect("a SQLite store in a scratch directory");
+    (path, store)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,7 +145,7 @@ const HEAD: &str = "SELECT last_seq, last_signature, holds FROM fiscal_heads WHE
 
 /// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
 pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
-    let head = if conn.as_sqlite().is_some() {
+    let head = if conn.is_sqlite() {
         let advanced = query(ADVANCE)
             .bind(register_id)
             .bind(kind.as_str())

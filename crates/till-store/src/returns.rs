@@ -298,17 +298,14 @@ fn corrupt(what: &str) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::RETURNS_AGAINST;
-    use crate::{Store, StoreOptions};
+    use crate::db::scratch_sqlite_store;
 
     /// A plain sale names no original sale, so it leaves no entry in the returns' index; the
     /// look-up of a sale's returns still goes through that index rather than a scan of sales.
     #[tokio::test]
     async fn returns_are_found_through_an_index_that_plain_sales_stay_out_of() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("till.db");
-        let store = Store::connect(&format!("sqlite://{}", path.display()), &StoreOptions::default())
-            .await
-            .unwrap();
+        let (path, store) = scratch_sqlite_store(dir.path()).await;
         store.migrate().await.unwrap();
         store.close().await;
 

@@ -11,7 +11,9 @@ use crate::error::StoreError;
 use crate::sql::{Column, Conn, Query, Row, query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use till_core::canonical::to_compact_string;
 use till_core::fiscal::payload::{SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat};
+use till_core::sale::SALE_TEXT_BYTES;
 
 /// The document as read back.
 #[derive(Debug, Deserialize, PartialEq)]
@@ -43,11 +45,8 @@ impl SaleDetail {
             vat: &record.vat,
             adjustments: &record.adjustments,
         };
-        let unwritable = || StoreError::Corrupt("a sale's detail cannot be written".into());
-        // Sized like the sale's answer (see `build_sale`), rather than grown from 128 bytes.
-        let mut text = Vec::with_capacity(4096);
-        serde_json::to_writer(&mut text, &detail).map_err(|_| unwritable())?;
-        String::from_utf8(text).map_err(|_| unwritable())
+        to_compact_string(&detail, SALE_TEXT_BYTES)
+            .map_err(|_| StoreError::Corrupt("a sale's detail cannot be written".into()))
     }
 
     pub(crate) fn read(text: &str) -> Result<Self, StoreError> {

@@ -36,12 +36,13 @@ use quote::{Quote, QuoteRequest, quote};
 use request::{PriceRequestBody, SaleRequestBody, parse_price, parse_sale};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use till_core::canonical::to_compact_string;
 use till_core::grant::Grant;
 use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
 use till_core::pricing::{LineToPrice, VatTotal};
-use till_core::sale::{SaleRequest, SaleType, Tender, TenderSet};
+use till_core::sale::{SALE_TEXT_BYTES, SaleRequest, SaleType, Tender, TenderSet};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
 use till_store::sessions::SessionRecord;
@@ -525,11 +526,7 @@ fn build_sale(
         coupon: coupon_block(quote),
         emitted_at: format_utc(now),
     };
-    // Sized for a sale of about ten lines: serde_json's own buffer starts at 128 bytes and is
-    // copied each time it doubles.
-    let mut body = Vec::with_capacity(4096);
-    serde_json::to_writer(&mut body, &event).map_err(ApiError::internal)?;
-    let body = String::from_utf8(body).map_err(ApiError::internal)?;
+    let body = to_compact_string(&event, SALE_TEXT_BYTES).map_err(ApiError::internal)?;
     Ok(NewSale {
         transaction_id: request.transaction_id,
         event_id: event.id,
