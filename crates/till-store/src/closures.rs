@@ -288,24 +288,23 @@ async fn close_day(
         Some(row) => (row.try_get("last_seq")?, row.try_get("last_signature")?),
         None => (0, None),
     };
-    let totals = query(
-        "SELECT COUNT(*) AS tickets, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total, \
-                COALESCE(CAST(SUM(ABS(total_cents)) AS BIGINT), 0) AS magnitude \
-         FROM sales WHERE register_id = $1 AND fiscal_seq > $2 AND fiscal_seq <= $3",
-    )
-    .bind(register_id)
-    .bind(previous_last)
-    .bind(head_seq)
-    .fetch_one(&mut *conn)
-    .await?;
-    let count: i64 = totals.try_get("tickets")?;
-    let total: i64 = totals.try_get("total")?;
-    let magnitude: i64 = totals.try_get("magnitude")?;
     let tickets = Sales::Tickets {
         register_id,
         after: previous_last,
         through: head_seq,
     };
+    let totals = tickets
+        .bind(query(format!(
+            "SELECT COUNT(*) AS tickets, COALESCE(CAST(SUM(s.total_cents) AS BIGINT), 0) AS total, \
+                 COALESCE(CAST(SUM(ABS(s.total_cents)) AS BIGINT), 0) AS magnitude \
+             FROM sales s WHERE {}",
+            tickets.clause()
+        )))
+        .fetch_one(&mut *conn)
+        .await?;
+    let count: i64 = totals.try_get("tickets")?;
+    let total: i64 = totals.try_get("total")?;
+    let magnitude: i64 = totals.try_get("magnitude")?;
     let vat = sale_detail::vat_by_rate(conn, tickets).await?;
     let record = ClosureRecord {
         register_id: register_id.to_owned(),

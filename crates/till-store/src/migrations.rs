@@ -31,6 +31,7 @@ pub(crate) fn sqlite() -> Migrator {
         10 "0010_sale_detail",
         11 "0011_lines_in_sale_detail",
         12 "0012_partial_returns_index",
+        13 "0013_tickets_through_the_journal",
     ))
 }
 
@@ -47,5 +48,6 @@ pub(crate) fn postgres() -> Migrator {
         9 "0009_ticket_in_one_statement",
         10 "0010_sale_detail",
         11 "0011_lines_in_sale_detail",
+        12 "0012_tickets_through_the_journal",
     ))
 }

@@ -86,14 +86,20 @@ pub(crate) enum Sales<'a> {
 
 impl Sales<'_> {
     /// The sales' filter, on `sales s`; its parameters are bound by [`Sales::bind`].
-    fn clause(self) -> &'static str {
+    pub(crate) fn clause(self) -> &'static str {
         match self {
             Sales::Session(_) => "s.session_id = $1",
-            Sales::Tickets { .. } => "s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3",
+            // A register's tickets are found by their entries in its journal, whose key is
+            // the register and the sequence: `sales` keeps no index of its own on them.
+            Sales::Tickets { .. } => {
+                "s.transaction_id IN (SELECT e.reference FROM fiscal_entries e \
+                     WHERE e.register_id = $1 AND e.kind = 'ticket' AND e.seq > $2 AND e.seq <= $3) \
+                 AND s.register_id = $1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3"
+            }
         }
     }
 
-    fn bind(self, query: Query) -> Query {
+    pub(crate) fn bind(self, query: Query) -> Query {
         match self {
             Sales::Session(session_id) => query.bind(session_id),
             Sales::Tickets {
@@ -261,5 +267,57 @@ mod tests {
         let mut near = Totals::default();
         near.add("cash", i64::MAX, 0).unwrap();
         assert!(near.add("cash", 1, 0).is_err());
+    }
+
+    /// `sales` keeps no index of a register's tickets; a closure's and an archive's readers
+    /// find them through the journal's key, then each sale by its id, never by a scan of every
+    /// register's sales.
+    #[tokio::test]
+    async fn a_registers_tickets_are_read_through_the_journal_not_a_scan_of_sales() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store) = crate::db::scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        store.close().await;
+
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let indexes: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_index_list('sales')")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(!indexes.iter().any(|name| name == "sales_by_ticket"), "{indexes:?}");
+
+        let tickets = Sales::Tickets {
+            register_id: "r1",
+            after: 0,
+            through: 10,
+        };
+        let register = crate::snapshot::SaleScope::Register;
+        for (clause, params) in [(tickets.clause(), 3), (register.clause(), 1)] {
+            let sql = crate::sql::numbered_placeholders(clause);
+            let mut plan = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN SELECT s.detail FROM sales s WHERE {sql}"))
+                .unwrap();
+            let steps: Vec<String> = plan
+                .query_map(
+                    rusqlite::params_from_iter(["r1", "0", "10"].iter().take(params)),
+                    |row| row.get::<_, String>(3),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert!(
+                !steps.iter().any(|step| step.starts_with("SCAN s")),
+                "{clause}: {steps:?}"
+            );
+            assert!(
+                steps
+                    .iter()
+                    .any(|step| step.contains("sqlite_autoindex_fiscal_entries_1")),
+                "{clause}: {steps:?}"
+            );
+        }
     }
 }

@@ -204,9 +204,13 @@ pub(crate) enum SaleScope {
 }
 
 impl SaleScope {
-    fn clause(self) -> &'static str {
+    pub(crate) fn clause(self) -> &'static str {
         match self {
-            SaleScope::Register => "s.register_id = $1",
+            // Through the register's journal, as a closure finds its tickets.
+            SaleScope::Register => {
+                "s.transaction_id IN (SELECT e.reference FROM fiscal_entries e \
+                     WHERE e.register_id = $1 AND e.kind = 'ticket') AND s.register_id = $1"
+            }
             SaleScope::Transaction => "s.transaction_id = $1",
         }
     }

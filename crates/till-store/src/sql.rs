@@ -235,7 +235,7 @@ fn sqlite_text(sql: &Cow<'static, str>) -> Cow<'static, str> {
 
 /// SQLite reads `$1` as a parameter *named* "$1", numbered by first appearance; `?1` is the
 /// first parameter wherever it appears. Quoted text is left alone.
-fn numbered_placeholders(sql: &str) -> Cow<'_, str> {
+pub(crate) fn numbered_placeholders(sql: &str) -> Cow<'_, str> {
     if !sql.contains('$') {
         return Cow::Borrowed(sql);
     }
