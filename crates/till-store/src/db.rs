@@ -595,6 +595,28 @@ pub(crate) async fn scratch_sqlite_store(dir: &std::path::Path) -> (std::path::P
     (path, store)
 }
 
+/// The schema's database file in `dir`, migrated and closed, opened again by a plain
+/// connection, for tests that read its layout and SQLite's plans.
+#[cfg(test)]
+pub(crate) async fn migrated_scratch_database(dir: &std::path::Path) -> rusqlite::Connection {
+    let (path, store) = scratch_sqlite_store(dir).await;
+    store.migrate().await.expect("migrations apply");
+    store.close().await;
+    rusqlite::Connection::open(&path).expect("the migrated database opens")
+}
+
+/// The steps of SQLite's plan for `sql` (written with `$n` placeholders) with `params` bound.
+#[cfg(test)]
+pub(crate) fn query_plan(conn: &rusqlite::Connection, sql: &str, params: &[&str]) -> Vec<String> {
+    let sql = crate::sql::numbered_placeholders(sql);
+    let mut plan = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .expect("the statement prepares");
+    plan.query_map(rusqlite::params_from_iter(params), |row| row.get::<_, String>(3))
+        .and_then(|steps| steps.collect())
+        .expect("the plan reads")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

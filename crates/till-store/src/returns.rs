@@ -298,18 +298,14 @@ fn corrupt(what: &str) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::RETURNS_AGAINST;
-    use crate::db::scratch_sqlite_store;
+    use crate::db::{migrated_scratch_database, query_plan};
 
     /// A plain sale names no original sale, so it leaves no entry in the returns' index; the
     /// look-up of a sale's returns still goes through that index rather than a scan of sales.
     #[tokio::test]
     async fn returns_are_found_through_an_index_that_plain_sales_stay_out_of() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, store) = scratch_sqlite_store(dir.path()).await;
-        store.migrate().await.unwrap();
-        store.close().await;
-
-        let conn = rusqlite::Connection::open(&path).unwrap();
+        let conn = migrated_scratch_database(dir.path()).await;
         let partial: bool = conn
             .query_row(
                 "SELECT partial FROM pragma_index_list('sales') WHERE name = 'sales_by_original'",
@@ -321,12 +317,7 @@ mod tests {
             partial,
             "the index holds the sales that name an original sale, and no others"
         );
-        let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {RETURNS_AGAINST}")).unwrap();
-        let steps: Vec<String> = plan
-            .query_map(["a sale id"], |row| row.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let steps = query_plan(&conn, RETURNS_AGAINST, &["a sale id"]);
         assert!(
             steps.iter().any(|step| step.contains("USING INDEX sales_by_original")),
             "{steps:?}"
