@@ -17,6 +17,7 @@ mod error;
 mod gathered_log;
 pub mod journal;
 mod migrations;
+pub mod packed;
 pub mod promotions;
 pub mod receipts;
 mod reports;

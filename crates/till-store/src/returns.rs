@@ -3,6 +3,7 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::packed;
 use crate::sale_detail::{SaleDetail, line_of_row};
 use crate::sql::{Conn, Row, query};
 use jiff::Timestamp;
@@ -129,7 +130,7 @@ pub struct ReturnSummary {
 /// The returns made against one original sale, found through `sales_by_original`, which holds
 /// returns alone (migration 0012 on SQLite).
 const RETURNS_AGAINST: &str = "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, \
-         emitted_at, detail \
+         emitted_at, detail, packed \
      FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id";
 
 impl Store {
@@ -138,7 +139,7 @@ impl Store {
         let mut conn = self.reader().acquire().await?;
         let Some(sale) = query(
             "SELECT kind, store_id, register_id, fiscal_seq, customer_id, total_cents, points_earned, refunded_cents, \
-                 points_returned, detail, returned_units \
+                 points_returned, detail, packed, returned_units \
              FROM sales WHERE transaction_id = $1 AND fiscal_seq > 0",
         )
         .bind(transaction_id.as_str())
@@ -262,7 +263,7 @@ impl Store {
 /// The lines in the sale `row`'s detail document; `None` when the sale keeps its lines in
 /// `sale_lines` (written before migration 0011).
 fn lines_in_detail(row: &Row) -> Result<Option<Vec<SaleRecordLine>>, StoreError> {
-    match row.try_get::<Option<String>>("detail")? {
+    match packed::detail_of(row)? {
         Some(text) => Ok(SaleDetail::read(&text)?.lines),
         None => Ok(None),
     }

@@ -8,6 +8,7 @@
 //! an index entry and a foreign-key check per row (docs/performance.md).
 
 use crate::error::StoreError;
+use crate::packed;
 use crate::sql::{Column, Conn, Query, Row, query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -114,13 +115,14 @@ impl Sales<'_> {
     async fn details(self, conn: &mut Conn) -> Result<Vec<SaleDetail>, StoreError> {
         let rows = self
             .bind(query(format!(
-                "SELECT s.detail FROM sales s WHERE {} AND s.detail IS NOT NULL",
+                "SELECT s.detail, s.packed FROM sales s WHERE {} AND (s.detail IS NOT NULL OR s.packed IS NOT NULL)",
                 self.clause()
             )))
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
-            .map(|row| SaleDetail::read(&row.try_get::<String>("detail")?))
+            .filter_map(|row| packed::detail_of(row).transpose())
+            .map(|text| SaleDetail::read(&text?))
             .collect()
     }
 }

@@ -7,6 +7,7 @@
 use crate::closures::closure_from_row;
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::packed;
 use crate::reports::shift_record;
 use crate::sale_detail::{SaleDetail, line_of_row};
 use crate::sql::{Conn, Row, query};
@@ -235,7 +236,7 @@ pub(crate) async fn sale_records(
     let rows = query(format!(
         "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
              subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, emitted_at, \
-             original_transaction_id, original_register_id, original_seq, detail \
+             original_transaction_id, original_register_id, original_seq, detail, packed \
          FROM sales s WHERE {} AND s.fiscal_seq > 0",
         scope.clause()
     ))
@@ -259,7 +260,7 @@ pub(crate) async fn sale_records(
         };
         // A document that does not read leaves its parts empty: the audit then finds the
         // record altered, which it is.
-        let detail = match row.try_get::<Option<String>>("detail")? {
+        let detail = match packed::detail_of(row).ok().flatten() {
             Some(text) => SaleDetail::read(&text).ok(),
             None => None,
         };

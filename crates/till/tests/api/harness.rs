@@ -219,6 +219,32 @@ impl TestServer {
         outcome
     }
 
+    /// Puts sales back as they were stored before their answer and document were packed
+    /// (SQLite migration 0014, PostgreSQL 0013): two texts, `packed` null.
+    pub async fn unpack_sales(&self, transactions: &[&str]) {
+        use sqlx::{Connection, Executor};
+        let mut conn = self.database().await;
+        for transaction in transactions {
+            let packed: Vec<u8> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT packed FROM sales WHERE transaction_id = '{transaction}'"
+            )))
+            .fetch_one(&mut conn)
+            .await
+            .expect("a packed sale");
+            let texts = till_store::packed::unpack(&packed).expect("the sale unpacks");
+            let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
+            let update = format!(
+                "UPDATE sales SET response = {}, detail = {}, packed = NULL WHERE transaction_id = '{transaction}'",
+                quoted(&texts.response),
+                quoted(&texts.detail)
+            );
+            conn.execute(sqlx::AssertSqlSafe(update))
+                .await
+                .expect("unpack the sale");
+        }
+        let _ = conn.close().await;
+    }
+
     /// Runs `statements` straight on the server's database, as someone with database access
     /// would, after lifting the append-only triggers of the journal.
     pub async fn tamper(&self, engine: Engine, statements: &[&str]) {

@@ -301,6 +301,38 @@ async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// A sale stored before answers and documents were packed (two texts in its row) replays byte
+/// for byte, reads back, verifies and counts in its day as a packed one does.
+async fn a_sale_stored_before_packing_replays_verifies_and_counts(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let lines = vec![line("l1", MUG, 2), line("l2", BOOK, 1)];
+    let quote = shop
+        .server
+        .post(
+            "/v1/checkout/price",
+            &shop.till,
+            json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}}),
+        )
+        .await;
+    let total = quote.body["totals"]["total"].as_i64().expect("a total");
+    let sale = shop.sale("t1", lines, total);
+    let first = shop.finalize(&sale).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let read = shop.server.get("/v1/sales/t1", &shop.till).await;
+    assert_eq!(read.text, first.text);
+    shop.server.unpack_sales(&["t1"]).await;
+    let again = shop.finalize(&sale).await;
+    assert_eq!((again.status, &again.text), (201, &first.text), "byte-identical replay");
+    assert_eq!(again.headers["x-idempotent-replay"], "true");
+    assert_eq!(shop.server.get("/v1/sales/t1", &shop.till).await.text, first.text);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    let day = shop.close("day").await;
+    assert_eq!(day.status, 201, "{}", day.text);
+    assert_eq!(day.body["closures"][0]["totalCents"], total, "{}", day.text);
+    assert_eq!(day.body["closures"][0]["ticketCount"], 1, "{}", day.text);
+    shop.server.stop().await;
+}
+
 /// Three sales and a closed day: the state every tampering test starts from.
 async fn closed_day(engine: Engine) -> Shop {
     let shop = Shop::open(engine).await;
@@ -324,6 +356,8 @@ fn failure(verdict: &Value) -> (String, i64, String) {
 async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
     let shop = closed_day(engine).await;
     let events_before = shop.chain("r1", "event").await.len();
+    // The document as text, as sales before packing keep it, to be edited in SQL.
+    shop.server.unpack_sales(&["t2"]).await;
     shop.server
         .tamper(
             engine,
@@ -339,6 +373,26 @@ async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
     let events = shop.chain("r1", "event").await;
     assert_eq!(events.len(), events_before + 1);
     assert_eq!(codes(&events).last(), Some(&90));
+    shop.server.stop().await;
+}
+
+/// A sale's packed answer and document that no longer unpack (a byte cut off the end) make its
+/// ticket altered in the audit, as a changed field does, not a failed audit.
+async fn a_damaged_packed_sale_is_found_as_altered(engine: Engine) {
+    let shop = closed_day(engine).await;
+    let cut = match engine {
+        Engine::Sqlite => "substr(packed, 1, length(packed) - 1)",
+        Engine::Postgres => "substring(packed from 1 for length(packed) - 1)",
+    };
+    shop.server
+        .tamper(
+            engine,
+            &[&format!("UPDATE sales SET packed = {cut} WHERE transaction_id = 't2'")],
+        )
+        .await;
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], false, "{verdict}");
+    assert_eq!(failure(&verdict), ("ticket".into(), 2, "altered".into()));
     shop.server.stop().await;
 }
 
@@ -496,6 +550,7 @@ async fn the_cli_audits_the_database(engine: Engine) {
     let (ok, output) = run(&["fiscal", "verify"], &shop.server);
     assert!(ok, "{output}");
     assert!(output.contains("r1: ok"), "{output}");
+    shop.server.unpack_sales(&["t1"]).await;
     shop.server
         .tamper(
             engine,
@@ -644,6 +699,8 @@ async fn sales_stored_before_the_detail_document_still_verify_and_count(engine: 
     let approved = shop.with_token(&grant, &sale).await;
     assert_eq!(approved.status, 201, "{}", approved.text);
     shop.sell("t2", carts[1].clone()).await;
+    // t3, sold after the move, stays packed: three layouts in one report, one day.
+    shop.server.unpack_sales(&["t1", "t2"]).await;
     let mut moved = stored_before_the_detail_document(engine, "t1");
     moved.extend(stored_before_lines_joined_the_document(engine, "t2"));
     shop.server
@@ -866,6 +923,7 @@ async fn the_first_sale_after_midnight_closes_the_day_before_its_ticket(engine: 
 
 on_both_engines!(
     sales_stored_before_the_detail_document_still_verify_and_count,
+    a_sale_stored_before_packing_replays_verifies_and_counts,
     the_first_sale_after_midnight_closes_the_day_before_its_ticket,
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,
@@ -873,6 +931,7 @@ on_both_engines!(
     a_day_closed_early_counts_exactly_the_sales_it_let_through,
     thousands_of_sales_sum_exactly_into_their_closures,
     a_changed_sale_field_is_found_and_named,
+    a_damaged_packed_sale_is_found_as_altered,
     a_changed_total_or_chain_field_is_found,
     removed_entries_are_found_through_gaps_and_anchors,
     archives_verify_offline_and_break_on_any_changed_byte,
