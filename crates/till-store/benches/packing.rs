@@ -28,7 +28,13 @@ fn sale_texts(lines: usize) -> (String, String) {
     let answer_lines: Vec<String> = skus
         .iter()
         .enumerate()
-        .map(|(i, sku)| format!(r#"{{"skuId":"{sku}","quantity":{},"unitPrice":{}}}"#, 1 + i % 3, 995 + 350 * i))
+        .map(|(i, sku)| {
+            format!(
+                r#"{{"skuId":"{sku}","quantity":{},"unitPrice":{}}}"#,
+                1 + i % 3,
+                995 + 350 * i
+            )
+        })
         .collect();
     let movements: Vec<String> = skus
         .iter()
