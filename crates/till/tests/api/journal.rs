@@ -51,15 +51,7 @@ impl Shop {
 
     /// Sells `lines`, paid by card, at whatever the server says they cost.
     async fn sell(&self, transaction: &str, lines: Vec<Value>) -> Value {
-        let quote = self
-            .server
-            .post(
-                "/v1/checkout/price",
-                &self.till,
-                json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}}),
-            )
-            .await;
-        let total = quote.body["totals"]["total"].as_i64().expect("a total");
+        let total = self.total_of(lines.clone()).await;
         let reply = self.finalize(&self.sale(transaction, lines, total)).await;
         assert_eq!(reply.status, 201, "{}", reply.text);
         reply.body
@@ -306,15 +298,7 @@ async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
 async fn a_sale_stored_before_packing_replays_verifies_and_counts(engine: Engine) {
     let shop = Shop::open(engine).await;
     let lines = vec![line("l1", MUG, 2), line("l2", BOOK, 1)];
-    let quote = shop
-        .server
-        .post(
-            "/v1/checkout/price",
-            &shop.till,
-            json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}}),
-        )
-        .await;
-    let total = quote.body["totals"]["total"].as_i64().expect("a total");
+    let total = shop.total_of(lines.clone()).await;
     let sale = shop.sale("t1", lines, total);
     let first = shop.finalize(&sale).await;
     assert_eq!(first.status, 201, "{}", first.text);

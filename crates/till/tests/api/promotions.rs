@@ -63,7 +63,8 @@ impl Shop {
         self.server.post("/v1/checkout/price", &self.till, body).await
     }
 
-    async fn total_of(&self, lines: Vec<Value>) -> i64 {
+    /// What the server says `lines` cost, without discounts.
+    pub(crate) async fn total_of(&self, lines: Vec<Value>) -> i64 {
         let quote = self.quote(lines, json!({})).await;
         assert_eq!(quote.status, 200, "{}", quote.text);
         quote.body["totals"]["total"].as_i64().unwrap()
