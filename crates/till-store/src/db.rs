@@ -26,13 +26,14 @@ use crate::migrations;
 use crate::sealer::Sealer;
 use crate::session_cache::SessionCache;
 use crate::sql::{Conn, LogWrites, Readers, SqliteReaders, open_sqlite, query, sqlite_path};
+use crate::stock;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, Connection, Executor};
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 use till_core::fiscal::FiscalKey;
 use tokio::sync::{mpsc, oneshot};
@@ -209,7 +210,7 @@ impl Store {
                 (url.to_owned(), Readers::Postgres(pool), Writer::Postgres)
             }
         };
-        Ok(Store {
+        let store = Store {
             inner: Arc::new(Inner {
                 engine,
                 url,
@@ -222,7 +223,11 @@ impl Store {
                 sessions: SessionCache::new(options.session_cache_ttl),
                 ticket_heads: TicketHeads::default(),
             }),
-        })
+        };
+        if engine == Engine::Postgres {
+            tokio::spawn(fold_stock_moves_while_open(Arc::downgrade(&store.inner)));
+        }
+        Ok(store)
     }
 
     pub fn engine(&self) -> Engine {
@@ -373,6 +378,37 @@ impl Store {
         }
     }
 }
+
+/// Folds the stock moves sales queue (see `stock.rs`) every [`stock::FOLD_EVERY`], at once
+/// again while a backlog remains, until the store is dropped or closed. The first fold comes
+/// one period after connecting, once the schema is migrated.
+async fn fold_stock_moves_while_open(inner: Weak<Inner>) {
+    let mut pause = stock::FOLD_EVERY;
+    loop {
+        tokio::time::sleep(pause).await;
+        let Some(inner) = inner.upgrade() else { return };
+        let store = Store { inner };
+        if store.reader().is_closed() {
+            return;
+        }
+        pause = match store.fold_stock_moves().await {
+            Ok(folded) => {
+                metrics::counter!(STOCK_MOVES_FOLDED).increment(folded);
+                match folded >= stock::FOLD_LIMIT as u64 {
+                    true => Duration::ZERO,
+                    false => stock::FOLD_EVERY,
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "stock moves not folded; levels still count them; trying again");
+                stock::FOLD_EVERY
+            }
+        };
+    }
+}
+
+/// Stock moves of PostgreSQL sales added into their articles' rows.
+const STOCK_MOVES_FOLDED: &str = "till_stock_moves_folded_total";
 
 fn migrate_error(error: sqlx::migrate::MigrateError) -> StoreError {
     match error {

@@ -33,6 +33,7 @@ pub(crate) fn sqlite() -> Migrator {
         12 "0012_partial_returns_index",
         13 "0013_tickets_through_the_journal",
         14 "0014_packed_sales",
+        15 "0015_stock_moves",
     ))
 }
 
@@ -51,5 +52,6 @@ pub(crate) fn postgres() -> Migrator {
         11 "0011_lines_in_sale_detail",
         12 "0012_tickets_through_the_journal",
         13 "0013_packed_sales",
+        14 "0014_stock_moves",
     ))
 }

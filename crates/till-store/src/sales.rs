@@ -1,8 +1,7 @@
 //! Committing a sale: the sale with its lines, tenders, VAT and reductions, stock, loyalty,
 //! the fiscal seal and the stored answer, in one transaction. Idempotent by transaction id.
 
-use crate::batch::{Batch, Param, Shapes};
-use crate::catalog::placeholders;
+use crate::batch::Batch;
 use crate::closures;
 use crate::db::{Engine, Store};
 use crate::elevation;
@@ -13,6 +12,7 @@ use crate::returns::ReturnedCounts;
 use crate::sale_detail::SaleDetail;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
+use crate::stock;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
@@ -286,7 +286,7 @@ impl Store {
                 day.zone_name.as_str().into(),
             ],
         );
-        let response = push_sale(&mut batch, input, place.seq, now)?;
+        let response = push_sale(&mut batch, Engine::Postgres, input, place.seq, now)?;
         let reference = sale.transaction_id.as_str();
         let sealed = journal::push_entry(
             &mut batch,
@@ -378,7 +378,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         }
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
-        let response = push_sale(&mut batch, input, place.seq, now)?;
+        let response = push_sale(&mut batch, conn.engine(), input, place.seq, now)?;
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
             _ => sign_ticket(&input.record, &input.digest, place.clone(), &input.key)?,
@@ -406,7 +406,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
 /// reductions), its stock moves and the customer's points. Answers the stored response, which
 /// for a return now carries its credit-note number.
-fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
+fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
     let (response, packed) = match (&credit_note, &input.packed) {
@@ -421,7 +421,7 @@ fn push_sale(batch: &mut Batch, input: &CommitSale, seq: i64, now: i64) -> Resul
         }
     };
     insert_sale(batch, input, seq, credit_note.as_deref(), packed, now);
-    move_stock(batch, sale, now);
+    stock::push_moves(batch, engine, &sale.store_id, &sale.stock_moves, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
             "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
@@ -626,21 +626,6 @@ async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Rows per multi-row insert: the widest (stock, 2 parameters a row) stays far below every limit.
-const ROWS_PER_INSERT: usize = 200;
-
-/// Row counts whose statement text is kept once built; longer carts build theirs each time.
-const KEPT_SHAPES: usize = 65;
-
-static STOCK_MOVES: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
-         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
-             updated_at = excluded.updated_at",
-        rows_with(count, 2, "$1", "$2")
-    )
-});
-
 /// Counts one redemption, atomically refusing the one past `maxRedemptions`: concurrent sales
 /// serialize on the coupon's row.
 async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(), StoreError> {
@@ -658,27 +643,4 @@ async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(
             "Coupon {code} has been redeemed as many times as it may be."
         ))),
     }
-}
-
-/// One statement for every article: rows are sorted by SKU, so concurrent sales lock stock
-/// rows in the same order and cannot deadlock each other.
-fn move_stock(batch: &mut Batch, sale: &NewSale, now: i64) {
-    let mut moves: Vec<&(SkuId, i64)> = sale.stock_moves.iter().collect();
-    moves.sort_by(|a, b| a.0.cmp(&b.0));
-    for chunk in moves.chunks(ROWS_PER_INSERT) {
-        let sql = STOCK_MOVES.get(chunk.len());
-        let mut params: Vec<Param> = vec![sale.store_id.as_str().into(), now.into()];
-        for (sku, delta) in chunk {
-            params.extend([sku.as_str().into(), (*delta).into()]);
-        }
-        batch.push(sql, params);
-    }
-}
-
-/// Stock rows `($1, $sku, $delta, $2)`.
-fn rows_with(count: usize, width: usize, store: &str, now: &str) -> String {
-    (0..count)
-        .map(|row| format!("({store}, {}, {now})", placeholders(3 + row * width, width)))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -6,6 +6,7 @@
 //! inserts take microseconds, less than handing each statement to another thread and back
 //! (which is how sqlx drives SQLite, and where most of a sale's time went).
 
+use crate::db::Engine;
 use crate::error::{DbError, StoreError};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool, AssertSqlSafe};
@@ -430,6 +431,13 @@ impl Conn {
         matches!(self.0, Link::Sqlite(_))
     }
 
+    pub(crate) fn engine(&self) -> Engine {
+        match self.0 {
+            Link::Sqlite(_) => Engine::Sqlite,
+            Link::Postgres(_) => Engine::Postgres,
+        }
+    }
+
     /// Runs `sql` (one or more statements, no values, no rows back) as it is: transaction
     /// control, schema changes.
     pub(crate) async fn run_script(&mut self, sql: &str) -> Result<(), DbError> {
@@ -461,6 +469,14 @@ impl Readers {
         match self {
             Readers::Sqlite(pool) => Ok(Conn(Link::Sqlite(SqliteHandle::Leased(pool.lease()?)))),
             Readers::Postgres(pool) => Ok(Conn(Link::Postgres(PgLink::Pooled(pool.acquire().await?)))),
+        }
+    }
+
+    /// Whether [`Readers::close`] ran (PostgreSQL; SQLite's readers open again on demand).
+    pub(crate) fn is_closed(&self) -> bool {
+        match self {
+            Readers::Sqlite(_) => false,
+            Readers::Postgres(pool) => pool.is_closed(),
         }
     }
 

@@ -1,10 +1,19 @@
 //! Stock on hand per store and article.
+//!
+//! A sale's moves reach `stock` in one of two ways. On SQLite the one writer adds each into its
+//! article's row. On PostgreSQL they are appended to `stock_moves`, and each node folds them
+//! into `stock` about once a second: an update in place would hold the article's row lock until
+//! the sale committed, so every sale of a popular article, on every node, would wait for the
+//! one before it. A level read meanwhile is the article's row plus its moves not yet folded.
 
-use crate::db::Store;
+use crate::batch::{Batch, Param, Shapes};
+use crate::catalog::placeholders;
+use crate::db::{Engine, Store};
 use crate::error::StoreError;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use std::time::Duration;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 
@@ -41,23 +50,105 @@ impl Store {
         self.write(input, |c, i| Box::pin(put_stock(c, i))).await
     }
 
-    /// `None` when no quantity was ever recorded for the pair.
+    /// `None` when no quantity was ever recorded for the pair. One statement, so one snapshot:
+    /// a fold removes moves and adds them to the row in one commit, seen whole or not at all.
     pub async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError> {
-        let row = query("SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2")
-            .bind(store_id.as_str())
-            .bind(sku_id.as_str())
-            .fetch_optional(self.reader())
-            .await?;
-        row.map(|row| {
-            Ok(StockLevel {
-                store_id: store_id.clone(),
-                sku_id: sku_id.clone(),
-                on_hand: row.try_get("on_hand")?,
-                updated_at: from_micros(row.try_get("updated_at")?),
-            })
-        })
-        .transpose()
+        let row = query(
+            "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, max(updated_at) AS updated_at \
+             FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
+                 UNION ALL SELECT delta, moved_at FROM stock_moves WHERE store_id = $1 AND sku_id = $2) AS level",
+        )
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .fetch_one(self.reader())
+        .await?;
+        if row.try_get::<i64>("found")? == 0 {
+            return Ok(None);
+        }
+        Ok(Some(StockLevel {
+            store_id: store_id.clone(),
+            sku_id: sku_id.clone(),
+            on_hand: row.try_get("on_hand")?,
+            updated_at: from_micros(row.try_get("updated_at")?),
+        }))
     }
+
+    /// PostgreSQL: adds queued moves into `stock` and deletes them, in one statement, at most
+    /// [`FOLD_LIMIT`] at a time; answers how many it folded. Nodes fold at the same time
+    /// without counting a move twice: a fold that meets a move another has deleted waits for
+    /// that one to commit, then passes the move by. Nothing to do on SQLite.
+    pub async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
+        if self.engine() != Engine::Postgres {
+            return Ok(0);
+        }
+        let row = query(FOLD_MOVES).bind(FOLD_LIMIT).fetch_one(self.reader()).await?;
+        let folded: i64 = row.try_get("folded")?;
+        Ok(u64::try_from(folded).unwrap_or(0))
+    }
+}
+
+/// Most moves one fold takes: a backlog (every node stopped for a while) goes a slice at a time.
+pub const FOLD_LIMIT: i64 = 50_000;
+
+/// How often each PostgreSQL node folds, when the last fold left no backlog.
+pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
+
+/// Articles in order, so two folds lock `stock` rows in one order and cannot deadlock.
+const FOLD_MOVES: &str = "WITH moved AS ( \
+         DELETE FROM stock_moves WHERE ctid = ANY (ARRAY(SELECT ctid FROM stock_moves LIMIT $1)) \
+         RETURNING store_id, sku_id, delta, moved_at), \
+     added AS ( \
+         INSERT INTO stock (store_id, sku_id, on_hand, updated_at) \
+         SELECT store_id, sku_id, sum(delta), max(moved_at) FROM moved \
+         GROUP BY store_id, sku_id ORDER BY store_id, sku_id \
+         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+             updated_at = GREATEST(stock.updated_at, excluded.updated_at)) \
+     SELECT count(*) AS folded FROM moved";
+
+/// Rows per multi-row insert: 2 parameters a row, far below every limit.
+const ROWS_PER_INSERT: usize = 200;
+
+/// Row counts whose statement text is kept once built; longer carts build theirs each time.
+const KEPT_SHAPES: usize = 65;
+
+static MOVES_IN_PLACE: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
+         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+             updated_at = excluded.updated_at",
+        rows_with(count, 2, "$1", "$2")
+    )
+});
+
+static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO stock_moves (store_id, sku_id, delta, moved_at) VALUES {}",
+        rows_with(count, 2, "$1", "$2")
+    )
+});
+
+/// Queues a sale's stock moves, one statement for every article: in place on SQLite, into
+/// `stock_moves` on PostgreSQL (see the module's comment).
+pub(crate) fn push_moves(batch: &mut Batch, engine: Engine, store_id: &StoreId, moves: &[(SkuId, i64)], now: i64) {
+    let shapes = match engine {
+        Engine::Sqlite => &MOVES_IN_PLACE,
+        Engine::Postgres => &MOVES_QUEUED,
+    };
+    for chunk in moves.chunks(ROWS_PER_INSERT) {
+        let mut params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
+        for (sku, delta) in chunk {
+            params.extend([sku.as_str().into(), (*delta).into()]);
+        }
+        batch.push(shapes.get(chunk.len()), params);
+    }
+}
+
+/// Rows `($1, $sku, $delta, $2)`.
+fn rows_with(count: usize, width: usize, store: &str, now: &str) -> String {
+    (0..count)
+        .map(|row| format!("({store}, {}, {now})", placeholders(3 + row * width, width)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
@@ -76,6 +167,12 @@ fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Resul
         if sku.is_none() {
             return Err(StoreError::NotFound("article"));
         }
+        // The count stands for every move committed before it: those not yet folded go.
+        query("DELETE FROM stock_moves WHERE store_id = $1 AND sku_id = $2")
+            .bind(input.store_id.as_str())
+            .bind(input.sku_id.as_str())
+            .execute(&mut *conn)
+            .await?;
         query(
             "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = excluded.on_hand, updated_at = excluded.updated_at",

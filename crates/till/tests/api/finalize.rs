@@ -749,6 +749,79 @@ async fn concurrent_sales_of_one_article_lose_no_stock(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// `moves` queued moves of `delta` units of `article` each, as PostgreSQL sales leave them for
+/// the fold: a statement for `run_sql`, on either engine.
+fn queued_moves(article: &str, delta: i64, moves: i64) -> String {
+    format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {moves}) \
+         INSERT INTO stock_moves (store_id, sku_id, delta, moved_at) SELECT 's1', '{}', {delta}, i FROM n",
+        sku(article)
+    )
+}
+
+async fn a_count_stands_for_the_sales_before_it_and_later_sales_move_it(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let admin = shop.server.admin();
+    let path = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
+    for i in 0..3 {
+        let sale = shop.sale(&format!("t-before-{i}"), vec![line("l1", MUG, 2)], 2900);
+        assert_eq!(shop.finalize(&sale).await.status, 201);
+    }
+    // Moves of sales not folded yet, as a PostgreSQL node leaves them for up to a second.
+    shop.server.run_sql(&queued_moves(MUG.0, -1, 4)).await.unwrap();
+    assert_eq!(shop.stock(MUG).await, -10, "a level counts the moves still queued");
+    let counted = shop.server.put(&path, &admin, json!({"onHand": 50})).await;
+    assert_eq!(counted.body["onHand"], 50);
+    assert_eq!(shop.stock(MUG).await, 50, "the count replaces every move before it");
+    let after = shop.sale("t-after", vec![line("l1", MUG, 1)], 1450);
+    assert_eq!(shop.finalize(&after).await.status, 201);
+    assert_eq!(shop.stock(MUG).await, 49);
+    shop.server.state().store().fold_stock_moves().await.unwrap();
+    assert_eq!(shop.stock(MUG).await, 49, "folding moves no level");
+    assert_eq!(shop.server.count_rows("stock_moves").await, 0);
+    shop.server.stop().await;
+}
+
+/// PostgreSQL: nodes fold the queued moves at the same time, and each move counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_stock_moves_fold_once_however_many_nodes_fold() {
+    if !Engine::Postgres.enabled() {
+        return;
+    }
+    let shop = Shop::open(Engine::Postgres).await;
+    let admin = shop.server.admin();
+    let mug = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
+    shop.server.put(&mug, &admin, json!({"onHand": 1000})).await;
+    // More than one fold takes, so the folds below split the queue between them.
+    let limit = till_store::stock::FOLD_LIMIT;
+    shop.server.run_sql(&queued_moves(MUG.0, -1, limit)).await.unwrap();
+    shop.server.run_sql(&queued_moves(BAGUETTE.0, 2, 7_000)).await.unwrap();
+    let url = shop.server.config.database_url();
+    let mut nodes = vec![shop.server.state().store().clone()];
+    for _ in 0..3 {
+        let node = till_store::Store::connect(&url, &Default::default()).await.unwrap();
+        nodes.push(node);
+    }
+    let folds = join_all(nodes.iter().map(|node| node.fold_stock_moves())).await;
+    let mut folded: u64 = folds.into_iter().map(|fold| fold.unwrap()).sum();
+    loop {
+        let more = nodes[0].fold_stock_moves().await.unwrap();
+        if more == 0 {
+            break;
+        }
+        folded += more;
+    }
+    assert_eq!(shop.server.count_rows("stock_moves").await, 0);
+    assert_eq!(shop.stock(MUG).await, 1000 - limit, "each move of the mug counted once");
+    assert_eq!(shop.stock(BAGUETTE).await, 14_000);
+    // The server's own folder may have taken some of them meanwhile.
+    assert!(folded <= limit as u64 + 7_000, "{folded} moves folded");
+    for node in nodes.iter().skip(1) {
+        node.close().await;
+    }
+    shop.server.stop().await;
+}
+
 async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
     let shop = Shop::open(engine).await;
     // A first ticket, so the node knows the chain's head: the sales below all expect the
@@ -898,6 +971,7 @@ on_both_engines!(
     tenders_must_settle_the_amount_due,
     the_register_selects_the_fiscal_chain,
     stock_moves_once_per_article_and_loyalty_accrues,
+    a_count_stands_for_the_sales_before_it_and_later_sales_move_it,
     sales_are_booked_on_an_open_session_of_the_till,
     a_replay_after_the_session_closed_still_replays,
     the_error_table_rows_for_credentials_and_scopes,

@@ -205,6 +205,18 @@ impl TestServer {
             .expect("connect to the server's database")
     }
 
+    /// How many rows `table` holds.
+    pub async fn count_rows(&self, table: &str) -> i64 {
+        use sqlx::Connection;
+        let mut conn = self.database().await;
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+            .fetch_one(&mut conn)
+            .await
+            .expect("a count");
+        let _ = conn.close().await;
+        count
+    }
+
     /// Runs one statement straight on the server's database, leaving every trigger in place;
     /// the database's refusal, if any.
     pub async fn run_sql(&self, statement: &str) -> Result<(), String> {
