@@ -9,6 +9,12 @@
 //! file, and writes them together before SQLite syncs the log, reads it or does anything else
 //! with it.
 //!
+//! It also syncs the log with `fdatasync` rather than `fsync`. The bundled SQLite is built
+//! without `HAVE_FDATASYNC`, so its own sync is a full `fsync`, and a file's times change with
+//! every commit: on ext4 that is a second write, of the inode, to wait for at each commit.
+//! Nothing reads a log's times, and `fdatasync` still syncs its size when it grows. The first
+//! sync of each open log goes to the platform's VFS, which syncs the directory of a new log.
+//!
 //! It is for the writer's connection at `synchronous = FULL` alone. At FULL, SQLite syncs the
 //! log at each commit before it publishes the new frames in the wal-index, so no other
 //! connection can look for a frame that is still held here, and a commit is never
@@ -18,6 +24,7 @@
 use crate::error::StoreError;
 use rusqlite::ffi;
 use std::ffi::{CStr, c_char, c_int, c_void};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::OnceLock;
 
 /// The name the writer opens its connection with.
@@ -103,6 +110,11 @@ struct LogFile {
     /// Where the held bytes go in the file.
     held_at: i64,
     held: Vec<u8>,
+    /// The same file opened again, for `fdatasync`; `None` where it could not be opened, and
+    /// syncs then go to the default VFS.
+    data_sync: Option<std::fs::File>,
+    /// Whether the default VFS synced the file once, with the directory that names it.
+    synced_once: bool,
 }
 
 impl LogFile {
@@ -200,11 +212,17 @@ unsafe extern "C" fn open(
             (*file).pMethods = std::ptr::null();
             return code;
         }
+        let data_sync = (!name.is_null())
+            .then(|| CStr::from_ptr(name))
+            .map(|path| std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes())))
+            .and_then(|path| std::fs::File::open(path).ok());
         file.cast::<LogFile>().write(LogFile {
             base: ffi::sqlite3_file { pMethods: &LOG_METHODS },
             inner,
             held_at: 0,
             held: Vec::new(),
+            data_sync,
+            synced_once: false,
         });
         ffi::SQLITE_OK
     }
@@ -285,7 +303,26 @@ macro_rules! forwarded {
 
 forwarded!(held first, read(data: *mut c_void, amount: c_int, offset: i64), xRead, ffi::SQLITE_IOERR_READ);
 forwarded!(held first, truncate(size: i64), xTruncate, ffi::SQLITE_IOERR_TRUNCATE);
-forwarded!(held first, sync(flags: c_int), xSync, ffi::SQLITE_IOERR_FSYNC);
+forwarded!(held first, forwarded_sync(flags: c_int), xSync, ffi::SQLITE_IOERR_FSYNC);
+
+/// Syncs the log's data (see the module's documentation).
+unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    // SAFETY: SQLite calls this on a log file opened by `open`.
+    let log = unsafe { LogFile::from(file) };
+    if !log.synced_once || log.data_sync.is_none() {
+        log.synced_once = true;
+        // SAFETY: as SQLite called it.
+        return unsafe { forwarded_sync(file, flags) };
+    }
+    let code = log.write_held();
+    if code != ffi::SQLITE_OK {
+        return code;
+    }
+    match log.data_sync.as_ref().map(std::fs::File::sync_data) {
+        Some(Ok(())) => ffi::SQLITE_OK,
+        _ => ffi::SQLITE_IOERR_FSYNC,
+    }
+}
 forwarded!(held first, file_size(size: *mut i64), xFileSize, ffi::SQLITE_IOERR_FSTAT);
 forwarded!(held first, file_control(op: c_int, arg: *mut c_void), xFileControl, ffi::SQLITE_NOTFOUND);
 forwarded!(lock(level: c_int), xLock, ffi::SQLITE_OK);
