@@ -12,7 +12,7 @@
 use super::payload::{
     self, ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, Period, SaleRecord, SaleRecordVat, ShiftRecord,
 };
-use super::{ALGORITHM, ChainKind, Entry};
+use super::{ALGORITHM, ChainKind, Entry, PublicKey};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -149,6 +149,10 @@ pub fn audit(journal: &Journal) -> Result<usize, Failure> {
 
 /// The structure of one chain: sequences, links, flags, signatures, head.
 pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usize, Failure> {
+    let keys: HashMap<&str, Option<PublicKey>> = keys
+        .iter()
+        .map(|(id, jwk)| (id.as_str(), PublicKey::from_jwk(jwk)))
+        .collect();
     let kind = chain.kind;
     let anchor = chain.anchor.clone().unwrap_or_default();
     let mut previous: Option<&str> = anchor.signature.as_deref();
@@ -183,13 +187,16 @@ pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usiz
                 format!("unexpected algorithm {}", entry.algorithm),
             ));
         }
-        let Some(jwk) = keys.get(&entry.key_id) else {
+        let Some(key) = keys.get(entry.key_id.as_str()) else {
             return Err(at(
                 FailureKind::Signature,
                 format!("signed with unknown key {}", entry.key_id),
             ));
         };
-        if !super::verify(jwk, &entry.payload, &entry.signature) {
+        if !key
+            .as_ref()
+            .is_some_and(|key| key.verifies(&entry.payload, &entry.signature))
+        {
             return Err(at(FailureKind::Signature, "its signature does not verify".into()));
         }
         previous = Some(&entry.signature);
