@@ -308,21 +308,32 @@ forwarded!(held first, forwarded_sync(flags: c_int), xSync, ffi::SQLITE_IOERR_FS
 /// Syncs the log's data (see the module's documentation).
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     // SAFETY: SQLite calls this on a log file opened by `open`.
-    let log = unsafe { LogFile::from(file) };
-    if !log.synced_once || log.data_sync.is_none() {
-        log.synced_once = true;
-        // SAFETY: as SQLite called it.
-        return unsafe { forwarded_sync(file, flags) };
+    let through_base = unsafe {
+        let log = LogFile::from(file);
+        !log.synced_once || log.data_sync.is_none()
+    };
+    if through_base {
+        // SAFETY: as SQLite called it. A failed sync leaves the directory to the next one.
+        let code = unsafe { forwarded_sync(file, flags) };
+        if code == ffi::SQLITE_OK {
+            // SAFETY: as above; the forwarded call has returned.
+            unsafe { LogFile::from(file) }.synced_once = true;
+        }
+        return code;
     }
+    // SAFETY: as above.
+    let log = unsafe { LogFile::from(file) };
     let code = log.write_held();
     if code != ffi::SQLITE_OK {
         return code;
     }
+    // Another descriptor of the same file: a sync covers the file, whichever descriptor asks.
     match log.data_sync.as_ref().map(std::fs::File::sync_data) {
         Some(Ok(())) => ffi::SQLITE_OK,
         _ => ffi::SQLITE_IOERR_FSYNC,
     }
 }
+
 forwarded!(held first, file_size(size: *mut i64), xFileSize, ffi::SQLITE_IOERR_FSTAT);
 forwarded!(held first, file_control(op: c_int, arg: *mut c_void), xFileControl, ffi::SQLITE_NOTFOUND);
 forwarded!(lock(level: c_int), xLock, ffi::SQLITE_OK);

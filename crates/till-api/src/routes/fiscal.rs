@@ -28,8 +28,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 /// Audits take turns, one at a time on each node, on the blocking pool. An audit holds a
-/// register's whole journal in memory and checks a signature per entry: a register with
-/// 28,000 tickets takes seconds of a core. On the request threads it would stall every sale
+/// register's whole journal in memory and checks a signature per entry: a register of 30,000
+/// tickets takes about 3 s of a core and 246 MiB (docs/performance.md). On the request threads it would stall every sale
 /// queued behind it, and audits run together would take every core and hold every journal.
 static AUDITS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
