@@ -529,6 +529,66 @@ async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// An archive is read and built away from the writer, then sealed. A ticket of its period
+/// written in between is not left out: the seal refuses the draft, and the request reads the
+/// journal again.
+async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    let today = jiff::Zoned::new(Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
+    let store = shop.server.state().store();
+    let request = till_store::archives::ArchiveRequest {
+        archive_id: "arc_drafted_early".into(),
+        register_id: "r1".into(),
+        from: today,
+        to: today,
+        software_version: "test".into(),
+    };
+    let draft = store
+        .draft_archive(&request, Timestamp::now())
+        .await
+        .unwrap()
+        .expect("r1 is a register");
+    shop.sell("t2", vec![line("l1", MUG, 2)]).await;
+    let sealed = store.seal_archive(draft).await;
+    assert!(
+        matches!(sealed, Err(till_store::StoreError::Stale(_))),
+        "a draft without t2 was sealed"
+    );
+    assert!(shop.chain("r1", "archive").await.is_empty(), "the refused seal wrote");
+
+    // A draft with nothing written since seals.
+    let draft = store.draft_archive(&request, Timestamp::now()).await.unwrap().unwrap();
+    let made = store.seal_archive(draft).await.expect("sealed");
+    let file: Value = serde_json::from_slice(&made.file).unwrap();
+    let mut sold: Vec<_> = file["archive"]["sales"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|sale| sale["transactionId"].as_str().unwrap().to_owned())
+        .collect();
+    sold.sort();
+    assert_eq!(sold, ["t1", "t2"]);
+    assert!(till_core::fiscal::archive::verify_file(&made.file).is_ok());
+
+    // Through the API, after another sale.
+    shop.sell("t3", vec![line("l1", MUG, 1)]).await;
+    let body = json!({"registerId": "r1", "from": today.to_string(), "to": today.to_string()});
+    let made = shop
+        .server
+        .post(
+            "/v1/fiscal/archives",
+            &shop.server.token("auditor", "pos.fiscal.read"),
+            body,
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    assert_eq!(made.body["archive"]["sales"].as_array().unwrap().len(), 3);
+    assert_eq!(shop.chain("r1", "archive").await.len(), 2);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
 async fn the_cli_audits_the_database(engine: Engine) {
     let shop = closed_day(engine).await;
     let (ok, output) = run(&["fiscal", "verify"], &shop.server);
@@ -919,6 +979,7 @@ on_both_engines!(
     a_changed_total_or_chain_field_is_found,
     removed_entries_are_found_through_gaps_and_anchors,
     archives_verify_offline_and_break_on_any_changed_byte,
+    an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in,
     the_cli_audits_the_database,
     receipts_print_and_reprints_are_sealed,
     a_rotated_key_signs_new_entries_and_old_ones_still_verify,
