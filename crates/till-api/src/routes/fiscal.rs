@@ -378,7 +378,8 @@ fn date(field: crate::fields::Field<'_>) -> Option<Date> {
 #[utoipa::path(post, path = "/v1/fiscal/archives", operation_id = "makeFiscalArchive", tag = "fiscal",
     request_body = ArchiveBody,
     responses((status = 201, description = "The archive file; x-till-archive-id and x-till-archive-sha256 name it", content_type = "application/json"),
-              (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope)))]
+              (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The period's journal kept growing while the archive was read; send the request again", body = crate::error::ErrorEnvelope)))]
 async fn make_archive(
     _caller: Authorized<ops::MakeFiscalArchive>,
     State(state): State<AppState>,
