@@ -50,7 +50,8 @@ pub struct ArchiveDraft {
     /// The last entry of each of the register's chains when the journal was read (0: none).
     read_through: Vec<(ChainKind, i64)>,
     key: Arc<Sealer>,
-    file: Vec<u8>,
+    /// Shared with the answer, so that the writer copies it only into its row.
+    file: Arc<String>,
     record: ArchiveRecord,
 }
 
@@ -129,7 +130,7 @@ impl Store {
             .collect();
         let (request, now) = (request.clone(), to_micros(now));
         // Seconds of a core for a large register: not on a request thread.
-        let built = tokio::task::spawn_blocking(move || {
+        let built = tokio::task::spawn_blocking(move || -> Result<ArchiveDraft, StoreError> {
             let document = ArchiveDocument {
                 format: FORMAT.to_owned(),
                 archive_id: request.archive_id.clone(),
@@ -145,27 +146,28 @@ impl Store {
                 ..slice(&whole, start, end)
             };
             drop(whole);
-            let file = archive::seal(&document, &key);
+            let file = String::from_utf8(archive::seal(&document, &key))
+                .map_err(|_| StoreError::Corrupt("archive is not UTF-8".into()))?;
             let record = ArchiveRecord {
                 register_id: request.register_id.clone(),
                 archive_id: request.archive_id.clone(),
                 period_from: document.period_from.clone(),
                 period_to: document.period_to.clone(),
-                sha256: archive::file_digest(&file),
+                sha256: archive::file_digest(file.as_bytes()),
                 made_at: now,
             };
-            ArchiveDraft {
+            Ok(ArchiveDraft {
                 request,
                 now,
                 end,
                 read_through,
                 key,
-                file,
+                file: Arc::new(file),
                 record,
-            }
+            })
         })
         .await
-        .map_err(|_| StoreError::Corrupt("the archive could not be built".into()))?;
+        .map_err(|_| StoreError::Corrupt("the archive could not be built".into()))??;
         Ok(Some(built))
     }
 
@@ -173,7 +175,16 @@ impl Store {
     /// its period was written after the journal was read ([`StoreError::Stale`]: nothing is
     /// written, and a new draft takes the entry in).
     pub async fn seal_archive(&self, draft: ArchiveDraft) -> Result<MadeArchive, StoreError> {
-        self.write(draft, |c, d| Box::pin(seal(c, d))).await
+        let archive_id = draft.request.archive_id.clone();
+        let sha256 = draft.record.sha256.clone();
+        let file = Arc::clone(&draft.file);
+        self.write(draft, |c, d| Box::pin(seal(c, d))).await?;
+        let file = Arc::try_unwrap(file).unwrap_or_else(|shared| shared.as_ref().clone());
+        Ok(MadeArchive {
+            archive_id,
+            sha256,
+            file: file.into_bytes(),
+        })
     }
 
     /// An archive made earlier, byte for byte.
@@ -187,7 +198,7 @@ impl Store {
     }
 }
 
-fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result<MadeArchive, StoreError>> {
+fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
         let (request, record) = (&draft.request, &draft.record);
         let register = request.register_id.as_str();
@@ -226,7 +237,7 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
             |seq, previous| payload::archive(record, seq, previous),
         )
         .await?;
-        let sha256 = record.sha256.clone();
+        let sha256 = &record.sha256;
         query(
             "INSERT INTO fiscal_archives (archive_id, register_id, period_from, period_to, sha256, document, \
                  archive_seq, made_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -235,8 +246,8 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
         .bind(register)
         .bind(&record.period_from)
         .bind(&record.period_to)
-        .bind(&sha256)
-        .bind(String::from_utf8(draft.file.clone()).map_err(|_| StoreError::Corrupt("archive is not UTF-8".into()))?)
+        .bind(sha256)
+        .bind(draft.file.as_str())
         .bind(sealed.seq)
         .bind(draft.now)
         .execute(&mut *conn)
@@ -246,11 +257,7 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
             request.archive_id, record.period_from, record.period_to
         );
         journal::append_event(conn, register, jet::ARCHIVE_MADE, &detail, draft.now, &draft.key).await?;
-        Ok(MadeArchive {
-            archive_id: request.archive_id.clone(),
-            sha256,
-            file: draft.file.clone(),
-        })
+        Ok(())
     })
 }
 

@@ -20,6 +20,11 @@ fn at(text: &str) -> Timestamp {
     text.parse().expect("an instant")
 }
 
+/// Today in the shop's time zone.
+fn shop_today() -> jiff::civil::Date {
+    jiff::Zoned::new(Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date()
+}
+
 impl Shop {
     async fn chain(&self, register: &str, chain: &str) -> Vec<Value> {
         let path = format!("/v1/fiscal/registers/{register}/chains/{chain}");
@@ -40,6 +45,18 @@ impl Shop {
             )
             .await;
         reply.body["closures"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Asks an auditor's archive of r1 from `from` through `to`.
+    async fn make_archive(&self, from: jiff::civil::Date, to: jiff::civil::Date) -> crate::harness::Reply {
+        let body = json!({"registerId": "r1", "from": from.to_string(), "to": to.to_string()});
+        self.server
+            .post(
+                "/v1/fiscal/archives",
+                &self.server.token("auditor", "pos.fiscal.read"),
+                body,
+            )
+            .await
     }
 
     async fn close(&self, period: &str) -> crate::harness::Reply {
@@ -455,17 +472,8 @@ fn run(args: &[&str], server: &TestServer) -> (bool, String) {
 
 async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {
     let shop = closed_day(engine).await;
-    let today = jiff::Zoned::new(Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
-    let body =
-        json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
-    let made = shop
-        .server
-        .post(
-            "/v1/fiscal/archives",
-            &shop.server.token("auditor", "pos.fiscal.read"),
-            body,
-        )
-        .await;
+    let today = shop_today();
+    let made = shop.make_archive(today - jiff::Span::new().days(1), today).await;
     assert_eq!(made.status, 201, "{}", made.text);
     let id = made.headers["x-till-archive-id"].to_str().unwrap().to_owned();
     // The file follows its published schema.
@@ -535,7 +543,7 @@ async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {
 async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engine: Engine) {
     let shop = Shop::open(engine).await;
     shop.sell("t1", vec![line("l1", MUG, 1)]).await;
-    let today = jiff::Zoned::new(Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
+    let today = shop_today();
     let store = shop.server.state().store();
     let request = till_store::archives::ArchiveRequest {
         archive_id: "arc_drafted_early".into(),
@@ -573,15 +581,7 @@ async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engin
 
     // Through the API, after another sale.
     shop.sell("t3", vec![line("l1", MUG, 1)]).await;
-    let body = json!({"registerId": "r1", "from": today.to_string(), "to": today.to_string()});
-    let made = shop
-        .server
-        .post(
-            "/v1/fiscal/archives",
-            &shop.server.token("auditor", "pos.fiscal.read"),
-            body,
-        )
-        .await;
+    let made = shop.make_archive(today, today).await;
     assert_eq!(made.status, 201, "{}", made.text);
     assert_eq!(made.body["archive"]["sales"].as_array().unwrap().len(), 3);
     assert_eq!(shop.chain("r1", "archive").await.len(), 2);
