@@ -146,8 +146,8 @@ impl Store {
                 ..slice(&whole, start, end)
             };
             drop(whole);
-            let file = String::from_utf8(archive::seal(&document, &key))
-                .map_err(|_| StoreError::Corrupt("archive is not UTF-8".into()))?;
+            let file = archive::seal(&document, &key)
+                .map_err(|e| StoreError::Corrupt(format!("the archive could not be written: {e}")))?;
             let record = ArchiveRecord {
                 register_id: request.register_id.clone(),
                 archive_id: request.archive_id.clone(),

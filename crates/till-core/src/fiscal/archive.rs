@@ -9,9 +9,11 @@
 use super::audit::{self, Anchor, Chain, Failure, Journal, Opening};
 use super::payload::{ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, SaleRecord, ShiftRecord};
 use super::{ALGORITHM, ChainKind, Entry, FiscalKey};
-use crate::canonical::to_canonical_string;
+use crate::canonical::write_canonical;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::error::Category;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 pub const FORMAT: &str = "till-nf525-archive/1";
@@ -97,25 +99,41 @@ pub struct DetachedSignature {
     pub value: String,
 }
 
-#[derive(Serialize, Deserialize)]
-struct ArchiveFile {
-    archive: Value,
+/// The file as read back: the document's text exactly as signed, and the signature.
+#[derive(Deserialize)]
+struct ArchiveFile<'a> {
+    #[serde(borrow)]
+    archive: &'a RawValue,
     signature: DetachedSignature,
 }
 
+/// The file's text up to the document; the two members are in key order, as canonical text
+/// has them.
+const OPENING: &[u8] = br#"{"archive":"#;
+
 /// The archive file: canonical JSON of the document with its detached signature.
-pub fn seal(document: &ArchiveDocument, key: &FiscalKey) -> Vec<u8> {
-    let archive = serde_json::to_value(document).unwrap_or_default();
-    let signed = to_canonical_string(&archive);
-    let file = serde_json::json!({
-        "archive": archive,
-        "signature": DetachedSignature {
-            algorithm: ALGORITHM.to_owned(),
-            key_id: key.key_id().to_owned(),
-            value: key.sign(&signed),
-        },
-    });
-    to_canonical_string(&file).into_bytes()
+///
+/// The document is written straight into the file, which is its one copy in memory: signed in
+/// place, then followed by the signature.
+pub fn seal(document: &ArchiveDocument, key: &FiscalKey) -> serde_json::Result<String> {
+    let mut file = OPENING.to_vec();
+    write_canonical(&mut file, document)?;
+    let signed = std::str::from_utf8(&file[OPENING.len()..]).map_err(serde::ser::Error::custom)?;
+    let signature = DetachedSignature {
+        algorithm: ALGORITHM.to_owned(),
+        key_id: key.key_id().to_owned(),
+        value: key.sign(signed),
+    };
+    close(&mut file, &signature)?;
+    String::from_utf8(file).map_err(serde::ser::Error::custom)
+}
+
+/// Ends a file whose document is written: the signature member and the closing brace.
+fn close(file: &mut Vec<u8>, signature: &DetachedSignature) -> serde_json::Result<()> {
+    file.extend_from_slice(br#","signature":"#);
+    write_canonical(&mut *file, signature)?;
+    file.push(b'}');
+    Ok(())
 }
 
 /// SHA-256 of the file, hex: what the journal's archive entry seals.
@@ -148,15 +166,26 @@ pub struct Verified {
 }
 
 /// Verifies an archive file offline: its form, its signature, then the journal it holds.
+///
+/// The file is in canonical form when it is, byte for byte, what sealing the document it
+/// holds writes; the signature is then checked over the document's text as it stands.
 pub fn verify_file(bytes: &[u8]) -> Result<Verified, ArchiveError> {
     let text = std::str::from_utf8(bytes).map_err(|_| ArchiveError::NotJson)?;
-    let value: Value = serde_json::from_str(text).map_err(|_| ArchiveError::NotJson)?;
-    if to_canonical_string(&value) != text {
+    let file: ArchiveFile<'_> = serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Data => ArchiveError::Shape(e.to_string()),
+        _ => ArchiveError::NotJson,
+    })?;
+    let document: ArchiveDocument =
+        serde_json::from_str(file.archive.get()).map_err(|e| ArchiveError::Shape(e.to_string()))?;
+    let mut canonical = Vec::with_capacity(bytes.len());
+    canonical.extend_from_slice(OPENING);
+    write_canonical(&mut canonical, &document)
+        .and_then(|()| close(&mut canonical, &file.signature))
+        .map_err(|e| ArchiveError::Shape(e.to_string()))?;
+    if canonical != bytes {
         return Err(ArchiveError::NotCanonical);
     }
-    let file: ArchiveFile = serde_json::from_value(value).map_err(|e| ArchiveError::Shape(e.to_string()))?;
-    let document: ArchiveDocument =
-        serde_json::from_value(file.archive.clone()).map_err(|e| ArchiveError::Shape(e.to_string()))?;
+    drop(canonical);
     if document.format != FORMAT {
         return Err(ArchiveError::Shape(format!("format {}", document.format)));
     }
@@ -165,9 +194,7 @@ pub fn verify_file(bytes: &[u8]) -> Result<Verified, ArchiveError> {
         .iter()
         .find(|k| k["kid"].as_str() == Some(file.signature.key_id.as_str()))
         .ok_or(ArchiveError::Signature)?;
-    if file.signature.algorithm != ALGORITHM
-        || !super::verify(key, &to_canonical_string(&file.archive), &file.signature.value)
-    {
+    if file.signature.algorithm != ALGORITHM || !super::verify(key, file.archive.get(), &file.signature.value) {
         return Err(ArchiveError::Signature);
     }
     let entries = audit::audit(&journal(&document)).map_err(ArchiveError::Journal)?;
@@ -283,9 +310,24 @@ mod tests {
     }
 
     #[test]
+    fn the_sealed_file_is_the_canonical_text_of_the_whole_file() {
+        // Archives made before the document was streamed went through a `Value` of the file;
+        // they must keep verifying, so both ways must give the same bytes.
+        let key = FiscalKey::from_secret_bytes(&[8u8; 32]).unwrap();
+        let document = document(&key);
+        let file = seal(&document, &key).unwrap();
+        let read: Value = serde_json::from_str(&file).unwrap();
+        let whole = serde_json::json!({
+            "archive": serde_json::to_value(&document).unwrap(),
+            "signature": read["signature"],
+        });
+        assert_eq!(file, crate::canonical::to_canonical_string(&whole));
+    }
+
+    #[test]
     fn an_archive_verifies_and_any_changed_byte_breaks_it() {
         let key = FiscalKey::from_secret_bytes(&[8u8; 32]).unwrap();
-        let file = seal(&document(&key), &key);
+        let file = seal(&document(&key), &key).unwrap().into_bytes();
         let verified = verify_file(&file).unwrap();
         assert_eq!(verified.entries, 3);
         for position in (0..file.len()).step_by(7) {
