@@ -6,18 +6,19 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
-use crate::snapshot::load_journal;
+use crate::snapshot::{Reach, load_journal};
 use crate::sql::{Conn, query};
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::civil::Date;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use till_core::fiscal::archive::{
     self, ArchiveChain, ArchiveDocument, ArchiveOpening, FORMAT, Sequenced, Software, StoreIdentity,
 };
 use till_core::fiscal::audit::Journal;
-use till_core::fiscal::payload::{self, ArchiveRecord, Period};
+use till_core::fiscal::payload::{self, ArchiveRecord, ClosureRecord, Period};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::to_micros;
 use till_core::store::Timezone;
@@ -38,7 +39,16 @@ pub struct ArchiveRequest {
 pub struct MadeArchive {
     pub archive_id: String,
     pub sha256: String,
-    pub file: Vec<u8>,
+    pub file: Bytes,
+}
+
+/// An archive's file as the bytes of an answer.
+struct SharedText(Arc<String>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 /// An archive built from one reading of the journal, not sealed yet.
@@ -50,7 +60,7 @@ pub struct ArchiveDraft {
     /// The last entry of each of the register's chains when the journal was read (0: none).
     read_through: Vec<(ChainKind, i64)>,
     key: Arc<Sealer>,
-    /// Shared with the answer, so that the writer copies it only into its row.
+    /// Shared with the answer and with the statement that keeps it: SQLite copies it once.
     file: Arc<String>,
     record: ArchiveRecord,
 }
@@ -114,18 +124,19 @@ impl Store {
             request.to.tomorrow().map_err(|e| StoreError::Corrupt(e.to_string()))?,
             &timezone,
         )?;
-        let whole = load_journal(&mut conn, &request.register_id).await?;
+        let read = load_journal(&mut conn, &request.register_id, Reach::Period { start, end }).await?;
         drop(conn);
         let read_through = ChainKind::ALL
             .into_iter()
             .map(|kind| {
-                let last = whole
-                    .chains
-                    .iter()
-                    .find(|chain| chain.kind == kind)
+                // The head as read, or an entry of the period written after it: what was read
+                // stops at the period's end, and later entries are no news.
+                let chain = read.chains.iter().find(|chain| chain.kind == kind);
+                let head = chain.and_then(|chain| chain.head).unwrap_or(0);
+                let last = chain
                     .and_then(|chain| chain.entries.last())
                     .map_or(0, |entry| entry.seq);
-                (kind, last)
+                (kind, head.max(last))
             })
             .collect();
         let (request, now) = (request.clone(), to_micros(now));
@@ -143,9 +154,8 @@ impl Store {
                 store,
                 period_from: request.from.to_string(),
                 period_to: request.to.to_string(),
-                ..slice(&whole, start, end)
+                ..slice(read, start, end)
             };
-            drop(whole);
             let file = archive::seal(&document, &key)
                 .map_err(|e| StoreError::Corrupt(format!("the archive could not be written: {e}")))?;
             let record = ArchiveRecord {
@@ -179,11 +189,11 @@ impl Store {
         let sha256 = draft.record.sha256.clone();
         let file = Arc::clone(&draft.file);
         self.write(draft, |c, d| Box::pin(seal(c, d))).await?;
-        let file = Arc::try_unwrap(file).unwrap_or_else(|shared| shared.as_ref().clone());
         Ok(MadeArchive {
             archive_id,
             sha256,
-            file: file.into_bytes(),
+            // The writer may still hold the draft: the answer shares the file rather than copy it.
+            file: Bytes::from_owner(SharedText(file)),
         })
     }
 
@@ -247,7 +257,7 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
         .bind(&record.period_from)
         .bind(&record.period_to)
         .bind(sha256)
-        .bind(draft.file.as_str())
+        .bind(Arc::clone(&draft.file))
         .bind(sealed.seq)
         .bind(draft.now)
         .execute(&mut *conn)
@@ -270,38 +280,47 @@ fn local_midnight(day: Date, timezone: &Timezone) -> Result<i64, StoreError> {
 
 /// The part of the journal written in `[start, end)`, with what the audit needs to pick it up:
 /// each chain's previous entry, and the closures' opening state. The ticket slice reaches back
-/// to the first ticket a closure of the period covers, so that its sums can be checked.
-fn slice(journal: &Journal, start: i64, end: i64) -> ArchiveDocument {
-    let within = |e: &&Entry| {
+/// to the first ticket a closure of the period covers, so that its sums can be checked. The
+/// journal's entries and records move into the document: a day of a busy register is a few
+/// hundred megabytes of them.
+fn slice(journal: Journal, start: i64, end: i64) -> ArchiveDocument {
+    let within = |e: &Entry| {
         let at = to_micros(e.created_at);
         at >= start && at < end
     };
+    let closures_within: Vec<i64> = journal
+        .chains
+        .iter()
+        .filter(|c| c.kind == ChainKind::Closure)
+        .flat_map(|c| c.entries.iter().filter(|e| within(e)).map(|e| e.seq))
+        .collect();
     let mut chains = Vec::new();
     let mut ranges = Vec::new();
-    for chain in &journal.chains {
-        let mut range = bounds(chain.entries.iter().filter(within));
-        if chain.kind == ChainKind::Ticket
-            && let Some(closures) = journal.chains.iter().find(|c| c.kind == ChainKind::Closure)
-        {
-            for entry in closures.entries.iter().filter(within) {
-                if let Some(closure) = journal.closures.get(&entry.seq).filter(|c| c.ticket_count > 0) {
+    for chain in journal.chains {
+        let mut range = bounds(chain.entries.iter().filter(|e| within(e)));
+        if chain.kind == ChainKind::Ticket {
+            for seq in &closures_within {
+                if let Some(closure) = journal.closures.get(seq).filter(|c| c.ticket_count > 0) {
                     range = widen(range, closure.first_ticket_seq, closure.last_ticket_seq);
                 }
             }
         }
         let Some((low, high)) = range else { continue };
-        let entries: Vec<Entry> = chain
+        let previous_signature = chain
             .entries
             .iter()
+            .find(|e| e.seq == low - 1)
+            .map(|e| e.signature.clone());
+        let entries: Vec<Entry> = chain
+            .entries
+            .into_iter()
             .filter(|e| e.seq >= low && e.seq <= high)
-            .cloned()
             .collect();
-        let previous = chain.entries.iter().find(|e| e.seq == low - 1);
         ranges.push((chain.kind, low, high));
         chains.push(ArchiveChain {
             kind: chain.kind,
             previous_seq: low - 1,
-            previous_signature: previous.map(|e| e.signature.clone()),
+            previous_signature,
             entries,
         });
     }
@@ -319,33 +338,21 @@ fn slice(journal: &Journal, start: i64, end: i64) -> ArchiveDocument {
             .collect()
     };
     let tickets = sealed_refs(ChainKind::Ticket);
-    let shifts = sealed_refs(ChainKind::Closure);
     let mut sales: Vec<_> = journal
         .sales
-        .values()
+        .into_values()
         .filter(|s| tickets.contains(s.transaction_id.as_str()))
-        .cloned()
         .collect();
     sales.sort_by(|a, b| a.transaction_id.cmp(&b.transaction_id));
+    let shifts = sealed_refs(ChainKind::Closure);
     let mut shift_records: Vec<_> = journal
         .shifts
-        .values()
+        .into_values()
         .filter(|s| shifts.contains(s.session_id.as_str()))
-        .cloned()
         .collect();
     shift_records.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-    let sequenced = |kind: ChainKind, seq: i64| in_slice(kind, seq);
-    let mut closures: Vec<_> = journal
-        .closures
-        .iter()
-        .filter(|(seq, _)| sequenced(ChainKind::Closure, **seq))
-        .map(|(seq, record)| Sequenced {
-            seq: *seq,
-            record: record.clone(),
-        })
-        .collect();
-    closures.sort_by_key(|c| c.seq);
-    let opening = opening(journal, closures.first().map(|c| c.seq));
+    let closures = collect(&journal.closures, |seq| in_slice(ChainKind::Closure, seq));
+    let opening = opening(&journal.closures, closures.first().map(|c| c.seq));
     ArchiveDocument {
         format: String::new(),
         archive_id: String::new(),
@@ -359,22 +366,22 @@ fn slice(journal: &Journal, start: i64, end: i64) -> ArchiveDocument {
         period_from: String::new(),
         period_to: String::new(),
         opening,
-        chains,
         sales,
         shifts: shift_records,
         closures,
-        events: collect(&journal.events, |seq| sequenced(ChainKind::Event, seq)),
-        duplicates: collect(&journal.duplicates, |seq| sequenced(ChainKind::Duplicate, seq)),
-        archives: collect(&journal.archives, |seq| sequenced(ChainKind::Archive, seq)),
+        events: collect(&journal.events, |seq| in_slice(ChainKind::Event, seq)),
+        duplicates: collect(&journal.duplicates, |seq| in_slice(ChainKind::Duplicate, seq)),
+        archives: collect(&journal.archives, |seq| in_slice(ChainKind::Archive, seq)),
         keys: {
-            let mut keys: Vec<_> = journal.keys.values().cloned().collect();
+            let mut keys: Vec<_> = journal.keys.into_values().collect();
             keys.sort_by(|a, b| a["kid"].as_str().cmp(&b["kid"].as_str()));
             keys
         },
+        chains,
     }
 }
 
-fn collect<T: Clone>(records: &std::collections::HashMap<i64, T>, keep: impl Fn(i64) -> bool) -> Vec<Sequenced<T>> {
+fn collect<T: Clone>(records: &HashMap<i64, T>, keep: impl Fn(i64) -> bool) -> Vec<Sequenced<T>> {
     let mut found: Vec<_> = records
         .iter()
         .filter(|(seq, _)| keep(**seq))
@@ -403,12 +410,11 @@ fn widen(range: Option<(i64, i64)>, low: i64, high: i64) -> Option<(i64, i64)> {
 
 /// The grand totals and last closed ticket before the closure `first` (the whole journal's
 /// start when there is none before it).
-fn opening(journal: &Journal, first: Option<i64>) -> ArchiveOpening {
+fn opening(closures: &HashMap<i64, ClosureRecord>, first: Option<i64>) -> ArchiveOpening {
     let Some(first) = first else {
         return ArchiveOpening::default();
     };
-    let mut before: Vec<(&i64, &payload::ClosureRecord)> = journal
-        .closures
+    let mut before: Vec<(&i64, &ClosureRecord)> = closures
         .iter()
         .filter(|(seq, c)| **seq < first && c.period == Period::Day)
         .collect();

@@ -46,7 +46,7 @@ impl Store {
     /// The receipt of a committed sale.
     pub async fn receipt(&self, transaction_id: &TransactionId) -> Result<Option<Receipt>, StoreError> {
         let mut conn = self.reader().acquire().await?;
-        let mut sales = sale_records(&mut conn, SaleScope::Transaction, transaction_id.as_str()).await?;
+        let mut sales = sale_records(&mut conn, SaleScope::Transaction(transaction_id.as_str())).await?;
         let Some(sale) = sales.remove(transaction_id.as_str()) else {
             return Ok(None);
         };

@@ -292,10 +292,14 @@ mod tests {
             after: 0,
             through: 10,
         };
-        let register = crate::snapshot::SaleScope::Register;
+        let journal = crate::snapshot::SaleScope::Tickets {
+            register_id: "r1",
+            from: 1,
+            through: 10,
+        };
         for (clause, params) in [
             (tickets.clause(), &["r1", "0", "10"][..]),
-            (register.clause(), &["r1"][..]),
+            (journal.clause(), &["r1", "1", "10"][..]),
         ] {
             let steps = crate::db::query_plan(&conn, &format!("SELECT s.detail FROM sales s WHERE {clause}"), params);
             assert!(

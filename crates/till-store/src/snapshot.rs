@@ -10,7 +10,7 @@ use crate::error::StoreError;
 use crate::packed;
 use crate::reports::shift_record;
 use crate::sale_detail::{SaleDetail, line_of_row};
-use crate::sql::{Conn, Row, query};
+use crate::sql::{Conn, Query, Row, query};
 use std::collections::{HashMap, HashSet};
 use till_core::fiscal::audit::{Chain, Journal};
 use till_core::fiscal::payload::{
@@ -32,11 +32,38 @@ impl Store {
     /// The whole journal of `register_id`, ready for the audit.
     pub async fn load_journal(&self, register_id: &str) -> Result<Journal, StoreError> {
         let mut conn = self.reader().acquire().await?;
-        load_journal(&mut conn, register_id).await
+        load_journal(&mut conn, register_id, Reach::Whole).await
     }
 }
 
-pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str) -> Result<Journal, StoreError> {
+/// How much of a register's journal to read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Reach {
+    /// All of it, for an audit.
+    Whole,
+    /// What an archive of the entries written in `[start, end)` (microseconds) is cut from:
+    /// in each chain those entries, widened in the ticket chain to the tickets the period's
+    /// closures cover, and the entry before them; the records they seal; every closure, from
+    /// which the period's opening totals are found. A month of a register with years behind
+    /// it reads a month.
+    Period { start: i64, end: i64 },
+}
+
+/// The sequences read from a chain, inclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    from: i64,
+    through: i64,
+}
+
+impl Span {
+    const ALL: Span = Span {
+        from: 0,
+        through: i64::MAX,
+    };
+}
+
+pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str, reach: Reach) -> Result<Journal, StoreError> {
     let heads: HashMap<String, i64> = query("SELECT kind, last_seq FROM fiscal_heads WHERE register_id = $1")
         .bind(register_id)
         .fetch_all(&mut *conn)
@@ -44,9 +71,50 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str) -> Result<J
         .iter()
         .map(|row| Ok((row.try_get("kind")?, row.try_get("last_seq")?)))
         .collect::<Result<_, StoreError>>()?;
+    let closure_rows = query(
+        "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, \
+             last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, \
+             grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1",
+    )
+    .bind(register_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut closures = HashMap::with_capacity(closure_rows.len());
+    for row in &closure_rows {
+        closures.insert(row.try_get("closure_seq")?, closure_from_row(row)?);
+    }
+    let mut spans = HashMap::new();
+    for kind in ChainKind::ALL {
+        let span = match reach {
+            Reach::Whole => Some(Span::ALL),
+            Reach::Period { start, end } => written_within(conn, register_id, kind, start, end).await?,
+        };
+        spans.insert(kind, span);
+    }
+    if let Reach::Period { .. } = reach
+        && let Some(Some(within)) = spans.get(&ChainKind::Closure).copied()
+    {
+        // The tickets the period's closures cover, which the archive carries to check their sums.
+        let tickets = spans.entry(ChainKind::Ticket).or_default();
+        for (seq, closure) in &closures {
+            if (within.from..=within.through).contains(seq) && closure.ticket_count > 0 {
+                let span = tickets.get_or_insert(Span {
+                    from: closure.first_ticket_seq,
+                    through: closure.last_ticket_seq,
+                });
+                span.from = span.from.min(closure.first_ticket_seq);
+                span.through = span.through.max(closure.last_ticket_seq);
+            }
+        }
+    }
+    let span = |kind: ChainKind| spans.get(&kind).copied().flatten();
     let mut chains = Vec::new();
     for kind in ChainKind::ALL {
-        let entries = entries(conn, register_id, kind).await?;
+        let entries = match span(kind) {
+            // From the entry before the first one, which anchors a slice of the chain.
+            Some(Span { from, through }) => entries_between(conn, register_id, kind, from - 1, through).await?,
+            None => Vec::new(),
+        };
         let head = heads.get(kind.as_str()).copied();
         if !entries.is_empty() || head.is_some() {
             chains.push(Chain {
@@ -70,15 +138,27 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str) -> Result<J
     let mut journal = Journal {
         register_id: register_id.to_owned(),
         chains,
+        closures,
         keys,
-        whole: true,
+        whole: matches!(reach, Reach::Whole),
         ..Journal::default()
     };
-    journal.sales = sale_records(conn, SaleScope::Register, register_id).await?;
+    if let Some(Span { from, through }) = span(ChainKind::Ticket) {
+        let scope = SaleScope::Tickets {
+            register_id,
+            from,
+            through,
+        };
+        journal.sales = sale_records(conn, scope).await?;
+    }
+    let Span { from, through } = span(ChainKind::Closure).unwrap_or(Span { from: 1, through: 0 });
     let sessions = query(
-        "SELECT session_id, opened_at, closed_at FROM register_sessions WHERE register_id = $1 AND closure_seq IS NOT NULL",
+        "SELECT session_id, opened_at, closed_at FROM register_sessions WHERE register_id = $1 \
+         AND closure_seq >= $2 AND closure_seq <= $3",
     )
     .bind(register_id)
+    .bind(from)
+    .bind(through)
     .fetch_all(&mut *conn)
     .await?;
     for row in &sessions {
@@ -87,60 +167,81 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str) -> Result<J
         let record = shift_record(conn, &session_id, register_id, row.try_get("opened_at")?, closed_at).await?;
         journal.shifts.insert(session_id, record);
     }
-    let closures = query(
-        "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, \
-             last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, \
-             grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1",
-    )
-    .bind(register_id)
-    .fetch_all(&mut *conn)
+    let events = "SELECT seq, code, label, detail, occurred_at FROM technical_events \
+         WHERE register_id = $1 AND seq >= $2 AND seq <= $3";
+    each_sealed(conn, events, register_id, span(ChainKind::Event), |row| {
+        let record = EventRecord {
+            register_id: register_id.to_owned(),
+            code: row.try_get("code")?,
+            label: row.try_get("label")?,
+            detail: row.try_get("detail")?,
+            occurred_at: row.try_get("occurred_at")?,
+        };
+        journal.events.insert(row.try_get("seq")?, record);
+        Ok(())
+    })
     .await?;
-    for row in &closures {
-        journal
-            .closures
-            .insert(row.try_get("closure_seq")?, closure_from_row(row)?);
-    }
-    let events = query("SELECT seq, code, label, detail, occurred_at FROM technical_events WHERE register_id = $1")
-        .bind(register_id)
-        .fetch_all(&mut *conn)
-        .await?;
-    for row in &events {
-        journal.events.insert(
-            row.try_get("seq")?,
-            EventRecord {
-                register_id: register_id.to_owned(),
-                code: row.try_get("code")?,
-                label: row.try_get("label")?,
-                detail: row.try_get("detail")?,
-                occurred_at: row.try_get("occurred_at")?,
-            },
-        );
-    }
-    let reprints = query(
-        "SELECT p.duplicate_seq, p.transaction_id, p.print_no, p.operator, p.printed_at, s.kind, s.fiscal_seq \
-         FROM receipt_prints p JOIN sales s ON s.transaction_id = p.transaction_id \
-         WHERE p.register_id = $1 AND p.duplicate_seq IS NOT NULL",
-    )
-    .bind(register_id)
-    .fetch_all(&mut *conn)
+    let reprints = "SELECT p.duplicate_seq, p.transaction_id, p.print_no, p.operator, p.printed_at, s.kind, \
+             s.fiscal_seq FROM receipt_prints p JOIN sales s ON s.transaction_id = p.transaction_id \
+         WHERE p.register_id = $1 AND p.duplicate_seq >= $2 AND p.duplicate_seq <= $3";
+    each_sealed(conn, reprints, register_id, span(ChainKind::Duplicate), |row| {
+        let record = duplicate_from_row(&row, register_id)?;
+        journal.duplicates.insert(row.try_get("duplicate_seq")?, record);
+        Ok(())
+    })
     .await?;
-    for row in &reprints {
-        journal
-            .duplicates
-            .insert(row.try_get("duplicate_seq")?, duplicate_from_row(row, register_id)?);
-    }
-    let archives = query(
-        "SELECT archive_seq, archive_id, period_from, period_to, sha256, made_at FROM fiscal_archives WHERE register_id = $1",
-    )
-    .bind(register_id)
-    .fetch_all(&mut *conn)
+    let archives = "SELECT archive_seq, archive_id, period_from, period_to, sha256, made_at FROM fiscal_archives \
+         WHERE register_id = $1 AND archive_seq >= $2 AND archive_seq <= $3";
+    each_sealed(conn, archives, register_id, span(ChainKind::Archive), |row| {
+        let record = archive_from_row(&row, register_id)?;
+        journal.archives.insert(row.try_get("archive_seq")?, record);
+        Ok(())
+    })
     .await?;
-    for row in &archives {
-        journal
-            .archives
-            .insert(row.try_get("archive_seq")?, archive_from_row(row, register_id)?);
-    }
     Ok(journal)
+}
+
+/// Hands `each` the rows `sql` answers for the records a register sealed in `span` of one
+/// chain (`$1` the register, `$2` and `$3` the span's ends); none when nothing is read of it.
+async fn each_sealed(
+    conn: &mut Conn,
+    sql: &'static str,
+    register_id: &str,
+    span: Option<Span>,
+    each: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let Some(Span { from, through }) = span else {
+        return Ok(());
+    };
+    query(sql)
+        .bind(register_id)
+        .bind(from)
+        .bind(through)
+        .for_each(conn, each)
+        .await
+}
+
+/// The first and last sequences of a chain's entries written in `[start, end)`.
+async fn written_within(
+    conn: &mut Conn,
+    register_id: &str,
+    kind: ChainKind,
+    start: i64,
+    end: i64,
+) -> Result<Option<Span>, StoreError> {
+    let row = query(
+        "SELECT MIN(seq) AS first, MAX(seq) AS last FROM fiscal_entries \
+         WHERE register_id = $1 AND kind = $2 AND created_at >= $3 AND created_at < $4",
+    )
+    .bind(register_id)
+    .bind(kind.as_str())
+    .bind(start)
+    .bind(end)
+    .fetch_one(&mut *conn)
+    .await?;
+    let first: Option<i64> = row.try_get("first")?;
+    let last: Option<i64> = row.try_get("last")?;
+    Ok(first.zip(last).map(|(from, through)| Span { from, through }))
 }
 
 pub(crate) fn duplicate_from_row(row: &Row, register_id: &str) -> Result<DuplicateRecord, StoreError> {
@@ -170,141 +271,177 @@ pub(crate) fn archive_from_row(row: &Row, register_id: &str) -> Result<ArchiveRe
 
 /// The entries of one chain in sequence order.
 pub(crate) async fn entries(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
-    let rows = query(
+    entries_between(conn, register_id, kind, Span::ALL.from, Span::ALL.through).await
+}
+
+/// The entries of one chain from sequence `from` through `through`, in sequence order.
+async fn entries_between(
+    conn: &mut Conn,
+    register_id: &str,
+    kind: ChainKind,
+    from: i64,
+    through: i64,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut entries = Vec::new();
+    query(
         "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
-         FROM fiscal_entries WHERE register_id = $1 AND kind = $2 ORDER BY seq",
+         FROM fiscal_entries WHERE register_id = $1 AND kind = $2 AND seq >= $3 AND seq <= $4 ORDER BY seq",
     )
     .bind(register_id)
     .bind(kind.as_str())
-    .fetch_all(&mut *conn)
+    .bind(from)
+    .bind(through)
+    .for_each(conn, |row| {
+        let kind: String = row.try_get("kind")?;
+        entries.push(Entry {
+            register_id: row.try_get("register_id")?,
+            kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
+            seq: row.try_get("seq")?,
+            payload: row.try_get("payload")?,
+            signature: row.try_get("signature")?,
+            previous_signature: row.try_get("previous_signature")?,
+            key_id: row.try_get("key_id")?,
+            algorithm: row.try_get("algorithm")?,
+            reference: row.try_get("reference")?,
+            created_at: from_micros(row.try_get("created_at")?),
+        });
+        Ok(())
+    })
     .await?;
-    rows.iter()
-        .map(|row| {
-            let kind: String = row.try_get("kind")?;
-            Ok(Entry {
-                register_id: row.try_get("register_id")?,
-                kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
-                seq: row.try_get("seq")?,
-                payload: row.try_get("payload")?,
-                signature: row.try_get("signature")?,
-                previous_signature: row.try_get("previous_signature")?,
-                key_id: row.try_get("key_id")?,
-                algorithm: row.try_get("algorithm")?,
-                reference: row.try_get("reference")?,
-                created_at: from_micros(row.try_get("created_at")?),
-            })
-        })
-        .collect()
+    Ok(entries)
 }
 
 /// Which sales to read.
 #[derive(Clone, Copy)]
-pub(crate) enum SaleScope {
-    Register,
-    Transaction,
+pub(crate) enum SaleScope<'a> {
+    /// A register's tickets sealed at sequences `from` through `through`, found through its
+    /// journal, as a closure finds its tickets.
+    Tickets {
+        register_id: &'a str,
+        from: i64,
+        through: i64,
+    },
+    Transaction(&'a str),
 }
 
-impl SaleScope {
+impl SaleScope<'_> {
+    /// The sales' filter, on `sales s`; its parameters are bound by [`SaleScope::bind`].
     pub(crate) fn clause(self) -> &'static str {
         match self {
-            // Through the register's journal, as a closure finds its tickets.
-            SaleScope::Register => {
+            SaleScope::Tickets { .. } => {
                 "s.transaction_id IN (SELECT e.reference FROM fiscal_entries e \
-                     WHERE e.register_id = $1 AND e.kind = 'ticket') AND s.register_id = $1"
+                     WHERE e.register_id = $1 AND e.kind = 'ticket' AND e.seq >= $2 AND e.seq <= $3) \
+                 AND s.register_id = $1"
             }
-            SaleScope::Transaction => "s.transaction_id = $1",
+            SaleScope::Transaction(_) => "s.transaction_id = $1",
+        }
+    }
+
+    fn bind(self, query: Query) -> Query {
+        match self {
+            SaleScope::Tickets {
+                register_id,
+                from,
+                through,
+            } => query.bind(register_id).bind(from).bind(through),
+            SaleScope::Transaction(transaction_id) => query.bind(transaction_id),
         }
     }
 }
 
 /// A query over one of a sale's child tables, for the sales in `scope`.
-fn children(columns: &str, table: &str, order: &str, scope: SaleScope) -> String {
+fn children(columns: &str, table: &str, order: &str, scope: SaleScope) -> Query {
     // Every fragment is a constant of this module: nothing from outside reaches the SQL text.
-    format!(
+    scope.bind(query(format!(
         "SELECT {columns} FROM {table} x JOIN sales s ON s.transaction_id = x.transaction_id \
          WHERE {} AND s.fiscal_seq > 0 ORDER BY {order}",
         scope.clause()
-    )
+    )))
 }
 
-/// The sealed records of the sales in `scope` (`key` is the register or transaction id).
+/// A sale's sealed record from its row, and whether its lines are kept as rows of their own.
+fn sale_record(row: &Row) -> Result<(SaleRecord, bool), StoreError> {
+    let original_id: Option<String> = row.try_get("original_transaction_id")?;
+    let original = match original_id {
+        Some(transaction_id) => Some(OriginalTicket {
+            transaction_id,
+            register_id: row
+                .try_get::<Option<String>>("original_register_id")?
+                .unwrap_or_default(),
+            seq: row.try_get::<Option<i64>>("original_seq")?.unwrap_or_default(),
+        }),
+        None => None,
+    };
+    // A document that does not read leaves its parts empty: the audit then finds the record
+    // altered, which it is.
+    let detail = match packed::detail_of(row).ok().flatten() {
+        Some(text) => SaleDetail::read(&text).ok(),
+        None => None,
+    };
+    let (lines, tenders, vat, adjustments) = match detail {
+        Some(detail) => (detail.lines, detail.tenders, detail.vat, detail.adjustments),
+        None => Default::default(),
+    };
+    let lines_in_rows = lines.is_none();
+    let record = SaleRecord {
+        transaction_id: row.try_get("transaction_id")?,
+        number: row.try_get("number")?,
+        kind: row.try_get("kind")?,
+        store_id: row.try_get("store_id")?,
+        seller_id: row.try_get("seller_id")?,
+        customer_id: row.try_get("customer_id")?,
+        session_id: row.try_get("session_id")?,
+        register_id: row.try_get("register_id")?,
+        subtotal_cents: row.try_get("subtotal_cents")?,
+        total_cents: row.try_get("total_cents")?,
+        item_count: row.try_get("item_count")?,
+        change_cents: row.try_get("change_cents")?,
+        points_earned: row.try_get("points_earned")?,
+        coupon_code: row.try_get("coupon_code")?,
+        issued_at: row.try_get("issued_at")?,
+        emitted_at: row.try_get("emitted_at")?,
+        lines: lines.unwrap_or_default(),
+        tenders,
+        vat,
+        adjustments,
+        original,
+    };
+    Ok((record, lines_in_rows))
+}
+
+/// The sealed records of the sales in `scope`.
 pub(crate) async fn sale_records(
     conn: &mut Conn,
-    scope: SaleScope,
-    key: &str,
+    scope: SaleScope<'_>,
 ) -> Result<HashMap<String, SaleRecord>, StoreError> {
-    let rows = query(format!(
-        "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
-             subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, emitted_at, \
-             original_transaction_id, original_register_id, original_seq, detail, packed \
-         FROM sales s WHERE {} AND s.fiscal_seq > 0",
-        scope.clause()
-    ))
-    .bind(key)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut sales: HashMap<String, SaleRecord> = HashMap::with_capacity(rows.len());
+    let mut sales: HashMap<String, SaleRecord> = HashMap::new();
     // Sales whose document holds no lines (written before migration 0011) keep them as rows.
     let mut in_sale_lines = HashSet::new();
-    for row in &rows {
-        let original_id: Option<String> = row.try_get("original_transaction_id")?;
-        let original = match original_id {
-            Some(transaction_id) => Some(OriginalTicket {
-                transaction_id,
-                register_id: row
-                    .try_get::<Option<String>>("original_register_id")?
-                    .unwrap_or_default(),
-                seq: row.try_get::<Option<i64>>("original_seq")?.unwrap_or_default(),
-            }),
-            None => None,
-        };
-        // A document that does not read leaves its parts empty: the audit then finds the
-        // record altered, which it is.
-        let detail = match packed::detail_of(row).ok().flatten() {
-            Some(text) => SaleDetail::read(&text).ok(),
-            None => None,
-        };
-        let (lines, tenders, vat, adjustments) = match detail {
-            Some(detail) => (detail.lines, detail.tenders, detail.vat, detail.adjustments),
-            None => Default::default(),
-        };
-        if lines.is_none() {
-            in_sale_lines.insert(row.try_get::<String>("transaction_id")?);
-        }
-        let record = SaleRecord {
-            transaction_id: row.try_get("transaction_id")?,
-            number: row.try_get("number")?,
-            kind: row.try_get("kind")?,
-            store_id: row.try_get("store_id")?,
-            seller_id: row.try_get("seller_id")?,
-            customer_id: row.try_get("customer_id")?,
-            session_id: row.try_get("session_id")?,
-            register_id: row.try_get("register_id")?,
-            subtotal_cents: row.try_get("subtotal_cents")?,
-            total_cents: row.try_get("total_cents")?,
-            item_count: row.try_get("item_count")?,
-            change_cents: row.try_get("change_cents")?,
-            points_earned: row.try_get("points_earned")?,
-            coupon_code: row.try_get("coupon_code")?,
-            issued_at: row.try_get("issued_at")?,
-            emitted_at: row.try_get("emitted_at")?,
-            lines: lines.unwrap_or_default(),
-            tenders,
-            vat,
-            adjustments,
-            original,
-        };
-        sales.insert(record.transaction_id.clone(), record);
-    }
+    scope
+        .bind(query(format!(
+            "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
+                 subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, \
+                 emitted_at, original_transaction_id, original_register_id, original_seq, detail, packed \
+             FROM sales s WHERE {} AND s.fiscal_seq > 0",
+            scope.clause()
+        )))
+        .for_each(conn, |row| {
+            let (record, lines_in_rows) = sale_record(&row)?;
+            if lines_in_rows {
+                in_sale_lines.insert(record.transaction_id.clone());
+            }
+            sales.insert(record.transaction_id.clone(), record);
+            Ok(())
+        })
+        .await?;
     if !in_sale_lines.is_empty() {
-        let lines = query(children(
+        let lines = children(
             "x.transaction_id, x.line_id, x.sku_id, x.label, x.quantity, x.unit_price_cents, x.vat_rate, \
              x.gross_cents, x.promotion_cents, x.declared_cents, x.ticket_cents, x.net_cents",
             "sale_lines",
             "x.transaction_id, x.line_no",
             scope,
-        ))
-        .bind(key)
+        )
         .fetch_all(&mut *conn)
         .await?;
         for row in &lines {
@@ -318,13 +455,12 @@ pub(crate) async fn sale_records(
         }
     }
     // Sales written before migration 0010 keep these three in their own tables.
-    let tenders = query(children(
+    let tenders = children(
         "x.transaction_id, x.tender_id, x.method, x.applied_cents, x.presented_cents, x.change_cents, x.forfeited_cents",
         "sale_tenders",
         "x.transaction_id, x.tender_no",
         scope,
-    ))
-    .bind(key)
+    )
     .fetch_all(&mut *conn)
     .await?;
     for row in &tenders {
@@ -340,13 +476,12 @@ pub(crate) async fn sale_records(
             });
         }
     }
-    let vat = query(children(
+    let vat = children(
         "x.transaction_id, x.vat_rate, x.total_cents, x.vat_cents",
         "sale_vat",
         "x.transaction_id, x.vat_rate DESC",
         scope,
-    ))
-    .bind(key)
+    )
     .fetch_all(&mut *conn)
     .await?;
     for row in &vat {
@@ -359,13 +494,12 @@ pub(crate) async fn sale_records(
             });
         }
     }
-    let adjustments = query(children(
+    let adjustments = children(
         "x.transaction_id, x.source, x.source_id, x.label, x.amount_cents",
         "sale_adjustments",
         "x.transaction_id, x.adjustment_no",
         scope,
-    ))
-    .bind(key)
+    )
     .fetch_all(&mut *conn)
     .await?;
     for row in &adjustments {

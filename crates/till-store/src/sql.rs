@@ -23,6 +23,8 @@ pub(crate) enum Param {
     Text(Option<String>),
     Bool(Option<bool>),
     Blob(Option<Vec<u8>>),
+    /// A long text the caller keeps too (an archive's file): SQLite reads it in place.
+    Shared(Arc<String>),
 }
 
 macro_rules! param_from {
@@ -46,6 +48,7 @@ param_from! {
     Option<&str> => |v| Param::Text(v.map(str::to_owned)),
     Option<String> => |v| Param::Text(v),
     Vec<u8> => |v| Param::Blob(Some(v)),
+    Arc<String> => |v| Param::Shared(v),
 }
 
 /// A statement and its bound values.
@@ -108,6 +111,25 @@ impl Query {
         }
     }
 
+    /// Hands each row to `each` as it is read, so that a long answer (a register's journal)
+    /// is never held whole as rows as well as in what `each` makes of them.
+    pub(crate) async fn for_each(
+        self,
+        conn: &mut Conn,
+        mut each: impl FnMut(Row) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        match &mut conn.0 {
+            Link::Sqlite(sqlite) => sqlite_run(sqlite, &sqlite_text(&self.sql), &self.params, each).map(|_| ()),
+            Link::Postgres(pg) => {
+                let mut rows = self.sqlx().fetch(pg.as_mut());
+                while let Some(row) = futures::TryStreamExt::try_next(&mut rows).await? {
+                    each(Row(RowData::Postgres(row)))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     pub(crate) async fn fetch_optional<'e>(self, on: impl Into<On<'e>>) -> Result<Option<Row>, StoreError> {
         Ok(self.fetch_all(on).await?.into_iter().next())
     }
@@ -158,6 +180,7 @@ impl Query {
                 Param::Text(value) => query.bind(value),
                 Param::Bool(value) => query.bind(value),
                 Param::Blob(value) => query.bind(value),
+                Param::Shared(value) => query.bind(value.as_str().to_owned()),
             };
         }
         query
@@ -188,6 +211,7 @@ fn sqlite_run(
             Param::Text(value) => statement.raw_bind_parameter(position, value)?,
             Param::Bool(value) => statement.raw_bind_parameter(position, value)?,
             Param::Blob(value) => statement.raw_bind_parameter(position, value)?,
+            Param::Shared(value) => statement.raw_bind_parameter(position, value.as_str())?,
         }
     }
     let columns: Arc<[String]> = statement.column_names().into_iter().map(str::to_owned).collect();

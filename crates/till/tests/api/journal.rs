@@ -537,6 +537,18 @@ async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// The transaction ids of the sales an archive file holds, sorted.
+fn archived_sales(file: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = file["archive"]["sales"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|sale| sale["transactionId"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// An archive is read and built away from the writer, then sealed. A ticket of its period
 /// written in between is not left out: the seal refuses the draft, and the request reads the
 /// journal again.
@@ -569,14 +581,7 @@ async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engin
     let draft = store.draft_archive(&request, Timestamp::now()).await.unwrap().unwrap();
     let made = store.seal_archive(draft).await.expect("sealed");
     let file: Value = serde_json::from_slice(&made.file).unwrap();
-    let mut sold: Vec<_> = file["archive"]["sales"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|sale| sale["transactionId"].as_str().unwrap().to_owned())
-        .collect();
-    sold.sort();
-    assert_eq!(sold, ["t1", "t2"]);
+    assert_eq!(archived_sales(&file), ["t1", "t2"]);
     assert!(till_core::fiscal::archive::verify_file(&made.file).is_ok());
 
     // Through the API, after another sale.
@@ -585,6 +590,76 @@ async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engin
     assert_eq!(made.status, 201, "{}", made.text);
     assert_eq!(made.body["archive"]["sales"].as_array().unwrap().len(), 3);
     assert_eq!(shop.chain("r1", "archive").await.len(), 2);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+/// An archive of a day in the middle of a register's history reads that day, and still
+/// carries what an offline check of it needs: the tickets its closures cover (written the day
+/// before), the entry its chains pick up from, and the grand totals it opens on.
+async fn an_archive_of_one_day_amid_others_holds_what_checks_it(engine: Engine) {
+    let day = |date: &str| date.parse::<jiff::civil::Date>().unwrap();
+    let seqs = |file: &Value, kind: &str| -> (i64, Vec<i64>) {
+        let chain = file["archive"]["chains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} chain in {file}"));
+        let entries = chain["entries"].as_array().unwrap();
+        let seqs = entries.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+        (chain["previousSeq"].as_i64().unwrap(), seqs)
+    };
+    // Three days in Paris, two sales a day; each day closes at the next day's first sale.
+    let mut shop = Shop::open_at(engine, at("2026-10-10T08:00:00Z"), |_| {}).await;
+    let mut totals = Vec::new();
+    for (n, date) in ["2026-10-10", "2026-10-11", "2026-10-12"].into_iter().enumerate() {
+        shop.server.clock.set(at(&format!("{date}T08:00:00Z")));
+        if n > 0 {
+            shop.reopen().await;
+        }
+        for k in 1..=2 {
+            let sale = shop
+                .sell(&format!("t{}", 2 * n + k), vec![line("l1", MUG, k as i64)])
+                .await;
+            totals.push(sale["transaction"]["totals"]["total"].as_i64().unwrap());
+        }
+    }
+    let days: Vec<Value> = shop
+        .closures()
+        .await
+        .into_iter()
+        .filter(|c| c["period"] == "DAY")
+        .collect();
+    assert_eq!(days.len(), 2, "{days:?}");
+
+    // The 11th: its tickets, and the 10th's, which the closure written on the 11th covers.
+    let made = shop.make_archive(day("2026-10-11"), day("2026-10-11")).await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    assert_eq!(seqs(&made.body, "ticket"), (0, vec![1, 2, 3, 4]));
+    assert_eq!(archived_sales(&made.body), ["t1", "t2", "t3", "t4"]);
+    assert_eq!(made.body["archive"]["opening"]["grandTotalCents"], 0);
+    till_core::fiscal::archive::verify_file(made.text.as_bytes()).expect("the 11th verifies");
+
+    // The 12th picks up after ticket 2, and opens on the grand total closed on the 11th.
+    let made = shop.make_archive(day("2026-10-12"), day("2026-10-12")).await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    let (previous, tickets) = seqs(&made.body, "ticket");
+    assert_eq!((previous, tickets), (2, vec![3, 4, 5, 6]));
+    let ticket_chain = shop.chain("r1", "ticket").await;
+    let anchor = made.body["archive"]["chains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "ticket")
+        .map(|c| c["previousSignature"].clone());
+    assert_eq!(anchor, Some(ticket_chain[1]["signature"].clone()));
+    assert_eq!(archived_sales(&made.body), ["t3", "t4", "t5", "t6"]);
+    assert_eq!(
+        made.body["archive"]["opening"]["grandTotalCents"],
+        totals[0] + totals[1]
+    );
+    till_core::fiscal::archive::verify_file(made.text.as_bytes()).expect("the 12th verifies");
     assert_eq!(shop.verify("r1").await["ok"], true);
     shop.server.stop().await;
 }
@@ -980,6 +1055,7 @@ on_both_engines!(
     removed_entries_are_found_through_gaps_and_anchors,
     archives_verify_offline_and_break_on_any_changed_byte,
     an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in,
+    an_archive_of_one_day_amid_others_holds_what_checks_it,
     the_cli_audits_the_database,
     receipts_print_and_reprints_are_sealed,
     a_rotated_key_signs_new_entries_and_old_ones_still_verify,
