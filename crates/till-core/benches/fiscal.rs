@@ -1,10 +1,13 @@
 //! What sealing a ticket costs: the digest of the sale record and the ECDSA signature, both
-//! paid inside the commit, in the one place every sale of a register passes in turn.
+//! paid inside the commit, in the one place every sale of a register passes in turn. And what
+//! writing an archive's canonical text costs.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use till_core::canonical::{to_canonical_string, write_canonical};
+use till_core::fiscal::archive::{self, ArchiveChain, ArchiveDocument, ArchiveOpening, Software};
 use till_core::fiscal::payload::{self, SaleRecord, SaleRecordLine, SaleRecordTender, SaleRecordVat};
-use till_core::fiscal::{FiscalKey, PublicKey};
+use till_core::fiscal::{ChainKind, Entry, FiscalKey, PublicKey};
 
 fn record(lines: usize) -> SaleRecord {
     SaleRecord {
@@ -76,5 +79,74 @@ fn sealing(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, sealing);
+/// An archive document of `tickets` tickets of 7 lines, each with its chain entry.
+fn archive_document(tickets: usize, key: &FiscalKey) -> ArchiveDocument {
+    let signature = key.sign("previous");
+    let mut sales = Vec::with_capacity(tickets);
+    let mut entries = Vec::with_capacity(tickets);
+    for n in 0..tickets {
+        let mut sale = record(7);
+        sale.transaction_id = format!("c3-{n:06}");
+        let seq = i64::try_from(n).expect("a small count") + 1;
+        entries.push(Entry {
+            register_id: sale.register_id.clone(),
+            kind: ChainKind::Ticket,
+            seq,
+            payload: payload::ticket(&sale, seq, Some(&signature)),
+            signature: signature.clone(),
+            previous_signature: Some(signature.clone()),
+            key_id: key.key_id().to_owned(),
+            algorithm: "ES256".into(),
+            reference: sale.transaction_id.clone(),
+            created_at: jiff::Timestamp::UNIX_EPOCH,
+        });
+        sales.push(sale);
+    }
+    ArchiveDocument {
+        format: archive::FORMAT.into(),
+        archive_id: "arc_bench".into(),
+        software: Software {
+            name: "till".into(),
+            version: "bench".into(),
+        },
+        generated_at: 0,
+        register_id: "reg-3".into(),
+        store: None,
+        period_from: "2026-11-25".into(),
+        period_to: "2026-11-25".into(),
+        opening: ArchiveOpening::default(),
+        chains: vec![ArchiveChain {
+            kind: ChainKind::Ticket,
+            previous_seq: 0,
+            previous_signature: None,
+            entries,
+        }],
+        sales,
+        shifts: vec![],
+        closures: vec![],
+        events: vec![],
+        duplicates: vec![],
+        archives: vec![],
+        keys: vec![key.public_jwk().clone()],
+    }
+}
+
+/// An archive's canonical text, written the way it was before b454a46 (through a `Value` of
+/// the document) and the way it is now (streamed by a sorting formatter).
+fn archive_text(c: &mut Criterion) {
+    let key = FiscalKey::from_secret_bytes(&[7u8; 32]).expect("a key");
+    let document = archive_document(1_000, &key);
+    c.bench_function("archive text of 1,000 tickets, through a Value", |b| {
+        b.iter(|| to_canonical_string(&serde_json::to_value(black_box(&document)).expect("serializes")))
+    });
+    c.bench_function("archive text of 1,000 tickets, streamed", |b| {
+        b.iter(|| {
+            let mut text = Vec::new();
+            write_canonical(&mut text, black_box(&document)).expect("serializes");
+            text
+        })
+    });
+}
+
+criterion_group!(benches, sealing, archive_text);
 criterion_main!(benches);
