@@ -27,11 +27,13 @@ use till_store::journal::jet;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// Audits take turns, one at a time on each node, on the blocking pool. An audit holds a
-/// register's whole journal in memory and checks a signature per entry: a register of 30,000
-/// tickets takes about 3 s of a core and 246 MiB (docs/performance.md). On the request threads it would stall every sale
-/// queued behind it, and audits run together would take every core and hold every journal.
-static AUDITS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// Audits and archives take turns, one at a time on each node, their work on the blocking
+/// pool. An audit holds a register's whole journal in memory and checks a signature per entry:
+/// a register of 30,000 tickets takes about 3 s of a core and 169 MiB. An archive of a day of
+/// 30,000 tickets holds about 440 MiB while it is made (docs/performance.md). Run on the
+/// request threads they would stall every sale queued behind them, and run together they
+/// would take every core and hold every journal.
+static JOURNAL_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// Longest period one archive covers: a fiscal year.
 const MAX_ARCHIVE_DAYS: i32 = 366;
@@ -129,7 +131,7 @@ async fn verify(
         return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
     }
     // Held through the load too: the journal in memory is the audit's larger cost.
-    let _turn = AUDITS.acquire().await.map_err(ApiError::internal)?;
+    let _turn = JOURNAL_READS.acquire().await.map_err(ApiError::internal)?;
     let journal = store.load_journal(register.as_str()).await?;
     let (journal, verdict) = tokio::task::spawn_blocking(move || {
         let verdict = audit(&journal);
@@ -407,6 +409,7 @@ async fn make_archive(
         to,
         software_version: env!("CARGO_PKG_VERSION").to_owned(),
     };
+    let _turn = JOURNAL_READS.acquire().await.map_err(ApiError::internal)?;
     let made = state
         .store()
         .make_archive(request, state.now())
