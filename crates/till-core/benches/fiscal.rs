@@ -5,7 +5,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use till_core::canonical::{to_canonical_string, write_canonical};
-use till_core::fiscal::archive::{self, ArchiveChain, ArchiveDocument, ArchiveOpening, Software};
+use till_core::fiscal::archive::{self, ArchiveChain, ArchiveDocument, Software};
 use till_core::fiscal::payload::{self, SaleRecord, SaleRecordLine, SaleRecordTender, SaleRecordVat};
 use till_core::fiscal::{ChainKind, Entry, FiscalKey, PublicKey};
 
@@ -109,12 +109,9 @@ fn archive_document(tickets: usize, key: &FiscalKey) -> ArchiveDocument {
             name: "till".into(),
             version: "bench".into(),
         },
-        generated_at: 0,
         register_id: "reg-3".into(),
-        store: None,
         period_from: "2026-11-25".into(),
         period_to: "2026-11-25".into(),
-        opening: ArchiveOpening::default(),
         chains: vec![ArchiveChain {
             kind: ChainKind::Ticket,
             previous_seq: 0,
@@ -122,12 +119,8 @@ fn archive_document(tickets: usize, key: &FiscalKey) -> ArchiveDocument {
             entries,
         }],
         sales,
-        shifts: vec![],
-        closures: vec![],
-        events: vec![],
-        duplicates: vec![],
-        archives: vec![],
         keys: vec![key.public_jwk().clone()],
+        ..ArchiveDocument::default()
     }
 }
 

@@ -354,17 +354,6 @@ fn slice(journal: Journal, start: i64, end: i64) -> ArchiveDocument {
     let closures = collect(&journal.closures, |seq| in_slice(ChainKind::Closure, seq));
     let opening = opening(&journal.closures, closures.first().map(|c| c.seq));
     ArchiveDocument {
-        format: String::new(),
-        archive_id: String::new(),
-        software: Software {
-            name: String::new(),
-            version: String::new(),
-        },
-        generated_at: 0,
-        register_id: String::new(),
-        store: None,
-        period_from: String::new(),
-        period_to: String::new(),
         opening,
         sales,
         shifts: shift_records,
@@ -378,6 +367,7 @@ fn slice(journal: Journal, start: i64, end: i64) -> ArchiveDocument {
             keys
         },
         chains,
+        ..ArchiveDocument::default()
     }
 }
 

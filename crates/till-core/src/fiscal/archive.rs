@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 pub const FORMAT: &str = "till-nf525-archive/1";
 
 /// What an archive holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArchiveDocument {
     /// Always [`FORMAT`].
@@ -46,7 +46,7 @@ pub struct ArchiveDocument {
     pub keys: Vec<Value>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Software {
     pub name: String,
@@ -287,12 +287,9 @@ mod tests {
                 name: "till".into(),
                 version: "0.1.0".into(),
             },
-            generated_at: 0,
             register_id: "till-1".into(),
-            store: None,
             period_from: "2026-03-01".into(),
             period_to: "2026-03-31".into(),
-            opening: ArchiveOpening::default(),
             chains: vec![ArchiveChain {
                 kind: ChainKind::Ticket,
                 previous_seq: 0,
@@ -300,12 +297,8 @@ mod tests {
                 entries,
             }],
             sales,
-            shifts: vec![],
-            closures: vec![],
-            events: vec![],
-            duplicates: vec![],
-            archives: vec![],
             keys: vec![key.public_jwk().clone()],
+            ..ArchiveDocument::default()
         }
     }
 
