@@ -393,8 +393,8 @@ async fn fold_stock_moves_while_open(inner: Weak<Inner>) {
         }
         pause = match store.fold_stock_moves().await {
             Ok(folded) => {
-                metrics::counter!(STOCK_MOVES_FOLDED).increment(folded.moves);
-                match folded.backlog {
+                metrics::counter!(STOCK_MOVES_FOLDED).increment(folded);
+                match folded >= stock::FOLD_LIMIT as u64 {
                     true => Duration::ZERO,
                     false => stock::FOLD_EVERY,
                 }

@@ -53,6 +53,5 @@ pub(crate) fn postgres() -> Migrator {
         12 "0012_tickets_through_the_journal",
         13 "0013_packed_sales",
         14 "0014_stock_moves",
-        15 "0015_sale_stock_moves",
     ))
 }

@@ -1,14 +1,10 @@
 //! Stock on hand per store and article.
 //!
 //! A sale's moves reach `stock` in one of two ways. On SQLite the one writer adds each into its
-//! article's row. On PostgreSQL they are queued, one row per sale in `sale_stock_moves` (its
-//! articles and their deltas side by side), and each node folds them into `stock` about once a
-//! second: an update in place would hold the article's row lock until the sale committed, so
-//! every sale of a popular article, on every node, would wait for the one before it. A level
-//! read meanwhile is the article's row plus its moves not yet folded.
-//!
-//! `stock_moves`, the queue of one row per article that nodes of the previous release still
-//! write to during a rollout (PostgreSQL migration 0014), is read and folded the same way.
+//! article's row. On PostgreSQL they are appended to `stock_moves`, and each node folds them
+//! into `stock` about once a second: an update in place would hold the article's row lock until
+//! the sale committed, so every sale of a popular article, on every node, would wait for the
+//! one before it. A level read meanwhile is the article's row plus its moves not yet folded.
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::catalog::placeholders;
@@ -57,15 +53,15 @@ impl Store {
     /// `None` when no quantity was ever recorded for the pair. One statement, so one snapshot:
     /// a fold removes moves and adds them to the row in one commit, seen whole or not at all.
     pub async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError> {
-        let sql = match self.engine() {
-            Engine::Sqlite => LEVEL_IN_PLACE,
-            Engine::Postgres => LEVEL_WITH_QUEUED,
-        };
-        let row = query(sql)
-            .bind(store_id.as_str())
-            .bind(sku_id.as_str())
-            .fetch_one(self.reader())
-            .await?;
+        let row = query(
+            "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, max(updated_at) AS updated_at \
+             FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
+                 UNION ALL SELECT delta, moved_at FROM stock_moves WHERE store_id = $1 AND sku_id = $2) AS level",
+        )
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .fetch_one(self.reader())
+        .await?;
         if row.try_get::<i64>("found")? == 0 {
             return Ok(None);
         }
@@ -78,76 +74,36 @@ impl Store {
     }
 
     /// PostgreSQL: adds queued moves into `stock` and deletes them, in one statement, at most
-    /// [`FOLD_LIMIT`] queued rows of each queue at a time. Nodes fold at the same time without
-    /// counting a move twice: a fold that meets a row another has deleted waits for that one
-    /// to commit, then passes the row by. Nothing to do on SQLite.
-    pub async fn fold_stock_moves(&self) -> Result<Folded, StoreError> {
+    /// [`FOLD_LIMIT`] at a time; answers how many it folded. Nodes fold at the same time
+    /// without counting a move twice: a fold that meets a move another has deleted waits for
+    /// that one to commit, then passes the move by. Nothing to do on SQLite.
+    pub async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
         if self.engine() != Engine::Postgres {
-            return Ok(Folded::default());
+            return Ok(0);
         }
         let row = query(FOLD_MOVES).bind(FOLD_LIMIT).fetch_one(self.reader()).await?;
-        let count = |name: &str| row.try_get::<i64>(name).map(|n| u64::try_from(n).unwrap_or(0));
-        Ok(Folded {
-            moves: count("moves")?,
-            backlog: row.try_get("backlog")?,
-        })
+        let folded: i64 = row.try_get("folded")?;
+        Ok(u64::try_from(folded).unwrap_or(0))
     }
 }
 
-/// What one fold did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Folded {
-    /// Article moves added into `stock`.
-    pub moves: u64,
-    /// A queue held more than one fold takes: fold again at once.
-    pub backlog: bool,
-}
-
-/// Most queued rows one fold takes from each queue: a backlog (every node stopped for a
-/// while) goes a slice at a time.
-pub const FOLD_LIMIT: i64 = 10_000;
+/// Most moves one fold takes: a backlog (every node stopped for a while) goes a slice at a time.
+pub const FOLD_LIMIT: i64 = 50_000;
 
 /// How often each PostgreSQL node folds, when the last fold left no backlog.
 pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
 
-/// A level on SQLite, where nothing is queued.
-const LEVEL_IN_PLACE: &str = "SELECT count(*) AS found, sum(on_hand) AS on_hand, max(updated_at) AS updated_at \
-     FROM stock WHERE store_id = $1 AND sku_id = $2";
-
-/// A level on PostgreSQL: the row and the article's moves in both queues. `$2 = ANY (sku_ids)`
-/// keeps the unnesting to the sales that moved the article.
-const LEVEL_WITH_QUEUED: &str = "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, \
-         max(updated_at) AS updated_at \
-     FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
-         UNION ALL SELECT delta, moved_at FROM stock_moves WHERE store_id = $1 AND sku_id = $2 \
-         UNION ALL SELECT m.delta, q.moved_at FROM sale_stock_moves q, unnest(q.sku_ids, q.deltas) AS m(sku_id, delta) \
-             WHERE q.store_id = $1 AND $2 = ANY (q.sku_ids) AND m.sku_id = $2) AS level";
-
-/// What a count leaves of the article's row: the count less the article's moves still queued
-/// by sales, which the fold will add to it.
-const COUNT_LESS_QUEUED: &str = "UPDATE stock SET on_hand = $3 - COALESCE((SELECT CAST(sum(m.delta) AS BIGINT) \
-         FROM sale_stock_moves q, unnest(q.sku_ids, q.deltas) AS m(sku_id, delta) \
-         WHERE q.store_id = $1 AND $2 = ANY (q.sku_ids) AND m.sku_id = $2), 0), updated_at = $4 \
-     WHERE store_id = $1 AND sku_id = $2";
-
 /// Articles in order, so two folds lock `stock` rows in one order and cannot deadlock.
-const FOLD_MOVES: &str = "WITH sales AS ( \
-         DELETE FROM sale_stock_moves WHERE ctid = ANY (ARRAY(SELECT ctid FROM sale_stock_moves LIMIT $1)) \
-         RETURNING store_id, sku_ids, deltas, moved_at), \
-     articles AS ( \
+const FOLD_MOVES: &str = "WITH moved AS ( \
          DELETE FROM stock_moves WHERE ctid = ANY (ARRAY(SELECT ctid FROM stock_moves LIMIT $1)) \
          RETURNING store_id, sku_id, delta, moved_at), \
-     moved AS ( \
-         SELECT store_id, m.sku_id, m.delta, moved_at FROM sales, unnest(sku_ids, deltas) AS m(sku_id, delta) \
-         UNION ALL SELECT store_id, sku_id, delta, moved_at FROM articles), \
      added AS ( \
          INSERT INTO stock (store_id, sku_id, on_hand, updated_at) \
          SELECT store_id, sku_id, sum(delta), max(moved_at) FROM moved \
          GROUP BY store_id, sku_id ORDER BY store_id, sku_id \
          ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
              updated_at = GREATEST(stock.updated_at, excluded.updated_at)) \
-     SELECT (SELECT count(*) FROM moved) AS moves, \
-         (SELECT count(*) FROM sales) >= $1 OR (SELECT count(*) FROM articles) >= $1 AS backlog";
+     SELECT count(*) AS folded FROM moved";
 
 /// Rows per multi-row insert: 2 parameters a row, far below every limit.
 const ROWS_PER_INSERT: usize = 200;
@@ -164,54 +120,27 @@ static MOVES_IN_PLACE: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     )
 });
 
-/// Queues a sale's stock moves: in place on SQLite, one statement for every article; as one
-/// row on PostgreSQL (see the module's comment).
+static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    format!(
+        "INSERT INTO stock_moves (store_id, sku_id, delta, moved_at) VALUES {}",
+        rows_with(count, 2, "$1", "$2")
+    )
+});
+
+/// Queues a sale's stock moves, one statement for every article: in place on SQLite, into
+/// `stock_moves` on PostgreSQL (see the module's comment).
 pub(crate) fn push_moves(batch: &mut Batch, engine: Engine, store_id: &StoreId, moves: &[(SkuId, i64)], now: i64) {
-    if moves.is_empty() {
-        return;
-    }
-    if engine == Engine::Postgres {
-        // Arrays travel as their text form: the `Any` driver binds no array.
-        batch.push(
-            "INSERT INTO sale_stock_moves (store_id, sku_ids, deltas, moved_at) \
-             VALUES ($1, CAST($2 AS TEXT[]), CAST($3 AS BIGINT[]), $4)",
-            vec![
-                store_id.as_str().into(),
-                array_literal(moves.iter().map(|(sku, _)| sku.as_str())).into(),
-                array_literal(moves.iter().map(|(_, delta)| delta)).into(),
-                now.into(),
-            ],
-        );
-        return;
-    }
+    let shapes = match engine {
+        Engine::Sqlite => &MOVES_IN_PLACE,
+        Engine::Postgres => &MOVES_QUEUED,
+    };
     for chunk in moves.chunks(ROWS_PER_INSERT) {
         let mut params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
         for (sku, delta) in chunk {
             params.extend([sku.as_str().into(), (*delta).into()]);
         }
-        batch.push(MOVES_IN_PLACE.get(chunk.len()), params);
+        batch.push(shapes.get(chunk.len()), params);
     }
-}
-
-/// PostgreSQL's text form of a one-dimensional array: each element quoted, so no text can
-/// split or end it.
-fn array_literal<T: std::fmt::Display>(elements: impl Iterator<Item = T>) -> String {
-    let mut literal = String::from("{");
-    for (index, element) in elements.enumerate() {
-        if index > 0 {
-            literal.push(',');
-        }
-        literal.push('"');
-        for c in element.to_string().chars() {
-            if matches!(c, '"' | '\\') {
-                literal.push('\\');
-            }
-            literal.push(c);
-        }
-        literal.push('"');
-    }
-    literal.push('}');
-    literal
 }
 
 /// Rows `($1, $sku, $delta, $2)`.
@@ -238,16 +167,12 @@ fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Resul
         if sku.is_none() {
             return Err(StoreError::NotFound("article"));
         }
-        let queued = conn.engine() == Engine::Postgres;
-        if queued {
-            // The count stands for every move committed before it: those queued one per
-            // article go.
-            query("DELETE FROM stock_moves WHERE store_id = $1 AND sku_id = $2")
-                .bind(input.store_id.as_str())
-                .bind(input.sku_id.as_str())
-                .execute(&mut *conn)
-                .await?;
-        }
+        // The count stands for every move committed before it: those not yet folded go.
+        query("DELETE FROM stock_moves WHERE store_id = $1 AND sku_id = $2")
+            .bind(input.store_id.as_str())
+            .bind(input.sku_id.as_str())
+            .execute(&mut *conn)
+            .await?;
         query(
             "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = excluded.on_hand, updated_at = excluded.updated_at",
@@ -258,19 +183,6 @@ fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Resul
         .bind(input.now)
         .execute(&mut *conn)
         .await?;
-        if queued {
-            // Those queued by sales stay, to be folded: the row takes the count less them.
-            // The upsert holds the row's lock until commit, and a fold adds to the row, so a
-            // fold that committed before it left none of its moves queued here, and any other
-            // adds what this statement subtracts.
-            query(COUNT_LESS_QUEUED)
-                .bind(input.store_id.as_str())
-                .bind(input.sku_id.as_str())
-                .bind(input.on_hand)
-                .bind(input.now)
-                .execute(&mut *conn)
-                .await?;
-        }
         Ok(StockLevel {
             store_id: input.store_id.clone(),
             sku_id: input.sku_id.clone(),
