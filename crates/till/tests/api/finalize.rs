@@ -822,6 +822,39 @@ async fn queued_stock_moves_fold_once_however_many_nodes_fold() {
     shop.server.stop().await;
 }
 
+/// PostgreSQL: a count and a fold at the same time, each meeting the moves the other is
+/// taking. Whichever goes first, the article's level is the count once the queue is folded,
+/// and no move of the other article is lost or counted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_during_a_fold_stands() {
+    if !Engine::Postgres.enabled() {
+        return;
+    }
+    let shop = Shop::open(Engine::Postgres).await;
+    let admin = shop.server.admin();
+    let mug = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
+    let store = shop.server.state().store().clone();
+    for round in 1..=8_i64 {
+        shop.server.run_sql(&queued_moves(MUG.0, -1, 3_000)).await.unwrap();
+        shop.server.run_sql(&queued_moves(BOOK.0, -1, 3_000)).await.unwrap();
+        let count = shop.server.put(&mug, &admin, json!({"onHand": round * 10}));
+        // The fold starts with the count, or a little after it, so that either may meet the
+        // other's moves first.
+        let fold = async {
+            tokio::time::sleep(std::time::Duration::from_millis(round as u64 % 4)).await;
+            store.fold_stock_moves().await
+        };
+        let (counted, folded) = futures::join!(count, fold);
+        assert_eq!(counted.status, 200, "{}", counted.text);
+        folded.unwrap();
+        while store.fold_stock_moves().await.unwrap() > 0 {}
+        assert_eq!(shop.server.count_rows("stock_moves").await, 0);
+        assert_eq!(shop.stock(MUG).await, round * 10, "round {round}");
+        assert_eq!(shop.stock(BOOK).await, -3_000 * round, "round {round}");
+    }
+    shop.server.stop().await;
+}
+
 async fn concurrent_sales_on_one_register_keep_a_gapless_chain(engine: Engine) {
     let shop = Shop::open(engine).await;
     // A first ticket, so the node knows the chain's head: the sales below all expect the
