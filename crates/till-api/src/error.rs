@@ -41,8 +41,20 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     PreconditionFailed(String),
-    #[error("the body is larger than the {0} bytes accepted")]
+    #[error("The body is larger than the {0} bytes accepted.")]
     PayloadTooLarge(usize),
+    /// The request did not arrive in time (its head or its body).
+    #[error("{0}")]
+    RequestTimeout(String),
+    /// The request target is longer than the server reads.
+    #[error("The request target is longer than the {0} bytes accepted.")]
+    UriTooLong(usize),
+    /// The request's header section is larger than the server reads.
+    #[error("The request headers are larger than the {0} bytes accepted.")]
+    HeadersTooLarge(usize),
+    /// The node holds as many connections as it is configured for.
+    #[error("{0}")]
+    Overloaded(String),
     #[error("{0}")]
     Business(String),
     /// A code from a channel vocabulary (elevation) rather than the kernel enum.
@@ -79,6 +91,10 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            ApiError::HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Business(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Channel { status, .. } => *status,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -86,17 +102,27 @@ impl ApiError {
         }
     }
 
-    /// The kernel code by status (DESIGN.md section 9), or the channel's own code.
+    /// The kernel code by status (DESIGN.md section 9), or the channel's own code. Statuses the
+    /// kernel list does not name have a code of their own, so that a client branching on `code`
+    /// never mistakes a wrong method for a missing resource or a stale `If-Match` for a
+    /// duplicate.
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::Validation(_) | ApiError::PayloadTooLarge(_) => "VALIDATION_FAILED",
+            ApiError::Validation(_) => "VALIDATION_FAILED",
             ApiError::Unauthorized(_) => "UNAUTHORIZED",
             ApiError::Forbidden(_) => "FORBIDDEN",
-            ApiError::NotFound(_) | ApiError::MethodNotAllowed(_) => "NOT_FOUND",
-            ApiError::Conflict(_) | ApiError::PreconditionFailed(_) => "CONFLICT",
+            ApiError::NotFound(_) => "NOT_FOUND",
+            ApiError::MethodNotAllowed(_) => "METHOD_NOT_ALLOWED",
+            ApiError::Conflict(_) => "CONFLICT",
+            ApiError::PreconditionFailed(_) => "PRECONDITION_FAILED",
+            ApiError::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            ApiError::RequestTimeout(_) => "REQUEST_TIMEOUT",
+            ApiError::UriTooLong(_) => "URI_TOO_LONG",
+            ApiError::HeadersTooLarge(_) => "HEADERS_TOO_LARGE",
             ApiError::Business(_) => "BUSINESS_RULE_VIOLATION",
             ApiError::Channel { code, .. } => code,
-            ApiError::Unavailable(_) | ApiError::Internal(_) => "INTERNAL_ERROR",
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => "SERVICE_UNAVAILABLE",
+            ApiError::Internal(_) => "INTERNAL_ERROR",
         }
     }
 
@@ -122,9 +148,6 @@ impl ApiError {
     fn field_errors(&self) -> Option<Vec<FieldError>> {
         match self {
             ApiError::Validation(errors) => Some(errors.clone()),
-            ApiError::PayloadTooLarge(limit) => {
-                Some(vec![FieldError::new("body", format!("must be at most {limit} bytes"))])
-            }
             _ => None,
         }
     }
@@ -141,8 +164,11 @@ pub struct ErrorEnvelope {
 #[serde(rename_all = "camelCase")]
 #[serde(deny_unknown_fields)]
 pub struct ErrorBody {
-    /// Branch on this: VALIDATION_FAILED, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT,
-    /// BUSINESS_RULE_VIOLATION, INTERNAL_ERROR, or a channel code of the elevation operation.
+    /// Branch on this: VALIDATION_FAILED (400), UNAUTHORIZED (401), FORBIDDEN (403), NOT_FOUND
+    /// (404), METHOD_NOT_ALLOWED (405), REQUEST_TIMEOUT (408), CONFLICT (409),
+    /// PRECONDITION_FAILED (412), PAYLOAD_TOO_LARGE (413), URI_TOO_LONG (414),
+    /// BUSINESS_RULE_VIOLATION (422), HEADERS_TOO_LARGE (431), INTERNAL_ERROR (500),
+    /// SERVICE_UNAVAILABLE (503), or a channel code of the elevation operation.
     pub code: String,
     /// For a person; never parse it.
     pub message: String,
@@ -185,7 +211,7 @@ impl IntoResponse for ApiError {
             } => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from(*seconds));
             }
-            ApiError::Unavailable(_) => {
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}

@@ -140,7 +140,7 @@ async fn the_replace_contract_point_by_point(engine: Engine) {
                 .json(&rule)
         })
         .await;
-    stale.assert_error(412, "CONFLICT");
+    stale.assert_error(412, "PRECONDITION_FAILED");
     assert_eq!(
         shop.server.get("/v1/promotions/mugs/rule", &admin).await.body["name"],
         "Renamed"
