@@ -54,7 +54,7 @@ pub struct NewSale {
     pub issued_at: Option<Timestamp>,
     pub emitted_at: Timestamp,
     /// The 201 body, stored for byte-identical replays.
-    pub response: String,
+    pub response: SaleAnswer,
     /// The elevation grant this sale spends, if its discounts needed one.
     pub spends_grant: Option<String>,
     /// Every reduction, in the order pricing applied them.
@@ -90,9 +90,38 @@ pub struct ReturnedLine {
     pub returned_before: i64,
 }
 
-/// Stands in the response body of a return for its credit-note number, which only exists once
-/// the ticket has its sequence; the commit writes the number in its place.
-pub const CREDIT_NOTE_PENDING: &str = "AV-PENDING";
+/// The 201 body of a sale or a return, as it is stored and replayed.
+#[derive(Clone)]
+pub enum SaleAnswer {
+    /// Complete before the commit.
+    Ready(String),
+    /// A return's answer names its credit note, whose number is made of the ticket's place in
+    /// the register's chain: the commit renders it once it holds that place.
+    NamingCreditNote(Arc<dyn Fn(&str) -> Result<String, serde_json::Error> + Send + Sync>),
+}
+
+impl SaleAnswer {
+    /// The body for a ticket whose credit-note number, if it has one, is `credit_note`.
+    fn render(&self, credit_note: Option<&str>) -> Result<String, StoreError> {
+        match (self, credit_note) {
+            (SaleAnswer::Ready(body), _) => Ok(body.clone()),
+            (SaleAnswer::NamingCreditNote(render), Some(number)) => render(number)
+                .map_err(|error| StoreError::Corrupt(format!("a return's answer could not be written: {error}"))),
+            (SaleAnswer::NamingCreditNote(_), None) => Err(StoreError::Corrupt(
+                "an answer naming a credit note for a ticket without one".to_owned(),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Debug for SaleAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SaleAnswer::Ready(body) => f.debug_tuple("Ready").field(body).finish(),
+            SaleAnswer::NamingCreditNote(_) => f.write_str("NamingCreditNote(..)"),
+        }
+    }
+}
 
 /// The credit-note (avoir) number of a return: its register and ticket sequence, so credit
 /// notes are numbered without gaps along the register's tickets.
@@ -147,8 +176,8 @@ struct CommitSale {
     /// The record's lines, tenders, VAT and reductions as the sale row keeps them.
     detail: String,
     /// The answer and the document packed for the sale's row, here on the request's task
-    /// rather than on SQLite's writer; `None` for a return, whose answer only gets its
-    /// credit-note number with its ticket's place.
+    /// rather than on SQLite's writer; `None` for an answer naming a credit note, which is
+    /// only written once the ticket has its place.
     packed: Option<Vec<u8>>,
     key: Arc<Sealer>,
     /// The ticket signed ahead for the place its chain was expected at, if one was.
@@ -180,9 +209,9 @@ impl Store {
         let record = sale_record(&sale);
         let digest = record.digest();
         let detail = SaleDetail::write(&record)?;
-        let packed = match sale.kind {
-            SaleType::Return => None,
-            _ => Some(packed::pack(&sale.response, &detail)?),
+        let packed = match &sale.response {
+            SaleAnswer::Ready(body) => Some(packed::pack(body, &detail)?),
+            SaleAnswer::NamingCreditNote(_) => None,
         };
         let register_id = sale.register_id.clone();
         let guess = self.ticket_heads().next(register_id.as_str());
@@ -409,16 +438,10 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
-    let (response, packed) = match (&credit_note, &input.packed) {
-        (None, Some(packed)) => (sale.response.clone(), packed.clone()),
-        (number, _) => {
-            let response = match number {
-                Some(number) => sale.response.replacen(CREDIT_NOTE_PENDING, number, 1),
-                None => sale.response.clone(),
-            };
-            let packed = packed::pack(&response, &input.detail)?;
-            (response, packed)
-        }
+    let response = sale.response.render(credit_note.as_deref())?;
+    let packed = match &input.packed {
+        Some(packed) => packed.clone(),
+        None => packed::pack(&response, &input.detail)?,
     };
     insert_sale(batch, input, seq, credit_note.as_deref(), packed, now);
     stock::push_moves(batch, engine, &sale.store_id, &sale.stock_moves, now);

@@ -25,6 +25,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
@@ -33,7 +34,7 @@ use till_core::sale::SaleType;
 use till_core::settlement::{SettlementError, check_settlement};
 use till_store::StoreError;
 use till_store::returns::OriginalSale;
-use till_store::sales::{CREDIT_NOTE_PENDING, NewSale, NewSaleLine, ReturnOf, ReturnedLine};
+use till_store::sales::{NewSale, NewSaleLine, ReturnOf, ReturnedLine, SaleAnswer};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -93,7 +94,7 @@ pub struct ReturnLineBody {
 
 /// The 201 body of a return, stored and replayed byte for byte. Amounts are negative: money
 /// going back to the customer.
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReturnEvent {
     pub id: String,
@@ -113,7 +114,7 @@ pub struct ReturnEvent {
 }
 
 /// The original sale's ticket.
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OriginalView {
     pub transaction_id: String,
@@ -122,7 +123,7 @@ pub struct OriginalView {
     pub seq: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReturnTransaction {
     pub id: String,
@@ -140,7 +141,7 @@ pub struct ReturnTransaction {
     pub totals: Totals,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReturnedLineView {
     /// The original's cart line.
@@ -258,7 +259,7 @@ fn capitalized(text: &str) -> String {
 }
 
 /// The return as a ticket: the original's lines for the units coming back, every amount
-/// negative, and the 201 body with a stand-in for the credit-note number.
+/// negative, and the 201 body, written once the commit gives the credit note its number.
 fn build_return(
     request: &ReturnRequest,
     fingerprint: &str,
@@ -306,7 +307,7 @@ fn build_return(
     let event = ReturnEvent {
         id: new_ordered_id("evt", now),
         register_id: register_id.as_str().to_owned(),
-        credit_note_number: CREDIT_NOTE_PENDING.to_owned(),
+        credit_note_number: String::new(),
         original: OriginalView {
             transaction_id: original.transaction_id.as_str().to_owned(),
             register_id: original.register_id.as_str().to_owned(),
@@ -346,10 +347,16 @@ fn build_return(
         stock_movements: stock_movements(&stock),
         emitted_at: format_utc(now),
     };
-    let response = serde_json::to_string(&event).map_err(ApiError::internal)?;
+    let event_id = event.id.clone();
+    let response = SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str| {
+        serde_json::to_string(&ReturnEvent {
+            credit_note_number: credit_note.to_owned(),
+            ..event.clone()
+        })
+    }));
     Ok(NewSale {
         transaction_id: request.transaction_id.clone(),
-        event_id: event.id,
+        event_id,
         fingerprint: fingerprint.to_owned(),
         kind: SaleType::Return,
         number: request.number.clone(),

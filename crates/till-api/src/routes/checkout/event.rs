@@ -61,7 +61,7 @@ pub struct SerialView {
     pub warranty_months: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Totals {
     /// Authority prices times quantities, before any reduction.
@@ -73,7 +73,7 @@ pub struct Totals {
     pub line_count: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Ticket {
     pub number: String,
@@ -87,21 +87,21 @@ pub struct Ticket {
     pub change_cents: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TicketTender {
     pub method: String,
     pub applied_cents: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Loyalty {
     pub customer_id: Option<String>,
     pub points_earned: i64,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StockMovement {
     pub sku_id: String,

@@ -44,7 +44,7 @@ use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
 use till_core::pricing::{LineToPrice, VatTotal};
 use till_core::sale::{SALE_TEXT_BYTES, SaleRequest, SaleType, Tender, TenderSet};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
-use till_store::sales::{NewSale, NewSaleLine, SaleOutcome};
+use till_store::sales::{NewSale, NewSaleLine, SaleAnswer, SaleOutcome};
 use till_store::sessions::SessionRecord;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -568,7 +568,7 @@ fn build_sale(
         coupon_code: request.coupon_code,
         issued_at: request.issued_at,
         emitted_at: now,
-        response: body,
+        response: SaleAnswer::Ready(body),
         spends_grant: None,
         adjustments: quote
             .adjustments()
