@@ -162,6 +162,7 @@ impl Store {
         let (url, readers, writer) = match engine {
             Engine::Sqlite => {
                 let path = sqlite_path(url)?;
+                create_private(&path)?;
                 let writer = connect_sqlite_writer(&path, options.sqlite_synchronous)?;
                 let checkpointer = Checkpointer::start(&path, synchronous_pragma(options.sqlite_synchronous))?;
                 let readers = Readers::Sqlite(SqliteReaders::new(path, options.max_connections as usize));
@@ -429,6 +430,24 @@ fn backoff(attempt: u32) -> Duration {
             .unwrap_or(0),
     ) % 5_000;
     Duration::from_micros(2_000 * u64::from(attempt) + jitter)
+}
+
+/// Creates the database file, readable and writable by the service's user alone, if it does
+/// not exist yet: it holds PIN hashes and customer identifiers. SQLite gives its log and
+/// shared-memory files the database file's permissions.
+fn create_private(path: &std::path::Path) -> Result<(), StoreError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(StoreError::Config(format!(
+            "cannot create the database file {}: {error}",
+            path.display()
+        ))),
+    }
 }
 
 fn sqlite_url_creating_file(url: &str) -> String {

@@ -1,7 +1,6 @@
 //! Demo data: a Paris épicerie with a few dozen articles at the four French VAT rates, stock, a
 //! cashier and a manager with PINs, a coupon, and a till session ready to sell.
 
-use anyhow::Context;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::path::Path;
@@ -91,11 +90,12 @@ pub fn dev_secret(data_dir: &Path) -> anyhow::Result<String> {
     if let Ok(secret) = std::fs::read_to_string(&path) {
         return Ok(secret.trim().to_owned());
     }
-    std::fs::create_dir_all(data_dir)?;
+    crate::server::create_data_dir(data_dir)?;
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;
     let secret = URL_SAFE_NO_PAD.encode(bytes);
-    std::fs::write(&path, &secret).with_context(|| format!("cannot write {}", path.display()))?;
+    // Anyone who reads it can mint an admin token.
+    crate::server::write_private(&path, &secret)?;
     Ok(secret)
 }
 

@@ -17,8 +17,7 @@ use tokio::task::JoinHandle;
 pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
     let url = config.database_url();
     if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
+        create_data_dir(&config.data_dir)?;
     }
     let store = Store::connect(&url, &config.store_options())
         .await
@@ -59,13 +58,39 @@ pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
                     break key;
                 }
             };
-            std::fs::create_dir_all(&config.data_dir)?;
+            create_data_dir(&config.data_dir)?;
             write_private(&path, &key.to_pkcs8_pem())?;
             tracing::info!(path = %path.display(), "generated a fiscal signing key");
             Ok(key)
         }
         Err(error) => Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display())),
     }
+}
+
+/// Creates the data directory (and its missing parents) open to the service's user alone: it
+/// holds the database, the fiscal key and the demo's token secret. One that already exists
+/// is left as the operator set it, with a warning when others may read it.
+pub fn create_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                dir = %dir.display(),
+                mode = format!("{:o}", mode & 0o777),
+                "the data directory is open to other users; `chmod 700` it"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Creates `path` with `contents`, readable by its owner only; refuses to overwrite.

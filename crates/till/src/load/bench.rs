@@ -124,13 +124,20 @@ pub struct BenchReport {
 
 /// A cart drafted and priced before the run, ready to send once its transaction id is in.
 struct Draft {
-    /// The request body, with [`TRANSACTION_ID`] where the id goes.
-    body: String,
+    /// The request body but its transaction id and ticket number.
+    body: Value,
     lines: usize,
 }
 
-/// Stands for the transaction id (and the ticket number, the same) in a drafted body.
-const TRANSACTION_ID: &str = "@transaction-id@";
+/// A drafted body with its transaction id, which is also the ticket number.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Finalize<'a> {
+    transaction_id: &'a str,
+    number: &'a str,
+    #[serde(flatten)]
+    draft: &'a Value,
+}
 
 /// Carts drafted per till. Drafting one (picking articles, pricing it as the server will,
 /// writing its JSON) cost the load generator about as much CPU as the server spent on the
@@ -450,8 +457,6 @@ impl Workload {
             })
             .collect();
         let mut body = json!({
-            "transactionId": TRANSACTION_ID,
-            "number": TRANSACTION_ID,
             "storeId": shop.store,
             "sellerId": t.cashier,
             "customerId": customer,
@@ -467,7 +472,7 @@ impl Workload {
             ]);
         }
         Ok(Draft {
-            body: body.to_string(),
+            body,
             lines: count,
         })
     }
@@ -537,7 +542,12 @@ async fn send(
     transaction_id: &str,
 ) -> Result<(), String> {
     let token = &workload.shop.tills[till].token;
-    let body = draft.body.replace(TRANSACTION_ID, transaction_id);
+    let body = Finalize {
+        transaction_id,
+        number: transaction_id,
+        draft: &draft.body,
+    };
+    let body = serde_json::to_string(&body).map_err(|error| error.to_string())?;
     match wire.post_json("/v1/checkout/finalize", token, body).await {
         Ok(answer) if answer.status == 201 => Ok(()),
         Ok(answer) => Err(format!("{} {}", answer.status, String::from_utf8_lossy(&answer.body))),

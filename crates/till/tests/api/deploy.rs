@@ -57,3 +57,41 @@ async fn a_node_of_the_previous_release_restarts_on_a_newer_schema(engine: Engin
 }
 
 on_both_engines!(a_node_of_the_previous_release_restarts_on_a_newer_schema);
+
+/// The data directory and every file the service creates in it are open to the service's user
+/// alone: the database holds PIN hashes and customer identifiers, the demo's secret mints
+/// admin tokens, the fiscal key seals the journal.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_data_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    if !Engine::Sqlite.enabled() {
+        return;
+    }
+    let parent = tempfile::tempdir().unwrap();
+    let data = parent.path().join("till-data");
+    let shop = Shop::open_with(Engine::Sqlite, |c| {
+        c.data_dir = data.clone();
+        c.database_url = None;
+    })
+    .await;
+    assert_eq!(
+        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450)).await.status,
+        201
+    );
+    let secret = till::demo::dev_secret(&data).unwrap();
+    assert_eq!(till::demo::dev_secret(&data).unwrap(), secret, "read back, not drawn again");
+    let mode = |name: &str| {
+        let path = data.join(name);
+        std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(""), 0o700, "the data directory");
+    for file in ["till.db", "till.db-wal", "till.db-shm", "fiscal-key.pem", "dev-jwt-secret"] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
+    shop.server.stop().await;
+}
