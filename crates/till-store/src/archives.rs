@@ -65,6 +65,58 @@ pub struct ArchiveDraft {
     record: ArchiveRecord,
 }
 
+/// What an archive of a register's period is cut from.
+struct PeriodRead {
+    store: Option<StoreIdentity>,
+    /// The period's bounds, microseconds, the end excluded.
+    start: i64,
+    end: i64,
+    journal: Journal,
+}
+
+/// The register's store and the journal of the period from `from` to `to` (local dates of the
+/// store, inclusive); `None` for an unknown register.
+async fn read_period(
+    conn: &mut Conn,
+    register_id: &str,
+    from: Date,
+    to: Date,
+) -> Result<Option<PeriodRead>, StoreError> {
+    let register = query(
+        "SELECT r.store_id, s.name, s.siret, s.timezone FROM registers r \
+         LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
+    )
+    .bind(register_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(register) = register else { return Ok(None) };
+    let timezone: Option<String> = register.try_get("timezone")?;
+    let timezone = Timezone::from_trusted(timezone.unwrap_or_else(|| Timezone::DEFAULT.to_owned()));
+    let name: Option<String> = register.try_get("name")?;
+    let store = name
+        .map(|name| -> Result<StoreIdentity, StoreError> {
+            Ok(StoreIdentity {
+                store_id: register.try_get("store_id")?,
+                name,
+                siret: register.try_get("siret")?,
+                timezone: timezone.as_str().to_owned(),
+            })
+        })
+        .transpose()?;
+    let start = local_midnight(from, &timezone)?;
+    let end = local_midnight(
+        to.tomorrow().map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        &timezone,
+    )?;
+    let journal = load_journal(conn, register_id, Reach::Period { start, end }).await?;
+    Ok(Some(PeriodRead {
+        store,
+        start,
+        end,
+        journal,
+    }))
+}
+
 impl Store {
     /// Builds and seals the archive of the register's period; `None` for an unknown register.
     ///
@@ -97,35 +149,19 @@ impl Store {
         now: Timestamp,
     ) -> Result<Option<ArchiveDraft>, StoreError> {
         let key = self.fiscal_key()?;
-        let mut conn = self.reader().acquire().await?;
-        let register = query(
-            "SELECT r.store_id, s.name, s.siret, s.timezone FROM registers r \
-             LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.register_id = $1",
-        )
-        .bind(&request.register_id)
-        .fetch_optional(&mut conn)
-        .await?;
-        let Some(register) = register else { return Ok(None) };
-        let timezone: Option<String> = register.try_get("timezone")?;
-        let timezone = Timezone::from_trusted(timezone.clone().unwrap_or_else(|| Timezone::DEFAULT.to_owned()));
-        let name: Option<String> = register.try_get("name")?;
-        let store = name
-            .map(|name| -> Result<StoreIdentity, StoreError> {
-                Ok(StoreIdentity {
-                    store_id: register.try_get("store_id")?,
-                    name,
-                    siret: register.try_get("siret")?,
-                    timezone: timezone.as_str().to_owned(),
-                })
-            })
-            .transpose()?;
-        let start = local_midnight(request.from, &timezone)?;
-        let end = local_midnight(
-            request.to.tomorrow().map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            &timezone,
-        )?;
-        let read = load_journal(&mut conn, &request.register_id, Reach::Period { start, end }).await?;
-        drop(conn);
+        let (register_id, from, to) = (request.register_id.clone(), request.from, request.to);
+        let period = self
+            .long_read(move |conn| Box::pin(async move { read_period(conn, &register_id, from, to).await }))
+            .await?;
+        let Some(PeriodRead {
+            store,
+            start,
+            end,
+            journal: read,
+        }) = period
+        else {
+            return Ok(None);
+        };
         let read_through = ChainKind::ALL
             .into_iter()
             .map(|kind| {

@@ -264,10 +264,37 @@ impl Store {
         Ok(())
     }
 
-    /// Succeeds when the database answers a trivial query.
+    /// Succeeds when the database answers a trivial query and, on SQLite, the writer every
+    /// sale goes through is still running.
     pub async fn ping(&self) -> Result<(), StoreError> {
+        if let Writer::Sqlite(queue) = &self.inner.writer
+            && queue.is_closed()
+        {
+            return Err(StoreError::WriterStopped);
+        }
         query("SELECT 1").fetch_one(&self.inner.readers).await?;
         Ok(())
+    }
+
+    /// Runs a read that may take seconds (a register's whole journal, an archive's period) on
+    /// a connection of its own, where it holds up no request: SQLite reads run on the calling
+    /// thread, so there it goes to the blocking pool; PostgreSQL's wait on the network, so
+    /// there it stays on the caller's task.
+    pub(crate) async fn long_read<T, F>(&self, read: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, Result<T, StoreError>> + Send + 'static,
+    {
+        let mut conn = self.reader().acquire().await?;
+        match self.inner.engine {
+            Engine::Postgres => read(&mut conn).await,
+            Engine::Sqlite => {
+                let runtime = tokio::runtime::Handle::current();
+                tokio::task::spawn_blocking(move || runtime.block_on(read(&mut conn)))
+                    .await
+                    .map_err(|_| StoreError::Corrupt("a long read stopped before its end".to_owned()))?
+            }
+        }
     }
 
     pub async fn close(&self) {
@@ -675,6 +702,57 @@ pub(crate) fn query_plan(conn: &rusqlite::Connection, sql: &str, params: &[&str]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn long_sqlite_reads_leave_the_request_threads_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        // One runtime thread: the read finishes only if that thread is free to run the task
+        // that signals it.
+        let (signal, signalled) = std::sync::mpsc::channel();
+        tokio::spawn(async move { signal.send(()).unwrap() });
+        let answer = store
+            .long_read(move |conn| {
+                Box::pin(async move {
+                    let waited = signalled.recv_timeout(Duration::from_secs(30));
+                    let row = query("SELECT 7 AS n").fetch_one(&mut *conn).await?;
+                    Ok((waited.is_ok(), row.try_get::<i64>("n")?))
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(answer, (true, 7), "the read ran on the runtime's only thread");
+    }
+
+    /// A unit that brings the writer thread down, as a fault outside any unit's own guard would.
+    struct Crash;
+
+    impl Job for Crash {
+        fn run<'a>(&'a mut self, _conn: &'a mut Conn) -> BoxFuture<'a, bool> {
+            Box::pin(async { panic!("the SQLite writer stops") })
+        }
+
+        fn finish(self: Box<Self>, _commit: Result<(), Arc<DbError>>) {}
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stopped_writer_makes_the_store_unready() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.ping().await.unwrap();
+        let Writer::Sqlite(queue) = &store.inner.writer else {
+            unreachable!("a SQLite store")
+        };
+        queue.send(Box::new(Crash)).await.ok().unwrap();
+        for _ in 0..300 {
+            if queue.is_closed() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(queue.is_closed(), "the writer thread ended");
+        assert!(matches!(store.ping().await, Err(StoreError::WriterStopped)));
+    }
 
     /// Writes `input.0` into the scratch table, then refuses if `input.1` says so.
     fn note<'a>(conn: &'a mut Conn, input: &'a (i64, bool)) -> BoxFuture<'a, Result<i64, StoreError>> {

@@ -31,8 +31,9 @@ impl Store {
 
     /// The whole journal of `register_id`, ready for the audit.
     pub async fn load_journal(&self, register_id: &str) -> Result<Journal, StoreError> {
-        let mut conn = self.reader().acquire().await?;
-        load_journal(&mut conn, register_id, Reach::Whole).await
+        let register_id = register_id.to_owned();
+        self.long_read(move |conn| Box::pin(async move { load_journal(conn, &register_id, Reach::Whole).await }))
+            .await
     }
 }
 

@@ -471,10 +471,7 @@ impl Workload {
                 {"id": "d1", "reason": "promotional", "scope": "ticket", "basis": "percent", "percentBps": 500}
             ]);
         }
-        Ok(Draft {
-            body,
-            lines: count,
-        })
+        Ok(Draft { body, lines: count })
     }
 
     /// Which of `till`'s carts to send next, picked by `rng`.

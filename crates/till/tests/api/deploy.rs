@@ -76,11 +76,17 @@ async fn the_data_directory_is_private() {
     })
     .await;
     assert_eq!(
-        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450)).await.status,
+        shop.finalize(&shop.sale("t1", vec![line("l1", MUG, 1)], 1450))
+            .await
+            .status,
         201
     );
     let secret = till::demo::dev_secret(&data).unwrap();
-    assert_eq!(till::demo::dev_secret(&data).unwrap(), secret, "read back, not drawn again");
+    assert_eq!(
+        till::demo::dev_secret(&data).unwrap(),
+        secret,
+        "read back, not drawn again"
+    );
     let mode = |name: &str| {
         let path = data.join(name);
         std::fs::metadata(&path)
@@ -90,7 +96,13 @@ async fn the_data_directory_is_private() {
             & 0o777
     };
     assert_eq!(mode(""), 0o700, "the data directory");
-    for file in ["till.db", "till.db-wal", "till.db-shm", "fiscal-key.pem", "dev-jwt-secret"] {
+    for file in [
+        "till.db",
+        "till.db-wal",
+        "till.db-shm",
+        "fiscal-key.pem",
+        "dev-jwt-secret",
+    ] {
         assert_eq!(mode(file), 0o600, "{file}");
     }
     shop.server.stop().await;

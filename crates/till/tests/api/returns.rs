@@ -775,7 +775,9 @@ async fn a_returns_answer_keeps_its_ids_as_sent(engine: Engine) {
         session,
         till,
     };
-    let sold = shop.sell_to("AV-PENDING-t1", None, vec![line("l1", MUG, 1)], json!({})).await;
+    let sold = shop
+        .sell_to("AV-PENDING-t1", None, vec![line("l1", MUG, 1)], json!({}))
+        .await;
     assert_eq!(sold.event["registerId"], "AV-PENDING");
     let body = shop.return_body("AV-PENDING-r1", "AV-PENDING-t1", &[("l1", 1)], 1450);
     let reply = shop.give_back(&body).await;
