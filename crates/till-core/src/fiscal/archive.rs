@@ -554,10 +554,7 @@ mod tests {
         last.key_id = forger.key_id().into();
         mixed.keys.push(forger.public_jwk().clone());
         let mixed = seal(&mixed, &key).unwrap().into_bytes();
-        assert_eq!(
-            verify_file(&mixed).unwrap().key_ids,
-            [key.key_id(), forger.key_id()]
-        );
+        assert_eq!(verify_file(&mixed).unwrap().key_ids, [key.key_id(), forger.key_id()]);
         assert_eq!(
             verify(&mixed, Trust::KeySet(&trusted)),
             Err(ArchiveError::UntrustedKey(forger.key_id().into()))
@@ -575,10 +572,7 @@ mod tests {
         impostor["kid"] = serde_json::json!(key.key_id());
         document.keys.push(impostor);
         let file = seal(&document, &key).unwrap().into_bytes();
-        assert_eq!(
-            verify_file(&file),
-            Err(ArchiveError::DuplicateKey(key.key_id().into()))
-        );
+        assert_eq!(verify_file(&file), Err(ArchiveError::DuplicateKey(key.key_id().into())));
     }
 
     #[test]
@@ -596,7 +590,10 @@ mod tests {
         let set = |keys: Vec<Value>| serde_json::json!({ "keys": keys }).to_string();
         assert!(matches!(read("not json".into()), Some(KeySetError::NotAKeySet(_))));
         assert!(matches!(read(jwk.to_string()), Some(KeySetError::NotAKeySet(_))));
-        assert!(matches!(read(r#"{"keys": {}}"#.into()), Some(KeySetError::NotAKeySet(_))));
+        assert!(matches!(
+            read(r#"{"keys": {}}"#.into()),
+            Some(KeySetError::NotAKeySet(_))
+        ));
         assert_eq!(read(set(vec![])), Some(KeySetError::Empty));
         assert_eq!(read(set(vec![jwk.clone(), no_id])), Some(KeySetError::NotAKey(2)));
         assert_eq!(read(set(vec![rsa])), Some(KeySetError::NotAKey(1)));

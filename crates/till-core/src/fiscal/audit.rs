@@ -512,7 +512,14 @@ mod tests {
                 let mut record = sale(*total);
                 record.transaction_id = format!("t{seq}");
                 let text = payload::ticket(&record, seq, previous.as_deref());
-                let entry = signed(key, ChainKind::Ticket, seq, text, previous.clone(), &record.transaction_id);
+                let entry = signed(
+                    key,
+                    ChainKind::Ticket,
+                    seq,
+                    text,
+                    previous.clone(),
+                    &record.transaction_id,
+                );
                 previous = Some(entry.signature.clone());
                 journal.sales.insert(record.transaction_id.clone(), record);
                 tickets.push(entry);
@@ -702,7 +709,11 @@ mod tests {
             signature: None,
         });
         let failure = failure_of(journal);
-        assert_eq!((failure.chain, failure.kind), (ChainKind::Ticket, FailureKind::Gap), "{failure}");
+        assert_eq!(
+            (failure.chain, failure.kind),
+            (ChainKind::Ticket, FailureKind::Gap),
+            "{failure}"
+        );
         // The day before ended at the largest ticket: no day can start after it.
         let mut journal = self::journal(&key(), 2);
         journal.opening.last_ticket_seq = i64::MAX;
