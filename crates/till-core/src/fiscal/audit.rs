@@ -154,10 +154,9 @@ pub fn audit(journal: &Journal) -> Result<usize, Failure> {
 
 /// The structure of one chain: sequences, links, flags, signatures, head.
 pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usize, Failure> {
-    let keys: HashMap<&str, Option<PublicKey>> = keys
-        .iter()
-        .map(|(id, jwk)| (id.as_str(), PublicKey::from_jwk(jwk)))
-        .collect();
+    // Read from its JWK when an entry first names it: a key no entry names costs nothing,
+    // however many an archive carries.
+    let mut read: HashMap<&str, Option<PublicKey>> = HashMap::new();
     let kind = chain.kind;
     let anchor = chain.anchor.clone().unwrap_or_default();
     let mut previous: Option<&str> = anchor.signature.as_deref();
@@ -199,12 +198,13 @@ pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usiz
                 format!("unexpected algorithm {}", entry.algorithm),
             ));
         }
-        let Some(key) = keys.get(entry.key_id.as_str()) else {
+        let Some((id, jwk)) = keys.get_key_value(entry.key_id.as_str()) else {
             return Err(at(
                 FailureKind::Signature,
                 format!("signed with unknown key {}", entry.key_id),
             ));
         };
+        let key = read.entry(id.as_str()).or_insert_with(|| PublicKey::from_jwk(jwk));
         if !key
             .as_ref()
             .is_some_and(|key| key.verifies(&entry.payload, &entry.signature))
