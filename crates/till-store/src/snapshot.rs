@@ -253,7 +253,8 @@ pub(crate) fn duplicate_from_row(row: &Row, register_id: &str) -> Result<Duplica
         transaction_id: row.try_get("transaction_id")?,
         original_type: kind.to_uppercase(),
         original_seq: row.try_get("fiscal_seq")?,
-        reprint: print_no - 1,
+        // The first print is the original; a damaged number must not overflow the audit.
+        reprint: print_no.saturating_sub(1),
         operator: row.try_get("operator")?,
         printed_at: row.try_get("printed_at")?,
     })

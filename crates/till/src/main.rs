@@ -82,6 +82,11 @@ enum FiscalAction {
     VerifyArchive {
         /// The archive file from POST /v1/fiscal/archives.
         file: PathBuf,
+        /// The JWK set GET /v1/fiscal/keys answered, saved by the auditor: every signature must
+        /// verify under one of its keys. Without it, the archive's own keys are used, which
+        /// proves the file whole but not who made it.
+        #[arg(long, value_name = "KEYS")]
+        keys: Option<PathBuf>,
     },
     /// Write a new signing key, then point TILL_FISCAL_KEY_FILE at it and restart: new entries
     /// use it, older ones still verify with the key that signed them.
@@ -121,7 +126,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Fiscal { action } => {
             let holds = match action {
                 FiscalAction::Verify { register } => fiscal::verify(&config, register.as_deref()).await?,
-                FiscalAction::VerifyArchive { file } => fiscal::verify_archive(&file)?,
+                FiscalAction::VerifyArchive { file, keys } => fiscal::verify_archive(&file, keys.as_deref())?,
                 FiscalAction::NewKey { out } => {
                     let key_id = fiscal::new_key(&out)?;
                     println!("{}: new key {key_id}", out.display());

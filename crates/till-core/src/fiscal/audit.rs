@@ -135,10 +135,15 @@ fn fail(chain: ChainKind, seq: i64, kind: FailureKind, detail: impl Into<String>
 }
 
 /// Audits `journal`; the number of entries checked, or the first failure.
+///
+/// Every figure it reads may be hostile (an archive comes from anywhere): sums, counts and
+/// sequences are added with checks, and one that passes the largest integer is a failure of
+/// the entry that holds it, never a panic or a wrapped figure.
 pub fn audit(journal: &Journal) -> Result<usize, Failure> {
-    let mut checked = 0;
+    let mut checked: usize = 0;
     for chain in &journal.chains {
-        checked += verify_chain(chain, &journal.keys)?;
+        // Entries held in memory: their count cannot pass `usize`.
+        checked = checked.saturating_add(verify_chain(chain, &journal.keys)?);
         for entry in &chain.entries {
             check_record(journal, entry)?;
         }
@@ -149,16 +154,22 @@ pub fn audit(journal: &Journal) -> Result<usize, Failure> {
 
 /// The structure of one chain: sequences, links, flags, signatures, head.
 pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usize, Failure> {
-    let keys: HashMap<&str, Option<PublicKey>> = keys
-        .iter()
-        .map(|(id, jwk)| (id.as_str(), PublicKey::from_jwk(jwk)))
-        .collect();
+    // Read from its JWK when an entry first names it: a key no entry names costs nothing,
+    // however many an archive carries.
+    let mut read: HashMap<&str, Option<PublicKey>> = HashMap::new();
     let kind = chain.kind;
     let anchor = chain.anchor.clone().unwrap_or_default();
     let mut previous: Option<&str> = anchor.signature.as_deref();
-    let mut expected = anchor.seq + 1;
+    // The last sequence seen: the anchor's, then each entry's.
+    let mut last = anchor.seq;
     for entry in &chain.entries {
         let at = |failure: FailureKind, detail: String| fail(kind, entry.seq, failure, detail);
+        let Some(expected) = last.checked_add(1) else {
+            return Err(at(
+                FailureKind::Gap,
+                format!("found entry {} after entry {last}, the largest sequence", entry.seq),
+            ));
+        };
         if entry.seq != expected {
             return Err(at(
                 FailureKind::Gap,
@@ -187,12 +198,13 @@ pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usiz
                 format!("unexpected algorithm {}", entry.algorithm),
             ));
         }
-        let Some(key) = keys.get(entry.key_id.as_str()) else {
+        let Some((id, jwk)) = keys.get_key_value(entry.key_id.as_str()) else {
             return Err(at(
                 FailureKind::Signature,
                 format!("signed with unknown key {}", entry.key_id),
             ));
         };
+        let key = read.entry(id.as_str()).or_insert_with(|| PublicKey::from_jwk(jwk));
         if !key
             .as_ref()
             .is_some_and(|key| key.verifies(&entry.payload, &entry.signature))
@@ -200,15 +212,15 @@ pub fn verify_chain(chain: &Chain, keys: &HashMap<String, Value>) -> Result<usiz
             return Err(at(FailureKind::Signature, "its signature does not verify".into()));
         }
         previous = Some(&entry.signature);
-        expected += 1;
+        last = entry.seq;
     }
-    let last = expected - 1;
     if let Some(head) = chain.head
         && head > last
     {
         return Err(fail(
             kind,
-            last + 1,
+            // Below `head`, so one more cannot overflow.
+            last.saturating_add(1),
             FailureKind::Truncated,
             format!("the chain ends at entry {last} but {head} were written"),
         ));
@@ -269,7 +281,8 @@ fn check_record(journal: &Journal, entry: &Entry) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Totals of a set of tickets or closures.
+/// Totals of a set of tickets or closures. Every addition is checked: `None` when a sum
+/// passes the largest amount, which no real register reaches.
 #[derive(Default, PartialEq, Eq)]
 struct Sums {
     count: i64,
@@ -279,17 +292,34 @@ struct Sums {
 }
 
 impl Sums {
-    fn add_vat(&mut self, vat: &[SaleRecordVat]) {
+    /// Adds `count` tickets of `total` (and `abs`, the sum of their magnitudes) with `vat`.
+    fn add(&mut self, count: i64, total: i64, abs: i64, vat: &[SaleRecordVat]) -> Option<()> {
+        self.count = self.count.checked_add(count)?;
+        self.total = self.total.checked_add(total)?;
+        self.abs = self.abs.checked_add(abs)?;
+        self.add_vat(vat)
+    }
+
+    /// Adds one ticket: its total, its magnitude and its VAT.
+    fn add_sale(&mut self, sale: &SaleRecord) -> Option<()> {
+        self.add(1, sale.total_cents, sale.total_cents.checked_abs()?, &sale.vat)
+    }
+
+    fn add_vat(&mut self, vat: &[SaleRecordVat]) -> Option<()> {
         for v in vat {
             let entry = self.vat.entry(v.vat_rate).or_default();
-            entry.0 += v.total_cents;
-            entry.1 += v.vat_cents;
+            entry.0 = entry.0.checked_add(v.total_cents)?;
+            entry.1 = entry.1.checked_add(v.vat_cents)?;
         }
+        Some(())
     }
 
     fn matches(&self, closure: &ClosureRecord) -> bool {
         let mut theirs = Sums::default();
-        theirs.add_vat(&closure.vat);
+        // A closure whose own VAT rows overflow cannot equal sums that did not.
+        if theirs.add_vat(&closure.vat).is_none() {
+            return false;
+        }
         self.total == closure.total_cents
             && self.abs == closure.abs_total_cents
             && self.count == closure.ticket_count
@@ -299,6 +329,16 @@ impl Sums {
                 .filter(|(_, (t, v))| *t != 0 || *v != 0)
                 .eq(theirs.vat.iter().filter(|(_, (t, v))| *t != 0 || *v != 0))
     }
+}
+
+/// What a closure's sums passing the largest amount is reported as.
+fn overflow(seq: i64, what: &str) -> Failure {
+    fail(
+        ChainKind::Closure,
+        seq,
+        FailureKind::ClosureSum,
+        format!("the totals of {what} pass the largest amount"),
+    )
 }
 
 fn check_closures(journal: &Journal) -> Result<(), Failure> {
@@ -325,7 +365,7 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
             Period::Day => {
                 let mut sums = Sums::default();
                 if closure.ticket_count > 0 {
-                    if closure.first_ticket_seq != last_ticket + 1 {
+                    if last_ticket.checked_add(1) != Some(closure.first_ticket_seq) {
                         return Err(sum_fail(format!(
                             "it starts at ticket {} but the previous day ended at ticket {last_ticket}",
                             closure.first_ticket_seq
@@ -348,10 +388,7 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
                                 "its sale is missing",
                             ));
                         };
-                        sums.count += 1;
-                        sums.total += sale.total_cents;
-                        sums.abs += sale.total_cents.abs();
-                        sums.add_vat(&sale.vat);
+                        sums.add_sale(sale).ok_or_else(|| overflow(seq, "its tickets"))?;
                     }
                     let anchor = tickets.get(&closure.last_ticket_seq).map(|e| e.signature.as_str());
                     if anchor != closure.last_ticket_signature.as_deref() {
@@ -370,8 +407,18 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
                         closure.first_ticket_seq, closure.last_ticket_seq
                     )));
                 }
-                grand += closure.total_cents;
-                grand_abs += closure.abs_total_cents;
+                let (Some(next), Some(next_abs)) = (
+                    grand.checked_add(closure.total_cents),
+                    grand_abs.checked_add(closure.abs_total_cents),
+                ) else {
+                    return Err(fail(
+                        ChainKind::Closure,
+                        seq,
+                        FailureKind::GrandTotal,
+                        "its grand totals pass the largest amount",
+                    ));
+                };
+                (grand, grand_abs) = (next, next_abs);
                 if (grand, grand_abs) != (closure.grand_total_cents, closure.grand_total_abs_cents) {
                     return Err(fail(
                         ChainKind::Closure,
@@ -383,26 +430,26 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
                 days.push(closure);
             }
             Period::Month | Period::Year if journal.whole => {
-                let parts: Vec<&ClosureRecord> = if closure.period == Period::Month {
-                    let month = &closure.period_from[..7];
-                    days.iter()
-                        .copied()
-                        .filter(|d| d.period_from.starts_with(month))
-                        .collect()
-                } else {
-                    let year = &closure.period_from[..4];
-                    months
-                        .iter()
-                        .copied()
-                        .filter(|m| m.period_from.starts_with(year))
-                        .collect()
+                // `YYYY-MM` of a month, `YYYY` of a year: the days or months it sums start so.
+                let (prefix, candidates) = match closure.period {
+                    Period::Month => (closure.period_from.get(..7), &days),
+                    _ => (closure.period_from.get(..4), &months),
                 };
+                let Some(prefix) = prefix else {
+                    return Err(sum_fail(format!(
+                        "its period starts on {:?}, which is not a date",
+                        closure.period_from
+                    )));
+                };
+                let parts: Vec<&ClosureRecord> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|part| part.period_from.starts_with(prefix))
+                    .collect();
                 let mut sums = Sums::default();
                 for part in &parts {
-                    sums.count += part.ticket_count;
-                    sums.total += part.total_cents;
-                    sums.abs += part.abs_total_cents;
-                    sums.add_vat(&part.vat);
+                    sums.add(part.ticket_count, part.total_cents, part.abs_total_cents, &part.vat)
+                        .ok_or_else(|| overflow(seq, "the periods it covers"))?;
                 }
                 if !sums.matches(closure) {
                     return Err(sum_fail(format!(
@@ -439,66 +486,87 @@ mod tests {
 
     /// A journal of `sales` tickets closed by one day closure, all signed by `key`.
     fn journal(key: &FiscalKey, sales: i64) -> Journal {
+        let totals: Vec<i64> = (1..=sales).map(|n| 100 * n).collect();
+        journal_of(key, &[&totals], Opening::default())
+    }
+
+    /// A whole journal picking up at `opening`: for each of `days`, one ticket of each of its
+    /// totals and the day's closure, whose sums wrap where they pass the largest amount; all
+    /// signed by `key`. The seals hold, the figures are hostile.
+    fn journal_of(key: &FiscalKey, days: &[&[i64]], opening: Opening) -> Journal {
         let mut journal = Journal {
             register_id: "till-1".into(),
             whole: true,
+            opening: opening.clone(),
             ..Journal::default()
         };
         journal.keys.insert(key.key_id().into(), key.public_jwk().clone());
-        let mut tickets = Vec::new();
-        let mut previous: Option<String> = None;
-        for n in 1..=sales {
-            let mut record = sale(100 * n);
-            record.transaction_id = format!("t{n}");
-            let text = payload::ticket(&record, n, previous.as_deref());
-            let entry = signed(
-                key,
-                ChainKind::Ticket,
-                n,
-                text,
-                previous.clone(),
-                &record.transaction_id,
-            );
-            previous = Some(entry.signature.clone());
-            journal.sales.insert(record.transaction_id.clone(), record);
-            tickets.push(entry);
-        }
-        let total: i64 = (1..=sales).map(|n| 100 * n).sum();
-        let closure = ClosureRecord {
-            register_id: "till-1".into(),
-            period: Period::Day,
-            period_from: "2026-03-01".into(),
-            period_to: "2026-03-01".into(),
-            ticket_count: sales,
-            first_ticket_seq: 1,
-            last_ticket_seq: sales,
-            last_ticket_signature: previous.clone(),
-            total_cents: total,
-            abs_total_cents: total,
-            grand_total_cents: total,
-            grand_total_abs_cents: total,
-            vat: vec![SaleRecordVat {
-                vat_rate: 2000,
+        let (mut tickets, mut closures) = (Vec::new(), Vec::new());
+        let (mut previous, mut previous_closure): (Option<String>, Option<String>) = (None, None);
+        let (mut grand, mut grand_abs) = (opening.grand_total_cents, opening.grand_total_abs_cents);
+        let mut seq = opening.last_ticket_seq;
+        for (day, totals) in (1..).zip(days) {
+            let first = seq + 1;
+            for total in *totals {
+                seq += 1;
+                let mut record = sale(*total);
+                record.transaction_id = format!("t{seq}");
+                let text = payload::ticket(&record, seq, previous.as_deref());
+                let entry = signed(
+                    key,
+                    ChainKind::Ticket,
+                    seq,
+                    text,
+                    previous.clone(),
+                    &record.transaction_id,
+                );
+                previous = Some(entry.signature.clone());
+                journal.sales.insert(record.transaction_id.clone(), record);
+                tickets.push(entry);
+            }
+            let total = totals.iter().fold(0i64, |sum, t| sum.wrapping_add(*t));
+            let abs = totals.iter().fold(0i64, |sum, t| sum.wrapping_add(t.wrapping_abs()));
+            (grand, grand_abs) = (grand.wrapping_add(total), grand_abs.wrapping_add(abs));
+            let date = format!("2026-03-{day:02}");
+            let closure = ClosureRecord {
+                register_id: "till-1".into(),
+                period: Period::Day,
+                period_from: date.clone(),
+                period_to: date.clone(),
+                ticket_count: i64::try_from(totals.len()).unwrap(),
+                first_ticket_seq: first,
+                last_ticket_seq: seq,
+                last_ticket_signature: previous.clone(),
                 total_cents: total,
-                vat_cents: (1..=sales).map(|n| 100 * n / 6).sum(),
-            }],
-            closed_at: 0,
-        };
-        let text = payload::period_closure(&closure, 1, None);
-        let closure_entry = signed(key, ChainKind::Closure, 1, text, None, "2026-03-01");
-        journal.closures.insert(1, closure);
+                abs_total_cents: abs,
+                grand_total_cents: grand,
+                grand_total_abs_cents: grand_abs,
+                vat: vec![SaleRecordVat {
+                    vat_rate: 2000,
+                    total_cents: total,
+                    vat_cents: totals.iter().fold(0i64, |sum, t| sum.wrapping_add(t / 6)),
+                }],
+                closed_at: 0,
+            };
+            let text = payload::period_closure(&closure, day, previous_closure.as_deref());
+            let entry = signed(key, ChainKind::Closure, day, text, previous_closure.clone(), &date);
+            previous_closure = Some(entry.signature.clone());
+            journal.closures.insert(day, closure);
+            closures.push(entry);
+        }
+        let anchor = |seq: i64| (seq > 0).then_some(Anchor { seq, signature: None });
         journal.chains = vec![
             Chain {
                 kind: ChainKind::Ticket,
-                anchor: None,
+                anchor: anchor(opening.last_ticket_seq),
+                head: Some(seq),
                 entries: tickets,
-                head: Some(sales),
             },
             Chain {
                 kind: ChainKind::Closure,
                 anchor: None,
-                entries: vec![closure_entry],
-                head: Some(1),
+                head: Some(i64::try_from(closures.len()).unwrap()),
+                entries: closures,
             },
         ];
         journal
@@ -572,5 +640,127 @@ mod tests {
         let text = payload::period_closure(closure, 1, None);
         journal.chains[1].entries[0] = signed(&key, ChainKind::Closure, 1, text, None, "2026-03-01");
         assert_eq!(audit(&journal).unwrap_err().kind, FailureKind::ClosureSum);
+    }
+
+    /// The failure `journal` ends with, found on a thread of its own: a panic there is an
+    /// `Err` of the join, reported as such rather than taking the test runner down.
+    fn failure_of(journal: Journal) -> Failure {
+        let verdict = std::thread::spawn(move || audit(&journal)).join();
+        verdict.expect("the audit panicked").expect_err("the audit passed")
+    }
+
+    #[test]
+    fn tickets_summing_past_the_largest_amount_fail_the_closure() {
+        let key = key();
+        for totals in [[i64::MAX, 1], [i64::MIN, -1]] {
+            let failure = failure_of(journal_of(&key, &[&totals], Opening::default()));
+            assert_eq!(
+                (failure.chain, failure.seq, failure.kind),
+                (ChainKind::Closure, 1, FailureKind::ClosureSum),
+                "{totals:?}: {failure}"
+            );
+            assert!(failure.detail.contains("largest amount"), "{failure}");
+        }
+        // A ticket of the smallest amount has no magnitude in an `i64`.
+        let failure = failure_of(journal_of(&key, &[&[i64::MIN]], Opening::default()));
+        assert_eq!(failure.kind, FailureKind::ClosureSum, "{failure}");
+    }
+
+    #[test]
+    fn grand_totals_past_the_largest_amount_fail_the_closure() {
+        let key = key();
+        // Each day's sums hold; the second day's grand total cannot.
+        let failure = failure_of(journal_of(&key, &[&[i64::MAX], &[1]], Opening::default()));
+        assert_eq!(
+            (failure.seq, failure.kind, failure.detail.contains("largest amount")),
+            (2, FailureKind::GrandTotal, true),
+            "{failure}"
+        );
+        let mut journal = journal(&key, 2);
+        journal.opening.grand_total_abs_cents = i64::MAX - 1;
+        assert_eq!(failure_of(journal).kind, FailureKind::GrandTotal);
+    }
+
+    #[test]
+    fn days_summing_past_the_largest_amount_fail_their_month() {
+        let key = key();
+        // Grand totals that start low enough for both days to hold, then a month of them.
+        let opening = Opening {
+            grand_total_cents: i64::MIN + 1,
+            grand_total_abs_cents: i64::MIN + 1,
+            last_ticket_seq: 0,
+        };
+        let mut journal = journal_of(&key, &[&[i64::MAX], &[1]], opening);
+        journal.closures.insert(3, unsealed(Period::Month, "2026-03-01", 0));
+        let failure = failure_of(journal);
+        assert_eq!(
+            (failure.seq, failure.kind, failure.detail.contains("largest amount")),
+            (3, FailureKind::ClosureSum, true),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn sequences_at_the_largest_integer_are_gaps() {
+        // The ticket chain picks up after the largest sequence: no entry can follow it.
+        let mut journal = journal(&key(), 2);
+        journal.chains[0].anchor = Some(Anchor {
+            seq: i64::MAX,
+            signature: None,
+        });
+        let failure = failure_of(journal);
+        assert_eq!(
+            (failure.chain, failure.kind),
+            (ChainKind::Ticket, FailureKind::Gap),
+            "{failure}"
+        );
+        // The day before ended at the largest ticket: no day can start after it.
+        let mut journal = self::journal(&key(), 2);
+        journal.opening.last_ticket_seq = i64::MAX;
+        assert_eq!(failure_of(journal).kind, FailureKind::ClosureSum);
+        // A head past the end is a truncation whatever its value.
+        let mut journal = self::journal(&key(), 2);
+        journal.chains[0].head = Some(i64::MAX);
+        assert_eq!(failure_of(journal).kind, FailureKind::Truncated);
+    }
+
+    /// A closure not sealed by any entry, with the figures and dates a damaged row could hold.
+    fn unsealed(period: Period, period_from: &str, total: i64) -> ClosureRecord {
+        ClosureRecord {
+            register_id: "till-1".into(),
+            period,
+            period_from: period_from.into(),
+            period_to: period_from.into(),
+            ticket_count: 0,
+            first_ticket_seq: 0,
+            last_ticket_seq: 0,
+            last_ticket_signature: None,
+            total_cents: total,
+            abs_total_cents: total,
+            grand_total_cents: 0,
+            grand_total_abs_cents: 0,
+            vat: vec![],
+            closed_at: 0,
+        }
+    }
+
+    #[test]
+    fn a_month_or_year_closure_with_a_period_that_is_no_date_fails_without_panicking() {
+        for (period, from) in [
+            (Period::Month, ""),
+            (Period::Month, "2026-0"),
+            (Period::Month, "2026-0\u{e9}-01"),
+            (Period::Year, "20"),
+            (Period::Year, "202\u{e9}"),
+        ] {
+            let mut journal = journal(&key(), 2);
+            journal.closures.insert(7, unsealed(period, from, 0));
+            let failure = failure_of(journal);
+            assert_eq!(
+                (failure.seq, failure.kind),
+                (7, FailureKind::ClosureSum),
+                "{from:?}: {failure}"
+            );
+        }
     }
 }

@@ -179,6 +179,12 @@ impl PublicKey {
         })
     }
 
+    /// The point in uncompressed SEC1 form: two keys are the same key when these are equal,
+    /// whatever their JWK's other members say.
+    pub fn sec1_bytes(&self) -> &[u8] {
+        self.key.as_ref()
+    }
+
     /// Whether `signature` (base64url of the raw `r || s`) is this key's signature of `payload`.
     pub fn verifies(&self, payload: &str, signature: &str) -> bool {
         URL_SAFE_NO_PAD

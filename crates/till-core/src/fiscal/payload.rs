@@ -753,4 +753,33 @@ mod tests {
             "80,session opened,ses; 1,19700101000000,r,3,EVENT,N,p"
         );
     }
+
+    #[test]
+    fn signed_strings_of_records_with_extreme_figures_and_instants_are_built() {
+        // Every instant from an archive is read into a string, the edges of the calendar too.
+        let edges = [
+            i64::MIN,
+            jiff::Timestamp::MIN.as_microsecond(),
+            -1,
+            jiff::Timestamp::MAX.as_microsecond(),
+            i64::MAX,
+        ];
+        for at in edges {
+            let stamp = compact_timestamp(crate::instant::from_micros(at));
+            assert!(stamp.len() >= 14, "{at}: {stamp}");
+            let mut record = sale(i64::MIN);
+            record.emitted_at = at;
+            record.vat[0].vat_rate = i64::MAX;
+            record.lines[0].quantity = i64::MIN;
+            assert!(ticket(&record, i64::MAX, Some("p")).ends_with(",N,p"));
+            let jet = EventRecord {
+                register_id: String::new(),
+                code: i64::MIN,
+                label: ",".repeat(3),
+                detail: String::new(),
+                occurred_at: at,
+            };
+            assert!(event(&jet, 1, None).starts_with(&format!("{},;;;,", i64::MIN)));
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod archive_trust;
 mod auth;
 mod deploy;
 mod elevation;
