@@ -113,7 +113,9 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str, reach: Reac
     for kind in ChainKind::ALL {
         let entries = match span(kind) {
             // From the entry before the first one, which anchors a slice of the chain.
-            Some(Span { from, through }) => entries_between(conn, register_id, kind, from.saturating_sub(1), through).await?,
+            Some(Span { from, through }) => {
+                entries_between(conn, register_id, kind, from.saturating_sub(1), through).await?
+            }
             None => Vec::new(),
         };
         let head = heads.get(kind.as_str()).copied();
