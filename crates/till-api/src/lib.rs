@@ -18,7 +18,8 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
-use futures::future::Either;
+use futures::TryFutureExt;
+use futures::future::{Either, MapOk};
 use std::any::Any;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -60,7 +61,7 @@ pub fn app(state: AppState) -> Router {
 /// Cross-origin access for browser pages served from `origins` (exact `scheme://host[:port]`
 /// values; never a wildcard, never credentials mode: till's callers send a bearer token).
 /// A request from a listed origin gets the CORS headers and its preflight an answer; any
-/// other request passes through untouched, with no CORS header at all.
+/// other request passes through with no CORS header at all (its answer says `Vary: origin`).
 pub fn cors(origins: Vec<HeaderValue>) -> CorsLayer {
     use axum::http::header;
     let cors = tower_http::cors::CorsLayer::new()
@@ -124,7 +125,7 @@ where
 {
     type Response = Response<R>;
     type Error = S::Error;
-    type Future = Either<tower_http::cors::ResponseFuture<S::Future>, S::Future>;
+    type Future = Either<tower_http::cors::ResponseFuture<S::Future>, MapOk<S::Future, fn(Response<R>) -> Response<R>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match self.inner.poll_ready(cx) {
@@ -141,9 +142,17 @@ where
         if listed {
             Either::Left(self.cors.call(request))
         } else {
-            Either::Right(self.inner.call(request))
+            Either::Right(self.inner.call(request).map_ok(vary_on_origin as fn(_) -> _))
         }
     }
+}
+
+/// The answer would differ for a listed origin: a cache must not serve it to one.
+fn vary_on_origin<R>(mut response: Response<R>) -> Response<R> {
+    response
+        .headers_mut()
+        .append(axum::http::header::VARY, HeaderValue::from_static("origin"));
+    response
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> ApiError {

@@ -160,17 +160,17 @@ fn digest(cert: &[u8], key: &[u8]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// The private key should be readable by the service's user alone.
+/// The private key should be readable by the service's user (or its group) alone.
 fn warn_if_others_can_read(files: &TlsFiles) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(metadata) = std::fs::metadata(&files.key)
-            && metadata.permissions().mode() & 0o077 != 0
+            && metadata.permissions().mode() & 0o007 != 0
         {
             tracing::warn!(
                 key = %files.key.display(),
-                "the TLS key can be read by other users; make it readable by till's user only (chmod 600)"
+                "every user of this machine can read the TLS key; make it readable by till's user only (chmod 600)"
             );
         }
     }

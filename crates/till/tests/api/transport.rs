@@ -6,6 +6,7 @@
 use crate::harness::{Engine, Reply, SECRET, TestServer};
 use crate::on_both_engines;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rustls::pki_types::pem::PemObject;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -298,6 +299,44 @@ async fn connections_over_the_cap_are_answered_503(engine: Engine) {
     server.stop().await;
 }
 
+/// Stopping lets a request in flight finish: new connections are refused, its answer arrives,
+/// then the node stops.
+async fn a_request_in_flight_finishes_when_the_node_stops(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let admin = server.admin();
+    let addr = address(&server);
+    let mut stream = connect(&server).await;
+    let body = br#"{"name": "Marais"}"#;
+    let head = format!(
+        "PUT /v1/stores/s1 HTTP/1.1\r\nHost: till\r\nAuthorization: Bearer {admin}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // hyper asks for the body once the handler reads it: the request is in flight.
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).await.unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+
+    let stopping = tokio::spawn(server.stop());
+    let mut refused = false;
+    for _ in 0..500 {
+        if TcpStream::connect(addr).await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(refused, "a stopping node accepts no connection");
+    stream.write_all(body).await.unwrap();
+    let reply = read_answer(&mut stream).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    tokio::time::timeout(PATIENCE, stopping)
+        .await
+        .expect("the node stops once the answer is sent")
+        .expect("cleanly");
+}
+
 const ORIGIN: &str = "https://till.example.com";
 
 fn preflight(http: &reqwest::Client, base: &str, origin: &str) -> reqwest::RequestBuilder {
@@ -390,6 +429,11 @@ async fn listed_origins_get_cors_and_others_none(engine: Engine) {
         .await;
     assert_eq!(other.status, 200);
     assert!(cors_headers(&other.headers).is_empty(), "{:?}", other.headers);
+    assert!(
+        words(&other.headers, "vary").contains(&"origin".to_owned()),
+        "{:?}",
+        other.headers
+    );
     server.stop().await;
 }
 
@@ -560,6 +604,43 @@ async fn a_silent_https_connection_is_closed(engine: Engine) {
     server.stop().await;
 }
 
+/// Over HTTPS too, a request hyper cannot parse is answered in the envelope.
+async fn garbage_over_https_is_400_in_the_envelope(engine: Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let authority = Authority::new();
+    let (cert, key, _) = authority.issue();
+    std::fs::write(dir.path().join("cert.pem"), cert).unwrap();
+    std::fs::write(dir.path().join("key.pem"), key).unwrap();
+    let server = TestServer::start_with(engine, |config| {
+        config.tls_cert = Some(dir.path().join("cert.pem"));
+        config.tls_key = Some(dir.path().join("key.pem"));
+    })
+    .await;
+    let mut roots = rustls::RootCertStore::empty();
+    let authority_der = rustls::pki_types::CertificateDer::from_pem_slice(authority.pem.as_bytes()).unwrap();
+    roots.add(authority_der).unwrap();
+    let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+    let tcp = TcpStream::connect(server.base.trim_start_matches("https://"))
+        .await
+        .unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = connector.connect(name, tcp).await.expect("handshake");
+    tls.write_all(b"GARBAGE\r\n\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, tls.read_to_end(&mut answer))
+        .await
+        .expect("answered and closed");
+    let reply = parse_whole(&answer);
+    reply.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(reply.fields(), ["request"]);
+    server.stop().await;
+}
+
 on_both_engines!(
     a_target_hyper_cannot_read_is_414_in_the_envelope,
     a_megabyte_of_headers_is_431_in_the_envelope,
@@ -569,8 +650,10 @@ on_both_engines!(
     an_idle_connection_is_kept_for_the_idle_timeout_then_closed,
     a_body_that_never_comes_is_408_in_the_envelope,
     connections_over_the_cap_are_answered_503,
+    a_request_in_flight_finishes_when_the_node_stops,
     listed_origins_get_cors_and_others_none,
     without_origins_there_is_no_cors,
     https_serves_and_takes_a_new_certificate_without_restart,
     a_silent_https_connection_is_closed,
+    garbage_over_https_is_400_in_the_envelope,
 );
