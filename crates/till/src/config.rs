@@ -83,7 +83,8 @@ pub struct Config {
     /// A request head (and, over HTTPS, the handshake before it) must arrive complete within
     /// this time of the connection opening or of its first byte.
     pub http_header_timeout_seconds: u64,
-    /// A request body must arrive complete within this time of its head; past it, 408.
+    /// A request body must arrive complete within this time once till waits for it (right
+    /// after its head); past it, 408.
     pub http_body_timeout_seconds: u64,
     /// A kept-alive connection with no request under way is closed after this time.
     pub http_idle_timeout_seconds: u64,

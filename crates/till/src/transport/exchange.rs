@@ -55,7 +55,8 @@ impl hyper::service::Service<Request<Incoming>> for Exchange {
         let body_timeout = self.body_timeout;
         let request = request.map(|body| TimedBody {
             body,
-            deadline: tokio::time::sleep(body_timeout),
+            deadline: None,
+            timeout: body_timeout,
             progress: self.progress.clone(),
         });
         Answer::Routed {
@@ -143,12 +144,15 @@ fn body_too_slow(timeout: Duration, handlers: &Response<Body>) -> Response<Body>
 }
 
 pin_project! {
-    /// A request body that fails once its deadline passes, telling the connection so.
+    /// A request body that fails once its deadline passes, telling the connection so. The
+    /// clock starts when the handler first waits for bytes that have not come (right after
+    /// the head): a body that came with its head costs no timer.
     pub struct TimedBody {
         #[pin]
         body: Incoming,
         #[pin]
-        deadline: Sleep,
+        deadline: Option<Sleep>,
+        timeout: Duration,
         progress: Arc<Progress>,
     }
 }
@@ -158,11 +162,16 @@ impl hyper::body::Body for TimedBody {
     type Error = axum::BoxError;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
+        let mut this = self.project();
         if let Poll::Ready(frame) = this.body.poll_frame(cx) {
             return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
         }
-        ready!(this.deadline.poll(cx));
+        if this.deadline.is_none() {
+            this.deadline.set(Some(tokio::time::sleep(*this.timeout)));
+        }
+        if let Some(deadline) = this.deadline.as_mut().as_pin_mut() {
+            ready!(deadline.poll(cx));
+        }
         this.progress.body_was_late();
         Poll::Ready(Some(Err(std::io::Error::new(
             std::io::ErrorKind::TimedOut,

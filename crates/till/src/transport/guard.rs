@@ -82,6 +82,9 @@ pub struct Guarded<IO> {
     progress: Arc<Progress>,
     steps_seen: u64,
     wait: Wait,
+    /// When the current wait is over.
+    due: Instant,
+    /// Rings at `due` or before it.
     deadline: Pin<Box<Sleep>>,
     refusals: Arc<Refusals>,
     /// The envelope replacing hyper's refusal, while it is being written.
@@ -97,6 +100,7 @@ impl<IO> Guarded<IO> {
             steps_seen: progress.steps(),
             progress,
             wait: Wait::Head { armed: false },
+            due: Instant::now() + timeouts.header_timeout,
             deadline: Box::pin(tokio::time::sleep(timeouts.header_timeout)),
             refusals,
             answer: None,
@@ -124,8 +128,10 @@ impl<IO> Guarded<IO> {
     }
 
     /// No bytes to read: ready with an end of stream or an error once the wait is too long.
-    /// The timer starts at the first read that finds nothing, so a client whose next request
-    /// is already there costs none.
+    /// The wait starts at the first read that finds nothing, so a client whose next request is
+    /// already there costs none. The timer is moved only when it must ring sooner, or when it
+    /// rang before the wait was over: a busy connection re-arms it once per timeout, not once
+    /// per request.
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let (armed, limit) = match &mut self.wait {
             Wait::Exchange => return Poll::Pending,
@@ -134,17 +140,26 @@ impl<IO> Guarded<IO> {
         };
         if !*armed {
             *armed = true;
-            self.deadline.as_mut().reset(Instant::now() + limit);
+            self.due = Instant::now() + limit;
+            if self.deadline.deadline() > self.due {
+                self.deadline.as_mut().reset(self.due);
+            }
         }
-        ready!(self.deadline.as_mut().poll(cx));
-        match self.wait {
-            // To hyper an idle connection that ends is one the client closed: it closes too.
-            Wait::Idle { .. } => Poll::Ready(Ok(())),
-            _ => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the request head did not arrive in time",
-            ))),
+        while self.deadline.as_mut().poll(cx).is_ready() {
+            if Instant::now() < self.due {
+                self.deadline.as_mut().reset(self.due);
+                continue;
+            }
+            return match self.wait {
+                // To hyper an idle connection that ends is one the client closed: it closes too.
+                Wait::Idle { .. } => Poll::Ready(Ok(())),
+                _ => Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the request head did not arrive in time",
+                ))),
+            };
         }
+        Poll::Pending
     }
 
     /// hyper's own answer to a head it could not parse, if `bytes` start with it: its length,
@@ -195,6 +210,7 @@ impl<IO: AsyncWrite + Unpin> Guarded<IO> {
     /// envelope instead; the count of hyper's bytes taken.
     fn poll_replace(&mut self, cx: &mut Context<'_>, bytes: &[u8]) -> Option<io::Result<usize>> {
         let (length, answer) = self.hyper_refusal(bytes)?;
+        tracing::debug!("a request head the HTTP parser refused was answered in the envelope");
         self.answer = Some(answer);
         self.linger = Linger::Wanted;
         // What is not written now is written before anything else, on flush at the latest.

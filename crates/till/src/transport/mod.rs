@@ -57,7 +57,7 @@ pub struct Settings {
     /// A request head (and, over HTTPS, the handshake before it) must arrive within this time
     /// of the connection opening or of the head's first byte.
     pub header_timeout: Duration,
-    /// A request body must arrive within this time of its head.
+    /// A request body must arrive within this time once till waits for it (after its head).
     pub body_timeout: Duration,
     /// A kept-alive connection waiting for its next request is closed after this time.
     pub idle_timeout: Duration,
