@@ -16,9 +16,14 @@ pub mod state;
 use crate::error::ApiError;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, Method, Request, Uri};
+use axum::http::{HeaderName, HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
+use futures::TryFutureExt;
+use futures::future::{Either, MapOk};
 use std::any::Any;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower::{Layer, Service};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
@@ -51,6 +56,103 @@ pub fn app(state: AppState) -> Router {
             axum::http::HeaderName::from_static("x-elevation-token"),
         ]))
         .with_state(state)
+}
+
+/// Cross-origin access for browser pages served from `origins` (exact `scheme://host[:port]`
+/// values; never a wildcard, never credentials mode: till's callers send a bearer token).
+/// A request from a listed origin gets the CORS headers and its preflight an answer; any
+/// other request passes through with no CORS header at all (its answer says `Vary: origin`).
+pub fn cors(origins: Vec<HeaderValue>) -> CorsLayer {
+    use axum::http::header;
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::list(origins.clone()))
+        .allow_methods([Method::GET, Method::HEAD, Method::POST, Method::PUT])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::IF_MATCH,
+            HeaderName::from_static("x-elevation-token"),
+            HeaderName::from_static("x-request-id"),
+        ])
+        .expose_headers([
+            header::ETAG,
+            header::RETRY_AFTER,
+            header::LOCATION,
+            header::WWW_AUTHENTICATE,
+            HeaderName::from_static("x-request-id"),
+            HeaderName::from_static("x-idempotent-replay"),
+            HeaderName::from_static("x-till-print"),
+            HeaderName::from_static("x-till-archive-id"),
+            HeaderName::from_static("x-till-archive-sha256"),
+        ])
+        .max_age(std::time::Duration::from_secs(600));
+    CorsLayer {
+        origins: origins.into(),
+        cors,
+    }
+}
+
+/// See [`cors`].
+#[derive(Clone)]
+pub struct CorsLayer {
+    origins: Arc<[HeaderValue]>,
+    cors: tower_http::cors::CorsLayer,
+}
+
+impl<S: Clone> Layer<S> for CorsLayer {
+    type Service = Cors<S>;
+
+    fn layer(&self, inner: S) -> Cors<S> {
+        Cors {
+            origins: self.origins.clone(),
+            cors: self.cors.layer(inner.clone()),
+            inner,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Cors<S> {
+    origins: Arc<[HeaderValue]>,
+    cors: tower_http::cors::Cors<S>,
+    inner: S,
+}
+
+impl<S, B, R> Service<Request<B>> for Cors<S>
+where
+    S: Service<Request<B>, Response = Response<R>> + Clone,
+    R: Default,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = Either<tower_http::cors::ResponseFuture<S::Future>, MapOk<S::Future, fn(Response<R>) -> Response<R>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        match self.inner.poll_ready(cx) {
+            Poll::Ready(Ok(())) => self.cors.poll_ready(cx),
+            other => other,
+        }
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let listed = request
+            .headers()
+            .get(axum::http::header::ORIGIN)
+            .is_some_and(|origin| self.origins.contains(origin));
+        if listed {
+            Either::Left(self.cors.call(request))
+        } else {
+            Either::Right(self.inner.call(request).map_ok(vary_on_origin as fn(_) -> _))
+        }
+    }
+}
+
+/// The answer would differ for a listed origin: a cache must not serve it to one.
+fn vary_on_origin<R>(mut response: Response<R>) -> Response<R> {
+    response
+        .headers_mut()
+        .append(axum::http::header::VARY, HeaderValue::from_static("origin"));
+    response
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> ApiError {

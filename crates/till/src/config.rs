@@ -1,6 +1,9 @@
 //! Layered configuration: built-in defaults, then `till.toml` (or `--config`/`TILL_CONFIG`),
 //! then `TILL_*` environment variables, then command-line flags.
 
+use crate::transport;
+use anyhow::{anyhow, bail};
+use axum::http::{HeaderValue, Uri};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -67,6 +70,26 @@ pub struct Config {
     pub log_format: String,
     /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
     pub log: String,
+    /// PEM certificate chain served over HTTPS, with `tls_key`; neither set: plain HTTP.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of the certificate in `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// How often the certificate files are checked for a change (also on SIGHUP).
+    pub tls_reload_seconds: u64,
+    /// Origins (`scheme://host[:port]`) whose browser pages may call the API; a comma list in
+    /// the environment, a list or a comma list in the file. None by default.
+    #[serde(deserialize_with = "list::comma_separated")]
+    pub cors_origins: Vec<String>,
+    /// A request head (and, over HTTPS, the handshake before it) must arrive complete within
+    /// this time of the connection opening or of its first byte.
+    pub http_header_timeout_seconds: u64,
+    /// A request body must arrive complete within this time once till waits for it (right
+    /// after its head); past it, 408.
+    pub http_body_timeout_seconds: u64,
+    /// A kept-alive connection with no request under way is closed after this time.
+    pub http_idle_timeout_seconds: u64,
+    /// Connections served at once; past it, 503 with `Retry-After` (docs/deploy.md).
+    pub max_connections: usize,
 }
 
 impl Default for Config {
@@ -103,6 +126,14 @@ impl Default for Config {
             sqlite_synchronous: "full".to_owned(),
             log_format: "text".to_owned(),
             log: "info,sqlx=warn".to_owned(),
+            tls_cert: None,
+            tls_key: None,
+            tls_reload_seconds: 5,
+            cors_origins: Vec::new(),
+            http_header_timeout_seconds: 10,
+            http_body_timeout_seconds: 60,
+            http_idle_timeout_seconds: 75,
+            max_connections: 512,
         }
     }
 }
@@ -175,6 +206,37 @@ impl Config {
         }
     }
 
+    /// The HTTP transport's settings, or what is wrong with them.
+    pub fn transport(&self) -> anyhow::Result<transport::Settings> {
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(transport::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                check_every: Duration::from_secs(at_least_one("tls_reload_seconds", self.tls_reload_seconds)?),
+            }),
+            (None, None) => None,
+            (Some(_), None) => bail!("TILL_TLS_CERT is set without TILL_TLS_KEY: set both to serve HTTPS, or neither"),
+            (None, Some(_)) => bail!("TILL_TLS_KEY is set without TILL_TLS_CERT: set both to serve HTTPS, or neither"),
+        };
+        let cors_origins = self
+            .cors_origins
+            .iter()
+            .map(|origin| cors_origin(origin))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let seconds = |name, value| at_least_one(name, value).map(Duration::from_secs);
+        if self.max_connections == 0 {
+            bail!("TILL_MAX_CONNECTIONS must be at least 1");
+        }
+        Ok(transport::Settings {
+            tls,
+            cors_origins,
+            header_timeout: seconds("http_header_timeout_seconds", self.http_header_timeout_seconds)?,
+            body_timeout: seconds("http_body_timeout_seconds", self.http_body_timeout_seconds)?,
+            idle_timeout: seconds("http_idle_timeout_seconds", self.http_idle_timeout_seconds)?,
+            max_connections: self.max_connections,
+        })
+    }
+
     pub fn jwt_settings(&self) -> JwtSettings {
         let jwks = match (&self.jwt_jwks_url, &self.jwt_jwks_file) {
             (Some(url), _) => Some(JwksSource::Url(url.clone())),
@@ -189,6 +251,56 @@ impl Config {
             leeway: Duration::from_secs(self.jwt_leeway_seconds),
             jwks_min_refresh: Duration::from_secs(self.jwt_jwks_min_refresh_seconds),
         }
+    }
+}
+
+fn at_least_one(name: &str, value: u64) -> anyhow::Result<u64> {
+    if value == 0 {
+        bail!("TILL_{} must be at least 1", name.to_ascii_uppercase());
+    }
+    Ok(value)
+}
+
+/// One entry of `TILL_CORS_ORIGINS`: an exact origin as a browser sends it, never a wildcard.
+fn cors_origin(text: &str) -> anyhow::Result<HeaderValue> {
+    let text = text.trim();
+    if text == "*" {
+        bail!("TILL_CORS_ORIGINS: `*` is not accepted; list each origin that may call the API");
+    }
+    let malformed = || anyhow!("TILL_CORS_ORIGINS: `{text}` is not an origin such as https://till.example.com");
+    let uri: Uri = text.parse().map_err(|_| malformed())?;
+    let (Some(scheme @ ("http" | "https")), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        return Err(malformed());
+    };
+    // Nothing but the scheme and the host (and port): no path, no user, no trailing slash.
+    if authority.as_str().contains('@') || text != format!("{scheme}://{authority}") {
+        return Err(malformed());
+    }
+    // Browsers send the scheme and host in lower case.
+    HeaderValue::from_str(&text.to_ascii_lowercase()).map_err(|_| malformed())
+}
+
+/// A list given as one comma-separated text (the environment) or as a list (the file).
+mod list {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Items {
+        Text(String),
+        List(Vec<String>),
+    }
+
+    pub fn comma_separated<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+        let items = match Items::deserialize(deserializer)? {
+            Items::Text(text) => text.split(',').map(str::to_owned).collect(),
+            Items::List(items) => items,
+        };
+        Ok(items
+            .into_iter()
+            .map(|item| item.trim().to_owned())
+            .filter(|item| !item.is_empty())
+            .collect())
     }
 }
 
@@ -255,6 +367,107 @@ mod tests {
             assert_eq!(config.database_url(), "sqlite://./till-data/till.db");
             Ok(())
         });
+    }
+
+    #[test]
+    fn the_transport_defaults_to_plain_http_without_cors() {
+        let settings = Config::default().transport().expect("the defaults hold");
+        assert!(settings.tls.is_none());
+        assert!(settings.cors_origins.is_empty());
+        assert_eq!(settings.header_timeout, Duration::from_secs(10));
+        assert_eq!(settings.body_timeout, Duration::from_secs(60));
+        assert_eq!(settings.idle_timeout, Duration::from_secs(75));
+        assert_eq!(settings.max_connections, 512);
+    }
+
+    #[test]
+    fn tls_takes_a_certificate_and_its_key_or_neither() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("TILL_TLS_CERT", "/etc/till/cert.pem");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let error = config.transport().expect_err("a certificate without its key");
+            assert!(
+                error.to_string().contains("TILL_TLS_CERT is set without TILL_TLS_KEY"),
+                "{error}"
+            );
+            jail.set_env("TILL_TLS_KEY", "/etc/till/key.pem");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let tls = config.transport().expect("both set").tls.expect("HTTPS");
+            assert_eq!(tls.cert, Path::new("/etc/till/cert.pem"));
+            assert_eq!(tls.key, Path::new("/etc/till/key.pem"));
+            Ok(())
+        });
+        let key_alone = Config {
+            tls_key: Some("key.pem".into()),
+            ..Config::default()
+        };
+        assert!(key_alone.transport().is_err());
+    }
+
+    #[test]
+    fn cors_origins_are_an_exact_list() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("TILL_CORS_ORIGINS", "https://till.example.com, http://localhost:5173");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let origins = config.transport().expect("valid origins").cors_origins;
+            assert_eq!(origins, ["https://till.example.com", "http://localhost:5173"]);
+            jail.create_file("till.toml", "cors_origins = [\"https://Back.Example.com\"]\n")?;
+            jail.clear_env();
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            assert_eq!(
+                config.transport().expect("valid").cors_origins,
+                ["https://back.example.com"]
+            );
+            Ok(())
+        });
+        for refused in [
+            "*",
+            "till.example.com",
+            "https://till.example.com/",
+            "https://till.example.com/app",
+            "ftp://till.example.com",
+            "https://user@till.example.com",
+            "null",
+        ] {
+            let config = Config {
+                cors_origins: vec!["https://fine.example.com".into(), refused.into()],
+                ..Config::default()
+            };
+            let error = config.transport().expect_err(refused);
+            assert!(
+                error.to_string().starts_with("TILL_CORS_ORIGINS: "),
+                "{refused}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn timeouts_and_the_connection_cap_cannot_be_zero() {
+        let zero_header = Config {
+            http_header_timeout_seconds: 0,
+            ..Config::default()
+        };
+        let error = zero_header.transport().expect_err("zero");
+        assert!(
+            error.to_string().contains("TILL_HTTP_HEADER_TIMEOUT_SECONDS"),
+            "{error}"
+        );
+        for config in [
+            Config {
+                http_body_timeout_seconds: 0,
+                ..Config::default()
+            },
+            Config {
+                http_idle_timeout_seconds: 0,
+                ..Config::default()
+            },
+            Config {
+                max_connections: 0,
+                ..Config::default()
+            },
+        ] {
+            assert!(config.transport().is_err());
+        }
     }
 
     #[test]

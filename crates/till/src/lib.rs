@@ -8,3 +8,4 @@ pub mod fiscal;
 pub mod load;
 pub mod server;
 pub mod token;
+pub mod transport;

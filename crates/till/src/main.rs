@@ -161,22 +161,24 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     if demo && config.jwt_secret.is_none() {
         config.jwt_secret = Some(demo::dev_secret(&config.data_dir)?);
     }
+    let transport = server::transport(&config).await?;
     let state = server::prepare(&config, Arc::new(SystemClock)).await?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, database = state.store().engine().as_str(), "till is serving");
+    let scheme = transport.scheme();
+    tracing::info!(%addr, scheme, database = state.store().engine().as_str(), "till is serving");
     if demo {
         let session = demo::seed(&state).await.context("cannot load the demo data")?;
-        print_demo(&config, &addr.to_string(), &session);
+        print_demo(&config, &format!("{scheme}://{addr}"), &session);
     }
-    server::serve(listener, state, shutdown_signal()).await?;
+    server::serve(listener, state, transport, shutdown_signal()).await?;
     tracing::info!("till stopped");
     Ok(())
 }
 
-fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
+fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
     let secret = config.jwt_secret.as_deref().unwrap_or_default();
     let admin = token::mint(
         secret,
@@ -188,9 +190,9 @@ fn print_demo(config: &Config, addr: &str, session: &demo::DemoSession) {
         Duration::from_secs(24 * 3600),
     );
     println!(
-        "\ntill demo is ready on http://{addr}\n\n\
+        "\ntill demo is ready on {url}\n\n\
          Paste these into your shell:\n\n\
-         export TILL=http://{addr}\n\
+         export TILL={url}\n\
          export TILL_TOKEN={admin}\n\
          export TILL_SESSION={session_id}\n\
          export TILL_SESSION_TOKEN={session_token}\n\n\

@@ -1,6 +1,7 @@
 //! Assembles the service from its configuration: the one path `till serve` and the tests take.
 
 use crate::config::Config;
+use crate::transport;
 use anyhow::Context;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -112,13 +113,14 @@ pub fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<(
 pub struct Running {
     pub addr: SocketAddr,
     pub state: AppState,
+    scheme: &'static str,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
 }
 
 impl Running {
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Stops accepting, lets requests in flight finish, and waits.
@@ -134,32 +136,48 @@ impl Running {
 
 /// Binds `config.listen` and serves until [`Running::stop`].
 pub async fn start(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<Running> {
+    let transport = transport(config).await?;
     let state = prepare(config, clock).await?;
     let listener = TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
+    let scheme = transport.scheme();
     let (shutdown, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve(listener, state.clone(), async {
+    let task = tokio::spawn(serve(listener, state.clone(), transport, async {
         let _ = stopped.await;
     }));
     Ok(Running {
         addr,
         state,
+        scheme,
         shutdown: Some(shutdown),
         task,
     })
+}
+
+/// The transport the configuration asks for, its certificate loaded: every mistake in it is
+/// an error here, before the database is touched.
+pub async fn transport(config: &Config) -> anyhow::Result<transport::Server> {
+    let settings = config.transport().context("invalid configuration")?;
+    transport::Server::new(settings).await
 }
 
 /// Serves until `shutdown` resolves, then drains requests in flight.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
+    transport: transport::Server,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, till_api::app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let app = till_api::app(state);
+    let origins = &transport.settings().cors_origins;
+    let app = if origins.is_empty() {
+        app
+    } else {
+        app.layer(till_api::cors(origins.clone()))
+    };
+    transport.serve(listener, app, shutdown).await
 }
 
 /// The URL without its password, for messages.

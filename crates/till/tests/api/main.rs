@@ -16,3 +16,4 @@ mod promotions;
 mod provisioning;
 mod returns;
 mod sessions;
+mod transport;
