@@ -13,7 +13,28 @@ pub enum InstantError {
     NotUtc,
     #[error("is not a real calendar date or time")]
     NotOnCalendar,
+    #[error("is out of the accepted range: years 0000 to {LAST_YEAR}")]
+    OutOfRange,
 }
+
+/// The last year an instant may be written in. With any offset a day can hold, every accepted
+/// text is then an instant of the timeline `Timestamp` spans (it ends late on 9999-12-30).
+pub const LAST_YEAR: u32 = 9998;
+
+/// The local date and time an instant is written with, its year from 0000 to [`LAST_YEAR`].
+macro_rules! local_pattern {
+    () => {
+        "^(?:[0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\.[0-9]{1,9})?)?"
+    };
+}
+
+/// What [`parse_instant`] accepts with [`Zone::UtcOnly`], as a regular expression that
+/// ECMA-262, Python and Rust read alike, for the OpenAPI document. Whether the date exists is
+/// left to the `date-time` format beside it.
+pub const UTC_PATTERN: &str = concat!(local_pattern!(), "Z$");
+
+/// What [`parse_instant`] accepts with [`Zone::UtcOrOffset`], as [`UTC_PATTERN`] is for UTC.
+pub const UTC_OR_OFFSET_PATTERN: &str = concat!(local_pattern!(), "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$");
 
 /// Which zone designators a field accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +57,7 @@ pub fn parse_instant(text: &str, zone: Zone) -> Result<Timestamp, InstantError> 
     };
     let datetime = parse_local(local)?;
     let offset = Offset::from_seconds(offset_seconds).map_err(|_| InstantError::NotOnCalendar)?;
-    offset.to_timestamp(datetime).map_err(|_| InstantError::NotOnCalendar)
+    offset.to_timestamp(datetime).map_err(|_| InstantError::OutOfRange)
 }
 
 /// The one output form: RFC 3339 in UTC ending in `Z`.
@@ -91,6 +112,9 @@ fn parse_local(bytes: &[u8]) -> Result<DateTime, InstantError> {
         return Err(InstantError::Syntax);
     }
     let year = four_digits(&bytes[0..4])?;
+    if year > LAST_YEAR {
+        return Err(InstantError::OutOfRange);
+    }
     let month = two_digits(bytes[5], bytes[6])?;
     let day = two_digits(bytes[8], bytes[9])?;
     let hour = two_digits(bytes[11], bytes[12])?;
@@ -187,6 +211,21 @@ mod tests {
         let at = parse_instant("2026-03-01T23:30-02:30", Zone::UtcOrOffset).unwrap();
         assert_eq!(format_utc(at), "2026-03-02T02:00:00Z");
         assert!(parse_instant("2026-03-01T09:30:00+24:00", Zone::UtcOrOffset).is_err());
+    }
+
+    #[test]
+    fn instants_past_the_accepted_years_say_so() {
+        assert_eq!(utc("9999-12-31T23:59:59Z"), Err(InstantError::OutOfRange));
+        assert_eq!(
+            InstantError::OutOfRange.to_string(),
+            "is out of the accepted range: years 0000 to 9998"
+        );
+        for text in ["9998-12-31T23:59:59.999999999Z", "0000-01-01T00:00:00Z"] {
+            assert!(utc(text).is_ok(), "{text}");
+        }
+        for text in ["9998-12-31T23:59:59+23:59", "9998-12-31T23:59-23:59", "0000-01-01T00:00+23:59"] {
+            assert!(parse_instant(text, Zone::UtcOrOffset).is_ok(), "{text}");
+        }
     }
 
     #[test]

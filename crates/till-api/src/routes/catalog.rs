@@ -2,7 +2,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::{Obj, Problems};
 use crate::ops;
 use crate::routes::Written;
@@ -94,8 +94,13 @@ pub struct ImportSummaryView {
     updated: usize,
 }
 
-pub(crate) fn sku_id(raw: &str) -> Result<SkuId, ApiError> {
-    SkuId::parse(raw).map_err(|error| ApiError::field("skuId", error.to_string()))
+/// `{skuId}` of the catalog routes.
+struct SkuPath(SkuId);
+
+impl FromParams for SkuPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("skuId", SkuId::parse).map(SkuPath)
+    }
 }
 
 /// Reads `name`, `priceCents` and `vatRate` of an article object.
@@ -129,10 +134,9 @@ pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
 async fn put_item(
     _caller: Authorized<ops::PutCatalogItem>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SkuPath(id)): PathParams<SkuPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<CatalogItemView>, ApiError> {
-    let id = sku_id(&raw_id)?;
     let problems = Problems::new();
     let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
     let item = problems.finish(|| item)?;
@@ -150,9 +154,8 @@ async fn put_item(
 async fn get_item(
     _caller: Authorized<ops::GetCatalogItem>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SkuPath(id)): PathParams<SkuPath>,
 ) -> Result<Json<CatalogItemView>, ApiError> {
-    let id = sku_id(&raw_id)?;
     let record = state
         .store()
         .get_catalog_item(&id)

@@ -2,7 +2,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::routes::Written;
@@ -124,8 +124,13 @@ fn parse_coupon(body: &Value) -> Result<Coupon, ApiError> {
     problems.finish(|| coupon)
 }
 
-fn code(raw: &str) -> Result<CouponCode, ApiError> {
-    CouponCode::parse(raw).map_err(|error| ApiError::field("code", error.to_string()))
+/// `{code}` of the coupon routes.
+struct CouponPath(CouponCode);
+
+impl FromParams for CouponPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("code", CouponCode::parse).map(CouponPath)
+    }
 }
 
 /// Create or replace a coupon.
@@ -140,10 +145,9 @@ fn code(raw: &str) -> Result<CouponCode, ApiError> {
 async fn put_coupon(
     _caller: Authorized<ops::PutCoupon>,
     State(state): State<AppState>,
-    PathParams(raw_code): PathParams<String>,
+    PathParams(CouponPath(code)): PathParams<CouponPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<CouponView>, ApiError> {
-    let code = code(&raw_code)?;
     let coupon = parse_coupon(&body)?;
     let (record, created) = state.store().put_coupon(code, coupon, state.now()).await?;
     Ok(Written::new(created, record.into()))
@@ -159,9 +163,8 @@ async fn put_coupon(
 async fn get_coupon(
     _caller: Authorized<ops::GetCoupon>,
     State(state): State<AppState>,
-    PathParams(raw_code): PathParams<String>,
+    PathParams(CouponPath(code)): PathParams<CouponPath>,
 ) -> Result<Json<CouponView>, ApiError> {
-    let code = code(&raw_code)?;
     let record = state
         .store()
         .get_coupon(&code)

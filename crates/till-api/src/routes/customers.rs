@@ -2,7 +2,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -14,6 +14,15 @@ use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_loyalty))
+}
+
+/// `{customerId}`.
+struct CustomerPath(CustomerId);
+
+impl FromParams for CustomerPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("customerId", CustomerId::parse).map(CustomerPath)
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -33,9 +42,8 @@ pub struct LoyaltyView {
 async fn get_loyalty(
     _caller: Authorized<ops::GetLoyalty>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(CustomerPath(customer)): PathParams<CustomerPath>,
 ) -> Result<Json<LoyaltyView>, ApiError> {
-    let customer = CustomerId::parse(&raw_id).map_err(|error| ApiError::field("customerId", error.to_string()))?;
     let account = state
         .store()
         .loyalty_account(&customer)

@@ -8,7 +8,7 @@
 use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
 use crate::auth::{Authorized, Principal};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, QueryParams};
+use crate::extract::{FromParams, JsonBody, Params, QueryParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::routes::sessions::seconds_until;
@@ -17,10 +17,10 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use till_core::grant::Grant;
-use till_core::ids::Subject;
+use till_core::ids::{RegisterId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::staff::DiscountLimit;
@@ -310,16 +310,34 @@ impl Audit<'_> {
     }
 }
 
-#[derive(Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
+/// Most events one read answers.
+const MAX_EVENTS: i64 = 1_000;
+
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct EventsQuery {
     /// Only this manager's events.
-    manager_subject: Option<String>,
+    #[param(value_type = Option<String>)]
+    manager_subject: Option<Subject>,
     /// Only this till's events.
-    register_id: Option<String>,
-    /// At most this many, newest first (default 100, at most 1000).
+    #[param(value_type = Option<String>)]
+    register_id: Option<RegisterId>,
+    /// At most this many, newest first (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
+}
+
+impl FromParams for EventsQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let manager_subject = params.optional("managerSubject", Subject::parse);
+        let register_id = params.optional("registerId", RegisterId::parse);
+        let limit = params.integer("limit", 1, MAX_EVENTS);
+        Some(EventsQuery {
+            manager_subject: manager_subject?,
+            register_id: register_id?,
+            limit: limit?,
+        })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -367,10 +385,14 @@ async fn events(
     State(state): State<AppState>,
     QueryParams(query): QueryParams<EventsQuery>,
 ) -> Result<Json<EventList>, ApiError> {
-    let limit = query.limit.unwrap_or(100).clamp(1, 1_000);
+    let limit = query.limit.unwrap_or(100);
     let events = state
         .store()
-        .elevation_events(query.manager_subject.as_deref(), query.register_id.as_deref(), limit)
+        .elevation_events(
+            query.manager_subject.as_ref().map(Subject::as_str),
+            query.register_id.as_ref().map(RegisterId::as_str),
+            limit,
+        )
         .await?;
     Ok(Json(EventList {
         events: events

@@ -4,7 +4,7 @@
 use crate::auth::Authorized;
 use crate::auth::secret::new_id;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::state::AppState;
@@ -92,8 +92,41 @@ impl From<&Failure> for FailureView {
     }
 }
 
-fn register_id(raw: &str) -> Result<RegisterId, ApiError> {
-    RegisterId::parse(raw).map_err(|error| ApiError::field("registerId", error.to_string()))
+/// `{registerId}` of the register routes.
+struct RegisterPath(RegisterId);
+
+impl FromParams for RegisterPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("registerId", RegisterId::parse).map(RegisterPath)
+    }
+}
+
+/// `{registerId}/chains/{chain}`.
+struct ChainPath {
+    register: RegisterId,
+    chain: ChainKind,
+}
+
+impl FromParams for ChainPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        let register = params.required("registerId", RegisterId::parse);
+        let chain = params.required("chain", |text| {
+            ChainKind::parse(text).ok_or("must be ticket, closure, duplicate, event or archive")
+        });
+        Some(ChainPath {
+            register: register?,
+            chain: chain?,
+        })
+    }
+}
+
+/// `{archiveId}`.
+struct ArchivePath(String);
+
+impl FromParams for ArchivePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.text("archiveId").map(ArchivePath)
+    }
 }
 
 /// The journal's public keys.
@@ -123,9 +156,8 @@ async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
 async fn verify(
     _caller: Authorized<ops::VerifyRegisterJournal>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<Verification>, ApiError> {
-    let register = register_id(&raw_id)?;
     let store = state.store();
     if !store.register_has_journal(register.as_str()).await? {
         return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
@@ -177,11 +209,8 @@ pub struct ChainView {
 async fn chain_entries(
     _caller: Authorized<ops::GetFiscalChain>,
     State(state): State<AppState>,
-    PathParams((raw_id, raw_chain)): PathParams<(String, String)>,
+    PathParams(ChainPath { register, chain }): PathParams<ChainPath>,
 ) -> Result<Json<ChainView>, ApiError> {
-    let register = register_id(&raw_id)?;
-    let chain = ChainKind::parse(&raw_chain)
-        .ok_or_else(|| ApiError::field("chain", "must be ticket, closure, duplicate, event or archive"))?;
     let entries = state.store().journal(register.as_str(), chain).await?;
     Ok(Json(ChainView {
         register_id: register.into_string(),
@@ -302,10 +331,9 @@ impl From<SealedClosure> for ClosureView {
 async fn close(
     _caller: Authorized<ops::CloseFiscalPeriod>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ClosureList>), ApiError> {
-    let register = register_id(&raw_id)?;
     let problems = Problems::new();
     let periods = [("day", Period::Day), ("month", Period::Month), ("year", Period::Year)];
     let period = problems
@@ -340,9 +368,8 @@ async fn close(
 async fn list_closures(
     _caller: Authorized<ops::ListFiscalClosures>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<ClosureList>, ApiError> {
-    let register = register_id(&raw_id)?;
     let closures = state.store().closures(register.as_str()).await?;
     Ok(Json(ClosureList {
         register_id: register.into_string(),
@@ -446,7 +473,7 @@ async fn make_archive(
 async fn get_archive(
     _caller: Authorized<ops::GetFiscalArchive>,
     State(state): State<AppState>,
-    PathParams(archive_id): PathParams<String>,
+    PathParams(ArchivePath(archive_id)): PathParams<ArchivePath>,
 ) -> Result<Response, ApiError> {
     let file = state
         .store()

@@ -7,7 +7,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams, QueryParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Field, Obj, Problems};
 use crate::ops;
 use crate::state::AppState;
@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
 use till_core::ids::{PromotionId, SkuId, StoreId};
@@ -276,8 +276,13 @@ fn percent_off(root: &Obj<'_>) -> Option<Mechanics> {
     })
 }
 
-fn promotion_id(raw: &str) -> Result<PromotionId, ApiError> {
-    PromotionId::parse(raw).map_err(|error| ApiError::field("id", error.to_string()))
+/// `{id}` of the promotion routes.
+struct PromotionPath(PromotionId);
+
+impl FromParams for PromotionPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("id", PromotionId::parse).map(PromotionPath)
+    }
 }
 
 /// The rule as answered: its JSON, with the version as a strong ETag.
@@ -327,14 +332,25 @@ async fn upsert(
     ))
 }
 
-#[derive(Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct ListQuery {
     /// Only rules that are (true) or are not (false) active.
     active: Option<bool>,
     /// Only rules that run in this store.
-    store_id: Option<String>,
+    #[param(value_type = Option<String>)]
+    store_id: Option<StoreId>,
+}
+
+impl FromParams for ListQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let active = params.boolean("active");
+        let store_id = params.optional("storeId", StoreId::parse);
+        Some(ListQuery {
+            active: active?,
+            store_id: store_id?,
+        })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -354,12 +370,7 @@ async fn list(
     State(state): State<AppState>,
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<RuleList>, ApiError> {
-    let store = query
-        .store_id
-        .as_deref()
-        .map(StoreId::parse)
-        .transpose()
-        .map_err(|e| ApiError::field("storeId", e.to_string()))?;
+    let store = query.store_id;
     let rules = state.store().promotions().await?;
     let promotions = rules
         .into_iter()
@@ -385,9 +396,8 @@ async fn list(
 async fn read_rule(
     _caller: Authorized<ops::GetPromotionRule>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let stored = state.store().get_promotion(&id).await?.ok_or_else(not_found)?;
     Ok(rule_response(StatusCode::OK, &stored))
 }
@@ -407,11 +417,10 @@ async fn read_rule(
 async fn replace_rule(
     _caller: Authorized<ops::ReplacePromotionRule>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let rule = parse_rule(&body, Some(id))?;
     let expected = expected_version(&headers)?;
     match state.store().replace_promotion(rule, expected, state.now()).await? {
@@ -437,9 +446,8 @@ async fn replace_rule(
 async fn deactivate(
     _caller: Authorized<ops::DeactivatePromotion>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let stored = state
         .store()
         .deactivate_promotion(id, state.now())

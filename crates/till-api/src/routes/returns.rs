@@ -17,6 +17,7 @@ use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
 use crate::routes::checkout::{
     Sign, answer, booking_session, register_of, replay, stock_movements, unless_twin_committed,
 };
+use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -464,9 +465,8 @@ pub struct ReturnMadeLine {
 async fn sale_returns(
     _caller: Authorized<ops::GetSaleReturns>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Json<SaleReturns>, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
     let original = state
         .store()
         .original_sale(&id)

@@ -2,7 +2,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{FromParams, Params, PathParams, QueryParams};
 use crate::ops;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
@@ -17,11 +17,43 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_sale)).routes(routes!(receipt))
 }
 
-#[derive(serde::Deserialize, utoipa::IntoParams)]
+/// `{transactionId}` of the sale routes.
+pub(crate) struct SalePath(pub(crate) TransactionId);
+
+impl FromParams for SalePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("transactionId", TransactionId::parse).map(SalePath)
+    }
+}
+
+/// How a receipt is rendered.
+#[derive(Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReceiptFormat {
+    /// 48 columns for a receipt printer.
+    Text,
+    Html,
+}
+
+#[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
     /// `text` (default: 48 columns for a receipt printer) or `html`.
-    format: Option<String>,
+    #[param(inline)]
+    format: ReceiptFormat,
+}
+
+impl FromParams for ReceiptQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let format = params.optional("format", |text| match text {
+            "text" => Ok(ReceiptFormat::Text),
+            "html" => Ok(ReceiptFormat::Html),
+            _ => Err("must be text or html"),
+        })?;
+        Some(ReceiptQuery {
+            format: format.unwrap_or(ReceiptFormat::Text),
+        })
+    }
 }
 
 /// Print a sale's receipt.
@@ -37,15 +69,10 @@ struct ReceiptQuery {
 async fn receipt(
     caller: Authorized<ops::PrintReceipt>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
-    crate::extract::QueryParams(query): crate::extract::QueryParams<ReceiptQuery>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
 ) -> Result<Response, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
-    let html = match query.format.as_deref() {
-        None | Some("text") => false,
-        Some("html") => true,
-        Some(_) => return Err(ApiError::field("format", "must be text or html")),
-    };
+    let html = format == ReceiptFormat::Html;
     let receipt = state
         .store()
         .receipt(&id)
@@ -77,9 +104,8 @@ async fn receipt(
 async fn get_sale(
     _caller: Authorized<ops::GetSale>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Response, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
     let (_, body) = state
         .store()
         .find_sale(&id)

@@ -5,7 +5,7 @@
 use crate::auth::Authorized;
 use crate::auth::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::state::AppState;
@@ -253,8 +253,13 @@ async fn open_session(
     ))
 }
 
-fn session_id(raw: &str) -> Result<SessionId, ApiError> {
-    SessionId::parse(raw).map_err(|error| ApiError::field("sessionId", error.to_string()))
+/// `{sessionId}` of the session routes.
+struct SessionPath(SessionId);
+
+impl FromParams for SessionPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("sessionId", SessionId::parse).map(SessionPath)
+    }
 }
 
 /// Read a register session's state (never its token).
@@ -267,9 +272,8 @@ fn session_id(raw: &str) -> Result<SessionId, ApiError> {
 async fn get_session(
     _caller: Authorized<ops::GetSession>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<SessionView>, ApiError> {
-    let id = session_id(&raw_id)?;
     let record = state
         .store()
         .get_session(&id)
@@ -289,9 +293,8 @@ async fn get_session(
 async fn close_session(
     _caller: Authorized<ops::CloseSession>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<Value>, ApiError> {
-    let id = session_id(&raw_id)?;
     let record = match state.store().close_session(id, state.now()).await? {
         CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
     };

@@ -3,7 +3,7 @@
 use crate::auth::Authorized;
 use crate::auth::secret::hash_pin;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::routes::Written;
@@ -124,8 +124,13 @@ fn parse_staff(body: &Value) -> Result<(StaffMember, Option<Pin>), ApiError> {
     })
 }
 
-fn subject(raw: &str) -> Result<Subject, ApiError> {
-    Subject::parse(raw).map_err(|error| ApiError::field("subject", error.to_string()))
+/// `{subject}` of the staff routes.
+struct StaffPath(Subject);
+
+impl FromParams for StaffPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("subject", Subject::parse).map(StaffPath)
+    }
 }
 
 /// Create or replace a staff member.
@@ -140,10 +145,9 @@ fn subject(raw: &str) -> Result<Subject, ApiError> {
 async fn put_staff(
     _caller: Authorized<ops::PutStaff>,
     State(state): State<AppState>,
-    PathParams(raw_subject): PathParams<String>,
+    PathParams(StaffPath(subject)): PathParams<StaffPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<StaffView>, ApiError> {
-    let subject = subject(&raw_subject)?;
     let (member, pin) = parse_staff(&body)?;
     if pin.is_none() && state.store().get_staff(&subject).await?.is_none() {
         return Err(ApiError::field("pin", "is required for a new staff member"));
@@ -180,9 +184,8 @@ async fn put_staff(
 async fn get_staff(
     _caller: Authorized<ops::GetStaff>,
     State(state): State<AppState>,
-    PathParams(raw_subject): PathParams<String>,
+    PathParams(StaffPath(subject)): PathParams<StaffPath>,
 ) -> Result<Json<StaffView>, ApiError> {
-    let subject = subject(&raw_subject)?;
     let record = state
         .store()
         .get_staff(&subject)

@@ -2,15 +2,14 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
-use crate::routes::catalog::sku_id;
-use crate::routes::stores::store_id;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
+use till_core::ids::{SkuId, StoreId};
 use till_core::money::MAX_SAFE_INTEGER;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -27,6 +26,23 @@ struct StockBody {
     /// Units counted on hand. May be negative: sales are never refused for lack of stock.
     #[schema(minimum = -9007199254740991_i64, maximum = 9007199254740991_i64)]
     on_hand: i64,
+}
+
+/// `{storeId}/stock/{skuId}`.
+struct StockPath {
+    store: StoreId,
+    sku: SkuId,
+}
+
+impl FromParams for StockPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        let store = params.required("storeId", StoreId::parse);
+        let sku = params.required("skuId", SkuId::parse);
+        Some(StockPath {
+            store: store?,
+            sku: sku?,
+        })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -49,10 +65,9 @@ pub struct StockView {
 async fn put_stock(
     _caller: Authorized<ops::PutStock>,
     State(state): State<AppState>,
-    PathParams((raw_store, raw_sku)): PathParams<(String, String)>,
+    PathParams(StockPath { store, sku }): PathParams<StockPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<StockView>, ApiError> {
-    let (store, sku) = (store_id(&raw_store)?, sku_id(&raw_sku)?);
     let problems = Problems::new();
     let on_hand = problems
         .root(&body)
@@ -76,9 +91,8 @@ async fn put_stock(
 async fn get_stock(
     _caller: Authorized<ops::GetStock>,
     State(state): State<AppState>,
-    PathParams((raw_store, raw_sku)): PathParams<(String, String)>,
+    PathParams(StockPath { store, sku }): PathParams<StockPath>,
 ) -> Result<Json<StockView>, ApiError> {
-    let (store, sku) = (store_id(&raw_store)?, sku_id(&raw_sku)?);
     let on_hand = match state.store().get_stock(&store, &sku).await? {
         Some(level) => level.on_hand,
         None => {

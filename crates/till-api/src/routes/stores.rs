@@ -2,7 +2,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
 use crate::ops;
 use crate::routes::Written;
@@ -92,8 +92,13 @@ fn parse_store(body: &Value) -> Result<StoreProfile, ApiError> {
     })
 }
 
-pub(crate) fn store_id(raw: &str) -> Result<StoreId, ApiError> {
-    StoreId::parse(raw).map_err(|error| ApiError::field("storeId", error.to_string()))
+/// `{storeId}` of the store routes.
+pub(crate) struct StorePath(StoreId);
+
+impl FromParams for StorePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("storeId", StoreId::parse).map(StorePath)
+    }
 }
 
 /// Create or replace a store.
@@ -108,10 +113,9 @@ pub(crate) fn store_id(raw: &str) -> Result<StoreId, ApiError> {
 async fn put_store(
     _caller: Authorized<ops::PutStore>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(StorePath(id)): PathParams<StorePath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<StoreView>, ApiError> {
-    let id = store_id(&raw_id)?;
     let profile = parse_store(&body)?;
     let (record, created) = state.store().put_store(id, profile, state.now()).await?;
     Ok(Written::new(created, record.into()))
@@ -127,9 +131,8 @@ async fn put_store(
 async fn get_store(
     _caller: Authorized<ops::GetStore>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(StorePath(id)): PathParams<StorePath>,
 ) -> Result<Json<StoreView>, ApiError> {
-    let id = store_id(&raw_id)?;
     let record = state
         .store()
         .get_store(&id)
