@@ -16,6 +16,7 @@ use till_core::ids::CouponCode;
 use till_core::instant::{Zone, format_utc};
 use till_core::money::{Cents, MAX_SAFE_INTEGER};
 use till_store::coupons::CouponRecord;
+use crate::openapi::{Instant, Text, absent};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -23,25 +24,61 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(put_coupon, get_coupon))
 }
 
-/// Body of `PUT /v1/coupons/{code}`: exactly one of `percentBps` and `amountCents`.
+/// Body of `PUT /v1/coupons/{code}`: a percent or an amount off the basket, exactly one of
+/// `percentBps` and `amountCents`.
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
+enum CouponBody {
+    Percent(PercentCouponBody),
+    Amount(AmountCouponBody),
+}
+
+/// A coupon taking a percent off the basket.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
-struct CouponBody {
+#[allow(dead_code)]
+struct PercentCouponBody {
     /// Percent off the basket, in basis points (1000 = 10 %).
     #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: Option<i64>,
-    /// Fixed amount off the basket, in cents, capped at the basket.
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: Option<i64>,
+    percent_bps: i64,
+    #[schema(schema_with = absent)]
+    amount_cents: Option<()>,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     min_basket_cents: Option<i64>,
-    /// ISO 8601 with `Z` or an offset.
+    #[schema(value_type = Option<Instant>)]
     valid_from: Option<String>,
-    /// ISO 8601 with `Z` or an offset; not before `validFrom`.
+    /// Not before `validFrom`.
+    #[schema(value_type = Option<Instant>)]
     valid_until: Option<String>,
     /// Most sales that may redeem it; unlimited when absent.
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    max_redemptions: Option<i64>,
+    /// Default true.
+    active: Option<bool>,
+}
+
+/// A coupon taking a fixed amount off the basket.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct AmountCouponBody {
+    /// Fixed amount off the basket, in cents, capped at the basket.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: i64,
+    #[schema(schema_with = absent)]
+    percent_bps: Option<()>,
+    /// Smallest basket (after promotions) the coupon applies to. Default 0.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    min_basket_cents: Option<i64>,
+    #[schema(value_type = Option<Instant>)]
+    valid_from: Option<String>,
+    /// Not before `validFrom`.
+    #[schema(value_type = Option<Instant>)]
+    valid_until: Option<String>,
+    /// Most sales that may redeem it; unlimited when absent.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     max_redemptions: Option<i64>,
     /// Default true.
     active: Option<bool>,
@@ -137,7 +174,7 @@ impl FromParams for CouponPath {
 ///
 /// Back-office provisioning. The redemption count survives a replace. A person should confirm.
 #[utoipa::path(put, path = "/v1/coupons/{code}", operation_id = "putCoupon", tag = "provisioning",
-    params(("code" = String, Path, description = "The code as customers present it; matched exactly")),
+    params(("code" = Text, Path, description = "The code as customers present it; matched exactly")),
     request_body = CouponBody,
     responses((status = 200, description = "Replaced", body = CouponView),
               (status = 201, description = "Created", body = CouponView),
@@ -157,7 +194,7 @@ async fn put_coupon(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/coupons/{code}", operation_id = "getCoupon", tag = "provisioning",
-    params(("code" = String, Path)),
+    params(("code" = Text, Path)),
     responses((status = 200, description = "The coupon", body = CouponView),
               (status = 404, description = "No such coupon", body = crate::error::ErrorEnvelope)))]
 async fn get_coupon(

@@ -3,6 +3,7 @@
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -36,7 +37,7 @@ pub struct LoyaltyView {
 ///
 /// A customer is enrolled at their first sale. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/customers/{customerId}/loyalty", operation_id = "getCustomerLoyalty", tag = "provisioning",
-    params(("customerId" = String, Path)),
+    params(("customerId" = Text, Path)),
     responses((status = 200, description = "The points balance", body = LoyaltyView),
               (status = 404, description = "Customer never seen at a sale", body = crate::error::ErrorEnvelope)))]
 async fn get_loyalty(

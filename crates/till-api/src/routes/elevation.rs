@@ -27,6 +27,9 @@ use till_core::staff::DiscountLimit;
 use till_store::elevation::{ElevationEvent, GrantOperation, NewGrant, RateDecision};
 use till_store::sessions::SessionPrincipal;
 use till_store::staff::PinAttempt;
+use crate::openapi::Text;
+use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -39,25 +42,83 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(events))
 }
 
-/// Body of `POST /v1/elevation-grants`: at least one of `amountCents` and `percentBps`.
+/// Body of `POST /v1/elevation-grants`: the size of the reduction in `amountCents`, in
+/// `percentBps`, or in both; at least one of them.
+struct GrantRequestBody;
+
+impl utoipa::PartialSchema for GrantRequestBody {
+    fn schema() -> RefOr<Schema> {
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name("GrantRequestByAmount"))
+            .item(Ref::from_schema_name("GrantRequestByPercent"))
+            .description(Some(
+                "The size of the reduction in `amountCents`, in `percentBps`, or in both; at least one of them.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for GrantRequestBody {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        use utoipa::PartialSchema;
+        schemas.push(("GrantRequestByAmount".to_owned(), GrantRequestByAmount::schema()));
+        schemas.push(("GrantRequestByPercent".to_owned(), GrantRequestByPercent::schema()));
+        <GrantRequestByAmount as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
+/// A grant request sized in cents (and perhaps in basis points too).
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_request` reads the body
-struct GrantRequestBody {
+struct GrantRequestByAmount {
     /// The approving manager, present at the till.
+    #[schema(value_type = Text)]
     manager_subject: String,
-    /// The manager's own PIN.
-    #[schema(write_only)]
+    /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
+    #[schema(value_type = Text)]
     pin: String,
-    #[schema(pattern = "^discount\\.(line|ticket)$")]
-    operation: String,
+    #[schema(inline)]
+    operation: GrantOperationName,
     /// Size of the reduction as the till believes it. Decides whether approval is needed, never
     /// what the sale may be: finalize re-prices the cart.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    amount_cents: Option<i64>,
+    amount_cents: i64,
     /// The same size in basis points.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     percent_bps: Option<i64>,
+}
+
+/// A grant request sized in basis points (and perhaps in cents too).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct GrantRequestByPercent {
+    /// The approving manager, present at the till.
+    #[schema(value_type = Text)]
+    manager_subject: String,
+    /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
+    #[schema(value_type = Text)]
+    pin: String,
+    #[schema(inline)]
+    operation: GrantOperationName,
+    /// Size of the reduction in cents, as the till believes it.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    amount_cents: Option<i64>,
+    /// Size of the reduction in basis points. Decides whether approval is needed, never what
+    /// the sale may be: finalize re-prices the cart.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    percent_bps: i64,
+}
+
+/// The governed act: one line, or the whole ticket.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+enum GrantOperationName {
+    #[serde(rename = "discount.line")]
+    Line,
+    #[serde(rename = "discount.ticket")]
+    Ticket,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -86,7 +147,7 @@ fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
     let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
     let request = problems.root(body).and_then(|root| {
         let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
-        let pin = root.required("pin", |f| f.string().map(str::to_owned));
+        let pin = root.required("pin", |f| f.text());
         let operation = root.required("operation", |f| f.one_of(&operations));
         let amount = root.optional("amountCents", |f| f.integer(0, MAX_SAFE_INTEGER));
         let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
@@ -317,10 +378,10 @@ const MAX_EVENTS: i64 = 1_000;
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct EventsQuery {
     /// Only this manager's events.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<Text>)]
     manager_subject: Option<Subject>,
     /// Only this till's events.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<Text>)]
     register_id: Option<RegisterId>,
     /// At most this many, newest first (default 100).
     #[param(minimum = 1, maximum = 1000)]

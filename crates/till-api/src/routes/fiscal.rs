@@ -24,6 +24,7 @@ use till_core::money::VatRate;
 use till_store::archives::ArchiveRequest;
 use till_store::closures::{CloseRequest, SealedClosure};
 use till_store::journal::jet;
+use crate::openapi::Text;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -150,7 +151,7 @@ async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
 /// as an integrity-failure event (JET 90). Read-only otherwise; safe to call at any time,
 /// though it reads the whole journal of the register.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/verify", operation_id = "verifyRegisterJournal", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     responses((status = 200, description = "The verdict", body = Verification),
               (status = 404, description = "The register has no journal", body = crate::error::ErrorEnvelope)))]
 async fn verify(
@@ -204,7 +205,7 @@ pub struct ChainView {
 /// `ticket`, `closure`, `duplicate`, `event` or `archive`: every entry with its signed string,
 /// signature, previous signature and key id. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/chains/{chain}", operation_id = "getFiscalChain", tag = "fiscal",
-    params(("registerId" = String, Path), ("chain" = String, Path, pattern = "^(ticket|closure|duplicate|event|archive)$")),
+    params(("registerId" = Text, Path), ("chain" = inline(ChainName), Path)),
     responses((status = 200, description = "The chain's entries", body = ChainView)))]
 async fn chain_entries(
     _caller: Authorized<ops::GetFiscalChain>,
@@ -244,9 +245,30 @@ pub(crate) async fn report_failure(state: &AppState, register: &str, failure: &F
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)] // the wire shape for the document
 struct CloseBody {
-    /// `day`, `month` or `year`: the current one, in the store's time zone.
-    #[schema(pattern = "^(day|month|year)$")]
-    period: String,
+    #[schema(inline)]
+    period: PeriodName,
+}
+
+/// `day`, `month` or `year`: the current one, in the store's time zone.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum PeriodName {
+    Day,
+    Month,
+    Year,
+}
+
+/// A chain of a register's journal.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ChainName {
+    Ticket,
+    Closure,
+    Duplicate,
+    Event,
+    Archive,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -274,7 +296,7 @@ pub struct ClosureView {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VatView {
-    #[schema(value_type = f64)]
+    #[schema(value_type = Option<f64>, required = true)]
     vat_rate: Option<serde_json::Number>,
     total_cents: i64,
     vat_cents: i64,
@@ -323,7 +345,7 @@ impl From<SealedClosure> for ClosureView {
 /// booked into the closed period. Days also close by themselves at the first write after the
 /// store's midnight. A person should confirm: a closed period cannot be reopened.
 #[utoipa::path(post, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "closeFiscalPeriod", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     request_body = CloseBody,
     responses((status = 201, description = "The closures sealed by this request", body = ClosureList),
               (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
@@ -363,7 +385,7 @@ async fn close(
 ///
 /// Day, month and year closures in chain order. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "listFiscalClosures", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     responses((status = 200, description = "The closures", body = ClosureList)))]
 async fn list_closures(
     _caller: Authorized<ops::ListFiscalClosures>,
@@ -382,11 +404,12 @@ async fn list_closures(
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document
 struct ArchiveBody {
+    #[schema(value_type = Text)]
     register_id: String,
     /// First day, `YYYY-MM-DD` in the store's time zone.
     #[schema(format = Date)]
     from: String,
-    /// Last day, inclusive; at most a year after `from`.
+    /// Last day, inclusive; not before `from`, and less than a year after it.
     #[schema(format = Date)]
     to: String,
 }
@@ -467,7 +490,7 @@ async fn make_archive(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/archives/{archiveId}", operation_id = "getFiscalArchive", tag = "fiscal",
-    params(("archiveId" = String, Path)),
+    params(("archiveId" = Text, Path)),
     responses((status = 200, description = "The archive file", content_type = "application/json"),
               (status = 404, description = "No such archive", body = crate::error::ErrorEnvelope)))]
 async fn get_archive(

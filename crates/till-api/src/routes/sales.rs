@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use till_core::ids::TransactionId;
+use crate::openapi::Text;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -63,8 +64,10 @@ impl FromParams for ReceiptQuery {
 /// the software version. Every print after the first is a DUPLICATA with its number, and is
 /// itself sealed in the register's duplicate chain, so a person should confirm a reprint.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
-    params(("transactionId" = String, Path), ReceiptQuery),
-    responses((status = 200, description = "The ticket; x-till-print is the print number", content_type = "text/plain"),
+    params(("transactionId" = Text, Path), ReceiptQuery),
+    responses((status = 200, description = "The ticket, as text (48 columns) or HTML by `format`",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-print" = i64, description = "The print's number: 1 for the first, a DUPLICATA after"))),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn receipt(
     caller: Authorized<ops::PrintReceipt>,
@@ -98,7 +101,7 @@ async fn receipt(
 ///
 /// Returns the sale event exactly as finalize answered it. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}", operation_id = "getSale", tag = "checkout",
-    params(("transactionId" = String, Path)),
+    params(("transactionId" = Text, Path)),
     responses((status = 200, description = "The sale event", body = SaleEvent),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn get_sale(

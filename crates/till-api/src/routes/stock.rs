@@ -4,6 +4,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -58,7 +59,7 @@ pub struct StockView {
 /// Back-office provisioning after a count. Each sale then decrements it. Idempotent. A person
 /// should confirm.
 #[utoipa::path(put, path = "/v1/stores/{storeId}/stock/{skuId}", operation_id = "putStock", tag = "provisioning",
-    params(("storeId" = String, Path), ("skuId" = String, Path, pattern = "^[0-9a-f]{64}$")),
+    params(("storeId" = Text, Path), ("skuId" = SkuIdText, Path)),
     request_body = StockBody,
     responses((status = 200, description = "Recorded", body = StockView),
               (status = 404, description = "Unknown store or article", body = crate::error::ErrorEnvelope)))]
@@ -85,7 +86,7 @@ async fn put_stock(
 ///
 /// Read-only; safe to call at any time. An article never counted nor sold in the store has 0.
 #[utoipa::path(get, path = "/v1/stores/{storeId}/stock/{skuId}", operation_id = "getStock", tag = "provisioning",
-    params(("storeId" = String, Path), ("skuId" = String, Path)),
+    params(("storeId" = Text, Path), ("skuId" = SkuIdText, Path)),
     responses((status = 200, description = "Stock on hand", body = StockView),
               (status = 404, description = "Unknown store or article", body = crate::error::ErrorEnvelope)))]
 async fn get_stock(
