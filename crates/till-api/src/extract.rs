@@ -250,11 +250,7 @@ impl Params {
     }
 
     /// A parameter that may be absent, parsed by `parse` when present.
-    pub fn optional<T, E: Display>(
-        &self,
-        name: &str,
-        parse: impl FnOnce(&str) -> Result<T, E>,
-    ) -> Option<Option<T>> {
+    pub fn optional<T, E: Display>(&self, name: &str, parse: impl FnOnce(&str) -> Result<T, E>) -> Option<Option<T>> {
         let mut values = self.pairs.iter().filter(|(key, _)| key == name).map(|(_, value)| value);
         let Some(value) = values.next() else {
             return Some(None);
@@ -298,7 +294,10 @@ impl Params {
 /// An integer in the JSON number syntax, with any fraction zero; none past 2^53 - 1.
 fn parse_integer(text: &str) -> Option<i64> {
     // serde_json would skip surrounding whitespace; a parameter has none.
-    if !text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'e' | b'E' | b'+')) {
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'.' | b'e' | b'E' | b'+'))
+    {
         return None;
     }
     let value = serde_json::from_str::<Number>(text).ok()?;
@@ -409,7 +408,10 @@ mod tests {
     #[test]
     fn a_repeated_key_is_refused_by_its_dot_path_at_any_depth() {
         let cases = [
-            (r#"{"transactionId": "dup-1", "transactionId": "dup-2"}"#, "transactionId"),
+            (
+                r#"{"transactionId": "dup-1", "transactionId": "dup-2"}"#,
+                "transactionId",
+            ),
             (
                 r#"{"cart": {"lines": [{"id": "a"}, {"id": "b", "quantity": 1, "quantity": 2}]}}"#,
                 "cart.lines.1.quantity",
@@ -472,12 +474,16 @@ mod tests {
         let none = query("").unwrap();
         assert!(none.limit.is_none() && none.active.is_none() && none.subject.is_none());
 
-        let names = |text: &str| -> Vec<String> { fields(query(text).err().unwrap()).into_iter().map(|(f, _)| f).collect() };
+        let names =
+            |text: &str| -> Vec<String> { fields(query(text).err().unwrap()).into_iter().map(|(f, _)| f).collect() };
         assert_eq!(names("subject=a%00b"), ["subject"]);
         assert_eq!(names("subject="), ["subject"]);
         assert_eq!(names(&format!("subject={}", "x".repeat(256))), ["subject"]);
         assert_eq!(names("subject=%FF"), ["subject"]);
-        assert_eq!(names("limit=0&active=yes&subject=a&subject=b"), ["limit", "active", "subject"]);
+        assert_eq!(
+            names("limit=0&active=yes&subject=a&subject=b"),
+            ["limit", "active", "subject"]
+        );
         for bad in ["-1", "1001", "1.5", "abc", "9007199254740992", "1e400", " 5"] {
             assert_eq!(names(&format!("limit={bad}")), ["limit"], "{bad}");
         }

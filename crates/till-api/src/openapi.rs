@@ -164,7 +164,12 @@ fn finish(mut api: OpenApi) -> OpenApi {
              lists the scopes it accepts in `x-pos-scopes` (any one suffices) and, in \
              `x-agent-tier`, how freely an automated agent may call it: `allow` (read-only, \
              safe), `confirm` (a write a person should confirm), `avoid` (never unprompted), \
-             `human` (a person must be present).",
+             `human` (a person must be present). Requests are read exactly as documented: a \
+             VALIDATION_FAILED answer names each field by its dot path (`cart.lines.0.skuId`) \
+             and each path or query parameter by its name (`storeId`, `limit`); a JSON body \
+             that gives a key twice is refused on that key; properties a body schema does not \
+             name are ignored; an integral number written with a zero fraction (`5.0`) is an \
+             integer.",
         ))
         .build();
     api.tags = Some(tags());
@@ -311,7 +316,14 @@ type LinkSpec = (
 );
 
 const LINKS: &[LinkSpec] = &[
-    ("putStore", &["200", "201"], "getStore", "getStore", &[("storeId", "$request.path.storeId")], None),
+    (
+        "putStore",
+        &["200", "201"],
+        "getStore",
+        "getStore",
+        &[("storeId", "$request.path.storeId")],
+        None,
+    ),
     (
         "putCatalogItem",
         &["200", "201"],
@@ -344,7 +356,14 @@ const LINKS: &[LinkSpec] = &[
         &[],
         Some(|| serde_json::json!({"cashierSubject": "$request.path.subject", "pin": "$request.body#/pin"})),
     ),
-    ("putCoupon", &["200", "201"], "getCoupon", "getCoupon", &[("code", "$request.path.code")], None),
+    (
+        "putCoupon",
+        &["200", "201"],
+        "getCoupon",
+        "getCoupon",
+        &[("code", "$request.path.code")],
+        None,
+    ),
     (
         "upsertPromotion",
         &["200", "201"],

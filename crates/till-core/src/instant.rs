@@ -13,9 +13,7 @@ pub enum InstantError {
     NotUtc,
     #[error("is not a real calendar date or time")]
     NotOnCalendar,
-    #[error(
-        "is out of the accepted range: years 0001 to 9998, or 0002 to 9997 when written with an offset"
-    )]
+    #[error("is out of the accepted range: years 0001 to 9998, or 0002 to 9997 when written with an offset")]
     OutOfRange,
 }
 
@@ -249,14 +247,23 @@ mod tests {
         assert_eq!(utc("9999-12-31T23:59:59Z"), Err(InstantError::OutOfRange));
         assert_eq!(utc("0000-01-01T00:00:00Z"), Err(InstantError::OutOfRange));
         assert!(InstantError::OutOfRange.to_string().contains("years 0001 to 9998"));
-        assert_eq!(utc("9998-12-31T23:59:59.999999999Z").map(format_utc).as_deref(), Ok("9998-12-31T23:59:59.999999999Z"));
+        assert_eq!(
+            utc("9998-12-31T23:59:59.999999999Z").map(format_utc).as_deref(),
+            Ok("9998-12-31T23:59:59.999999999Z")
+        );
         assert!(utc("0001-01-01T00:00:00Z").is_ok());
         let offset = |text| parse_instant(text, Zone::UtcOrOffset);
         assert_eq!(offset("9998-01-01T00:00:00+01:00"), Err(InstantError::OutOfRange));
         assert_eq!(offset("0001-12-31T23:00:00-01:00"), Err(InstantError::OutOfRange));
         // With an offset, the extreme texts still land in the accepted years once in UTC.
-        assert_eq!(offset("9997-12-31T23:59-23:59").map(format_utc).as_deref(), Ok("9998-01-01T23:58:00Z"));
-        assert_eq!(offset("0002-01-01T00:00+23:59").map(format_utc).as_deref(), Ok("0001-12-31T00:01:00Z"));
+        assert_eq!(
+            offset("9997-12-31T23:59-23:59").map(format_utc).as_deref(),
+            Ok("9998-01-01T23:58:00Z")
+        );
+        assert_eq!(
+            offset("0002-01-01T00:00+23:59").map(format_utc).as_deref(),
+            Ok("0001-12-31T00:01:00Z")
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::{Obj, Problems};
+use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -16,7 +17,6 @@ use till_core::ids::SkuId;
 use till_core::instant::format_utc;
 use till_core::money::VatRate;
 use till_store::catalog::CatalogRecord;
-use crate::openapi::{SkuId as SkuIdText, Text};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -4,6 +4,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::{Instant, Text, absent};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -16,7 +17,6 @@ use till_core::ids::CouponCode;
 use till_core::instant::{Zone, format_utc};
 use till_core::money::{Cents, MAX_SAFE_INTEGER};
 use till_store::coupons::CouponRecord;
-use crate::openapi::{Instant, Text, absent};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -6,6 +6,7 @@ use crate::auth::secret::new_id;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -24,7 +25,6 @@ use till_core::money::VatRate;
 use till_store::archives::ArchiveRequest;
 use till_store::closures::{CloseRequest, SealedClosure};
 use till_store::journal::jet;
-use crate::openapi::Text;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

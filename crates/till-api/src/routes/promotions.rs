@@ -9,6 +9,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Field, Obj, Problems};
+use crate::openapi::{Instant, SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -24,7 +25,6 @@ use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::promotions::{self, BuySide, Component, GetSide, Mechanics, Products};
 use till_store::promotions::{Replaced, StoredRule};
-use crate::openapi::{Instant, SkuId as SkuIdText, Text};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -45,10 +45,10 @@ macro_rules! rule_shapes {
         #[derive(utoipa::ToSchema)]
         #[serde(untagged)]
         #[schema(discriminator(property_name = "type", mapping(
-            ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
-            ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
-            ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
-        )))]
+                            ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
+                            ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
+                            ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
+                        )))]
         #[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
         enum $union {
             Bogo($bogo),

@@ -3,6 +3,7 @@
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams, QueryParams};
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
@@ -10,7 +11,6 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use till_core::ids::TransactionId;
-use crate::openapi::Text;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

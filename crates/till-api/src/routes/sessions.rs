@@ -7,6 +7,7 @@ use crate::auth::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash, v
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -21,7 +22,6 @@ use till_core::instant::format_utc;
 use till_core::money::Cents;
 use till_store::sessions::{CloseOutcome, OpenRefusal, OpenSession, SessionRecord};
 use till_store::staff::PinAttempt;
-use crate::openapi::Text;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

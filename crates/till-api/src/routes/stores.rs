@@ -4,6 +4,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -13,14 +14,13 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
-use utoipa::openapi::RefOr;
-use utoipa::openapi::extensions::Extensions;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
-use crate::openapi::Text;
 use till_core::ids::StoreId;
 use till_core::instant::format_utc;
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_store::stores::StoreRecord;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -77,7 +77,12 @@ impl From<StoreRecord> for StoreView {
 /// spells them (its look-up alone would also take `europe/paris`).
 fn timezone_names() -> &'static BTreeSet<String> {
     static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
-    NAMES.get_or_init(|| jiff::tz::db().available().map(|name| name.as_str().to_owned()).collect())
+    NAMES.get_or_init(|| {
+        jiff::tz::db()
+            .available()
+            .map(|name| name.as_str().to_owned())
+            .collect()
+    })
 }
 
 fn timezone(text: &str) -> Option<Timezone> {

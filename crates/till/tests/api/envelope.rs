@@ -91,7 +91,14 @@ async fn oversized_bodies_are_refused_with_413(engine: Engine) {
     let big = json!({"name": "x".repeat(2_000)});
     let reply = server.put("/v1/stores/s1", &admin, big).await;
     reply.assert_error(413, "PAYLOAD_TOO_LARGE");
-    assert!(reply.body["error"]["message"].as_str().unwrap_or("").contains("1024 bytes"), "{}", reply.body);
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1024 bytes"),
+        "{}",
+        reply.body
+    );
     // Under the limit the same route works.
     assert_eq!(
         server.put("/v1/stores/s1", &admin, json!({"name": "x"})).await.status,

@@ -15,3 +15,4 @@ mod promotions;
 mod provisioning;
 mod returns;
 mod sessions;
+mod strict;
