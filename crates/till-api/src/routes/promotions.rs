@@ -45,10 +45,10 @@ macro_rules! rule_shapes {
         #[derive(utoipa::ToSchema)]
         #[serde(untagged)]
         #[schema(discriminator(property_name = "type", mapping(
-                            ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
-                            ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
-                            ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
-                        )))]
+                                    ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
+                                    ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
+                                    ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
+                                )))]
         #[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
         enum $union {
             Bogo($bogo),
