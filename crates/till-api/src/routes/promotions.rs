@@ -37,18 +37,23 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The three shapes of a rule, each a schema of its own carrying its `type`, joined by a union
 /// with a discriminator on `type`. Written twice: with `id` required (the upsert, and every
-/// answer) and with `id` optional (the replace, where the path names the rule).
+/// answer) and with `id` optional (the replace, where the path names the rule). Left as written
+/// by rustfmt, which indents the discriminator's attribute further at every run.
+#[rustfmt::skip]
 macro_rules! rule_shapes {
     ($union:ident, $bogo:ident, $bundle:ident, $percent_off:ident,
      id: $id:ty, required: $required:literal, $id_doc:literal, $union_doc:literal) => {
         #[doc = $union_doc]
         #[derive(utoipa::ToSchema)]
         #[serde(untagged)]
-        #[schema(discriminator(property_name = "type", mapping(
-                                    ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
-                                    ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
-                                    ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
-                                )))]
+        #[schema(discriminator(
+            property_name = "type",
+            mapping(
+                ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
+                ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
+                ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
+            )
+        ))]
         #[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
         enum $union {
             Bogo($bogo),
