@@ -410,6 +410,11 @@ mod tests {
         };
         assert_eq!(check(json!(5)), Some(5));
         assert_eq!(check(json!(5.0)), Some(5));
+        // Written with a zero fraction, as JSON Schema counts an integer: exact once parsed.
+        let written = crate::extract::parse_json(b"2076629671779215.0").unwrap();
+        assert_eq!(check(written), Some(2_076_629_671_779_215));
+        let written = crate::extract::parse_json(b"9007199254740991.0").unwrap();
+        assert_eq!(check(written), Some(MAX_SAFE_INTEGER));
         assert_eq!(check(json!(5.5)), None);
         assert_eq!(check(json!(-1)), None);
         assert_eq!(check(json!(9007199254740991u64)), Some(MAX_SAFE_INTEGER));

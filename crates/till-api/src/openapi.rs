@@ -1,16 +1,138 @@
 //! The OpenAPI 3.1 document, generated from the handlers and finished by one pass that adds
 //! what every operation shares: its scopes and agent tier from [`crate::ops`], the bearer
-//! security requirement, and the error responses of the envelope.
+//! security requirement, the error responses of the envelope, and the links from an answer to
+//! the calls it enables. The schemas every wire shape shares ([`Text`], [`SkuId`], the
+//! instants) are here too, written from the parsers' own rules so that the document is exactly
+//! as strict as the server.
 
 use crate::error::ErrorEnvelope;
 use crate::ops;
+use std::borrow::Cow;
 use std::sync::OnceLock;
-use utoipa::PartialSchema;
+use till_core::ids::{MAX_TEXT_CHARS, SKU_PATTERN, TEXT_PATTERN};
+use till_core::instant::{UTC_OR_OFFSET_PATTERN, UTC_PATTERN};
 use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::Operation;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::tag::{Tag, TagBuilder};
 use utoipa::openapi::{ContentBuilder, InfoBuilder, OpenApi, RefOr, ResponseBuilder};
+use utoipa::{PartialSchema, ToSchema};
+
+/// An identifier or a name, as every one is read wherever it sits (body, path or query): 1 to
+/// 255 characters, none of them a control character.
+pub struct Text;
+
+impl PartialSchema for Text {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(MAX_TEXT_CHARS))
+            .pattern(Some(TEXT_PATTERN))
+            .description(Some(
+                "An identifier or a name: 1 to 255 characters, none of them a control character.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Text {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Text")
+    }
+}
+
+/// A catalog article's id.
+pub struct SkuId;
+
+impl PartialSchema for SkuId {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(SKU_PATTERN))
+            .description(Some("A catalog article: 64 lowercase hexadecimal characters."))
+            .into()
+    }
+}
+
+impl ToSchema for SkuId {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("SkuId")
+    }
+}
+
+/// An instant written in UTC, as `issuedAt` is.
+pub struct UtcInstant;
+
+impl PartialSchema for UtcInstant {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .pattern(Some(UTC_PATTERN))
+            .description(Some(
+                "ISO 8601 in UTC, ending in `Z`; seconds and fraction (up to 9 digits) optional; \
+                 a real calendar date in the years 0001 to 9998.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for UtcInstant {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("UtcInstant")
+    }
+}
+
+/// An instant written in UTC or with the offset of its place, as validity windows are.
+pub struct Instant;
+
+impl PartialSchema for Instant {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .pattern(Some(UTC_OR_OFFSET_PATTERN))
+            .description(Some(
+                "ISO 8601 ending in `Z` or a `+hh:mm`/`-hh:mm` offset; seconds and fraction (up to \
+                 9 digits) optional; a real calendar date in the years 0001 to 9998 (0002 to 9997 \
+                 with an offset). Answered in UTC with `Z`.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Instant {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Instant")
+    }
+}
+
+/// One of the listed words, or also `null` when `nullable`.
+pub fn words(words: impl IntoIterator<Item = &'static str>, nullable: bool, description: &str) -> Schema {
+    let mut values: Vec<serde_json::Value> = words.into_iter().map(serde_json::Value::from).collect();
+    let schema_type = if nullable {
+        values.push(serde_json::Value::Null);
+        utoipa::openapi::schema::SchemaType::from_iter([Type::String, Type::Null])
+    } else {
+        utoipa::openapi::schema::SchemaType::Type(Type::String)
+    };
+    ObjectBuilder::new()
+        .schema_type(schema_type)
+        .enum_values(Some(values))
+        .description(Some(description))
+        .into()
+}
+
+/// A property of one shape of a union that only the other shapes carry: absent or `null`.
+pub fn absent() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Null)
+        .description(Some("Belongs to another shape: absent or null here."))
+        .into()
+}
 
 /// The finished document.
 pub fn document() -> OpenApi {
@@ -42,7 +164,12 @@ fn finish(mut api: OpenApi) -> OpenApi {
              lists the scopes it accepts in `x-pos-scopes` (any one suffices) and, in \
              `x-agent-tier`, how freely an automated agent may call it: `allow` (read-only, \
              safe), `confirm` (a write a person should confirm), `avoid` (never unprompted), \
-             `human` (a person must be present).",
+             `human` (a person must be present). Requests are read exactly as documented: a \
+             VALIDATION_FAILED answer names each field by its dot path (`cart.lines.0.skuId`) \
+             and each path or query parameter by its name (`storeId`, `limit`); a JSON body \
+             that gives a key twice is refused on that key; properties a body schema does not \
+             name are ignored; an integral number written with a zero fraction (`5.0`) is an \
+             integer.",
         ))
         .build();
     api.tags = Some(tags());
@@ -63,8 +190,17 @@ fn finish(mut api: OpenApi) -> OpenApi {
     components
         .schemas
         .insert("ErrorEnvelope".to_owned(), ErrorEnvelope::schema());
-    for item in api.paths.paths.values_mut() {
-        for operation in [
+    for operation in operations_mut(&mut api) {
+        apply_policy(operation);
+        add_error_responses(operation);
+    }
+    add_links(&mut api);
+    api
+}
+
+fn operations_mut(api: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
+    api.paths.paths.values_mut().flat_map(|item| {
+        [
             &mut item.get,
             &mut item.put,
             &mut item.post,
@@ -73,19 +209,19 @@ fn finish(mut api: OpenApi) -> OpenApi {
         ]
         .into_iter()
         .flatten()
-        {
-            apply_policy(operation);
-        }
-    }
-    api
+    })
+}
+
+fn spec_of(operation: &Operation) -> &'static ops::Operation {
+    let id = operation.operation_id.as_deref().unwrap_or_default();
+    ops::ALL
+        .iter()
+        .find(|spec| spec.id == id)
+        .unwrap_or_else(|| panic!("operation {id} is missing from ops::ALL"))
 }
 
 fn apply_policy(operation: &mut Operation) {
-    let id = operation.operation_id.as_deref().unwrap_or_default();
-    let spec = ops::ALL
-        .iter()
-        .find(|spec| spec.id == id)
-        .unwrap_or_else(|| panic!("operation {id} is missing from ops::ALL"));
+    let spec = spec_of(operation);
     let scopes: Vec<&str> = spec.scopes.iter().map(|g| g.as_str()).collect();
     let mut extensions = Extensions::default();
     extensions.insert("x-pos-scopes".to_owned(), serde_json::json!(scopes));
@@ -94,32 +230,276 @@ fn apply_policy(operation: &mut Operation) {
         .extensions
         .get_or_insert_with(Default::default)
         .merge(extensions);
-    if spec.scopes.is_empty() {
-        operation.security = Some(vec![SecurityRequirement::default()]);
-        return;
-    }
-    operation.security = Some(vec![SecurityRequirement::new::<_, _, &str>("bearer", [])]);
-    let mut standard = vec![
+    operation.security = Some(if spec.scopes.is_empty() {
+        vec![SecurityRequirement::default()]
+    } else {
+        vec![SecurityRequirement::new::<_, _, &str>("bearer", [])]
+    });
+}
+
+/// The refusals an operation may answer besides its own: the credential's (guarded operations),
+/// the request's shape (operations that read a body or parameters), and the transport's and the
+/// server's (every operation).
+fn add_error_responses(operation: &mut Operation) {
+    let guarded = !spec_of(operation).scopes.is_empty();
+    let reads_body = operation.request_body.is_some();
+    let reads_input = reads_body || operation.parameters.as_ref().is_some_and(|p| !p.is_empty());
+    let refusals = [
         (
+            guarded,
             "401",
-            "No valid credential (missing, malformed, expired or unknown token)",
+            "UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token)",
         ),
-        ("403", "Authenticated, but without a scope this operation accepts"),
-        ("500", "Unexpected server error; safe to retry an idempotent request"),
         (
+            guarded,
+            "403",
+            "FORBIDDEN: authenticated, but without a scope this operation accepts",
+        ),
+        (
+            reads_input,
+            "400",
+            "VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter",
+        ),
+        (
+            reads_body,
+            "408",
+            "REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded",
+        ),
+        (
+            true,
+            "413",
+            "PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded",
+        ),
+        (
+            true,
+            "414",
+            "URI_TOO_LONG: the request target is longer than the server reads",
+        ),
+        (
+            true,
+            "431",
+            "HEADERS_TOO_LARGE: the request headers are larger than the server reads",
+        ),
+        (
+            true,
+            "500",
+            "INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request",
+        ),
+        (
+            true,
             "503",
-            "The database is unavailable; nothing was recorded; retry after Retry-After",
+            "SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was \
+             recorded; retry after Retry-After",
         ),
     ];
-    if operation.request_body.is_some() || operation.parameters.is_some() {
-        standard.push(("400", "Malformed request: VALIDATION_FAILED with fieldErrors"));
+    for (applies, status, description) in refusals {
+        if applies {
+            operation
+                .responses
+                .responses
+                .entry(status.to_owned())
+                .or_insert_with(|| error_response(description));
+        }
     }
-    for (status, description) in standard {
-        operation
-            .responses
-            .responses
-            .entry(status.to_owned())
-            .or_insert_with(|| error_response(description));
+}
+
+/// From an answer to the calls it makes possible, so that a client (or a stateful fuzzer)
+/// can follow a resource from its creation: `(operation, statuses, link, target, parameters,
+/// body)`. Parameter values and body fields are OpenAPI runtime expressions.
+type LinkSpec = (
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    Option<fn() -> serde_json::Value>,
+);
+
+const LINKS: &[LinkSpec] = &[
+    (
+        "putStore",
+        &["200", "201"],
+        "getStore",
+        "getStore",
+        &[("storeId", "$request.path.storeId")],
+        None,
+    ),
+    (
+        "putCatalogItem",
+        &["200", "201"],
+        "getCatalogItem",
+        "getCatalogItem",
+        &[("skuId", "$request.path.skuId")],
+        None,
+    ),
+    (
+        "putStock",
+        &["200"],
+        "getStock",
+        "getStock",
+        &[("storeId", "$request.path.storeId"), ("skuId", "$request.path.skuId")],
+        None,
+    ),
+    (
+        "putStaffMember",
+        &["200", "201"],
+        "getStaffMember",
+        "getStaffMember",
+        &[("subject", "$request.path.subject")],
+        None,
+    ),
+    (
+        "putStaffMember",
+        &["201"],
+        "openRegisterSession",
+        "openRegisterSession",
+        &[],
+        Some(|| serde_json::json!({"cashierSubject": "$request.path.subject", "pin": "$request.body#/pin"})),
+    ),
+    (
+        "putCoupon",
+        &["200", "201"],
+        "getCoupon",
+        "getCoupon",
+        &[("code", "$request.path.code")],
+        None,
+    ),
+    (
+        "upsertPromotion",
+        &["200", "201"],
+        "getPromotionRule",
+        "getPromotionRule",
+        &[("id", "$response.body#/id")],
+        None,
+    ),
+    (
+        "upsertPromotion",
+        &["200", "201"],
+        "replacePromotionRule",
+        "replacePromotionRule",
+        &[("id", "$response.body#/id")],
+        None,
+    ),
+    (
+        "upsertPromotion",
+        &["200", "201"],
+        "deactivatePromotion",
+        "deactivatePromotion",
+        &[("id", "$response.body#/id")],
+        None,
+    ),
+    (
+        "replacePromotionRule",
+        &["200"],
+        "getPromotionRule",
+        "getPromotionRule",
+        &[("id", "$request.path.id")],
+        None,
+    ),
+    (
+        "openRegisterSession",
+        &["201"],
+        "getRegisterSession",
+        "getRegisterSession",
+        &[("sessionId", "$response.body#/sessionId")],
+        None,
+    ),
+    (
+        "openRegisterSession",
+        &["201"],
+        "closeRegisterSession",
+        "closeRegisterSession",
+        &[("sessionId", "$response.body#/sessionId")],
+        None,
+    ),
+    (
+        "openRegisterSession",
+        &["201"],
+        "finalizeSale",
+        "finalizeSale",
+        &[],
+        Some(|| {
+            serde_json::json!({
+                "sessionId": "$response.body#/sessionId",
+                "storeId": "$response.body#/storeId",
+                "registerId": "$response.body#/registerId"
+            })
+        }),
+    ),
+    (
+        "finalizeSale",
+        &["201"],
+        "getSale",
+        "getSale",
+        &[("transactionId", "$response.body#/transaction/id")],
+        None,
+    ),
+    (
+        "finalizeSale",
+        &["201"],
+        "printReceipt",
+        "printReceipt",
+        &[("transactionId", "$response.body#/transaction/id")],
+        None,
+    ),
+    (
+        "finalizeSale",
+        &["201"],
+        "getSaleReturns",
+        "getSaleReturns",
+        &[("transactionId", "$response.body#/transaction/id")],
+        None,
+    ),
+    (
+        "finalizeSale",
+        &["201"],
+        "verifyRegisterJournal",
+        "verifyRegisterJournal",
+        &[("registerId", "$response.body#/registerId")],
+        None,
+    ),
+    (
+        "createReturn",
+        &["201"],
+        "getSaleReturns",
+        "getSaleReturns",
+        &[("transactionId", "$response.body#/original/transactionId")],
+        None,
+    ),
+    (
+        "closeFiscalPeriod",
+        &["201"],
+        "listFiscalClosures",
+        "listFiscalClosures",
+        &[("registerId", "$request.path.registerId")],
+        None,
+    ),
+    (
+        "makeFiscalArchive",
+        &["201"],
+        "getFiscalArchive",
+        "getFiscalArchive",
+        &[("archiveId", "$response.header.x-till-archive-id")],
+        None,
+    ),
+];
+
+fn add_links(api: &mut OpenApi) {
+    for operation in operations_mut(api) {
+        let id = operation.operation_id.clone().unwrap_or_default();
+        for (_, statuses, name, target, parameters, body) in LINKS.iter().filter(|link| link.0 == id) {
+            for status in *statuses {
+                let Some(RefOr::T(response)) = operation.responses.responses.get_mut(*status) else {
+                    panic!("{id} has no {status} response to link from");
+                };
+                let mut link = LinkBuilder::new().operation_id(*target);
+                for (parameter, expression) in *parameters {
+                    link = link.parameter(*parameter, *expression);
+                }
+                link = link.request_body(body.map(|body| body()));
+                response.links.insert((*name).to_owned(), RefOr::T(link.build()));
+            }
+        }
     }
 }
 

@@ -7,6 +7,14 @@ use std::fmt;
 /// minimum; a bound keeps rows, receipts and fiscal payloads a sane size.
 pub const MAX_TEXT_CHARS: usize = 255;
 
+/// The identifier rules as a regular expression for the OpenAPI document: no control character
+/// (Unicode category Cc). ECMA-262, Python and Rust read the `\u` escapes alike; the length
+/// bounds are `minLength` and `maxLength` beside it.
+pub const TEXT_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// A catalog article's id as a regular expression, for the document.
+pub const SKU_PATTERN: &str = "^[0-9a-f]{64}$";
+
 /// Why a piece of text was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TextError {
@@ -186,6 +194,17 @@ mod tests {
         assert_eq!(StoreId::parse("a\nb"), Err(TextError::ControlCharacter));
         assert_eq!(StoreId::parse("paris-01").unwrap().as_str(), "paris-01");
         assert!(StoreId::parse(&"é".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn the_documented_pattern_names_the_control_characters_refused() {
+        assert_eq!(TEXT_PATTERN, r"^[^\u0000-\u001F\u007F-\u009F]*$");
+        let refused: Vec<char> = (0..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| check_text(&c.to_string()) == Err(TextError::ControlCharacter))
+            .collect();
+        let documented: Vec<char> = ('\u{0}'..='\u{1F}').chain('\u{7F}'..='\u{9F}').collect();
+        assert_eq!(refused, documented);
     }
 
     #[test]

@@ -13,7 +13,52 @@ pub enum InstantError {
     NotUtc,
     #[error("is not a real calendar date or time")]
     NotOnCalendar,
+    #[error("is out of the accepted range: years 0001 to 9998, or 0002 to 9997 when written with an offset")]
+    OutOfRange,
 }
+
+/// The years an instant may be written in: 0001 to 9998 in UTC, a year less at either end with
+/// an offset, so that every accepted text is an instant of the years 0001 to 9998 in UTC too and
+/// is answered in the form it was accepted in.
+const YEARS: std::ops::RangeInclusive<u32> = 1..=9998;
+const YEARS_WITH_OFFSET: std::ops::RangeInclusive<u32> = 2..=9997;
+
+/// The time of day after the date, seconds and fraction optional.
+macro_rules! time_pattern {
+    () => {
+        "-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\.[0-9]{1,9})?)?"
+    };
+}
+
+/// Years 0001 to 9998.
+macro_rules! years {
+    () => {
+        "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])"
+    };
+}
+
+/// Years 0002 to 9997.
+macro_rules! years_with_offset {
+    () => {
+        "(?:000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-7])"
+    };
+}
+
+/// What [`parse_instant`] accepts with [`Zone::UtcOnly`], as a regular expression that
+/// ECMA-262, Python and Rust read alike, for the OpenAPI document. Whether the date exists is
+/// left to the `date-time` format beside it.
+pub const UTC_PATTERN: &str = concat!("^", years!(), time_pattern!(), "Z$");
+
+/// What [`parse_instant`] accepts with [`Zone::UtcOrOffset`], as [`UTC_PATTERN`] is for UTC.
+pub const UTC_OR_OFFSET_PATTERN: &str = concat!(
+    "^(?:",
+    years!(),
+    time_pattern!(),
+    "Z|",
+    years_with_offset!(),
+    time_pattern!(),
+    "[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$"
+);
 
 /// Which zone designators a field accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,9 +79,13 @@ pub fn parse_instant(text: &str, zone: Zone) -> Result<Timestamp, InstantError> 
         (Designator::Offset(_), Zone::UtcOnly) => return Err(InstantError::NotUtc),
         (Designator::Offset(seconds), Zone::UtcOrOffset) => seconds,
     };
-    let datetime = parse_local(local)?;
+    let years = match designator {
+        Designator::Utc => YEARS,
+        Designator::Offset(_) => YEARS_WITH_OFFSET,
+    };
+    let datetime = parse_local(local, years)?;
     let offset = Offset::from_seconds(offset_seconds).map_err(|_| InstantError::NotOnCalendar)?;
-    offset.to_timestamp(datetime).map_err(|_| InstantError::NotOnCalendar)
+    offset.to_timestamp(datetime).map_err(|_| InstantError::OutOfRange)
 }
 
 /// The one output form: RFC 3339 in UTC ending in `Z`.
@@ -54,6 +103,7 @@ pub fn from_micros(micros: i64) -> Timestamp {
     Timestamp::from_microsecond(micros).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
+#[derive(Clone, Copy)]
 enum Designator {
     Utc,
     Offset(i32),
@@ -85,12 +135,15 @@ fn split_designator(bytes: &[u8]) -> Result<(&[u8], Designator), InstantError> {
     Err(InstantError::NotUtc)
 }
 
-fn parse_local(bytes: &[u8]) -> Result<DateTime, InstantError> {
+fn parse_local(bytes: &[u8], years: std::ops::RangeInclusive<u32>) -> Result<DateTime, InstantError> {
     // YYYY-MM-DDTHH:MM is 16 bytes; then optionally :SS and .fraction.
     if bytes.len() < 16 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' || bytes[13] != b':' {
         return Err(InstantError::Syntax);
     }
     let year = four_digits(&bytes[0..4])?;
+    if !years.contains(&year) {
+        return Err(InstantError::OutOfRange);
+    }
     let month = two_digits(bytes[5], bytes[6])?;
     let day = two_digits(bytes[8], bytes[9])?;
     let hour = two_digits(bytes[11], bytes[12])?;
@@ -187,6 +240,46 @@ mod tests {
         let at = parse_instant("2026-03-01T23:30-02:30", Zone::UtcOrOffset).unwrap();
         assert_eq!(format_utc(at), "2026-03-02T02:00:00Z");
         assert!(parse_instant("2026-03-01T09:30:00+24:00", Zone::UtcOrOffset).is_err());
+    }
+
+    #[test]
+    fn instants_past_the_accepted_years_say_so() {
+        assert_eq!(utc("9999-12-31T23:59:59Z"), Err(InstantError::OutOfRange));
+        assert_eq!(utc("0000-01-01T00:00:00Z"), Err(InstantError::OutOfRange));
+        assert!(InstantError::OutOfRange.to_string().contains("years 0001 to 9998"));
+        assert_eq!(
+            utc("9998-12-31T23:59:59.999999999Z").map(format_utc).as_deref(),
+            Ok("9998-12-31T23:59:59.999999999Z")
+        );
+        assert!(utc("0001-01-01T00:00:00Z").is_ok());
+        let offset = |text| parse_instant(text, Zone::UtcOrOffset);
+        assert_eq!(offset("9998-01-01T00:00:00+01:00"), Err(InstantError::OutOfRange));
+        assert_eq!(offset("0001-12-31T23:00:00-01:00"), Err(InstantError::OutOfRange));
+        // With an offset, the extreme texts still land in the accepted years once in UTC.
+        assert_eq!(
+            offset("9997-12-31T23:59-23:59").map(format_utc).as_deref(),
+            Ok("9998-01-01T23:58:00Z")
+        );
+        assert_eq!(
+            offset("0002-01-01T00:00+23:59").map(format_utc).as_deref(),
+            Ok("0001-12-31T00:01:00Z")
+        );
+    }
+
+    #[test]
+    fn the_documented_patterns_are_what_is_accepted() {
+        assert_eq!(
+            UTC_PATTERN,
+            r"^(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?Z$"
+        );
+        // Every year the patterns let through is accepted, and no other.
+        for year in 0..=9999u32 {
+            let text = format!("{year:04}-06-15T12:00:00");
+            let z_accepted = utc(&format!("{text}Z")).is_ok();
+            assert_eq!(z_accepted, (1..=9998).contains(&year), "{year}");
+            let offset_accepted = parse_instant(&format!("{text}+01:00"), Zone::UtcOrOffset).is_ok();
+            assert_eq!(offset_accepted, (2..=9997).contains(&year), "{year}");
+        }
     }
 
     #[test]

@@ -2,8 +2,9 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::{Obj, Problems};
+use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -33,13 +34,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_item` reads the body
 struct CatalogItemBody {
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(value_type = Text)]
     name: String,
     /// Unit price including VAT, in cents.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     price_cents: i64,
     /// VAT rate in percent, at most two decimals (20, 10, 5.5, 2.1).
-    #[schema(minimum = 0, maximum = 100)]
+    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
     vat_rate: f64,
 }
 
@@ -48,10 +49,16 @@ struct CatalogItemBody {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 struct ImportItemBody {
-    #[schema(pattern = "^[0-9a-f]{64}$")]
+    /// Each article once per import.
+    #[schema(value_type = SkuIdText)]
     sku_id: String,
+    #[schema(value_type = Text)]
     name: String,
+    /// Unit price including VAT, in cents.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     price_cents: i64,
+    /// VAT rate in percent, at most two decimals.
+    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
     vat_rate: f64,
 }
 
@@ -60,6 +67,7 @@ struct ImportItemBody {
 #[allow(dead_code)]
 struct ImportBody {
     /// At most 50000 articles, each id once.
+    #[schema(max_items = 50000)]
     skus: Vec<ImportItemBody>,
 }
 
@@ -94,8 +102,13 @@ pub struct ImportSummaryView {
     updated: usize,
 }
 
-pub(crate) fn sku_id(raw: &str) -> Result<SkuId, ApiError> {
-    SkuId::parse(raw).map_err(|error| ApiError::field("skuId", error.to_string()))
+/// `{skuId}` of the catalog routes.
+struct SkuPath(SkuId);
+
+impl FromParams for SkuPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("skuId", SkuId::parse).map(SkuPath)
+    }
 }
 
 /// Reads `name`, `priceCents` and `vatRate` of an article object.
@@ -111,9 +124,12 @@ fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<CatalogItem> {
     })
 }
 
+/// A VAT rate in percent. The number must be the one its two decimals write (`5.5`, `0.07`),
+/// as `multipleOf: 0.01` reads it: `1e-300` or `0.30000000000000004` is not rounded to a rate.
 pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
     let percent = field.number()?;
     VatRate::from_percent(percent)
+        .filter(|rate| rate.hundredths() as f64 / 100.0 == percent)
         .or_else(|| field.fail("must be a percentage from 0 to 100 with at most two decimals"))
 }
 
@@ -122,17 +138,16 @@ pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
 /// Back-office provisioning: finalize prices every catalog line from here. Idempotent. A person
 /// should confirm price changes.
 #[utoipa::path(put, path = "/v1/catalog/skus/{skuId}", operation_id = "putCatalogItem", tag = "provisioning",
-    params(("skuId" = String, Path, description = "64 lowercase hexadecimal characters", pattern = "^[0-9a-f]{64}$")),
+    params(("skuId" = SkuIdText, Path, description = "The article")),
     request_body = CatalogItemBody,
     responses((status = 200, description = "Replaced", body = CatalogItemView),
               (status = 201, description = "Created", body = CatalogItemView)))]
 async fn put_item(
     _caller: Authorized<ops::PutCatalogItem>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SkuPath(id)): PathParams<SkuPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<CatalogItemView>, ApiError> {
-    let id = sku_id(&raw_id)?;
     let problems = Problems::new();
     let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
     let item = problems.finish(|| item)?;
@@ -144,15 +159,14 @@ async fn put_item(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/catalog/skus/{skuId}", operation_id = "getCatalogItem", tag = "provisioning",
-    params(("skuId" = String, Path, description = "64 lowercase hexadecimal characters")),
+    params(("skuId" = SkuIdText, Path, description = "The article")),
     responses((status = 200, description = "The article", body = CatalogItemView),
               (status = 404, description = "Not in the catalog", body = crate::error::ErrorEnvelope)))]
 async fn get_item(
     _caller: Authorized<ops::GetCatalogItem>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SkuPath(id)): PathParams<SkuPath>,
 ) -> Result<Json<CatalogItemView>, ApiError> {
-    let id = sku_id(&raw_id)?;
     let record = state
         .store()
         .get_catalog_item(&id)

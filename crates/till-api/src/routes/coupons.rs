@@ -2,8 +2,9 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::{Instant, Text, absent};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -23,25 +24,61 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(put_coupon, get_coupon))
 }
 
-/// Body of `PUT /v1/coupons/{code}`: exactly one of `percentBps` and `amountCents`.
+/// Body of `PUT /v1/coupons/{code}`: a percent or an amount off the basket, exactly one of
+/// `percentBps` and `amountCents`.
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
+enum CouponBody {
+    Percent(PercentCouponBody),
+    Amount(AmountCouponBody),
+}
+
+/// A coupon taking a percent off the basket.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
-struct CouponBody {
+#[allow(dead_code)]
+struct PercentCouponBody {
     /// Percent off the basket, in basis points (1000 = 10 %).
     #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: Option<i64>,
-    /// Fixed amount off the basket, in cents, capped at the basket.
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: Option<i64>,
+    percent_bps: i64,
+    #[schema(schema_with = absent)]
+    amount_cents: Option<()>,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     min_basket_cents: Option<i64>,
-    /// ISO 8601 with `Z` or an offset.
+    #[schema(value_type = Option<Instant>)]
     valid_from: Option<String>,
-    /// ISO 8601 with `Z` or an offset; not before `validFrom`.
+    /// Not before `validFrom`.
+    #[schema(value_type = Option<Instant>)]
     valid_until: Option<String>,
     /// Most sales that may redeem it; unlimited when absent.
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    max_redemptions: Option<i64>,
+    /// Default true.
+    active: Option<bool>,
+}
+
+/// A coupon taking a fixed amount off the basket.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct AmountCouponBody {
+    /// Fixed amount off the basket, in cents, capped at the basket.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: i64,
+    #[schema(schema_with = absent)]
+    percent_bps: Option<()>,
+    /// Smallest basket (after promotions) the coupon applies to. Default 0.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    min_basket_cents: Option<i64>,
+    #[schema(value_type = Option<Instant>)]
+    valid_from: Option<String>,
+    /// Not before `validFrom`.
+    #[schema(value_type = Option<Instant>)]
+    valid_until: Option<String>,
+    /// Most sales that may redeem it; unlimited when absent.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     max_redemptions: Option<i64>,
     /// Default true.
     active: Option<bool>,
@@ -124,15 +161,20 @@ fn parse_coupon(body: &Value) -> Result<Coupon, ApiError> {
     problems.finish(|| coupon)
 }
 
-fn code(raw: &str) -> Result<CouponCode, ApiError> {
-    CouponCode::parse(raw).map_err(|error| ApiError::field("code", error.to_string()))
+/// `{code}` of the coupon routes.
+struct CouponPath(CouponCode);
+
+impl FromParams for CouponPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("code", CouponCode::parse).map(CouponPath)
+    }
 }
 
 /// Create or replace a coupon.
 ///
 /// Back-office provisioning. The redemption count survives a replace. A person should confirm.
 #[utoipa::path(put, path = "/v1/coupons/{code}", operation_id = "putCoupon", tag = "provisioning",
-    params(("code" = String, Path, description = "The code as customers present it; matched exactly")),
+    params(("code" = Text, Path, description = "The code as customers present it; matched exactly")),
     request_body = CouponBody,
     responses((status = 200, description = "Replaced", body = CouponView),
               (status = 201, description = "Created", body = CouponView),
@@ -140,10 +182,9 @@ fn code(raw: &str) -> Result<CouponCode, ApiError> {
 async fn put_coupon(
     _caller: Authorized<ops::PutCoupon>,
     State(state): State<AppState>,
-    PathParams(raw_code): PathParams<String>,
+    PathParams(CouponPath(code)): PathParams<CouponPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<CouponView>, ApiError> {
-    let code = code(&raw_code)?;
     let coupon = parse_coupon(&body)?;
     let (record, created) = state.store().put_coupon(code, coupon, state.now()).await?;
     Ok(Written::new(created, record.into()))
@@ -153,15 +194,14 @@ async fn put_coupon(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/coupons/{code}", operation_id = "getCoupon", tag = "provisioning",
-    params(("code" = String, Path)),
+    params(("code" = Text, Path)),
     responses((status = 200, description = "The coupon", body = CouponView),
               (status = 404, description = "No such coupon", body = crate::error::ErrorEnvelope)))]
 async fn get_coupon(
     _caller: Authorized<ops::GetCoupon>,
     State(state): State<AppState>,
-    PathParams(raw_code): PathParams<String>,
+    PathParams(CouponPath(code)): PathParams<CouponPath>,
 ) -> Result<Json<CouponView>, ApiError> {
-    let code = code(&raw_code)?;
     let record = state
         .store()
         .get_coupon(&code)

@@ -2,7 +2,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{FromParams, Params, PathParams};
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -16,6 +17,15 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_loyalty))
 }
 
+/// `{customerId}`.
+struct CustomerPath(CustomerId);
+
+impl FromParams for CustomerPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("customerId", CustomerId::parse).map(CustomerPath)
+    }
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoyaltyView {
@@ -27,15 +37,14 @@ pub struct LoyaltyView {
 ///
 /// A customer is enrolled at their first sale. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/customers/{customerId}/loyalty", operation_id = "getCustomerLoyalty", tag = "provisioning",
-    params(("customerId" = String, Path)),
+    params(("customerId" = Text, Path)),
     responses((status = 200, description = "The points balance", body = LoyaltyView),
               (status = 404, description = "Customer never seen at a sale", body = crate::error::ErrorEnvelope)))]
 async fn get_loyalty(
     _caller: Authorized<ops::GetLoyalty>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(CustomerPath(customer)): PathParams<CustomerPath>,
 ) -> Result<Json<LoyaltyView>, ApiError> {
-    let customer = CustomerId::parse(&raw_id).map_err(|error| ApiError::field("customerId", error.to_string()))?;
     let account = state
         .store()
         .loyalty_account(&customer)

@@ -8,8 +8,9 @@
 use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
 use crate::auth::{Authorized, Principal};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, QueryParams};
+use crate::extract::{FromParams, JsonBody, Params, QueryParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::sessions::seconds_until;
 use crate::state::AppState;
@@ -17,16 +18,18 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use till_core::grant::Grant;
-use till_core::ids::Subject;
+use till_core::ids::{RegisterId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::staff::DiscountLimit;
 use till_store::elevation::{ElevationEvent, GrantOperation, NewGrant, RateDecision};
 use till_store::sessions::SessionPrincipal;
 use till_store::staff::PinAttempt;
+use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -39,25 +42,83 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(events))
 }
 
-/// Body of `POST /v1/elevation-grants`: at least one of `amountCents` and `percentBps`.
+/// Body of `POST /v1/elevation-grants`: the size of the reduction in `amountCents`, in
+/// `percentBps`, or in both; at least one of them.
+struct GrantRequestBody;
+
+impl utoipa::PartialSchema for GrantRequestBody {
+    fn schema() -> RefOr<Schema> {
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name("GrantRequestByAmount"))
+            .item(Ref::from_schema_name("GrantRequestByPercent"))
+            .description(Some(
+                "The size of the reduction in `amountCents`, in `percentBps`, or in both; at least one of them.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for GrantRequestBody {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        use utoipa::PartialSchema;
+        schemas.push(("GrantRequestByAmount".to_owned(), GrantRequestByAmount::schema()));
+        schemas.push(("GrantRequestByPercent".to_owned(), GrantRequestByPercent::schema()));
+        <GrantRequestByAmount as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
+/// A grant request sized in cents (and perhaps in basis points too).
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_request` reads the body
-struct GrantRequestBody {
+struct GrantRequestByAmount {
     /// The approving manager, present at the till.
+    #[schema(value_type = Text)]
     manager_subject: String,
-    /// The manager's own PIN.
-    #[schema(write_only)]
+    /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
+    #[schema(value_type = Text)]
     pin: String,
-    #[schema(pattern = "^discount\\.(line|ticket)$")]
-    operation: String,
+    #[schema(inline)]
+    operation: GrantOperationName,
     /// Size of the reduction as the till believes it. Decides whether approval is needed, never
     /// what the sale may be: finalize re-prices the cart.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    amount_cents: Option<i64>,
+    amount_cents: i64,
     /// The same size in basis points.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     percent_bps: Option<i64>,
+}
+
+/// A grant request sized in basis points (and perhaps in cents too).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct GrantRequestByPercent {
+    /// The approving manager, present at the till.
+    #[schema(value_type = Text)]
+    manager_subject: String,
+    /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
+    #[schema(value_type = Text)]
+    pin: String,
+    #[schema(inline)]
+    operation: GrantOperationName,
+    /// Size of the reduction in cents, as the till believes it.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    amount_cents: Option<i64>,
+    /// Size of the reduction in basis points. Decides whether approval is needed, never what
+    /// the sale may be: finalize re-prices the cart.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    percent_bps: i64,
+}
+
+/// The governed act: one line, or the whole ticket.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+enum GrantOperationName {
+    #[serde(rename = "discount.line")]
+    Line,
+    #[serde(rename = "discount.ticket")]
+    Ticket,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -86,7 +147,7 @@ fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
     let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
     let request = problems.root(body).and_then(|root| {
         let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
-        let pin = root.required("pin", |f| f.string().map(str::to_owned));
+        let pin = root.required("pin", |f| f.text());
         let operation = root.required("operation", |f| f.one_of(&operations));
         let amount = root.optional("amountCents", |f| f.integer(0, MAX_SAFE_INTEGER));
         let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
@@ -310,16 +371,34 @@ impl Audit<'_> {
     }
 }
 
-#[derive(Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
+/// Most events one read answers.
+const MAX_EVENTS: i64 = 1_000;
+
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct EventsQuery {
     /// Only this manager's events.
-    manager_subject: Option<String>,
+    #[param(value_type = Option<Text>)]
+    manager_subject: Option<Subject>,
     /// Only this till's events.
-    register_id: Option<String>,
-    /// At most this many, newest first (default 100, at most 1000).
+    #[param(value_type = Option<Text>)]
+    register_id: Option<RegisterId>,
+    /// At most this many, newest first (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
+}
+
+impl FromParams for EventsQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let manager_subject = params.optional("managerSubject", Subject::parse);
+        let register_id = params.optional("registerId", RegisterId::parse);
+        let limit = params.integer("limit", 1, MAX_EVENTS);
+        Some(EventsQuery {
+            manager_subject: manager_subject?,
+            register_id: register_id?,
+            limit: limit?,
+        })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -367,10 +446,14 @@ async fn events(
     State(state): State<AppState>,
     QueryParams(query): QueryParams<EventsQuery>,
 ) -> Result<Json<EventList>, ApiError> {
-    let limit = query.limit.unwrap_or(100).clamp(1, 1_000);
+    let limit = query.limit.unwrap_or(100);
     let events = state
         .store()
-        .elevation_events(query.manager_subject.as_deref(), query.register_id.as_deref(), limit)
+        .elevation_events(
+            query.manager_subject.as_ref().map(Subject::as_str),
+            query.register_id.as_ref().map(RegisterId::as_str),
+            limit,
+        )
         .await?;
     Ok(Json(EventList {
         events: events

@@ -4,8 +4,9 @@
 use crate::auth::Authorized;
 use crate::auth::secret::new_id;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -92,8 +93,41 @@ impl From<&Failure> for FailureView {
     }
 }
 
-fn register_id(raw: &str) -> Result<RegisterId, ApiError> {
-    RegisterId::parse(raw).map_err(|error| ApiError::field("registerId", error.to_string()))
+/// `{registerId}` of the register routes.
+struct RegisterPath(RegisterId);
+
+impl FromParams for RegisterPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("registerId", RegisterId::parse).map(RegisterPath)
+    }
+}
+
+/// `{registerId}/chains/{chain}`.
+struct ChainPath {
+    register: RegisterId,
+    chain: ChainKind,
+}
+
+impl FromParams for ChainPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        let register = params.required("registerId", RegisterId::parse);
+        let chain = params.required("chain", |text| {
+            ChainKind::parse(text).ok_or("must be ticket, closure, duplicate, event or archive")
+        });
+        Some(ChainPath {
+            register: register?,
+            chain: chain?,
+        })
+    }
+}
+
+/// `{archiveId}`.
+struct ArchivePath(String);
+
+impl FromParams for ArchivePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.text("archiveId").map(ArchivePath)
+    }
 }
 
 /// The journal's public keys.
@@ -117,15 +151,14 @@ async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
 /// as an integrity-failure event (JET 90). Read-only otherwise; safe to call at any time,
 /// though it reads the whole journal of the register.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/verify", operation_id = "verifyRegisterJournal", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     responses((status = 200, description = "The verdict", body = Verification),
               (status = 404, description = "The register has no journal", body = crate::error::ErrorEnvelope)))]
 async fn verify(
     _caller: Authorized<ops::VerifyRegisterJournal>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<Verification>, ApiError> {
-    let register = register_id(&raw_id)?;
     let store = state.store();
     if !store.register_has_journal(register.as_str()).await? {
         return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
@@ -172,16 +205,13 @@ pub struct ChainView {
 /// `ticket`, `closure`, `duplicate`, `event` or `archive`: every entry with its signed string,
 /// signature, previous signature and key id. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/chains/{chain}", operation_id = "getFiscalChain", tag = "fiscal",
-    params(("registerId" = String, Path), ("chain" = String, Path, pattern = "^(ticket|closure|duplicate|event|archive)$")),
+    params(("registerId" = Text, Path), ("chain" = inline(ChainName), Path)),
     responses((status = 200, description = "The chain's entries", body = ChainView)))]
 async fn chain_entries(
     _caller: Authorized<ops::GetFiscalChain>,
     State(state): State<AppState>,
-    PathParams((raw_id, raw_chain)): PathParams<(String, String)>,
+    PathParams(ChainPath { register, chain }): PathParams<ChainPath>,
 ) -> Result<Json<ChainView>, ApiError> {
-    let register = register_id(&raw_id)?;
-    let chain = ChainKind::parse(&raw_chain)
-        .ok_or_else(|| ApiError::field("chain", "must be ticket, closure, duplicate, event or archive"))?;
     let entries = state.store().journal(register.as_str(), chain).await?;
     Ok(Json(ChainView {
         register_id: register.into_string(),
@@ -215,9 +245,30 @@ pub(crate) async fn report_failure(state: &AppState, register: &str, failure: &F
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)] // the wire shape for the document
 struct CloseBody {
-    /// `day`, `month` or `year`: the current one, in the store's time zone.
-    #[schema(pattern = "^(day|month|year)$")]
-    period: String,
+    #[schema(inline)]
+    period: PeriodName,
+}
+
+/// `day`, `month` or `year`: the current one, in the store's time zone.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum PeriodName {
+    Day,
+    Month,
+    Year,
+}
+
+/// A chain of a register's journal.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ChainName {
+    Ticket,
+    Closure,
+    Duplicate,
+    Event,
+    Archive,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -245,7 +296,7 @@ pub struct ClosureView {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VatView {
-    #[schema(value_type = f64)]
+    #[schema(value_type = Option<f64>, required = true)]
     vat_rate: Option<serde_json::Number>,
     total_cents: i64,
     vat_cents: i64,
@@ -294,7 +345,7 @@ impl From<SealedClosure> for ClosureView {
 /// booked into the closed period. Days also close by themselves at the first write after the
 /// store's midnight. A person should confirm: a closed period cannot be reopened.
 #[utoipa::path(post, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "closeFiscalPeriod", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     request_body = CloseBody,
     responses((status = 201, description = "The closures sealed by this request", body = ClosureList),
               (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
@@ -302,10 +353,9 @@ impl From<SealedClosure> for ClosureView {
 async fn close(
     _caller: Authorized<ops::CloseFiscalPeriod>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ClosureList>), ApiError> {
-    let register = register_id(&raw_id)?;
     let problems = Problems::new();
     let periods = [("day", Period::Day), ("month", Period::Month), ("year", Period::Year)];
     let period = problems
@@ -335,14 +385,13 @@ async fn close(
 ///
 /// Day, month and year closures in chain order. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "listFiscalClosures", tag = "fiscal",
-    params(("registerId" = String, Path)),
+    params(("registerId" = Text, Path)),
     responses((status = 200, description = "The closures", body = ClosureList)))]
 async fn list_closures(
     _caller: Authorized<ops::ListFiscalClosures>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<ClosureList>, ApiError> {
-    let register = register_id(&raw_id)?;
     let closures = state.store().closures(register.as_str()).await?;
     Ok(Json(ClosureList {
         register_id: register.into_string(),
@@ -355,11 +404,12 @@ async fn list_closures(
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document
 struct ArchiveBody {
+    #[schema(value_type = Text)]
     register_id: String,
     /// First day, `YYYY-MM-DD` in the store's time zone.
     #[schema(format = Date)]
     from: String,
-    /// Last day, inclusive; at most a year after `from`.
+    /// Last day, inclusive; not before `from`, and less than a year after it.
     #[schema(format = Date)]
     to: String,
 }
@@ -440,13 +490,13 @@ async fn make_archive(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/archives/{archiveId}", operation_id = "getFiscalArchive", tag = "fiscal",
-    params(("archiveId" = String, Path)),
+    params(("archiveId" = Text, Path)),
     responses((status = 200, description = "The archive file", content_type = "application/json"),
               (status = 404, description = "No such archive", body = crate::error::ErrorEnvelope)))]
 async fn get_archive(
     _caller: Authorized<ops::GetFiscalArchive>,
     State(state): State<AppState>,
-    PathParams(archive_id): PathParams<String>,
+    PathParams(ArchivePath(archive_id)): PathParams<ArchivePath>,
 ) -> Result<Response, ApiError> {
     let file = state
         .store()

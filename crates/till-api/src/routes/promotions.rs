@@ -7,8 +7,9 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams, QueryParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Field, Obj, Problems};
+use crate::openapi::{Instant, SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -16,13 +17,13 @@ use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
 use till_core::ids::{PromotionId, SkuId, StoreId};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
-use till_core::promotions::{BuySide, Component, GetSide, Mechanics, Products, PromotionRule};
+use till_core::promotions::{self, BuySide, Component, GetSide, Mechanics, Products};
 use till_store::promotions::{Replaced, StoredRule};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -34,112 +35,206 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(deactivate))
 }
 
-/// Fields every rule has.
+/// The three shapes of a rule, each a schema of its own carrying its `type`, joined by a union
+/// with a discriminator on `type`. Written twice: with `id` required (the upsert, and every
+/// answer) and with `id` optional (the replace, where the path names the rule). Left as written
+/// by rustfmt, which indents the discriminator's attribute further at every run.
+#[rustfmt::skip]
+macro_rules! rule_shapes {
+    ($union:ident, $bogo:ident, $bundle:ident, $percent_off:ident,
+     id: $id:ty, required: $required:literal, $id_doc:literal, $union_doc:literal) => {
+        #[doc = $union_doc]
+        #[derive(utoipa::ToSchema)]
+        #[serde(untagged)]
+        #[schema(discriminator(
+            property_name = "type",
+            mapping(
+                ("bogo" = concat!("#/components/schemas/", stringify!($bogo))),
+                ("bundle" = concat!("#/components/schemas/", stringify!($bundle))),
+                ("percent_off" = concat!("#/components/schemas/", stringify!($percent_off)))
+            )
+        ))]
+        #[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
+        enum $union {
+            Bogo($bogo),
+            Bundle($bundle),
+            PercentOff($percent_off),
+        }
+
+        /// For every `buy.quantity` units bought, `get.quantity` further units get
+        /// `get.percentBps` off; repeats per multiple; the cheapest eligible units are the
+        /// discounted ones.
+        #[derive(utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct $bogo {
+            #[schema(inline)]
+            r#type: BogoType,
+            #[doc = $id_doc]
+            #[schema(value_type = $id, required = $required)]
+            id: Option<String>,
+            #[schema(value_type = Text)]
+            name: String,
+            #[schema(value_type = Instant)]
+            valid_from: String,
+            /// Not before `validFrom`.
+            #[schema(value_type = Instant)]
+            valid_until: String,
+            /// Higher first. Default 0.
+            #[schema(minimum = -9007199254740991_i64, maximum = 9007199254740991_i64)]
+            priority: Option<i64>,
+            /// Applies only alone, excluding every other promotion of the sale. Default false.
+            exclusive: Option<bool>,
+            /// The stores it runs in, at least one; absent: every store.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
+            store_ids: Option<Vec<String>>,
+            /// Default true; the deactivate operation turns it off.
+            active: Option<bool>,
+            buy: BuySideBody,
+            get: GetSideBody,
+            /// At most this many applications per sale; unlimited when absent.
+            #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+            max_applications: Option<i64>,
+        }
+
+        /// Each complete set of components sells for `priceCents`, repeated while sets are
+        /// complete.
+        #[derive(utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct $bundle {
+            #[schema(inline)]
+            r#type: BundleType,
+            #[doc = $id_doc]
+            #[schema(value_type = $id, required = $required)]
+            id: Option<String>,
+            #[schema(value_type = Text)]
+            name: String,
+            #[schema(value_type = Instant)]
+            valid_from: String,
+            /// Not before `validFrom`.
+            #[schema(value_type = Instant)]
+            valid_until: String,
+            /// Higher first. Default 0.
+            #[schema(minimum = -9007199254740991_i64, maximum = 9007199254740991_i64)]
+            priority: Option<i64>,
+            /// Applies only alone, excluding every other promotion of the sale. Default false.
+            exclusive: Option<bool>,
+            /// The stores it runs in, at least one; absent: every store.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
+            store_ids: Option<Vec<String>>,
+            /// Default true; the deactivate operation turns it off.
+            active: Option<bool>,
+            /// At least one; each article in one component only.
+            #[schema(min_items = 1)]
+            components: Vec<ComponentBody>,
+            #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+            price_cents: i64,
+        }
+
+        /// `percentBps` off the named products (absent: the whole basket) once their subtotal
+        /// reaches `minSubtotalCents`.
+        #[derive(utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct $percent_off {
+            #[schema(inline)]
+            r#type: PercentOffType,
+            #[doc = $id_doc]
+            #[schema(value_type = $id, required = $required)]
+            id: Option<String>,
+            #[schema(value_type = Text)]
+            name: String,
+            #[schema(value_type = Instant)]
+            valid_from: String,
+            /// Not before `validFrom`.
+            #[schema(value_type = Instant)]
+            valid_until: String,
+            /// Higher first. Default 0.
+            #[schema(minimum = -9007199254740991_i64, maximum = 9007199254740991_i64)]
+            priority: Option<i64>,
+            /// Applies only alone, excluding every other promotion of the sale. Default false.
+            exclusive: Option<bool>,
+            /// The stores it runs in, at least one; absent: every store.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
+            store_ids: Option<Vec<String>>,
+            /// Default true; the deactivate operation turns it off.
+            active: Option<bool>,
+            /// The articles it takes off, at least one; absent: the whole basket.
+            #[schema(value_type = Option<Vec<SkuIdText>>, min_items = 1)]
+            product_ids: Option<Vec<String>>,
+            #[schema(minimum = 1, maximum = 10000)]
+            percent_bps: i64,
+            #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+            min_subtotal_cents: Option<i64>,
+        }
+    };
+}
+
+rule_shapes!(PromotionRule, BogoRule, BundleRule, PercentOffRule,
+    id: Text, required: true, "The rule's id: the upsert creates or replaces the rule it names.",
+    "A promotion rule: one of three shapes selected by `type`.");
+
+rule_shapes!(PromotionRuleReplacement, BogoRuleReplacement, BundleRuleReplacement, PercentOffRuleReplacement,
+    id: Option<Text>, required: false, "Optional; if present, overwritten by the path's id.",
+    "The whole new content of a rule: one of three shapes selected by `type`. Every field absent \
+     is gone after the replace.");
+
 #[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_rule` reads bodies
-struct RuleCommon {
-    /// Required by the upsert; in a replace, the path's id wins.
-    #[schema(min_length = 1)]
-    id: Option<String>,
-    #[schema(min_length = 1)]
-    name: String,
-    /// ISO 8601 with `Z` or `±hh:mm`; answered in UTC with `Z`.
-    #[schema(format = DateTime)]
-    valid_from: String,
-    /// Not before `validFrom`.
-    #[schema(format = DateTime)]
-    valid_until: String,
-    /// Higher first. Default 0.
-    priority: Option<i64>,
-    /// Applies only alone, excluding every other promotion of the sale. Default false.
-    exclusive: Option<bool>,
-    /// The stores it runs in; absent: every store.
-    store_ids: Option<Vec<String>>,
-    /// Default true; the deactivate operation turns it off.
-    active: Option<bool>,
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum BogoType {
+    Bogo,
 }
 
 #[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum BundleType {
+    Bundle,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum PercentOffType {
+    PercentOff,
+}
+
+/// The units that must be bought.
+#[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
-struct ProductsAndQuantity {
-    #[schema(inline = false)]
+struct BuySideBody {
+    /// At least one article.
+    #[schema(value_type = Vec<SkuIdText>, min_items = 1)]
     product_ids: Vec<String>,
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
 }
 
+/// The units that get the reduction.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
-struct GetDoc {
+struct GetSideBody {
+    /// At least one article.
+    #[schema(value_type = Vec<SkuIdText>, min_items = 1)]
     product_ids: Vec<String>,
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
     #[schema(minimum = 1, maximum = 10000)]
     percent_bps: i64,
 }
 
-/// For every `buy.quantity` units bought, `get.quantity` further units get `get.percentBps` off;
-/// repeats per multiple; the cheapest eligible units are the discounted ones.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
-struct BogoRule {
-    #[serde(flatten)]
-    common: RuleCommon,
-    buy: ProductsAndQuantity,
-    get: GetDoc,
-    #[schema(minimum = 1)]
-    max_applications: Option<i64>,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ComponentDoc {
-    #[schema(pattern = "^[0-9a-f]{64}$")]
+struct ComponentBody {
+    #[schema(value_type = SkuIdText)]
     product_id: String,
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
-}
-
-/// Each complete set of components sells for `priceCents`, repeated while sets are complete.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct BundleRule {
-    #[serde(flatten)]
-    common: RuleCommon,
-    components: Vec<ComponentDoc>,
-    #[schema(minimum = 0)]
-    price_cents: i64,
-}
-
-/// `percentBps` off the named products (absent: the whole basket) once their subtotal reaches
-/// `minSubtotalCents`.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct PercentOffRule {
-    #[serde(flatten)]
-    common: RuleCommon,
-    product_ids: Option<Vec<String>>,
-    #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: i64,
-    #[schema(minimum = 0)]
-    min_subtotal_cents: Option<i64>,
-}
-
-/// A promotion rule: one of three variants selected by `type`.
-#[derive(utoipa::ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[allow(dead_code)]
-enum PromotionRuleBody {
-    Bogo(BogoRule),
-    Bundle(BundleRule),
-    PercentOff(PercentOffRule),
 }
 
 #[derive(Clone, Copy)]
@@ -150,11 +245,12 @@ enum Kind {
 }
 
 /// Parses a rule; `path_id` (a replace) overrides whatever id the body carries.
-fn parse_rule(body: &Value, path_id: Option<PromotionId>) -> Result<PromotionRule, ApiError> {
+fn parse_rule(body: &Value, path_id: Option<PromotionId>) -> Result<promotions::PromotionRule, ApiError> {
     let problems = Problems::new();
     let rule = problems.root(body).and_then(|root| {
+        // A replace's body may carry an id; it must be one, and the path's replaces it.
         let id = match path_id {
-            Some(id) => Some(id),
+            Some(id) => root.optional("id", |f| f.parse_text(PromotionId::parse)).map(|_| id),
             None => root.required("id", |f| f.parse_text(PromotionId::parse)),
         };
         let kinds = [
@@ -179,7 +275,7 @@ fn parse_rule(body: &Value, path_id: Option<PromotionId>) -> Result<PromotionRul
         if valid_until < valid_from {
             return root.fail("validUntil", "must not be earlier than validFrom");
         }
-        Some(PromotionRule {
+        Some(promotions::PromotionRule {
             id: id?,
             name: name?,
             valid_from,
@@ -276,8 +372,13 @@ fn percent_off(root: &Obj<'_>) -> Option<Mechanics> {
     })
 }
 
-fn promotion_id(raw: &str) -> Result<PromotionId, ApiError> {
-    PromotionId::parse(raw).map_err(|error| ApiError::field("id", error.to_string()))
+/// `{id}` of the promotion routes.
+struct PromotionPath(PromotionId);
+
+impl FromParams for PromotionPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("id", PromotionId::parse).map(PromotionPath)
+    }
 }
 
 /// The rule as answered: its JSON, with the version as a strong ETag.
@@ -310,9 +411,9 @@ fn expected_version(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
 /// Upsert by the body's `id`: 201 when created, 200 when it replaced a rule. A person should
 /// confirm: the rule changes the price of every matching sale from then on.
 #[utoipa::path(post, path = "/v1/promotions", operation_id = "upsertPromotion", tag = "promotions",
-    request_body = PromotionRuleBody,
-    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRuleBody),
-              (status = 201, description = "Created; ETag is its version", body = PromotionRuleBody)))]
+    request_body = PromotionRule,
+    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRule, headers(("ETag" = String, description = "The rule's version"))),
+              (status = 201, description = "Created; ETag is its version", body = PromotionRule, headers(("ETag" = String, description = "The rule's version")))))]
 async fn upsert(
     _caller: Authorized<ops::UpsertPromotion>,
     State(state): State<AppState>,
@@ -327,19 +428,30 @@ async fn upsert(
     ))
 }
 
-#[derive(Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct ListQuery {
     /// Only rules that are (true) or are not (false) active.
     active: Option<bool>,
     /// Only rules that run in this store.
-    store_id: Option<String>,
+    #[param(value_type = Option<Text>)]
+    store_id: Option<StoreId>,
+}
+
+impl FromParams for ListQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let active = params.boolean("active");
+        let store_id = params.optional("storeId", StoreId::parse);
+        Some(ListQuery {
+            active: active?,
+            store_id: store_id?,
+        })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RuleList {
-    #[schema(value_type = Vec<PromotionRuleBody>)]
+    #[schema(value_type = Vec<PromotionRule>)]
     promotions: Vec<Value>,
 }
 
@@ -354,12 +466,7 @@ async fn list(
     State(state): State<AppState>,
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<RuleList>, ApiError> {
-    let store = query
-        .store_id
-        .as_deref()
-        .map(StoreId::parse)
-        .transpose()
-        .map_err(|e| ApiError::field("storeId", e.to_string()))?;
+    let store = query.store_id;
     let rules = state.store().promotions().await?;
     let promotions = rules
         .into_iter()
@@ -379,15 +486,14 @@ async fn list(
 /// The first step of a replace: read, change only what is needed, send the whole rule back
 /// with `If-Match` set to this ETag. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/promotions/{id}/rule", operation_id = "getPromotionRule", tag = "promotions",
-    params(("id" = String, Path)),
-    responses((status = 200, description = "The rule; ETag is its version", body = PromotionRuleBody),
+    params(("id" = Text, Path)),
+    responses((status = 200, description = "The rule; ETag is its version", body = PromotionRule, headers(("ETag" = String, description = "The rule's version"))),
               (status = 404, description = "No such rule", body = crate::error::ErrorEnvelope)))]
 async fn read_rule(
     _caller: Authorized<ops::GetPromotionRule>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let stored = state.store().get_promotion(&id).await?.ok_or_else(not_found)?;
     Ok(rule_response(StatusCode::OK, &stored))
 }
@@ -399,19 +505,18 @@ async fn read_rule(
 /// With `If-Match`, the replace happens only if the rule is still at that version (else 412).
 /// A person should confirm.
 #[utoipa::path(put, path = "/v1/promotions/{id}/rule", operation_id = "replacePromotionRule", tag = "promotions",
-    params(("id" = String, Path), ("If-Match" = Option<String>, Header, description = "The ETag read last")),
-    request_body = PromotionRuleBody,
-    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRuleBody),
+    params(("id" = Text, Path), ("If-Match" = Option<String>, Header, description = "The ETag read last, or `*`")),
+    request_body = PromotionRuleReplacement,
+    responses((status = 200, description = "Replaced; ETag is the new version", body = PromotionRule, headers(("ETag" = String, description = "The rule's version"))),
               (status = 404, description = "No such rule; nothing was created", body = crate::error::ErrorEnvelope),
               (status = 412, description = "The rule changed since the ETag in If-Match", body = crate::error::ErrorEnvelope)))]
 async fn replace_rule(
     _caller: Authorized<ops::ReplacePromotionRule>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let rule = parse_rule(&body, Some(id))?;
     let expected = expected_version(&headers)?;
     match state.store().replace_promotion(rule, expected, state.now()).await? {
@@ -431,15 +536,14 @@ async fn replace_rule(
 /// The way to stop a rule: it stays readable but no longer applies. Idempotent. A person
 /// should confirm.
 #[utoipa::path(post, path = "/v1/promotions/{id}/deactivate", operation_id = "deactivatePromotion", tag = "promotions",
-    params(("id" = String, Path)),
-    responses((status = 200, description = "Deactivated; the rule", body = PromotionRuleBody),
+    params(("id" = Text, Path)),
+    responses((status = 200, description = "Deactivated; the rule", body = PromotionRule, headers(("ETag" = String, description = "The rule's version"))),
               (status = 404, description = "No such rule", body = crate::error::ErrorEnvelope)))]
 async fn deactivate(
     _caller: Authorized<ops::DeactivatePromotion>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
-    let id = promotion_id(&raw_id)?;
     let stored = state
         .store()
         .deactivate_promotion(id, state.now())

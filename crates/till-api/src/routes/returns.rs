@@ -17,6 +17,7 @@ use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
 use crate::routes::checkout::{
     Sign, answer, booking_session, register_of, replay, stock_movements, unless_twin_committed,
 };
+use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -55,27 +56,27 @@ const STALE_RETRIES: u32 = 3;
 pub struct ReturnRequestBody {
     /// Idempotency key of the return: the same id with the same content is a no-op, with other
     /// content a 409. Shares its space with sales' transaction ids.
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     transaction_id: String,
-    /// The sale the goods were bought in.
-    #[schema(min_length = 1)]
+    /// The sale the goods were bought in; another transaction than the return's own.
+    #[schema(value_type = crate::openapi::Text)]
     original_transaction_id: String,
     /// The till's number for this return ticket.
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     number: String,
     /// The store taking the goods back; they return to its stock.
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     store_id: String,
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     seller_id: String,
     /// The open register session the return is booked against.
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     session_id: String,
     /// Defaults to the session's register.
-    #[schema(min_length = 1)]
+    #[schema(value_type = Option<crate::openapi::Text>)]
     register_id: Option<String>,
-    /// The original's cart lines, by id, and how many of their units come back.
-    #[schema(min_items = 1)]
+    /// The original's cart lines, by id (each once), and how many of their units come back.
+    #[schema(min_items = 1, max_items = 1000)]
     lines: Vec<ReturnLineBody>,
     /// How the refund is paid out: `amountDue` is the refund, in the shape of finalize's tenders.
     tenders: TenderSetBody,
@@ -86,7 +87,7 @@ pub struct ReturnRequestBody {
 #[allow(dead_code)]
 pub struct ReturnLineBody {
     /// The id of a cart line of the original sale.
-    #[schema(min_length = 1)]
+    #[schema(value_type = crate::openapi::Text)]
     line_id: String,
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
@@ -465,15 +466,14 @@ pub struct ReturnMadeLine {
 /// of them would refund; then every return made against it with its credit note. Read-only;
 /// safe to call at any time, for instance before a return to show the customer what they get.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/returns", operation_id = "getSaleReturns", tag = "returns",
-    params(("transactionId" = String, Path)),
+    params(("transactionId" = crate::openapi::Text, Path)),
     responses((status = 200, description = "The sale's returns and what remains returnable", body = SaleReturns),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn sale_returns(
     _caller: Authorized<ops::GetSaleReturns>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Json<SaleReturns>, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
     let original = state
         .store()
         .original_sale(&id)

@@ -2,7 +2,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::PathParams;
+use crate::extract::{FromParams, Params, PathParams, QueryParams};
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
@@ -17,11 +18,43 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_sale)).routes(routes!(receipt))
 }
 
-#[derive(serde::Deserialize, utoipa::IntoParams)]
+/// `{transactionId}` of the sale routes.
+pub(crate) struct SalePath(pub(crate) TransactionId);
+
+impl FromParams for SalePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("transactionId", TransactionId::parse).map(SalePath)
+    }
+}
+
+/// How a receipt is rendered.
+#[derive(Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReceiptFormat {
+    /// 48 columns for a receipt printer.
+    Text,
+    Html,
+}
+
+#[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
     /// `text` (default: 48 columns for a receipt printer) or `html`.
-    format: Option<String>,
+    #[param(inline)]
+    format: ReceiptFormat,
+}
+
+impl FromParams for ReceiptQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let format = params.optional("format", |text| match text {
+            "text" => Ok(ReceiptFormat::Text),
+            "html" => Ok(ReceiptFormat::Html),
+            _ => Err("must be text or html"),
+        })?;
+        Some(ReceiptQuery {
+            format: format.unwrap_or(ReceiptFormat::Text),
+        })
+    }
 }
 
 /// Print a sale's receipt.
@@ -31,21 +64,18 @@ struct ReceiptQuery {
 /// the software version. Every print after the first is a DUPLICATA with its number, and is
 /// itself sealed in the register's duplicate chain, so a person should confirm a reprint.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
-    params(("transactionId" = String, Path), ReceiptQuery),
-    responses((status = 200, description = "The ticket; x-till-print is the print number", content_type = "text/plain"),
+    params(("transactionId" = Text, Path), ReceiptQuery),
+    responses((status = 200, description = "The ticket, as text (48 columns) or HTML by `format`",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-print" = i64, description = "The print's number: 1 for the first, a DUPLICATA after"))),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn receipt(
     caller: Authorized<ops::PrintReceipt>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
-    crate::extract::QueryParams(query): crate::extract::QueryParams<ReceiptQuery>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
 ) -> Result<Response, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
-    let html = match query.format.as_deref() {
-        None | Some("text") => false,
-        Some("html") => true,
-        Some(_) => return Err(ApiError::field("format", "must be text or html")),
-    };
+    let html = format == ReceiptFormat::Html;
     let receipt = state
         .store()
         .receipt(&id)
@@ -71,15 +101,14 @@ async fn receipt(
 ///
 /// Returns the sale event exactly as finalize answered it. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}", operation_id = "getSale", tag = "checkout",
-    params(("transactionId" = String, Path)),
+    params(("transactionId" = Text, Path)),
     responses((status = 200, description = "The sale event", body = SaleEvent),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn get_sale(
     _caller: Authorized<ops::GetSale>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Response, ApiError> {
-    let id = TransactionId::parse(&raw_id).map_err(|error| ApiError::field("transactionId", error.to_string()))?;
     let (_, body) = state
         .store()
         .find_sale(&id)

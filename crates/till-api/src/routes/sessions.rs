@@ -5,8 +5,9 @@
 use crate::auth::Authorized;
 use crate::auth::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -36,15 +37,19 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_open` reads the body
 struct OpenSessionBody {
+    #[schema(value_type = Text)]
     store_id: String,
     /// The till. It belongs to the store it was first opened in.
+    #[schema(value_type = Text)]
     register_id: String,
     /// The cashier working the shift; their PIN proves they are at the till.
+    #[schema(value_type = Text)]
     cashier_subject: String,
-    #[schema(pattern = "^[0-9]{4,12}$", write_only)]
+    /// The cashier's PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
+    #[schema(value_type = Text)]
     pin: String,
     /// Cash in the drawer at the start. Default 0.
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     opening_float_cents: Option<i64>,
 }
 
@@ -113,12 +118,33 @@ struct ZReportBody {
     opening_float_cents: i64,
     sales_count: i64,
     total_cents: i64,
-    /// `[{method, appliedCents}]`
-    tenders: Vec<Value>,
-    /// `[{vatRate, totalCents, vatCents}]`
-    vat: Vec<Value>,
+    /// What each tender method took.
+    tenders: Vec<ZReportTender>,
+    /// Per VAT rate.
+    vat: Vec<crate::routes::fiscal::VatView>,
     /// Opening float plus cash kept from sales.
     expected_cash_cents: i64,
+    /// Where the report is sealed in the register's journal.
+    fiscal: ZReportSeal,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ZReportTender {
+    method: String,
+    applied_cents: i64,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ZReportSeal {
+    /// `closure`.
+    chain: String,
+    seq: i64,
+    signature: String,
+    key_id: String,
 }
 
 struct OpenRequest {
@@ -137,7 +163,7 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
             root.required("registerId", |f| f.parse_text(RegisterId::parse)),
             root.required("cashierSubject", |f| f.parse_text(Subject::parse)),
             // Any string is checked against the hash; the shape of a PIN is not a hint to give.
-            root.required("pin", |f| f.string().map(str::to_owned)),
+            root.required("pin", |f| f.text()),
             root.optional("openingFloatCents", |f| f.cents()),
         )
     });
@@ -253,23 +279,27 @@ async fn open_session(
     ))
 }
 
-fn session_id(raw: &str) -> Result<SessionId, ApiError> {
-    SessionId::parse(raw).map_err(|error| ApiError::field("sessionId", error.to_string()))
+/// `{sessionId}` of the session routes.
+struct SessionPath(SessionId);
+
+impl FromParams for SessionPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("sessionId", SessionId::parse).map(SessionPath)
+    }
 }
 
 /// Read a register session's state (never its token).
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/register-sessions/{sessionId}", operation_id = "getRegisterSession", tag = "sessions",
-    params(("sessionId" = String, Path)),
+    params(("sessionId" = Text, Path)),
     responses((status = 200, description = "The session", body = SessionView),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
 async fn get_session(
     _caller: Authorized<ops::GetSession>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<SessionView>, ApiError> {
-    let id = session_id(&raw_id)?;
     let record = state
         .store()
         .get_session(&id)
@@ -283,15 +313,14 @@ async fn get_session(
 /// Ends the shift: no further sale can be booked on it. Closing twice returns the same report.
 /// A person should confirm.
 #[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/close", operation_id = "closeRegisterSession", tag = "sessions",
-    params(("sessionId" = String, Path)),
+    params(("sessionId" = Text, Path)),
     responses((status = 200, description = "Closed (now or earlier); the Z report", body = ZReportBody),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
 async fn close_session(
     _caller: Authorized<ops::CloseSession>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<Value>, ApiError> {
-    let id = session_id(&raw_id)?;
     let record = match state.store().close_session(id, state.now()).await? {
         CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
     };

@@ -3,8 +3,9 @@
 use crate::auth::Authorized;
 use crate::auth::secret::hash_pin;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -17,6 +18,7 @@ use till_core::ids::Subject;
 use till_core::instant::format_utc;
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_store::staff::{PutStaff, StaffRecord};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -29,17 +31,39 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_staff` reads the body
 struct StaffBody {
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(value_type = Text)]
     display_name: String,
-    /// `cashier`, `manager` (adds price:override) or `admin` (every scope).
-    #[schema(value_type = String, pattern = "^(cashier|manager|admin)$")]
+    #[schema(schema_with = role_schema)]
     role: String,
     /// 4 to 12 digits. Write-only; required when creating, optional to keep the current PIN.
     #[schema(pattern = "^[0-9]{4,12}$", write_only)]
     pin: Option<String>,
-    /// Scopes or permissions beyond the role's, such as `price:override`.
+    #[schema(schema_with = permissions_schema)]
     permissions: Option<Vec<String>>,
     discount_limit: Option<DiscountLimitBody>,
+}
+
+fn role_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(Role::ALL.iter().map(|role| role.as_str())))
+        .description(Some(
+            "`cashier`, `manager` (adds price:override) or `admin` (every scope).",
+        ))
+        .into()
+}
+
+fn permissions_schema() -> Schema {
+    let word = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(Grant::ALL.iter().map(|grant| grant.as_str())));
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(word)
+        .description(Some(
+            "Scopes or permissions beyond the role's, such as `price:override`.",
+        ))
+        .into()
 }
 
 /// What the person may grant alone. Absent: unlimited with price:override, nothing without.
@@ -124,8 +148,13 @@ fn parse_staff(body: &Value) -> Result<(StaffMember, Option<Pin>), ApiError> {
     })
 }
 
-fn subject(raw: &str) -> Result<Subject, ApiError> {
-    Subject::parse(raw).map_err(|error| ApiError::field("subject", error.to_string()))
+/// `{subject}` of the staff routes.
+struct StaffPath(Subject);
+
+impl FromParams for StaffPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("subject", Subject::parse).map(StaffPath)
+    }
 }
 
 /// Create or replace a staff member.
@@ -133,17 +162,16 @@ fn subject(raw: &str) -> Result<Subject, ApiError> {
 /// Back-office provisioning of a person's role, PIN, extra permissions and discount limit. Each
 /// write refreshes `grantsSyncedAt`. A person should confirm.
 #[utoipa::path(put, path = "/v1/staff/{subject}", operation_id = "putStaffMember", tag = "provisioning",
-    params(("subject" = String, Path, description = "The person's subject, as in their access tokens")),
+    params(("subject" = Text, Path, description = "The person's subject, as in their access tokens")),
     request_body = StaffBody,
     responses((status = 200, description = "Replaced", body = StaffView),
               (status = 201, description = "Created", body = StaffView)))]
 async fn put_staff(
     _caller: Authorized<ops::PutStaff>,
     State(state): State<AppState>,
-    PathParams(raw_subject): PathParams<String>,
+    PathParams(StaffPath(subject)): PathParams<StaffPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<StaffView>, ApiError> {
-    let subject = subject(&raw_subject)?;
     let (member, pin) = parse_staff(&body)?;
     if pin.is_none() && state.store().get_staff(&subject).await?.is_none() {
         return Err(ApiError::field("pin", "is required for a new staff member"));
@@ -174,15 +202,14 @@ async fn put_staff(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/staff/{subject}", operation_id = "getStaffMember", tag = "provisioning",
-    params(("subject" = String, Path)),
+    params(("subject" = Text, Path)),
     responses((status = 200, description = "The staff member", body = StaffView),
               (status = 404, description = "No such staff member", body = crate::error::ErrorEnvelope)))]
 async fn get_staff(
     _caller: Authorized<ops::GetStaff>,
     State(state): State<AppState>,
-    PathParams(raw_subject): PathParams<String>,
+    PathParams(StaffPath(subject)): PathParams<StaffPath>,
 ) -> Result<Json<StaffView>, ApiError> {
-    let subject = subject(&raw_subject)?;
     let record = state
         .store()
         .get_staff(&subject)

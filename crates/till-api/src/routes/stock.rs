@@ -2,15 +2,15 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
-use crate::routes::catalog::sku_id;
-use crate::routes::stores::store_id;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
+use till_core::ids::{SkuId, StoreId};
 use till_core::money::MAX_SAFE_INTEGER;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -29,6 +29,23 @@ struct StockBody {
     on_hand: i64,
 }
 
+/// `{storeId}/stock/{skuId}`.
+struct StockPath {
+    store: StoreId,
+    sku: SkuId,
+}
+
+impl FromParams for StockPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        let store = params.required("storeId", StoreId::parse);
+        let sku = params.required("skuId", SkuId::parse);
+        Some(StockPath {
+            store: store?,
+            sku: sku?,
+        })
+    }
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StockView {
@@ -42,17 +59,16 @@ pub struct StockView {
 /// Back-office provisioning after a count. Each sale then decrements it. Idempotent. A person
 /// should confirm.
 #[utoipa::path(put, path = "/v1/stores/{storeId}/stock/{skuId}", operation_id = "putStock", tag = "provisioning",
-    params(("storeId" = String, Path), ("skuId" = String, Path, pattern = "^[0-9a-f]{64}$")),
+    params(("storeId" = Text, Path), ("skuId" = SkuIdText, Path)),
     request_body = StockBody,
     responses((status = 200, description = "Recorded", body = StockView),
               (status = 404, description = "Unknown store or article", body = crate::error::ErrorEnvelope)))]
 async fn put_stock(
     _caller: Authorized<ops::PutStock>,
     State(state): State<AppState>,
-    PathParams((raw_store, raw_sku)): PathParams<(String, String)>,
+    PathParams(StockPath { store, sku }): PathParams<StockPath>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<StockView>, ApiError> {
-    let (store, sku) = (store_id(&raw_store)?, sku_id(&raw_sku)?);
     let problems = Problems::new();
     let on_hand = problems
         .root(&body)
@@ -70,15 +86,14 @@ async fn put_stock(
 ///
 /// Read-only; safe to call at any time. An article never counted nor sold in the store has 0.
 #[utoipa::path(get, path = "/v1/stores/{storeId}/stock/{skuId}", operation_id = "getStock", tag = "provisioning",
-    params(("storeId" = String, Path), ("skuId" = String, Path)),
+    params(("storeId" = Text, Path), ("skuId" = SkuIdText, Path)),
     responses((status = 200, description = "Stock on hand", body = StockView),
               (status = 404, description = "Unknown store or article", body = crate::error::ErrorEnvelope)))]
 async fn get_stock(
     _caller: Authorized<ops::GetStock>,
     State(state): State<AppState>,
-    PathParams((raw_store, raw_sku)): PathParams<(String, String)>,
+    PathParams(StockPath { store, sku }): PathParams<StockPath>,
 ) -> Result<Json<StockView>, ApiError> {
-    let (store, sku) = (store_id(&raw_store)?, sku_id(&raw_sku)?);
     let on_hand = match state.store().get_stock(&store, &sku).await? {
         Some(level) => level.on_hand,
         None => {

@@ -2,8 +2,9 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
+use crate::openapi::Text;
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -11,10 +12,15 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
 use till_core::ids::StoreId;
 use till_core::instant::format_utc;
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_store::stores::StoreRecord;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -27,10 +33,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_store` reads the body
 struct StoreBody {
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(value_type = Text)]
     name: String,
-    /// IANA time zone; days close at midnight in it. Default `Europe/Paris`.
-    #[schema(example = "Europe/Paris")]
+    /// Days close at midnight in it. Default `Europe/Paris`.
+    #[schema(value_type = Option<TimezoneName>)]
     timezone: Option<String>,
     /// ISO 4217 code. Default `EUR`.
     #[schema(pattern = "^[A-Z]{3}$")]
@@ -67,13 +73,71 @@ impl From<StoreRecord> for StoreView {
     }
 }
 
+/// The time zone names a store may name: those of the bundled time zone database, spelled as it
+/// spells them (its look-up alone would also take `europe/paris`).
+fn timezone_names() -> &'static BTreeSet<String> {
+    static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        jiff::tz::db()
+            .available()
+            .map(|name| name.as_str().to_owned())
+            .collect()
+    })
+}
+
+fn timezone(text: &str) -> Option<Timezone> {
+    timezone_names().contains(text).then(|| Timezone::parse(text)).flatten()
+}
+
+/// An IANA time zone name, as the document lists them.
+struct TimezoneName;
+
+impl utoipa::PartialSchema for TimezoneName {
+    fn schema() -> RefOr<Schema> {
+        let names = timezone_names();
+        let mut extensions = Extensions::default();
+        // Generated clients name each value; `Etc/GMT+1` and `Etc/GMT-1` must not collide.
+        extensions.insert(
+            "x-enum-varnames".to_owned(),
+            Value::from(names.iter().map(|name| variable_name(name)).collect::<Vec<_>>()),
+        );
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(names.iter().map(String::as_str)))
+            .description(Some(
+                "An IANA time zone, spelled as the time zone database does (the one bundled with this \
+                 server).",
+            ))
+            .extensions(Some(extensions))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for TimezoneName {}
+
+/// `Etc/GMT+1` as `ETC_GMT_PLUS_1`: letters and digits, words joined by `_`, signs spelled out.
+fn variable_name(zone: &str) -> String {
+    let mut name = String::with_capacity(zone.len() + 8);
+    let mut chars = zone.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '+' => name.push_str("_PLUS_"),
+            '-' if chars.peek().is_some_and(char::is_ascii_digit) => name.push_str("_MINUS_"),
+            c if c.is_ascii_alphanumeric() => name.push(c.to_ascii_uppercase()),
+            _ => name.push('_'),
+        }
+    }
+    let words: Vec<&str> = name.split('_').filter(|word| !word.is_empty()).collect();
+    words.join("_")
+}
+
 fn parse_store(body: &Value) -> Result<StoreProfile, ApiError> {
     let problems = Problems::new();
     let (name, timezone, currency, siret) = match problems.root(body) {
         Some(root) => (
             root.required("name", |f| f.text()),
             root.optional("timezone", |f| {
-                f.string_as("must be an IANA time zone such as Europe/Paris", Timezone::parse)
+                f.string_as("must be an IANA time zone such as Europe/Paris", timezone)
             }),
             root.optional("currency", |f| {
                 f.string_as("must be an ISO 4217 code such as EUR", Currency::parse)
@@ -92,8 +156,13 @@ fn parse_store(body: &Value) -> Result<StoreProfile, ApiError> {
     })
 }
 
-pub(crate) fn store_id(raw: &str) -> Result<StoreId, ApiError> {
-    StoreId::parse(raw).map_err(|error| ApiError::field("storeId", error.to_string()))
+/// `{storeId}` of the store routes.
+pub(crate) struct StorePath(StoreId);
+
+impl FromParams for StorePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("storeId", StoreId::parse).map(StorePath)
+    }
 }
 
 /// Create or replace a store.
@@ -101,17 +170,16 @@ pub(crate) fn store_id(raw: &str) -> Result<StoreId, ApiError> {
 /// Back-office provisioning. Once the network has a store, sales must name one of its stores.
 /// Idempotent: sending the same body again changes nothing. A person should confirm the change.
 #[utoipa::path(put, path = "/v1/stores/{storeId}", operation_id = "putStore", tag = "provisioning",
-    params(("storeId" = String, Path, description = "Store identifier")),
+    params(("storeId" = Text, Path, description = "Store identifier")),
     request_body = StoreBody,
     responses((status = 200, description = "Replaced", body = StoreView),
               (status = 201, description = "Created", body = StoreView)))]
 async fn put_store(
     _caller: Authorized<ops::PutStore>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(StorePath(id)): PathParams<StorePath>,
     JsonBody(body): JsonBody,
 ) -> Result<Written<StoreView>, ApiError> {
-    let id = store_id(&raw_id)?;
     let profile = parse_store(&body)?;
     let (record, created) = state.store().put_store(id, profile, state.now()).await?;
     Ok(Written::new(created, record.into()))
@@ -121,19 +189,33 @@ async fn put_store(
 ///
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/stores/{storeId}", operation_id = "getStore", tag = "provisioning",
-    params(("storeId" = String, Path, description = "Store identifier")),
+    params(("storeId" = Text, Path, description = "Store identifier")),
     responses((status = 200, description = "The store", body = StoreView),
               (status = 404, description = "No such store", body = crate::error::ErrorEnvelope)))]
 async fn get_store(
     _caller: Authorized<ops::GetStore>,
     State(state): State<AppState>,
-    PathParams(raw_id): PathParams<String>,
+    PathParams(StorePath(id)): PathParams<StorePath>,
 ) -> Result<Json<StoreView>, ApiError> {
-    let id = store_id(&raw_id)?;
     let record = state
         .store()
         .get_store(&id)
         .await?
         .ok_or_else(|| ApiError::NotFound("Store not found.".into()))?;
     Ok(Json(record.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_time_zone_has_its_own_variable_name() {
+        let names: BTreeSet<String> = timezone_names().iter().map(|zone| variable_name(zone)).collect();
+        assert_eq!(names.len(), timezone_names().len());
+        assert_eq!(variable_name("Etc/GMT+1"), "ETC_GMT_PLUS_1");
+        assert_eq!(variable_name("America/Port-au-Prince"), "AMERICA_PORT_AU_PRINCE");
+        assert!(timezone("Europe/Paris").is_some());
+        assert!(timezone("europe/paris").is_none(), "spelled as the database spells it");
+    }
 }

@@ -16,4 +16,5 @@ mod promotions;
 mod provisioning;
 mod returns;
 mod sessions;
+mod strict;
 mod transport;

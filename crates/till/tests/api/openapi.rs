@@ -99,3 +99,310 @@ async fn every_guarded_operation_refuses_anonymous_callers(engine: Engine) {
 }
 
 on_both_engines!(every_guarded_operation_refuses_anonymous_callers);
+
+fn schemas(document: &Value) -> &serde_json::Map<String, Value> {
+    document["components"]["schemas"]
+        .as_object()
+        .expect("component schemas")
+}
+
+/// The schema a `$ref` names, or the schema itself.
+fn resolve<'a>(document: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str() {
+        Some(reference) => &schemas(document)[reference.trim_start_matches("#/components/schemas/")],
+        None => schema,
+    }
+}
+
+fn operation<'a>(document: &'a Value, id: &str) -> &'a Value {
+    operations(document)
+        .into_iter()
+        .find(|(_, _, op)| op["operationId"] == id)
+        .map(|(_, _, op)| op)
+        .unwrap_or_else(|| panic!("no operation {id}"))
+}
+
+/// Every operation says what the transport and the server may answer besides its own, in the
+/// error envelope: 413, 414, 431, 500, 503, and 408 where it reads a body.
+#[test]
+fn every_operation_documents_the_refusals_every_request_may_meet() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    for (method, path, operation) in operations(&document) {
+        let mut statuses = vec!["413", "414", "431", "500", "503"];
+        if operation.get("requestBody").is_some() {
+            statuses.push("408");
+        }
+        for status in statuses {
+            let response = &operation["responses"][status];
+            assert_eq!(
+                response["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorEnvelope",
+                "{method} {path} documents no {status}"
+            );
+        }
+    }
+    let code = &schemas(&document)["ErrorBody"]["properties"]["code"]["description"];
+    for name in [
+        "METHOD_NOT_ALLOWED",
+        "REQUEST_TIMEOUT",
+        "PRECONDITION_FAILED",
+        "PAYLOAD_TOO_LARGE",
+        "URI_TOO_LONG",
+        "HEADERS_TOO_LARGE",
+        "SERVICE_UNAVAILABLE",
+    ] {
+        assert!(
+            code.as_str().unwrap_or("").contains(name),
+            "ErrorBody.code does not list {name}"
+        );
+    }
+}
+
+/// Every path and query parameter is documented with the rules its extractor applies: the text
+/// rules, or a narrower pattern, enumeration or type.
+#[test]
+fn every_parameter_is_documented_as_strictly_as_it_is_read() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    for (method, path, operation) in operations(&document) {
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            if parameter["in"] == "header" {
+                continue;
+            }
+            let schema = resolve(&document, &parameter["schema"]);
+            let name = &parameter["name"];
+            let typed = ["integer", "boolean"].contains(&schema["type"].as_str().unwrap_or(""));
+            assert!(
+                schema.get("pattern").is_some() || schema.get("enum").is_some() || typed,
+                "{method} {path}: parameter {name} is documented as any text: {schema}"
+            );
+            if schema["type"] == "integer" {
+                assert!(
+                    schema.get("minimum").is_some() && schema.get("maximum").is_some(),
+                    "{name}"
+                );
+            }
+        }
+    }
+    let limit = operation(&document, "listElevationEvents")["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "limit")
+        .unwrap()["schema"]
+        .clone();
+    assert_eq!(
+        (limit["minimum"].clone(), limit["maximum"].clone()),
+        (serde_json::json!(1), serde_json::json!(1000))
+    );
+}
+
+/// What the interface document requires is required here too, and what is optional is not
+/// documented as required or the reverse.
+#[test]
+fn required_and_nullable_fields_are_documented_as_the_server_reads_them() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let all = schemas(&document);
+    let required = |schema: &str| -> Vec<String> {
+        all[schema]["required"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{schema} has no required list"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let sale = required("SaleRequestBody");
+    for field in [
+        "transactionId",
+        "number",
+        "storeId",
+        "sellerId",
+        "customerId",
+        "sessionId",
+        "cart",
+        "tenders",
+    ] {
+        assert!(sale.contains(&field.to_owned()), "SaleRequestBody must require {field}");
+    }
+    assert!(required("CartLineBody").contains(&"skuId".to_owned()));
+    for (schema, field) in [("SaleRequestBody", "customerId"), ("CartLineBody", "skuId")] {
+        let property = all[schema]["properties"][field].to_string();
+        assert!(
+            property.contains("\"null\""),
+            "{schema}.{field} may be null: {property}"
+        );
+    }
+    for variant in ["BogoRule", "BundleRule", "PercentOffRule"] {
+        assert!(
+            required(variant).contains(&"id".to_owned()),
+            "the upsert requires {variant}.id"
+        );
+        assert!(
+            !all[variant]["properties"]["id"].to_string().contains("null"),
+            "{variant}.id is not nullable"
+        );
+        assert!(!required(&format!("{variant}Replacement")).contains(&"id".to_owned()));
+    }
+    let grant = required("GrantRequestByAmount");
+    for field in ["managerSubject", "pin", "operation", "amountCents"] {
+        assert!(
+            grant.contains(&field.to_owned()),
+            "GrantRequestByAmount must require {field}"
+        );
+    }
+    assert_eq!(
+        operation(&document, "replacePromotionRule")["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/PromotionRuleReplacement"
+    );
+}
+
+/// Client generators read the promotion union: a discriminator on `type` mapping each value to
+/// a named shape that carries its own single-valued `type`.
+#[test]
+fn promotion_rules_are_a_discriminated_union_of_named_shapes() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    for (union, suffix) in [("PromotionRule", ""), ("PromotionRuleReplacement", "Replacement")] {
+        let schema = &schemas(&document)[union];
+        assert_eq!(schema["discriminator"]["propertyName"], "type", "{union}");
+        for (value, shape) in [
+            ("bogo", "BogoRule"),
+            ("bundle", "BundleRule"),
+            ("percent_off", "PercentOffRule"),
+        ] {
+            let name = format!("{shape}{suffix}");
+            let reference = format!("#/components/schemas/{name}");
+            assert_eq!(schema["discriminator"]["mapping"][value], reference, "{union}");
+            assert!(
+                schema["oneOf"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|item| item["$ref"] == reference)
+            );
+            let variant = &schemas(&document)[&name];
+            assert_eq!(
+                variant["properties"]["type"]["enum"],
+                serde_json::json!([value]),
+                "{name}"
+            );
+            assert!(
+                variant["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&serde_json::json!("type"))
+            );
+        }
+    }
+}
+
+/// The receipt says what it may answer: text or HTML, with its print number.
+#[test]
+fn the_receipt_documents_both_renderings_and_its_print_number() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let receipt = operation(&document, "printReceipt");
+    let ok = &receipt["responses"]["200"];
+    assert!(ok["content"].get("text/plain").is_some() && ok["content"].get("text/html").is_some());
+    assert!(ok["headers"].get("x-till-print").is_some());
+    let format = receipt["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "format")
+        .unwrap();
+    let format = resolve(&document, &format["schema"]).to_string();
+    assert!(format.contains("\"text\"") && format.contains("\"html\""), "{format}");
+}
+
+/// The stateful links: a write leads to its read, a rule to its replace, a session to a sale.
+#[test]
+fn links_lead_from_a_resource_to_its_next_calls() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let ids: Vec<String> = operations(&document)
+        .iter()
+        .map(|(_, _, op)| op["operationId"].as_str().unwrap().to_owned())
+        .collect();
+    for (from, status, to) in [
+        ("putStore", "201", "getStore"),
+        ("upsertPromotion", "201", "getPromotionRule"),
+        ("upsertPromotion", "201", "replacePromotionRule"),
+        ("openRegisterSession", "201", "finalizeSale"),
+        ("finalizeSale", "201", "getSale"),
+    ] {
+        let links = &operation(&document, from)["responses"][status]["links"];
+        assert!(
+            links
+                .as_object()
+                .is_some_and(|links| links.values().any(|link| link["operationId"] == to)),
+            "no link from {from} {status} to {to}"
+        );
+    }
+    for (_, _, op) in operations(&document) {
+        for response in op["responses"].as_object().unwrap().values() {
+            for link in response["links"].as_object().into_iter().flatten().map(|(_, l)| l) {
+                assert!(
+                    ids.contains(&link["operationId"].as_str().unwrap().to_owned()),
+                    "{link}"
+                );
+            }
+        }
+    }
+}
+
+/// The patterns the document gives for text and instants accept exactly what the parsers
+/// accept, read by a JSON Schema validator as a client would.
+#[test]
+fn the_documented_patterns_accept_what_the_parsers_accept() {
+    use till_core::instant::{Zone, parse_instant};
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let validator = |name: &str| {
+        let schema = schemas(&document)[name].clone();
+        jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let (utc, offset, text) = (validator("UtcInstant"), validator("Instant"), validator("Text"));
+    let instants = [
+        "2026-03-01T09:30:00Z",
+        "2026-03-01T09:30:15.123456789Z",
+        "2026-03-01T09:30:15.1234567891Z",
+        "2024-02-29T00:00:00Z",
+        "2026-02-29T00:00:00Z",
+        "9998-12-31T23:59:59Z",
+        "9999-12-31T23:59:59Z",
+        "0000-06-01T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "2026-03-01T09:30:00+01:00",
+        "2026-03-01T09:30:00-23:59",
+        "9997-12-31T23:59:00-23:59",
+        "9998-01-01T00:00:00+01:00",
+        "0002-01-01T00:00:00+23:59",
+        "0001-06-01T00:00:00+01:00",
+        "2026-03-01T09:30:00+24:00",
+        "2026-03-01t09:30:00z",
+        "2026-03-01T09:30:00",
+        "2026-03-01 09:30:00Z",
+    ];
+    for instant in instants {
+        let value = Value::from(instant);
+        assert_eq!(
+            utc.is_valid(&value),
+            parse_instant(instant, Zone::UtcOnly).is_ok(),
+            "UtcInstant and the parser disagree on {instant}"
+        );
+        assert_eq!(
+            offset.is_valid(&value),
+            parse_instant(instant, Zone::UtcOrOffset).is_ok(),
+            "Instant and the parser disagree on {instant}"
+        );
+    }
+    let long = "é".repeat(255);
+    let too_long = "é".repeat(256);
+    for sample in [
+        "a", "paris-01", " ", "a\u{0}b", "a\nb", "\u{7f}", "\u{85}", "\u{a0}", "", &long, &too_long,
+    ] {
+        assert_eq!(
+            text.is_valid(&Value::from(sample)),
+            till_core::ids::check_text(sample).is_ok(),
+            "Text and the parser disagree on {sample:?}"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 
 use crate::error::ApiError;
 use crate::fields::{Field, Obj, Problems};
+use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, words};
 use crate::routes::catalog::vat_rate;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -24,44 +25,53 @@ pub const MAX_LINES: usize = 1_000;
 pub struct SaleRequestBody {
     /// Idempotency key of the sale: the same id with the same content is a no-op, with other
     /// content a 409.
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     transaction_id: String,
     /// Ticket number.
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     number: String,
     /// A store of the network (checked once the network has a store).
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     store_id: String,
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     seller_id: String,
-    /// An identified customer earns loyalty points. Required; may be null.
-    #[schema(min_length = 1, nullable)]
+    /// An identified customer earns loyalty points. Required; null for an anonymous sale.
+    #[schema(value_type = Option<Text>, required = true)]
     customer_id: Option<String>,
     /// The open register session the sale is booked against.
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     session_id: String,
     /// Selects the till's fiscal chain; defaults to the session's register.
-    #[schema(min_length = 1)]
+    #[schema(value_type = Option<Text>)]
     register_id: Option<String>,
-    /// `sale` (default), `rental`, `repair` or `return`.
-    #[schema(value_type = Option<String>, pattern = "^(sale|rental|repair|return)$")]
+    #[schema(schema_with = sale_type_schema)]
     r#type: Option<String>,
     cart: CartBody,
     /// Default: none.
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
-    #[schema(min_length = 1)]
+    #[schema(value_type = Option<Text>)]
     coupon_code: Option<String>,
-    /// ISO 8601 in UTC ending in `Z`; seconds and fraction optional.
-    #[schema(format = DateTime)]
+    /// When the sale was rung (default: now); promotions and coupons in force then apply.
+    #[schema(value_type = Option<UtcInstant>)]
     issued_at: Option<String>,
     tenders: TenderSetBody,
+}
+
+fn sale_type_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        SaleType::ALL.iter().map(|kind| kind.as_str()),
+        true,
+        "`sale` (default), `rental`, `repair` or `return`.",
+    )
 }
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CartBody {
-    /// Refused with 422 when empty.
+    /// One line at least (an empty cart is refused with 422), at most 1000; each line's `id`
+    /// once.
+    #[schema(min_items = 1, max_items = 1000)]
     lines: Vec<CartLineBody>,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     free_line_sequence: i64,
@@ -71,25 +81,25 @@ pub struct CartBody {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CartLineBody {
-    /// Referenced by a line-scoped discount's `lineId`.
-    #[schema(min_length = 1)]
+    /// Unique in the cart; referenced by a line-scoped discount's `lineId`.
+    #[schema(value_type = Text)]
     id: String,
-    /// 64 lowercase hex characters; null for a self-priced line.
-    #[schema(pattern = "^[0-9a-f]{64}$", nullable)]
+    /// The article; null for a self-priced line. Required.
+    #[schema(value_type = Option<SkuIdText>, required = true)]
     sku_id: Option<String>,
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
     /// Advisory for catalog lines: the server prices them from its authority.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     unit_price: i64,
-    /// Percent.
-    #[schema(minimum = 0, maximum = 100)]
+    /// Percent, at most two decimals.
+    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
     vat_rate: f64,
     free: bool,
     /// True marks a self-priced line (free-text article, gift card): trusted, not re-priced.
     custom: Option<bool>,
     serial: Option<SerialBody>,
-    #[schema(min_length = 1)]
+    #[schema(value_type = Option<Text>)]
     kit_id: Option<String>,
 }
 
@@ -97,33 +107,121 @@ pub struct CartLineBody {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct SerialBody {
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     serial_number: String,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     warranty_months: i64,
 }
 
-/// One of three shapes: line percent (`scope: line, basis: percent, lineId, percentBps`), ticket
-/// percent (`scope: ticket, basis: percent, percentBps`), ticket amount (`scope: ticket, basis:
-/// amount, amountCents`).
+/// A discount the till declares: a percent off one line, a percent off the ticket, or an
+/// amount off the ticket; its `scope` and `basis` say which.
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum DeclaredDiscountBody {
+    LinePercent(LinePercentDiscount),
+    TicketPercent(TicketPercentDiscount),
+    TicketAmount(TicketAmountDiscount),
+}
+
+/// `percentBps` off one cart line, named by `lineId`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
-pub struct DeclaredDiscountBody {
-    #[schema(min_length = 1)]
+pub struct LinePercentDiscount {
+    #[schema(value_type = Text)]
     id: String,
-    #[schema(pattern = "^(manual_markdown|promotional|loyalty_reward|damaged_goods|manager_goodwill)$")]
+    #[schema(schema_with = reason_schema)]
     reason: String,
-    #[schema(pattern = "^(line|ticket)$")]
-    scope: String,
-    #[schema(pattern = "^(percent|amount)$")]
-    basis: String,
-    #[schema(min_length = 1)]
-    line_id: Option<String>,
+    #[schema(inline)]
+    scope: LineScope,
+    #[schema(inline)]
+    basis: PercentBasis,
+    /// The `id` of a line of this cart.
+    #[schema(value_type = Text)]
+    line_id: String,
     #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: Option<i64>,
+    percent_bps: i64,
+    #[schema(schema_with = absent)]
+    amount_cents: Option<()>,
+}
+
+/// `percentBps` off the whole ticket.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TicketPercentDiscount {
+    #[schema(value_type = Text)]
+    id: String,
+    #[schema(schema_with = reason_schema)]
+    reason: String,
+    #[schema(inline)]
+    scope: TicketScope,
+    #[schema(inline)]
+    basis: PercentBasis,
+    #[schema(minimum = 1, maximum = 10000)]
+    percent_bps: i64,
+    #[schema(schema_with = absent)]
+    line_id: Option<()>,
+    #[schema(schema_with = absent)]
+    amount_cents: Option<()>,
+}
+
+/// `amountCents` off the whole ticket, capped at its total.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TicketAmountDiscount {
+    #[schema(value_type = Text)]
+    id: String,
+    #[schema(schema_with = reason_schema)]
+    reason: String,
+    #[schema(inline)]
+    scope: TicketScope,
+    #[schema(inline)]
+    basis: AmountBasis,
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: Option<i64>,
+    amount_cents: i64,
+    #[schema(schema_with = absent)]
+    line_id: Option<()>,
+    #[schema(schema_with = absent)]
+    percent_bps: Option<()>,
+}
+
+fn reason_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        DiscountReason::ALL.iter().map(|reason| reason.as_str()),
+        false,
+        "Why the discount is granted.",
+    )
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum LineScope {
+    Line,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum TicketScope {
+    Ticket,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum PercentBasis {
+    Percent,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum AmountBasis {
+    Amount,
 }
 
 #[derive(utoipa::ToSchema)]
@@ -141,9 +239,9 @@ pub struct TenderSetBody {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct TenderBody {
-    #[schema(min_length = 1)]
+    #[schema(value_type = Text)]
     id: String,
-    #[schema(pattern = "^(card|cash|cheque|meal_voucher|gift_card|credit_note|loyalty|installment)$")]
+    #[schema(schema_with = method_schema)]
     method: String,
     /// Amount applied to the sale.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
@@ -157,19 +255,28 @@ pub struct TenderBody {
     forfeited: i64,
 }
 
+fn method_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        TenderMethod::ALL.iter().map(|method| method.as_str()),
+        false,
+        "How the tender pays.",
+    )
+}
+
 /// Body of `POST /v1/checkout/price`: the parts of a sale that decide its price.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_price` reads the body
 pub struct PriceRequestBody {
-    #[schema(min_length = 1)]
+    /// A store of the network (checked once the network has a store).
+    #[schema(value_type = Text)]
     store_id: String,
     cart: CartBody,
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
-    #[schema(min_length = 1)]
+    #[schema(value_type = Option<Text>)]
     coupon_code: Option<String>,
     /// When the sale would happen (default: now): promotions and coupons must be valid then.
-    #[schema(format = DateTime)]
+    #[schema(value_type = Option<UtcInstant>)]
     issued_at: Option<String>,
 }
 

@@ -1,0 +1,105 @@
+"""schemathesis hooks for scripts/fuzz-api.
+
+One hook, narrow on purpose: it drops a `positive_data_acceptance` finding ("schema-valid
+request rejected") only when the server refused a request that the document cannot call invalid,
+for a rule of the service that JSON Schema has no words for, and only for the operation and the
+exact refusal listed below. Every other check, and every other refusal, stands.
+
+- Rules between fields or between items, stated in the descriptions but not expressible as a
+  schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
+  unique within a list, a discount's `lineId` naming a line of the same cart, a return naming
+  another transaction than its own.
+- Rules on the data the server holds, which no request schema can know: a store of the network
+  (once the network has one), a PIN for a staff member not seen before, the business refusals
+  (422: an unknown session, article or sale, an empty or mispriced cart, a coupon past its
+  limit), the elevation channel's codes, and `If-Match` naming a version the rule is no longer at
+  (412).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import schemathesis
+
+# Field errors a 400 may carry for a schema-valid request: (dot path pattern, message).
+_BETWEEN_FIELDS = {
+    "POST /v1/catalog/import": [("skus.*.skuId", "appears more than once in the import")],
+    "POST /v1/checkout/finalize": [
+        ("storeId", "is not a store of the network"),
+        ("cart.lines.*.id", "is already the id of another line"),
+        ("declaredDiscounts.*.lineId", "does not match the id of any cart line"),
+    ],
+    "POST /v1/checkout/price": [
+        ("storeId", "is not a store of the network"),
+        ("cart.lines.*.id", "is already the id of another line"),
+        ("declaredDiscounts.*.lineId", "does not match the id of any cart line"),
+    ],
+    "POST /v1/register-sessions": [("storeId", "is not a store of the network")],
+    "POST /v1/returns": [
+        ("storeId", "is not a store of the network"),
+        ("originalTransactionId", "must name another transaction than the return's own"),
+        ("lines.*.lineId", "names a line already named in this return"),
+    ],
+    "POST /v1/promotions": [
+        ("validUntil", "must not be earlier than validFrom"),
+        ("components.*.productId", "appears in another component; give it one quantity"),
+    ],
+    "PUT /v1/promotions/{id}/rule": [
+        ("validUntil", "must not be earlier than validFrom"),
+        ("components.*.productId", "appears in another component; give it one quantity"),
+    ],
+    "PUT /v1/coupons/{code}": [("validUntil", "must not be earlier than validFrom")],
+    "POST /v1/fiscal/archives": [
+        ("to", "must not be before from"),
+        ("to", "must be less than a year after from"),
+    ],
+    "PUT /v1/staff/{subject}": [("pin", "is required for a new staff member")],
+}
+
+# Refusals that depend on the data held: (status, code) per operation.
+_ON_THE_DATA = {
+    "POST /v1/checkout/finalize": {(422, "BUSINESS_RULE_VIOLATION")},
+    "POST /v1/checkout/price": {(422, "BUSINESS_RULE_VIOLATION")},
+    "POST /v1/returns": {(422, "BUSINESS_RULE_VIOLATION")},
+    "POST /v1/register-sessions": {(422, "BUSINESS_RULE_VIOLATION")},
+    "POST /v1/elevation-grants": {
+        (422, "BUSINESS_RULE_VIOLATION"),
+        (422, "NO_ELEVATION_REQUIRED"),
+        (422, "ELEVATION_UNAVAILABLE"),
+    },
+    "PUT /v1/coupons/{code}": {(422, "BUSINESS_RULE_VIOLATION")},
+    "POST /v1/fiscal/archives": {(422, "BUSINESS_RULE_VIOLATION")},
+    "PUT /v1/promotions/{id}/rule": {(412, "PRECONDITION_FAILED")},
+}
+
+
+def _error(response):
+    try:
+        return response.json()["error"]
+    except Exception:
+        return None
+
+
+def _is_rule_the_schema_cannot_state(operation: str, response) -> bool:
+    error = _error(response)
+    if error is None:
+        return False
+    if (response.status_code, error.get("code")) in _ON_THE_DATA.get(operation, set()):
+        return True
+    allowed = _BETWEEN_FIELDS.get(operation)
+    if response.status_code != 400 or not allowed or error.get("code") != "VALIDATION_FAILED":
+        return False
+    problems = error.get("fieldErrors") or []
+    return bool(problems) and all(
+        any(fnmatch.fnmatchcase(p["field"], field) and p["message"] == message for field, message in allowed)
+        for p in problems
+    )
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Keeps every finding but a schema-valid request refused for a rule listed above."""
+    if "positive_data_acceptance" not in getattr(failure, "checks", ()):
+        return True
+    return not _is_rule_the_schema_cannot_state(case.operation.label, response)
