@@ -90,6 +90,9 @@ pub struct ReturnedLine {
     pub returned_before: i64,
 }
 
+/// Writes a return's answer naming the credit note it is given.
+pub type RenderWithCreditNote = dyn Fn(&str) -> Result<String, serde_json::Error> + Send + Sync;
+
 /// The 201 body of a sale or a return, as it is stored and replayed.
 #[derive(Clone)]
 pub enum SaleAnswer {
@@ -97,7 +100,7 @@ pub enum SaleAnswer {
     Ready(String),
     /// A return's answer names its credit note, whose number is made of the ticket's place in
     /// the register's chain: the commit renders it once it holds that place.
-    NamingCreditNote(Arc<dyn Fn(&str) -> Result<String, serde_json::Error> + Send + Sync>),
+    NamingCreditNote(Arc<RenderWithCreditNote>),
 }
 
 impl SaleAnswer {
