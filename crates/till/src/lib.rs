@@ -1,11 +1,9 @@
-//! The `till` binary's library half: configuration, server assembly, demo data,
-//! development tokens, and the tools that drive a deployment from outside (`till-load`),
-//! shared by the binaries and the black-box tests.
+//! The `till` binary's library half: configuration, server assembly, demo data, development
+//! tokens and the fiscal tools, shared by the binary, the black-box tests and `till-load`.
 
 pub mod config;
 pub mod demo;
 pub mod fiscal;
-pub mod load;
 pub mod server;
 pub mod token;
 pub mod transport;

@@ -7,9 +7,9 @@ use futures::future::join_all;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
-use till::load::client::{Client, Reply};
-use till::load::cluster::{Cluster, NodeConfig};
-use till::load::shop::{Shop, ShopSpec, admin_token, provision};
+use till_load::client::{Client, Reply};
+use till_load::cluster::{Cluster, NodeConfig};
+use till_load::shop::{Shop, ShopSpec, admin_token, provision};
 
 const SECRET: &str = "nodes-test-secret-of-at-least-32-bytes";
 

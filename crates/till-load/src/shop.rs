@@ -50,14 +50,14 @@ const VAT_RATES: [f64; 4] = [20.0, 10.0, 5.5, 2.1];
 
 /// The SKU id of the `n`th article: 64 hex characters.
 pub fn sku_of(n: usize) -> String {
-    crate::demo::sku_id(&format!("article-{n}")).as_str().to_owned()
+    till::demo::sku_id(&format!("article-{n}")).as_str().to_owned()
 }
 
 /// A back-office token with every scope, signed with the deployment's `TILL_JWT_SECRET` and
 /// the default issuer and audience.
 pub fn admin_token(secret: &str) -> String {
-    let defaults = crate::config::Config::default();
-    crate::token::mint(
+    let defaults = till::config::Config::default();
+    till::token::mint(
         secret,
         &defaults.jwt_issuer,
         &defaults.jwt_audience,

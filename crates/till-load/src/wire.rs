@@ -2,10 +2,11 @@
 //!
 //! The load generator shares the machine with the nodes it measures, so every microsecond it
 //! spends on a request is taken from them. A general client (reqwest) parses the URL, applies
-//! its redirect and proxy policies and looks its pool up by host for every request, about a
-//! sixth of the load generator's time at 6,000 sales/s. The sales of a run all go to the same
-//! few nodes, so they go over kept-alive connections of their own instead: one per request in
-//! flight, taken from a node's idle list and put back once the answer is read whole.
+//! its redirect and proxy policies and looks its pool up by host for every request, a large
+//! share of the load generator's time (docs/performance.md, "The load generator"). The sales
+//! of a run all go to the same few nodes, so they go over kept-alive connections of their own
+//! instead: one per request in flight, taken from a node's idle list and put back once the
+//! answer is read whole.
 
 use anyhow::{Context, Result};
 use bytes::Bytes;

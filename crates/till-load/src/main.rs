@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
-use till::load::bench::{self, BenchPlan, Pace};
-use till::load::crash::{self, CrashPlan};
+use till_load::bench::{self, BenchPlan, Pace};
+use till_load::crash::{self, CrashPlan};
 
 #[derive(Parser)]
 #[command(name = "till-load", version, about = "Load and crash tests for till deployments.")]

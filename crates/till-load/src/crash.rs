@@ -7,7 +7,6 @@
 use super::client::Client;
 use super::cluster::{Cluster, NodeConfig};
 use super::shop::{Shop, ShopSpec, admin_token, provision};
-use crate::config::Config;
 use anyhow::{Context, Result, bail, ensure};
 use futures::StreamExt;
 use sqlx::{Connection, Row};
@@ -16,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use till::config::Config;
 
 #[derive(Clone, Debug)]
 pub struct CrashPlan {
@@ -53,7 +53,7 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
     let started = Instant::now();
     std::fs::create_dir_all(&plan.work_dir)?;
     let key_file = plan.work_dir.join("fiscal-key.pem");
-    crate::fiscal::new_key(&key_file)?;
+    till::fiscal::new_key(&key_file)?;
     let secret = format!("crash-test-secret-{}", plan.seed);
     let config = NodeConfig {
         binary: plan.binary.clone(),
@@ -218,7 +218,7 @@ async fn audit(database_url: &str, work_dir: &std::path::Path, key_file: &std::p
         fiscal_key_file: Some(key_file.to_path_buf()),
         ..Config::default()
     };
-    ensure!(crate::fiscal::verify(&config, None).await?, "the fiscal audit failed");
+    ensure!(till::fiscal::verify(&config, None).await?, "the fiscal audit failed");
     sqlx::any::install_default_drivers();
     let mut conn = sqlx::AnyConnection::connect(database_url).await?;
     let chains = sqlx::query(
