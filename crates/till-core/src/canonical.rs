@@ -18,8 +18,8 @@ pub fn to_canonical_string(value: &Value) -> String {
 }
 
 /// Compact JSON text of `value`, written into a buffer of `capacity` bytes to start with:
-/// serde_json's own starts at 128 bytes and is copied each time it doubles, five times on the
-/// way to a sale's answer of about 2 KB.
+/// serde_json's own starts small and is copied each time it doubles, several times on the way
+/// to a sale's answer.
 pub fn to_compact_string<T: Serialize + ?Sized>(value: &T, capacity: usize) -> serde_json::Result<String> {
     let mut text = Vec::with_capacity(capacity);
     serde_json::to_writer(&mut text, value)?;
@@ -61,7 +61,7 @@ impl std::io::Write for HashWriter {
 }
 
 /// Writes the canonical text of `value` into `writer` without building a [`Value`] of it, so
-/// that a large document (a fiscal archive of 90 MB) takes about its own size in memory, not
+/// that a large document (a fiscal archive of a busy day) takes about its own size in memory, not
 /// the many times more a tree of it takes. Each object's members are held until the object
 /// ends and then written in key order; the text is the same as [`to_canonical_string`] of the
 /// value's `Value`, whatever order the value's fields are declared in.

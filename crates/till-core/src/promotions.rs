@@ -80,8 +80,8 @@ pub struct GetSide {
 
 /// The articles a rule names, in the order it names them, with a set of them built once, so
 /// that a cart's line is matched against a rule of hundreds of articles by one look-up. Built
-/// for every cart instead, that set made pricing a 7-line cart against the load generator's
-/// two rules take 24 µs rather than 3.3 (`cargo bench -p till-core --bench pricing`).
+/// for every cart instead, that set made pricing a small cart against the load generator's
+/// two rules several times slower (docs/performance.md, "Promotion rule book").
 #[derive(Clone, Debug, Default)]
 pub struct Products {
     ids: Vec<SkuId>,

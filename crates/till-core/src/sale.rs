@@ -172,8 +172,8 @@ pub struct TenderSet {
     pub sequence: i64,
 }
 
-/// Room to write a sale's stored texts (its answer, its detail) without regrowing: about
-/// 2 KB each for a sale of ten lines.
+/// Room to write a sale's stored texts (its answer, its detail) without regrowing: a sale of
+/// ten lines fits.
 pub const SALE_TEXT_BYTES: usize = 4096;
 
 /// A finalize request, validated.

@@ -246,10 +246,9 @@ async fn shutdown_signal() {
 }
 
 /// Rust's allocations go to mimalloc. A sale allocates and frees many small objects, often
-/// on different runtime threads, and under load glibc's allocator spent about a quarter of
-/// the node's time in malloc and free and in waits on its arena locks; with mimalloc the
-/// node served about 10 % more sales on SQLite and 13 % more on PostgreSQL
-/// (docs/performance.md).
+/// on different runtime threads, and under load glibc's allocator spent a large share of the
+/// node's time in malloc and free and in waits on its arena locks; with mimalloc the node
+/// serves more sales on both engines (docs/performance.md, "mimalloc and immediate purge").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -257,11 +256,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// crate names only some options.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed memory goes back to the system at once. Each PIN check (argon2id) takes 19 MiB;
-/// mimalloc would otherwise keep freed memory resident for a second (its default), and
-/// glibc (SQLite's allocator) would keep such blocks in per-thread arenas for good once
-/// its adaptive mmap threshold had risen past them. Under the 16-client load, peak RSS was
-/// 111 to 131 MiB with mimalloc's default and 85 to 91 MiB with immediate purging.
+/// Freed memory goes back to the system at once. Each PIN check (argon2id) takes a large
+/// block; mimalloc would otherwise keep freed memory resident for a while (its default), and
+/// glibc (SQLite's allocator) would keep such blocks in per-thread arenas for good once its
+/// adaptive mmap threshold had risen past them. Under the benchmark's load, mimalloc's default
+/// put peak RSS over the memory target and immediate purging keeps it under
+/// (docs/performance.md, "mimalloc and immediate purge").
 fn return_large_allocations_to_the_system() {
     // SAFETY: mi_option_set stores an option value; it touches no memory of ours.
     unsafe {

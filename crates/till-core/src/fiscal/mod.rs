@@ -152,9 +152,9 @@ pub fn verify(jwk: &Value, payload: &str, signature: &str) -> bool {
 
 /// A journal's public key, read from its JWK once for all the entries it signed.
 ///
-/// Verification goes through ring, as the store's signing does: 57 µs a signature on the
-/// reference machine against 164 µs with the p256 crate, and an audit checks every entry of a
-/// register's journal (docs/performance.md).
+/// Verification goes through ring, as the store's signing does, several times faster than the
+/// p256 crate, and an audit checks every entry of a register's journal (docs/performance.md,
+/// "Ticket verification through ring").
 pub struct PublicKey {
     key: ring::signature::UnparsedPublicKey<[u8; 65]>,
 }
