@@ -40,7 +40,7 @@ enum ReceiptFormat {
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
     /// `text` (default: 48 columns for a receipt printer) or `html`.
-    #[param(inline)]
+    #[param(inline, required = false)]
     format: ReceiptFormat,
 }
 

@@ -69,9 +69,9 @@ fn sale_type_schema() -> utoipa::openapi::schema::Schema {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CartBody {
-    /// One line at least (an empty cart is refused with 422), at most 1000; each line's `id`
-    /// once.
-    #[schema(min_items = 1, max_items = 1000)]
+    /// One line at least (an empty cart is refused with 422, a business rule, so the schema
+    /// sets no `minItems`), at most 1000; each line's `id` once.
+    #[schema(max_items = 1000)]
     lines: Vec<CartLineBody>,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     free_line_sequence: i64,
