@@ -9,7 +9,7 @@
 
 use crate::batch::Batch;
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Rule, StoreError};
 use crate::journal::{self, OpenDay, jet};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
@@ -22,6 +22,7 @@ use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
 use till_core::instant::{from_micros, to_micros};
+use till_core::period::{Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
 
 /// The columns of a closure, filtered by `$filter` (with `$1` the register).
@@ -63,9 +64,10 @@ impl Today {
     /// Refuses a ticket in a period closed early.
     pub(crate) fn ensure_open(&self, register_id: &str) -> Result<(), StoreError> {
         match &self.closed_through {
-            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(format!(
-                "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
-            ))),
+            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(Rule::PeriodClosed {
+                register_id: register_id.to_owned(),
+                through: through.clone(),
+            })),
             _ => Ok(()),
         }
     }
@@ -113,56 +115,19 @@ impl Periods {
             closed_through: row.try_get("closed_through")?,
         })
     }
+
+    fn standing(&self) -> Standing<'_> {
+        Standing {
+            open_day: self.open_day.as_deref(),
+            last_day: self.last_day.as_deref(),
+            last_month: self.last_month.as_deref(),
+            last_year: self.last_year.as_deref(),
+        }
+    }
 }
 
 fn local_day(timezone: &TimeZone, now: i64) -> Date {
     from_micros(now).to_zoned(timezone.clone()).date()
-}
-
-fn month_of(day: &str) -> &str {
-    &day[..7]
-}
-
-fn year_of(period: &str) -> &str {
-    &period[..4]
-}
-
-/// The periods that ended before `today` and are still open, in the order they close: a day
-/// closed now may end its month, and a month its year.
-struct Due {
-    day: Option<String>,
-    month: Option<String>,
-    year: Option<String>,
-}
-
-impl Due {
-    fn of(state: &Periods, today: &str) -> Due {
-        let day = state.open_day.clone().filter(|day| day.as_str() < today);
-        let month = to_close(
-            day.as_ref().or(state.last_day.as_ref()),
-            state.last_month.as_ref(),
-            month_of,
-            today,
-        );
-        let year = to_close(
-            month.as_ref().or(state.last_month.as_ref()),
-            state.last_year.as_ref(),
-            year_of,
-            today,
-        );
-        Due { day, month, year }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.day.is_none() && self.month.is_none() && self.year.is_none()
-    }
-}
-
-/// The period (`of` the last closed `shorter` one) if it is not closed yet and `today` is
-/// past it.
-fn to_close(shorter: Option<&String>, closed: Option<&String>, of: fn(&str) -> &str, today: &str) -> Option<String> {
-    let period = of(shorter?);
-    (closed.is_none_or(|closed| closed.as_str() < period) && period < of(today)).then(|| period.to_owned())
 }
 
 impl Today {
@@ -202,7 +167,7 @@ pub(crate) async fn close_due_then_reserve(
     let place = journal::reserve(conn, register_id, kind).await?;
     let state = periods(conn, register_id).await?;
     let today = Today::of(&state, now);
-    if Due::of(&state, &today.date.to_string()).is_empty() {
+    if Due::of(state.standing(), &today.date.to_string()).is_empty() {
         return Ok((today, place));
     }
     journal::unreserve(conn, register_id, kind).await?;
@@ -219,7 +184,7 @@ async fn close(
     key: &Sealer,
 ) -> Result<Today, StoreError> {
     let today = Today::of(state, now);
-    let due = Due::of(state, &today.date.to_string());
+    let due = Due::of(state.standing(), &today.date.to_string());
     if let Some(day) = &due.day {
         close_day(conn, register_id, day, now, key).await?;
     }
