@@ -20,9 +20,9 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
+use till_core::fiscal::payload::{self, ClosureRecord, Period};
 use till_core::instant::{from_micros, to_micros};
-use till_core::period::{Due, Standing, month_of, year_of};
+use till_core::period::{self, Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
 
 /// The columns of a closure, filtered by `$filter` (with `$1` the register).
@@ -315,14 +315,8 @@ async fn close_month(
 ) -> Result<ClosureRecord, StoreError> {
     let days = aggregate(conn, register_id, Period::Day, month).await?;
     let first = Date::strptime("%Y-%m-%d", format!("{month}-01")).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let record = combine(
-        register_id,
-        Period::Month,
-        &first.to_string(),
-        &first.last_of_month().to_string(),
-        &days,
-        now,
-    )?;
+    let span = (first.to_string(), first.last_of_month().to_string());
+    let record = combined(register_id, Period::Month, span, &days, now)?;
     seal(conn, record, now, key).await
 }
 
@@ -334,59 +328,21 @@ async fn close_year(
     key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let months = aggregate(conn, register_id, Period::Month, year).await?;
-    let record = combine(
-        register_id,
-        Period::Year,
-        &format!("{year}-01-01"),
-        &format!("{year}-12-31"),
-        &months,
-        now,
-    )?;
+    let span = (format!("{year}-01-01"), format!("{year}-12-31"));
+    let record = combined(register_id, Period::Year, span, &months, now)?;
     seal(conn, record, now, key).await
 }
 
-/// A month from its days, or a year from its months.
-fn combine(
+/// [`period::combine`], of closures stored beneath it.
+fn combined(
     register_id: &str,
     period: Period,
-    from: &str,
-    to: &str,
+    (from, to): (String, String),
     parts: &[ClosureRecord],
     now: i64,
 ) -> Result<ClosureRecord, StoreError> {
-    let mut vat: Vec<SaleRecordVat> = Vec::new();
-    for part in parts {
-        for line in &part.vat {
-            match vat.iter_mut().find(|v| v.vat_rate == line.vat_rate) {
-                Some(v) => {
-                    v.total_cents += line.total_cents;
-                    v.vat_cents += line.vat_cents;
-                }
-                None => vat.push(line.clone()),
-            }
-        }
-    }
-    vat.sort_by_key(|v| std::cmp::Reverse(v.vat_rate));
-    let with_tickets: Vec<&ClosureRecord> = parts.iter().filter(|p| p.ticket_count > 0).collect();
-    let last = parts
-        .last()
-        .ok_or_else(|| StoreError::Corrupt(format!("no period under the {} closure", period.as_str())))?;
-    Ok(ClosureRecord {
-        register_id: register_id.to_owned(),
-        period,
-        period_from: from.to_owned(),
-        period_to: to.to_owned(),
-        ticket_count: parts.iter().map(|p| p.ticket_count).sum(),
-        first_ticket_seq: with_tickets.first().map_or(0, |p| p.first_ticket_seq),
-        last_ticket_seq: with_tickets.last().map_or(0, |p| p.last_ticket_seq),
-        last_ticket_signature: with_tickets.last().and_then(|p| p.last_ticket_signature.clone()),
-        total_cents: parts.iter().map(|p| p.total_cents).sum(),
-        abs_total_cents: parts.iter().map(|p| p.abs_total_cents).sum(),
-        grand_total_cents: last.grand_total_cents,
-        grand_total_abs_cents: last.grand_total_abs_cents,
-        vat,
-        closed_at: now,
-    })
+    period::combine(register_id, period, from, to, parts, now)
+        .ok_or_else(|| StoreError::Corrupt(format!("no period under the {} closure", period.as_str())))
 }
 
 /// Appends the closure to the chain, stores its record, records the event, moves the state.
@@ -479,6 +435,13 @@ pub struct SealedClosure {
     pub record: ClosureRecord,
 }
 
+fn sealed_from_row(row: &Row) -> Result<SealedClosure, StoreError> {
+    Ok(SealedClosure {
+        seq: row.try_get("closure_seq")?,
+        record: closure_from_row(row)?,
+    })
+}
+
 /// How a closure request went.
 #[derive(Clone, Debug)]
 pub enum CloseRequest {
@@ -519,14 +482,7 @@ impl Store {
             .bind(register_id)
             .fetch_all(self.reader())
             .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(SealedClosure {
-                    seq: row.try_get("closure_seq")?,
-                    record: closure_from_row(row)?,
-                })
-            })
-            .collect()
+        rows.iter().map(sealed_from_row).collect()
     }
 }
 
@@ -584,15 +540,7 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
             .bind(first_new)
             .fetch_all(&mut *conn)
             .await?;
-        let sealed = rows
-            .iter()
-            .map(|row| {
-                Ok(SealedClosure {
-                    seq: row.try_get("closure_seq")?,
-                    record: closure_from_row(row)?,
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let sealed = rows.iter().map(sealed_from_row).collect::<Result<_, StoreError>>()?;
         Ok(CloseRequest::Closed(sealed))
     })
 }
