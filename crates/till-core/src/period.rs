@@ -229,6 +229,12 @@ mod tests {
         }
     }
 
+    /// March 2025's closure from `days`, closed at 9.
+    fn march(days: &[ClosureRecord]) -> ClosureRecord {
+        let (from, to) = ("2025-03-01".into(), "2025-03-31".into());
+        combine("till-1", Period::Month, from, to, days, 9).expect("days to combine")
+    }
+
     #[test]
     fn a_month_sums_its_days_and_spans_the_tickets_they_cover() {
         let days = [
@@ -236,15 +242,7 @@ mod tests {
             day("2025-03-02", (0, 0), 0, 3000, &[]),
             day("2025-03-03", (4, 4), 500, 3500, &[(2000, 500)]),
         ];
-        let month = combine(
-            "till-1",
-            Period::Month,
-            "2025-03-01".into(),
-            "2025-03-31".into(),
-            &days,
-            9,
-        )
-        .unwrap();
+        let month = march(&days);
         assert_eq!(
             (month.period, month.period_from.as_str()),
             (Period::Month, "2025-03-01")
@@ -265,15 +263,7 @@ mod tests {
     #[test]
     fn a_period_without_tickets_covers_none_and_keeps_the_grand_totals() {
         let days = [day("2025-03-01", (0, 0), 0, 7000, &[])];
-        let month = combine(
-            "till-1",
-            Period::Month,
-            "2025-03-01".into(),
-            "2025-03-31".into(),
-            &days,
-            9,
-        )
-        .unwrap();
+        let month = march(&days);
         assert_eq!(
             (month.ticket_count, month.first_ticket_seq, month.last_ticket_seq),
             (0, 0, 0)

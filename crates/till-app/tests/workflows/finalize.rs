@@ -1,4 +1,4 @@
-use crate::harness::{CASHIER, MANAGER, PIN, REGISTER, Till, refusal, sale, session_of, sku};
+use crate::harness::{CASHIER, MANAGER, PIN, REGISTER, Till, refusal, sale, selling, session_of, sku};
 use till_app::elevation::{GrantRequest, asking_till, request_grant};
 use till_app::finalize::finalize;
 use till_app::refusal::Unapproved;
@@ -13,42 +13,28 @@ use till_store::{Rule, StoreError};
 
 #[tokio::test]
 async fn a_sale_commits_once_and_its_replay_answers_the_stored_body() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1250).await;
+    let (till, cashier, article) = selling(1250).await;
 
-    let booked = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 2, 1250, 2500),
-        None,
-    )
-    .await
-    .unwrap();
+    let booked = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 2, 1250, 2500))
+        .await
+        .unwrap();
     assert_eq!(booked.body, r#"{"sale":"t-1","total":2500}"#);
     assert!(!booked.replayed);
 
-    let again = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 2, 1250, 2500),
-        None,
-    )
-    .await
-    .unwrap();
+    let again = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 2, 1250, 2500))
+        .await
+        .unwrap();
     assert_eq!(
         (again.body, again.replayed),
         (booked.body, true),
         "the same body, marked a replay"
     );
 
-    let other = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 1, 1250, 1250),
-        None,
-    )
-    .await;
+    let other = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1250, 1250))
+        .await;
     assert_eq!(refusal(other), Refusal::DifferentContent);
 }
 
@@ -59,26 +45,18 @@ async fn a_replay_is_answered_even_once_its_session_has_closed() {
     till.article(&article, 1000).await;
     let token = till.open(CASHIER, PIN).await.unwrap().token;
     let cashier = till.principal(&token).await;
-    let booked = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await
-    .unwrap();
+    let booked = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
+        .await
+        .unwrap();
     till_app::sessions::close(&till.app, session_of(&cashier))
         .await
         .unwrap();
 
     // A request resolved its token before the close and commits after it: the store refuses.
-    let raced = finalize(
-        &till.app,
-        &cashier,
-        sale("t-2", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await;
+    let raced = till
+        .finalize(&cashier, sale("t-2", &cashier, &article, 1, 1000, 1000))
+        .await;
     assert!(
         matches!(&raced, Err(Error::Store(StoreError::Rule(Rule::SessionClosed(closed)))) if *closed == session_of(&cashier)),
         "{raced:?}"
@@ -86,33 +64,25 @@ async fn a_replay_is_answered_even_once_its_session_has_closed() {
 
     // The till's next requests: its token still authenticates, to replay what it sent.
     let cashier = till.principal(&token).await;
-    let replay = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await
-    .unwrap();
+    let replay = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
+        .await
+        .unwrap();
     assert_eq!((replay.body, replay.replayed), (booked.body, true));
 
-    let new = finalize(
-        &till.app,
-        &cashier,
-        sale("t-2", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await;
+    let new = till
+        .finalize(&cashier, sale("t-2", &cashier, &article, 1, 1000, 1000))
+        .await;
     assert_eq!(refusal(new), Refusal::SessionClosed(session_of(&cashier)));
 }
 
 #[tokio::test]
 async fn a_sale_whose_tenders_miss_the_total_is_refused_and_names_the_price_the_till_had_wrong() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
+    let (till, cashier, article) = selling(1000).await;
 
-    let stale_price = finalize(&till.app, &cashier, sale("t-1", &cashier, &article, 1, 900, 900), None).await;
+    let stale_price = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 900, 900))
+        .await;
     let Refusal::Settlement { differing, .. } = refusal(stale_price) else {
         panic!("a settlement refusal");
     };
@@ -131,9 +101,7 @@ async fn a_sale_whose_tenders_miss_the_total_is_refused_and_names_the_price_the_
 
 #[tokio::test]
 async fn a_managers_grant_is_spent_only_by_the_sale_that_commits() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
+    let (till, cashier, article) = selling(1000).await;
     let request = GrantRequest {
         manager: Subject::parse(MANAGER).unwrap(),
         pin: PIN.to_owned(),
@@ -157,7 +125,7 @@ async fn a_managers_grant_is_spent_only_by_the_sale_that_commits() {
         sale
     };
 
-    let alone = finalize(&till.app, &cashier, discounted("t-0", 900), None).await;
+    let alone = till.finalize(&cashier, discounted("t-0", 900)).await;
     assert!(matches!(refusal(alone), Refusal::DiscountsBeyondLimit { .. }));
 
     let wrong_tender = finalize(&till.app, &cashier, discounted("t-1", 1000), token).await;
@@ -181,34 +149,26 @@ async fn a_managers_grant_is_spent_only_by_the_sale_that_commits() {
 
 #[tokio::test]
 async fn a_return_without_a_receipt_needs_an_approval() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
+    let (till, cashier, article) = selling(1000).await;
     let mut unreceipted = sale("t-1", &cashier, &article, 1, 1000, 1000);
     unreceipted.kind = SaleType::Return;
 
-    let outcome = finalize(&till.app, &cashier, unreceipted, None).await;
+    let outcome = till.finalize(&cashier, unreceipted).await;
     assert_eq!(refusal(outcome), Refusal::ReturnNeedsApproval);
 }
 
 #[tokio::test]
 async fn a_sale_past_a_period_closed_early_is_refused_by_the_store() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
+    let (till, cashier, article) = selling(1000).await;
     till.app
         .store()
         .close_period(REGISTER, Period::Day, till.clock.now())
         .await
         .unwrap();
 
-    let outcome = finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await;
+    let outcome = till
+        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
+        .await;
     assert!(
         matches!(outcome, Err(Error::Store(StoreError::Rule(Rule::PeriodClosed { .. })))),
         "{outcome:?}"

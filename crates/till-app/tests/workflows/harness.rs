@@ -2,9 +2,10 @@
 
 use jiff::Timestamp;
 use std::sync::Arc;
+use till_app::finalize::finalize;
 use till_app::secret::{hash_pin, token_hash};
 use till_app::sessions::{OpenRequest, open};
-use till_app::{Answers, App, Clock, Credential, Error, ManualClock, Principal, Refusal, Settings};
+use till_app::{Answers, App, Booked, Clock, Credential, Error, ManualClock, Principal, Refusal, Settings};
 use till_core::committed::SaleAnswer;
 use till_core::fiscal::FiscalKey;
 use till_core::grant::Role;
@@ -71,6 +72,11 @@ impl Till {
         self.app.store().put_staff(put, self.clock.now()).await.unwrap();
     }
 
+    /// Finalizes `sale` as `till` sends it, without a manager's approval.
+    pub async fn finalize(&self, till: &Principal, sale: SaleRequest) -> Result<Booked, Error> {
+        finalize(&self.app, till, sale, None).await
+    }
+
     /// An article of the catalog at `price` cents.
     pub async fn article(&self, sku: &SkuId, price: i64) {
         let item = till_core::catalog::CatalogItem {
@@ -110,6 +116,14 @@ impl Till {
             credential: Credential::Session(Box::new(session)),
         }
     }
+}
+
+/// A till selling one article at `price` cents, and its cashier's session.
+pub async fn selling(price: i64) -> (Till, Principal, SkuId) {
+    let till = Till::new().await;
+    let (cashier, article) = (till.session().await, sku(1));
+    till.article(&article, price).await;
+    (till, cashier, article)
 }
 
 /// The session a till's principal stands for.

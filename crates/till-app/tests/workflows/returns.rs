@@ -1,7 +1,6 @@
-use crate::harness::{CASHIER, REGISTER, STORE, Till, cash, refusal, sale, session_of, sku};
-use till_app::finalize::finalize;
+use crate::harness::{CASHIER, REGISTER, STORE, Till, cash, refusal, sale, selling, session_of};
 use till_app::returns::give_back;
-use till_app::{Principal, Refusal};
+use till_app::{Booked, Error, Principal, Refusal};
 use till_core::ids::{StoreId, Subject, TransactionId};
 use till_core::returns::{ReturnError, ReturnRequest, ReturnedUnits};
 
@@ -22,30 +21,26 @@ fn giving_back(id: &str, till: &Principal, of: &str, units: i64, refund: i64) ->
     }
 }
 
+/// Gives back `units` of line `l1` of sale `of` as return `id`, refunded `refund` in cash.
+async fn give(till: &Till, cashier: &Principal, id: &str, of: &str, units: i64, refund: i64) -> Result<Booked, Error> {
+    give_back(&till.app, cashier, &giving_back(id, cashier, of, units, refund)).await
+}
+
 #[tokio::test]
 async fn a_return_is_numbered_as_a_credit_note_and_cannot_take_back_more_than_remains() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
-    finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 2, 1000, 2000),
-        None,
-    )
-    .await
-    .unwrap();
-
-    let first = give_back(&till.app, &cashier, &giving_back("r-1", &cashier, "t-1", 1, 1000))
+    let (till, cashier, article) = selling(1000).await;
+    till.finalize(&cashier, sale("t-1", &cashier, &article, 2, 1000, 2000))
         .await
         .unwrap();
+
+    let first = give(&till, &cashier, "r-1", "t-1", 1, 1000).await.unwrap();
     assert_eq!(
         first.body,
         format!(r#"{{"return":"r-1","of":"t-1","total":-1000,"creditNote":"AV-{REGISTER}-000002"}}"#),
         "the credit note is numbered by the return's place in the register's chain"
     );
 
-    let too_many = give_back(&till.app, &cashier, &giving_back("r-2", &cashier, "t-1", 2, 2000)).await;
+    let too_many = give(&till, &cashier, "r-2", "t-1", 2, 2000).await;
     assert_eq!(
         refusal(too_many),
         Refusal::Return {
@@ -58,39 +53,40 @@ async fn a_return_is_numbered_as_a_credit_note_and_cannot_take_back_more_than_re
         }
     );
 
-    let replay = give_back(&till.app, &cashier, &giving_back("r-1", &cashier, "t-1", 1, 1000))
+    give(&till, &cashier, "r-2", "t-1", 1, 1000)
         .await
-        .unwrap();
+        .expect("the unit left may still be returned");
+    let none_left = give(&till, &cashier, "r-3", "t-1", 1, 1000).await;
+    assert!(matches!(
+        refusal(none_left),
+        Refusal::Return {
+            error: ReturnError::TooMany { remaining: 0, .. },
+            ..
+        }
+    ));
+
+    let replay = give(&till, &cashier, "r-1", "t-1", 1, 1000).await.unwrap();
     assert_eq!((replay.body, replay.replayed), (first.body, true));
 }
 
 #[tokio::test]
 async fn a_return_names_a_sale_that_exists_and_pays_out_its_refund_exactly() {
-    let till = Till::new().await;
-    let (cashier, article) = (till.session().await, sku(1));
-    till.article(&article, 1000).await;
-    finalize(
-        &till.app,
-        &cashier,
-        sale("t-1", &cashier, &article, 1, 1000, 1000),
-        None,
-    )
-    .await
-    .unwrap();
+    let (till, cashier, article) = selling(1000).await;
+    till.finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
+        .await
+        .unwrap();
 
-    let unknown = give_back(&till.app, &cashier, &giving_back("r-1", &cashier, "t-9", 1, 1000)).await;
+    let unknown = give(&till, &cashier, "r-1", "t-9", 1, 1000).await;
     assert_eq!(
         refusal(unknown),
         Refusal::NoOriginal(TransactionId::parse("t-9").unwrap())
     );
 
-    let short = give_back(&till.app, &cashier, &giving_back("r-2", &cashier, "t-1", 1, 900)).await;
+    let short = give(&till, &cashier, "r-2", "t-1", 1, 900).await;
     assert!(matches!(refusal(short), Refusal::RefundMismatch { refund, .. } if refund.get() == 1000));
 
-    give_back(&till.app, &cashier, &giving_back("r-3", &cashier, "t-1", 1, 1000))
-        .await
-        .unwrap();
-    let of_a_return = give_back(&till.app, &cashier, &giving_back("r-4", &cashier, "r-3", 1, 1000)).await;
+    give(&till, &cashier, "r-3", "t-1", 1, 1000).await.unwrap();
+    let of_a_return = give(&till, &cashier, "r-4", "r-3", 1, 1000).await;
     assert_eq!(
         refusal(of_a_return),
         Refusal::OriginalIsReturn(TransactionId::parse("r-3").unwrap())
