@@ -84,7 +84,7 @@ impl From<Refusal> for ApiError {
             Refusal::OriginalIsReturn(id) => business(format!(
                 "{id} is itself a return; goods are returned against the sale they were bought in."
             )),
-            Refusal::Return { error, original } => business(return_refused(error, &original.to_string())),
+            Refusal::Return { error, original } => business(return_refused(error, original.as_str())),
             Refusal::RefundMismatch { error, refund } => business(refund_mismatch(&error, refund)),
             Refusal::ReturnAmountsTooLarge => business("The return's amounts are too large to be represented."),
             Refusal::NotATill => ApiError::Forbidden(
@@ -202,6 +202,19 @@ impl From<Conflict> for ApiError {
             }
         }
     }
+}
+
+/// A look-up of a sale by its transaction id that found none.
+pub(crate) fn no_such_sale() -> ApiError {
+    ApiError::NotFound("No sale with this transaction id.".into())
+}
+
+pub(crate) fn no_such_register() -> ApiError {
+    ApiError::NotFound("No register with this id.".into())
+}
+
+pub(crate) fn not_in_catalog() -> ApiError {
+    ApiError::NotFound("Article not found in the catalog.".into())
 }
 
 fn business(message: impl Into<String>) -> ApiError {

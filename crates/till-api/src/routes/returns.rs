@@ -13,7 +13,7 @@ use crate::fields::{Field, Obj, Problems};
 use crate::ops;
 use crate::routes::checkout::created;
 use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, Totals, reported_sku, stock_movements};
-use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
+use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set, too_many_lines};
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::Json;
@@ -309,7 +309,7 @@ async fn sale_returns(
         .store()
         .original_sale(&id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+        .ok_or_else(crate::phrases::no_such_sale)?;
     let returns = state.store().returns_against(&id).await?;
     let sale = &original.returnable;
     Ok(Json(SaleReturns {
@@ -416,7 +416,7 @@ fn return_request(root: &Obj<'_>) -> Option<ReturnRequest> {
 fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnedUnits>> {
     match field.value().as_array().map(Vec::len) {
         Some(0) => return field.fail("must name at least one line"),
-        Some(count) if count > MAX_LINES => return field.fail(format!("must hold at most {MAX_LINES} lines")),
+        Some(count) if count > MAX_LINES => return field.fail(too_many_lines()),
         _ => {}
     }
     let mut seen = HashSet::new();
