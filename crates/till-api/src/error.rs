@@ -224,9 +224,10 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound(what) => ApiError::NotFound(format!("{} not found.", capitalize(what))),
-            StoreError::Conflict(message) => ApiError::Conflict(message),
-            StoreError::Rule(message) | StoreError::Stale(message) => ApiError::Business(message),
-            StoreError::Forbidden(message) => ApiError::Forbidden(message),
+            StoreError::Conflict(conflict) => conflict.into(),
+            StoreError::Rule(rule) => rule.into(),
+            StoreError::Stale(stale) => stale.into(),
+            StoreError::Forbidden(forbidden) => forbidden.into(),
             error @ (StoreError::Unavailable(_) | StoreError::Contended(_) | StoreError::WriterStopped) => {
                 ApiError::Unavailable(error)
             }
@@ -235,7 +236,7 @@ impl From<StoreError> for ApiError {
     }
 }
 
-fn capitalize(text: &str) -> String {
+pub(crate) fn capitalize(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),

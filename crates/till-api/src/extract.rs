@@ -277,7 +277,7 @@ impl Params {
         self.optional(name, |text| {
             parse_integer(text)
                 .filter(|value| (min..=max).contains(value))
-                .ok_or_else(|| format!("must be an integer from {min} to {max}"))
+                .ok_or_else(|| crate::fields::integer_range(min, max))
         })
     }
 
@@ -286,7 +286,7 @@ impl Params {
         self.optional(name, |text| match text {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err("must be true or false"),
+            _ => Err(crate::fields::NOT_A_BOOLEAN),
         })
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::rc::Rc;
-use till_core::ids::{MAX_TEXT_CHARS, TextError, check_text};
+use till_core::ids::{TextError, check_text};
 use till_core::instant::{Zone, parse_instant};
 use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER};
 
@@ -242,19 +242,13 @@ impl<'a> Field<'a> {
     pub fn boolean(&self) -> Option<bool> {
         match self.value {
             Value::Bool(flag) => Some(*flag),
-            _ => self.fail("must be true or false"),
+            _ => self.fail(NOT_A_BOOLEAN),
         }
     }
 
     /// An integer in `min..=max`. Integral numbers written with a fraction (`2.0`) count.
     pub fn integer(&self, min: i64, max: i64) -> Option<i64> {
-        let range = || {
-            if max == MAX_SAFE_INTEGER {
-                format!("must be an integer from {min} to 9007199254740991")
-            } else {
-                format!("must be an integer from {min} to {max}")
-            }
-        };
+        let range = || integer_range(min, max);
         let Value::Number(number) = self.value else {
             return self.fail(range());
         };
@@ -339,10 +333,20 @@ impl<'a> Field<'a> {
     }
 }
 
+/// Why a value is not `true` or `false`, in a body or a query.
+pub const NOT_A_BOOLEAN: &str = "must be true or false";
+
+/// Why an integer is refused: out of `min..=max`, or not one.
+pub fn integer_range(min: i64, max: i64) -> String {
+    format!("must be an integer from {min} to {max}")
+}
+
+/// Why an end of a validity window is refused.
+pub const UNTIL_BEFORE_FROM: &str = "must not be earlier than validFrom";
+
 fn text_message(error: TextError) -> String {
     match error {
         TextError::Empty => "must be a string of at least 1 character".to_owned(),
-        TextError::TooLong => format!("must be at most {MAX_TEXT_CHARS} characters"),
         other => other.to_string(),
     }
 }

@@ -8,7 +8,7 @@ pub mod fields;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
-pub mod promotion_cache;
+mod phrases;
 pub mod receipt;
 pub mod routes;
 pub mod state;
@@ -29,7 +29,8 @@ use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, 
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 
-pub use state::{ApiConfig, AppState, Clock, ManualClock, SystemClock};
+pub use state::{ApiConfig, AppState};
+pub use till_app::{Clock, ManualClock, Settings, SystemClock};
 
 /// The whole service as one axum router.
 pub fn app(state: AppState) -> Router {

@@ -1,11 +1,13 @@
-//! What every handler shares: the store, the authenticator, the settings and the clock.
+//! What every handler shares: the use cases' context (the store, the settings, the clock),
+//! the authenticator and the HTTP layer's own settings.
 
 use crate::auth::Authenticator;
-use crate::promotion_cache::PromotionCache;
+use crate::routes::checkout::event::TicketAnswers;
 use jiff::Timestamp;
 use metrics_exporter_prometheus::PrometheusHandle;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use till_app::promotion_cache::PromotionCache;
+use till_app::{App, Clock, Settings};
 use till_store::Store;
 
 /// The settings the HTTP layer acts on; the binary fills them from its layered configuration.
@@ -13,79 +15,16 @@ use till_store::Store;
 pub struct ApiConfig {
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
-    /// Allowed gap between the server's total and the till's `amountDue`.
-    pub cash_rounding_tolerance_cents: i64,
-    pub session_ttl: Duration,
-    pub elevation_ttl: Duration,
-    pub pin_max_failures: u32,
-    pub pin_lockout: Duration,
-    /// Loyalty points per whole currency unit paid (not with loyalty).
-    pub loyalty_points_per_unit: i64,
-    /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
-    pub elevation_enabled: bool,
-    /// Elevation attempts a manager may make per window before RATE_LIMITED.
-    pub elevation_rate_limit: u32,
-    pub elevation_rate_window: Duration,
-    /// A manager whose grants were last synchronised longer ago than this is GRANTS_STALE.
-    pub grants_max_age: Duration,
-    /// How long a node trusts its in-memory promotion rules before checking for writes made
-    /// on other nodes.
-    pub promotion_cache_ttl: Duration,
+    /// The use cases' settings.
+    pub app: Settings,
 }
 
 impl Default for ApiConfig {
     fn default() -> Self {
         ApiConfig {
             max_body_bytes: 4 * 1024 * 1024,
-            cash_rounding_tolerance_cents: 0,
-            session_ttl: Duration::from_secs(16 * 3600),
-            elevation_ttl: Duration::from_secs(300),
-            pin_max_failures: 5,
-            pin_lockout: Duration::from_secs(900),
-            loyalty_points_per_unit: 1,
-            elevation_enabled: true,
-            elevation_rate_limit: 10,
-            elevation_rate_window: Duration::from_secs(60),
-            grants_max_age: Duration::from_secs(30 * 24 * 3600),
-            promotion_cache_ttl: Duration::from_secs(1),
+            app: Settings::default(),
         }
-    }
-}
-
-/// Where "now" comes from. Tests drive a [`ManualClock`]; the service reads the system clock.
-pub trait Clock: Send + Sync + 'static {
-    fn now(&self) -> Timestamp;
-}
-
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::now()
-    }
-}
-
-/// A clock that moves only when told to.
-pub struct ManualClock(Mutex<Timestamp>);
-
-impl ManualClock {
-    pub fn new(start: Timestamp) -> ManualClock {
-        ManualClock(Mutex::new(start))
-    }
-
-    pub fn advance(&self, by: Duration) {
-        let mut now = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        *now = now.checked_add(by).expect("clock within range");
-    }
-
-    pub fn set(&self, to: Timestamp) {
-        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -95,31 +34,32 @@ pub struct AppState {
 }
 
 struct Inner {
-    store: Store,
+    app: App,
     auth: Authenticator,
     config: ApiConfig,
-    clock: Arc<dyn Clock>,
     metrics: PrometheusHandle,
-    promotions: PromotionCache,
 }
 
 impl AppState {
     pub fn new(store: Store, auth: Authenticator, config: ApiConfig, clock: Arc<dyn Clock>) -> AppState {
-        let promotions = PromotionCache::new(config.promotion_cache_ttl);
+        let app = App::new(store, config.app.clone(), clock, Arc::new(TicketAnswers));
         AppState {
             inner: Arc::new(Inner {
-                store,
+                app,
                 auth,
                 config,
-                clock,
                 metrics: crate::metrics::handle(),
-                promotions,
             }),
         }
     }
 
+    /// The use cases' context.
+    pub fn app(&self) -> &App {
+        &self.inner.app
+    }
+
     pub fn store(&self) -> &Store {
-        &self.inner.store
+        self.inner.app.store()
     }
 
     pub fn auth(&self) -> &Authenticator {
@@ -133,12 +73,11 @@ impl AppState {
     /// Now, to the microsecond: the precision every instant is stored with, so what a response
     /// says and what the database holds are the same instant.
     pub fn now(&self) -> Timestamp {
-        let now = self.inner.clock.now();
-        Timestamp::from_microsecond(now.as_microsecond()).unwrap_or(now)
+        self.inner.app.now()
     }
 
     pub fn promotions(&self) -> &PromotionCache {
-        &self.inner.promotions
+        self.inner.app.promotions()
     }
 
     pub fn metrics(&self) -> &PrometheusHandle {

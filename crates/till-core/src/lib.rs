@@ -3,12 +3,14 @@
 
 pub mod canonical;
 pub mod catalog;
+pub mod committed;
 pub mod coupon;
 pub mod fiscal;
 pub mod grant;
 pub mod ids;
 pub mod instant;
 pub mod money;
+pub mod period;
 pub mod pricing;
 pub mod promotions;
 pub mod returns;

@@ -3,7 +3,7 @@
 //! provided no entry of the period was written in between.
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Stale, StoreError};
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
 use crate::snapshot::{Reach, load_journal};
@@ -266,11 +266,10 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
             .fetch_optional(&mut *conn)
             .await?;
             if newer.is_some() {
-                return Err(StoreError::Stale(format!(
-                    "The {} chain of {register} grew within the archive's period while it was read; \
-                     send the request again.",
-                    kind.as_str()
-                )));
+                return Err(StoreError::Stale(Stale::ChainGrew {
+                    chain: *kind,
+                    register_id: register.to_owned(),
+                }));
             }
         }
         let sealed = journal::append(

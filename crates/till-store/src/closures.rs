@@ -9,7 +9,7 @@
 
 use crate::batch::Batch;
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Rule, StoreError};
 use crate::journal::{self, OpenDay, jet};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
@@ -20,8 +20,9 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{self, ClosureRecord, Period, SaleRecordVat};
+use till_core::fiscal::payload::{self, ClosureRecord, Period};
 use till_core::instant::{from_micros, to_micros};
+use till_core::period::{self, Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
 
 /// The columns of a closure, filtered by `$filter` (with `$1` the register).
@@ -63,9 +64,10 @@ impl Today {
     /// Refuses a ticket in a period closed early.
     pub(crate) fn ensure_open(&self, register_id: &str) -> Result<(), StoreError> {
         match &self.closed_through {
-            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(format!(
-                "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
-            ))),
+            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(Rule::PeriodClosed {
+                register_id: register_id.to_owned(),
+                through: through.clone(),
+            })),
             _ => Ok(()),
         }
     }
@@ -113,56 +115,19 @@ impl Periods {
             closed_through: row.try_get("closed_through")?,
         })
     }
+
+    fn standing(&self) -> Standing<'_> {
+        Standing {
+            open_day: self.open_day.as_deref(),
+            last_day: self.last_day.as_deref(),
+            last_month: self.last_month.as_deref(),
+            last_year: self.last_year.as_deref(),
+        }
+    }
 }
 
 fn local_day(timezone: &TimeZone, now: i64) -> Date {
     from_micros(now).to_zoned(timezone.clone()).date()
-}
-
-fn month_of(day: &str) -> &str {
-    &day[..7]
-}
-
-fn year_of(period: &str) -> &str {
-    &period[..4]
-}
-
-/// The periods that ended before `today` and are still open, in the order they close: a day
-/// closed now may end its month, and a month its year.
-struct Due {
-    day: Option<String>,
-    month: Option<String>,
-    year: Option<String>,
-}
-
-impl Due {
-    fn of(state: &Periods, today: &str) -> Due {
-        let day = state.open_day.clone().filter(|day| day.as_str() < today);
-        let month = to_close(
-            day.as_ref().or(state.last_day.as_ref()),
-            state.last_month.as_ref(),
-            month_of,
-            today,
-        );
-        let year = to_close(
-            month.as_ref().or(state.last_month.as_ref()),
-            state.last_year.as_ref(),
-            year_of,
-            today,
-        );
-        Due { day, month, year }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.day.is_none() && self.month.is_none() && self.year.is_none()
-    }
-}
-
-/// The period (`of` the last closed `shorter` one) if it is not closed yet and `today` is
-/// past it.
-fn to_close(shorter: Option<&String>, closed: Option<&String>, of: fn(&str) -> &str, today: &str) -> Option<String> {
-    let period = of(shorter?);
-    (closed.is_none_or(|closed| closed.as_str() < period) && period < of(today)).then(|| period.to_owned())
 }
 
 impl Today {
@@ -202,7 +167,7 @@ pub(crate) async fn close_due_then_reserve(
     let place = journal::reserve(conn, register_id, kind).await?;
     let state = periods(conn, register_id).await?;
     let today = Today::of(&state, now);
-    if Due::of(&state, &today.date.to_string()).is_empty() {
+    if Due::of(state.standing(), &today.date.to_string()).is_empty() {
         return Ok((today, place));
     }
     journal::unreserve(conn, register_id, kind).await?;
@@ -219,7 +184,7 @@ async fn close(
     key: &Sealer,
 ) -> Result<Today, StoreError> {
     let today = Today::of(state, now);
-    let due = Due::of(state, &today.date.to_string());
+    let due = Due::of(state.standing(), &today.date.to_string());
     if let Some(day) = &due.day {
         close_day(conn, register_id, day, now, key).await?;
     }
@@ -350,14 +315,8 @@ async fn close_month(
 ) -> Result<ClosureRecord, StoreError> {
     let days = aggregate(conn, register_id, Period::Day, month).await?;
     let first = Date::strptime("%Y-%m-%d", format!("{month}-01")).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let record = combine(
-        register_id,
-        Period::Month,
-        &first.to_string(),
-        &first.last_of_month().to_string(),
-        &days,
-        now,
-    )?;
+    let span = (first.to_string(), first.last_of_month().to_string());
+    let record = combined(register_id, Period::Month, span, &days, now)?;
     seal(conn, record, now, key).await
 }
 
@@ -369,59 +328,21 @@ async fn close_year(
     key: &Sealer,
 ) -> Result<ClosureRecord, StoreError> {
     let months = aggregate(conn, register_id, Period::Month, year).await?;
-    let record = combine(
-        register_id,
-        Period::Year,
-        &format!("{year}-01-01"),
-        &format!("{year}-12-31"),
-        &months,
-        now,
-    )?;
+    let span = (format!("{year}-01-01"), format!("{year}-12-31"));
+    let record = combined(register_id, Period::Year, span, &months, now)?;
     seal(conn, record, now, key).await
 }
 
-/// A month from its days, or a year from its months.
-fn combine(
+/// [`period::combine`], of closures stored beneath it.
+fn combined(
     register_id: &str,
     period: Period,
-    from: &str,
-    to: &str,
+    (from, to): (String, String),
     parts: &[ClosureRecord],
     now: i64,
 ) -> Result<ClosureRecord, StoreError> {
-    let mut vat: Vec<SaleRecordVat> = Vec::new();
-    for part in parts {
-        for line in &part.vat {
-            match vat.iter_mut().find(|v| v.vat_rate == line.vat_rate) {
-                Some(v) => {
-                    v.total_cents += line.total_cents;
-                    v.vat_cents += line.vat_cents;
-                }
-                None => vat.push(line.clone()),
-            }
-        }
-    }
-    vat.sort_by_key(|v| std::cmp::Reverse(v.vat_rate));
-    let with_tickets: Vec<&ClosureRecord> = parts.iter().filter(|p| p.ticket_count > 0).collect();
-    let last = parts
-        .last()
-        .ok_or_else(|| StoreError::Corrupt(format!("no period under the {} closure", period.as_str())))?;
-    Ok(ClosureRecord {
-        register_id: register_id.to_owned(),
-        period,
-        period_from: from.to_owned(),
-        period_to: to.to_owned(),
-        ticket_count: parts.iter().map(|p| p.ticket_count).sum(),
-        first_ticket_seq: with_tickets.first().map_or(0, |p| p.first_ticket_seq),
-        last_ticket_seq: with_tickets.last().map_or(0, |p| p.last_ticket_seq),
-        last_ticket_signature: with_tickets.last().and_then(|p| p.last_ticket_signature.clone()),
-        total_cents: parts.iter().map(|p| p.total_cents).sum(),
-        abs_total_cents: parts.iter().map(|p| p.abs_total_cents).sum(),
-        grand_total_cents: last.grand_total_cents,
-        grand_total_abs_cents: last.grand_total_abs_cents,
-        vat,
-        closed_at: now,
-    })
+    period::combine(register_id, period, from, to, parts, now)
+        .ok_or_else(|| StoreError::Corrupt(format!("no period under the {} closure", period.as_str())))
 }
 
 /// Appends the closure to the chain, stores its record, records the event, moves the state.
@@ -514,6 +435,13 @@ pub struct SealedClosure {
     pub record: ClosureRecord,
 }
 
+fn sealed_from_row(row: &Row) -> Result<SealedClosure, StoreError> {
+    Ok(SealedClosure {
+        seq: row.try_get("closure_seq")?,
+        record: closure_from_row(row)?,
+    })
+}
+
 /// How a closure request went.
 #[derive(Clone, Debug)]
 pub enum CloseRequest {
@@ -554,14 +482,7 @@ impl Store {
             .bind(register_id)
             .fetch_all(self.reader())
             .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(SealedClosure {
-                    seq: row.try_get("closure_seq")?,
-                    record: closure_from_row(row)?,
-                })
-            })
-            .collect()
+        rows.iter().map(sealed_from_row).collect()
     }
 }
 
@@ -619,15 +540,7 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
             .bind(first_new)
             .fetch_all(&mut *conn)
             .await?;
-        let sealed = rows
-            .iter()
-            .map(|row| {
-                Ok(SealedClosure {
-                    seq: row.try_get("closure_seq")?,
-                    record: closure_from_row(row)?,
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let sealed = rows.iter().map(sealed_from_row).collect::<Result<_, StoreError>>()?;
         Ok(CloseRequest::Closed(sealed))
     })
 }

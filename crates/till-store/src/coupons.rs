@@ -1,7 +1,7 @@
 //! Coupons presented by code.
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Rule, StoreError};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -66,9 +66,7 @@ fn put_coupon<'a>(conn: &'a mut Conn, input: &'a PutCoupon) -> BoxFuture<'a, Res
         if let (Some(row), Some(max)) = (&existing, coupon.max_redemptions) {
             let redemptions: i64 = row.try_get("redemptions")?;
             if redemptions > max {
-                return Err(StoreError::Rule(format!(
-                    "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
-                )));
+                return Err(StoreError::Rule(Rule::RedemptionsAboveMaximum { redemptions }));
             }
         }
         let (percent, amount) = match coupon.reward {

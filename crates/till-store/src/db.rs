@@ -762,7 +762,7 @@ mod tests {
                 .execute(&mut *conn)
                 .await?;
             if input.1 {
-                return Err(StoreError::Rule(format!("job {} refused", input.0)));
+                return Err(StoreError::Corrupt(format!("job {} refused", input.0)));
             }
             Ok(input.0)
         })

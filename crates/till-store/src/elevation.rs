@@ -3,7 +3,7 @@
 //! every node sees the same counts.
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Forbidden, StoreError};
 use crate::journal::{self, jet};
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
@@ -331,9 +331,7 @@ pub(crate) async fn spend_grant(
     .fetch_optional(&mut *conn)
     .await?;
     let Some(row) = spent else {
-        return Err(StoreError::Forbidden(
-            "The elevation token was already spent or has expired; ask the manager again.".to_owned(),
-        ));
+        return Err(StoreError::Forbidden(Forbidden::GrantSpentOrExpired));
     };
     let event = ElevationEvent {
         outcome: "spent".to_owned(),

@@ -1,4 +1,6 @@
 use thiserror::Error;
+use till_core::fiscal::ChainKind;
+use till_core::ids::{CouponCode, RegisterId, SessionId, TransactionId};
 
 /// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
 /// `Corrupt` describe a business outcome the caller turns into a 4xx answer.
@@ -7,22 +9,22 @@ pub enum StoreError {
     #[error("{0} not found")]
     NotFound(&'static str),
     /// A uniqueness rule held: another writer got there first or the state forbids it.
-    #[error("{0}")]
-    Conflict(String),
+    #[error("conflict: {0:?}")]
+    Conflict(Conflict),
     /// A write its unit depended on changed no row, so nothing was kept; what was missing (or
     /// already there) is for the caller to find out.
     #[error("not written")]
     NotWritten,
     /// A domain rule refused the write after looking at stored state.
-    #[error("{0}")]
-    Rule(String),
+    #[error("refused by a rule: {0:?}")]
+    Rule(Rule),
     /// The stored state the write was computed from changed before it could commit (another
     /// return of the same sale got there first); nothing was written, computing again may work.
-    #[error("{0}")]
-    Stale(String),
+    #[error("stale: {0:?}")]
+    Stale(Stale),
     /// An authorization presented with the write no longer holds (a spent elevation grant).
-    #[error("{0}")]
-    Forbidden(String),
+    #[error("forbidden: {0:?}")]
+    Forbidden(Forbidden),
     /// The database could not be reached in time (pool exhausted, connection refused).
     #[error("database unavailable")]
     Unavailable(#[source] DbError),
@@ -44,6 +46,51 @@ pub enum StoreError {
     WriterStopped,
     #[error("{0}")]
     Config(String),
+}
+
+/// Why a write was refused by a domain rule. The API layer words each reason for the person
+/// at the till.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// A ticket names a session the store does not know.
+    SessionUnknown(SessionId),
+    /// A ticket names a session closed (or expired) before it could be booked.
+    SessionClosed(SessionId),
+    /// The coupon reached its `maxRedemptions` before this sale could redeem it.
+    CouponExhausted(CouponCode),
+    /// A ticket falls in a period the register was closed through early.
+    PeriodClosed { register_id: String, through: String },
+    /// A coupon's `maxRedemptions` set below the redemptions it already has.
+    RedemptionsAboveMaximum { redemptions: i64 },
+    /// A new staff member is put without a PIN.
+    PinNeeded,
+}
+
+/// What changed under a write computed from stored state; nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stale {
+    /// A twin with the same transaction id shared the commit and was rolled back with it.
+    TwinNotKept(TransactionId),
+    /// Another return against this original sale committed meanwhile.
+    ReturnRaced(TransactionId),
+    /// The units returned of one of the original's lines moved since they were read.
+    ReturnedUnitsMoved,
+    /// A chain of the register grew within an archive's period while the archive was read.
+    ChainGrew { chain: ChainKind, register_id: String },
+}
+
+/// An authorization presented with a write that no longer holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forbidden {
+    /// The elevation grant was spent by another sale or expired before the commit.
+    GrantSpentOrExpired,
+}
+
+/// A write that another writer's got ahead of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// Another till opened a session on the register between the check and the insert.
+    RegisterAlreadyOpen(RegisterId),
 }
 
 /// An error of either engine's driver.

@@ -34,4 +34,4 @@ pub mod stock;
 pub mod stores;
 
 pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
-pub use error::StoreError;
+pub use error::{Conflict, Forbidden, Rule, Stale, StoreError};

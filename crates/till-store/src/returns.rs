@@ -2,7 +2,7 @@
 //! against a sale. The return itself is committed like any ticket ([`crate::sales`]).
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Stale, StoreError};
 use crate::packed;
 use crate::sale_detail::{SaleDetail, line_of_row};
 use crate::sql::{Conn, Row, query};
@@ -91,7 +91,7 @@ impl ReturnedCounts {
             };
             match count.checked_add(more) {
                 Some(total) if (0..=*sold).contains(&total) => *count = total,
-                _ => return Err(StoreError::Stale("The units returned of a line have changed.".into())),
+                _ => return Err(StoreError::Stale(Stale::ReturnedUnitsMoved)),
             }
         }
         let after = serde_json::to_string(&returned).map_err(|_| corrupt("returned units"))?;

@@ -5,7 +5,7 @@ use crate::batch::Batch;
 use crate::closures;
 use crate::db::{Engine, Store};
 use crate::elevation;
-use crate::error::StoreError;
+use crate::error::{Rule, Stale, StoreError};
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::packed;
 use crate::returns::ReturnedCounts;
@@ -16,148 +16,28 @@ use crate::stock;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
+use till_core::committed;
+pub use till_core::committed::{Adjustment, NewSaleLine, RenderWithCreditNote, ReturnedLine, SaleAnswer};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{
     self, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
 };
-use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{CouponCode, CustomerId, SessionId, TransactionId};
 use till_core::instant::to_micros;
-use till_core::money::{Cents, VatRate};
-use till_core::pricing::VatTotal;
-use till_core::sale::{SaleType, Tender};
+use till_core::sale::SaleType;
 use till_core::store::Timezone;
 
-/// A priced, checked sale ready to be written.
-#[derive(Clone, Debug)]
-pub struct NewSale {
-    pub transaction_id: TransactionId,
-    pub event_id: String,
-    pub fingerprint: String,
-    pub kind: SaleType,
-    pub number: String,
-    pub store_id: StoreId,
-    pub seller_id: Subject,
-    pub customer_id: Option<CustomerId>,
-    pub session_id: SessionId,
-    pub register_id: RegisterId,
-    pub lines: Vec<NewSaleLine>,
-    pub tenders: Vec<Tender>,
-    pub vat: Vec<VatTotal>,
-    pub subtotal: Cents,
-    pub total: Cents,
-    pub item_count: i64,
-    pub change: Cents,
-    pub points_earned: i64,
-    /// Units leaving (negative) or entering stock, one entry per article.
-    pub stock_moves: Vec<(SkuId, i64)>,
-    pub coupon_code: Option<CouponCode>,
-    pub issued_at: Option<Timestamp>,
-    pub emitted_at: Timestamp,
-    /// The 201 body, stored for byte-identical replays.
-    pub response: SaleAnswer,
-    /// The elevation grant this sale spends, if its discounts needed one.
-    pub spends_grant: Option<String>,
-    /// Every reduction, in the order pricing applied them.
-    pub adjustments: Vec<Adjustment>,
-    /// On a return against a receipt: the sale it gives goods back from.
-    pub original: Option<ReturnOf>,
-}
+/// A priced, checked sale ready to be written, with the returned units of its original (on a
+/// return) counted as this store counts them.
+pub type NewSale = committed::NewSale<ReturnedCounts>;
 
-/// What a return takes from its original sale, with the state it was computed from: the commit
-/// refuses it as stale when another return changed that state in the meantime.
-#[derive(Clone, Debug)]
-pub struct ReturnOf {
-    pub transaction_id: TransactionId,
-    pub register_id: RegisterId,
-    /// The original's ticket sequence.
-    pub seq: i64,
-    pub lines: Vec<ReturnedLine>,
-    /// Refunded and taken back by this return (positive).
-    pub refund: Cents,
-    pub points_back: i64,
-    /// The original's refunded total and points taken back before this return.
-    pub refunded_before: Cents,
-    pub points_returned_before: i64,
-    /// The units returned of the original's lines before this return, as read with it.
-    pub counted: ReturnedCounts,
-}
-
-#[derive(Clone, Debug)]
-pub struct ReturnedLine {
-    /// The original line's position.
-    pub line_no: i64,
-    pub units: i64,
-    pub returned_before: i64,
-}
-
-/// Writes a return's answer naming the credit note it is given.
-pub type RenderWithCreditNote = dyn Fn(&str) -> Result<String, serde_json::Error> + Send + Sync;
-
-/// The 201 body of a sale or a return, as it is stored and replayed.
-#[derive(Clone)]
-pub enum SaleAnswer {
-    /// Complete before the commit.
-    Ready(String),
-    /// A return's answer names its credit note, whose number is made of the ticket's place in
-    /// the register's chain: the commit renders it once it holds that place.
-    NamingCreditNote(Arc<RenderWithCreditNote>),
-}
-
-impl SaleAnswer {
-    /// The body for a ticket whose credit-note number, if it has one, is `credit_note`.
-    fn render(&self, credit_note: Option<&str>) -> Result<String, StoreError> {
-        match (self, credit_note) {
-            (SaleAnswer::Ready(body), _) => Ok(body.clone()),
-            (SaleAnswer::NamingCreditNote(render), Some(number)) => render(number)
-                .map_err(|error| StoreError::Corrupt(format!("a return's answer could not be written: {error}"))),
-            (SaleAnswer::NamingCreditNote(_), None) => Err(StoreError::Corrupt(
-                "an answer naming a credit note for a ticket without one".to_owned(),
-            )),
-        }
-    }
-}
-
-impl std::fmt::Debug for SaleAnswer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SaleAnswer::Ready(body) => f.debug_tuple("Ready").field(body).finish(),
-            SaleAnswer::NamingCreditNote(_) => f.write_str("NamingCreditNote(..)"),
-        }
-    }
-}
+/// What a return takes from its original sale, counted as this store counts returned units.
+pub type ReturnOf = committed::ReturnOf<ReturnedCounts>;
 
 /// The credit-note (avoir) number of a return: its register and ticket sequence, so credit
 /// notes are numbered without gaps along the register's tickets.
 pub fn credit_note_number(register_id: &str, seq: i64) -> String {
     format!("AV-{register_id}-{seq:06}")
-}
-
-/// One reduction of a sale and what it took off.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Adjustment {
-    /// `promotion`, `declared` or `coupon`.
-    pub source: &'static str,
-    pub source_id: String,
-    /// The promotion's name at the time of the sale.
-    pub label: Option<String>,
-    pub amount: Cents,
-}
-
-#[derive(Clone, Debug)]
-pub struct NewSaleLine {
-    pub line_id: String,
-    /// `None` for a custom line.
-    pub sku_id: Option<SkuId>,
-    /// The article's name at the time of the sale.
-    pub label: Option<String>,
-    pub quantity: i64,
-    pub unit_price: Cents,
-    pub vat_rate: VatRate,
-    pub gross: Cents,
-    pub promotion: Cents,
-    pub declared: Cents,
-    pub ticket: Cents,
-    pub net: Cents,
 }
 
 /// How a commit went.
@@ -359,17 +239,14 @@ impl Store {
             return Ok(SaleOutcome::Existing { fingerprint, response });
         }
         match self.get_session(session_id).await? {
-            None => Err(StoreError::Rule(format!(
-                "Register session {session_id} does not exist."
-            ))),
-            Some(session) if !session.is_open_at(emitted_at) => Err(StoreError::Rule(format!(
-                "Register session {session_id} is closed; open a new session to book sales."
-            ))),
+            None => Err(StoreError::Rule(Rule::SessionUnknown(session_id.clone()))),
+            Some(session) if !session.is_open_at(emitted_at) => {
+                Err(StoreError::Rule(Rule::SessionClosed(session_id.clone())))
+            }
             // On SQLite: a twin with this transaction id shared the commit and was rolled back.
-            Some(_) if matches!(error, StoreError::NotWritten) => Err(StoreError::Stale(format!(
-                "Another sale with transaction id {transaction_id} was being committed and was not kept; \
-                 send this one again."
-            ))),
+            Some(_) if matches!(error, StoreError::NotWritten) => {
+                Err(StoreError::Stale(Stale::TwinNotKept(transaction_id.clone())))
+            }
             Some(_) => Err(error),
         }
     }
@@ -441,7 +318,10 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
-    let response = sale.response.render(credit_note.as_deref())?;
+    let response = sale
+        .response
+        .render(credit_note.as_deref())
+        .map_err(|error| StoreError::Corrupt(error.to_string()))?;
     let packed = match &input.packed {
         Some(packed) => packed.clone(),
         None => packed::pack(&response, &input.detail)?,
@@ -597,12 +477,7 @@ pub fn sale_record(sale: &NewSale) -> SaleRecord {
 /// only if it still stands where the return was computed from: of two returns racing for the
 /// last unit, the second finds the count moved and writes nothing.
 async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreError> {
-    let stale = || {
-        StoreError::Stale(format!(
-            "Another return against sale {} was committed meanwhile.",
-            original.transaction_id
-        ))
-    };
+    let stale = || StoreError::Stale(Stale::ReturnRaced(original.transaction_id.clone()));
     let units: Vec<(i64, i64)> = original.lines.iter().map(|line| (line.line_no, line.units)).collect();
     let counted_in_sale = original.counted.adding(&units)?;
     let sql = match counted_in_sale {
@@ -665,8 +540,6 @@ async fn redeem_coupon(conn: &mut Conn, code: &CouponCode, now: i64) -> Result<(
     .await?;
     match redeemed {
         Some(_) => Ok(()),
-        None => Err(StoreError::Rule(format!(
-            "Coupon {code} has been redeemed as many times as it may be."
-        ))),
+        None => Err(StoreError::Rule(Rule::CouponExhausted(code.clone()))),
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::closures;
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Conflict, StoreError};
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
@@ -227,9 +227,8 @@ fn open_session<'a>(
             Ok(_) => {}
             // Another till opened this register between our check and our insert.
             Err(error) if error.is_unique_violation() => {
-                return Err(StoreError::Conflict(format!(
-                    "register {} already has an open session",
-                    open.register_id
+                return Err(StoreError::Conflict(Conflict::RegisterAlreadyOpen(
+                    open.register_id.clone(),
                 )));
             }
             Err(error) => return Err(error),

@@ -1,7 +1,7 @@
 //! Staff members and the wrong-PIN guard.
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Rule, StoreError};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -124,7 +124,7 @@ fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Res
             (Some(hash), _) => hash.clone(),
             (None, Some(row)) => row.try_get("pin_hash")?,
             (None, None) => {
-                return Err(StoreError::Rule("a new staff member needs a PIN".to_owned()));
+                return Err(StoreError::Rule(Rule::PinNeeded));
             }
         };
         let limit = put.member.discount_limit;

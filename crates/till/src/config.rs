@@ -9,8 +9,8 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use till_api::ApiConfig;
 use till_api::auth::{JwksSource, JwtSettings};
+use till_api::{ApiConfig, Settings};
 use till_store::{SqliteSynchronous, StoreOptions};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -192,17 +192,19 @@ impl Config {
     pub fn api_config(&self) -> ApiConfig {
         ApiConfig {
             max_body_bytes: self.max_body_bytes,
-            cash_rounding_tolerance_cents: self.cash_rounding_tolerance_cents.max(0),
-            session_ttl: Duration::from_secs(self.session_ttl_seconds),
-            elevation_ttl: Duration::from_secs(self.elevation_ttl_seconds),
-            pin_max_failures: self.pin_max_failures.max(1),
-            pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
-            loyalty_points_per_unit: self.loyalty_points_per_unit.max(0),
-            elevation_enabled: self.elevation_enabled,
-            elevation_rate_limit: self.elevation_rate_limit.max(1),
-            elevation_rate_window: Duration::from_secs(self.elevation_rate_window_seconds.max(1)),
-            promotion_cache_ttl: Duration::from_secs(self.promotion_cache_seconds),
-            grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
+            app: Settings {
+                cash_rounding_tolerance_cents: self.cash_rounding_tolerance_cents.max(0),
+                session_ttl: Duration::from_secs(self.session_ttl_seconds),
+                elevation_ttl: Duration::from_secs(self.elevation_ttl_seconds),
+                pin_max_failures: self.pin_max_failures.max(1),
+                pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
+                loyalty_points_per_unit: self.loyalty_points_per_unit.max(0),
+                elevation_enabled: self.elevation_enabled,
+                elevation_rate_limit: self.elevation_rate_limit.max(1),
+                elevation_rate_window: Duration::from_secs(self.elevation_rate_window_seconds.max(1)),
+                promotion_cache_ttl: Duration::from_secs(self.promotion_cache_seconds),
+                grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
+            },
         }
     }
 

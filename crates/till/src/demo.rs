@@ -235,7 +235,7 @@ async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Resu
                 cashier_subject: Subject::parse(CASHIER)?,
                 opening_float: cents(15_000),
                 opened_at: now,
-                expires_at: now.checked_add(state.config().session_ttl)?,
+                expires_at: now.checked_add(state.config().app.session_ttl)?,
             })
             .await?;
         match opened {

@@ -5,7 +5,6 @@
 //! staff record, read at every request so that a change of role takes effect at once).
 
 pub mod jwt;
-pub mod secret;
 
 use crate::error::ApiError;
 use crate::ops::Op;
@@ -14,11 +13,11 @@ use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use std::marker::PhantomData;
-use till_core::grant::{Grant, GrantSet};
 use till_core::ids::Subject;
-use till_store::sessions::SessionPrincipal;
 
 pub use jwt::{JwksSource, JwtSettings, JwtVerifier};
+pub use till_app::caller::{Credential, Principal};
+pub use till_app::secret;
 
 /// Verifies credentials. Session tokens are looked up in the store; JWTs are verified here.
 pub struct Authenticator {
@@ -34,35 +33,6 @@ impl Authenticator {
 
     pub fn jwt(&self) -> &JwtVerifier {
         &self.jwt
-    }
-}
-
-/// An authenticated caller.
-#[derive(Clone, Debug)]
-pub struct Principal {
-    pub subject: Subject,
-    pub grants: GrantSet,
-    pub credential: Credential,
-}
-
-#[derive(Clone, Debug)]
-pub enum Credential {
-    /// An identity provider's access token.
-    Token,
-    /// A till's register-session token.
-    Session(Box<SessionPrincipal>),
-}
-
-impl Principal {
-    pub fn session(&self) -> Option<&SessionPrincipal> {
-        match &self.credential {
-            Credential::Session(session) => Some(session),
-            Credential::Token => None,
-        }
-    }
-
-    pub fn has(&self, grant: Grant) -> bool {
-        self.grants.contains(grant)
     }
 }
 

@@ -171,7 +171,7 @@ async fn get_item(
         .store()
         .get_catalog_item(&id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("Article not found in the catalog.".into()))?;
+        .ok_or_else(crate::phrases::not_in_catalog)?;
     Ok(Json(record.into()))
 }
 

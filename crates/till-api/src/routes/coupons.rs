@@ -147,7 +147,7 @@ fn parse_coupon(body: &Value) -> Result<Coupon, ApiError> {
         if let (Some(from), Some(until)) = (valid_from, valid_until)
             && until < from
         {
-            return root.fail("validUntil", "must not be earlier than validFrom");
+            return root.fail("validUntil", crate::fields::UNTIL_BEFORE_FROM);
         }
         Some(Coupon {
             reward,

@@ -1,40 +1,29 @@
 //! `POST /v1/elevation-grants`: a manager at the till approves, with their PIN, a discount the
-//! cashier may not grant alone. The till receives a single-use token carrying one scope, spent
-//! as `x-elevation-token` by the one sale it approves. The cashier's own token never changes.
-//!
-//! Checks in order: the rate limiter, the lockout, the PIN, stale grants, the manager's
-//! authority, whether approval is needed at all, and whether the channel is open.
+//! cashier may not grant alone ([`till_app::elevation`]). The till receives a single-use token
+//! carrying one scope, spent as `x-elevation-token` by the one sale it approves. The cashier's
+//! own token never changes. `GET /v1/elevation-events` reads the audit trail.
 
-use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
-use crate::auth::{Authorized, Principal};
+use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::Text;
 use crate::ops;
-use crate::routes::sessions::seconds_until;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use till_core::grant::Grant;
+use till_app::elevation::{GrantRequest, IssuedGrant, asking_till, request_grant as grant};
 use till_core::ids::{RegisterId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
-use till_core::staff::DiscountLimit;
-use till_store::elevation::{ElevationEvent, GrantOperation, NewGrant, RateDecision};
-use till_store::sessions::SessionPrincipal;
-use till_store::staff::PinAttempt;
+use till_store::elevation::GrantOperation;
 use utoipa::openapi::schema::{AnyOfBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// The one scope a grant carries.
-pub const GRANT_SCOPE: Grant = Grant::DiscountOverride;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -134,14 +123,6 @@ pub struct GrantView {
     expires_at: String,
 }
 
-struct GrantRequest {
-    manager: Subject,
-    pin: String,
-    operation: GrantOperation,
-    amount: Option<i64>,
-    percent: Option<i64>,
-}
-
 fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
     let problems = Problems::new();
     let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
@@ -166,20 +147,6 @@ fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
     problems.finish(|| request)
 }
 
-/// Whether a reduction of the given size fits `limit`; a dimension not given is not checked.
-fn within(limit: DiscountLimit, amount: Option<i64>, percent: Option<i64>) -> bool {
-    amount.is_none_or(|a| a <= limit.amount.get()) && percent.is_none_or(|p| p.min(10_000) <= limit.percent.get())
-}
-
-fn channel(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-    ApiError::Channel {
-        status,
-        code,
-        message: message.into(),
-        retry_after: None,
-    }
-}
-
 /// Request a manager elevation grant.
 ///
 /// A manager standing at the till types their PIN to approve a discount the cashier may not
@@ -199,174 +166,20 @@ async fn request_grant(
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<GrantView>), ApiError> {
-    let caller: Principal = auth.principal;
-    let Some(till) = caller.session() else {
-        return Err(ApiError::Forbidden(
-            "Only a till may ask for a manager's approval: use the register session's token, with the manager present."
-                .into(),
-        ));
-    };
+    let till = asking_till(&auth.principal)?;
     let request = parse_request(&body)?;
-    let now = state.now();
-    if !till.session.is_open_at(now) {
-        return Err(ApiError::Business(format!(
-            "Register session {} is closed.",
-            till.session.session_id
-        )));
-    }
-    let audit = Audit {
-        state: &state,
-        till,
-        request: &request,
-        now,
-    };
-    let config = state.config();
-    let store = state.store();
-    let manager = request.manager.as_str();
-
-    if let RateDecision::LimitedUntil(until) = store
-        .count_elevation_attempt(manager, now, config.elevation_rate_limit, config.elevation_rate_window)
-        .await?
-    {
-        let retry_after = seconds_until(until, now);
-        audit.record("rate_limited", Some("RATE_LIMITED")).await;
-        return Err(ApiError::Channel {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            code: "RATE_LIMITED",
-            message: format!("Too many approval requests for this manager; try again in {retry_after} seconds."),
-            retry_after: Some(retry_after),
-        });
-    }
-    let last_chance = match store
-        .reserve_pin_attempt(manager, now, config.pin_max_failures, config.pin_lockout)
-        .await?
-    {
-        PinAttempt::Allowed { last } => last,
-        PinAttempt::LockedUntil(until) => {
-            let retry_after = seconds_until(until, now);
-            audit.record("refused", Some("LOCKED_OUT")).await;
-            return Err(ApiError::Channel {
-                status: StatusCode::TOO_MANY_REQUESTS,
-                code: "LOCKED_OUT",
-                message: format!("Too many wrong PINs for this manager; try again in {retry_after} seconds."),
-                retry_after: Some(retry_after),
-            });
-        }
-    };
-    let staff = store.get_staff(&request.manager).await?;
-    let hash = staff.as_ref().map(|s| s.pin_hash.clone());
-    let pin = request.pin.clone();
-    let matched = crate::auth::secret::pin_work(move || verify_pin(&pin, hash.as_deref()))
-        .await
-        .map_err(ApiError::internal)?;
-    let staff = match staff {
-        Some(staff) if matched => staff,
-        _ => {
-            audit.record("refused", Some("INVALID_CREDENTIAL")).await;
-            if last_chance {
-                audit.record("locked_out", Some("LOCKED_OUT")).await;
-            }
-            return Err(channel(
-                StatusCode::UNAUTHORIZED,
-                "INVALID_CREDENTIAL",
-                "Unknown manager or wrong PIN.",
-            ));
-        }
-    };
-    store.clear_pin_failures(manager, now).await?;
-
-    let synced_for = now.duration_since(staff.grants_synced_at);
-    if synced_for.as_secs() > i64::try_from(config.grants_max_age.as_secs()).unwrap_or(i64::MAX) {
-        audit.record("refused", Some("GRANTS_STALE")).await;
-        return Err(channel(
-            StatusCode::FORBIDDEN,
-            "GRANTS_STALE",
-            "This manager's permissions have not been confirmed recently; the back office must resynchronise them.",
-        ));
-    }
-    let grants = staff.member.grants();
-    if !grants.contains(Grant::PriceOverride)
-        || !within(staff.member.effective_limit(), request.amount, request.percent)
-    {
-        audit.record("refused", Some("MISSING_AUTHORITY")).await;
-        return Err(channel(
-            StatusCode::FORBIDDEN,
-            "MISSING_AUTHORITY",
-            "This manager may not approve a discount of this size.",
-        ));
-    }
-    let cashier = &till.cashier.member;
-    if cashier.grants().contains(Grant::PriceOverride)
-        || within(cashier.effective_limit(), request.amount, request.percent)
-    {
-        audit.record("refused", Some("NO_ELEVATION_REQUIRED")).await;
-        return Err(channel(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "NO_ELEVATION_REQUIRED",
-            "The cashier may grant this discount alone; finalize the sale without a token.",
-        ));
-    }
-    if !config.elevation_enabled {
-        audit.record("refused", Some("ELEVATION_UNAVAILABLE")).await;
-        return Err(channel(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "ELEVATION_UNAVAILABLE",
-            "Manager approval is switched off for this deployment.",
-        ));
-    }
-
-    let token = new_token(ELEVATION_TOKEN_PREFIX);
-    let expires_at = now.checked_add(config.elevation_ttl).map_err(ApiError::internal)?;
-    let grant = NewGrant {
-        grant_id: new_id("grt"),
-        token_hash: token_hash(&token),
-        manager_subject: manager.to_owned(),
-        session_id: till.session.session_id.as_str().to_owned(),
-        register_id: till.session.register_id.as_str().to_owned(),
-        cashier_subject: till.cashier.subject.as_str().to_owned(),
-        operation: request.operation,
-        scope: GRANT_SCOPE.as_str().to_owned(),
-        amount_cents: request.amount,
-        percent_bps: request.percent,
-        issued_at: now,
-        expires_at,
-    };
-    let view = GrantView {
-        grant_id: grant.grant_id.clone(),
-        token,
-        scope: grant.scope.clone(),
-        operation: request.operation.as_str().to_owned(),
-        expires_at: format_utc(expires_at),
-    };
-    store.issue_grant(grant).await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    let issued = grant(state.app(), till, &request).await?;
+    Ok((StatusCode::CREATED, Json(GrantView::from(issued))))
 }
 
-/// Writes refusals to the audit trail. A failure to write is logged, not answered: the request
-/// is refused either way.
-struct Audit<'a> {
-    state: &'a AppState,
-    till: &'a SessionPrincipal,
-    request: &'a GrantRequest,
-    now: Timestamp,
-}
-
-impl Audit<'_> {
-    async fn record(&self, outcome: &str, code: Option<&str>) {
-        let event = ElevationEvent {
-            outcome: outcome.to_owned(),
-            code: code.map(str::to_owned),
-            manager_subject: self.request.manager.as_str().to_owned(),
-            session_id: Some(self.till.session.session_id.as_str().to_owned()),
-            register_id: Some(self.till.session.register_id.as_str().to_owned()),
-            cashier_subject: Some(self.till.cashier.subject.as_str().to_owned()),
-            operation: Some(self.request.operation.as_str().to_owned()),
-            amount_cents: self.request.amount,
-            percent_bps: self.request.percent,
-            ..ElevationEvent::default()
-        };
-        if let Err(error) = self.state.store().record_elevation_event(event, self.now).await {
-            tracing::error!(%error, "could not record an elevation event");
+impl From<IssuedGrant> for GrantView {
+    fn from(issued: IssuedGrant) -> GrantView {
+        GrantView {
+            grant_id: issued.grant_id,
+            token: issued.token,
+            scope: issued.scope,
+            operation: issued.operation.as_str().to_owned(),
+            expires_at: format_utc(issued.expires_at),
         }
     }
 }

@@ -377,7 +377,7 @@ async fn close(
         CloseRequest::AlreadyClosed => Err(ApiError::Conflict(
             "That period is already closed for this register.".into(),
         )),
-        CloseRequest::UnknownRegister => Err(ApiError::NotFound("No register with this id.".into())),
+        CloseRequest::UnknownRegister => Err(crate::phrases::no_such_register()),
     }
 }
 
@@ -464,7 +464,7 @@ async fn make_archive(
         .store()
         .make_archive(request, state.now())
         .await?
-        .ok_or_else(|| ApiError::NotFound("No register with this id.".into()))?;
+        .ok_or_else(crate::phrases::no_such_register)?;
     let mut response = (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], made.file).into_response();
     let headers = response.headers_mut();
     for (name, value) in [

@@ -273,7 +273,7 @@ fn parse_rule(body: &Value, path_id: Option<PromotionId>) -> Result<promotions::
         });
         let (valid_from, valid_until) = (valid_from?, valid_until?);
         if valid_until < valid_from {
-            return root.fail("validUntil", "must not be earlier than validFrom");
+            return root.fail("validUntil", crate::fields::UNTIL_BEFORE_FROM);
         }
         Some(promotions::PromotionRule {
             id: id?,

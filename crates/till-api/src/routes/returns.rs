@@ -6,36 +6,32 @@
 //! unit refunds what the customer paid for it on the original sale (see
 //! [`till_core::returns`]).
 
-use crate::auth::secret::new_ordered_id;
-use crate::auth::{Authorized, Principal};
+use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathParams};
 use crate::fields::{Field, Obj, Problems};
 use crate::ops;
-use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, Totals};
-use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set};
-use crate::routes::checkout::{
-    Sign, answer, booking_session, register_of, replay, stock_movements, unless_twin_committed,
-};
+use crate::routes::checkout::created;
+use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, Totals, reported_sku, stock_movements};
+use crate::routes::checkout::request::{MAX_LINES, TenderSetBody, tender_set, too_many_lines};
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
-use till_core::ids::{RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_app::returns::give_back;
+use till_core::committed::SaleAnswer;
+use till_core::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::instant::format_utc;
-use till_core::money::{Cents, MAX_SAFE_INTEGER, checked_sum};
-use till_core::returns::{ReturnError, ReturnPlan, ReturnRequest, ReturnedUnits, plan_return};
+use till_core::money::MAX_SAFE_INTEGER;
+use till_core::returns::{ReturnRequest, ReturnedUnits, plan_return};
 use till_core::sale::SaleType;
-use till_core::settlement::{SettlementError, check_settlement};
-use till_store::StoreError;
-use till_store::returns::OriginalSale;
-use till_store::sales::{NewSale, NewSaleLine, ReturnOf, ReturnedLine, SaleAnswer};
+use till_store::returns::{OriginalSale, ReturnSummary};
+use till_store::sales::{NewSale, ReturnOf};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -44,10 +40,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(create_return))
         .routes(routes!(sale_returns))
 }
-
-/// How many times a return is priced again when another return of the same sale commits
-/// between its pricing and its commit.
-const STALE_RETRIES: u32 = 3;
 
 /// Body of `POST /v1/returns`.
 #[derive(utoipa::ToSchema)]
@@ -182,225 +174,64 @@ async fn create_return(
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let request = parse_return(&body)?;
-    let fingerprint = request.fingerprint();
-    if let Some(stored) = state.store().find_sale(&request.transaction_id).await? {
-        return replay(stored, &fingerprint);
-    }
-    let outcome = book_return(&state, &auth.principal, &request, &fingerprint).await;
-    unless_twin_committed(&state, &request.transaction_id, &fingerprint, outcome).await
+    let booked = give_back(state.app(), &auth.principal, &request).await?;
+    Ok(created(booked))
 }
 
-async fn book_return(
-    state: &AppState,
-    caller: &Principal,
-    request: &ReturnRequest,
-    fingerprint: &str,
-) -> Result<Response, ApiError> {
-    let now = state.now();
-    let session = booking_session(state, caller, &request.store_id, &request.session_id, now).await?;
-    let register_id = register_of(request.register_id.as_ref(), &session)?;
-    let tolerance = Cents::new(state.config().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
-    let mut attempt = 0;
-    loop {
-        let original = returnable_original(state, &request.original_transaction_id).await?;
-        let plan = plan_return(&original.returnable, &request.lines).map_err(|e| return_error(e, &original))?;
-        check_settlement(plan.refund, &request.tenders, tolerance).map_err(|e| refund_error(e, plan.refund))?;
-        let ticket = build_return(request, fingerprint, &register_id, &original, &plan, now)?;
-        match state.store().commit_sale(ticket).await {
-            // Another return of this sale committed first: price ours again from what is left.
-            Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
-            outcome => return answer(outcome?, fingerprint),
-        }
-    }
-}
-
-async fn returnable_original(state: &AppState, id: &TransactionId) -> Result<OriginalSale, ApiError> {
-    let original = state
-        .store()
-        .original_sale(id)
-        .await?
-        .ok_or_else(|| ApiError::Business(format!("There is no sale {id} to return goods from.")))?;
-    if original.kind == SaleType::Return.as_str() {
-        return Err(ApiError::Business(format!(
-            "{id} is itself a return; goods are returned against the sale they were bought in."
-        )));
-    }
-    Ok(original)
-}
-
-fn return_error(error: ReturnError, original: &OriginalSale) -> ApiError {
-    ApiError::Business(match error {
-        ReturnError::UnknownLine { line_id } => {
-            format!("Line {line_id} is not a line of sale {}.", original.transaction_id)
-        }
-        ReturnError::TooMany {
-            line_id,
-            quantity,
-            remaining: 0,
-        } => format!("All {quantity} units of line {line_id} have already been returned."),
-        other => format!("{}.", capitalized(&other.to_string())),
-    })
-}
-
-fn refund_error(error: SettlementError, refund: Cents) -> ApiError {
-    match error {
-        SettlementError::AmountDue { amount_due, gap, .. } => ApiError::Business(format!(
-            "The amount due ({amount_due}) differs from the refund for these lines ({refund}) by {gap}."
-        )),
-        other => ApiError::Business(other.to_string()),
-    }
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
-}
-
-/// The return as a ticket: the original's lines for the units coming back, every amount
-/// negative, and the 201 body, written once the commit gives the credit note its number.
-fn build_return(
-    request: &ReturnRequest,
-    fingerprint: &str,
-    register_id: &RegisterId,
-    original: &OriginalSale,
-    plan: &ReturnPlan,
-    now: Timestamp,
-) -> Result<NewSale, ApiError> {
-    let sign = Sign::Return;
-    let too_large = || ApiError::Business("The return's amounts are too large to be represented.".into());
-    let mut stock: BTreeMap<SkuId, i64> = BTreeMap::new();
-    let mut lines = Vec::with_capacity(plan.lines.len());
-    let mut views = Vec::with_capacity(plan.lines.len());
-    for refund in &plan.lines {
-        let (sold, kept) = (&original.returnable.lines[refund.index], &original.lines[refund.index]);
-        if let Some(sku) = &kept.sku_id {
-            let units = stock.entry(sku.clone()).or_default();
-            *units = units.checked_add(refund.units).ok_or_else(too_large)?;
-        }
-        views.push(ReturnedLineView {
-            line_id: sold.line_id.clone(),
-            sku_id: kept.sku_id.as_ref().map_or(SkuId::CUSTOM, SkuId::as_str).to_owned(),
-            quantity: refund.units,
-            unit_price: kept.unit_price.get(),
-            net_cents: sign.money(refund.refund).get(),
-        });
-        lines.push(NewSaleLine {
-            line_id: sold.line_id.clone(),
-            sku_id: kept.sku_id.clone(),
-            label: kept.label.clone(),
-            quantity: refund.units,
-            unit_price: kept.unit_price,
-            vat_rate: refund.vat_rate,
-            gross: sign.money(refund.gross),
-            promotion: sign.money(refund.promotion),
-            declared: sign.money(refund.declared),
-            ticket: sign.money(refund.ticket),
-            net: sign.money(refund.refund),
-        });
-    }
-    let change = checked_sum(request.tenders.tenders.iter().map(|t| t.change)).map_err(|_| too_large())?;
-    let (subtotal, total, change) = (sign.money(plan.subtotal), sign.money(plan.refund), sign.money(change));
-    let customer = original.customer_id.as_ref().map(|c| c.as_str().to_owned());
-    let points = sign.points(plan.points_back);
-    let event = ReturnEvent {
-        id: new_ordered_id("evt", now),
-        register_id: register_id.as_str().to_owned(),
-        credit_note_number: String::new(),
-        original: OriginalView {
-            transaction_id: original.transaction_id.as_str().to_owned(),
-            register_id: original.register_id.as_str().to_owned(),
-            seq: original.seq,
-        },
-        transaction: ReturnTransaction {
-            id: request.transaction_id.as_str().to_owned(),
-            number: request.number.clone(),
-            store_id: request.store_id.as_str().to_owned(),
-            seller_id: request.seller_id.as_str().to_owned(),
-            customer_id: customer.clone(),
-            status: "completed".to_owned(),
-            r#type: SaleType::Return.as_str().to_owned(),
-            lines: views,
-            totals: Totals {
-                subtotal: subtotal.get(),
-                total: total.get(),
-                item_count: plan.item_count,
-                line_count: plan.lines.len() as i64,
-            },
-        },
-        ticket: Ticket {
-            number: request.number.clone(),
-            store_id: request.store_id.as_str().to_owned(),
-            seller_id: request.seller_id.as_str().to_owned(),
-            customer_id: customer.clone(),
-            subtotal_cents: subtotal.get(),
-            total_cents: total.get(),
-            item_count: plan.item_count,
-            tenders: sign.ticket_tenders(&request.tenders),
-            change_cents: change.get(),
-        },
-        loyalty: Loyalty {
-            customer_id: customer,
-            points_earned: points,
-        },
-        stock_movements: stock_movements(&stock),
-        emitted_at: format_utc(now),
-    };
-    let event_id = event.id.clone();
-    let response = SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str| {
+/// A return's answer, written once the commit gives the credit note its number.
+pub(crate) fn return_answer(ticket: &NewSale, original: &ReturnOf) -> SaleAnswer {
+    let event = ReturnEvent::of(ticket, original);
+    SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str| {
         serde_json::to_string(&ReturnEvent {
             credit_note_number: credit_note.to_owned(),
             ..event.clone()
         })
-    }));
-    Ok(NewSale {
-        transaction_id: request.transaction_id.clone(),
-        event_id,
-        fingerprint: fingerprint.to_owned(),
-        kind: SaleType::Return,
-        number: request.number.clone(),
-        store_id: request.store_id.clone(),
-        seller_id: request.seller_id.clone(),
-        customer_id: original.customer_id.clone(),
-        session_id: request.session_id.clone(),
-        register_id: register_id.clone(),
-        lines,
-        tenders: request.tenders.tenders.iter().map(|t| sign.tender(t)).collect(),
-        vat: plan.vat.iter().map(|v| sign.vat(v)).collect(),
-        subtotal,
-        total,
-        item_count: plan.item_count,
-        change,
-        points_earned: points,
-        stock_moves: stock.into_iter().collect(),
-        coupon_code: None,
-        issued_at: None,
-        emitted_at: now,
-        response,
-        spends_grant: None,
-        adjustments: Vec::new(),
-        original: Some(ReturnOf {
-            transaction_id: original.transaction_id.clone(),
-            register_id: original.register_id.clone(),
-            seq: original.seq,
-            lines: plan
-                .lines
-                .iter()
-                .map(|l| ReturnedLine {
-                    line_no: original.lines[l.index].line_no,
-                    units: l.units,
-                    returned_before: l.returned_before,
-                })
-                .collect(),
-            refund: plan.refund,
-            points_back: plan.points_back,
-            refunded_before: original.returnable.refunded,
-            points_returned_before: original.returnable.points_returned,
-            counted: original.counted.clone(),
-        }),
-    })
+    }))
+}
+
+impl ReturnEvent {
+    /// The return's event, but for its credit note's number.
+    fn of(ticket: &NewSale, original: &ReturnOf) -> ReturnEvent {
+        let customer = ticket.customer_id.as_ref().map(|c| c.as_str().to_owned());
+        ReturnEvent {
+            id: ticket.event_id.clone(),
+            register_id: ticket.register_id.as_str().to_owned(),
+            credit_note_number: String::new(),
+            original: OriginalView {
+                transaction_id: original.transaction_id.as_str().to_owned(),
+                register_id: original.register_id.as_str().to_owned(),
+                seq: original.seq,
+            },
+            transaction: ReturnTransaction {
+                id: ticket.transaction_id.as_str().to_owned(),
+                number: ticket.number.clone(),
+                store_id: ticket.store_id.as_str().to_owned(),
+                seller_id: ticket.seller_id.as_str().to_owned(),
+                customer_id: customer.clone(),
+                status: "completed".to_owned(),
+                r#type: SaleType::Return.as_str().to_owned(),
+                lines: ticket
+                    .lines
+                    .iter()
+                    .map(|line| ReturnedLineView {
+                        line_id: line.line_id.clone(),
+                        sku_id: reported_sku(line.sku_id.as_ref()).to_owned(),
+                        quantity: line.quantity,
+                        unit_price: line.unit_price.get(),
+                        net_cents: line.net.get(),
+                    })
+                    .collect(),
+                totals: Totals::of(ticket),
+            },
+            ticket: Ticket::of(ticket, customer.clone()),
+            loyalty: Loyalty {
+                customer_id: customer,
+                points_earned: ticket.points_earned,
+            },
+            stock_movements: stock_movements(&ticket.stock_moves),
+            emitted_at: format_utc(ticket.emitted_at),
+        }
+    }
 }
 
 /// What was returned of a sale and what remains.
@@ -478,12 +309,26 @@ async fn sale_returns(
         .store()
         .original_sale(&id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+        .ok_or_else(crate::phrases::no_such_sale)?;
     let returns = state.store().returns_against(&id).await?;
+    let sale = &original.returnable;
+    Ok(Json(SaleReturns {
+        transaction_id: id.as_str().to_owned(),
+        r#type: original.kind.clone(),
+        total_cents: sale.total.get(),
+        refunded_cents: sale.refunded.get(),
+        points_earned: sale.points_earned,
+        points_returned: sale.points_returned,
+        lines: returnable_lines(&original),
+        returns: returns.into_iter().map(ReturnMade::from).collect(),
+    }))
+}
+
+/// Per line of a sale: what was sold and returned, and what may still come back.
+fn returnable_lines(original: &OriginalSale) -> Vec<ReturnableLineView> {
     let is_return = original.kind == SaleType::Return.as_str();
     let sale = &original.returnable;
-    let lines = sale
-        .lines
+    sale.lines
         .iter()
         .zip(&original.lines)
         .map(|(line, kept)| {
@@ -498,44 +343,37 @@ async fn sale_returns(
             };
             ReturnableLineView {
                 line_id: line.line_id.clone(),
-                sku_id: kept.sku_id.as_ref().map_or(SkuId::CUSTOM, SkuId::as_str).to_owned(),
+                sku_id: reported_sku(kept.sku_id.as_ref()).to_owned(),
                 quantity: line.quantity,
                 returned: line.returned,
                 returnable,
                 returnable_cents,
             }
         })
-        .collect();
-    Ok(Json(SaleReturns {
-        transaction_id: id.as_str().to_owned(),
-        r#type: original.kind.clone(),
-        total_cents: sale.total.get(),
-        refunded_cents: sale.refunded.get(),
-        points_earned: sale.points_earned,
-        points_returned: sale.points_returned,
-        lines,
-        returns: returns
-            .into_iter()
-            .map(|r| ReturnMade {
-                transaction_id: r.transaction_id,
-                credit_note_number: r.credit_note,
-                register_id: r.register_id,
-                seq: r.seq,
-                total_cents: r.total_cents,
-                points_earned: r.points_earned,
-                emitted_at: format_utc(r.emitted_at),
-                lines: r
-                    .lines
-                    .into_iter()
-                    .map(|(line_id, quantity, net_cents)| ReturnMadeLine {
-                        line_id,
-                        quantity,
-                        net_cents,
-                    })
-                    .collect(),
-            })
-            .collect(),
-    }))
+        .collect()
+}
+
+impl From<ReturnSummary> for ReturnMade {
+    fn from(made: ReturnSummary) -> ReturnMade {
+        ReturnMade {
+            transaction_id: made.transaction_id,
+            credit_note_number: made.credit_note,
+            register_id: made.register_id,
+            seq: made.seq,
+            total_cents: made.total_cents,
+            points_earned: made.points_earned,
+            emitted_at: format_utc(made.emitted_at),
+            lines: made
+                .lines
+                .into_iter()
+                .map(|(line_id, quantity, net_cents)| ReturnMadeLine {
+                    line_id,
+                    quantity,
+                    net_cents,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Parses a return body, reporting every problem at once.
@@ -578,7 +416,7 @@ fn return_request(root: &Obj<'_>) -> Option<ReturnRequest> {
 fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnedUnits>> {
     match field.value().as_array().map(Vec::len) {
         Some(0) => return field.fail("must name at least one line"),
-        Some(count) if count > MAX_LINES => return field.fail(format!("must hold at most {MAX_LINES} lines")),
+        Some(count) if count > MAX_LINES => return field.fail(too_many_lines()),
         _ => {}
     }
     let mut seen = HashSet::new();

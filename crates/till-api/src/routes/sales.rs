@@ -80,7 +80,7 @@ async fn receipt(
         .store()
         .receipt(&id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+        .ok_or_else(crate::phrases::no_such_sale)?;
     let print = state
         .store()
         .record_print(&id, caller.principal.subject.as_str(), state.now())
@@ -113,6 +113,6 @@ async fn get_sale(
         .store()
         .find_sale(&id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("No sale with this transaction id.".into()))?;
+        .ok_or_else(crate::phrases::no_such_sale)?;
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }

@@ -1,9 +1,8 @@
 //! Register sessions: `POST /v1/register-sessions` opens a cashier's shift on a till and mints
 //! the till's bearer token; `POST /v1/register-sessions/{sessionId}/close` ends it with its Z
-//! report.
+//! report ([`till_app::sessions`]).
 
 use crate::auth::Authorized;
-use crate::auth::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash, verify_pin};
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
@@ -16,12 +15,11 @@ use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use till_core::grant::Grant;
+use till_app::sessions::{OpenRequest, Opened, close, open};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::Cents;
-use till_store::sessions::{CloseOutcome, OpenRefusal, OpenSession, SessionRecord};
-use till_store::staff::PinAttempt;
+use till_store::sessions::SessionRecord;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -147,14 +145,6 @@ struct ZReportSeal {
     key_id: String,
 }
 
-struct OpenRequest {
-    store_id: StoreId,
-    register_id: RegisterId,
-    cashier: Subject,
-    pin: String,
-    opening_float: Cents,
-}
-
 fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
     let problems = Problems::new();
     let parsed = problems.root(body).map(|root| {
@@ -179,12 +169,6 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
     })
 }
 
-/// Seconds until `until`, rounded up, at least 1: an honest `Retry-After`.
-pub(crate) fn seconds_until(until: Timestamp, now: Timestamp) -> u64 {
-    let micros = until.as_microsecond().saturating_sub(now.as_microsecond()).max(0) as u64;
-    micros.div_ceil(1_000_000).max(1)
-}
-
 /// Open a register session for a cashier and mint the till's token.
 ///
 /// Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
@@ -202,72 +186,13 @@ async fn open_session(
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<OpenedSessionView>), ApiError> {
     let request = parse_open(&body)?;
-    let store = state.store();
-    if store.store_in_network(&request.store_id).await? == Some(false) {
-        return Err(ApiError::field("storeId", "is not a store of the network"));
-    }
-    let config = state.config();
-    let attempt = store
-        .reserve_pin_attempt(
-            request.cashier.as_str(),
-            state.now(),
-            config.pin_max_failures,
-            config.pin_lockout,
-        )
-        .await?;
-    if let PinAttempt::LockedUntil(until) = attempt {
-        let retry_after = seconds_until(until, state.now());
-        return Err(ApiError::Channel {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            code: "LOCKED_OUT",
-            message: format!("Too many wrong PINs for this person; try again in {retry_after} seconds."),
-            retry_after: Some(retry_after),
-        });
-    }
-    let staff = store.get_staff(&request.cashier).await?;
-    let hash = staff.as_ref().map(|s| s.pin_hash.clone());
-    let pin = request.pin.clone();
-    let matched = crate::auth::secret::pin_work(move || verify_pin(&pin, hash.as_deref()))
-        .await
-        .map_err(ApiError::internal)?;
-    let staff = match staff {
-        Some(staff) if matched => staff,
-        _ => {
-            return Err(ApiError::Unauthorized("Unknown cashier or wrong PIN.".into()));
-        }
-    };
-    store.clear_pin_failures(request.cashier.as_str(), state.now()).await?;
-    let grants = staff.member.grants();
-    if !grants.contains(Grant::SalesFinalize) {
-        return Err(ApiError::Forbidden(format!("{} may not work a till.", staff.subject)));
-    }
-    let token = new_token(SESSION_TOKEN_PREFIX);
-    let now = state.now();
-    let expires_at = now.checked_add(config.session_ttl).map_err(ApiError::internal)?;
-    let opened = store
-        .open_session(OpenSession {
-            session_id: SessionId::from_trusted(new_id("ses")),
-            token_hash: token_hash(&token),
-            store_id: request.store_id,
-            register_id: request.register_id,
-            cashier_subject: request.cashier,
-            opening_float: request.opening_float,
-            opened_at: now,
-            expires_at,
-        })
-        .await?;
-    let record = opened.map_err(|refusal| match refusal {
-        OpenRefusal::UnknownStore => ApiError::field("storeId", "is not a store of the network"),
-        OpenRefusal::RegisterInOtherStore(home) => ApiError::Business(format!(
-            "This register belongs to store {home}; it cannot open in another store."
-        )),
-        OpenRefusal::AlreadyOpen(session) => ApiError::Conflict(format!(
-            "This register already has an open session ({session}); close it first."
-        )),
-    })?;
-    Ok((
-        StatusCode::CREATED,
-        Json(OpenedSessionView {
+    let opened = open(state.app(), request).await?;
+    Ok((StatusCode::CREATED, Json(OpenedSessionView::from(opened))))
+}
+
+impl From<Opened> for OpenedSessionView {
+    fn from(Opened { record, token, grants }: Opened) -> OpenedSessionView {
+        OpenedSessionView {
             session_id: record.session_id.into_string(),
             token,
             store_id: record.store_id.into_string(),
@@ -275,8 +200,8 @@ async fn open_session(
             cashier_subject: record.cashier_subject.into_string(),
             scopes: grants.iter().map(|g| g.as_str().to_owned()).collect(),
             expires_at: format_utc(record.expires_at),
-        }),
-    ))
+        }
+    }
 }
 
 /// `{sessionId}` of the session routes.
@@ -321,11 +246,5 @@ async fn close_session(
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = match state.store().close_session(id, state.now()).await? {
-        CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
-    };
-    let report = record
-        .z_report
-        .ok_or_else(|| ApiError::internal(std::io::Error::other("closed session without a Z report")))?;
-    Ok(Json(report))
+    Ok(Json(close(state.app(), id).await?))
 }

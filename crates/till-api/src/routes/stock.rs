@@ -101,7 +101,7 @@ async fn get_stock(
                 return Err(ApiError::NotFound("Store not found.".into()));
             }
             if state.store().get_catalog_item(&sku).await?.is_none() {
-                return Err(ApiError::NotFound("Article not found in the catalog.".into()));
+                return Err(crate::phrases::not_in_catalog());
             }
             0
         }

@@ -18,6 +18,14 @@ use till_core::sale::{
 /// Most lines one sale may carry.
 pub const MAX_LINES: usize = 1_000;
 
+/// Why a list of lines longer than [`MAX_LINES`] is refused.
+pub fn too_many_lines() -> String {
+    format!("must hold at most {MAX_LINES} lines")
+}
+
+const ONLY_LINE: &str = "is only for line discounts";
+const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
+
 /// Body of `POST /v1/checkout/finalize`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -358,7 +366,7 @@ fn cart(field: Field<'_>) -> Option<Cart> {
     let cart = field.object()?;
     let lines = cart.required("lines", |f| {
         if f.value().as_array().is_some_and(|lines| lines.len() > MAX_LINES) {
-            return f.fail(format!("must hold at most {MAX_LINES} lines"));
+            return f.fail(too_many_lines());
         }
         let mut seen = HashSet::new();
         f.array(|line| {
@@ -438,7 +446,7 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
     let (scope, basis) = (scope?, basis?);
     let kind = match (scope, basis) {
         (Scope::Line, Basis::Percent) => {
-            reject(&discount, "amountCents", "is only for ticket amount discounts");
+            reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
             let line_id = discount.required("lineId", |f| {
                 let text = f.text()?;
                 if line_ids.contains(&text) {
@@ -460,14 +468,14 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
             );
         }
         (Scope::Ticket, Basis::Percent) => {
-            reject(&discount, "lineId", "is only for line discounts");
-            reject(&discount, "amountCents", "is only for ticket amount discounts");
+            reject(&discount, "lineId", ONLY_LINE);
+            reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
             DeclaredKind::TicketPercent {
                 percent: discount.required("percentBps", |f| f.bps(1))?,
             }
         }
         (Scope::Ticket, Basis::Amount) => {
-            reject(&discount, "lineId", "is only for line discounts");
+            reject(&discount, "lineId", ONLY_LINE);
             reject(&discount, "percentBps", "is only for percent discounts");
             DeclaredKind::TicketAmount {
                 amount: discount.required("amountCents", |f| f.positive_cents())?,

@@ -1,11 +1,10 @@
 //! Who may grant the declared discounts of a sale: the caller alone (`price:override`, or within
 //! their own discount limit), or a manager through a single-use elevation token.
 
-use crate::auth::Principal;
-use crate::auth::secret::{ELEVATION_TOKEN_PREFIX, is_token_shaped, token_hash};
-use crate::error::ApiError;
-use crate::state::AppState;
-use axum::http::HeaderValue;
+use crate::app::App;
+use crate::caller::Principal;
+use crate::refusal::{Error, Refusal, Unapproved};
+use crate::secret::{ELEVATION_TOKEN_PREFIX, is_token_shaped, token_hash};
 use till_core::grant::Grant;
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
@@ -17,13 +16,13 @@ use till_store::elevation::{GrantOperation, GrantRecord};
 /// Declared discounts need authority: the caller's own (`price:override`, or within their
 /// discount limit) or a manager's single-use elevation token, whose grant id is returned so the
 /// commit spends it. A token presented when none is needed is left unspent.
-pub async fn authorize_discounts(
-    state: &AppState,
+pub(crate) async fn authorize_discounts(
+    app: &App,
     caller: &Principal,
     request: &SaleRequest,
     priced: &Priced,
-    elevation: Option<&HeaderValue>,
-) -> Result<Option<String>, ApiError> {
+    elevation: Option<&[u8]>,
+) -> Result<Option<String>, Error> {
     if request.declared_discounts.is_empty() || caller.has(Grant::PriceOverride) {
         return Ok(None);
     }
@@ -34,7 +33,7 @@ pub async fn authorize_discounts(
         .unwrap_or(priced.subtotal);
     let limit = match caller.session() {
         Some(session) => session.cashier.member.effective_limit(),
-        None => match state.store().get_staff(&caller.subject).await? {
+        None => match app.store().get_staff(&caller.subject).await? {
             Some(staff) => staff.member.effective_limit(),
             None => effective_limit(None, caller.grants),
         },
@@ -44,16 +43,14 @@ pub async fn authorize_discounts(
         return Ok(None);
     }
     if let Some(token) = elevation {
-        return approved_by(state, request, size, token).await.map(Some);
+        return approved_by(app, request, size, token).await.map(Some);
     }
-    let percent = share_bps(amount, base);
-    Err(ApiError::Forbidden(format!(
-        "The declared discounts take {amount} ({}.{:02} %), more than {} may grant alone; a manager's approval \
-         (x-elevation-token) or the price:override permission is needed.",
-        percent.get() / 100,
-        percent.get() % 100,
-        caller.subject
-    )))
+    Err(Refusal::DiscountsBeyondLimit {
+        amount,
+        share: share_bps(amount, base),
+        subject: caller.subject.clone(),
+    }
+    .into())
 }
 
 /// How much the declared discounts of a sale take, as limits and approvals measure it.
@@ -92,122 +89,88 @@ impl DiscountSize {
 /// The grant behind an `x-elevation-token` if it is unspent, unexpired and issued to this till
 /// session. Spending it is the commit's job, so a refused sale leaves it whole.
 async fn usable_grant(
-    state: &AppState,
+    app: &App,
     session_id: &SessionId,
-    header: &HeaderValue,
-    refuse: impl Fn(&str) -> ApiError,
-) -> Result<GrantRecord, ApiError> {
-    let token = header
-        .to_str()
+    header: &[u8],
+) -> Result<Result<GrantRecord, Unapproved>, Error> {
+    let Some(token) = std::str::from_utf8(header)
         .ok()
         .filter(|token| is_token_shaped(token, ELEVATION_TOKEN_PREFIX))
-        .ok_or_else(|| refuse("it is not an elevation token"))?;
-    let grant = state
-        .store()
-        .grant_by_token(&token_hash(token))
-        .await?
-        .ok_or_else(|| refuse("no such grant"))?;
-    if grant.spent_at.is_some() {
-        return Err(refuse("it was already spent"));
-    }
-    if grant.expires_at <= state.now() {
-        return Err(refuse("it has expired"));
-    }
-    if grant.session_id != session_id.as_str() {
-        return Err(refuse("it was issued to another till session"));
-    }
-    Ok(grant)
+    else {
+        return Ok(Err(Unapproved::NotAToken));
+    };
+    let Some(grant) = app.store().grant_by_token(&token_hash(token)).await? else {
+        return Ok(Err(Unapproved::NoSuchGrant));
+    };
+    Ok(if grant.spent_at.is_some() {
+        Err(Unapproved::Spent)
+    } else if grant.expires_at <= app.now() {
+        Err(Unapproved::Expired)
+    } else if grant.session_id != session_id.as_str() {
+        Err(Unapproved::OtherSession)
+    } else {
+        Ok(grant)
+    })
 }
 
 /// The grant behind an `x-elevation-token`, if it may approve this sale's discounts: usable,
 /// for the scope of the discounts (line or ticket), and at least as large as they are.
-async fn approved_by(
-    state: &AppState,
-    request: &SaleRequest,
-    size: DiscountSize,
-    header: &HeaderValue,
-) -> Result<String, ApiError> {
-    let refuse = |why: &str| ApiError::Forbidden(format!("The elevation token cannot approve these discounts: {why}."));
-    let grant = usable_grant(state, &request.session_id, header, refuse).await?;
+async fn approved_by(app: &App, request: &SaleRequest, size: DiscountSize, header: &[u8]) -> Result<String, Error> {
+    let refuse = |why: Unapproved| Error::from(Refusal::DiscountsNotApproved(why));
+    let grant = usable_grant(app, &request.session_id, header).await?.map_err(refuse)?;
     let line = request.declared_discounts.iter().any(|d| d.is_line_scoped());
     let ticket = request.declared_discounts.iter().any(|d| !d.is_line_scoped());
     let needed = match (line, ticket) {
-        (true, true) => {
-            return Err(refuse(
-                "one approval covers line discounts or ticket discounts, not both",
-            ));
-        }
+        (true, true) => return Err(refuse(Unapproved::LineAndTicket)),
         (true, false) => GrantOperation::DiscountLine,
         _ => GrantOperation::DiscountTicket,
     };
     if grant.operation != needed {
-        return Err(refuse(&format!(
-            "it approves {}, the sale needs {}",
-            grant.operation.as_str(),
-            needed.as_str()
-        )));
+        return Err(refuse(Unapproved::WrongOperation {
+            approves: grant.operation,
+            needs: needed,
+        }));
     }
     let approved_amount = grant.amount_cents.and_then(Cents::new);
     let approved_percent = grant.percent_bps.and_then(Bps::new);
     if !size.within(approved_amount, approved_percent) {
-        return Err(refuse(&format!(
-            "the manager approved {}, the discounts take {}",
-            approved_size(approved_amount, approved_percent),
-            size.amount
-        )));
+        return Err(refuse(Unapproved::TooSmall {
+            amount: approved_amount,
+            percent: approved_percent,
+            takes: size.amount,
+        }));
     }
     Ok(grant.grant_id)
-}
-
-fn approved_size(amount: Option<Cents>, percent: Option<Bps>) -> String {
-    let percent = percent.map(|p| format!("{}.{:02} %", p.get() / 100, p.get() % 100));
-    match (amount, percent) {
-        (Some(amount), Some(percent)) => format!("up to {amount} and {percent}"),
-        (Some(amount), None) => format!("up to {amount}"),
-        (None, Some(percent)) => format!("up to {percent}"),
-        (None, None) => "nothing".to_owned(),
-    }
 }
 
 /// A return without a receipt gives money back on the till's word alone: it needs the caller's
 /// `price:override`, or a manager's single-use approval for a ticket-level operation whose
 /// amount covers the refund. Returns the grant to spend, if one was needed.
-pub async fn authorize_unreceipted_return(
-    state: &AppState,
+pub(crate) async fn authorize_unreceipted_return(
+    app: &App,
     caller: &Principal,
     request: &SaleRequest,
     refund: Cents,
-    elevation: Option<&HeaderValue>,
-) -> Result<Option<String>, ApiError> {
+    elevation: Option<&[u8]>,
+) -> Result<Option<String>, Error> {
     if caller.has(Grant::PriceOverride) {
         return Ok(None);
     }
     let Some(header) = elevation else {
-        return Err(ApiError::Forbidden(
-            "A return without a receipt needs the price:override permission or a manager's approval \
-             (x-elevation-token)."
-                .into(),
-        ));
+        return Err(Refusal::ReturnNeedsApproval.into());
     };
-    let refuse = |why: &str| {
-        ApiError::Forbidden(format!(
-            "The elevation token cannot approve this return without a receipt: {why}."
-        ))
-    };
-    let grant = usable_grant(state, &request.session_id, header, refuse).await?;
+    let refuse = |why: Unapproved| Error::from(Refusal::ReturnNotApproved(why));
+    let grant = usable_grant(app, &request.session_id, header).await?.map_err(refuse)?;
     if grant.operation != GrantOperation::DiscountTicket {
-        return Err(refuse(&format!(
-            "it approves {}, a return needs {}",
-            grant.operation.as_str(),
-            GrantOperation::DiscountTicket.as_str()
-        )));
+        return Err(refuse(Unapproved::WrongOperation {
+            approves: grant.operation,
+            needs: GrantOperation::DiscountTicket,
+        }));
     }
     match grant.amount_cents.and_then(Cents::new) {
         Some(approved) if approved >= refund => Ok(Some(grant.grant_id)),
-        Some(approved) => Err(refuse(&format!(
-            "the manager approved up to {approved}, the refund is {refund}"
-        ))),
-        None => Err(refuse("it names no amount, and a refund is approved by its amount")),
+        Some(approved) => Err(refuse(Unapproved::RefundAboveApproval { approved, refund })),
+        None => Err(refuse(Unapproved::NoAmount)),
     }
 }
 

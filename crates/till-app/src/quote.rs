@@ -1,17 +1,18 @@
 //! The server's price of a cart: the authority's prices, the promotions in force, the declared
 //! discounts and a presented coupon. Finalize commits it; the dry run only shows it.
 
-use crate::error::ApiError;
-use crate::state::AppState;
+use crate::app::App;
+use crate::refusal::{CouponUnusable, Error, Refusal};
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use till_core::catalog::CatalogItem;
+use till_core::committed::Adjustment;
 use till_core::ids::{CouponCode, SkuId, StoreId};
+use till_core::money::MAX_SAFE_INTEGER;
 use till_core::pricing::{CouponToApply, LineToPrice, Priced, PricingError, PricingInput, Source, price};
 use till_core::promotions::{PromoLine, apply_promotions};
 use till_core::sale::{Cart, DeclaredDiscount};
-use till_store::sales::Adjustment;
 
 /// What is being priced.
 pub struct QuoteRequest<'a> {
@@ -63,11 +64,10 @@ impl Quote {
     }
 }
 
-pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote, ApiError> {
+/// The server's price of a cart.
+pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error> {
     if request.cart.lines.is_empty() {
-        return Err(ApiError::Business(
-            "The cart is empty: a sale needs at least one line.".into(),
-        ));
+        return Err(Refusal::EmptyCart.into());
     }
     let articles: Vec<&SkuId> = request
         .cart
@@ -76,40 +76,21 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
         .filter(|l| !l.custom)
         .filter_map(|l| l.sku_id.as_ref())
         .collect();
-    let catalog = state.store().catalog_items(&articles).await?;
+    let catalog = app.store().catalog_items(&articles).await?;
     let lines = lines_to_price(request.cart, &catalog)?;
-    let labels = request
-        .cart
-        .lines
-        .iter()
-        .map(|line| match (&line.sku_id, line.custom) {
-            (Some(sku), false) => catalog.get(sku).map(|item| item.name.clone()),
-            _ => None,
-        })
-        .collect();
+    let labels = labels(request.cart, &catalog);
 
-    let book = state.promotions().book(state.store()).await?;
+    let book = app.promotions().book(app.store()).await?;
     let candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
-    let promo_lines: Vec<PromoLine> = request
-        .cart
-        .lines
-        .iter()
-        .zip(&lines)
-        .map(|(line, priced)| PromoLine {
-            line_id: line.id.clone(),
-            sku: if line.custom { None } else { line.sku_id.clone() },
-            unit_price: priced.unit_price,
-            quantity: line.quantity,
-        })
-        .collect();
-    let promotions = apply_promotions(&candidates, &promo_lines).map_err(|_| too_large())?;
+    let promotions =
+        apply_promotions(&candidates, &promo_lines(request.cart, &lines)).map_err(|_| Refusal::AmountsTooLarge)?;
     let promotion_names = candidates
         .iter()
         .map(|r| (r.id.as_str().to_owned(), r.name.clone()))
         .collect();
 
     let coupon = match request.coupon_code {
-        Some(code) => Some(coupon_to_apply(state, code, request.at).await?),
+        Some(code) => Some(coupon_to_apply(app, code, request.at).await?),
         None => None,
     };
     let priced = price(&PricingInput {
@@ -120,8 +101,8 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
         coupon,
     })
     .map_err(|error| match error {
-        PricingError::Overflow => too_large(),
-        other => ApiError::Business(format!("{}.", capitalized(&other.to_string()))),
+        PricingError::Overflow => Refusal::AmountsTooLarge,
+        other => Refusal::Pricing(other),
     })?;
     Ok(Quote {
         lines,
@@ -131,22 +112,72 @@ pub async fn quote(state: &AppState, request: QuoteRequest<'_>) -> Result<Quote,
     })
 }
 
+/// The dry run of finalize's pricing, for a store of the network: nothing is written, no
+/// coupon is redeemed.
+pub async fn price_cart(app: &App, request: QuoteRequest<'_>) -> Result<CartPrice, Error> {
+    if app.store().store_in_network(request.store_id).await? == Some(false) {
+        return Err(Refusal::StoreNotInNetwork.into());
+    }
+    let cart = request.cart;
+    let quote = quote(app, request).await?;
+    let item_count = item_count(cart)?;
+    Ok(CartPrice { quote, item_count })
+}
+
+/// A cart's price and the units it holds.
+pub struct CartPrice {
+    pub quote: Quote,
+    pub item_count: i64,
+}
+
+/// The units a cart holds, within what a client can represent.
+pub fn item_count(cart: &Cart) -> Result<i64, Refusal> {
+    cart.lines
+        .iter()
+        .try_fold(0i64, |sum, line| sum.checked_add(line.quantity))
+        .filter(|count| *count <= MAX_SAFE_INTEGER)
+        .ok_or(Refusal::QuantitiesTooLarge)
+}
+
+/// Each line's article name in the catalog (none for a custom line).
+fn labels(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Vec<Option<String>> {
+    cart.lines
+        .iter()
+        .map(|line| match (&line.sku_id, line.custom) {
+            (Some(sku), false) => catalog.get(sku).map(|item| item.name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The lines as promotions see them, at the prices the server stands behind.
+fn promo_lines(cart: &Cart, lines: &[LineToPrice]) -> Vec<PromoLine> {
+    cart.lines
+        .iter()
+        .zip(lines)
+        .map(|(line, priced)| PromoLine {
+            line_id: line.id.clone(),
+            sku: if line.custom { None } else { line.sku_id.clone() },
+            unit_price: priced.unit_price,
+            quantity: line.quantity,
+        })
+        .collect()
+}
+
 /// Each line at the price the server stands behind: the authority's, or a custom line's own.
-fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Result<Vec<LineToPrice>, ApiError> {
+fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Result<Vec<LineToPrice>, Refusal> {
     cart.lines
         .iter()
         .map(|line| {
             let (unit_price, vat_rate) = if line.custom {
                 (line.unit_price, line.vat_rate)
             } else {
-                let sku = line.sku_id.as_ref().ok_or_else(|| {
-                    ApiError::Business(format!(
-                        "Line {} names no article (skuId is null) and is not marked custom.",
-                        line.id
-                    ))
+                let sku = line.sku_id.as_ref().ok_or_else(|| Refusal::LineWithoutArticle {
+                    line_id: line.id.clone(),
                 })?;
-                let item = catalog.get(sku).ok_or_else(|| {
-                    ApiError::Business(format!("Line {}: article {sku} is not in the catalog.", line.id))
+                let item = catalog.get(sku).ok_or_else(|| Refusal::NotInCatalog {
+                    line_id: line.id.clone(),
+                    sku: sku.clone(),
                 })?;
                 (item.price, item.vat_rate)
             };
@@ -162,41 +193,34 @@ fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Re
 
 /// A presented coupon, if it may be used at `at`; the minimum basket is pricing's to check,
 /// and the redemption count the commit's.
-async fn coupon_to_apply(state: &AppState, code: &CouponCode, at: Timestamp) -> Result<CouponToApply, ApiError> {
-    let refuse = |why: String| ApiError::Business(format!("Coupon {code} cannot be used: {why}."));
-    let record = state
+async fn coupon_to_apply(app: &App, code: &CouponCode, at: Timestamp) -> Result<CouponToApply, Error> {
+    let refuse = |why: CouponUnusable| {
+        Error::from(Refusal::Coupon {
+            code: code.clone(),
+            why,
+        })
+    };
+    let record = app
         .store()
         .get_coupon(code)
         .await?
-        .ok_or_else(|| refuse("it does not exist".into()))?;
+        .ok_or_else(|| refuse(CouponUnusable::Unknown))?;
     let coupon = record.coupon;
     if !coupon.active {
-        return Err(refuse("it is not active".into()));
+        return Err(refuse(CouponUnusable::Inactive));
     }
     if coupon.valid_from.is_some_and(|from| at < from) {
-        return Err(refuse("it is not valid yet".into()));
+        return Err(refuse(CouponUnusable::NotYetValid));
     }
     if coupon.valid_until.is_some_and(|until| at > until) {
-        return Err(refuse("it has expired".into()));
+        return Err(refuse(CouponUnusable::Expired));
     }
     if coupon.max_redemptions.is_some_and(|max| record.redemptions >= max) {
-        return Err(refuse("it has been redeemed as many times as it may be".into()));
+        return Err(refuse(CouponUnusable::Exhausted));
     }
     Ok(CouponToApply {
         code: code.as_str().to_owned(),
         reward: coupon.reward,
         min_basket: coupon.min_basket,
     })
-}
-
-fn too_large() -> ApiError {
-    ApiError::Business("The sale's amounts are too large to be represented.".into())
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

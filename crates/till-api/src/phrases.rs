@@ -1,0 +1,336 @@
+//! Every sentence a refused request is answered with, written once, with its status, from the
+//! typed refusal of a use case or of storage. Clients show these to the person at the till.
+
+use crate::error::{ApiError, capitalize};
+use axum::http::StatusCode;
+use till_app::refusal::{CouponUnusable, PinHolder, PriceGap, Unapproved};
+use till_app::{Error, Refusal};
+use till_core::ids::SessionId;
+use till_core::money::{Bps, Cents};
+use till_core::returns::ReturnError;
+use till_core::settlement::SettlementError;
+use till_store::sessions::OpenRefusal;
+use till_store::{Conflict, Forbidden, Rule, Stale};
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::Refused(refusal) => refusal.into(),
+            Error::Store(error) => error.into(),
+            Error::Internal(error) => ApiError::Internal(error),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        let code = refusal.channel_code();
+        match refusal {
+            Refusal::StoreNotInNetwork | Refusal::Open(OpenRefusal::UnknownStore) => {
+                ApiError::field("storeId", "is not a store of the network")
+            }
+            Refusal::TokenOfAnotherSession { token, named } => business(format!(
+                "This till's token belongs to session {token}, but the request names session {named}."
+            )),
+            Refusal::SessionUnknown(session) => session_unknown(&session),
+            Refusal::SessionClosed(session) => session_closed(&session),
+            Refusal::SessionInOtherStore { session, store, named } => {
+                business(format!("Register session {session} belongs to store {store}, not {named}."))
+            }
+            Refusal::RegisterNotSessions {
+                named,
+                session,
+                register,
+            } => business(format!(
+                "The request names register {named}, but session {session} is on register {register}."
+            )),
+            Refusal::DifferentContent => ApiError::Conflict(
+                "This transactionId was already finalized with different content; nothing was changed.".into(),
+            ),
+            Refusal::ReturnNeedsScope => ApiError::Forbidden("A return needs the scope pos.returns.create.".into()),
+            Refusal::CouponWithReturn => business("A coupon cannot be presented with a return."),
+            Refusal::QuantitiesTooLarge => business("The sale's quantities are too large to be represented."),
+            Refusal::ChangeTooLarge => business("The tenders' change is too large to be represented."),
+            Refusal::Settlement { error, differing } => settlement(&error, &differing),
+            Refusal::EmptyCart => business("The cart is empty: a sale needs at least one line."),
+            Refusal::LineWithoutArticle { line_id } => business(format!(
+                "Line {line_id} names no article (skuId is null) and is not marked custom."
+            )),
+            Refusal::NotInCatalog { line_id, sku } => {
+                business(format!("Line {line_id}: article {sku} is not in the catalog."))
+            }
+            Refusal::Coupon { code, why } => business(format!("Coupon {code} cannot be used: {}.", unusable(why))),
+            Refusal::AmountsTooLarge => business("The sale's amounts are too large to be represented."),
+            Refusal::Pricing(error) => business(format!("{}.", capitalize(&error.to_string()))),
+            Refusal::DiscountsBeyondLimit { amount, share, subject } => ApiError::Forbidden(format!(
+                "The declared discounts take {amount} ({}), more than {subject} may grant alone; a manager's approval \
+                 (x-elevation-token) or the price:override permission is needed.",
+                percent(share)
+            )),
+            Refusal::DiscountsNotApproved(why) => ApiError::Forbidden(format!(
+                "The elevation token cannot approve these discounts: {}.",
+                unapproved(why, "the sale")
+            )),
+            Refusal::ReturnNeedsApproval => ApiError::Forbidden(
+                "A return without a receipt needs the price:override permission or a manager's approval \
+                 (x-elevation-token)."
+                    .into(),
+            ),
+            Refusal::ReturnNotApproved(why) => ApiError::Forbidden(format!(
+                "The elevation token cannot approve this return without a receipt: {}.",
+                unapproved(why, "a return")
+            )),
+            Refusal::NoOriginal(id) => business(format!("There is no sale {id} to return goods from.")),
+            Refusal::OriginalIsReturn(id) => business(format!(
+                "{id} is itself a return; goods are returned against the sale they were bought in."
+            )),
+            Refusal::Return { error, original } => business(return_refused(error, original.as_str())),
+            Refusal::RefundMismatch { error, refund } => business(refund_mismatch(&error, refund)),
+            Refusal::ReturnAmountsTooLarge => business("The return's amounts are too large to be represented."),
+            Refusal::NotATill => ApiError::Forbidden(
+                "Only a till may ask for a manager's approval: use the register session's token, with the manager present."
+                    .into(),
+            ),
+            Refusal::GrantSessionClosed(session) => business(format!("Register session {session} is closed.")),
+            Refusal::RateLimited { retry_after } => channel(
+                code,
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("Too many approval requests for this manager; try again in {retry_after} seconds."),
+                Some(retry_after),
+            ),
+            Refusal::LockedOut { holder, retry_after } => channel(
+                code,
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "Too many wrong PINs for {}; try again in {retry_after} seconds.",
+                    match holder {
+                        PinHolder::Manager => "this manager",
+                        PinHolder::Cashier => "this person",
+                    }
+                ),
+                Some(retry_after),
+            ),
+            Refusal::WrongPin(PinHolder::Manager) => {
+                channel(code, StatusCode::UNAUTHORIZED, "Unknown manager or wrong PIN.", None)
+            }
+            Refusal::WrongPin(PinHolder::Cashier) => ApiError::Unauthorized("Unknown cashier or wrong PIN.".into()),
+            Refusal::GrantsStale => channel(
+                code,
+                StatusCode::FORBIDDEN,
+                "This manager's permissions have not been confirmed recently; the back office must resynchronise them.",
+                None,
+            ),
+            Refusal::MissingAuthority => channel(
+                code,
+                StatusCode::FORBIDDEN,
+                "This manager may not approve a discount of this size.",
+                None,
+            ),
+            Refusal::NoElevationRequired => channel(
+                code,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "The cashier may grant this discount alone; finalize the sale without a token.",
+                None,
+            ),
+            Refusal::ElevationUnavailable => channel(
+                code,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Manager approval is switched off for this deployment.",
+                None,
+            ),
+            Refusal::MayNotWorkTill(subject) => ApiError::Forbidden(format!("{subject} may not work a till.")),
+            Refusal::Open(OpenRefusal::RegisterInOtherStore(home)) => business(format!(
+                "This register belongs to store {home}; it cannot open in another store."
+            )),
+            Refusal::Open(OpenRefusal::AlreadyOpen(session)) => ApiError::Conflict(format!(
+                "This register already has an open session ({session}); close it first."
+            )),
+        }
+    }
+}
+
+impl From<Rule> for ApiError {
+    fn from(rule: Rule) -> Self {
+        match rule {
+            Rule::SessionUnknown(session) => session_unknown(&session),
+            Rule::SessionClosed(session) => session_closed(&session),
+            Rule::CouponExhausted(code) => {
+                business(format!("Coupon {code} has been redeemed as many times as it may be."))
+            }
+            Rule::PeriodClosed { register_id, through } => business(format!(
+                "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
+            )),
+            Rule::RedemptionsAboveMaximum { redemptions } => business(format!(
+                "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
+            )),
+            Rule::PinNeeded => business("a new staff member needs a PIN"),
+        }
+    }
+}
+
+impl From<Stale> for ApiError {
+    fn from(stale: Stale) -> Self {
+        business(match stale {
+            Stale::TwinNotKept(id) => format!(
+                "Another sale with transaction id {id} was being committed and was not kept; send this one again."
+            ),
+            Stale::ReturnRaced(id) => format!("Another return against sale {id} was committed meanwhile."),
+            Stale::ReturnedUnitsMoved => "The units returned of a line have changed.".to_owned(),
+            Stale::ChainGrew { chain, register_id } => format!(
+                "The {} chain of {register_id} grew within the archive's period while it was read; send the request again.",
+                chain.as_str()
+            ),
+        })
+    }
+}
+
+impl From<Forbidden> for ApiError {
+    fn from(forbidden: Forbidden) -> Self {
+        match forbidden {
+            Forbidden::GrantSpentOrExpired => ApiError::Forbidden(
+                "The elevation token was already spent or has expired; ask the manager again.".into(),
+            ),
+        }
+    }
+}
+
+impl From<Conflict> for ApiError {
+    fn from(conflict: Conflict) -> Self {
+        match conflict {
+            Conflict::RegisterAlreadyOpen(register) => {
+                ApiError::Conflict(format!("register {register} already has an open session"))
+            }
+        }
+    }
+}
+
+/// A look-up of a sale by its transaction id that found none.
+pub(crate) fn no_such_sale() -> ApiError {
+    ApiError::NotFound("No sale with this transaction id.".into())
+}
+
+pub(crate) fn no_such_register() -> ApiError {
+    ApiError::NotFound("No register with this id.".into())
+}
+
+pub(crate) fn not_in_catalog() -> ApiError {
+    ApiError::NotFound("Article not found in the catalog.".into())
+}
+
+fn business(message: impl Into<String>) -> ApiError {
+    ApiError::Business(message.into())
+}
+
+/// A refusal on the elevation channel, by the code of its vocabulary (every refusal answered
+/// there has one).
+fn channel(
+    code: Option<&'static str>,
+    status: StatusCode,
+    message: impl Into<String>,
+    retry_after: Option<u64>,
+) -> ApiError {
+    ApiError::Channel {
+        status,
+        code: code.unwrap_or_default(),
+        message: message.into(),
+        retry_after,
+    }
+}
+
+fn session_unknown(session: &SessionId) -> ApiError {
+    business(format!("Register session {session} does not exist."))
+}
+
+fn session_closed(session: &SessionId) -> ApiError {
+    business(format!(
+        "Register session {session} is closed; open a new session to book sales."
+    ))
+}
+
+/// A settlement refusal, with the lines the till priced differently when that explains it.
+fn settlement(error: &SettlementError, differing: &[PriceGap]) -> ApiError {
+    let mut message = error.to_string();
+    if matches!(error, SettlementError::AmountDue { .. }) && !differing.is_empty() {
+        let lines: Vec<String> = differing
+            .iter()
+            .map(|gap| {
+                format!(
+                    "line {}: the till says {}, the catalog {}",
+                    gap.line_id, gap.till, gap.catalog
+                )
+            })
+            .collect();
+        message.push_str(&format!(" Prices differ on {}.", lines.join("; ")));
+    }
+    business(message)
+}
+
+fn unusable(why: CouponUnusable) -> &'static str {
+    match why {
+        CouponUnusable::Unknown => "it does not exist",
+        CouponUnusable::Inactive => "it is not active",
+        CouponUnusable::NotYetValid => "it is not valid yet",
+        CouponUnusable::Expired => "it has expired",
+        CouponUnusable::Exhausted => "it has been redeemed as many times as it may be",
+    }
+}
+
+/// Why an elevation token cannot approve what `needing` (`the sale`, `a return`) needs.
+fn unapproved(why: Unapproved, needing: &str) -> String {
+    match why {
+        Unapproved::NotAToken => "it is not an elevation token".to_owned(),
+        Unapproved::NoSuchGrant => "no such grant".to_owned(),
+        Unapproved::Spent => "it was already spent".to_owned(),
+        Unapproved::Expired => "it has expired".to_owned(),
+        Unapproved::OtherSession => "it was issued to another till session".to_owned(),
+        Unapproved::LineAndTicket => "one approval covers line discounts or ticket discounts, not both".to_owned(),
+        Unapproved::WrongOperation { approves, needs } => {
+            format!("it approves {}, {needing} needs {}", approves.as_str(), needs.as_str())
+        }
+        Unapproved::TooSmall { amount, percent, takes } => {
+            format!(
+                "the manager approved {}, the discounts take {takes}",
+                approved_size(amount, percent)
+            )
+        }
+        Unapproved::RefundAboveApproval { approved, refund } => {
+            format!("the manager approved up to {approved}, the refund is {refund}")
+        }
+        Unapproved::NoAmount => "it names no amount, and a refund is approved by its amount".to_owned(),
+    }
+}
+
+fn approved_size(amount: Option<Cents>, percent: Option<Bps>) -> String {
+    match (amount, percent.map(self::percent)) {
+        (Some(amount), Some(percent)) => format!("up to {amount} and {percent}"),
+        (Some(amount), None) => format!("up to {amount}"),
+        (None, Some(percent)) => format!("up to {percent}"),
+        (None, None) => "nothing".to_owned(),
+    }
+}
+
+/// `1250` basis points as `12.50 %`.
+fn percent(bps: Bps) -> String {
+    format!("{}.{:02} %", bps.get() / 100, bps.get() % 100)
+}
+
+fn return_refused(error: ReturnError, original: &str) -> String {
+    match error {
+        ReturnError::UnknownLine { line_id } => format!("Line {line_id} is not a line of sale {original}."),
+        ReturnError::TooMany {
+            line_id,
+            quantity,
+            remaining: 0,
+        } => format!("All {quantity} units of line {line_id} have already been returned."),
+        other => format!("{}.", capitalize(&other.to_string())),
+    }
+}
+
+fn refund_mismatch(error: &SettlementError, refund: Cents) -> String {
+    match error {
+        SettlementError::AmountDue { amount_due, gap, .. } => {
+            format!("The amount due ({amount_due}) differs from the refund for these lines ({refund}) by {gap}.")
+        }
+        other => other.to_string(),
+    }
+}

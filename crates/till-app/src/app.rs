@@ -1,0 +1,132 @@
+//! What every use case shares: the store, the settings, the clock, the promotion rules in
+//! memory and the writer of the answers tickets are stored with.
+
+use crate::answers::Answers;
+use crate::promotion_cache::PromotionCache;
+use jiff::Timestamp;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use till_store::Store;
+
+/// The settings the use cases act on; the binary fills them from its layered configuration.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Allowed gap between the server's total and the till's `amountDue`.
+    pub cash_rounding_tolerance_cents: i64,
+    pub session_ttl: Duration,
+    pub elevation_ttl: Duration,
+    pub pin_max_failures: u32,
+    pub pin_lockout: Duration,
+    /// Loyalty points per whole currency unit paid (not with loyalty).
+    pub loyalty_points_per_unit: i64,
+    /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
+    pub elevation_enabled: bool,
+    /// Elevation attempts a manager may make per window before RATE_LIMITED.
+    pub elevation_rate_limit: u32,
+    pub elevation_rate_window: Duration,
+    /// A manager whose grants were last synchronised longer ago than this is GRANTS_STALE.
+    pub grants_max_age: Duration,
+    /// How long a node trusts its in-memory promotion rules before checking for writes made
+    /// on other nodes.
+    pub promotion_cache_ttl: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            cash_rounding_tolerance_cents: 0,
+            session_ttl: Duration::from_secs(16 * 3600),
+            elevation_ttl: Duration::from_secs(300),
+            pin_max_failures: 5,
+            pin_lockout: Duration::from_secs(900),
+            loyalty_points_per_unit: 1,
+            elevation_enabled: true,
+            elevation_rate_limit: 10,
+            elevation_rate_window: Duration::from_secs(60),
+            grants_max_age: Duration::from_secs(30 * 24 * 3600),
+            promotion_cache_ttl: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Where "now" comes from. Tests drive a [`ManualClock`]; the service reads the system clock.
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> Timestamp;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that moves only when told to.
+pub struct ManualClock(Mutex<Timestamp>);
+
+impl ManualClock {
+    pub fn new(start: Timestamp) -> ManualClock {
+        ManualClock(Mutex::new(start))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let mut now = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *now = now.checked_add(by).expect("clock within range");
+    }
+
+    pub fn set(&self, to: Timestamp) {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The use cases' context.
+pub struct App {
+    store: Store,
+    settings: Settings,
+    clock: Arc<dyn Clock>,
+    promotions: PromotionCache,
+    answers: Arc<dyn Answers>,
+}
+
+impl App {
+    pub fn new(store: Store, settings: Settings, clock: Arc<dyn Clock>, answers: Arc<dyn Answers>) -> App {
+        let promotions = PromotionCache::new(settings.promotion_cache_ttl);
+        App {
+            store,
+            settings,
+            clock,
+            promotions,
+            answers,
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Now, to the microsecond: the precision every instant is stored with, so what an answer
+    /// says and what the database holds are the same instant.
+    pub fn now(&self) -> Timestamp {
+        let now = self.clock.now();
+        Timestamp::from_microsecond(now.as_microsecond()).unwrap_or(now)
+    }
+
+    pub fn promotions(&self) -> &PromotionCache {
+        &self.promotions
+    }
+
+    pub(crate) fn answers(&self) -> &dyn Answers {
+        &*self.answers
+    }
+}

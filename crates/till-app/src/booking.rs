@@ -1,0 +1,119 @@
+//! What finalize and returns share: the session a ticket is booked on, the register whose
+//! chain seals it, and idempotency by transaction id (a replay, or a refusal for other content).
+
+use crate::app::App;
+use crate::caller::Principal;
+use crate::refusal::{Error, Refusal};
+use jiff::Timestamp;
+use till_core::ids::{RegisterId, SessionId, StoreId, TransactionId};
+use till_store::sales::SaleOutcome;
+use till_store::sessions::SessionRecord;
+
+/// A committed ticket's answer: the stored 201 body, and whether it is a replay of a commit
+/// made before with the same content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Booked {
+    pub body: String,
+    pub replayed: bool,
+}
+
+/// The session a ticket is booked against, checked against the store network and the caller.
+pub(crate) async fn booking_session(
+    app: &App,
+    caller: &Principal,
+    store_id: &StoreId,
+    session_id: &SessionId,
+    now: Timestamp,
+) -> Result<SessionRecord, Error> {
+    if app.store().store_in_network(store_id).await? == Some(false) {
+        return Err(Refusal::StoreNotInNetwork.into());
+    }
+    if let Some(own) = caller.session()
+        && own.session.session_id != *session_id
+    {
+        return Err(Refusal::TokenOfAnotherSession {
+            token: own.session.session_id.clone(),
+            named: session_id.clone(),
+        }
+        .into());
+    }
+    // A till's token was resolved to its session in this very request: no second read.
+    let session = match caller.session() {
+        Some(own) => own.session.clone(),
+        None => app
+            .store()
+            .get_session(session_id)
+            .await?
+            .ok_or_else(|| Refusal::SessionUnknown(session_id.clone()))?,
+    };
+    if session.closed_at.is_some() || now >= session.expires_at {
+        return Err(Refusal::SessionClosed(session.session_id).into());
+    }
+    if session.store_id != *store_id {
+        return Err(Refusal::SessionInOtherStore {
+            session: session.session_id,
+            store: session.store_id,
+            named: store_id.clone(),
+        }
+        .into());
+    }
+    Ok(session)
+}
+
+/// The register whose chain seals the ticket: the request's, which must be the session's.
+pub(crate) fn register_of(named: Option<&RegisterId>, session: &SessionRecord) -> Result<RegisterId, Refusal> {
+    match named {
+        Some(register) if *register != session.register_id => Err(Refusal::RegisterNotSessions {
+            named: register.clone(),
+            session: session.session_id.clone(),
+            register: session.register_id.clone(),
+        }),
+        _ => Ok(session.register_id.clone()),
+    }
+}
+
+/// A refusal may be the shadow of a twin request with the same transaction id: committed
+/// before (the session has closed since, the price changed, the approval was spent) or while
+/// this one was being checked (it spent the grant, the coupon's last redemption, the units to
+/// return). The twin's stored answer is this request's answer too.
+pub(crate) async fn unless_twin_committed(
+    app: &App,
+    transaction_id: &TransactionId,
+    fingerprint: &str,
+    outcome: Result<Booked, Error>,
+) -> Result<Booked, Error> {
+    match outcome {
+        Err(refusal) if refusal.may_hide_a_twin() => match app.store().find_sale(transaction_id).await? {
+            Some(stored) => replay(stored, fingerprint),
+            None => Err(refusal),
+        },
+        other => other,
+    }
+}
+
+/// The answer to a commit: the new ticket, or, when a concurrent request with the same
+/// transaction id got there first, its replay (or a refusal if its content differs).
+pub(crate) fn answer(outcome: SaleOutcome, fingerprint: &str) -> Result<Booked, Error> {
+    match outcome {
+        SaleOutcome::Committed { response, .. } => Ok(Booked {
+            body: response,
+            replayed: false,
+        }),
+        SaleOutcome::Existing {
+            fingerprint: stored,
+            response,
+        } => replay((stored, response), fingerprint),
+    }
+}
+
+/// The stored answer to a transaction id seen before: the same body if the content matches.
+pub(crate) fn replay((stored_fingerprint, response): (String, String), fingerprint: &str) -> Result<Booked, Error> {
+    if stored_fingerprint == fingerprint {
+        Ok(Booked {
+            body: response,
+            replayed: true,
+        })
+    } else {
+        Err(Refusal::DifferentContent.into())
+    }
+}

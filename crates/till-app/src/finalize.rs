@@ -1,0 +1,209 @@
+//! Finalize: commit a settled cart and its tenders as one idempotent sale.
+//!
+//! The order of the checks: the session and register, the price (catalog, promotions,
+//! coupon), the authority to grant the declared discounts, the settlement, then one
+//! transaction that writes the sale, redeems the coupon, spends the approval, moves stock,
+//! accrues loyalty and seals the ticket. An earlier commit of the same transaction id (replay,
+//! or a refusal for other content) is not looked up first: the commit finds it, and so does
+//! any refusal on the way, so a replay is answered whatever has changed since, and a new sale
+//! costs no extra query.
+
+use crate::app::App;
+use crate::authority::{authorize_discounts, authorize_unreceipted_return};
+use crate::booking::{Booked, answer, booking_session, register_of, unless_twin_committed};
+use crate::caller::Principal;
+use crate::quote::{Quote, QuoteRequest, item_count, quote};
+use crate::refusal::{Error, PriceGap, Refusal};
+use crate::secret::new_ordered_id;
+use jiff::Timestamp;
+use std::collections::BTreeMap;
+use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
+use till_core::grant::Grant;
+use till_core::ids::{RegisterId, SkuId};
+use till_core::money::{Cents, checked_sum};
+use till_core::pricing::LineToPrice;
+use till_core::sale::{Cart, SaleRequest, SaleType};
+use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
+use till_store::sales::NewSale;
+
+/// Finalizes `request`; `elevation` is the `x-elevation-token` presented with it, if any.
+pub async fn finalize(
+    app: &App,
+    caller: &Principal,
+    request: SaleRequest,
+    elevation: Option<&[u8]>,
+) -> Result<Booked, Error> {
+    if request.kind == SaleType::Return && !caller.has(Grant::ReturnsCreate) {
+        return Err(Refusal::ReturnNeedsScope.into());
+    }
+    let fingerprint = request.fingerprint();
+    let transaction_id = request.transaction_id.clone();
+    let outcome = book_sale(app, caller, request, fingerprint.clone(), elevation).await;
+    unless_twin_committed(app, &transaction_id, &fingerprint, outcome).await
+}
+
+/// Prices, authorizes and commits a sale not seen before.
+async fn book_sale(
+    app: &App,
+    caller: &Principal,
+    request: SaleRequest,
+    fingerprint: String,
+    elevation: Option<&[u8]>,
+) -> Result<Booked, Error> {
+    let now = app.now();
+    let session = booking_session(app, caller, &request.store_id, &request.session_id, now).await?;
+    let register_id = register_of(request.register_id.as_ref(), &session)?;
+    let is_return = request.kind == SaleType::Return;
+    if is_return && request.coupon_code.is_some() {
+        return Err(Refusal::CouponWithReturn.into());
+    }
+    let quote = quote(
+        app,
+        QuoteRequest {
+            store_id: &request.store_id,
+            cart: &request.cart,
+            declared: &request.declared_discounts,
+            coupon_code: request.coupon_code.as_ref(),
+            at: request.issued_at.unwrap_or(now),
+        },
+    )
+    .await?;
+    let grant = if is_return {
+        // Declared discounts on a return lower the refund: only the refund needs authority.
+        authorize_unreceipted_return(app, caller, &request, quote.priced.total, elevation).await?
+    } else {
+        authorize_discounts(app, caller, &request, &quote.priced, elevation).await?
+    };
+    let tolerance = Cents::new(app.settings().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
+    check_settlement(quote.priced.total, &request.tenders, tolerance)
+        .map_err(|error| settlement_refusal(error, &request, &quote.lines))?;
+
+    let mut sale = build_sale(app, request, fingerprint, register_id, &quote, now)?;
+    sale.spends_grant = grant;
+    let fingerprint = sale.fingerprint.clone();
+    answer(app.store().commit_sale(sale).await?, &fingerprint)
+}
+
+/// A settlement refusal, with the lines the till priced differently when that explains it.
+fn settlement_refusal(error: SettlementError, request: &SaleRequest, lines: &[LineToPrice]) -> Refusal {
+    let differing = match error {
+        SettlementError::AmountDue { .. } => request
+            .cart
+            .lines
+            .iter()
+            .zip(lines)
+            .filter(|(line, priced)| line.unit_price != priced.unit_price)
+            .take(3)
+            .map(|(line, priced)| PriceGap {
+                line_id: line.id.clone(),
+                till: line.unit_price,
+                catalog: priced.unit_price,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Refusal::Settlement { error, differing }
+}
+
+/// Units moving into stock per article: out for a sale, back in for a return. Custom lines
+/// move no stock.
+fn stock_moves(cart: &Cart, sign: Sign) -> Result<BTreeMap<SkuId, i64>, Refusal> {
+    let mut stock: BTreeMap<SkuId, i64> = BTreeMap::new();
+    for line in cart.lines.iter().filter(|l| !l.custom) {
+        if let Some(sku) = &line.sku_id {
+            let units = stock.entry(sku.clone()).or_default();
+            *units = units
+                .checked_add(sign.units(line.quantity))
+                .ok_or(Refusal::QuantitiesTooLarge)?;
+        }
+    }
+    Ok(stock)
+}
+
+/// The sale as it is committed, with the answer it is stored with.
+fn build_sale(
+    app: &App,
+    request: SaleRequest,
+    fingerprint: String,
+    register_id: RegisterId,
+    quote: &Quote,
+    now: Timestamp,
+) -> Result<NewSale, Error> {
+    let priced = &quote.priced;
+    // A return without a receipt is a sale in reverse: the same pricing, every amount and the
+    // loyalty points negative, the goods coming back into stock.
+    let sign = Sign::of(request.kind);
+    let item_count = item_count(&request.cart)?;
+    let stock = stock_moves(&request.cart, sign)?;
+    let change = checked_sum(request.tenders.tenders.iter().map(|t| t.change)).map_err(|_| Refusal::ChangeTooLarge)?;
+    let points = match &request.customer_id {
+        Some(_) => sign.points(loyalty_points(
+            priced.total,
+            &request.tenders,
+            app.settings().loyalty_points_per_unit,
+        )),
+        None => 0,
+    };
+    let mut sale = NewSale {
+        transaction_id: request.transaction_id,
+        event_id: new_ordered_id("evt", now),
+        fingerprint,
+        kind: request.kind,
+        number: request.number,
+        store_id: request.store_id,
+        seller_id: request.seller_id,
+        customer_id: request.customer_id,
+        session_id: request.session_id,
+        register_id,
+        lines: sale_lines(&request.cart, quote, sign),
+        tenders: request.tenders.tenders.iter().map(|t| sign.tender(t)).collect(),
+        vat: priced.vat.iter().map(|v| sign.vat(v)).collect(),
+        subtotal: sign.money(priced.subtotal),
+        total: sign.money(priced.total),
+        item_count,
+        change: sign.money(change),
+        points_earned: points,
+        stock_moves: stock.into_iter().collect(),
+        coupon_code: request.coupon_code,
+        issued_at: request.issued_at,
+        emitted_at: now,
+        response: SaleAnswer::Ready(String::new()),
+        spends_grant: None,
+        adjustments: quote
+            .adjustments()
+            .into_iter()
+            .map(|a| till_core::committed::Adjustment {
+                amount: sign.money(a.amount),
+                ..a
+            })
+            .collect(),
+        original: None,
+    };
+    let body = app
+        .answers()
+        .sale(&sale, &request.cart, priced.coupon.as_ref())
+        .map_err(Error::internal)?;
+    sale.response = SaleAnswer::Ready(body);
+    Ok(sale)
+}
+
+/// The cart's lines as priced, with this sign.
+fn sale_lines(cart: &Cart, quote: &Quote, sign: Sign) -> Vec<NewSaleLine> {
+    cart.lines
+        .iter()
+        .zip(quote.lines.iter().zip(&quote.priced.lines).zip(&quote.labels))
+        .map(|(line, ((to_price, result), label))| NewSaleLine {
+            line_id: line.id.clone(),
+            sku_id: if line.custom { None } else { line.sku_id.clone() },
+            label: label.clone(),
+            quantity: line.quantity,
+            unit_price: to_price.unit_price,
+            vat_rate: to_price.vat_rate,
+            gross: sign.money(result.gross),
+            promotion: sign.money(result.promotion),
+            declared: sign.money(result.declared),
+            ticket: sign.money(result.ticket),
+            net: sign.money(result.net),
+        })
+        .collect()
+}

@@ -1,0 +1,26 @@
+//! The use cases of till, between the HTTP layer and storage: finalize a sale, give goods back
+//! against a receipt, grant a manager's approval at the till, open and close a register
+//! session. Each takes input the API has parsed, asks storage, decides with till-core and
+//! answers a typed outcome or a typed [`Refusal`]: no HTTP status, no SQL, no sentence (the
+//! API words each refusal once).
+
+mod answers;
+mod app;
+mod authority;
+mod booking;
+pub mod caller;
+pub mod elevation;
+pub mod finalize;
+mod pin;
+pub mod promotion_cache;
+pub mod quote;
+pub mod refusal;
+pub mod returns;
+pub mod secret;
+pub mod sessions;
+
+pub use answers::Answers;
+pub use app::{App, Clock, ManualClock, Settings, SystemClock};
+pub use booking::Booked;
+pub use caller::{Credential, Principal};
+pub use refusal::{Error, Refusal};

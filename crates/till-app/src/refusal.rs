@@ -1,0 +1,217 @@
+//! Why a use case refused, as a value. The API layer words each reason once, with its status;
+//! a refused request changed nothing.
+
+use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::money::{Bps, Cents};
+use till_core::pricing::PricingError;
+use till_core::returns::ReturnError;
+use till_core::settlement::SettlementError;
+use till_store::StoreError;
+use till_store::elevation::GrantOperation;
+use till_store::sessions::OpenRefusal;
+
+/// How a use case failed.
+#[derive(Debug)]
+pub enum Error {
+    /// A rule of the use case refused the request.
+    Refused(Refusal),
+    /// Storage failed, or refused by a rule of its own.
+    Store(StoreError),
+    /// What should not happen (an answer that could not be written, a task that died); the
+    /// API logs it and answers a generic 500.
+    Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Error {
+    pub(crate) fn internal(error: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error::Internal(Box::new(error))
+    }
+
+    /// A refusal of a ticket that a twin request with the same transaction id may explain:
+    /// one that refuses the content or the state, not a failure nor a transaction id taken.
+    pub(crate) fn may_hide_a_twin(&self) -> bool {
+        match self {
+            Error::Refused(refusal) => !matches!(refusal, Refusal::DifferentContent),
+            Error::Store(error) => matches!(
+                error,
+                StoreError::Rule(_) | StoreError::Stale(_) | StoreError::Forbidden(_) | StoreError::NotFound(_)
+            ),
+            Error::Internal(_) => false,
+        }
+    }
+}
+
+impl From<Refusal> for Error {
+    fn from(refusal: Refusal) -> Self {
+        Error::Refused(refusal)
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(error: StoreError) -> Self {
+        Error::Store(error)
+    }
+}
+
+/// Every reason a use case refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    // Booking a ticket on a register session (finalize and returns).
+    /// The network has stores, and the request names another.
+    StoreNotInNetwork,
+    /// A till's token belongs to one session and the request names another.
+    TokenOfAnotherSession {
+        token: SessionId,
+        named: SessionId,
+    },
+    SessionUnknown(SessionId),
+    /// Closed, or expired.
+    SessionClosed(SessionId),
+    SessionInOtherStore {
+        session: SessionId,
+        store: StoreId,
+        named: StoreId,
+    },
+    RegisterNotSessions {
+        named: RegisterId,
+        session: SessionId,
+        register: RegisterId,
+    },
+    /// The transaction id was committed before with other content.
+    DifferentContent,
+
+    // Finalize.
+    /// A return without a receipt, without the scope to create returns.
+    ReturnNeedsScope,
+    CouponWithReturn,
+    QuantitiesTooLarge,
+    ChangeTooLarge,
+    /// The tenders do not settle the server's total; `differing` names the first lines the
+    /// till priced otherwise, when that explains the amount due.
+    Settlement {
+        error: SettlementError,
+        differing: Vec<PriceGap>,
+    },
+
+    // Pricing a cart (finalize and the dry run).
+    EmptyCart,
+    /// A line not marked custom names no article.
+    LineWithoutArticle {
+        line_id: String,
+    },
+    NotInCatalog {
+        line_id: String,
+        sku: SkuId,
+    },
+    Coupon {
+        code: CouponCode,
+        why: CouponUnusable,
+    },
+    AmountsTooLarge,
+    Pricing(PricingError),
+
+    // Authority over a sale's declared discounts and a return without a receipt.
+    /// More than the caller may grant alone; `share` of the subtotal after promotions.
+    DiscountsBeyondLimit {
+        amount: Cents,
+        share: Bps,
+        subject: Subject,
+    },
+    DiscountsNotApproved(Unapproved),
+    ReturnNeedsApproval,
+    ReturnNotApproved(Unapproved),
+
+    // A return against a receipt.
+    NoOriginal(TransactionId),
+    OriginalIsReturn(TransactionId),
+    Return {
+        error: ReturnError,
+        original: TransactionId,
+    },
+    /// The tenders do not pay out the refund.
+    RefundMismatch {
+        error: SettlementError,
+        refund: Cents,
+    },
+    ReturnAmountsTooLarge,
+
+    // A manager's approval at the till.
+    /// Asked with another credential than a register session's token.
+    NotATill,
+    GrantSessionClosed(SessionId),
+    RateLimited {
+        retry_after: u64,
+    },
+    /// Too many wrong PINs; `retry_after` seconds until the next attempt is weighed.
+    LockedOut {
+        holder: PinHolder,
+        retry_after: u64,
+    },
+    /// An unknown person or a wrong PIN, which are not told apart.
+    WrongPin(PinHolder),
+    GrantsStale,
+    /// The manager may not approve a discount of this size.
+    MissingAuthority,
+    NoElevationRequired,
+    ElevationUnavailable,
+
+    // Register sessions.
+    /// The cashier lacks the scope to finalize sales.
+    MayNotWorkTill(Subject),
+    Open(OpenRefusal),
+}
+
+/// Why a presented coupon cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CouponUnusable {
+    Unknown,
+    Inactive,
+    NotYetValid,
+    Expired,
+    Exhausted,
+}
+
+/// Why an elevation token cannot approve what it is presented for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unapproved {
+    NotAToken,
+    NoSuchGrant,
+    Spent,
+    Expired,
+    OtherSession,
+    /// One approval covers line discounts or ticket discounts, not both.
+    LineAndTicket,
+    WrongOperation {
+        approves: GrantOperation,
+        needs: GrantOperation,
+    },
+    /// The discounts take more than the manager approved (`None`: no such cap).
+    TooSmall {
+        amount: Option<Cents>,
+        percent: Option<Bps>,
+        takes: Cents,
+    },
+    RefundAboveApproval {
+        approved: Cents,
+        refund: Cents,
+    },
+    /// A refund is approved by its amount, and the grant names none.
+    NoAmount,
+}
+
+/// A line the till priced otherwise than the catalog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PriceGap {
+    pub line_id: String,
+    pub till: Cents,
+    pub catalog: Cents,
+}
+
+/// Whose PIN is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinHolder {
+    /// A manager approving at the till.
+    Manager,
+    /// A cashier opening a session.
+    Cashier,
+}

@@ -1,0 +1,76 @@
+//! Register sessions: a cashier's shift on a till, opened with their PIN (which mints the
+//! till's bearer token) and closed with its Z report.
+
+use crate::app::App;
+use crate::pin::{PinCheck, check_pin};
+use crate::refusal::{Error, PinHolder, Refusal};
+use crate::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash};
+use till_core::grant::{Grant, GrantSet};
+use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
+use till_core::money::Cents;
+use till_store::sessions::{CloseOutcome, OpenSession, SessionRecord};
+
+/// A request to open a session, parsed.
+pub struct OpenRequest {
+    pub store_id: StoreId,
+    pub register_id: RegisterId,
+    pub cashier: Subject,
+    /// Any text: it is checked against the cashier's PIN hash, never for its shape.
+    pub pin: String,
+    pub opening_float: Cents,
+}
+
+/// A session opened: the till's token is shown once, only its hash is kept.
+pub struct Opened {
+    pub record: SessionRecord,
+    pub token: String,
+    /// What the token may do: the cashier's scopes and permissions.
+    pub grants: GrantSet,
+}
+
+/// Opens a session for a cashier present at the till. One open session per till at a time.
+pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
+    let store = app.store();
+    if store.store_in_network(&request.store_id).await? == Some(false) {
+        return Err(Refusal::StoreNotInNetwork.into());
+    }
+    let staff = match check_pin(app, &request.cashier, &request.pin, app.now()).await? {
+        PinCheck::Matched(staff) => staff,
+        PinCheck::LockedOut { retry_after } => {
+            let holder = PinHolder::Cashier;
+            return Err(Refusal::LockedOut { holder, retry_after }.into());
+        }
+        PinCheck::Wrong { .. } => return Err(Refusal::WrongPin(PinHolder::Cashier).into()),
+    };
+    let grants = staff.member.grants();
+    if !grants.contains(Grant::SalesFinalize) {
+        return Err(Refusal::MayNotWorkTill(staff.subject).into());
+    }
+    let token = new_token(SESSION_TOKEN_PREFIX);
+    let now = app.now();
+    let expires_at = now.checked_add(app.settings().session_ttl).map_err(Error::internal)?;
+    let opened = store
+        .open_session(OpenSession {
+            session_id: SessionId::from_trusted(new_id("ses")),
+            token_hash: token_hash(&token),
+            store_id: request.store_id,
+            register_id: request.register_id,
+            cashier_subject: request.cashier,
+            opening_float: request.opening_float,
+            opened_at: now,
+            expires_at,
+        })
+        .await?;
+    let record = opened.map_err(Refusal::Open)?;
+    Ok(Opened { record, token, grants })
+}
+
+/// Closes a session (or finds it closed) and answers its Z report.
+pub async fn close(app: &App, session_id: SessionId) -> Result<serde_json::Value, Error> {
+    let record = match app.store().close_session(session_id, app.now()).await? {
+        CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
+    };
+    record
+        .z_report
+        .ok_or_else(|| Error::internal(std::io::Error::other("closed session without a Z report")))
+}
