@@ -1,20 +1,20 @@
 //! Storage for till behind one interface, [`Store`], on SQLite or PostgreSQL.
 //!
 //! Every method takes domain types from `till-core` and the current time from the caller, so
-//! tests can drive the clock. See [`db`] for how writes reach the disk on each engine.
+//! tests can drive the clock. The business modules (sales, returns, journal, stock, ...) reach
+//! the database through [`db::Store`] alone; how writes reach the disk on each engine lives in
+//! `engine`, behind a narrow interface.
 
 pub mod archives;
-mod batch;
 pub mod catalog;
 mod catalog_cache;
-mod checkpointer;
 pub mod closures;
 pub mod coupons;
 pub mod customers;
 pub mod db;
+mod engine;
 pub mod elevation;
 mod error;
-mod gathered_log;
 pub mod journal;
 mod migrations;
 pub mod packed;
@@ -28,10 +28,11 @@ pub mod sealer;
 mod session_cache;
 pub mod sessions;
 pub mod snapshot;
-pub(crate) mod sql;
 pub mod staff;
 pub mod stock;
 pub mod stores;
 
 pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
+/// The statement layer and batches every business module writes its SQL with.
+pub(crate) use engine::{batch, sql};
 pub use error::StoreError;

@@ -3,7 +3,8 @@
 
 use crate::batch::Batch;
 use crate::closures;
-use crate::db::{Engine, Store};
+use crate::db::Store;
+use crate::engine::Writers;
 use crate::elevation;
 use crate::error::StoreError;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
@@ -277,8 +278,9 @@ impl Store {
         }
     }
 
-    /// PostgreSQL: a sale that spends nothing but stock (no approval, no coupon, no original
-    /// ticket) in one statement outside any transaction, when its register's chain head and
+    /// Where batches run alone (PostgreSQL): a sale that spends nothing but stock (no approval,
+    /// no coupon, no original ticket) in one statement outside any transaction, when its
+    /// register's chain head and
     /// day are as this node last left them. The statement claims the head only if it still
     /// stands there, was not held by a closing meanwhile, and the day is still the register's
     /// open one; then every write in it lands, or none does. One round trip where the checked
@@ -289,7 +291,7 @@ impl Store {
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
         let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
-        if self.engine() != Engine::Postgres || !plain || !day.covers(sale.emitted_at) {
+        if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
         let Some(signed) = input.presigned.clone() else {
@@ -318,7 +320,7 @@ impl Store {
                 day.zone_name.as_str().into(),
             ],
         );
-        let response = push_sale(&mut batch, Engine::Postgres, input, place.seq, now)?;
+        let response = push_sale(&mut batch, self.writers(), input, place.seq, now)?;
         let reference = sale.transaction_id.as_str();
         let sealed = journal::push_entry(
             &mut batch,
@@ -376,7 +378,7 @@ impl Store {
 
     /// The fingerprint and stored answer of a committed transaction.
     pub async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError> {
-        let row = query("SELECT fingerprint, response, packed FROM sales WHERE transaction_id = $1")
+        let row = query("SELECT fingerprint, packed FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -410,7 +412,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         }
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
-        let response = push_sale(&mut batch, conn.engine(), input, place.seq, now)?;
+        let response = push_sale(&mut batch, conn.writers(), input, place.seq, now)?;
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
             _ => sign_ticket(&input.record, &input.digest, place.clone(), &input.key)?,
@@ -438,7 +440,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
 /// reductions), its stock moves and the customer's points. Answers the stored response, which
 /// for a return now carries its credit-note number.
-fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
+fn push_sale(batch: &mut Batch, writers: Writers, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
     let response = sale.response.render(credit_note.as_deref())?;
@@ -447,7 +449,7 @@ fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, no
         None => packed::pack(&response, &input.detail)?,
     };
     insert_sale(batch, input, seq, credit_note.as_deref(), packed, now);
-    stock::push_moves(batch, engine, &sale.store_id, &sale.stock_moves, now);
+    stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
             "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
@@ -604,50 +606,24 @@ async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreErro
         ))
     };
     let units: Vec<(i64, i64)> = original.lines.iter().map(|line| (line.line_no, line.units)).collect();
-    let counted_in_sale = original.counted.adding(&units)?;
-    let sql = match counted_in_sale {
-        Some(_) => {
-            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3, \
-                 returned_units = $6 \
-             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5 \
-                 AND COALESCE(returned_units, '') = $7"
-        }
-        None => {
-            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
-             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5"
-        }
-    };
-    let mut refund = query(sql)
-        .bind(original.transaction_id.as_str())
-        .bind(original.refund.get())
-        .bind(original.points_back)
-        .bind(original.refunded_before.get())
-        .bind(original.points_returned_before);
-    if let Some(update) = &counted_in_sale {
-        refund = refund.bind(update.after.as_str()).bind(update.before.as_str());
-    }
-    if refund.execute(&mut *conn).await? != 1 {
+    let counted = original.counted.adding(&units)?;
+    let taken = query(
+        "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3, \
+             returned_units = $6 \
+         WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5 \
+             AND COALESCE(returned_units, '') = $7",
+    )
+    .bind(original.transaction_id.as_str())
+    .bind(original.refund.get())
+    .bind(original.points_back)
+    .bind(original.refunded_before.get())
+    .bind(original.points_returned_before)
+    .bind(counted.after.as_str())
+    .bind(counted.before.as_str())
+    .execute(&mut *conn)
+    .await?;
+    if taken != 1 {
         return Err(stale());
-    }
-    if counted_in_sale.is_some() {
-        return Ok(());
-    }
-    // Sales written before migration 0011 count them on their lines' rows.
-    for line in &original.lines {
-        let updated = query(
-            "UPDATE sale_lines SET returned_quantity = returned_quantity + $3 \
-             WHERE transaction_id = $1 AND line_no = $2 AND returned_quantity = $4 \
-                 AND returned_quantity + $3 <= quantity",
-        )
-        .bind(original.transaction_id.as_str())
-        .bind(line.line_no)
-        .bind(line.units)
-        .bind(line.returned_before)
-        .execute(&mut *conn)
-        .await?;
-        if updated != 1 {
-            return Err(stale());
-        }
     }
     Ok(())
 }
