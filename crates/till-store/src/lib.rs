@@ -23,6 +23,7 @@ pub mod receipts;
 mod reports;
 pub mod returns;
 mod sale_detail;
+mod sale_row;
 pub mod sales;
 pub mod sealer;
 mod session_cache;

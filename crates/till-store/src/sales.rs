@@ -4,13 +4,14 @@
 use crate::batch::Batch;
 use crate::closures;
 use crate::db::Store;
-use crate::engine::Writers;
 use crate::elevation;
+use crate::engine::Writers;
 use crate::error::StoreError;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::packed;
 use crate::returns::ReturnedCounts;
 use crate::sale_detail::SaleDetail;
+use crate::sale_row;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
 use crate::stock;
@@ -440,7 +441,13 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
 /// reductions), its stock moves and the customer's points. Answers the stored response, which
 /// for a return now carries its credit-note number.
-fn push_sale(batch: &mut Batch, writers: Writers, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
+fn push_sale(
+    batch: &mut Batch,
+    writers: Writers,
+    input: &CommitSale,
+    seq: i64,
+    now: i64,
+) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
     let response = sale.response.render(credit_note.as_deref())?;
@@ -448,7 +455,7 @@ fn push_sale(batch: &mut Batch, writers: Writers, input: &CommitSale, seq: i64, 
         Some(packed) => packed.clone(),
         None => packed::pack(&response, &input.detail)?,
     };
-    insert_sale(batch, input, seq, credit_note.as_deref(), packed, now);
+    sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
     stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
@@ -466,58 +473,6 @@ fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) ->
     let text = payload::ticket_with_digest(record, digest, place.seq, place.previous.as_deref());
     let signature = key.sign(&text)?;
     Ok(Signed { place, text, signature })
-}
-
-/// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
-/// open (it may have closed since the request was checked). Either refusal fails the batch,
-/// which rolls the whole ticket back; [`Store::refusal_cause`] tells which one it was.
-///
-/// The session is checked by a scalar subquery that leaves `session_id` null, and so refused,
-/// when the session is not open, rather than by an `INSERT ... SELECT ... WHERE EXISTS`: SQLite
-/// takes an insert from a `SELECT` for a multi-row write and copies every page it changes into
-/// a statement journal first: the row took 17 to 18 µs of the writer with it, 10 to 14 without.
-///
-/// The row's `response` is left empty and its `detail` null: both are in `packed`.
-fn insert_sale(batch: &mut Batch, input: &CommitSale, seq: i64, credit_note: Option<&str>, packed: Vec<u8>, now: i64) {
-    let sale = &input.sale;
-    batch.push_required(
-        "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
-             session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
-             points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
-             original_register_id, original_seq, credit_note, packed) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-             (SELECT session_id FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
-                 AND expires_at > $19), \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', $21, $22, $23, $24, $25) \
-         ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
-        vec![
-            sale.transaction_id.as_str().into(),
-            (&sale.event_id).into(),
-            (&sale.fingerprint).into(),
-            sale.kind.as_str().into(),
-            (&sale.number).into(),
-            sale.store_id.as_str().into(),
-            sale.seller_id.as_str().into(),
-            sale.customer_id.as_ref().map(CustomerId::as_str).into(),
-            sale.session_id.as_str().into(),
-            sale.register_id.as_str().into(),
-            sale.subtotal.get().into(),
-            sale.total.get().into(),
-            sale.item_count.into(),
-            (sale.lines.len() as i64).into(),
-            sale.change.get().into(),
-            sale.points_earned.into(),
-            sale.coupon_code.as_ref().map(CouponCode::as_str).into(),
-            sale.issued_at.map(to_micros).into(),
-            now.into(),
-            seq.into(),
-            sale.original.as_ref().map(|o| o.transaction_id.as_str()).into(),
-            sale.original.as_ref().map(|o| o.register_id.as_str()).into(),
-            sale.original.as_ref().map(|o| o.seq).into(),
-            credit_note.into(),
-            packed.into(),
-        ],
-    );
 }
 
 /// The sale as its ticket seals it: every business field, in the form the audit reads back.

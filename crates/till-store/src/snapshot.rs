@@ -7,13 +7,12 @@
 use crate::closures::closure_from_row;
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::packed;
 use crate::reports::shift_record;
-use crate::sale_detail::SaleDetail;
+use crate::sale_row;
 use crate::sql::{Conn, Query, Row, query};
 use std::collections::HashMap;
 use till_core::fiscal::audit::{Chain, Journal};
-use till_core::fiscal::payload::{ArchiveRecord, DuplicateRecord, EventRecord, OriginalTicket, SaleRecord};
+use till_core::fiscal::payload::{ArchiveRecord, DuplicateRecord, EventRecord, SaleRecord};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::from_micros;
 
@@ -350,52 +349,6 @@ impl SaleScope<'_> {
     }
 }
 
-/// A sale's sealed record from its row.
-fn sale_record(row: &Row) -> Result<SaleRecord, StoreError> {
-    let original_id: Option<String> = row.try_get("original_transaction_id")?;
-    let original = match original_id {
-        Some(transaction_id) => Some(OriginalTicket {
-            transaction_id,
-            register_id: row
-                .try_get::<Option<String>>("original_register_id")?
-                .unwrap_or_default(),
-            seq: row.try_get::<Option<i64>>("original_seq")?.unwrap_or_default(),
-        }),
-        None => None,
-    };
-    // A document that does not read leaves its parts empty: the audit then finds the record
-    // altered, which it is.
-    let detail = packed::detail_of(row).and_then(|text| SaleDetail::read(&text)).ok();
-    let (lines, tenders, vat, adjustments) = match detail {
-        Some(detail) => (detail.lines, detail.tenders, detail.vat, detail.adjustments),
-        None => Default::default(),
-    };
-    let record = SaleRecord {
-        transaction_id: row.try_get("transaction_id")?,
-        number: row.try_get("number")?,
-        kind: row.try_get("kind")?,
-        store_id: row.try_get("store_id")?,
-        seller_id: row.try_get("seller_id")?,
-        customer_id: row.try_get("customer_id")?,
-        session_id: row.try_get("session_id")?,
-        register_id: row.try_get("register_id")?,
-        subtotal_cents: row.try_get("subtotal_cents")?,
-        total_cents: row.try_get("total_cents")?,
-        item_count: row.try_get("item_count")?,
-        change_cents: row.try_get("change_cents")?,
-        points_earned: row.try_get("points_earned")?,
-        coupon_code: row.try_get("coupon_code")?,
-        issued_at: row.try_get("issued_at")?,
-        emitted_at: row.try_get("emitted_at")?,
-        lines,
-        tenders,
-        vat,
-        adjustments,
-        original,
-    };
-    Ok(record)
-}
-
 /// The sealed records of the sales in `scope`.
 pub(crate) async fn sale_records(
     conn: &mut Conn,
@@ -404,14 +357,12 @@ pub(crate) async fn sale_records(
     let mut sales: HashMap<String, SaleRecord> = HashMap::new();
     scope
         .bind(query(format!(
-            "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
-                 subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, \
-                 emitted_at, original_transaction_id, original_register_id, original_seq, packed \
-             FROM sales s WHERE {} AND s.fiscal_seq > 0",
+            "SELECT {} FROM sales s WHERE {} AND s.fiscal_seq > 0",
+            sale_row::RECORD,
             scope.clause()
         )))
         .for_each(conn, |row| {
-            let record = sale_record(&row)?;
+            let record = sale_row::record(&row)?;
             sales.insert(record.transaction_id.clone(), record);
             Ok(())
         })
