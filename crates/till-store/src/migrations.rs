@@ -34,8 +34,7 @@ pub(crate) fn error(error: MigrateError) -> StoreError {
         MigrateError::Execute(error) => StoreError::from(error),
         // The baseline replaced migrations of the same number that no deployment ran.
         MigrateError::VersionMismatch(1) => StoreError::Config(
-            "the database was made by a build from before the schema baseline; recreate it (docs/deploy.md)"
-                .to_owned(),
+            "the database was made by a build from before the schema baseline; recreate it (docs/deploy.md)".to_owned(),
         ),
         other => StoreError::Corrupt(format!("schema migration failed: {other}")),
     }

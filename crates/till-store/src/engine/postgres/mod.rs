@@ -66,10 +66,7 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
 /// Runs `migrator` under sqlx's advisory lock, so that nodes starting together apply each
 /// migration once.
 pub(crate) async fn migrate(readers: &Readers, migrator: &sqlx::migrate::Migrator) -> Result<(), StoreError> {
-    migrator
-        .run(pool(readers)?)
-        .await
-        .map_err(crate::migrations::error)
+    migrator.run(pool(readers)?).await.map_err(crate::migrations::error)
 }
 
 fn pool(readers: &Readers) -> Result<&sqlx::AnyPool, StoreError> {

@@ -205,8 +205,8 @@ fn sync_database_file(conn: &rusqlite::Connection) -> Result<(), StoreError> {
 mod tests {
     use super::WRITER_BACKSTOP_PAGES;
     use crate::db::scratch_sqlite_store;
-    use crate::error::StoreError;
     use crate::engine::sql::{Conn, query};
+    use crate::error::StoreError;
     use futures::future::BoxFuture;
     use std::time::Duration;
 

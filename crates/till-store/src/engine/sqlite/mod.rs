@@ -210,7 +210,10 @@ impl SqliteReaders {
 
     /// Closes the idle connections.
     pub(crate) fn clear(&self) {
-        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        self.idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clear();
     }
 }
 
@@ -315,7 +318,11 @@ mod tests {
         let writer = |synchronous, gathered| vfs_of(&connect_writer(&files, synchronous, gathered).unwrap());
         assert_eq!(writer(SqliteSynchronous::Full, true), shim);
         assert_ne!(writer(SqliteSynchronous::Full, false), shim);
-        assert_ne!(writer(SqliteSynchronous::Normal, true), shim, "NORMAL publishes frames before syncing");
+        assert_ne!(
+            writer(SqliteSynchronous::Normal, true),
+            shim,
+            "NORMAL publishes frames before syncing"
+        );
     }
 
     /// A change of the bundled SQLite fails here until the power-cut test has passed on it and
