@@ -4,13 +4,14 @@
 //! How writes and reads reach each engine is [`crate::engine`]'s business; a store reaches the
 //! database through its narrow interface alone.
 
-use crate::catalog_cache::CatalogCache;
+use crate::cache::Kept;
+use crate::catalog::PricedArticles;
 use crate::engine::sql::{Conn, Readers};
 use crate::engine::{Database, Work, Writers, batch::Batch};
 use crate::error::StoreError;
 use crate::journal::TicketHeads;
 use crate::sealer::Sealer;
-use crate::session_cache::SessionCache;
+use crate::sessions::ResolvedTokens;
 use futures::future::BoxFuture;
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
@@ -77,8 +78,8 @@ struct Inner {
     fiscal_key: RwLock<Option<Arc<Sealer>>>,
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
-    catalog: CatalogCache,
-    sessions: SessionCache,
+    catalog: Kept<PricedArticles>,
+    sessions: Kept<ResolvedTokens>,
     /// Where each register's next ticket goes, as far as this process knows.
     ticket_heads: TicketHeads,
 }
@@ -88,11 +89,11 @@ impl Store {
         &self.inner.known_stores
     }
 
-    pub(crate) fn catalog_cache(&self) -> &CatalogCache {
+    pub(crate) fn catalog_cache(&self) -> &Kept<PricedArticles> {
         &self.inner.catalog
     }
 
-    pub(crate) fn session_cache(&self) -> &SessionCache {
+    pub(crate) fn session_cache(&self) -> &Kept<ResolvedTokens> {
         &self.inner.sessions
     }
 
@@ -122,8 +123,8 @@ impl Store {
                 database,
                 fiscal_key: RwLock::new(None),
                 known_stores: RwLock::new(HashSet::new()),
-                catalog: CatalogCache::new(options.catalog_cache_ttl),
-                sessions: SessionCache::new(options.session_cache_ttl),
+                catalog: Kept::new(options.catalog_cache_ttl),
+                sessions: Kept::new(options.session_cache_ttl),
                 ticket_heads: TicketHeads::default(),
             }),
         }

@@ -6,14 +6,14 @@
 //! `engine`, behind a narrow interface.
 
 pub mod archives;
+pub mod cache;
 pub mod catalog;
-mod catalog_cache;
 pub mod closures;
 pub mod coupons;
 pub mod customers;
 pub mod db;
-mod engine;
 pub mod elevation;
+mod engine;
 mod error;
 pub mod journal;
 mod migrations;
@@ -26,7 +26,6 @@ mod sale_detail;
 mod sale_row;
 pub mod sales;
 pub mod sealer;
-mod session_cache;
 pub mod sessions;
 pub mod snapshot;
 pub mod staff;
