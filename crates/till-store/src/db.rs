@@ -1,7 +1,7 @@
 //! The store: one handle on the database and what a node keeps in memory beside it (the
 //! fiscal key, the caches, where each register's next ticket goes).
 //!
-//! How writes and reads reach each engine is [`crate::engine`]'s business; a store reaches the
+//! How writes and reads reach each engine is the `engine` module's business; a store reaches the
 //! database through its narrow interface alone.
 
 use crate::cache::Kept;

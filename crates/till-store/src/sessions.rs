@@ -136,7 +136,7 @@ impl Store {
 
     /// The session behind a token hash with its cashier, whatever its state; the caller
     /// decides what an expired or closed session may still do. As read at most the session
-    /// cache's time to live ago (see [`ResolvedTokens`]).
+    /// cache's time to live ago (see [`crate::cache`]).
     pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
         let cache = self.session_cache();
         let mut seen = cache.look(|tokens| {
