@@ -1,7 +1,8 @@
 //! A sale as it is stored: one row of `sales`, written once, complete, with its answer and its
 //! document (lines, tenders, VAT and reductions) packed together in `packed` (see
 //! [`crate::packed`]); `response` is left empty and `detail` null. This module writes that row
-//! and reads a sale's sealed record back from it.
+//! and reads a sale's sealed record back from it, the record [`sealed_record`] builds from
+//! the sale when its ticket is sealed.
 
 use crate::batch::Batch;
 use crate::error::StoreError;
@@ -9,7 +10,9 @@ use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sales::NewSale;
 use crate::sql::Row;
-use till_core::fiscal::payload::{OriginalTicket, SaleRecord};
+use till_core::fiscal::payload::{
+    OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
+};
 use till_core::ids::{CouponCode, CustomerId};
 use till_core::instant::to_micros;
 
@@ -68,6 +71,81 @@ pub(crate) fn insert(
             packed.into(),
         ],
     );
+}
+
+/// The sale as its ticket seals it: every business field, in the form the audit reads back.
+pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
+    SaleRecord {
+        transaction_id: sale.transaction_id.as_str().to_owned(),
+        number: sale.number.clone(),
+        kind: sale.kind.as_str().to_owned(),
+        store_id: sale.store_id.as_str().to_owned(),
+        seller_id: sale.seller_id.as_str().to_owned(),
+        customer_id: sale.customer_id.as_ref().map(|c| c.as_str().to_owned()),
+        session_id: sale.session_id.as_str().to_owned(),
+        register_id: sale.register_id.as_str().to_owned(),
+        subtotal_cents: sale.subtotal.get(),
+        total_cents: sale.total.get(),
+        item_count: sale.item_count,
+        change_cents: sale.change.get(),
+        points_earned: sale.points_earned,
+        coupon_code: sale.coupon_code.as_ref().map(|c| c.as_str().to_owned()),
+        issued_at: sale.issued_at.map(to_micros),
+        emitted_at: to_micros(sale.emitted_at),
+        lines: sale
+            .lines
+            .iter()
+            .map(|l| SaleRecordLine {
+                line_id: l.line_id.clone(),
+                sku_id: l.sku_id.as_ref().map(|s| s.as_str().to_owned()),
+                label: l.label.clone(),
+                quantity: l.quantity,
+                unit_price_cents: l.unit_price.get(),
+                vat_rate: l.vat_rate.hundredths(),
+                gross_cents: l.gross.get(),
+                promotion_cents: l.promotion.get(),
+                declared_cents: l.declared.get(),
+                ticket_cents: l.ticket.get(),
+                net_cents: l.net.get(),
+            })
+            .collect(),
+        tenders: sale
+            .tenders
+            .iter()
+            .map(|t| SaleRecordTender {
+                tender_id: t.id.clone(),
+                method: t.method.as_str().to_owned(),
+                applied_cents: t.applied.get(),
+                presented_cents: t.presented.get(),
+                change_cents: t.change.get(),
+                forfeited_cents: t.forfeited.get(),
+            })
+            .collect(),
+        vat: sale
+            .vat
+            .iter()
+            .map(|v| SaleRecordVat {
+                vat_rate: v.rate.hundredths(),
+                total_cents: v.total.get(),
+                vat_cents: v.vat.get(),
+            })
+            .collect(),
+        adjustments: sale
+            .adjustments
+            .iter()
+            .map(|a| SaleRecordAdjustment {
+                source: a.source.to_owned(),
+                source_id: a.source_id.clone(),
+                label: a.label.clone(),
+                amount_cents: a.amount.get(),
+            })
+            .collect(),
+        original: sale.original.as_ref().map(|o| OriginalTicket {
+            transaction_id: o.transaction_id.as_str().to_owned(),
+            register_id: o.register_id.as_str().to_owned(),
+            seq: o.seq,
+        }),
+    }
 }
 
 /// The columns [`record`] reads.
