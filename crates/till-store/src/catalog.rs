@@ -1,5 +1,6 @@
 //! The price authority.
 
+use crate::cache::insert_within;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::sql::{Conn, Row, query};
@@ -18,6 +19,15 @@ pub struct CatalogRecord {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
+
+/// The articles this node priced lately, by SKU (see [`crate::cache`]): a moved catalog
+/// revision empties them. Shared with the look-ups that found them: a sale takes a reference
+/// per line rather than a copy of the article's texts.
+pub(crate) type PricedArticles = HashMap<SkuId, Arc<CatalogItem>>;
+
+/// The most articles a node keeps priced, which bounds their memory (a few MiB) whatever the
+/// size of the catalog.
+const PRICED_ARTICLES: usize = 20_000;
 
 /// Rows per multi-row statement in a bulk import: 6 parameters each stays far below the
 /// bind-parameter limits of both engines.
@@ -77,29 +87,51 @@ impl Store {
     }
 
     /// The articles among `sku_ids` that the authority carries, from this node's cache where
-    /// it has them (see [`crate::catalog_cache`]).
+    /// it has them (see [`crate::cache`]).
     pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, Arc<CatalogItem>>, StoreError> {
         let cache = self.catalog_cache();
-        if !cache.fresh() {
-            let _one_check = cache.checking.lock().await;
-            if !cache.fresh() {
-                let row = query("SELECT revision FROM catalog_revision WHERE singleton = 1")
-                    .fetch_one(self.reader())
-                    .await?;
-                cache.checked(row.try_get("revision")?);
+        cache
+            .check(
+                async || self.catalog_revision().await,
+                async || Ok(PricedArticles::new()),
+            )
+            .await?;
+        let seen = cache.look(|priced| {
+            let mut found = HashMap::with_capacity(sku_ids.len());
+            let mut missing = Vec::new();
+            for &sku_id in sku_ids {
+                match priced.get(sku_id) {
+                    Some(item) => {
+                        found.insert(sku_id.clone(), item.clone());
+                    }
+                    None => missing.push(sku_id),
+                }
             }
+            (found, missing)
+        });
+        if seen.found.1.is_empty() {
+            return Ok(seen.found.0);
         }
-        let mut lookup = cache.lookup(sku_ids);
-        if lookup.missing.is_empty() {
-            return Ok(lookup.found);
-        }
-        let read = self.read_catalog_items(&lookup.missing).await?;
-        cache.keep(&lookup, read.values());
-        lookup.found.extend(read);
-        Ok(lookup.found)
+        let read = self.read_catalog_items(&seen.found.1).await?;
+        cache.keep(&seen, |priced| {
+            for item in read.values() {
+                insert_within(priced, PRICED_ARTICLES, item.sku_id.clone(), item.clone());
+            }
+        });
+        let (mut found, _) = seen.found;
+        found.extend(read);
+        Ok(found)
     }
 
-    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, Arc<CatalogItem>>, StoreError> {
+    /// The catalog's revision: every catalog write moves it, on any node.
+    async fn catalog_revision(&self) -> Result<i64, StoreError> {
+        let row = query("SELECT revision FROM catalog_revision WHERE singleton = 1")
+            .fetch_one(self.reader())
+            .await?;
+        row.try_get("revision")
+    }
+
+    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<PricedArticles, StoreError> {
         let mut found = HashMap::with_capacity(sku_ids.len());
         for chunk in sku_ids.chunks(IMPORT_CHUNK) {
             let sql = format!(

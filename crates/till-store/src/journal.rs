@@ -4,6 +4,7 @@
 
 use crate::batch::Batch;
 use crate::db::Store;
+use crate::engine::Writers;
 use crate::error::StoreError;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
@@ -135,17 +136,17 @@ const RESERVE: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, la
      VALUES ($1, $2, 1, NULL) ON CONFLICT (register_id, kind) DO UPDATE SET last_seq = fiscal_heads.last_seq + 1 \
      RETURNING last_seq, last_signature, holds";
 
-/// [`RESERVE`] for SQLite, in three plain statements: SQLite copies every page an upsert, or a
-/// statement with `RETURNING`, changes into a statement journal first: in the writer's
-/// statement profile the upsert took 5.2 µs a sale, these 2 to 3 together. Its one writer
-/// leaves no race between them.
+/// [`RESERVE`] in three plain statements, where one writer leaves no race between them
+/// (SQLite): SQLite copies every page an upsert, or a statement with `RETURNING`, changes into
+/// a statement journal first, which the plain statements spare the writer (see
+/// docs/performance.md, "The SQLite writer's statements").
 const ADVANCE: &str = "UPDATE fiscal_heads SET last_seq = last_seq + 1 WHERE register_id = $1 AND kind = $2";
 const START: &str = "INSERT INTO fiscal_heads (register_id, kind, last_seq, last_signature) VALUES ($1, $2, 1, NULL)";
 const HEAD: &str = "SELECT last_seq, last_signature, holds FROM fiscal_heads WHERE register_id = $1 AND kind = $2";
 
 /// Claims the next place of a chain; [`seal_into`] must fill it in the same transaction.
 pub(crate) async fn reserve(conn: &mut Conn, register_id: &str, kind: ChainKind) -> Result<Place, StoreError> {
-    let head = if conn.is_sqlite() {
+    let head = if conn.writers() == Writers::One {
         let advanced = query(ADVANCE)
             .bind(register_id)
             .bind(kind.as_str())

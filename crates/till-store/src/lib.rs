@@ -1,20 +1,20 @@
 //! Storage for till behind one interface, [`Store`], on SQLite or PostgreSQL.
 //!
 //! Every method takes domain types from `till-core` and the current time from the caller, so
-//! tests can drive the clock. See [`db`] for how writes reach the disk on each engine.
+//! tests can drive the clock. The business modules (sales, returns, journal, stock, ...) reach
+//! the database through [`db::Store`] alone; how writes reach the disk on each engine lives in
+//! `engine`, behind a narrow interface.
 
 pub mod archives;
-mod batch;
+pub mod cache;
 pub mod catalog;
-mod catalog_cache;
-mod checkpointer;
 pub mod closures;
 pub mod coupons;
 pub mod customers;
 pub mod db;
 pub mod elevation;
+mod engine;
 mod error;
-mod gathered_log;
 pub mod journal;
 mod migrations;
 pub mod packed;
@@ -23,15 +23,16 @@ pub mod receipts;
 mod reports;
 pub mod returns;
 mod sale_detail;
+mod sale_row;
 pub mod sales;
 pub mod sealer;
-mod session_cache;
 pub mod sessions;
 pub mod snapshot;
-pub(crate) mod sql;
 pub mod staff;
 pub mod stock;
 pub mod stores;
 
 pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
+/// The statement layer and batches every business module writes its SQL with.
+pub(crate) use engine::{batch, sql};
 pub use error::{Conflict, Forbidden, Rule, Stale, StoreError};

@@ -1,7 +1,10 @@
-//! Schema migrations, embedded in the binary: one folder per engine, applied in order.
+//! Schema migrations, embedded in the binary: one folder per engine, applied in order, with the
+//! same numbers on both. The schema starts from one baseline (0001); databases made by builds
+//! before it are not migrated and must be recreated (docs/deploy.md).
 
+use crate::error::StoreError;
 use sqlx::SqlSafeStr;
-use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 
 macro_rules! migrations {
     ($folder:literal: $($version:literal $name:literal),* $(,)?) => {
@@ -18,40 +21,21 @@ macro_rules! migrations {
 }
 
 pub(crate) fn sqlite() -> Migrator {
-    Migrator::with_migrations(migrations!("sqlite":
-        1 "0001_foundation",
-        2 "0002_sales_and_journal",
-        3 "0003_elevation",
-        4 "0004_promotions",
-        5 "0005_journal",
-        6 "0006_returns",
-        7 "0007_catalog_revision",
-        8 "0008_fiscal_keys_append_only",
-        9 "0009_ticket_in_one_statement",
-        10 "0010_sale_detail",
-        11 "0011_lines_in_sale_detail",
-        12 "0012_partial_returns_index",
-        13 "0013_tickets_through_the_journal",
-        14 "0014_packed_sales",
-        15 "0015_stock_moves",
-    ))
+    Migrator::with_migrations(migrations!("sqlite": 1 "0001_baseline"))
 }
 
 pub(crate) fn postgres() -> Migrator {
-    Migrator::with_migrations(migrations!("postgres":
-        1 "0001_foundation",
-        2 "0002_sales_and_journal",
-        3 "0003_elevation",
-        4 "0004_promotions",
-        5 "0005_journal",
-        6 "0006_returns",
-        7 "0007_catalog_revision",
-        8 "0008_fiscal_keys_append_only",
-        9 "0009_ticket_in_one_statement",
-        10 "0010_sale_detail",
-        11 "0011_lines_in_sale_detail",
-        12 "0012_tickets_through_the_journal",
-        13 "0013_packed_sales",
-        14 "0014_stock_moves",
-    ))
+    Migrator::with_migrations(migrations!("postgres": 1 "0001_baseline"))
+}
+
+/// What a failed migration means for the operator.
+pub(crate) fn error(error: MigrateError) -> StoreError {
+    match error {
+        MigrateError::Execute(error) => StoreError::from(error),
+        // The baseline replaced migrations of the same number that no deployment ran.
+        MigrateError::VersionMismatch(1) => StoreError::Config(
+            "the database was made by a build from before the schema baseline; recreate it (docs/deploy.md)".to_owned(),
+        ),
+        other => StoreError::Corrupt(format!("schema migration failed: {other}")),
+    }
 }

@@ -9,9 +9,8 @@
 //! the same sale is about 1.5 KB.
 //!
 //! Layout: one format byte ([`LZ4`]), the answer's length and the two texts' length (each a
-//! little-endian `u32`), then the two texts one after the other as one LZ4 block. Rows written
-//! before migration 0014 (SQLite) or 0013 (PostgreSQL) keep the two texts in `response` and
-//! `detail`, and are read as they are.
+//! little-endian `u32`), then the two texts one after the other as one LZ4 block. The row's
+//! `response` column is left empty and its `detail` null.
 
 use crate::error::StoreError;
 use crate::sql::Row;
@@ -72,21 +71,14 @@ pub struct Unpacked {
     pub detail: String,
 }
 
-/// The stored answer of a sale row selected with its `response` and `packed` columns.
+/// The stored answer of a sale row selected with its `packed` column.
 pub(crate) fn response_of(row: &Row) -> Result<String, StoreError> {
-    match row.try_get::<Option<Vec<u8>>>("packed")? {
-        Some(packed) => Ok(unpack(&packed)?.response),
-        None => row.try_get("response"),
-    }
+    Ok(unpack(&row.try_get::<Vec<u8>>("packed")?)?.response)
 }
 
-/// The document of a sale row selected with its `detail` and `packed` columns; `None` for a
-/// sale written before migration 0010, whose parts are rows of their own.
-pub(crate) fn detail_of(row: &Row) -> Result<Option<String>, StoreError> {
-    match row.try_get::<Option<Vec<u8>>>("packed")? {
-        Some(packed) => Ok(Some(unpack(&packed)?.detail)),
-        None => row.try_get("detail"),
-    }
+/// The document of a sale row selected with its `packed` column.
+pub(crate) fn detail_of(row: &Row) -> Result<String, StoreError> {
+    Ok(unpack(&row.try_get::<Vec<u8>>("packed")?)?.detail)
 }
 
 fn length(len: usize) -> Result<u32, StoreError> {

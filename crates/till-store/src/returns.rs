@@ -4,8 +4,8 @@
 use crate::db::Store;
 use crate::error::{Stale, StoreError};
 use crate::packed;
-use crate::sale_detail::{SaleDetail, line_of_row};
-use crate::sql::{Conn, Row, query};
+use crate::sale_detail::SaleDetail;
+use crate::sql::{Row, query};
 use jiff::Timestamp;
 use till_core::fiscal::payload::SaleRecordLine;
 use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
@@ -31,21 +31,10 @@ pub struct OriginalSale {
     pub counted: ReturnedCounts,
 }
 
-/// Where a sale counts the units returned of its lines, and the count as it was read: a return
-/// adds to it only if no other return moved it since.
+/// The units returned of a sale's lines, counted in the sale's own row (`returned_units`), as
+/// they were read: a return adds to them only if no other return moved them since.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReturnedCounts(Counted);
-
-#[derive(Clone, Debug, PartialEq)]
-enum Counted {
-    /// In `sale_lines.returned_quantity`, line by line: sales written before migration 0011.
-    PerLine,
-    /// In the sale's own row (`returned_units`).
-    InSale(InSale),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct InSale {
+pub struct ReturnedCounts {
     /// The column as read, which a return's update requires unchanged; NULL until a first return.
     stored: Option<String>,
     /// Units returned of each line, in line order.
@@ -60,7 +49,7 @@ pub(crate) struct ReturnedUnitsUpdate {
     pub after: String,
 }
 
-impl InSale {
+impl ReturnedCounts {
     /// Counts kept in the sale's row: `stored` is its `returned_units`, `sold` the units of
     /// each of its lines.
     fn read(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
@@ -71,18 +60,13 @@ impl InSale {
         if returned.len() != sold.len() {
             return Err(corrupt("returned units"));
         }
-        Ok(InSale { stored, returned, sold })
+        Ok(ReturnedCounts { stored, returned, sold })
     }
-}
 
-impl ReturnedCounts {
-    /// The update that adds `units` returned on the line at each position, for a sale that
-    /// counts them in its row; `None` for one that counts them per line. A count that has moved
-    /// since it was read, or that would pass what was sold, is stale.
-    pub(crate) fn adding(&self, units: &[(i64, i64)]) -> Result<Option<ReturnedUnitsUpdate>, StoreError> {
-        let Counted::InSale(counts) = &self.0 else {
-            return Ok(None);
-        };
+    /// The update that adds `units` returned on the line at each position. A count that has
+    /// moved since it was read, or that would pass what was sold, is stale.
+    pub(crate) fn adding(&self, units: &[(i64, i64)]) -> Result<ReturnedUnitsUpdate, StoreError> {
+        let counts = self;
         let mut returned = counts.returned.clone();
         for &(line_no, more) in units {
             let index = usize::try_from(line_no).map_err(|_| corrupt("line number"))?;
@@ -95,10 +79,10 @@ impl ReturnedCounts {
             }
         }
         let after = serde_json::to_string(&returned).map_err(|_| corrupt("returned units"))?;
-        Ok(Some(ReturnedUnitsUpdate {
+        Ok(ReturnedUnitsUpdate {
             before: counts.stored.clone().unwrap_or_default(),
             after,
-        }))
+        })
     }
 }
 
@@ -128,41 +112,29 @@ pub struct ReturnSummary {
 }
 
 /// The returns made against one original sale, found through `sales_by_original`, which holds
-/// returns alone (migration 0012 on SQLite).
+/// returns alone on SQLite.
 const RETURNS_AGAINST: &str = "SELECT transaction_id, credit_note, register_id, fiscal_seq, total_cents, points_earned, \
-         emitted_at, detail, packed \
+         emitted_at, packed \
      FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id";
 
 impl Store {
     /// The sale `transaction_id` with what remains returnable of it.
     pub async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError> {
-        let mut conn = self.reader().acquire().await?;
         let Some(sale) = query(
             "SELECT kind, store_id, register_id, fiscal_seq, customer_id, total_cents, points_earned, refunded_cents, \
-                 points_returned, detail, packed, returned_units \
+                 points_returned, packed, returned_units \
              FROM sales WHERE transaction_id = $1 AND fiscal_seq > 0",
         )
         .bind(transaction_id.as_str())
-        .fetch_optional(&mut conn)
+        .fetch_optional(self.reader())
         .await?
         else {
             return Ok(None);
         };
-        let (lines, returned, counted): (Vec<SaleRecordLine>, Vec<i64>, _) = match lines_in_detail(&sale)? {
-            Some(lines) => {
-                let sold = lines.iter().map(|line| line.quantity).collect();
-                let counts = InSale::read(sale.try_get("returned_units")?, sold)?;
-                let returned = counts.returned.clone();
-                (lines, returned, ReturnedCounts(Counted::InSale(counts)))
-            }
-            None => {
-                let (lines, returned) = lines_in_rows(&mut conn, transaction_id.as_str())
-                    .await?
-                    .into_iter()
-                    .unzip();
-                (lines, returned, ReturnedCounts(Counted::PerLine))
-            }
-        };
+        let lines = lines_of(&sale)?;
+        let sold = lines.iter().map(|line| line.quantity).collect();
+        let counted = ReturnedCounts::read(sale.try_get("returned_units")?, sold)?;
+        let returned = counted.returned.clone();
         let mut returnable_lines = Vec::with_capacity(lines.len());
         let mut originals = Vec::with_capacity(lines.len());
         for (line_no, (line, returned)) in lines.into_iter().zip(returned).enumerate() {
@@ -206,24 +178,16 @@ impl Store {
 
     /// The returns made against `transaction_id`, oldest first.
     pub async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError> {
-        let mut conn = self.reader().acquire().await?;
         let rows = query(RETURNS_AGAINST)
             .bind(transaction_id.as_str())
-            .fetch_all(&mut conn)
+            .fetch_all(self.reader())
             .await?;
         let mut returns = Vec::with_capacity(rows.len());
-        let mut lines_elsewhere = false;
         for row in &rows {
-            let lines = match lines_in_detail(row)? {
-                Some(lines) => lines
-                    .into_iter()
-                    .map(|line| (line.line_id, line.quantity, line.net_cents))
-                    .collect(),
-                None => {
-                    lines_elsewhere = true;
-                    Vec::new()
-                }
-            };
+            let lines = lines_of(row)?
+                .into_iter()
+                .map(|line| (line.line_id, line.quantity, line.net_cents))
+                .collect();
             returns.push(ReturnSummary {
                 transaction_id: row.try_get("transaction_id")?,
                 credit_note: row.try_get("credit_note")?,
@@ -235,53 +199,13 @@ impl Store {
                 lines,
             });
         }
-        if lines_elsewhere {
-            // Returns written before migration 0011 keep their lines in `sale_lines`.
-            let rows = query(
-                "SELECT l.transaction_id, l.line_id, l.quantity, l.net_cents FROM sale_lines l \
-                 JOIN sales s ON s.transaction_id = l.transaction_id \
-                 WHERE s.original_transaction_id = $1 ORDER BY l.transaction_id, l.line_no",
-            )
-            .bind(transaction_id.as_str())
-            .fetch_all(&mut conn)
-            .await?;
-            for row in &rows {
-                let id: String = row.try_get("transaction_id")?;
-                if let Some(summary) = returns.iter_mut().find(|r| r.transaction_id == id) {
-                    summary.lines.push((
-                        row.try_get("line_id")?,
-                        row.try_get("quantity")?,
-                        row.try_get("net_cents")?,
-                    ));
-                }
-            }
-        }
         Ok(returns)
     }
 }
 
-/// The lines in the sale `row`'s detail document; `None` when the sale keeps its lines in
-/// `sale_lines` (written before migration 0011).
-fn lines_in_detail(row: &Row) -> Result<Option<Vec<SaleRecordLine>>, StoreError> {
-    match packed::detail_of(row)? {
-        Some(text) => Ok(SaleDetail::read(&text)?.lines),
-        None => Ok(None),
-    }
-}
-
-/// The lines of a sale written before migration 0011, each with the units returned of it.
-async fn lines_in_rows(conn: &mut Conn, transaction_id: &str) -> Result<Vec<(SaleRecordLine, i64)>, StoreError> {
-    let rows = query(
-        "SELECT line_id, sku_id, label, quantity, returned_quantity, unit_price_cents, vat_rate, gross_cents, \
-             promotion_cents, declared_cents, ticket_cents, net_cents \
-         FROM sale_lines WHERE transaction_id = $1 ORDER BY line_no",
-    )
-    .bind(transaction_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    rows.iter()
-        .map(|row| Ok((line_of_row(row)?, row.try_get("returned_quantity")?)))
-        .collect()
+/// The lines in the document of the sale `row`, selected with its `packed` column.
+fn lines_of(row: &Row) -> Result<Vec<SaleRecordLine>, StoreError> {
+    Ok(SaleDetail::read(&packed::detail_of(row)?)?.lines)
 }
 
 fn amount(cents: i64, what: &str) -> Result<Cents, StoreError> {

@@ -1,15 +1,12 @@
 //! A sale's lines, tenders, VAT breakdown and reductions, kept as one JSON document in the
-//! sale's own row (`sales.detail`) in the layout of its sealed record.
-//!
-//! Two older layouts are still read. Sales written before migration 0010 keep all four parts in
-//! `sale_lines`, `sale_tenders`, `sale_vat` and `sale_adjustments`; sales written before 0011
-//! have a document without lines and keep those in `sale_lines`. The document saves a sale
-//! four tables: on PostgreSQL each one cost the sale's statement a relation to open and lock,
-//! an index entry and a foreign-key check per row (docs/performance.md).
+//! sale's own row, packed with its answer (see [`crate::packed`]), in the layout of its sealed
+//! record. The document spares a sale a table per part: on PostgreSQL each one would cost the
+//! sale's statement a relation to open and lock, an index entry and a foreign-key check per row
+//! (see docs/performance.md, "The sale's document").
 
 use crate::error::StoreError;
 use crate::packed;
-use crate::sql::{Column, Conn, Query, Row, query};
+use crate::sql::{Conn, Query, query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use till_core::canonical::to_compact_string;
@@ -19,10 +16,7 @@ use till_core::sale::SALE_TEXT_BYTES;
 /// The document as read back.
 #[derive(Debug, Deserialize, PartialEq)]
 pub(crate) struct SaleDetail {
-    /// `None` in the documents of sales written before migration 0011: their lines are rows of
-    /// `sale_lines`.
-    #[serde(default)]
-    pub lines: Option<Vec<SaleRecordLine>>,
+    pub lines: Vec<SaleRecordLine>,
     pub tenders: Vec<SaleRecordTender>,
     pub vat: Vec<SaleRecordVat>,
     pub adjustments: Vec<SaleRecordAdjustment>,
@@ -53,23 +47,6 @@ impl SaleDetail {
     pub(crate) fn read(text: &str) -> Result<Self, StoreError> {
         serde_json::from_str(text).map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
     }
-}
-
-/// A line as a row of `sale_lines` holds it (sales written before migration 0011).
-pub(crate) fn line_of_row(row: &Row) -> Result<SaleRecordLine, StoreError> {
-    Ok(SaleRecordLine {
-        line_id: row.try_get("line_id")?,
-        sku_id: row.try_get("sku_id")?,
-        label: row.try_get("label")?,
-        quantity: row.try_get("quantity")?,
-        unit_price_cents: row.try_get("unit_price_cents")?,
-        vat_rate: row.try_get("vat_rate")?,
-        gross_cents: row.try_get("gross_cents")?,
-        promotion_cents: row.try_get("promotion_cents")?,
-        declared_cents: row.try_get("declared_cents")?,
-        ticket_cents: row.try_get("ticket_cents")?,
-        net_cents: row.try_get("net_cents")?,
-    })
 }
 
 /// Whose sales a total covers.
@@ -111,26 +88,21 @@ impl Sales<'_> {
         }
     }
 
-    /// The documents of the sales written since migration 0010.
+    /// The documents of the sales.
     async fn details(self, conn: &mut Conn) -> Result<Vec<SaleDetail>, StoreError> {
         let rows = self
-            .bind(query(format!(
-                "SELECT s.detail, s.packed FROM sales s WHERE {} AND (s.detail IS NOT NULL OR s.packed IS NOT NULL)",
-                self.clause()
-            )))
+            .bind(query(format!("SELECT s.packed FROM sales s WHERE {}", self.clause())))
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
-            .filter_map(|row| packed::detail_of(row).transpose())
-            .map(|text| SaleDetail::read(&text?))
+            .map(|row| SaleDetail::read(&packed::detail_of(row)?))
             .collect()
     }
 }
 
 /// Totals per VAT rate of `sales`, highest rate first.
 pub(crate) async fn vat_by_rate(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<SaleRecordVat>, StoreError> {
-    let old_rows = "SELECT v.vat_rate AS part, v.total_cents AS first, v.vat_cents AS second FROM sale_vat v";
-    let totals = sum_per_part(conn, sales, old_rows, |detail| {
+    let totals = sum_per_part(conn, sales, |detail| {
         detail
             .vat
             .into_iter()
@@ -155,8 +127,7 @@ pub(crate) async fn tenders_by_method(
     conn: &mut Conn,
     sales: Sales<'_>,
 ) -> Result<Vec<(String, i64, i64)>, StoreError> {
-    let old_rows = "SELECT v.method AS part, v.applied_cents AS first, v.forfeited_cents AS second FROM sale_tenders v";
-    let totals = sum_per_part(conn, sales, old_rows, |detail| {
+    let totals = sum_per_part(conn, sales, |detail| {
         detail
             .tenders
             .into_iter()
@@ -167,26 +138,14 @@ pub(crate) async fn tenders_by_method(
     Ok(totals.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect())
 }
 
-/// Two sums per part (a VAT rate, a tender method) of `sales`: over `old_rows` (a child table
-/// `v` answering `part`, `first` and `second`) for sales from before the document, over what
-/// `parts` takes from the document for the others.
-async fn sum_per_part<K: Ord + Column>(
+/// Two sums per part (a VAT rate, a tender method) of `sales`, over what `parts` takes from
+/// each sale's document.
+async fn sum_per_part<K: Ord>(
     conn: &mut Conn,
     sales: Sales<'_>,
-    old_rows: &str,
     parts: impl Fn(SaleDetail) -> Vec<(K, i64, i64)>,
 ) -> Result<Totals<K>, StoreError> {
-    let rows = sales
-        .bind(query(format!(
-            "{old_rows} JOIN sales s ON s.transaction_id = v.transaction_id WHERE {}",
-            sales.clause()
-        )))
-        .fetch_all(&mut *conn)
-        .await?;
     let mut totals = Totals::default();
-    for row in &rows {
-        totals.add(row.try_get("part")?, row.try_get("first")?, row.try_get("second")?)?;
-    }
     for detail in sales.details(conn).await? {
         for (part, first, second) in parts(detail) {
             totals.add(part, first, second)?;
@@ -241,17 +200,15 @@ mod tests {
         assert_eq!(
             read,
             SaleDetail {
-                lines: Some(record.lines.clone()),
+                lines: record.lines.clone(),
                 tenders: record.tenders.clone(),
                 vat: record.vat.clone(),
                 adjustments: record.adjustments.clone(),
             }
         );
         assert!(text.contains(r#""vatRate":2000"#), "{text}");
-        let before_0011 = SaleDetail::read(r#"{"tenders": [], "vat": [], "adjustments": []}"#).expect("read");
-        assert_eq!(before_0011.lines, None, "lines are absent, not empty");
         assert!(
-            SaleDetail::read(r#"{"tenders": []}"#).is_err(),
+            SaleDetail::read(r#"{"tenders": [], "vat": [], "adjustments": []}"#).is_err(),
             "a document missing parts is refused"
         );
     }

@@ -3,13 +3,15 @@
 
 use crate::batch::Batch;
 use crate::closures;
-use crate::db::{Engine, Store};
+use crate::db::Store;
 use crate::elevation;
+use crate::engine::Writers;
 use crate::error::{Rule, Stale, StoreError};
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::packed;
 use crate::returns::ReturnedCounts;
 use crate::sale_detail::SaleDetail;
+use crate::sale_row;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
 use crate::stock;
@@ -19,10 +21,8 @@ use std::sync::Arc;
 use till_core::committed;
 pub use till_core::committed::{Adjustment, NewSaleLine, RenderWithCreditNote, ReturnedLine, SaleAnswer};
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{
-    self, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordLine, SaleRecordTender, SaleRecordVat,
-};
-use till_core::ids::{CouponCode, CustomerId, SessionId, TransactionId};
+use till_core::fiscal::payload::{self, SaleRecord};
+use till_core::ids::{CouponCode, SessionId, TransactionId};
 use till_core::instant::to_micros;
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
@@ -89,7 +89,7 @@ impl Store {
         let key = self.fiscal_key()?;
         let transaction_id = sale.transaction_id.clone();
         let (session_id, emitted_at) = (sale.session_id.clone(), sale.emitted_at);
-        let record = sale_record(&sale);
+        let record = sale_row::sealed_record(&sale);
         let digest = record.digest();
         let detail = SaleDetail::write(&record)?;
         let packed = match &sale.response {
@@ -157,8 +157,9 @@ impl Store {
         }
     }
 
-    /// PostgreSQL: a sale that spends nothing but stock (no approval, no coupon, no original
-    /// ticket) in one statement outside any transaction, when its register's chain head and
+    /// Where batches run alone (PostgreSQL): a sale that spends nothing but stock (no approval,
+    /// no coupon, no original ticket) in one statement outside any transaction, when its
+    /// register's chain head and
     /// day are as this node last left them. The statement claims the head only if it still
     /// stands there, was not held by a closing meanwhile, and the day is still the register's
     /// open one; then every write in it lands, or none does. One round trip where the checked
@@ -169,7 +170,7 @@ impl Store {
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
         let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
-        if self.engine() != Engine::Postgres || !plain || !day.covers(sale.emitted_at) {
+        if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
         let Some(signed) = input.presigned.clone() else {
@@ -198,7 +199,7 @@ impl Store {
                 day.zone_name.as_str().into(),
             ],
         );
-        let response = push_sale(&mut batch, Engine::Postgres, input, place.seq, now)?;
+        let response = push_sale(&mut batch, self.writers(), input, place.seq, now)?;
         let reference = sale.transaction_id.as_str();
         let sealed = journal::push_entry(
             &mut batch,
@@ -253,7 +254,7 @@ impl Store {
 
     /// The fingerprint and stored answer of a committed transaction.
     pub async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError> {
-        let row = query("SELECT fingerprint, response, packed FROM sales WHERE transaction_id = $1")
+        let row = query("SELECT fingerprint, packed FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())
             .fetch_optional(self.reader())
             .await?;
@@ -287,7 +288,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         }
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
-        let response = push_sale(&mut batch, conn.engine(), input, place.seq, now)?;
+        let response = push_sale(&mut batch, conn.writers(), input, place.seq, now)?;
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
             _ => sign_ticket(&input.record, &input.digest, place.clone(), &input.key)?,
@@ -315,7 +316,13 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
 /// reductions), its stock moves and the customer's points. Answers the stored response, which
 /// for a return now carries its credit-note number.
-fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, now: i64) -> Result<String, StoreError> {
+fn push_sale(
+    batch: &mut Batch,
+    writers: Writers,
+    input: &CommitSale,
+    seq: i64,
+    now: i64,
+) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
     let response = sale
@@ -326,8 +333,8 @@ fn push_sale(batch: &mut Batch, engine: Engine, input: &CommitSale, seq: i64, no
         Some(packed) => packed.clone(),
         None => packed::pack(&response, &input.detail)?,
     };
-    insert_sale(batch, input, seq, credit_note.as_deref(), packed, now);
-    stock::push_moves(batch, engine, &sale.store_id, &sale.stock_moves, now);
+    sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
+    stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
     if let Some(customer) = &sale.customer_id {
         batch.push(
             "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
@@ -346,183 +353,30 @@ fn sign_ticket(record: &SaleRecord, digest: &str, place: Place, key: &Sealer) ->
     Ok(Signed { place, text, signature })
 }
 
-/// Writes the sale row, sealed at `seq`, if its transaction id is new and its session is still
-/// open (it may have closed since the request was checked). Either refusal fails the batch,
-/// which rolls the whole ticket back; [`Store::refusal_cause`] tells which one it was.
-///
-/// The session is checked by a scalar subquery that leaves `session_id` null, and so refused,
-/// when the session is not open, rather than by an `INSERT ... SELECT ... WHERE EXISTS`: SQLite
-/// takes an insert from a `SELECT` for a multi-row write and copies every page it changes into
-/// a statement journal first: the row took 17 to 18 µs of the writer with it, 10 to 14 without.
-///
-/// The row's `response` is left empty and its `detail` null: both are in `packed`.
-fn insert_sale(batch: &mut Batch, input: &CommitSale, seq: i64, credit_note: Option<&str>, packed: Vec<u8>, now: i64) {
-    let sale = &input.sale;
-    batch.push_required(
-        "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
-             session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
-             points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
-             original_register_id, original_seq, credit_note, packed) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-             (SELECT session_id FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
-                 AND expires_at > $19), \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', $21, $22, $23, $24, $25) \
-         ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
-        vec![
-            sale.transaction_id.as_str().into(),
-            (&sale.event_id).into(),
-            (&sale.fingerprint).into(),
-            sale.kind.as_str().into(),
-            (&sale.number).into(),
-            sale.store_id.as_str().into(),
-            sale.seller_id.as_str().into(),
-            sale.customer_id.as_ref().map(CustomerId::as_str).into(),
-            sale.session_id.as_str().into(),
-            sale.register_id.as_str().into(),
-            sale.subtotal.get().into(),
-            sale.total.get().into(),
-            sale.item_count.into(),
-            (sale.lines.len() as i64).into(),
-            sale.change.get().into(),
-            sale.points_earned.into(),
-            sale.coupon_code.as_ref().map(CouponCode::as_str).into(),
-            sale.issued_at.map(to_micros).into(),
-            now.into(),
-            seq.into(),
-            sale.original.as_ref().map(|o| o.transaction_id.as_str()).into(),
-            sale.original.as_ref().map(|o| o.register_id.as_str()).into(),
-            sale.original.as_ref().map(|o| o.seq).into(),
-            credit_note.into(),
-            packed.into(),
-        ],
-    );
-}
-
-/// The sale as its ticket seals it: every business field, in the form the audit reads back.
-pub fn sale_record(sale: &NewSale) -> SaleRecord {
-    SaleRecord {
-        transaction_id: sale.transaction_id.as_str().to_owned(),
-        number: sale.number.clone(),
-        kind: sale.kind.as_str().to_owned(),
-        store_id: sale.store_id.as_str().to_owned(),
-        seller_id: sale.seller_id.as_str().to_owned(),
-        customer_id: sale.customer_id.as_ref().map(|c| c.as_str().to_owned()),
-        session_id: sale.session_id.as_str().to_owned(),
-        register_id: sale.register_id.as_str().to_owned(),
-        subtotal_cents: sale.subtotal.get(),
-        total_cents: sale.total.get(),
-        item_count: sale.item_count,
-        change_cents: sale.change.get(),
-        points_earned: sale.points_earned,
-        coupon_code: sale.coupon_code.as_ref().map(|c| c.as_str().to_owned()),
-        issued_at: sale.issued_at.map(to_micros),
-        emitted_at: to_micros(sale.emitted_at),
-        lines: sale
-            .lines
-            .iter()
-            .map(|l| SaleRecordLine {
-                line_id: l.line_id.clone(),
-                sku_id: l.sku_id.as_ref().map(|s| s.as_str().to_owned()),
-                label: l.label.clone(),
-                quantity: l.quantity,
-                unit_price_cents: l.unit_price.get(),
-                vat_rate: l.vat_rate.hundredths(),
-                gross_cents: l.gross.get(),
-                promotion_cents: l.promotion.get(),
-                declared_cents: l.declared.get(),
-                ticket_cents: l.ticket.get(),
-                net_cents: l.net.get(),
-            })
-            .collect(),
-        tenders: sale
-            .tenders
-            .iter()
-            .map(|t| SaleRecordTender {
-                tender_id: t.id.clone(),
-                method: t.method.as_str().to_owned(),
-                applied_cents: t.applied.get(),
-                presented_cents: t.presented.get(),
-                change_cents: t.change.get(),
-                forfeited_cents: t.forfeited.get(),
-            })
-            .collect(),
-        vat: sale
-            .vat
-            .iter()
-            .map(|v| SaleRecordVat {
-                vat_rate: v.rate.hundredths(),
-                total_cents: v.total.get(),
-                vat_cents: v.vat.get(),
-            })
-            .collect(),
-        adjustments: sale
-            .adjustments
-            .iter()
-            .map(|a| SaleRecordAdjustment {
-                source: a.source.to_owned(),
-                source_id: a.source_id.clone(),
-                label: a.label.clone(),
-                amount_cents: a.amount.get(),
-            })
-            .collect(),
-        original: sale.original.as_ref().map(|o| OriginalTicket {
-            transaction_id: o.transaction_id.as_str().to_owned(),
-            register_id: o.register_id.as_str().to_owned(),
-            seq: o.seq,
-        }),
-    }
-}
-
 /// Counts the returned units on the original's lines and the refund on the original, each
 /// only if it still stands where the return was computed from: of two returns racing for the
 /// last unit, the second finds the count moved and writes nothing.
 async fn take_back(conn: &mut Conn, original: &ReturnOf) -> Result<(), StoreError> {
     let stale = || StoreError::Stale(Stale::ReturnRaced(original.transaction_id.clone()));
     let units: Vec<(i64, i64)> = original.lines.iter().map(|line| (line.line_no, line.units)).collect();
-    let counted_in_sale = original.counted.adding(&units)?;
-    let sql = match counted_in_sale {
-        Some(_) => {
-            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3, \
-                 returned_units = $6 \
-             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5 \
-                 AND COALESCE(returned_units, '') = $7"
-        }
-        None => {
-            "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3 \
-             WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5"
-        }
-    };
-    let mut refund = query(sql)
-        .bind(original.transaction_id.as_str())
-        .bind(original.refund.get())
-        .bind(original.points_back)
-        .bind(original.refunded_before.get())
-        .bind(original.points_returned_before);
-    if let Some(update) = &counted_in_sale {
-        refund = refund.bind(update.after.as_str()).bind(update.before.as_str());
-    }
-    if refund.execute(&mut *conn).await? != 1 {
+    let counted = original.counted.adding(&units)?;
+    let taken = query(
+        "UPDATE sales SET refunded_cents = refunded_cents + $2, points_returned = points_returned + $3, \
+             returned_units = $6 \
+         WHERE transaction_id = $1 AND refunded_cents = $4 AND points_returned = $5 \
+             AND COALESCE(returned_units, '') = $7",
+    )
+    .bind(original.transaction_id.as_str())
+    .bind(original.refund.get())
+    .bind(original.points_back)
+    .bind(original.refunded_before.get())
+    .bind(original.points_returned_before)
+    .bind(counted.after.as_str())
+    .bind(counted.before.as_str())
+    .execute(&mut *conn)
+    .await?;
+    if taken != 1 {
         return Err(stale());
-    }
-    if counted_in_sale.is_some() {
-        return Ok(());
-    }
-    // Sales written before migration 0011 count them on their lines' rows.
-    for line in &original.lines {
-        let updated = query(
-            "UPDATE sale_lines SET returned_quantity = returned_quantity + $3 \
-             WHERE transaction_id = $1 AND line_no = $2 AND returned_quantity = $4 \
-                 AND returned_quantity + $3 <= quantity",
-        )
-        .bind(original.transaction_id.as_str())
-        .bind(line.line_no)
-        .bind(line.units)
-        .bind(line.returned_before)
-        .execute(&mut *conn)
-        .await?;
-        if updated != 1 {
-            return Err(stale());
-        }
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Register sessions: a cashier's shift on one till, and the opaque token the till holds.
 
+use crate::cache::insert_within;
 use crate::closures;
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
@@ -10,11 +11,24 @@ use crate::staff::{StaffRecord, staff_from_row};
 use crate::stores::store_in_network;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
+
+/// The session tokens this node resolved lately, by token hash: the principal and when it was
+/// read, trusted for the cache's time to live (see [`crate::cache`]). A session closed or a
+/// cashier changed on another node applies here within it; what matters to the books does not
+/// wait for it: a sale on a session closed meanwhile is refused by its commit, which checks
+/// the session in the database.
+pub(crate) type ResolvedTokens = HashMap<Vec<u8>, (Instant, SessionPrincipal)>;
+
+/// The most tokens a node keeps, which bounds their memory (about a KiB a token) whatever the
+/// number of tills.
+const RESOLVED_TOKENS: usize = 4_096;
 
 macro_rules! select_session {
     ($where:literal) => {
@@ -122,12 +136,20 @@ impl Store {
 
     /// The session behind a token hash with its cashier, whatever its state; the caller
     /// decides what an expired or closed session may still do. As read at most the session
-    /// cache's time to live ago (see [`crate::session_cache`]).
+    /// cache's time to live ago (see [`crate::cache`]).
     pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
-        if let Some(principal) = self.session_cache().get(token_hash) {
+        let cache = self.session_cache();
+        let mut seen = cache.look(|tokens| {
+            tokens
+                .get(token_hash)
+                .filter(|(read_at, _)| cache.young(*read_at))
+                .map(|(_, principal)| principal.clone())
+        });
+        if let Some(principal) = seen.found.take() {
             return Ok(Some(principal));
         }
-        let read_at = std::time::Instant::now();
+        // Taken before the read begins, so that the entry's age is never understated.
+        let read_at = Instant::now();
         let row = query(SELECT_PRINCIPAL)
             .bind(token_hash.to_vec())
             .fetch_optional(self.reader())
@@ -139,7 +161,17 @@ impl Store {
             session: session_from_row(&row)?,
             cashier: staff_from_row(&row)?,
         };
-        self.session_cache().keep(token_hash, &principal, read_at);
+        // A time to live of zero keeps nothing: every request reads its session.
+        if !cache.ttl().is_zero() {
+            cache.keep(&seen, |tokens| {
+                insert_within(
+                    tokens,
+                    RESOLVED_TOKENS,
+                    token_hash.to_vec(),
+                    (read_at, principal.clone()),
+                );
+            });
+        }
         Ok(Some(principal))
     }
 }

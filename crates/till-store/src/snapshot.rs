@@ -7,16 +7,12 @@
 use crate::closures::closure_from_row;
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::packed;
 use crate::reports::shift_record;
-use crate::sale_detail::{SaleDetail, line_of_row};
+use crate::sale_row;
 use crate::sql::{Conn, Query, Row, query};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use till_core::fiscal::audit::{Chain, Journal};
-use till_core::fiscal::payload::{
-    ArchiveRecord, DuplicateRecord, EventRecord, OriginalTicket, SaleRecord, SaleRecordAdjustment, SaleRecordTender,
-    SaleRecordVat,
-};
+use till_core::fiscal::payload::{ArchiveRecord, DuplicateRecord, EventRecord, SaleRecord};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::from_micros;
 
@@ -353,169 +349,23 @@ impl SaleScope<'_> {
     }
 }
 
-/// A query over one of a sale's child tables, for the sales in `scope`.
-fn children(columns: &str, table: &str, order: &str, scope: SaleScope) -> Query {
-    // Every fragment is a constant of this module: nothing from outside reaches the SQL text.
-    scope.bind(query(format!(
-        "SELECT {columns} FROM {table} x JOIN sales s ON s.transaction_id = x.transaction_id \
-         WHERE {} AND s.fiscal_seq > 0 ORDER BY {order}",
-        scope.clause()
-    )))
-}
-
-/// A sale's sealed record from its row, and whether its lines are kept as rows of their own.
-fn sale_record(row: &Row) -> Result<(SaleRecord, bool), StoreError> {
-    let original_id: Option<String> = row.try_get("original_transaction_id")?;
-    let original = match original_id {
-        Some(transaction_id) => Some(OriginalTicket {
-            transaction_id,
-            register_id: row
-                .try_get::<Option<String>>("original_register_id")?
-                .unwrap_or_default(),
-            seq: row.try_get::<Option<i64>>("original_seq")?.unwrap_or_default(),
-        }),
-        None => None,
-    };
-    // A document that does not read leaves its parts empty: the audit then finds the record
-    // altered, which it is.
-    let detail = match packed::detail_of(row).ok().flatten() {
-        Some(text) => SaleDetail::read(&text).ok(),
-        None => None,
-    };
-    let (lines, tenders, vat, adjustments) = match detail {
-        Some(detail) => (detail.lines, detail.tenders, detail.vat, detail.adjustments),
-        None => Default::default(),
-    };
-    let lines_in_rows = lines.is_none();
-    let record = SaleRecord {
-        transaction_id: row.try_get("transaction_id")?,
-        number: row.try_get("number")?,
-        kind: row.try_get("kind")?,
-        store_id: row.try_get("store_id")?,
-        seller_id: row.try_get("seller_id")?,
-        customer_id: row.try_get("customer_id")?,
-        session_id: row.try_get("session_id")?,
-        register_id: row.try_get("register_id")?,
-        subtotal_cents: row.try_get("subtotal_cents")?,
-        total_cents: row.try_get("total_cents")?,
-        item_count: row.try_get("item_count")?,
-        change_cents: row.try_get("change_cents")?,
-        points_earned: row.try_get("points_earned")?,
-        coupon_code: row.try_get("coupon_code")?,
-        issued_at: row.try_get("issued_at")?,
-        emitted_at: row.try_get("emitted_at")?,
-        lines: lines.unwrap_or_default(),
-        tenders,
-        vat,
-        adjustments,
-        original,
-    };
-    Ok((record, lines_in_rows))
-}
-
 /// The sealed records of the sales in `scope`.
 pub(crate) async fn sale_records(
     conn: &mut Conn,
     scope: SaleScope<'_>,
 ) -> Result<HashMap<String, SaleRecord>, StoreError> {
     let mut sales: HashMap<String, SaleRecord> = HashMap::new();
-    // Sales whose document holds no lines (written before migration 0011) keep them as rows.
-    let mut in_sale_lines = HashSet::new();
     scope
         .bind(query(format!(
-            "SELECT transaction_id, number, kind, store_id, seller_id, customer_id, session_id, register_id, \
-                 subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, \
-                 emitted_at, original_transaction_id, original_register_id, original_seq, detail, packed \
-             FROM sales s WHERE {} AND s.fiscal_seq > 0",
+            "SELECT {} FROM sales s WHERE {} AND s.fiscal_seq > 0",
+            sale_row::RECORD,
             scope.clause()
         )))
         .for_each(conn, |row| {
-            let (record, lines_in_rows) = sale_record(&row)?;
-            if lines_in_rows {
-                in_sale_lines.insert(record.transaction_id.clone());
-            }
+            let record = sale_row::record(&row)?;
             sales.insert(record.transaction_id.clone(), record);
             Ok(())
         })
         .await?;
-    if !in_sale_lines.is_empty() {
-        let lines = children(
-            "x.transaction_id, x.line_id, x.sku_id, x.label, x.quantity, x.unit_price_cents, x.vat_rate, \
-             x.gross_cents, x.promotion_cents, x.declared_cents, x.ticket_cents, x.net_cents",
-            "sale_lines",
-            "x.transaction_id, x.line_no",
-            scope,
-        )
-        .fetch_all(&mut *conn)
-        .await?;
-        for row in &lines {
-            let id: String = row.try_get("transaction_id")?;
-            if !in_sale_lines.contains(&id) {
-                continue;
-            }
-            if let Some(sale) = sales.get_mut(&id) {
-                sale.lines.push(line_of_row(row)?);
-            }
-        }
-    }
-    // Sales written before migration 0010 keep these three in their own tables.
-    let tenders = children(
-        "x.transaction_id, x.tender_id, x.method, x.applied_cents, x.presented_cents, x.change_cents, x.forfeited_cents",
-        "sale_tenders",
-        "x.transaction_id, x.tender_no",
-        scope,
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    for row in &tenders {
-        let id: String = row.try_get("transaction_id")?;
-        if let Some(sale) = sales.get_mut(&id) {
-            sale.tenders.push(SaleRecordTender {
-                tender_id: row.try_get("tender_id")?,
-                method: row.try_get("method")?,
-                applied_cents: row.try_get("applied_cents")?,
-                presented_cents: row.try_get("presented_cents")?,
-                change_cents: row.try_get("change_cents")?,
-                forfeited_cents: row.try_get("forfeited_cents")?,
-            });
-        }
-    }
-    let vat = children(
-        "x.transaction_id, x.vat_rate, x.total_cents, x.vat_cents",
-        "sale_vat",
-        "x.transaction_id, x.vat_rate DESC",
-        scope,
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    for row in &vat {
-        let id: String = row.try_get("transaction_id")?;
-        if let Some(sale) = sales.get_mut(&id) {
-            sale.vat.push(SaleRecordVat {
-                vat_rate: row.try_get("vat_rate")?,
-                total_cents: row.try_get("total_cents")?,
-                vat_cents: row.try_get("vat_cents")?,
-            });
-        }
-    }
-    let adjustments = children(
-        "x.transaction_id, x.source, x.source_id, x.label, x.amount_cents",
-        "sale_adjustments",
-        "x.transaction_id, x.adjustment_no",
-        scope,
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    for row in &adjustments {
-        let id: String = row.try_get("transaction_id")?;
-        if let Some(sale) = sales.get_mut(&id) {
-            sale.adjustments.push(SaleRecordAdjustment {
-                source: row.try_get("source")?,
-                source_id: row.try_get("source_id")?,
-                label: row.try_get("label")?,
-                amount_cents: row.try_get("amount_cents")?,
-            });
-        }
-    }
     Ok(sales)
 }

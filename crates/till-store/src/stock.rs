@@ -1,19 +1,21 @@
 //! Stock on hand per store and article.
 //!
-//! A sale's moves reach `stock` in one of two ways. On SQLite the one writer adds each into its
-//! article's row. On PostgreSQL they are appended to `stock_moves`, and each node folds them
-//! into `stock` about once a second: an update in place would hold the article's row lock until
-//! the sale committed, so every sale of a popular article, on every node, would wait for the
-//! one before it. A level read meanwhile is the article's row plus its moves not yet folded.
+//! A sale's moves reach `stock` in one of two ways. Where one writer runs every unit in turn
+//! (SQLite) it adds each into its article's row. Where writers run at once (PostgreSQL) they are
+//! appended to `stock_moves`, and each node folds them into `stock` about once a second (the
+//! stock fold, started with the store's maintenance): an update in place would hold the
+//! article's row lock until the sale committed, so every sale of a popular article, on every
+//! node, would wait for the one before it. A level read meanwhile is the article's row plus its
+//! moves not yet folded.
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::catalog::placeholders;
-use crate::db::{Engine, Store};
+use crate::db::Store;
+use crate::engine::Writers;
 use crate::error::StoreError;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use std::time::Duration;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 
@@ -73,37 +75,15 @@ impl Store {
         }))
     }
 
-    /// PostgreSQL: adds queued moves into `stock` and deletes them, in one statement, at most
-    /// [`FOLD_LIMIT`] at a time; answers how many it folded. Nodes fold at the same time
-    /// without counting a move twice: a fold that meets a move another has deleted waits for
-    /// that one to commit, then passes the move by. Nothing to do on SQLite.
+    /// Adds the moves queued where writers run at once into `stock` and deletes them, at most
+    /// [`FOLD_LIMIT`] at a time; answers how many it folded (none where one writer updates
+    /// `stock` in place). The store's maintenance runs it about once a second.
     pub async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
-        if self.engine() != Engine::Postgres {
-            return Ok(0);
-        }
-        let row = query(FOLD_MOVES).bind(FOLD_LIMIT).fetch_one(self.reader()).await?;
-        let folded: i64 = row.try_get("folded")?;
-        Ok(u64::try_from(folded).unwrap_or(0))
+        self.database().fold_stock_moves().await
     }
 }
 
-/// Most moves one fold takes: a backlog (every node stopped for a while) goes a slice at a time.
-pub const FOLD_LIMIT: i64 = 50_000;
-
-/// How often each PostgreSQL node folds, when the last fold left no backlog.
-pub(crate) const FOLD_EVERY: Duration = Duration::from_secs(1);
-
-/// Articles in order, so two folds lock `stock` rows in one order and cannot deadlock.
-const FOLD_MOVES: &str = "WITH moved AS ( \
-         DELETE FROM stock_moves WHERE ctid = ANY (ARRAY(SELECT ctid FROM stock_moves LIMIT $1)) \
-         RETURNING store_id, sku_id, delta, moved_at), \
-     added AS ( \
-         INSERT INTO stock (store_id, sku_id, on_hand, updated_at) \
-         SELECT store_id, sku_id, sum(delta), max(moved_at) FROM moved \
-         GROUP BY store_id, sku_id ORDER BY store_id, sku_id \
-         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
-             updated_at = GREATEST(stock.updated_at, excluded.updated_at)) \
-     SELECT count(*) AS folded FROM moved";
+pub use crate::engine::FOLD_LIMIT;
 
 /// Rows per multi-row insert: 2 parameters a row, far below every limit.
 const ROWS_PER_INSERT: usize = 200;
@@ -127,12 +107,12 @@ static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     )
 });
 
-/// Queues a sale's stock moves, one statement for every article: in place on SQLite, into
-/// `stock_moves` on PostgreSQL (see the module's comment).
-pub(crate) fn push_moves(batch: &mut Batch, engine: Engine, store_id: &StoreId, moves: &[(SkuId, i64)], now: i64) {
-    let shapes = match engine {
-        Engine::Sqlite => &MOVES_IN_PLACE,
-        Engine::Postgres => &MOVES_QUEUED,
+/// Queues a sale's stock moves, one statement for every article: in place with one writer,
+/// into `stock_moves` where writers run at once (see the module's comment).
+pub(crate) fn push_moves(batch: &mut Batch, writers: Writers, store_id: &StoreId, moves: &[(SkuId, i64)], now: i64) {
+    let shapes = match writers {
+        Writers::One => &MOVES_IN_PLACE,
+        Writers::Many => &MOVES_QUEUED,
     };
     for chunk in moves.chunks(ROWS_PER_INSERT) {
         let mut params: Vec<Param> = vec![store_id.as_str().into(), now.into()];

@@ -66,6 +66,9 @@ pub struct Config {
     pub db_statement_timeout_ms: u64,
     /// `full` (default: an acknowledged sale survives power loss) or `normal`.
     pub sqlite_synchronous: String,
+    /// At `full`, the SQLite writer writes a commit's log frames together (docs/performance.md);
+    /// off, SQLite writes them one by one.
+    pub sqlite_gathered_log: bool,
     /// `text` or `json`.
     pub log_format: String,
     /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
@@ -124,6 +127,7 @@ impl Default for Config {
             db_acquire_timeout_ms: 5_000,
             db_statement_timeout_ms: 10_000,
             sqlite_synchronous: "full".to_owned(),
+            sqlite_gathered_log: true,
             log_format: "text".to_owned(),
             log: "info,sqlx=warn".to_owned(),
             tls_cert: None,
@@ -185,6 +189,7 @@ impl Config {
             },
             catalog_cache_ttl: Duration::from_secs(self.catalog_cache_seconds),
             session_cache_ttl: Duration::from_secs(self.session_cache_seconds),
+            sqlite_gathered_log: self.sqlite_gathered_log,
             ..StoreOptions::default()
         }
     }
@@ -367,6 +372,17 @@ mod tests {
             assert_eq!(config.jwt_issuer, "till-dev", "defaults fill the rest");
             assert_eq!(config.jwt_secret.as_deref(), Some("123456"));
             assert_eq!(config.database_url(), "sqlite://./till-data/till.db");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_gathered_log_is_on_unless_switched_off() {
+        assert!(Config::default().store_options().sqlite_gathered_log);
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("TILL_SQLITE_GATHERED_LOG", "false");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            assert!(!config.store_options().sqlite_gathered_log);
             Ok(())
         });
     }

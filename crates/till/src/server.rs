@@ -14,7 +14,8 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// Connects, migrates and builds the shared state.
+/// Connects, migrates, starts the database's background work (the SQLite checkpointer, the
+/// PostgreSQL stock fold) and builds the shared state.
 pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
     let url = config.database_url();
     if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
@@ -24,6 +25,9 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
         .await
         .with_context(|| format!("cannot open the database at {}", redact(&url)))?;
     store.migrate().await.context("cannot migrate the database")?;
+    store
+        .start_maintenance()
+        .context("cannot start the database's background work")?;
     let key = load_fiscal_key(config)?;
     tracing::info!(key_id = key.key_id(), "fiscal journal key ready");
     store

@@ -231,30 +231,27 @@ impl TestServer {
         outcome
     }
 
-    /// Puts sales back as they were stored before their answer and document were packed
-    /// (SQLite migration 0014, PostgreSQL 0013): two texts, `packed` null.
-    pub async fn unpack_sales(&self, transactions: &[&str]) {
-        use sqlx::{Connection, Executor};
+    /// Changes `from` into `to` in a sale's packed document, as someone with database access
+    /// and the packing code could.
+    pub async fn edit_sale_document(&self, transaction: &str, from: &str, to: &str) {
         let mut conn = self.database().await;
-        for transaction in transactions {
-            let packed: Vec<u8> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-                "SELECT packed FROM sales WHERE transaction_id = '{transaction}'"
-            )))
-            .fetch_one(&mut conn)
-            .await
-            .expect("a packed sale");
-            let texts = till_store::packed::unpack(&packed).expect("the sale unpacks");
-            let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
-            let update = format!(
-                "UPDATE sales SET response = {}, detail = {}, packed = NULL WHERE transaction_id = '{transaction}'",
-                quoted(&texts.response),
-                quoted(&texts.detail)
-            );
-            conn.execute(sqlx::AssertSqlSafe(update))
-                .await
-                .expect("unpack the sale");
-        }
-        let _ = conn.close().await;
+        let packed: Vec<u8> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT packed FROM sales WHERE transaction_id = '{transaction}'"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .expect("a packed sale");
+        let texts = till_store::packed::unpack(&packed).expect("the sale unpacks");
+        assert!(texts.detail.contains(from), "{}", texts.detail);
+        let edited = till_store::packed::pack(&texts.response, &texts.detail.replace(from, to)).expect("packs");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE sales SET packed = $1 WHERE transaction_id = '{transaction}'"
+        )))
+        .bind(edited)
+        .execute(&mut conn)
+        .await
+        .expect("edit the sale");
+        let _ = sqlx::Connection::close(conn).await;
     }
 
     /// Runs `statements` straight on the server's database, as someone with database access

@@ -310,30 +310,6 @@ async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// A sale stored before answers and documents were packed (two texts in its row) replays byte
-/// for byte, reads back, verifies and counts in its day as a packed one does.
-async fn a_sale_stored_before_packing_replays_verifies_and_counts(engine: Engine) {
-    let shop = Shop::open(engine).await;
-    let lines = vec![line("l1", MUG, 2), line("l2", BOOK, 1)];
-    let total = shop.total_of(lines.clone()).await;
-    let sale = shop.sale("t1", lines, total);
-    let first = shop.finalize(&sale).await;
-    assert_eq!(first.status, 201, "{}", first.text);
-    let read = shop.server.get("/v1/sales/t1", &shop.till).await;
-    assert_eq!(read.text, first.text);
-    shop.server.unpack_sales(&["t1"]).await;
-    let again = shop.finalize(&sale).await;
-    assert_eq!((again.status, &again.text), (201, &first.text), "byte-identical replay");
-    assert_eq!(again.headers["x-idempotent-replay"], "true");
-    assert_eq!(shop.server.get("/v1/sales/t1", &shop.till).await.text, first.text);
-    assert_eq!(shop.verify("r1").await["ok"], true);
-    let day = shop.close("day").await;
-    assert_eq!(day.status, 201, "{}", day.text);
-    assert_eq!(day.body["closures"][0]["totalCents"], total, "{}", day.text);
-    assert_eq!(day.body["closures"][0]["ticketCount"], 1, "{}", day.text);
-    shop.server.stop().await;
-}
-
 /// Three sales and a closed day: the state every tampering test starts from.
 async fn closed_day(engine: Engine) -> Shop {
     let shop = Shop::open(engine).await;
@@ -357,13 +333,8 @@ fn failure(verdict: &Value) -> (String, i64, String) {
 async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
     let shop = closed_day(engine).await;
     let events_before = shop.chain("r1", "event").await.len();
-    // The document as text, as sales before packing keep it, to be edited in SQL.
-    shop.server.unpack_sales(&["t2"]).await;
     shop.server
-        .tamper(
-            engine,
-            &[r#"UPDATE sales SET detail = replace(detail, '"quantity":2', '"quantity":1') WHERE transaction_id = 't2'"#],
-        )
+        .edit_sale_document("t2", r#""quantity":2"#, r#""quantity":1"#)
         .await;
     let verdict = shop.verify("r1").await;
     assert_eq!(verdict["ok"], false);
@@ -669,223 +640,12 @@ async fn the_cli_audits_the_database(engine: Engine) {
     let (ok, output) = run(&["fiscal", "verify"], &shop.server);
     assert!(ok, "{output}");
     assert!(output.contains("r1: ok"), "{output}");
-    shop.server.unpack_sales(&["t1"]).await;
     shop.server
-        .tamper(
-            engine,
-            &[r#"UPDATE sales SET detail = replace(detail, '"method":"card"', '"method":"cash"') WHERE transaction_id = 't1'"#],
-        )
+        .edit_sale_document("t1", r#""method":"card""#, r#""method":"cash""#)
         .await;
     let (ok, output) = run(&["fiscal", "verify", "--register", "r1"], &shop.server);
     assert!(!ok, "{output}");
     assert!(output.contains("r1: FAILED at ticket entry 1"), "{output}");
-    shop.server.stop().await;
-}
-
-/// A statement that copies one part of a sale's detail document (`lines`, `tenders`, `vat` or
-/// `adjustments`) into the table that held it before the document did.
-fn part_in_its_table(engine: Engine, transaction: &str, part: &str) -> String {
-    let (each, field, number, position) = match engine {
-        Engine::Sqlite => (
-            "json_each(s.detail, '$.{part}') j",
-            "json_extract(j.value, '$.{key}')",
-            "json_extract(j.value, '$.{key}')",
-            "j.key",
-        ),
-        Engine::Postgres => (
-            "jsonb_array_elements(s.detail::jsonb -> '{part}') WITH ORDINALITY AS j(value, n)",
-            "(j.value ->> '{key}')",
-            "(j.value ->> '{key}')::bigint",
-            "j.n - 1",
-        ),
-    };
-    let fields = |keys: &[&str]| {
-        keys.iter()
-            .map(|key| match key.strip_prefix('#') {
-                Some(key) => number.replace("{key}", key),
-                None => field.replace("{key}", key),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let (table, numbered, values) = match part {
-        "lines" => (
-            "sale_lines (transaction_id, line_no, line_id, sku_id, label, quantity, unit_price_cents, vat_rate, \
-             gross_cents, promotion_cents, declared_cents, ticket_cents, net_cents)",
-            true,
-            fields(&[
-                "lineId",
-                "skuId",
-                "label",
-                "#quantity",
-                "#unitPriceCents",
-                "#vatRate",
-                "#grossCents",
-                "#promotionCents",
-                "#declaredCents",
-                "#ticketCents",
-                "#netCents",
-            ]),
-        ),
-        "tenders" => (
-            "sale_tenders (transaction_id, tender_no, tender_id, method, applied_cents, presented_cents, \
-             change_cents, forfeited_cents)",
-            true,
-            fields(&[
-                "tenderId",
-                "method",
-                "#appliedCents",
-                "#presentedCents",
-                "#changeCents",
-                "#forfeitedCents",
-            ]),
-        ),
-        "vat" => (
-            "sale_vat (transaction_id, vat_rate, total_cents, vat_cents)",
-            false,
-            fields(&["#vatRate", "#totalCents", "#vatCents"]),
-        ),
-        _ => (
-            "sale_adjustments (transaction_id, adjustment_no, source, source_id, label, amount_cents)",
-            true,
-            fields(&["source", "sourceId", "label", "#amountCents"]),
-        ),
-    };
-    let position = if numbered {
-        format!("{position}, ")
-    } else {
-        String::new()
-    };
-    format!(
-        "INSERT INTO {table} SELECT s.transaction_id, {position}{values} FROM sales s, {} \
-         WHERE s.transaction_id = '{transaction}'",
-        each.replace("{part}", part)
-    )
-}
-
-/// Statements that put a sale back as it was stored before migration 0010: its lines, tenders,
-/// VAT and reductions each in their own table, and no document.
-pub(crate) fn stored_before_the_detail_document(engine: Engine, transaction: &str) -> Vec<String> {
-    let mut statements: Vec<String> = ["lines", "tenders", "vat", "adjustments"]
-        .iter()
-        .map(|part| part_in_its_table(engine, transaction, part))
-        .collect();
-    statements.push(format!(
-        "UPDATE sales SET detail = NULL WHERE transaction_id = '{transaction}'"
-    ));
-    statements
-}
-
-/// Statements that put a sale back as it was stored before migration 0011: its lines in
-/// `sale_lines`, the rest in a document without them.
-pub(crate) fn stored_before_lines_joined_the_document(engine: Engine, transaction: &str) -> Vec<String> {
-    let without_lines = match engine {
-        Engine::Sqlite => "json_remove(detail, '$.lines')",
-        Engine::Postgres => "(detail::jsonb - 'lines')::text",
-    };
-    vec![
-        part_in_its_table(engine, transaction, "lines"),
-        format!("UPDATE sales SET detail = {without_lines} WHERE transaction_id = '{transaction}'"),
-    ]
-}
-
-/// A database from before migration 0010 holds sales of both layouts once it serves again:
-/// their tickets, the Z report recomputed from them and the day closed after all verify.
-async fn sales_stored_before_the_detail_document_still_verify_and_count(engine: Engine) {
-    let shop = Shop::open(engine).await;
-    let quote = |lines: &Vec<Value>, discounts: &Value| {
-        let body =
-            json!({"storeId": "s1", "cart": {"lines": lines, "freeLineSequence": 0}, "declaredDiscounts": discounts});
-        shop.server.post("/v1/checkout/price", &shop.till, body)
-    };
-    // A reduction, two VAT rates and a tender in the sale moved back.
-    let discount =
-        json!([{"id": "d", "reason": "manager_goodwill", "scope": "ticket", "basis": "percent", "percentBps": 1000}]);
-    let carts = [
-        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
-        vec![line("l1", BOOK, 1)],
-        vec![line("l1", BAGUETTE, 3)],
-    ];
-    let quotes = [
-        quote(&carts[0], &discount).await.body,
-        quote(&carts[1], &json!([])).await.body,
-        quote(&carts[2], &json!([])).await.body,
-    ];
-    let grant = shop.ask("mathis", "9876", "discount.ticket", 1000).await.str("token");
-    let due = quotes[0]["totals"]["total"].as_i64().expect("a total");
-    let mut sale = shop.sale("t1", carts[0].clone(), due);
-    sale["declaredDiscounts"] = discount;
-    let approved = shop.with_token(&grant, &sale).await;
-    assert_eq!(approved.status, 201, "{}", approved.text);
-    shop.sell("t2", carts[1].clone()).await;
-    // t3, sold after the move, stays packed: three layouts in one report, one day.
-    shop.server.unpack_sales(&["t1", "t2"]).await;
-    let mut moved = stored_before_the_detail_document(engine, "t1");
-    moved.extend(stored_before_lines_joined_the_document(engine, "t2"));
-    shop.server
-        .tamper(engine, &moved.iter().map(String::as_str).collect::<Vec<_>>())
-        .await;
-    shop.sell("t3", carts[2].clone()).await;
-    let close = format!("/v1/register-sessions/{}/close", shop.session);
-    let report = shop.server.post(&close, &shop.server.admin(), json!({})).await;
-    assert_eq!(report.status, 200, "{}", report.text);
-    let day = shop.close("day").await;
-    assert_eq!(day.status, 201, "{}", day.text);
-    let verdict = shop.verify("r1").await;
-    assert_eq!(verdict["ok"], true, "{verdict}");
-    assert_eq!(verdict["chains"]["ticket"], 3);
-    // The Z report and the day count every sale, whichever layout holds it.
-    let total: i64 = quotes.iter().map(|q| q["totals"]["total"].as_i64().unwrap()).sum();
-    let mut expected: Vec<(String, i64, i64)> = Vec::new();
-    for vat in quotes.iter().flat_map(|q| q["vat"].as_array().unwrap()) {
-        let rate = vat["vatRate"].to_string();
-        let (sum, tax) = (vat["totalCents"].as_i64().unwrap(), vat["vatCents"].as_i64().unwrap());
-        match expected.iter_mut().find(|(r, _, _)| *r == rate) {
-            Some(entry) => (entry.1, entry.2) = (entry.1 + sum, entry.2 + tax),
-            None => expected.push((rate, sum, tax)),
-        }
-    }
-    expected.sort_by(|a, b| b.0.parse::<f64>().unwrap().total_cmp(&a.0.parse::<f64>().unwrap()));
-    assert_eq!(expected.len(), 2, "{quotes:?}");
-    let by_rate = |vat: &Value| -> Vec<(String, i64, i64)> {
-        vat.as_array()
-            .expect("VAT per rate")
-            .iter()
-            .map(|v| {
-                (
-                    v["vatRate"].to_string(),
-                    v["totalCents"].as_i64().unwrap(),
-                    v["vatCents"].as_i64().unwrap(),
-                )
-            })
-            .collect()
-    };
-    assert_eq!(by_rate(&report.body["vat"]), expected, "{}", report.text);
-    assert_eq!(by_rate(&day.body["closures"][0]["vat"]), expected, "{}", day.text);
-    assert_eq!(
-        (report.body["totalCents"].as_i64(), report.body["salesCount"].as_i64()),
-        (Some(total), Some(3))
-    );
-    assert_eq!(
-        report.body["tenders"],
-        json!([{"method": "card", "appliedCents": total}]),
-        "{}",
-        report.text
-    );
-    assert_eq!(day.body["closures"][0]["totalCents"], total, "{}", day.text);
-    // The moved rows are the ones read: a change to them is found.
-    shop.server
-        .tamper(
-            engine,
-            &["UPDATE sale_vat SET vat_cents = vat_cents + 1 WHERE transaction_id = 't1' AND vat_rate = 2000"],
-        )
-        .await;
-    let verdict = shop.verify("r1").await;
-    assert_eq!(
-        (verdict["ok"].clone(), failure(&verdict).2),
-        (json!(false), "altered".into()),
-        "{verdict}"
-    );
     shop.server.stop().await;
 }
 
@@ -1041,8 +801,6 @@ async fn the_first_sale_after_midnight_closes_the_day_before_its_ticket(engine: 
 }
 
 on_both_engines!(
-    sales_stored_before_the_detail_document_still_verify_and_count,
-    a_sale_stored_before_packing_replays_verifies_and_counts,
     the_first_sale_after_midnight_closes_the_day_before_its_ticket,
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,

@@ -5,7 +5,6 @@
 
 use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, sku};
-use crate::journal::{stored_before_lines_joined_the_document, stored_before_the_detail_document};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};
@@ -693,77 +692,6 @@ async fn the_journal_and_closures_net_returns_out(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// Sales written before migrations 0010 and 0011 keep their lines, and the units returned of
-/// them, in `sale_lines`; those written before 0014 keep them in a document as text. Returns
-/// against such a sale count there: up to what was sold, never past it, and the sale's
-/// returns list the same lines whichever layout holds them.
-async fn returns_count_on_sales_stored_in_the_older_layouts(engine: Engine) {
-    let shop = Shop::open(engine).await;
-    type Layout = fn(Engine, &str) -> Vec<String>;
-    let layouts: [(&str, Layout); 3] = [
-        ("before-0014", |_, _| Vec::new()),
-        ("before-0011", stored_before_lines_joined_the_document),
-        ("before-0010", stored_before_the_detail_document),
-    ];
-    for (original, layout) in layouts {
-        let sold = shop
-            .sell_to(original, None, vec![line("a", MUG, 2), line("b", BOOK, 1)], json!({}))
-            .await;
-        // Every older layout keeps the document as text, if at all.
-        shop.server.unpack_sales(&[original]).await;
-        shop.server
-            .tamper(
-                engine,
-                &layout(engine, original).iter().map(String::as_str).collect::<Vec<_>>(),
-            )
-            .await;
-        let refund = |index: usize, before: i64, units: i64| {
-            let (_, quantity, net) = &sold.lines[index];
-            expected_refund(*net, *quantity, before, units)
-        };
-        let first = format!("{original}-1");
-        let reply = shop
-            .give_back(&shop.return_body(&first, original, &[("a", 1)], refund(0, 0, 1)))
-            .await;
-        assert_eq!(reply.status, 201, "{}", reply.text);
-        let state = shop.returns_of(original).await;
-        let counts = |state: &Value| -> Vec<(i64, i64)> {
-            state["lines"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| (l["returned"].as_i64().unwrap(), l["returnable"].as_i64().unwrap()))
-                .collect()
-        };
-        assert_eq!(counts(&state), [(1, 1), (0, 1)], "{state}");
-        // The return itself, moved to the same layout, lists the same lines.
-        shop.server.unpack_sales(&[&first]).await;
-        shop.server
-            .tamper(
-                engine,
-                &layout(engine, &first).iter().map(String::as_str).collect::<Vec<_>>(),
-            )
-            .await;
-        assert_eq!(shop.returns_of(original).await, state);
-        let too_many = shop
-            .give_back(&shop.return_body(&format!("{original}-x"), original, &[("a", 2)], refund(0, 1, 2)))
-            .await;
-        too_many.assert_error(422, "BUSINESS_RULE_VIOLATION");
-        let rest = refund(0, 1, 1) + refund(1, 0, 1);
-        let reply = shop
-            .give_back(&shop.return_body(&format!("{original}-2"), original, &[("a", 1), ("b", 1)], rest))
-            .await;
-        assert_eq!(reply.status, 201, "{}", reply.text);
-        let state = shop.returns_of(original).await;
-        assert_eq!(counts(&state), [(2, 0), (1, 0)], "{state}");
-        assert_eq!(state["refundedCents"], sold.total);
-        assert_eq!(state["returns"].as_array().unwrap().len(), 2);
-    }
-    let verdict = shop.verify("r1").await;
-    assert_eq!(verdict["ok"], true, "{verdict}");
-    shop.server.stop().await;
-}
-
 /// A return's answer is written from its typed value once the ticket has its place: ids that
 /// contain text looking like a credit-note number are answered as sent, and the replay gives
 /// the same bytes.
@@ -800,5 +728,4 @@ on_both_engines!(
     refused_returns_change_nothing,
     a_return_without_receipt_needs_a_manager,
     the_journal_and_closures_net_returns_out,
-    returns_count_on_sales_stored_in_the_older_layouts,
 );

@@ -1,13 +1,13 @@
 //! Writes a SQLite commit's log frames to the file in a few calls instead of two per page.
 //!
 //! SQLite appends a commit to its write-ahead log one frame at a time, a 24-byte header and
-//! then the page, each with its own `pwrite`. A batch of sales changes about 85 pages, so its
-//! commit made 170 system calls, and each went through the file system's write path for every
-//! page of the file it touched: a frame is not aligned to the file's pages, so that is two or
-//! three of them per frame. It was a fifth of the writer thread's time. This shim over the
-//! platform's own VFS keeps a commit's frames in memory while each follows the last in the
-//! file, and writes them together before SQLite syncs the log, reads it or does anything else
-//! with it.
+//! then the page, each with its own `pwrite`. A batch of sales changes many pages, so its
+//! commit made two system calls per page, and each went through the file system's write path
+//! for every page of the file it touched: a frame is not aligned to the file's pages, so that
+//! is two or three of them per frame. That was a large share of the writer thread's time (see
+//! docs/performance.md, "The gathered log"). This shim over the platform's own VFS keeps a
+//! commit's frames in memory while each follows the last in the file, and writes them together
+//! before SQLite syncs the log, reads it or does anything else with it.
 //!
 //! It also syncs the log with `fdatasync` rather than `fsync`. The bundled SQLite is built
 //! without `HAVE_FDATASYNC`, so its own sync is a full `fsync`, and a file's times change with
@@ -20,57 +20,108 @@
 //! connection can look for a frame that is still held here, and a commit is never
 //! acknowledged with its frames in memory. At NORMAL, SQLite publishes frames before any
 //! sync, so the shim must not be used there.
+//!
+//! That order is how SQLite works, not a promise it documents, so the shim registers only on
+//! the SQLite versions it was verified against ([`VERIFIED`]): the power-cut test
+//! (`power_cut.rs`), which forgets every write not yet synced, passed on each. On any other,
+//! and when switched off (`StoreOptions::sqlite_gathered_log`, `TILL_SQLITE_GATHERED_LOG`),
+//! the writer writes its log through SQLite's own VFS.
 
 use crate::error::StoreError;
 use rusqlite::ffi;
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The name the writer opens its connection with.
 pub(crate) const VFS_NAME: &CStr = c"till-gathered-log";
 
+/// The SQLite versions (`sqlite3_libversion_number`) the shim was verified against. Another
+/// version gets the shim once the power-cut test has passed on it.
+pub(crate) const VERIFIED: &[c_int] = &[3_051_003];
+
 /// Held bytes are written once they reach this much: a megabyte that stays allocated, for
-/// about three batches' commits.
+/// a few batches' commits.
 const MOST_HELD: usize = 1 << 20;
 
-/// Registers the shim over the default VFS, once per process. Must follow any
-/// `sqlite3_config` call, since finding the default VFS initializes SQLite.
-pub(crate) fn register() -> Result<&'static CStr, StoreError> {
-    static REGISTERED: OnceLock<c_int> = OnceLock::new();
-    // SAFETY: runs once; see `register_over_default`.
-    let code = *REGISTERED.get_or_init(|| unsafe { register_over_default() });
-    if code == ffi::SQLITE_OK {
-        Ok(VFS_NAME)
-    } else {
-        Err(StoreError::Config(format!(
-            "the SQLite log shim could not be registered (code {code})"
-        )))
+/// What the shim keeps beside the VFS it forwards to.
+struct Shim {
+    base: *mut ffi::sqlite3_vfs,
+    /// Whether the log's syncs may go to a descriptor of the shim's own (`fdatasync`): only
+    /// over the platform's VFS, which writes straight to the file. Over any other, every sync
+    /// goes to that VFS.
+    data_sync: bool,
+}
+
+/// Registers the shim over `base`, a registered VFS (the platform's default when `None`), once
+/// per process and base; answers the name to open connections with. Refuses a SQLite it was
+/// not verified against.
+pub(crate) fn register(base: Option<&'static CStr>) -> Result<&'static CStr, StoreError> {
+    let version = rusqlite::version_number();
+    if !VERIFIED.contains(&version) {
+        return Err(StoreError::Config(format!(
+            "the SQLite log shim was not verified against SQLite {}",
+            rusqlite::version()
+        )));
     }
+    // Finding a VFS initializes SQLite: the process's settings come first.
+    super::process_settings();
+    let registered = match base {
+        None => {
+            static DEFAULT: OnceLock<Result<&'static CStr, c_int>> = OnceLock::new();
+            // SAFETY: runs once per process.
+            *DEFAULT.get_or_init(|| unsafe { register_over(None, VFS_NAME, true) })
+        }
+        Some(base) => {
+            static OVER: Mutex<Vec<(&'static CStr, Result<&'static CStr, c_int>)>> = Mutex::new(Vec::new());
+            let mut over = OVER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match over.iter().find(|(known, _)| *known == base) {
+                Some((_, registered)) => *registered,
+                None => {
+                    let name = format!("{}-over-{}", VFS_NAME.to_string_lossy(), base.to_string_lossy());
+                    let name: &'static CStr = match CString::new(name) {
+                        Ok(name) => Box::leak(name.into_boxed_c_str()),
+                        Err(_) => return Err(StoreError::Config("a VFS name holds a NUL byte".to_owned())),
+                    };
+                    // SAFETY: runs once per base, under the lock.
+                    let registered = unsafe { register_over(Some(base), name, false) };
+                    over.push((base, registered));
+                    registered
+                }
+            }
+        }
+    };
+    registered.map_err(|code| StoreError::Config(format!("the SQLite log shim could not be registered (code {code})")))
 }
 
 /// # Safety
-/// Registers a VFS that lives as long as the process, so call it at most once.
-unsafe fn register_over_default() -> c_int {
+/// Registers a VFS named `name` that lives as long as the process, so call it at most once per
+/// name.
+unsafe fn register_over(
+    base: Option<&'static CStr>,
+    name: &'static CStr,
+    data_sync: bool,
+) -> Result<&'static CStr, c_int> {
     // SAFETY: a null name asks for the default VFS; SQLite initializes itself if needed.
-    let base = unsafe { ffi::sqlite3_vfs_find(std::ptr::null()) };
+    let base = unsafe { ffi::sqlite3_vfs_find(base.map_or(std::ptr::null(), CStr::as_ptr)) };
     if base.is_null() {
-        return ffi::SQLITE_ERROR;
+        return Err(ffi::SQLITE_ERROR);
     }
     // SAFETY: `base` is a registered VFS, which SQLite never frees.
     let base_ref = unsafe { &*base };
     let Ok(own_size) = c_int::try_from(size_of::<LogFile>()) else {
-        return ffi::SQLITE_ERROR;
+        return Err(ffi::SQLITE_ERROR);
     };
+    let shim = Box::leak(Box::new(Shim { base, data_sync }));
     let vfs = Box::leak(Box::new(ffi::sqlite3_vfs {
         // Version 1: SQLite then uses xCurrentTime and no system-call hooks.
         iVersion: 1,
-        // A log file is this shim's state followed by the default VFS's own file.
+        // A log file is this shim's state followed by the base VFS's own file.
         szOsFile: own_size + base_ref.szOsFile,
         mxPathname: base_ref.mxPathname,
         pNext: std::ptr::null_mut(),
-        zName: VFS_NAME.as_ptr(),
-        pAppData: base.cast(),
+        zName: name.as_ptr(),
+        pAppData: std::ptr::from_mut(shim).cast(),
         xOpen: Some(open),
         xDelete: Some(delete),
         xAccess: Some(access),
@@ -89,20 +140,32 @@ unsafe fn register_over_default() -> c_int {
         xNextSystemCall: None,
     }));
     // SAFETY: the VFS is leaked, so it outlives every connection opened with it.
-    unsafe { ffi::sqlite3_vfs_register(vfs, 0) }
+    match unsafe { ffi::sqlite3_vfs_register(vfs, 0) } {
+        ffi::SQLITE_OK => Ok(name),
+        code => Err(code),
+    }
 }
 
-/// The default VFS this shim forwards to.
+/// What this shim keeps beside the VFS it forwards to.
+///
+/// # Safety
+/// `vfs` is this shim's VFS.
+unsafe fn shim<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a Shim {
+    // SAFETY: `register_over` stored a leaked `Shim` in pAppData.
+    unsafe { &*(*vfs).pAppData.cast::<Shim>() }
+}
+
+/// The VFS this shim forwards to.
 ///
 /// # Safety
 /// `vfs` is this shim's VFS.
 unsafe fn base(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
-    // SAFETY: `register_over_default` stored the default VFS in pAppData.
-    unsafe { (*vfs).pAppData.cast() }
+    // SAFETY: as SQLite passed it.
+    unsafe { shim(vfs).base }
 }
 
 /// A write-ahead log file: what SQLite sees first, then what this shim holds, then (in the
-/// same allocation, SQLite's `szOsFile` bytes) the default VFS's own file.
+/// same allocation, SQLite's `szOsFile` bytes) the base VFS's own file.
 #[repr(C)]
 struct LogFile {
     base: ffi::sqlite3_file,
@@ -110,10 +173,10 @@ struct LogFile {
     /// Where the held bytes go in the file.
     held_at: i64,
     held: Vec<u8>,
-    /// The same file opened again, for `fdatasync`; `None` where it could not be opened, and
-    /// syncs then go to the default VFS.
+    /// The same file opened again, for `fdatasync`; `None` where it could not be opened or the
+    /// shim is over another VFS than the platform's, and syncs then go to the base VFS.
     data_sync: Option<std::fs::File>,
-    /// Whether the default VFS synced the file once, with the directory that names it.
+    /// Whether the base VFS synced the file once, with the directory that names it.
     synced_once: bool,
 }
 
@@ -160,7 +223,7 @@ impl LogFile {
         code
     }
 
-    /// Writes `bytes` at `offset` in pieces the default VFS takes whole: the unix VFS writes
+    /// Writes `bytes` at `offset` in pieces the base VFS takes whole: the unix VFS writes
     /// at most 128 KiB less one byte per call. Every piece but the last ends on a 4 KiB
     /// boundary of the file, so that no page of the file takes two calls.
     fn write_through(&self, mut bytes: &[u8], mut offset: i64) -> c_int {
@@ -193,14 +256,14 @@ unsafe extern "C" fn open(
     out_flags: *mut c_int,
 ) -> c_int {
     // SAFETY: SQLite passes this shim's VFS and `szOsFile` bytes at `file`, enough for the
-    // default VFS's file alone or for a `LogFile` followed by it.
+    // base VFS's file alone or for a `LogFile` followed by it.
     unsafe {
         let base = base(vfs);
         let Some(base_open) = (*base).xOpen else {
             return ffi::SQLITE_CANTOPEN;
         };
         if flags & ffi::SQLITE_OPEN_WAL == 0 {
-            // The database file and the rest are the default VFS's files, unchanged.
+            // The database file and the rest are the base VFS's files, unchanged.
             return base_open(base, name, file, flags, out_flags);
         }
         let inner = file.cast::<u8>().add(size_of::<LogFile>()).cast::<ffi::sqlite3_file>();
@@ -212,7 +275,7 @@ unsafe extern "C" fn open(
             (*file).pMethods = std::ptr::null();
             return code;
         }
-        let data_sync = (!name.is_null())
+        let data_sync = (shim(vfs).data_sync && !name.is_null())
             .then(|| CStr::from_ptr(name))
             .map(|path| std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes())))
             .and_then(|path| std::fs::File::open(path).ok());
@@ -274,7 +337,7 @@ unsafe extern "C" fn write(file: *mut ffi::sqlite3_file, data: *const c_void, am
     }
 }
 
-/// Forwards a method to the default VFS's file. With `held first`, after writing what is held,
+/// Forwards a method to the base VFS's file. With `held first`, after writing what is held,
 /// so that the file is as SQLite believes it to be before SQLite reads, sizes, truncates or
 /// syncs it; the other methods neither read nor write the file's bytes.
 macro_rules! forwarded {
@@ -342,7 +405,7 @@ forwarded!(check_reserved_lock(out: *mut c_int), xCheckReservedLock, ffi::SQLITE
 forwarded!(sector_size(), xSectorSize, 4096);
 forwarded!(device_characteristics(), xDeviceCharacteristics, 0);
 
-/// Forwards one of the VFS's own methods to the default VFS, unchanged.
+/// Forwards one of the VFS's own methods to the base VFS, unchanged.
 macro_rules! to_base {
     ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $method:ident, $missing:expr) => {
         unsafe extern "C" fn $name(vfs: *mut ffi::sqlite3_vfs, $($arg: $ty),*) -> $ret {
@@ -378,7 +441,7 @@ mod tests {
     /// The writer's connection as the store opens it: through the shim, in WAL mode at FULL,
     /// and (here) with no checkpoint, so that what was committed lives in the log alone.
     fn writer(path: &Path) -> Connection {
-        let conn = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), register().unwrap()).unwrap();
+        let conn = Connection::open_with_flags_and_vfs(path, OpenFlags::default(), register(None).unwrap()).unwrap();
         conn.execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 0;
              CREATE TABLE IF NOT EXISTS notes (n INTEGER PRIMARY KEY, body BLOB NOT NULL)",

@@ -10,8 +10,8 @@
 //! writer has committed more:
 //!
 //! - Sync the database file: SQLite syncs it only in a checkpoint that reaches the end of the
-//!   log, so every page copied before waits for that one, and it was the writer's (7 to 8 ms of
-//!   fsync inside a sale's commit). This thread syncs the file after each copy instead.
+//!   log, so every page copied before waits for that one, and it was the writer's: a long
+//!   fsync inside a sale's commit. This thread syncs the file after each copy instead.
 //! - Let the log start again from its beginning, which takes a checkpoint that copied all of
 //!   it. When this thread has copied a long log whole, the writer copies the little committed
 //!   since, between two batches ([`Checkpointer::after_commit`]), and its next write starts the
@@ -20,23 +20,24 @@
 //! SQLite's own checkpoint stays on the writer at a much higher mark ([`WRITER_BACKSTOP_PAGES`]),
 //! for when readers keep the log from starting over.
 
+use super::Files;
+use crate::engine::sql::Conn;
 use crate::error::StoreError;
-use crate::sql::{Conn, LogWrites, open_sqlite};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
 /// How often the log is copied back while sales are coming in. Copies further apart write a
-/// page that many sales change (stock, index edges, chain heads) once for more of them;
-/// 25 ms copies cost the writer's batches more than they saved, 250 ms left the backstop
-/// more to do.
+/// page that many sales change (stock, index edges, chain heads) once for more of them; much
+/// closer copies cost the writer's batches more than they saved, much further ones left the
+/// backstop more to do (see docs/performance.md, "The SQLite checkpointer").
 const INTERVAL: Duration = Duration::from_millis(100);
 
 /// A log this long (47 MiB at 4 KiB pages), once copied whole by this thread, is started
-/// over by the writer. At 4,000 pages the database file was synced every 55 ms under load,
-/// and wrote twice the requests to disk for 10 % fewer sales.
+/// over by the writer. A much shorter one had the database file synced far more often under
+/// load, writing more to disk for fewer sales (see docs/performance.md, "The SQLite
+/// checkpointer").
 const RESTART_PAGES: i64 = 12_000;
 
 /// The writer's own automatic checkpoint, in pages: 125 MiB of log at 4 KiB pages, above
@@ -51,10 +52,10 @@ pub(crate) struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Opens its own connection to the database at `path` and starts the thread, which ends
+    /// Opens its own connection to the database in `files` and starts the thread, which ends
     /// when the checkpointer is dropped.
-    pub(crate) fn start(path: &Path, synchronous: &str) -> Result<Checkpointer, StoreError> {
-        let conn = open_sqlite(path, LogWrites::PerFrame)?;
+    pub(crate) fn start(files: &Files, synchronous: &str) -> Result<Checkpointer, StoreError> {
+        let conn = super::open(&files.path, files.vfs)?;
         conn.execute_batch(synchronous)?;
         // One pending nudge is enough: it means "something was committed since".
         let (nudge, nudges) = mpsc::sync_channel(1);
@@ -204,8 +205,8 @@ fn sync_database_file(conn: &rusqlite::Connection) -> Result<(), StoreError> {
 mod tests {
     use super::WRITER_BACKSTOP_PAGES;
     use crate::db::scratch_sqlite_store;
+    use crate::engine::sql::{Conn, query};
     use crate::error::StoreError;
-    use crate::sql::{Conn, query};
     use futures::future::BoxFuture;
     use std::time::Duration;
 
@@ -242,6 +243,7 @@ mod tests {
     async fn the_log_starts_over_under_continuous_writes_before_the_writers_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
         let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.start_maintenance().unwrap();
         store
             .write((), |conn, _| {
                 Box::pin(async move {
@@ -274,6 +276,7 @@ mod tests {
     async fn committed_writes_reach_the_database_file_without_the_writers_checkpoint() {
         let dir = tempfile::tempdir().unwrap();
         let (path, store) = scratch_sqlite_store(dir.path()).await;
+        store.start_maintenance().unwrap();
         store.write((), create_and_note).await.unwrap();
 
         let copy = dir.path().join("copy.db");

@@ -6,14 +6,14 @@
 //! inserts take microseconds, less than handing each statement to another thread and back
 //! (which is how sqlx drives SQLite, and where most of a sale's time went).
 
-use crate::db::Engine;
+use super::Writers;
+use super::sqlite::{Lease, SqliteReaders};
 use crate::error::{DbError, StoreError};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AnyPool, AssertSqlSafe};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A value bound to a placeholder.
@@ -407,7 +407,7 @@ impl Deref for SqliteHandle {
     fn deref(&self) -> &rusqlite::Connection {
         match self {
             SqliteHandle::Owned(conn) => conn,
-            SqliteHandle::Leased(lease) => lease.conn.as_ref().expect("a lease holds its connection until dropped"),
+            SqliteHandle::Leased(lease) => lease,
         }
     }
 }
@@ -455,10 +455,11 @@ impl Conn {
         matches!(self.0, Link::Sqlite(_))
     }
 
-    pub(crate) fn engine(&self) -> Engine {
+    /// How writers meet on this connection's engine (see [`Writers`]).
+    pub(crate) fn writers(&self) -> Writers {
         match self.0 {
-            Link::Sqlite(_) => Engine::Sqlite,
-            Link::Postgres(_) => Engine::Postgres,
+            Link::Sqlite(_) => Writers::One,
+            Link::Postgres(_) => Writers::Many,
         }
     }
 
@@ -506,11 +507,7 @@ impl Readers {
 
     pub(crate) async fn close(&self) {
         match self {
-            Readers::Sqlite(pool) => pool
-                .idle
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .clear(),
+            Readers::Sqlite(pool) => pool.clear(),
             Readers::Postgres(pool) => pool.close().await,
         }
     }
@@ -521,109 +518,6 @@ impl Readers {
             Readers::Sqlite(_) => None,
         }
     }
-}
-
-/// Read-only SQLite connections, opened when needed and kept for the next read.
-pub(crate) struct SqliteReaders {
-    path: PathBuf,
-    idle: Mutex<Vec<rusqlite::Connection>>,
-    keep: usize,
-}
-
-impl SqliteReaders {
-    pub(crate) fn new(path: PathBuf, keep: usize) -> Arc<SqliteReaders> {
-        Arc::new(SqliteReaders {
-            path,
-            idle: Mutex::new(Vec::new()),
-            keep: keep.max(1),
-        })
-    }
-
-    fn lease(self: &Arc<Self>) -> Result<Lease, StoreError> {
-        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => {
-                let conn = open_sqlite(&self.path, LogWrites::PerFrame)?;
-                // Readers never write: the writer is the only writer.
-                conn.execute_batch("PRAGMA query_only = ON")?;
-                conn
-            }
-        };
-        Ok(Lease {
-            conn: Some(conn),
-            pool: self.clone(),
-        })
-    }
-}
-
-/// A reader connection, back in the pool when dropped.
-struct Lease {
-    conn: Option<rusqlite::Connection>,
-    pool: Arc<SqliteReaders>,
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            let mut idle = self.pool.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if idle.len() < self.pool.keep {
-                idle.push(conn);
-            }
-        }
-    }
-}
-
-/// How a connection writes SQLite's write-ahead log.
-#[derive(Clone, Copy)]
-pub(crate) enum LogWrites {
-    /// As SQLite issues them, two per page.
-    PerFrame,
-    /// A commit's frames in a few writes: only for a connection at `synchronous = FULL` (see
-    /// [`crate::gathered_log`]).
-    Gathered,
-}
-
-/// Opens the database file with the settings every connection shares.
-pub(crate) fn open_sqlite(path: &std::path::Path, log_writes: LogWrites) -> Result<rusqlite::Connection, StoreError> {
-    static PROCESS_SETTINGS: std::sync::Once = std::sync::Once::new();
-    PROCESS_SETTINGS.call_once(|| {
-        // SQLite's memory statistics take a process-wide mutex on every allocation, and
-        // nothing here reads them. This must precede SQLite's initialization; if something
-        // initialized it first, the call is refused and changes nothing.
-        // SAFETY: SQLITE_CONFIG_MEMSTATUS takes one int; sqlite3_config is safe to call
-        // before sqlite3_initialize, and answers SQLITE_MISUSE after it.
-        unsafe {
-            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
-        }
-    });
-    let conn = match log_writes {
-        LogWrites::PerFrame => rusqlite::Connection::open(path)?,
-        LogWrites::Gathered => rusqlite::Connection::open_with_flags_and_vfs(
-            path,
-            rusqlite::OpenFlags::default(),
-            crate::gathered_log::register()?,
-        )?,
-    };
-    conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")?;
-    // A sale's statements differ by their number of rows; keep the common shapes prepared.
-    conn.set_prepared_statement_cache_capacity(256);
-    Ok(conn)
-}
-
-/// The file behind a `sqlite://PATH[?options]` URL.
-pub(crate) fn sqlite_path(url: &str) -> Result<PathBuf, StoreError> {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .ok_or_else(|| StoreError::Config("a SQLite URL starts with sqlite://".to_owned()))?;
-    let path = rest.split('?').next().unwrap_or_default();
-    if path.is_empty() || path == ":memory:" {
-        return Err(StoreError::Config(
-            "SQLite needs a database file (sqlite://PATH); an in-memory database is not shared".to_owned(),
-        ));
-    }
-    Ok(PathBuf::from(path))
 }
 
 #[cfg(test)]

@@ -1,0 +1,266 @@
+//! Engine mechanics: how a unit of work, a read and a batch reach each engine's disk, and the
+//! background work each engine needs. Business modules reach the database through
+//! [`Database`] alone: write a unit, read, run a batch, start maintenance; the one thing they
+//! may choose their statements by is how writers meet on it ([`Writers`]).
+//!
+//! All SQL is written once, with `$n` placeholders and portable types, and runs through
+//! [`sql`] on either engine. What differs per engine is how a write reaches the disk:
+//!
+//! - SQLite has one writer connection owned by a thread. Writers queue units of work; the
+//!   thread runs every unit waiting at that moment in one transaction and acknowledges them
+//!   only after the single durable COMMIT (group commit, [`sqlite::writer`]). Reads use
+//!   read-only connections of their own and run on the caller's thread. Another thread copies
+//!   the write-ahead log back into the database file ([`sqlite::checkpointer`]), and at
+//!   `synchronous = FULL` the writer hands a commit's log frames to the file in a few writes
+//!   rather than two per page ([`sqlite::gathered_log`]).
+//! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
+//!   when the database aborts it for a serialization failure or a deadlock; a batch may also
+//!   run as one statement outside any transaction. Each node folds the stock moves sales queue
+//!   into the articles' rows ([`postgres::stock_fold`]).
+//!
+//! Callers see one method, [`Database::write`], and never know which path they took.
+
+pub(crate) mod batch;
+mod postgres;
+pub(crate) mod sql;
+pub(crate) mod sqlite;
+
+pub use postgres::stock_fold::FOLD_LIMIT;
+
+use crate::db::StoreOptions;
+use crate::error::StoreError;
+use crate::migrations;
+use batch::Batch;
+use futures::future::BoxFuture;
+use sql::{Conn, Readers, query};
+use std::sync::Weak;
+
+/// A unit of work: runs inside one transaction, may be run more than once (PostgreSQL retries
+/// it after a lost race), so it must not have effects outside the connection.
+pub(crate) type Work<I, T> = for<'a> fn(&'a mut Conn, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    pub fn from_url(url: &str) -> Result<Engine, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Engine::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Engine::Postgres)
+        } else {
+            Err(StoreError::Config(
+                "database URL must start with sqlite:// or postgres://".to_owned(),
+            ))
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+        }
+    }
+
+    fn writers(self) -> Writers {
+        match self {
+            Engine::Sqlite => Writers::One,
+            Engine::Postgres => Writers::Many,
+        }
+    }
+}
+
+/// How units of work meet on an engine: what business code may choose its statements by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writers {
+    /// One writer runs every unit in turn (SQLite): nothing writes between a unit's statements,
+    /// and a row a unit updates holds nobody else up.
+    One,
+    /// Units run at once on many connections and nodes (PostgreSQL): a row a unit updates
+    /// stays locked until it commits, and a race between units is the database's to settle.
+    Many,
+}
+
+/// The database beneath a store: its readers, its writer and its background work.
+pub(crate) struct Database {
+    engine: Engine,
+    readers: Readers,
+    writer: Writer,
+}
+
+enum Writer {
+    Sqlite(sqlite::Writer),
+    Postgres(postgres::Writer),
+}
+
+impl Database {
+    /// Opens the database at `url`. Nothing runs in the background until
+    /// [`Database::start_maintenance`].
+    pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<Database, StoreError> {
+        sqlx::any::install_default_drivers();
+        let engine = Engine::from_url(url)?;
+        let (readers, writer) = match engine {
+            Engine::Sqlite => {
+                let (readers, writer) = sqlite::connect(url, options, None)?;
+                (readers, Writer::Sqlite(writer))
+            }
+            Engine::Postgres => {
+                let (readers, writer) = postgres::connect(url, options).await?;
+                (readers, Writer::Postgres(writer))
+            }
+        };
+        Ok(Database {
+            engine,
+            readers,
+            writer,
+        })
+    }
+
+    /// A SQLite database whose files go through the VFS `vfs`, for tests that model the disk.
+    #[cfg(test)]
+    pub(crate) fn connect_through(
+        url: &str,
+        options: &StoreOptions,
+        vfs: &'static std::ffi::CStr,
+    ) -> Result<Database, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (readers, writer) = sqlite::connect(url, options, Some(vfs))?;
+        Ok(Database {
+            engine: Engine::Sqlite,
+            readers,
+            writer: Writer::Sqlite(writer),
+        })
+    }
+
+    pub(crate) fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    pub(crate) fn writers(&self) -> Writers {
+        self.engine.writers()
+    }
+
+    /// The connections that serve reads.
+    pub(crate) fn readers(&self) -> &Readers {
+        &self.readers
+    }
+
+    /// Runs `work` on `input` in a transaction and returns once its effects are durable.
+    pub(crate) async fn write<I, T>(&self, input: I, work: Work<I, T>) -> Result<T, StoreError>
+    where
+        I: Send + Sync + 'static,
+        T: Send + 'static,
+    {
+        match &self.writer {
+            Writer::Sqlite(writer) => writer.write(input, work).await,
+            Writer::Postgres(writer) => writer.write(&self.readers, &input, work).await,
+        }
+    }
+
+    /// Whether [`Database::run_alone`] takes batches: true where a batch is one statement,
+    /// which commits whole, durably, or fails whole (PostgreSQL).
+    pub(crate) fn batches_run_alone(&self) -> bool {
+        matches!(self.writer, Writer::Postgres(_))
+    }
+
+    /// Runs `batch` outside any transaction, where [`Database::batches_run_alone`].
+    pub(crate) async fn run_alone(&self, batch: Batch) -> Result<(), StoreError> {
+        if !self.batches_run_alone() {
+            return Err(StoreError::Config("one-statement writes are for PostgreSQL".to_owned()));
+        }
+        let mut conn = self.readers.acquire().await?;
+        batch.run(&mut conn).await
+    }
+
+    /// Runs a read that may take seconds (a register's whole journal, an archive's period) on
+    /// a connection of its own, where it holds up no request: SQLite reads run on the calling
+    /// thread, so there it goes to the blocking pool; PostgreSQL's wait on the network, so
+    /// there it stays on the caller's task.
+    pub(crate) async fn long_read<T, F>(&self, read: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, Result<T, StoreError>> + Send + 'static,
+    {
+        let mut conn = self.readers.acquire().await?;
+        match self.engine {
+            Engine::Postgres => read(&mut conn).await,
+            Engine::Sqlite => {
+                let runtime = tokio::runtime::Handle::current();
+                tokio::task::spawn_blocking(move || runtime.block_on(read(&mut conn)))
+                    .await
+                    .map_err(|_| StoreError::Corrupt("a long read stopped before its end".to_owned()))?
+            }
+        }
+    }
+
+    /// Starts the engine's background work, which runs while `owner` lives and its database
+    /// (reached through `database`) stays open: SQLite's checkpointer, PostgreSQL's stock fold.
+    /// A second call changes nothing.
+    pub(crate) fn start_maintenance<S: Send + Sync + 'static>(
+        &self,
+        owner: Weak<S>,
+        database: fn(&S) -> &Database,
+    ) -> Result<(), StoreError> {
+        match &self.writer {
+            Writer::Sqlite(writer) => writer.start_checkpointer(),
+            Writer::Postgres(writer) => {
+                writer.start_stock_fold(owner, database);
+                Ok(())
+            }
+        }
+    }
+
+    /// Folds queued stock moves into the articles' rows once (PostgreSQL); answers how many it
+    /// folded. Nothing is ever queued with [`Writers::One`].
+    pub(crate) async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
+        match self.engine {
+            Engine::Postgres => postgres::stock_fold::fold(&self.readers).await,
+            Engine::Sqlite => Ok(0),
+        }
+    }
+
+    /// Brings the schema up to date. Safe to run from several nodes at once on PostgreSQL
+    /// (sqlx holds an advisory lock while it migrates).
+    pub(crate) async fn migrate(&self) -> Result<(), StoreError> {
+        let mut migrator = match self.engine {
+            Engine::Sqlite => migrations::sqlite(),
+            Engine::Postgres => migrations::postgres(),
+        };
+        // In a rolling deploy the first node of a new release migrates while nodes of the
+        // previous one still run, and may restart: they must accept migrations they do not
+        // know. Releases only add to the schema, so the older code still finds what it reads.
+        migrator.set_ignore_missing(true);
+        match &self.writer {
+            Writer::Sqlite(writer) => writer.migrate(&migrator).await,
+            Writer::Postgres(_) => postgres::migrate(&self.readers, &migrator).await,
+        }
+    }
+
+    /// Succeeds when the database answers a trivial query and, on SQLite, the writer every
+    /// sale goes through is still running.
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
+        if let Writer::Sqlite(writer) = &self.writer
+            && writer.stopped()
+        {
+            return Err(StoreError::WriterStopped);
+        }
+        query("SELECT 1").fetch_one(&self.readers).await?;
+        Ok(())
+    }
+
+    pub(crate) async fn close(&self) {
+        self.readers.close().await;
+    }
+
+    /// The SQLite writer, for tests that drive it directly.
+    #[cfg(test)]
+    pub(crate) fn sqlite_writer(&self) -> Option<&sqlite::Writer> {
+        match &self.writer {
+            Writer::Sqlite(writer) => Some(writer),
+            Writer::Postgres(_) => None,
+        }
+    }
+}

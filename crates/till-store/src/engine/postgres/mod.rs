@@ -1,0 +1,140 @@
+//! PostgreSQL: a pool of connections, each unit of work in a transaction of its own, run again
+//! when it loses a race, and the stock fold ([`stock_fold`]).
+
+pub(crate) mod stock_fold;
+
+use super::Work;
+use super::sql::{Conn, Readers};
+use crate::db::StoreOptions;
+use crate::error::{DbError, StoreError};
+use sqlx::Executor;
+use sqlx::any::AnyPoolOptions;
+use std::sync::Weak;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How long a pooled connection may sit idle before it is pinged on acquire.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
+
+/// The writer's side of a PostgreSQL database: every unit on a pooled connection.
+pub(crate) struct Writer {
+    /// How often a unit aborted by a lost race is run again before giving up.
+    max_retries: u32,
+    /// Set once the stock fold is started.
+    folding: AtomicBool,
+}
+
+pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Readers, Writer), StoreError> {
+    let statement_timeout = options.statement_timeout.as_millis();
+    let pool = AnyPoolOptions::new()
+        .max_connections(options.max_connections.max(1))
+        .acquire_timeout(options.acquire_timeout)
+        // A ping on every acquire is one more round trip per query under load. A connection
+        // used within the last second is taken to work; one idle longer (the server may have
+        // restarted meanwhile) is pinged first.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > IDLE_BEFORE_PING {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+        // Generic plans: left to choose, PostgreSQL plans a prepared statement afresh for each
+        // of its first executions, and a sale's statement of CTEs has many shapes and a hundred
+        // parameters. Every statement here finds rows by key, so its plan does not depend on
+        // the values bound.
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                let set = format!(
+                    "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}; \
+                     SET plan_cache_mode = force_generic_plan"
+                );
+                conn.execute(sqlx::AssertSqlSafe(set)).await.map(drop)
+            })
+        })
+        .connect(url)
+        .await?;
+    let writer = Writer {
+        max_retries: options.max_retries,
+        folding: AtomicBool::new(false),
+    };
+    Ok((Readers::Postgres(pool), writer))
+}
+
+/// Runs `migrator` under sqlx's advisory lock, so that nodes starting together apply each
+/// migration once.
+pub(crate) async fn migrate(readers: &Readers, migrator: &sqlx::migrate::Migrator) -> Result<(), StoreError> {
+    migrator.run(pool(readers)?).await.map_err(crate::migrations::error)
+}
+
+fn pool(readers: &Readers) -> Result<&sqlx::AnyPool, StoreError> {
+    readers
+        .postgres()
+        .ok_or_else(|| StoreError::Config("PostgreSQL without a pool".to_owned()))
+}
+
+impl Writer {
+    /// Runs `work` in a transaction of its own, again after a lost race.
+    pub(crate) async fn write<I, T>(&self, readers: &Readers, input: &I, work: Work<I, T>) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            let result: Result<T, StoreError> = async {
+                let mut conn = Conn::postgres_transaction(pool(readers)?.begin().await?);
+                let outcome = work(&mut conn, input).await;
+                let tx = conn
+                    .into_postgres_transaction()
+                    .ok_or_else(|| StoreError::Corrupt("a PostgreSQL write lost its transaction".to_owned()))?;
+                match outcome {
+                    Ok(value) => {
+                        tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(error) => {
+                        // A failed rollback only means the connection is gone; the
+                        // transaction is void either way.
+                        let _ = tx.rollback().await;
+                        Err(error)
+                    }
+                }
+            }
+            .await;
+            match result {
+                Err(error) if error.is_retryable() && attempt < self.max_retries => {
+                    attempt += 1;
+                    tracing::debug!(attempt, "transaction lost a race; running it again");
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+                // Still losing after every retry: nothing was written, and the client may
+                // send the same request again; that is a busy answer, not a failure.
+                Err(StoreError::Database(DbError::Postgres(error))) if crate::error::is_retryable(&error) => {
+                    return Err(StoreError::Contended(DbError::Postgres(error)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Starts the stock fold, unless it runs (see [`stock_fold::fold_while_open`]).
+    pub(crate) fn start_stock_fold<S: Send + Sync + 'static>(
+        &self,
+        owner: Weak<S>,
+        database: fn(&S) -> &super::Database,
+    ) {
+        if !self.folding.swap(true, Ordering::Relaxed) {
+            tokio::spawn(stock_fold::fold_while_open(owner, database));
+        }
+    }
+}
+
+/// Grows with the attempt and spreads contenders apart with a little jitter from the clock.
+fn backoff(attempt: u32) -> Duration {
+    let jitter = u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0),
+    ) % 5_000;
+    Duration::from_micros(2_000 * u64::from(attempt) + jitter)
+}

@@ -1,0 +1,68 @@
+//! The stock fold: on PostgreSQL a sale appends its stock moves to `stock_moves` rather than
+//! updating its articles' rows (see `crate::stock`), and each node adds the queued moves into
+//! `stock` about once a second.
+
+use crate::engine::Database;
+use crate::engine::sql::{Readers, query};
+use crate::error::StoreError;
+use std::sync::Weak;
+use std::time::Duration;
+
+/// Most moves one fold takes: a backlog (every node stopped for a while) goes a slice at a time.
+pub const FOLD_LIMIT: i64 = 50_000;
+
+/// How often each node folds, when the last fold left no backlog.
+const FOLD_EVERY: Duration = Duration::from_secs(1);
+
+/// Stock moves of PostgreSQL sales added into their articles' rows.
+const STOCK_MOVES_FOLDED: &str = "till_stock_moves_folded_total";
+
+/// Articles in order, so two folds lock `stock` rows in one order and cannot deadlock.
+const FOLD_MOVES: &str = "WITH moved AS ( \
+         DELETE FROM stock_moves WHERE ctid = ANY (ARRAY(SELECT ctid FROM stock_moves LIMIT $1)) \
+         RETURNING store_id, sku_id, delta, moved_at), \
+     added AS ( \
+         INSERT INTO stock (store_id, sku_id, on_hand, updated_at) \
+         SELECT store_id, sku_id, sum(delta), max(moved_at) FROM moved \
+         GROUP BY store_id, sku_id ORDER BY store_id, sku_id \
+         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+             updated_at = GREATEST(stock.updated_at, excluded.updated_at)) \
+     SELECT count(*) AS folded FROM moved";
+
+/// Adds queued moves into `stock` and deletes them, in one statement, at most [`FOLD_LIMIT`]
+/// at a time; answers how many it folded. Nodes fold at the same time without counting a move
+/// twice: a fold that meets a move another has deleted waits for that one to commit, then
+/// passes the move by.
+pub(crate) async fn fold(readers: &Readers) -> Result<u64, StoreError> {
+    let row = query(FOLD_MOVES).bind(FOLD_LIMIT).fetch_one(readers).await?;
+    let folded: i64 = row.try_get("folded")?;
+    Ok(u64::try_from(folded).unwrap_or(0))
+}
+
+/// Folds every [`FOLD_EVERY`], at once again while a backlog remains, until `owner` is dropped
+/// or its database closed. The first fold comes one period after it starts, once the schema is
+/// migrated.
+pub(crate) async fn fold_while_open<S>(owner: Weak<S>, database: fn(&S) -> &Database) {
+    let mut pause = FOLD_EVERY;
+    loop {
+        tokio::time::sleep(pause).await;
+        let Some(owner) = owner.upgrade() else { return };
+        let database = database(&owner);
+        if database.readers().is_closed() {
+            return;
+        }
+        pause = match database.fold_stock_moves().await {
+            Ok(folded) => {
+                metrics::counter!(STOCK_MOVES_FOLDED).increment(folded);
+                match folded >= FOLD_LIMIT as u64 {
+                    true => Duration::ZERO,
+                    false => FOLD_EVERY,
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "stock moves not folded; levels still count them; trying again");
+                FOLD_EVERY
+            }
+        };
+    }
+}
