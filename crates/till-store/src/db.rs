@@ -44,9 +44,12 @@ pub struct StoreOptions {
     pub sqlite_gathered_log: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SqliteSynchronous {
+    #[serde(alias = "FULL")]
     Full,
+    #[serde(alias = "NORMAL")]
     Normal,
 }
 

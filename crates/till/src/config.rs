@@ -13,15 +13,63 @@ use till_api::auth::{JwksSource, JwtSettings};
 use till_api::{ApiConfig, Settings};
 use till_store::{SqliteSynchronous, StoreOptions};
 
+/// What an operator can set, by the names they set it with: `listen` in the file is
+/// `TILL_LISTEN` in the environment. The fields are grouped by the part of till that acts on
+/// them; each part owns its defaults ([`Config::default`] reads them there) and each is handed
+/// its own typed settings ([`Config::store_options`], [`Config::api_config`],
+/// [`Config::transport`], [`Config::jwt_settings`]), which refuse a value that makes no sense
+/// instead of quietly changing it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    // The node.
     /// Address to bind.
     pub listen: String,
-    /// `sqlite://PATH` or `postgres://...`; default: `till.db` in the data directory.
-    pub database_url: Option<String>,
     /// Where the embedded database and generated keys live.
     pub data_dir: PathBuf,
+    /// PKCS#8 PEM ECDSA P-256 key signing the fiscal journal; generated into the data
+    /// directory when absent.
+    pub fiscal_key_file: Option<PathBuf>,
+    pub log_format: LogFormat,
+    /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
+    pub log: String,
+
+    // The database (till-store's StoreOptions).
+    /// `sqlite://PATH` or `postgres://...`; default: `till.db` in the data directory.
+    pub database_url: Option<String>,
+    pub db_max_connections: u32,
+    pub db_acquire_timeout_ms: u64,
+    pub db_statement_timeout_ms: u64,
+    pub sqlite_synchronous: SqliteSynchronous,
+    /// At `full`, the SQLite writer writes a commit's log frames together (docs/performance.md);
+    /// off, SQLite writes them one by one.
+    pub sqlite_gathered_log: bool,
+    /// The most a price written on another node takes to apply here.
+    pub catalog_cache_seconds: u64,
+    /// The most a session closed or a staff member changed on another node takes to apply to a
+    /// till's requests here.
+    pub session_cache_seconds: u64,
+
+    // Selling (till-app's Settings).
+    pub cash_rounding_tolerance_cents: i64,
+    /// Loyalty points per whole currency unit paid (not with loyalty points).
+    pub loyalty_points_per_unit: i64,
+    /// Lifetime of a register session and its token.
+    pub session_ttl_seconds: u64,
+    pub pin_max_failures: u32,
+    pub pin_lockout_seconds: u64,
+    /// Off: every elevation request gets ELEVATION_UNAVAILABLE.
+    pub elevation_enabled: bool,
+    pub elevation_ttl_seconds: u64,
+    /// Elevation attempts per manager per window before RATE_LIMITED.
+    pub elevation_rate_limit: u32,
+    pub elevation_rate_window_seconds: u64,
+    /// A manager whose grants were last written longer ago is refused with GRANTS_STALE.
+    pub grants_max_age_seconds: u64,
+    /// The most a promotion rule written on another node takes to apply here.
+    pub promotion_cache_seconds: u64,
+
+    // Identity (till-api's JwtSettings).
     /// HS256 shared secret for identity-provider tokens (development, tests).
     #[serde(deserialize_with = "text::optional")]
     pub jwt_secret: Option<String>,
@@ -34,45 +82,9 @@ pub struct Config {
     pub jwt_leeway_seconds: u64,
     /// Shortest gap between two reads of the JWKS when unknown key ids arrive.
     pub jwt_jwks_min_refresh_seconds: u64,
-    pub cash_rounding_tolerance_cents: i64,
-    /// Loyalty points per whole currency unit paid (not with loyalty points).
-    pub loyalty_points_per_unit: i64,
-    pub elevation_ttl_seconds: u64,
-    /// Off: every elevation request gets ELEVATION_UNAVAILABLE.
-    pub elevation_enabled: bool,
-    /// Elevation attempts per manager per window before RATE_LIMITED.
-    pub elevation_rate_limit: u32,
-    pub elevation_rate_window_seconds: u64,
-    /// A manager whose grants were last written longer ago is refused with GRANTS_STALE.
-    pub grants_max_age_seconds: u64,
-    /// How long a node trusts its cached promotion rules before checking for writes made on
-    /// other nodes: the most a rule written elsewhere takes to apply here.
-    pub promotion_cache_seconds: u64,
-    /// The same for articles: the most a price written on another node takes to apply here.
-    pub catalog_cache_seconds: u64,
-    /// The same for register sessions and their cashiers: the most a session closed or a
-    /// staff member changed on another node takes to apply to a till's requests here.
-    pub session_cache_seconds: u64,
-    pub pin_max_failures: u32,
-    pub pin_lockout_seconds: u64,
-    /// Lifetime of a register session and its token.
-    pub session_ttl_seconds: u64,
-    /// PKCS#8 PEM ECDSA P-256 key signing the fiscal journal; generated into the data
-    /// directory when absent.
-    pub fiscal_key_file: Option<PathBuf>,
+
+    // HTTP (the transport's Settings, and till-api's body limit).
     pub max_body_bytes: usize,
-    pub db_max_connections: u32,
-    pub db_acquire_timeout_ms: u64,
-    pub db_statement_timeout_ms: u64,
-    /// `full` (default: an acknowledged sale survives power loss) or `normal`.
-    pub sqlite_synchronous: String,
-    /// At `full`, the SQLite writer writes a commit's log frames together (docs/performance.md);
-    /// off, SQLite writes them one by one.
-    pub sqlite_gathered_log: bool,
-    /// `text` or `json`.
-    pub log_format: String,
-    /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
-    pub log: String,
     /// PEM certificate chain served over HTTPS, with `tls_key`; neither set: plain HTTP.
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of the certificate in `tls_cert`.
@@ -95,51 +107,75 @@ pub struct Config {
     pub max_connections: usize,
 }
 
+/// How the node writes its log lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[serde(alias = "TEXT")]
+    Text,
+    #[serde(alias = "JSON")]
+    Json,
+}
+
 impl Default for Config {
+    /// The node's own defaults here; every other one is read from the part that acts on it.
     fn default() -> Self {
+        let store = StoreOptions::default();
+        let api = ApiConfig::default();
+        let app = api.app;
+        let jwt = JwtSettings::default();
+        let http = transport::Settings::default();
         Config {
             listen: "127.0.0.1:8080".to_owned(),
-            database_url: None,
             data_dir: PathBuf::from("./till-data"),
-            jwt_secret: None,
+            fiscal_key_file: None,
+            log_format: LogFormat::Text,
+            log: "info,sqlx=warn".to_owned(),
+
+            database_url: None,
+            db_max_connections: store.max_connections,
+            db_acquire_timeout_ms: millis(store.acquire_timeout),
+            db_statement_timeout_ms: millis(store.statement_timeout),
+            sqlite_synchronous: store.sqlite_synchronous,
+            sqlite_gathered_log: store.sqlite_gathered_log,
+            catalog_cache_seconds: store.catalog_cache_ttl.as_secs(),
+            session_cache_seconds: store.session_cache_ttl.as_secs(),
+
+            cash_rounding_tolerance_cents: app.cash_rounding_tolerance_cents,
+            loyalty_points_per_unit: app.loyalty_points_per_unit,
+            session_ttl_seconds: app.session_ttl.as_secs(),
+            pin_max_failures: app.pin_max_failures,
+            pin_lockout_seconds: app.pin_lockout.as_secs(),
+            elevation_enabled: app.elevation_enabled,
+            elevation_ttl_seconds: app.elevation_ttl.as_secs(),
+            elevation_rate_limit: app.elevation_rate_limit,
+            elevation_rate_window_seconds: app.elevation_rate_window.as_secs(),
+            grants_max_age_seconds: app.grants_max_age.as_secs(),
+            promotion_cache_seconds: app.promotion_cache_ttl.as_secs(),
+
+            jwt_secret: jwt.hs256_secret,
             jwt_jwks_url: None,
             jwt_jwks_file: None,
-            jwt_issuer: "till-dev".to_owned(),
-            jwt_audience: "till".to_owned(),
-            jwt_leeway_seconds: 60,
-            jwt_jwks_min_refresh_seconds: 10,
-            cash_rounding_tolerance_cents: 0,
-            loyalty_points_per_unit: 1,
-            elevation_ttl_seconds: 300,
-            elevation_enabled: true,
-            elevation_rate_limit: 10,
-            elevation_rate_window_seconds: 60,
-            grants_max_age_seconds: 30 * 24 * 3600,
-            promotion_cache_seconds: 1,
-            catalog_cache_seconds: 1,
-            session_cache_seconds: 1,
-            pin_max_failures: 5,
-            pin_lockout_seconds: 900,
-            session_ttl_seconds: 16 * 3600,
-            fiscal_key_file: None,
-            max_body_bytes: 4 * 1024 * 1024,
-            db_max_connections: 16,
-            db_acquire_timeout_ms: 5_000,
-            db_statement_timeout_ms: 10_000,
-            sqlite_synchronous: "full".to_owned(),
-            sqlite_gathered_log: true,
-            log_format: "text".to_owned(),
-            log: "info,sqlx=warn".to_owned(),
+            jwt_issuer: jwt.issuer,
+            jwt_audience: jwt.audience,
+            jwt_leeway_seconds: jwt.leeway.as_secs(),
+            jwt_jwks_min_refresh_seconds: jwt.jwks_min_refresh.as_secs(),
+
+            max_body_bytes: api.max_body_bytes,
             tls_cert: None,
             tls_key: None,
-            tls_reload_seconds: 5,
+            tls_reload_seconds: transport::TLS_CHECK_EVERY.as_secs(),
             cors_origins: Vec::new(),
-            http_header_timeout_seconds: 10,
-            http_body_timeout_seconds: 60,
-            http_idle_timeout_seconds: 75,
-            max_connections: 512,
+            http_header_timeout_seconds: http.header_timeout.as_secs(),
+            http_body_timeout_seconds: http.body_timeout.as_secs(),
+            http_idle_timeout_seconds: http.idle_timeout.as_secs(),
+            max_connections: http.max_connections,
         }
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Values given on the command line; `None` leaves the lower layers' value.
@@ -182,11 +218,7 @@ impl Config {
             max_connections: self.db_max_connections,
             acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
             statement_timeout: Duration::from_millis(self.db_statement_timeout_ms),
-            sqlite_synchronous: if self.sqlite_synchronous.eq_ignore_ascii_case("normal") {
-                SqliteSynchronous::Normal
-            } else {
-                SqliteSynchronous::Full
-            },
+            sqlite_synchronous: self.sqlite_synchronous,
             catalog_cache_ttl: Duration::from_secs(self.catalog_cache_seconds),
             session_cache_ttl: Duration::from_secs(self.session_cache_seconds),
             sqlite_gathered_log: self.sqlite_gathered_log,
@@ -194,23 +226,33 @@ impl Config {
         }
     }
 
-    pub fn api_config(&self) -> ApiConfig {
-        ApiConfig {
+    /// The HTTP layer's and the use cases' settings, or the first value that makes no sense.
+    pub fn api_config(&self) -> anyhow::Result<ApiConfig> {
+        Ok(ApiConfig {
             max_body_bytes: self.max_body_bytes,
             app: Settings {
-                cash_rounding_tolerance_cents: self.cash_rounding_tolerance_cents.max(0),
+                cash_rounding_tolerance_cents: not_negative(
+                    "cash_rounding_tolerance_cents",
+                    self.cash_rounding_tolerance_cents,
+                )?,
                 session_ttl: Duration::from_secs(self.session_ttl_seconds),
                 elevation_ttl: Duration::from_secs(self.elevation_ttl_seconds),
-                pin_max_failures: self.pin_max_failures.max(1),
+                pin_max_failures: u32::try_from(at_least_one("pin_max_failures", self.pin_max_failures.into())?)?,
                 pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
-                loyalty_points_per_unit: self.loyalty_points_per_unit.max(0),
+                loyalty_points_per_unit: not_negative("loyalty_points_per_unit", self.loyalty_points_per_unit)?,
                 elevation_enabled: self.elevation_enabled,
-                elevation_rate_limit: self.elevation_rate_limit.max(1),
-                elevation_rate_window: Duration::from_secs(self.elevation_rate_window_seconds.max(1)),
+                elevation_rate_limit: u32::try_from(at_least_one(
+                    "elevation_rate_limit",
+                    self.elevation_rate_limit.into(),
+                )?)?,
+                elevation_rate_window: Duration::from_secs(at_least_one(
+                    "elevation_rate_window_seconds",
+                    self.elevation_rate_window_seconds,
+                )?),
                 promotion_cache_ttl: Duration::from_secs(self.promotion_cache_seconds),
                 grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
             },
-        }
+        })
     }
 
     /// The HTTP transport's settings, or what is wrong with them.
@@ -259,6 +301,13 @@ impl Config {
             jwks_min_refresh: Duration::from_secs(self.jwt_jwks_min_refresh_seconds),
         }
     }
+}
+
+fn not_negative(name: &str, value: i64) -> anyhow::Result<i64> {
+    if value < 0 {
+        bail!("TILL_{} cannot be negative", name.to_ascii_uppercase());
+    }
+    Ok(value)
 }
 
 fn at_least_one(name: &str, value: u64) -> anyhow::Result<u64> {
@@ -372,6 +421,85 @@ mod tests {
             assert_eq!(config.jwt_issuer, "till-dev", "defaults fill the rest");
             assert_eq!(config.jwt_secret.as_deref(), Some("123456"));
             assert_eq!(config.database_url(), "sqlite://./till-data/till.db");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn every_default_is_the_one_of_the_part_that_acts_on_it() {
+        let config = Config::default();
+        let debug = |value: &dyn std::fmt::Debug| format!("{value:?}");
+        assert_eq!(debug(&config.store_options()), debug(&StoreOptions::default()));
+        assert_eq!(
+            debug(&config.api_config().expect("the defaults hold")),
+            debug(&ApiConfig::default())
+        );
+        assert_eq!(debug(&config.jwt_settings()), debug(&JwtSettings::default()));
+        assert_eq!(
+            debug(&config.transport().expect("the defaults hold")),
+            debug(&transport::Settings::default())
+        );
+    }
+
+    #[test]
+    fn a_value_that_makes_no_sense_is_refused_by_name_not_changed() {
+        for (config, variable) in [
+            (
+                Config {
+                    pin_max_failures: 0,
+                    ..Config::default()
+                },
+                "TILL_PIN_MAX_FAILURES",
+            ),
+            (
+                Config {
+                    elevation_rate_limit: 0,
+                    ..Config::default()
+                },
+                "TILL_ELEVATION_RATE_LIMIT",
+            ),
+            (
+                Config {
+                    elevation_rate_window_seconds: 0,
+                    ..Config::default()
+                },
+                "TILL_ELEVATION_RATE_WINDOW_SECONDS",
+            ),
+            (
+                Config {
+                    loyalty_points_per_unit: -1,
+                    ..Config::default()
+                },
+                "TILL_LOYALTY_POINTS_PER_UNIT",
+            ),
+            (
+                Config {
+                    cash_rounding_tolerance_cents: -5,
+                    ..Config::default()
+                },
+                "TILL_CASH_ROUNDING_TOLERANCE_CENTS",
+            ),
+        ] {
+            let error = config.api_config().expect_err(variable);
+            assert!(error.to_string().contains(variable), "{variable}: {error}");
+        }
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("TILL_SQLITE_SYNCHRONOUS", "NORMAL");
+            jail.set_env("TILL_LOG_FORMAT", "json");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            assert_eq!(config.store_options().sqlite_synchronous, SqliteSynchronous::Normal);
+            assert_eq!(config.log_format, LogFormat::Json);
+            // A mode that is not one is refused, not read as `full`.
+            jail.set_env("TILL_SQLITE_SYNCHRONOUS", "off");
+            let error = Config::load(None, &Overrides::default()).expect_err("not a mode");
+            assert!(
+                error.to_string().to_lowercase().contains("sqlite_synchronous"),
+                "{error}"
+            );
+            jail.set_env("TILL_SQLITE_SYNCHRONOUS", "full");
+            jail.set_env("TILL_LOG_FORMAT", "xml");
+            let error = Config::load(None, &Overrides::default()).expect_err("not a format");
+            assert!(error.to_string().to_lowercase().contains("log_format"), "{error}");
             Ok(())
         });
     }

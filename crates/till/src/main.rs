@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use till::config::{Config, Overrides};
+use till::config::{Config, LogFormat, Overrides};
 use till::{demo, fiscal, server, token};
 use till_api::SystemClock;
 use tracing_subscriber::EnvFilter;
@@ -216,7 +216,7 @@ fn init_logging(config: &Config) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    if config.log_format.eq_ignore_ascii_case("json") {
+    if config.log_format == LogFormat::Json {
         builder.json().flatten_event(true).init();
     } else {
         builder.init();

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 /// Connects, migrates, starts the database's background work (the SQLite checkpointer, the
 /// PostgreSQL stock fold) and builds the shared state.
 pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
+    let api = config.api_config().context("invalid configuration")?;
     let url = config.database_url();
     if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
         create_data_dir(&config.data_dir)?;
@@ -42,7 +43,7 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
             tracing::warn!(%error, "identity provider keys unavailable; will retry on first use")
         }
     }
-    Ok(AppState::new(store, auth, config.api_config(), clock))
+    Ok(AppState::new(store, auth, api, clock))
 }
 
 /// The key sealing the journal: `fiscal_key_file` if set, else `fiscal-key.pem` in the data

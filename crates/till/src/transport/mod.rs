@@ -65,6 +65,23 @@ pub struct Settings {
     pub max_connections: usize,
 }
 
+impl Default for Settings {
+    /// Plain HTTP, no CORS, and limits a shop's network tolerates (docs/deploy.md).
+    fn default() -> Self {
+        Settings {
+            tls: None,
+            cors_origins: Vec::new(),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(75),
+            max_connections: 512,
+        }
+    }
+}
+
+/// How often, by default, the certificate files are read again to see whether they changed.
+pub const TLS_CHECK_EVERY: Duration = Duration::from_secs(5);
+
 #[derive(Clone, Debug)]
 pub struct TlsFiles {
     /// PEM certificate chain, the server's own certificate first.

@@ -81,7 +81,7 @@ impl TestServer {
             data_dir: dir.path().to_path_buf(),
             jwt_secret: Some(SECRET.to_owned()),
             db_max_connections: 6,
-            sqlite_synchronous: "normal".to_owned(),
+            sqlite_synchronous: till_store::SqliteSynchronous::Normal,
             ..Config::default()
         };
         if engine == Engine::Postgres {
