@@ -121,8 +121,9 @@ impl Store {
     /// Builds and seals the archive of the register's period; `None` for an unknown register.
     ///
     /// The journal is read and the file built on a reader and the blocking pool, and only the
-    /// seal takes the writer: on SQLite every sale waits for the writer, and a day of 30,000
-    /// tickets took 5.6 s to read and build. An entry of the period written in between sends
+    /// seal takes the writer: on SQLite every sale waits for the writer, and reading and building
+    /// a busy day takes seconds ("Audits in turns, archives off the writer" in
+    /// docs/performance.md). An entry of the period written in between sends
     /// the archive back to be read again.
     pub async fn make_archive(
         &self,

@@ -2,11 +2,11 @@
 //!
 //! The answer (the 201 body replayed for a repeated transaction id) and the document (lines,
 //! tenders, VAT, reductions) are JSON that repeats itself: every article's id is in both, and in
-//! the answer's stock movements too. Kept as two texts they made a row of about 4 KB, one page
-//! and an overflow page of SQLite's for every sale, written to the log, copied back by the
-//! checkpointer and synced; on PostgreSQL a row that large is compressed by the server, with
-//! its own slower codec, inside the sale's statement. Packed with LZ4 on the request's task,
-//! the same sale is about 1.5 KB.
+//! the answer's stock movements too. Kept as two texts they overflowed SQLite's page for every
+//! sale, written to the log, copied back by the checkpointer and synced; on PostgreSQL a row
+//! that large is compressed by the server, with its own slower codec, inside the sale's
+//! statement. Packed with LZ4 on the request's task, the row fits a page ("Packed sale rows"
+//! in docs/performance.md).
 //!
 //! Layout: one format byte ([`LZ4`]), the answer's length and the two texts' length (each a
 //! little-endian `u32`), then the two texts one after the other as one LZ4 block. The row's

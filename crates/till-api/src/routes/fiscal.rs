@@ -30,8 +30,8 @@ use utoipa_axum::routes;
 
 /// Audits and archives take turns, one at a time on each node, their work on the blocking
 /// pool. An audit holds a register's whole journal in memory and checks a signature per entry:
-/// a register of 30,000 tickets takes about 3 s of a core and 169 MiB. An archive of a day of
-/// 30,000 tickets holds about 440 MiB while it is made (docs/performance.md). Run on the
+/// seconds of a core and a large share of memory for a busy register, and an archive of a busy
+/// day more ("Audits in turns, archives off the writer" in docs/performance.md). Run on the
 /// request threads they would stall every sale queued behind them, and run together they
 /// would take every core and hold every journal.
 static JOURNAL_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);

@@ -126,8 +126,8 @@ const KEPT_BATCHES: usize = 1024;
 type BatchShape = Vec<(usize, usize, usize, bool)>;
 
 /// The batch as one PostgreSQL statement. Its text depends only on the shapes of its writes,
-/// of which a day of sales has a few hundred, so each is built once: building it for every
-/// sale (renumbering each placeholder) was about 7 % of a PostgreSQL node's CPU.
+/// of which a day of sales has a few hundred, so each is built once rather than for every
+/// sale ("PostgreSQL one-statement path" in docs/performance.md).
 fn one_statement(statements: &[Statement]) -> String {
     static KEPT: OnceLock<Mutex<HashMap<BatchShape, String>>> = OnceLock::new();
     let shape: Option<BatchShape> = statements

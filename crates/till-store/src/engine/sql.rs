@@ -231,9 +231,9 @@ fn sqlite_run(
     Ok((seen, conn.changes()))
 }
 
-/// `sql` with SQLite's placeholders. A static text is rewritten once and kept: a sale's
-/// multi-row inserts run to several KiB, and copying them for every run was 1.7 % of the
-/// SQLite writer's time. A static text lives as long as the process, so its address and
+/// `sql` with SQLite's placeholders. A static text is rewritten once and kept, as a sale's
+/// multi-row inserts are long and the writer runs them for every sale ("Text caches" in
+/// docs/performance.md). A static text lives as long as the process, so its address and
 /// length name it, and what is kept is bounded by the texts the program holds.
 #[expect(clippy::ptr_arg, reason = "whether the text is static (borrowed) is what decides")]
 fn sqlite_text(sql: &Cow<'static, str>) -> Cow<'static, str> {
