@@ -57,6 +57,7 @@ fn request(lines: usize) -> SaleRequest {
                 presented: cents(13_265),
                 change: Cents::ZERO,
                 forfeited: Cents::ZERO,
+                reference: None,
             }],
             sequence: 1,
         },

@@ -192,6 +192,7 @@ impl Sign {
             presented: self.money(tender.presented),
             change: self.money(tender.change),
             forfeited: self.money(tender.forfeited),
+            reference: tender.reference.clone(),
         }
     }
 
@@ -229,6 +230,7 @@ mod tests {
             presented: cents(1000),
             change: cents(100),
             forfeited: Cents::ZERO,
+            reference: None,
         };
         let back = Sign::Return.tender(&tender);
         assert_eq!(

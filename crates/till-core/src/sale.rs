@@ -1,7 +1,9 @@
 //! A sale as the till submits it, once parsed: every identifier typed, every amount in range.
 
 use crate::canonical::fingerprint;
-use crate::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use crate::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
+};
 use crate::instant::format_utc;
 use crate::money::{Bps, Cents, VatRate};
 use jiff::Timestamp;
@@ -163,6 +165,8 @@ pub struct Tender {
     pub presented: Cents,
     pub change: Cents,
     pub forfeited: Cents,
+    /// The instrument the tender draws on: a gift card's code, a credit note's number.
+    pub reference: Option<TenderReference>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -293,6 +297,10 @@ pub(crate) mod canonical_form {
         id: &'a str,
         method: &'static str,
         presented: Cents,
+        /// Left out when absent, so that requests from before references keep their
+        /// fingerprint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reference: Option<&'a str>,
     }
 
     impl<'a> Request<'a> {
@@ -377,6 +385,7 @@ pub(crate) mod canonical_form {
                 id: &tender.id,
                 method: tender.method.as_str(),
                 presented: tender.presented,
+                reference: tender.reference.as_ref().map(|r| r.as_str()),
             }
         }
     }
@@ -531,6 +540,7 @@ mod tests {
                         presented: cents(2_000),
                         change: cents(1_000),
                         forfeited: Cents::ZERO,
+                        reference: None,
                     },
                     Tender {
                         id: "p2".into(),
@@ -539,6 +549,7 @@ mod tests {
                         presented: cents(3_100),
                         change: Cents::ZERO,
                         forfeited: cents(100),
+                        reference: None,
                     },
                 ],
                 sequence: 2,

@@ -175,6 +175,7 @@ pub fn cash(amount: i64) -> TenderSet {
             presented: amount,
             change: Cents::ZERO,
             forfeited: Cents::ZERO,
+            reference: None,
         }],
         sequence: 1,
     }

@@ -7,7 +7,9 @@ use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, words};
 use crate::routes::catalog::vat_rate;
 use serde_json::Value;
 use std::collections::HashSet;
-use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
+};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::sale::{
@@ -261,6 +263,10 @@ pub struct TenderBody {
     change: i64,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     forfeited: i64,
+    /// The instrument the tender draws on: a gift card's code for `gift_card`, a credit note's
+    /// number for `credit_note`, the voucher of a method another system keeps. Optional.
+    #[schema(value_type = Option<Text>)]
+    reference: Option<String>,
 }
 
 fn method_schema() -> utoipa::openapi::schema::Schema {
@@ -529,6 +535,7 @@ fn tender(field: Field<'_>) -> Option<Tender> {
     let presented = tender.required("presented", |f| f.cents());
     let change = tender.required("change", |f| f.cents());
     let forfeited = tender.required("forfeited", |f| f.cents());
+    let reference = tender.optional("reference", |f| f.parse_text(TenderReference::parse));
     Some(Tender {
         id: id?,
         method: method?,
@@ -536,5 +543,6 @@ fn tender(field: Field<'_>) -> Option<Tender> {
         presented: presented?,
         change: change?,
         forfeited: forfeited?,
+        reference: reference?,
     })
 }

@@ -537,6 +537,7 @@ mod tests {
                 presented: cents(2900),
                 change: cents(0),
                 forfeited: cents(0),
+                reference: None,
             }],
             vat: vec![VatTotal {
                 rate,
