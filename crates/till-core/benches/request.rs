@@ -35,6 +35,7 @@ fn request(lines: usize) -> SaleRequest {
                     custom: false,
                     serial: None,
                     kit_id: None,
+                    gift_card: None,
                 })
                 .collect(),
             free_line_sequence: 0,

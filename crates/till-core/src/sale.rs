@@ -6,6 +6,7 @@ use crate::ids::{
 };
 use crate::instant::format_utc;
 use crate::money::{Bps, Cents, VatRate};
+use crate::stored_value::GiftCardSale;
 use jiff::Timestamp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +76,10 @@ impl TenderMethod {
             TenderMethod::Installment => "installment",
         }
     }
+
+    pub fn parse(text: &str) -> Option<TenderMethod> {
+        TenderMethod::ALL.into_iter().find(|method| method.as_str() == text)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +133,8 @@ pub struct CartLine {
     pub custom: bool,
     pub serial: Option<Serial>,
     pub kit_id: Option<String>,
+    /// On a custom line at VAT 0: the gift card it sells (activates or loads).
+    pub gift_card: Option<GiftCardSale>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,6 +254,10 @@ pub(crate) mod canonical_form {
     struct Line<'a> {
         custom: bool,
         free: bool,
+        /// Left out when absent, so that requests from before gift cards keep their
+        /// fingerprint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gift_card: Option<GiftCard<'a>>,
         id: &'a str,
         kit_id: Option<&'a str>,
         quantity: i64,
@@ -254,6 +265,12 @@ pub(crate) mod canonical_form {
         sku_id: Option<&'a str>,
         unit_price: Cents,
         vat_rate: i64,
+    }
+
+    #[derive(Serialize)]
+    struct GiftCard<'a> {
+        action: &'static str,
+        code: &'a str,
     }
 
     #[derive(Serialize)]
@@ -331,6 +348,10 @@ pub(crate) mod canonical_form {
             Line {
                 custom: line.custom,
                 free: line.free,
+                gift_card: line.gift_card.as_ref().map(|card| GiftCard {
+                    action: card.action.as_str(),
+                    code: card.code.as_str(),
+                }),
                 id: &line.id,
                 kit_id: line.kit_id.as_deref(),
                 quantity: line.quantity,
@@ -481,6 +502,7 @@ mod tests {
             custom: sku.is_none(),
             serial: None,
             kit_id: None,
+            gift_card: None,
         }
     }
 

@@ -218,6 +218,67 @@ pub enum Direction {
     Refund,
 }
 
+/// What a cart line selling a gift card does to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CardAction {
+    /// Brings a new card into use with the line's amount; a card already active is refused.
+    Activate,
+    /// Adds the line's amount to an active card.
+    Load,
+}
+
+impl CardAction {
+    pub const ALL: [CardAction; 2] = [CardAction::Activate, CardAction::Load];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardAction::Activate => "activate",
+            CardAction::Load => "load",
+        }
+    }
+}
+
+/// A cart line that sells a gift card (a multi-purpose voucher, at VAT 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GiftCardSale {
+    pub code: GiftCardCode,
+    pub action: CardAction,
+}
+
+/// A gift card sold by a line of the ticket, with the line's net amount.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CardMove {
+    pub line_id: String,
+    pub code: GiftCardCode,
+    pub action: CardAction,
+    pub amount: Cents,
+}
+
+/// Everything a ticket moves in stored value, done in its transaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TicketMoves {
+    pub tenders: Vec<TenderMove>,
+    pub cards: Vec<CardMove>,
+    /// When a credit note the ticket issues expires.
+    pub credit_note_expires_at: Option<Timestamp>,
+}
+
+impl TicketMoves {
+    pub fn is_empty(&self) -> bool {
+        self.tenders.is_empty() && self.cards.is_empty()
+    }
+}
+
+/// How a gift card is found in storage: the SHA-256 of its code, in hex. The code itself is
+/// never stored, and the time an index look-up takes depends on the hash, not on the code.
+pub fn card_lookup(code: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(code.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Why a stored-value tender cannot be taken as it stands, before any balance is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TenderProblem {

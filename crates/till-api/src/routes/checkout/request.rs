@@ -16,6 +16,7 @@ use till_core::sale::{
     Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
     TenderMethod, TenderSet,
 };
+use till_core::stored_value::{CardAction, GiftCardCode, GiftCardSale};
 
 /// Most lines one sale may carry.
 pub const MAX_LINES: usize = 1_000;
@@ -24,6 +25,9 @@ pub const MAX_LINES: usize = 1_000;
 pub fn too_many_lines() -> String {
     format!("must hold at most {MAX_LINES} lines")
 }
+
+/// Why a gift card code of another shape is refused.
+const CODE_SHAPE: &str = "must be 16 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 
 const ONLY_LINE: &str = "is only for line discounts";
 const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
@@ -111,6 +115,28 @@ pub struct CartLineBody {
     serial: Option<SerialBody>,
     #[schema(value_type = Option<Text>)]
     kit_id: Option<String>,
+    /// On a custom line at VAT 0: the gift card the line sells, activated with (or loaded by)
+    /// the line's net amount when the sale commits.
+    gift_card: Option<GiftCardLineBody>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct GiftCardLineBody {
+    /// 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`.
+    #[schema(pattern = "^[2-9A-HJKMNP-Z]{16}$")]
+    code: String,
+    #[schema(schema_with = card_action_schema)]
+    action: String,
+}
+
+fn card_action_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        CardAction::ALL.iter().map(|action| action.as_str()),
+        false,
+        "`activate` a new card, or `load` an active one.",
+    )
 }
 
 #[derive(utoipa::ToSchema)]
@@ -410,6 +436,15 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
         })
     });
     let kit_id = line.optional("kitId", |f| f.text());
+    let gift_card = line.optional("giftCard", |f| {
+        let card = f.object()?;
+        let code = card.required("code", |f| f.string_as(CODE_SHAPE, GiftCardCode::parse));
+        let action = card.required("action", |f| f.one_of(&choices(&CardAction::ALL, CardAction::as_str)));
+        Some(GiftCardSale {
+            code: code?,
+            action: action?,
+        })
+    });
     let parsed = CartLine {
         id: id?,
         sku_id: sku_id?,
@@ -420,6 +455,7 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
         custom: custom?.unwrap_or(false),
         serial: serial?,
         kit_id: kit_id?,
+        gift_card: gift_card?,
     };
     Some(parsed)
 }

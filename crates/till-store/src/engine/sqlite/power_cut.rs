@@ -557,6 +557,7 @@ mod tests {
             spends_grant: None,
             adjustments: Vec::new(),
             original: None,
+            stored_value: Default::default(),
         }
     }
 
