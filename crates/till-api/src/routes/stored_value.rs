@@ -230,7 +230,7 @@ async fn issue_gift_card(
 
 /// Read a gift card: its balance, state and ledger.
 ///
-/// Read-only. An unknown code and a card this till's store may not take answer alike.
+/// Read-only; safe to call at any time. An unknown code and a card this till's store may not take answer alike.
 #[utoipa::path(get, path = "/v1/gift-cards/{code}", operation_id = "getGiftCard", tag = "stored-value",
     params(("code" = Text, Path)),
     responses((status = 200, description = "The card", body = GiftCardView),
@@ -268,7 +268,7 @@ async fn block_gift_card(
 
 /// Unblock a gift card.
 ///
-/// A person should confirm.
+/// The card may be spent and loaded again. A person should confirm.
 #[utoipa::path(post, path = "/v1/gift-cards/{code}/unblock", operation_id = "unblockGiftCard", tag = "stored-value",
     params(("code" = Text, Path)),
     responses((status = 204, description = "Unblocked"),
@@ -291,7 +291,8 @@ async fn set_blocked(state: &AppState, code: &str, blocked: bool) -> Result<Stat
 
 /// Read a credit note (avoir) a return issued: its balance, state and ledger.
 ///
-/// Read-only.
+/// Read-only; safe to call at any time. A credit note is spent as a `credit_note` tender
+/// whose `reference` is its number.
 #[utoipa::path(get, path = "/v1/credit-notes/{number}", operation_id = "getCreditNote", tag = "stored-value",
     params(("number" = Text, Path, description = "The return's credit-note number")),
     responses((status = 200, description = "The credit note", body = CreditNoteView),
