@@ -228,6 +228,23 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
         "the sale event keeps its shape: {}",
         reply.text
     );
+    // The receipt names the card by its last four symbols, with what is left on it; never the
+    // whole code.
+    let receipt = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert_eq!(receipt.status, 200, "{}", receipt.text);
+    assert!(
+        receipt.text.contains(&format!("Carte cadeau ****{}", &code[12..])),
+        "{}",
+        receipt.text
+    );
+    assert!(
+        receipt.text.contains("Solde restant") && receipt.text.contains("10,00"),
+        "{}",
+        receipt.text
+    );
+    assert!(!receipt.text.contains(&code), "{}", receipt.text);
+    let html = shop.server.get("/v1/sales/t1/receipt?format=html", &shop.till).await;
+    assert!(html.text.contains("Solde restant"), "{}", html.text);
     let card = shop.card(&code).await;
     assert_eq!(held(&card), (1000, "active".to_owned()));
     let kinds: Vec<&str> = card.body["activities"]
@@ -332,6 +349,8 @@ async fn twenty_sales_on_a_credit_note_worth_three_give_three(engine: Engine) {
     let returned = shop.server.post("/v1/returns", &shop.till, back).await;
     assert_eq!(returned.status, 201, "{}", returned.text);
     let number = returned.str("creditNoteNumber");
+    let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
+    assert!(receipt.text.contains(&format!("Avoir {number}")), "{}", receipt.text);
     let note = shop.credit_note(&number).await;
     assert_eq!(held(&note), (4350, "active".to_owned()));
     assert!(note.body["expiresAt"].is_string(), "{}", note.text);
