@@ -23,6 +23,7 @@ on_both_engines!(
     a_return_pays_stored_value_back_to_stored_value,
     a_cart_line_activates_and_loads_a_card,
     blocking_a_card_stops_it_and_is_in_its_ledger,
+    a_return_gives_back_spent_points_in_proportion_and_takes_back_earned_ones_to_zero,
 );
 
 fn tender(id: &str, method: &str, applied: i64, reference: Option<&str>) -> Value {
@@ -524,4 +525,58 @@ async fn blocking_a_card_stops_it_and_is_in_its_ledger(engine: Engine) {
         .post("/v1/gift-cards/ZZZZZZZZZZZZZZZZ/block", &admin, json!({}))
         .await
         .assert_error(404, "NOT_FOUND");
+}
+
+async fn a_return_gives_back_spent_points_in_proportion_and_takes_back_earned_ones_to_zero(engine: Engine) {
+    let shop = Shop::open_with(engine, |config| config.loyalty_points_per_unit = 100).await;
+    shop.server.provision_sku(BAGUETTE.0, BAGUETTE.1, BAGUETTE.2).await;
+    let baguettes = |n| vec![line("l1", BAGUETTE, n)];
+    let card = |amount| tender("p1", "card", amount, None);
+    let earned = shop.pay("t0", baguettes(3), Some("cust-1"), vec![card(390)]).await;
+    assert_eq!(earned.status, 201, "{}", earned.text);
+    let spent = shop
+        .pay(
+            "t1",
+            baguettes(2),
+            Some("cust-1"),
+            vec![tender("p0", "loyalty", 200, None), card(60)],
+        )
+        .await;
+    assert_eq!(spent.status, 201, "{}", spent.text);
+    assert_eq!(shop.loyalty_points("cust-1").await, 100);
+    let back = |transaction: &str, original: &str, units: i64, tenders: Vec<Value>| {
+        let due: i64 = tenders.iter().map(|t| t["applied"].as_i64().unwrap()).sum();
+        json!({
+            "transactionId": transaction, "originalTransactionId": original, "number": transaction,
+            "storeId": "s1", "sellerId": "camille", "sessionId": shop.session,
+            "lines": [{"lineId": "l1", "quantity": units}],
+            "tenders": {"amountDue": due, "sequence": 1, "tenders": tenders},
+        })
+    };
+    // One baguette of two: half the points spent may come back, no more.
+    let greedy = back("r1", "t1", 1, vec![tender("p0", "loyalty", 101, None), card(29)]);
+    let refused = shop.server.post("/v1/returns", &shop.till, greedy).await;
+    assert_refused(&refused, "tenders.tenders.0", "at most 1.00");
+    let fair = back("r2", "t1", 1, vec![tender("p0", "loyalty", 100, None), card(30)]);
+    let returned = shop.server.post("/v1/returns", &shop.till, fair).await;
+    assert_eq!(returned.status, 201, "{}", returned.text);
+    assert_eq!(shop.loyalty_points("cust-1").await, 200);
+    // The sale that earned 300 points comes back once they are spent: they are taken back
+    // only down to zero.
+    let again = shop
+        .pay(
+            "t2",
+            baguettes(2),
+            Some("cust-1"),
+            vec![tender("p0", "loyalty", 200, None), card(60)],
+        )
+        .await;
+    assert_eq!(again.status, 201, "{}", again.text);
+    let undone = shop
+        .server
+        .post("/v1/returns", &shop.till, back("r3", "t0", 3, vec![card(390)]))
+        .await;
+    assert_eq!(undone.status, 201, "{}", undone.text);
+    assert_eq!(shop.loyalty_points("cust-1").await, 0, "never below zero");
+    assert_eq!(shop.points_ledger("cust-1").await, 0, "the ledger sums to the points");
 }
