@@ -269,6 +269,34 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
     assert_eq!(held(&shop.card(&code).await).0, 1000);
     let verified = shop.verify("r1").await;
     assert_eq!(verified["ok"], json!(true), "{verified}");
+    // The sealed record carries the card's code: the day's archive follows it, in its schema.
+    let closing = shop.server.token("manager", "pos.fiscal.close");
+    let closed = shop
+        .server
+        .post("/v1/fiscal/registers/r1/closures", &closing, json!({"period": "day"}))
+        .await;
+    assert_eq!(closed.status, 201, "{}", closed.text);
+    let today = jiff::Zoned::new(jiff::Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
+    let span =
+        json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
+    let archive = shop
+        .server
+        .post(
+            "/v1/fiscal/archives",
+            &shop.server.token("auditor", "pos.fiscal.read"),
+            span,
+        )
+        .await;
+    assert_eq!(archive.status, 201, "{}", archive.text);
+    let schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&archive.body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        archive.text.contains(&format!(r#""reference":"{code}""#)),
+        "{}",
+        archive.text
+    );
 }
 
 /// Twenty sales of one mug at once, each paid with `tender`; answers how many were booked.
