@@ -163,6 +163,16 @@ async fn each_refused_tender_names_itself_and_changes_nothing(engine: Engine) {
             "tenders.tenders.0",
             "blocked",
         ),
+        // The first card would pay; the second refuses, and the first is not spent either.
+        (
+            None,
+            vec![
+                tender("p0", "gift_card", 450, Some(&code)),
+                tender("p1", "gift_card", 1000, Some("ZZZZZZZZZZZZZZZZ")),
+            ],
+            "tenders.tenders.1",
+            "no such gift card",
+        ),
         // A card another store's: told apart from an unknown one by nothing.
         (
             None,
