@@ -116,6 +116,7 @@ async fn each_refused_tender_names_itself_and_changes_nothing(engine: Engine) {
         .await;
     assert_eq!(block.status, 204, "{}", block.text);
     let activities = shop.server.count_rows("stored_value_activities").await;
+    let entries = shop.server.count_rows("fiscal_entries").await;
     let mug = || vec![line("l1", MUG, 1)];
     let cash = |amount| tender("p0", "cash", amount, None);
     let cases = [
@@ -185,6 +186,12 @@ async fn each_refused_tender_names_itself_and_changes_nothing(engine: Engine) {
         let reply = shop.pay(&format!("x{n}"), mug(), customer, tenders).await;
         assert_refused(&reply, path, says);
     }
+    assert_eq!(
+        shop.server.count_rows("fiscal_entries").await,
+        entries,
+        "no ticket was sealed"
+    );
+    assert_eq!(shop.server.count_rows("sales").await, 0);
     // The card spent to its last cent on two mugs; one cent more is refused.
     let reply = shop
         .pay(
