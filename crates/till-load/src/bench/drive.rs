@@ -109,6 +109,22 @@ impl Tally {
     }
 }
 
+impl Outcome {
+    /// What `self` and `other`, two windows of the same mix, saw together.
+    pub(super) fn merge(mut self, other: Outcome) -> Result<Outcome> {
+        self.sales += other.sales;
+        self.all_sales += other.all_sales;
+        self.failures += other.failures;
+        self.lines += other.lines;
+        self.paid.add(other.paid);
+        self.elapsed += other.elapsed;
+        self.histogram.add(&other.histogram).context("merging histograms")?;
+        self.samples.extend(other.samples);
+        self.samples.truncate(5);
+        Ok(self)
+    }
+}
+
 fn histogram() -> Result<Histogram<u64>> {
     // 1 µs to 10 minutes, three significant digits.
     Histogram::new_with_bounds(1, 600_000_000, 3).context("histogram")
@@ -140,6 +156,7 @@ pub(super) async fn closed_loop(
     wire: &Arc<Wire>,
     workload: &Arc<Workload>,
     mix: Mix,
+    ids: &str,
     clients: usize,
     plan: &BenchPlan,
 ) -> Result<Outcome> {
@@ -148,7 +165,7 @@ pub(super) async fn closed_loop(
     let until = measure_from + plan.duration;
     let tasks: Vec<_> = (0..clients.max(1))
         .map(|c| {
-            let (wire, workload) = (wire.clone(), workload.clone());
+            let (wire, workload, ids) = (wire.clone(), workload.clone(), ids.to_owned());
             let seed = plan.seed.wrapping_mul(1_000).wrapping_add(c as u64);
             tokio::spawn(async move {
                 let mut rng = fastrand::Rng::with_seed(seed);
@@ -159,7 +176,7 @@ pub(super) async fn closed_loop(
                 loop {
                     n += 1;
                     let draft = &workload.carts(mix)[till][workload.pick_cart(&mut rng, till)];
-                    let transaction_id = format!("{}c{c}-{n}", mix.id_prefix());
+                    let transaction_id = format!("{ids}c{c}-{n}");
                     let sent = Instant::now();
                     if sent >= until {
                         break;
@@ -195,6 +212,7 @@ pub(super) async fn open_loop(
     wire: &Arc<Wire>,
     workload: &Arc<Workload>,
     mix: Mix,
+    ids: &str,
     rate: u64,
     plan: &BenchPlan,
 ) -> Result<Outcome> {
@@ -215,7 +233,7 @@ pub(super) async fn open_loop(
         let till = (n as usize) % workload.shop.tills.len();
         n += 1;
         let cart = workload.pick_cart(&mut rng, till);
-        let transaction_id = format!("{}o-{n}", mix.id_prefix());
+        let transaction_id = format!("{ids}o-{n}");
         tokio::time::sleep_until(due).await;
         let (wire, workload, shared) = (wire.clone(), workload.clone(), shared.clone());
         in_flight.spawn(async move {
