@@ -12,8 +12,9 @@ exact refusal listed below. Every other check, and every other refusal, stands.
 - Rules on the data the server holds, which no request schema can know: a store of the network
   (once the network has one), a PIN for a staff member not seen before, the business refusals
   (422: an unknown session, article or sale, an empty or mispriced cart, a coupon past its
-  limit), the elevation channel's codes, and `If-Match` naming a version the rule is no longer at
-  (412).
+  limit, a gift card, credit note or points that cannot pay), the elevation channel's codes,
+  `If-Match` naming a version the rule is no longer at (412), and a gift card issued with a code
+  already given (409).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ _ON_THE_DATA = {
     "PUT /v1/coupons/{code}": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/fiscal/archives": {(422, "BUSINESS_RULE_VIOLATION")},
     "PUT /v1/promotions/{id}/rule": {(412, "PRECONDITION_FAILED")},
+    "POST /v1/gift-cards": {(409, "CONFLICT")},
 }
 
 

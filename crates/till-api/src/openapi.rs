@@ -531,6 +531,10 @@ fn tags() -> Vec<Tag> {
         ("sessions", "Register sessions: a cashier's shift on one till."),
         ("fiscal", "The NF525 journal: public keys and chain verification."),
         (
+            "stored-value",
+            "Gift cards and credit notes: balances spent as tenders, with the ledger of their activities.",
+        ),
+        (
             "provisioning",
             "Stores, catalog, stock, staff, coupons and customers, set up by the back office.",
         ),

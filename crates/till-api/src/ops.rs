@@ -93,6 +93,11 @@ operations! {
     MakeFiscalArchive = "makeFiscalArchive", [FiscalRead], Confirm;
     GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
+    IssueGiftCard = "issueGiftCard", [StoredValueWrite], Confirm;
+    GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;
+    BlockGiftCard = "blockGiftCard", [StoredValueWrite], Confirm;
+    UnblockGiftCard = "unblockGiftCard", [StoredValueWrite], Confirm;
+    GetCreditNote = "getCreditNote", [StoredValueRead, StoredValueWrite], Allow;
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 
 use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
-use till_app::refusal::{CouponUnusable, PinHolder, PriceGap, Unapproved};
+use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, Unapproved};
 use till_app::{Error, Refusal};
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
+use till_core::stored_value::{RefundPolicyError, TenderProblem};
 use till_store::sessions::OpenRefusal;
-use till_store::{Conflict, Forbidden, Rule, Stale};
+use till_store::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale};
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
@@ -52,6 +53,19 @@ impl From<Refusal> for ApiError {
             Refusal::QuantitiesTooLarge => business("The sale's quantities are too large to be represented."),
             Refusal::ChangeTooLarge => business("The tenders' change is too large to be represented."),
             Refusal::Settlement { error, differing } => settlement(&error, &differing),
+            Refusal::Tender { tender, problem } => business(format!(
+                "Tender {} cannot be taken: {}.",
+                tender_path(tender),
+                tender_problem(problem)
+            )),
+            Refusal::GiftCardLine { line_id, problem } => business(match problem {
+                CardLineProblem::NotCustom => format!("Line {line_id} sells a gift card, so it must be marked custom."),
+                CardLineProblem::Taxed => format!(
+                    "Line {line_id} sells a gift card, a multi-purpose voucher: its vatRate must be 0."
+                ),
+                CardLineProblem::OnReturn => format!("Line {line_id}: a gift card cannot be sold on a return."),
+            }),
+            Refusal::RefundPolicy(error) => business(refund_policy(error)),
             Refusal::EmptyCart => business("The cart is empty: a sale needs at least one line."),
             Refusal::LineWithoutArticle { line_id } => business(format!(
                 "Line {line_id} names no article (skuId is null) and is not marked custom."
@@ -164,6 +178,20 @@ impl From<Rule> for ApiError {
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
             )),
             Rule::PinNeeded => business("a new staff member needs a PIN"),
+            Rule::Tender { tender, why } => business(format!(
+                "Tender {} cannot be taken: {}.",
+                tender_path(tender),
+                instrument_refused(why)
+            )),
+            Rule::GiftCardLine { line_id, why } => business(match why {
+                InstrumentRefusal::AlreadyActive => {
+                    format!("Line {line_id} cannot activate its gift card: the card is already active.")
+                }
+                other => format!(
+                    "Line {line_id} cannot load its gift card: {}.",
+                    instrument_refused(other)
+                ),
+            }),
         }
     }
 }
@@ -200,6 +228,7 @@ impl From<Conflict> for ApiError {
             Conflict::RegisterAlreadyOpen(register) => {
                 ApiError::Conflict(format!("register {register} already has an open session"))
             }
+            Conflict::GiftCardExists => ApiError::Conflict("A gift card with this code already exists.".into()),
         }
     }
 }
@@ -263,6 +292,54 @@ fn settlement(error: &SettlementError, differing: &[PriceGap]) -> ApiError {
         message.push_str(&format!(" Prices differ on {}.", lines.join("; ")));
     }
     business(message)
+}
+
+/// A tender by its dot path in the request, as field errors name it.
+fn tender_path(index: usize) -> String {
+    format!("tenders.tenders.{index}")
+}
+
+fn tender_problem(problem: TenderProblem) -> String {
+    match problem {
+        TenderProblem::NoReference => {
+            "it needs a reference, the gift card's code or the credit note's number".to_owned()
+        }
+        TenderProblem::NoCustomer => {
+            "a loyalty tender spends the customer's points, and the sale names no customerId".to_owned()
+        }
+        TenderProblem::NotWholePoints { point_value } => format!(
+            "a loyalty tender applies a whole number of points, each worth {}",
+            Cents::new(point_value).unwrap_or(Cents::ZERO)
+        ),
+    }
+}
+
+/// Why a gift card, a credit note or points refused. An unknown instrument and one of
+/// another store read alike.
+fn instrument_refused(why: InstrumentRefusal) -> String {
+    match why {
+        InstrumentRefusal::Unknown => "no such gift card or credit note can be used here".to_owned(),
+        InstrumentRefusal::Blocked => "it is blocked".to_owned(),
+        InstrumentRefusal::Expired => "it has expired".to_owned(),
+        InstrumentRefusal::Insufficient { balance } => format!("only {balance} is left on it"),
+        InstrumentRefusal::NotEnoughPoints { points } => format!("the customer has only {points} points"),
+        InstrumentRefusal::AlreadyActive => "it is already active".to_owned(),
+    }
+}
+
+fn refund_policy(error: RefundPolicyError) -> String {
+    match error {
+        RefundPolicyError::OwedToStoredValue { tender, owed } => format!(
+            "Tender {}: the original sale was paid partly with gift cards, credit notes or points, so {owed} of this \
+             refund goes back to them (a gift card, a new credit note or points), not out.",
+            tender_path(tender)
+        ),
+        RefundPolicyError::TooManyPoints { tender, at_most } => format!(
+            "Tender {}: at most {at_most} of this refund goes back as points, the share of the points spent on the \
+             original sale.",
+            tender_path(tender)
+        ),
+    }
 }
 
 fn unusable(why: CouponUnusable) -> &'static str {

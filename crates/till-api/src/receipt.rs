@@ -6,6 +6,7 @@
 use jiff::tz::TimeZone;
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
+use till_core::stored_value::InstrumentKind;
 use till_store::receipts::{Print, Receipt};
 use till_store::sales::credit_note_number;
 
@@ -143,11 +144,20 @@ fn layout(receipt: &Receipt, print: &Print) -> Layout {
             ]);
         }
     }
-    let mut tenders: Vec<(String, String)> = sale
-        .tenders
-        .iter()
-        .map(|t| (method(&t.method).to_owned(), money(t.applied_cents)))
-        .collect();
+    let mut tenders: Vec<(String, String)> = Vec::with_capacity(sale.tenders.len());
+    for (tender, instrument) in sale.tenders.iter().zip(&receipt.instruments) {
+        match instrument {
+            Some(held) => {
+                let named = match held.kind {
+                    InstrumentKind::GiftCard => format!("{} ****{}", method(&tender.method), held.label),
+                    InstrumentKind::CreditNote => format!("{} {}", method(&tender.method), held.label),
+                };
+                tenders.push((named, money(tender.applied_cents)));
+                tenders.push(("  Solde restant".to_owned(), money(held.balance_after)));
+            }
+            None => tenders.push((method(&tender.method).to_owned(), money(tender.applied_cents))),
+        }
+    }
     if sale.change_cents != 0 {
         tenders.push(("Rendu".to_owned(), money(sale.change_cents)));
     }

@@ -6,6 +6,7 @@ use crate::promotion_cache::PromotionCache;
 use jiff::Timestamp;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use till_core::sale::TenderMethod;
 use till_store::Store;
 
 /// The settings the use cases act on; the binary fills them from its layered configuration.
@@ -19,6 +20,13 @@ pub struct Settings {
     pub pin_lockout: Duration,
     /// Loyalty points per whole currency unit paid (not with loyalty).
     pub loyalty_points_per_unit: i64,
+    /// Cents one loyalty point is worth when spent (at least 1).
+    pub loyalty_point_value_cents: i64,
+    /// Tender methods whose balances another system keeps: taken unchecked, their reference
+    /// recorded.
+    pub external_tenders: Vec<TenderMethod>,
+    /// How long a credit note a return issues may be spent.
+    pub credit_note_validity: Duration,
     /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
     pub elevation_enabled: bool,
     /// Elevation attempts a manager may make per window before RATE_LIMITED.
@@ -40,6 +48,9 @@ impl Default for Settings {
             pin_max_failures: 5,
             pin_lockout: Duration::from_secs(900),
             loyalty_points_per_unit: 1,
+            loyalty_point_value_cents: 1,
+            external_tenders: Vec::new(),
+            credit_note_validity: Duration::from_secs(365 * 24 * 3600),
             elevation_enabled: true,
             elevation_rate_limit: 10,
             elevation_rate_window: Duration::from_secs(60),

@@ -13,7 +13,7 @@ use crate::authority::{authorize_discounts, authorize_unreceipted_return};
 use crate::booking::{Booked, answer, booking_session, register_of, unless_twin_committed};
 use crate::caller::Principal;
 use crate::quote::{Quote, QuoteRequest, item_count, quote};
-use crate::refusal::{Error, PriceGap, Refusal};
+use crate::refusal::{CardLineProblem, Error, PriceGap, Refusal};
 use crate::secret::new_ordered_id;
 use jiff::Timestamp;
 use std::collections::BTreeMap;
@@ -24,6 +24,7 @@ use till_core::money::{Cents, checked_sum};
 use till_core::pricing::LineToPrice;
 use till_core::sale::{Cart, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
+use till_core::stored_value::{CardMove, Direction, TenderRules, TicketMoves, tender_moves};
 use till_store::sales::NewSale;
 
 /// Finalizes `request`; `elevation` is the `x-elevation-token` presented with it, if any.
@@ -78,10 +79,57 @@ async fn book_sale(
     check_settlement(quote.priced.total, &request.tenders, tolerance)
         .map_err(|error| settlement_refusal(error, &request, &quote.lines))?;
 
+    let stored_value = ticket_moves(app, &request, &quote, now)?;
     let mut sale = build_sale(app, request, fingerprint, register_id, &quote, now)?;
+    sale.stored_value = stored_value;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
     answer(app.store().commit_sale(sale).await?, &fingerprint)
+}
+
+/// What the sale moves in stored value: the gift cards its lines sell, and what its tenders
+/// draw on (a return without a receipt pays into them instead).
+fn ticket_moves(app: &App, request: &SaleRequest, quote: &Quote, now: Timestamp) -> Result<TicketMoves, Refusal> {
+    let settings = app.settings();
+    let direction = match request.kind {
+        SaleType::Return => Direction::Refund,
+        _ => Direction::Redeem,
+    };
+    let rules = TenderRules {
+        external: &settings.external_tenders,
+        point_value: settings.loyalty_point_value_cents,
+    };
+    let tenders = tender_moves(&request.tenders.tenders, request.customer_id.as_ref(), direction, rules)
+        .map_err(|(tender, problem)| Refusal::Tender { tender, problem })?;
+    let mut cards = Vec::new();
+    for (line, priced) in request.cart.lines.iter().zip(&quote.priced.lines) {
+        let Some(card) = &line.gift_card else { continue };
+        let refused = |problem| Refusal::GiftCardLine {
+            line_id: line.id.clone(),
+            problem,
+        };
+        if direction == Direction::Refund {
+            return Err(refused(CardLineProblem::OnReturn));
+        }
+        if !line.custom {
+            return Err(refused(CardLineProblem::NotCustom));
+        }
+        if line.vat_rate.hundredths() != 0 {
+            return Err(refused(CardLineProblem::Taxed));
+        }
+        cards.push(CardMove {
+            line_id: line.id.clone(),
+            code: card.code.clone(),
+            action: card.action,
+            amount: priced.net,
+        });
+    }
+    let validity = jiff::SignedDuration::try_from(settings.credit_note_validity).ok();
+    Ok(TicketMoves {
+        tenders,
+        cards,
+        credit_note_expires_at: validity.and_then(|validity| now.checked_add(validity).ok()),
+    })
 }
 
 /// A settlement refusal, with the lines the till priced differently when that explains it.
@@ -178,6 +226,7 @@ fn build_sale(
             })
             .collect(),
         original: None,
+        stored_value: TicketMoves::default(),
     };
     let body = app
         .answers()

@@ -6,6 +6,7 @@ use till_core::money::{Bps, Cents};
 use till_core::pricing::PricingError;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
+use till_core::stored_value::{RefundPolicyError, TenderProblem};
 use till_store::StoreError;
 use till_store::elevation::GrantOperation;
 use till_store::sessions::OpenRefusal;
@@ -92,6 +93,16 @@ pub enum Refusal {
         error: SettlementError,
         differing: Vec<PriceGap>,
     },
+    /// A stored-value tender (its index) lacks what it draws on.
+    Tender {
+        tender: usize,
+        problem: TenderProblem,
+    },
+    /// A line selling a gift card cannot.
+    GiftCardLine {
+        line_id: String,
+        problem: CardLineProblem,
+    },
 
     // Pricing a cart (finalize and the dry run).
     EmptyCart,
@@ -134,6 +145,8 @@ pub enum Refusal {
         refund: Cents,
     },
     ReturnAmountsTooLarge,
+    /// The return's tenders pay out what stored value paid for.
+    RefundPolicy(RefundPolicyError),
 
     // A manager's approval at the till.
     /// Asked with another credential than a register session's token.
@@ -159,6 +172,17 @@ pub enum Refusal {
     /// The cashier lacks the scope to finalize sales.
     MayNotWorkTill(Subject),
     Open(OpenRefusal),
+}
+
+/// Why a cart line cannot sell a gift card.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CardLineProblem {
+    /// A gift card is sold as a custom line.
+    NotCustom,
+    /// A multi-purpose voucher bears no VAT when sold.
+    Taxed,
+    /// Sold on a return.
+    OnReturn,
 }
 
 /// Why a presented coupon cannot be used.

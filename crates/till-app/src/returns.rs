@@ -12,11 +12,12 @@ use crate::secret::new_ordered_id;
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, ReturnedLine, SaleAnswer, Sign};
-use till_core::ids::{RegisterId, SkuId, TransactionId};
+use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::money::{Cents, checked_sum};
 use till_core::returns::{ReturnPlan, ReturnRequest, plan_return};
 use till_core::sale::SaleType;
 use till_core::settlement::check_settlement;
+use till_core::stored_value::{Direction, TenderRules, TicketMoves, check_refund, refund_share, tender_moves};
 use till_store::StoreError;
 use till_store::returns::OriginalSale;
 use till_store::sales::{NewSale, ReturnOf};
@@ -57,13 +58,39 @@ async fn book_return(
             error,
             refund: plan.refund,
         })?;
-        let ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
+        let share = refund_share(original.paid_with, original.returnable.refunded, plan.refund);
+        check_refund(share, &request.tenders.tenders).map_err(Refusal::RefundPolicy)?;
+        let mut ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
+        ticket.stored_value = refund_moves(app, request, original.customer_id.as_ref(), now)?;
         match app.store().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
             outcome => return answer(outcome?, fingerprint),
         }
     }
+}
+
+/// What the return's tenders pay into stored value: a gift card named by its reference, a
+/// new credit note, the customer's points.
+fn refund_moves(
+    app: &App,
+    request: &ReturnRequest,
+    customer: Option<&CustomerId>,
+    now: Timestamp,
+) -> Result<TicketMoves, Refusal> {
+    let settings = app.settings();
+    let rules = TenderRules {
+        external: &settings.external_tenders,
+        point_value: settings.loyalty_point_value_cents,
+    };
+    let tenders = tender_moves(&request.tenders.tenders, customer, Direction::Refund, rules)
+        .map_err(|(tender, problem)| Refusal::Tender { tender, problem })?;
+    let validity = jiff::SignedDuration::try_from(settings.credit_note_validity).ok();
+    Ok(TicketMoves {
+        tenders,
+        cards: Vec::new(),
+        credit_note_expires_at: validity.and_then(|validity| now.checked_add(validity).ok()),
+    })
 }
 
 async fn returnable_original(app: &App, id: &TransactionId) -> Result<OriginalSale, Error> {
@@ -141,6 +168,7 @@ fn build_return(
         spends_grant: None,
         adjustments: Vec::new(),
         original: None,
+        stored_value: TicketMoves::default(),
     };
     let original = return_of(original, plan);
     ticket.response = app.answers().return_ticket(&ticket, &original);

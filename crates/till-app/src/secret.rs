@@ -7,6 +7,7 @@ use base64::engine::general_purpose::{GeneralPurpose, NO_PAD, URL_SAFE_NO_PAD};
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
 use till_core::staff::Pin;
+use till_core::stored_value::GiftCardCode;
 
 /// Prefix of a register-session bearer token.
 pub const SESSION_TOKEN_PREFIX: &str = "pos_st_";
@@ -39,6 +40,12 @@ const ASCII_ORDERED: GeneralPurpose = GeneralPurpose::new(
     },
     NO_PAD,
 );
+
+/// A fresh gift card code: 128 bits of the operating system's generator written in the
+/// card alphabet (see [`GiftCardCode::from_random`]).
+pub fn new_gift_card_code() -> GiftCardCode {
+    GiftCardCode::from_random(random_bytes::<16>())
+}
 
 /// A fresh identifier that sorts after those minted at earlier milliseconds: `prefix`, then
 /// the 48-bit Unix millisecond of `at` and 80 random bits, 22 base64url symbols in all (the

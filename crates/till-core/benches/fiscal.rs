@@ -49,6 +49,7 @@ fn record(lines: usize) -> SaleRecord {
             presented_cents: 11_728,
             change_cents: 0,
             forfeited_cents: 0,
+            reference: None,
         }],
         vat: vec![SaleRecordVat {
             vat_rate: 2000,

@@ -35,6 +35,7 @@ fn request(lines: usize) -> SaleRequest {
                     custom: false,
                     serial: None,
                     kit_id: None,
+                    gift_card: None,
                 })
                 .collect(),
             free_line_sequence: 0,
@@ -57,6 +58,7 @@ fn request(lines: usize) -> SaleRequest {
                 presented: cents(13_265),
                 change: Cents::ZERO,
                 forfeited: Cents::ZERO,
+                reference: None,
             }],
             sequence: 1,
         },

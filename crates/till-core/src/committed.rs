@@ -6,6 +6,7 @@ use crate::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, 
 use crate::money::{Cents, VatRate};
 use crate::pricing::VatTotal;
 use crate::sale::{SaleType, Tender};
+use crate::stored_value::TicketMoves;
 use jiff::Timestamp;
 use std::sync::Arc;
 
@@ -44,6 +45,8 @@ pub struct NewSale<Counted> {
     pub adjustments: Vec<Adjustment>,
     /// On a return against a receipt: the sale it gives goods back from.
     pub original: Option<ReturnOf<Counted>>,
+    /// Gift cards, credit notes and points the ticket draws on or pays into.
+    pub stored_value: TicketMoves,
 }
 
 /// What a return takes from its original sale, with the state it was computed from: the commit
@@ -192,6 +195,7 @@ impl Sign {
             presented: self.money(tender.presented),
             change: self.money(tender.change),
             forfeited: self.money(tender.forfeited),
+            reference: tender.reference.clone(),
         }
     }
 
@@ -229,6 +233,7 @@ mod tests {
             presented: cents(1000),
             change: cents(100),
             forfeited: Cents::ZERO,
+            reference: None,
         };
         let back = Sign::Return.tender(&tender);
         assert_eq!(

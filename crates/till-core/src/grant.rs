@@ -46,6 +46,8 @@ grants! {
     FiscalClose = "pos.fiscal.close",
     DiscountOverride = "pos.discount.override",
     PriceOverride = "price:override",
+    StoredValueRead = "pos.storedvalue.read",
+    StoredValueWrite = "pos.storedvalue.write",
 }
 
 impl fmt::Display for Grant {
@@ -127,6 +129,7 @@ const CASHIER: GrantSet = GrantSet::of(&[
     Grant::SalesRead,
     Grant::ReturnsCreate,
     Grant::ElevationRequest,
+    Grant::StoredValueRead,
 ]);
 
 impl Role {
@@ -177,9 +180,13 @@ mod tests {
         assert!(cashier.contains(Grant::SalesFinalize));
         assert!(cashier.contains(Grant::ElevationRequest));
         assert!(!cashier.contains(Grant::PriceOverride));
+        assert!(cashier.contains(Grant::StoredValueRead));
+        assert!(!cashier.contains(Grant::StoredValueWrite));
         let manager = Role::Manager.default_grants();
         assert!(manager.contains(Grant::PriceOverride));
         assert!(!manager.contains(Grant::StaffWrite));
+        assert!(manager.contains(Grant::StoredValueRead));
+        assert!(!manager.contains(Grant::StoredValueWrite));
         assert_eq!(Role::Admin.default_grants(), GrantSet::all());
     }
 }

@@ -131,6 +131,11 @@ text_id!(
     /// A promotion rule.
     PromotionId
 );
+text_id!(
+    /// What a tender names beside its method: a gift card's code, a credit note's number, an
+    /// outside system's voucher.
+    TenderReference
+);
 
 /// A catalog article: 64 lowercase hexadecimal characters (a SHA-256 in the till's world).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

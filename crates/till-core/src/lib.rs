@@ -18,3 +18,4 @@ pub mod sale;
 pub mod settlement;
 pub mod staff;
 pub mod store;
+pub mod stored_value;

@@ -1,9 +1,12 @@
 //! A sale as the till submits it, once parsed: every identifier typed, every amount in range.
 
 use crate::canonical::fingerprint;
-use crate::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use crate::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
+};
 use crate::instant::format_utc;
 use crate::money::{Bps, Cents, VatRate};
+use crate::stored_value::GiftCardSale;
 use jiff::Timestamp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +76,10 @@ impl TenderMethod {
             TenderMethod::Installment => "installment",
         }
     }
+
+    pub fn parse(text: &str) -> Option<TenderMethod> {
+        TenderMethod::ALL.into_iter().find(|method| method.as_str() == text)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +133,8 @@ pub struct CartLine {
     pub custom: bool,
     pub serial: Option<Serial>,
     pub kit_id: Option<String>,
+    /// On a custom line at VAT 0: the gift card it sells (activates or loads).
+    pub gift_card: Option<GiftCardSale>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +172,8 @@ pub struct Tender {
     pub presented: Cents,
     pub change: Cents,
     pub forfeited: Cents,
+    /// The instrument the tender draws on: a gift card's code, a credit note's number.
+    pub reference: Option<TenderReference>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -243,6 +254,10 @@ pub(crate) mod canonical_form {
     struct Line<'a> {
         custom: bool,
         free: bool,
+        /// Left out when absent, so that requests from before gift cards keep their
+        /// fingerprint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gift_card: Option<GiftCard<'a>>,
         id: &'a str,
         kit_id: Option<&'a str>,
         quantity: i64,
@@ -250,6 +265,12 @@ pub(crate) mod canonical_form {
         sku_id: Option<&'a str>,
         unit_price: Cents,
         vat_rate: i64,
+    }
+
+    #[derive(Serialize)]
+    struct GiftCard<'a> {
+        action: &'static str,
+        code: &'a str,
     }
 
     #[derive(Serialize)]
@@ -293,6 +314,10 @@ pub(crate) mod canonical_form {
         id: &'a str,
         method: &'static str,
         presented: Cents,
+        /// Left out when absent, so that requests from before references keep their
+        /// fingerprint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reference: Option<&'a str>,
     }
 
     impl<'a> Request<'a> {
@@ -323,6 +348,10 @@ pub(crate) mod canonical_form {
             Line {
                 custom: line.custom,
                 free: line.free,
+                gift_card: line.gift_card.as_ref().map(|card| GiftCard {
+                    action: card.action.as_str(),
+                    code: card.code.as_str(),
+                }),
                 id: &line.id,
                 kit_id: line.kit_id.as_deref(),
                 quantity: line.quantity,
@@ -377,6 +406,7 @@ pub(crate) mod canonical_form {
                 id: &tender.id,
                 method: tender.method.as_str(),
                 presented: tender.presented,
+                reference: tender.reference.as_ref().map(|r| r.as_str()),
             }
         }
     }
@@ -472,6 +502,7 @@ mod tests {
             custom: sku.is_none(),
             serial: None,
             kit_id: None,
+            gift_card: None,
         }
     }
 
@@ -531,6 +562,7 @@ mod tests {
                         presented: cents(2_000),
                         change: cents(1_000),
                         forfeited: Cents::ZERO,
+                        reference: None,
                     },
                     Tender {
                         id: "p2".into(),
@@ -539,6 +571,7 @@ mod tests {
                         presented: cents(3_100),
                         change: Cents::ZERO,
                         forfeited: cents(100),
+                        reference: None,
                     },
                 ],
                 sequence: 2,

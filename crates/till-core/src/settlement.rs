@@ -102,6 +102,7 @@ mod tests {
             presented: cents(presented),
             change: cents(change),
             forfeited: Cents::ZERO,
+            reference: None,
         }
     }
 

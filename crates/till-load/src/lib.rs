@@ -8,4 +8,5 @@ pub mod client;
 pub mod cluster;
 pub mod crash;
 pub mod shop;
+pub mod stored_value;
 pub mod wire;

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
-use till_load::bench::{self, BenchPlan, Pace};
+use till_load::bench::{self, BenchPlan, Mixes, Pace};
 use till_load::crash::{self, CrashPlan};
 
 #[derive(Parser)]
@@ -44,6 +44,14 @@ enum Command {
         tills: usize,
         #[arg(long, default_value_t = 1_000)]
         customers: usize,
+        /// What the sales are paid with: `plain` (by card), `stored-value` (a fifth partly with
+        /// a gift card, a tenth partly with points), or `both` one after the other, with the
+        /// ratio of their throughputs.
+        #[arg(long, value_enum, default_value_t = Mixes::Plain)]
+        mix: Mixes,
+        /// Gift cards issued before a stored-value mix, its sales' pool.
+        #[arg(long, default_value_t = bench::GIFT_CARDS)]
+        gift_cards: usize,
         /// Skip the raw commit-rate baseline.
         #[arg(long)]
         no_baseline: bool,
@@ -80,6 +88,10 @@ enum Command {
         work_dir: Option<PathBuf>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Sales pay partly with gift cards and customers' points too; then every card's
+        /// ledger and the points ledger must hold exactly the acknowledged redemptions.
+        #[arg(long)]
+        stored_value: bool,
     },
 }
 
@@ -96,6 +108,8 @@ async fn main() -> anyhow::Result<()> {
             articles,
             tills,
             customers,
+            mix,
+            gift_cards,
             no_baseline,
             json,
             till,
@@ -120,17 +134,33 @@ async fn main() -> anyhow::Result<()> {
                 seed,
                 baseline: !no_baseline,
                 env: Vec::new(),
+                mixes: mix,
+                gift_cards,
             };
-            let report = bench::run(&plan)
+            let reports = bench::run(&plan)
                 .await
                 .with_context(|| format!("benchmark failed; node logs in {}", plan.work_dir.display()))?;
+            let ratio = bench::stored_value_over_plain(&reports);
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                let shown = match (&reports[..], ratio) {
+                    ([report], _) => serde_json::to_value(report)?,
+                    (_, ratio) => serde_json::json!({"runs": reports, "storedValueOverPlain": ratio}),
+                };
+                println!("{}", serde_json::to_string_pretty(&shown)?);
             } else {
-                print_report(&report);
+                for (n, report) in reports.iter().enumerate() {
+                    if n > 0 {
+                        println!();
+                    }
+                    print_report(report);
+                }
+                if let Some(ratio) = ratio {
+                    println!();
+                    println!("stored value      {ratio:.2}x the plain mix's throughput");
+                }
             }
             workspace.clean_up();
-            bench::check(&report)
+            reports.iter().try_for_each(bench::check)
         }
         Command::Crash {
             database_url,
@@ -141,6 +171,7 @@ async fn main() -> anyhow::Result<()> {
             till,
             work_dir,
             seed,
+            stored_value,
         } => {
             let workspace = Workspace::new(till, work_dir)?;
             let plan = CrashPlan {
@@ -152,13 +183,15 @@ async fn main() -> anyhow::Result<()> {
                 articles: articles.max(4),
                 work_dir: workspace.work_dir.clone(),
                 seed,
+                stored_value,
             };
             println!(
-                "crash test: {} node(s), {} kills, {} tills, {}",
+                "crash test: {} node(s), {} kills, {} tills, {}{}",
                 plan.nodes,
                 plan.cycles,
                 plan.tills,
-                till::server::redact(&plan.database_url)
+                till::server::redact(&plan.database_url),
+                if stored_value { ", stored value" } else { "" }
             );
             let report = crash::run(&plan)
                 .await
@@ -172,6 +205,13 @@ async fn main() -> anyhow::Result<()> {
                 plan.tills,
                 report.elapsed.as_secs_f64()
             );
+            if stored_value {
+                println!(
+                    "ok: {} sales paid partly by gift card, {} with points: every redemption in its ledger once, \
+                     none other, every balance exact",
+                    report.gift_card_sales, report.loyalty_sales
+                );
+            }
             workspace.clean_up();
             Ok(())
         }
@@ -222,6 +262,22 @@ fn print_report(report: &bench::BenchReport) {
     let ms = |us: u64| us as f64 / 1000.0;
     println!("engine            {}", report.engine);
     println!("load              {}", report.pace);
+    let mix = &report.mix;
+    if mix.name == "plain" {
+        println!("mix               plain: paid by card");
+    } else {
+        let share = |n: u64| 100.0 * n as f64 / report.sales.max(1) as f64;
+        println!(
+            "mix               {}: {:.1} % partly by gift card ({} cards), {:.1} % partly with points \
+             ({} customers), {} fell back to card",
+            mix.name,
+            share(mix.gift_card_sales),
+            mix.gift_cards,
+            share(mix.loyalty_sales),
+            mix.loyalty_customers,
+            mix.fell_back_to_card
+        );
+    }
     println!(
         "sales             {} in {:.1} s ({:.1} lines each), {} failed",
         report.sales, report.seconds, report.lines_per_sale, report.failures

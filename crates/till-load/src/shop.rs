@@ -2,6 +2,7 @@
 //! sessions) and the sales its tills send.
 
 use super::client::Client;
+use super::stored_value::Spend;
 use anyhow::{Context, Result};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -159,7 +160,25 @@ async fn open_till(client: &Client, admin: &str, spec: &ShopSpec, n: usize) -> R
 impl Shop {
     /// A finalize body for `lines` (article index, quantity) at catalog prices, paid by card.
     pub fn sale(&self, till: &Till, transaction_id: &str, lines: &[(usize, i64)]) -> Value {
-        let total: i64 = lines.iter().map(|(a, q)| self.articles[*a].price * q).sum();
+        self.sale_paying(till, transaction_id, lines, None, None)
+    }
+
+    /// The catalog price of `lines` (article index, quantity).
+    pub fn total(&self, lines: &[(usize, i64)]) -> i64 {
+        lines.iter().map(|(a, q)| self.articles[*a].price * q).sum()
+    }
+
+    /// A finalize body for `lines` at catalog prices for `customer`, `spend` paying its part
+    /// with stored value and the card the rest.
+    pub fn sale_paying(
+        &self,
+        till: &Till,
+        transaction_id: &str,
+        lines: &[(usize, i64)],
+        customer: Option<&str>,
+        spend: Option<&Spend>,
+    ) -> Value {
+        let total = self.total(lines);
         let cart: Vec<Value> = lines
             .iter()
             .enumerate()
@@ -174,13 +193,11 @@ impl Shop {
             "number": transaction_id,
             "storeId": self.store,
             "sellerId": till.cashier,
-            "customerId": null,
+            "customerId": customer,
             "sessionId": till.session,
             "registerId": till.register,
             "cart": {"lines": cart, "freeLineSequence": 0},
-            "tenders": {"amountDue": total, "sequence": 1, "tenders": [
-                {"id": "p1", "method": "card", "applied": total, "presented": total, "change": 0, "forfeited": 0}
-            ]}
+            "tenders": paid(total, spend)
         })
     }
 
@@ -196,4 +213,14 @@ impl Shop {
         }
         lines
     }
+}
+
+/// The tenders of a sale of `total`: `spend`'s part with stored value, the rest by card.
+pub fn paid(total: i64, spend: Option<&Spend>) -> Value {
+    let by_card = total - spend.map_or(0, Spend::applied);
+    let mut tenders = vec![
+        json!({"id": "p1", "method": "card", "applied": by_card, "presented": by_card, "change": 0, "forfeited": 0}),
+    ];
+    tenders.extend(spend.map(|spend| spend.tender("p2")));
+    json!({"amountDue": total, "sequence": 1, "tenders": tenders})
 }

@@ -2,10 +2,13 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::sql::query;
+use crate::sql::{Conn, query};
+use crate::stored_value::RECORD_POINTS;
+use futures::future::BoxFuture;
 use jiff::Timestamp;
 use till_core::ids::CustomerId;
-use till_core::instant::from_micros;
+use till_core::instant::{from_micros, to_micros};
+use till_core::stored_value::PointsActivity;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoyaltyAccount {
@@ -14,7 +17,23 @@ pub struct LoyaltyAccount {
     pub enrolled_at: Timestamp,
 }
 
+/// A customer enrolled before any sale with the points they already hold, as when a loyalty
+/// programme is brought over from another system (and the demo's regular customer).
+#[derive(Clone, Debug)]
+pub struct Enrollment {
+    pub customer_id: CustomerId,
+    pub points: u32,
+    pub now: Timestamp,
+}
+
 impl Store {
+    /// Enrolls a customer with their opening points, an `adjust` activity of their ledger;
+    /// `false`, changing nothing, for a customer already known.
+    pub async fn enroll_customer(&self, enrollment: Enrollment) -> Result<bool, StoreError> {
+        self.write(enrollment, |c, enrollment| Box::pin(enroll(c, enrollment)))
+            .await
+    }
+
     /// `None` for a customer never seen at a sale.
     pub async fn loyalty_account(&self, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, StoreError> {
         let row = query("SELECT points, enrolled_at FROM customers WHERE customer_id = $1")
@@ -30,4 +49,35 @@ impl Store {
         })
         .transpose()
     }
+}
+
+fn enroll<'a>(conn: &'a mut Conn, enrollment: &'a Enrollment) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let (customer, points, now) = (
+            enrollment.customer_id.as_str(),
+            i64::from(enrollment.points),
+            to_micros(enrollment.now),
+        );
+        let enrolled = query(
+            "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
+             ON CONFLICT (customer_id) DO NOTHING RETURNING customer_id",
+        )
+        .bind(customer)
+        .bind(points)
+        .bind(now)
+        .fetch_optional(&mut *conn)
+        .await?
+        .is_some();
+        if enrolled && points > 0 {
+            query(RECORD_POINTS)
+                .bind(customer)
+                .bind(PointsActivity::Adjust.as_str())
+                .bind(points)
+                .bind(None::<&str>)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(enrolled)
+    })
 }

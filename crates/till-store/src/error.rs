@@ -1,6 +1,7 @@
 use thiserror::Error;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{CouponCode, RegisterId, SessionId, TransactionId};
+use till_core::money::Cents;
 
 /// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
 /// `Corrupt` describe a business outcome the caller turns into a 4xx answer.
@@ -64,6 +65,29 @@ pub enum Rule {
     RedemptionsAboveMaximum { redemptions: i64 },
     /// A new staff member is put without a PIN.
     PinNeeded,
+    /// A stored-value tender (its index in the tender set) cannot be taken.
+    Tender { tender: usize, why: InstrumentRefusal },
+    /// A cart line selling a gift card cannot activate or load it.
+    GiftCardLine { line_id: String, why: InstrumentRefusal },
+}
+
+/// Why a gift card, a credit note or a customer's points refused a move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstrumentRefusal {
+    /// No such instrument, or one this store may not take: the two are not told apart.
+    Unknown,
+    Blocked,
+    Expired,
+    /// Less on it than the tender takes.
+    Insufficient {
+        balance: Cents,
+    },
+    /// Fewer points than the tender spends.
+    NotEnoughPoints {
+        points: i64,
+    },
+    /// A card activated again.
+    AlreadyActive,
 }
 
 /// What changed under a write computed from stored state; nothing was written.
@@ -91,6 +115,8 @@ pub enum Forbidden {
 pub enum Conflict {
     /// Another till opened a session on the register between the check and the insert.
     RegisterAlreadyOpen(RegisterId),
+    /// A gift card with this code exists.
+    GiftCardExists,
 }
 
 /// An error of either engine's driver.

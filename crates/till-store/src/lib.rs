@@ -30,9 +30,10 @@ pub mod sessions;
 pub mod snapshot;
 pub mod staff;
 pub mod stock;
+pub mod stored_value;
 pub mod stores;
 
 pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
-pub use error::{Conflict, Forbidden, Rule, Stale, StoreError};
+pub use error::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale, StoreError};

@@ -4,6 +4,7 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal;
+use crate::sales::credit_note_number;
 use crate::sealer::Sealer;
 use crate::snapshot::{SaleScope, sale_records};
 use crate::sql::{Conn, query};
@@ -12,9 +13,11 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord};
+use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord, SaleRecordTender};
 use till_core::ids::{StoreId, TransactionId};
 use till_core::instant::to_micros;
+use till_core::sale::SaleType;
+use till_core::stored_value::{InstrumentKind, card_lookup};
 
 /// Everything a receipt prints.
 #[derive(Clone, Debug)]
@@ -25,6 +28,17 @@ pub struct Receipt {
     pub signature: String,
     pub store: Option<StoreRecord>,
     pub seller_name: Option<String>,
+    /// Per tender, in order: the gift card or credit note it moved and its balance after.
+    pub instruments: Vec<Option<TenderInstrument>>,
+}
+
+/// A gift card or a credit note as a receipt names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TenderInstrument {
+    pub kind: InstrumentKind,
+    /// A card's last four symbols, a credit note's number.
+    pub label: String,
+    pub balance_after: i64,
 }
 
 /// A print of a receipt: the first is the original, every later one a sealed DUPLICATA.
@@ -62,9 +76,14 @@ impl Store {
             .bind(&sale.seller_id)
             .fetch_optional(&mut conn)
             .await?;
+        let mut instruments = Vec::with_capacity(sale.tenders.len());
+        for tender in &sale.tenders {
+            instruments.push(tender_instrument(&mut conn, &sale, tender, entry.try_get("seq")?).await?);
+        }
         drop(conn);
         let store = self.get_store(&StoreId::from_trusted(sale.store_id.clone())).await?;
         Ok(Some(Receipt {
+            instruments,
             seq: entry.try_get("seq")?,
             signature: entry.try_get("signature")?,
             store,
@@ -144,4 +163,40 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
             duplicate_seq,
         })
     })
+}
+
+/// The gift card or credit note `tender` of `sale` moved, with its balance after the sale. A
+/// return's credit-note tender names the credit note the return issued.
+async fn tender_instrument(
+    conn: &mut Conn,
+    sale: &SaleRecord,
+    tender: &SaleRecordTender,
+    seq: i64,
+) -> Result<Option<TenderInstrument>, StoreError> {
+    let (kind, lookup) = match (tender.method.as_str(), &tender.reference) {
+        ("gift_card", Some(code)) => (InstrumentKind::GiftCard, card_lookup(code)),
+        ("credit_note", _) if sale.kind == SaleType::Return.as_str() => {
+            (InstrumentKind::CreditNote, credit_note_number(&sale.register_id, seq))
+        }
+        ("credit_note", Some(number)) => (InstrumentKind::CreditNote, number.clone()),
+        _ => return Ok(None),
+    };
+    let row = query(
+        "SELECT v.label, a.balance_after_cents FROM stored_value v \
+         JOIN stored_value_activities a ON a.instrument_id = v.instrument_id \
+         WHERE v.kind = $1 AND v.lookup = $2 AND a.transaction_id = $3 ORDER BY a.activity_id DESC",
+    )
+    .bind(kind.as_str())
+    .bind(lookup.as_str())
+    .bind(sale.transaction_id.as_str())
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(|row| {
+        Ok(TenderInstrument {
+            kind,
+            label: row.try_get("label")?,
+            balance_after: row.try_get("balance_after_cents")?,
+        })
+    })
+    .transpose()
 }

@@ -12,6 +12,8 @@ use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::money::{Cents, VatRate};
 use till_core::returns::{ReturnableLine, ReturnableSale};
+use till_core::sale::TenderMethod;
+use till_core::stored_value::PaidWith;
 
 /// A committed sale as a return reads it.
 #[derive(Clone, Debug)]
@@ -24,6 +26,8 @@ pub struct OriginalSale {
     /// Its ticket's sequence in the register's chain.
     pub seq: i64,
     pub customer_id: Option<CustomerId>,
+    /// What it was paid with: a return owes stored value its share.
+    pub paid_with: PaidWith,
     pub returnable: ReturnableSale,
     /// In the sale's line order, alongside `returnable.lines`.
     pub lines: Vec<OriginalLine>,
@@ -131,7 +135,15 @@ impl Store {
         else {
             return Ok(None);
         };
-        let lines = lines_of(&sale)?;
+        let detail = SaleDetail::read(&packed::detail_of(&sale)?)?;
+        let total = cents(&sale, "total_cents")?;
+        let paid = detail.tenders.iter().map(|tender| {
+            let method = TenderMethod::parse(&tender.method).ok_or_else(|| corrupt("tender method"))?;
+            Ok((method, amount(tender.applied_cents, "tender")?))
+        });
+        let paid = paid.collect::<Result<Vec<_>, StoreError>>()?;
+        let paid_with = PaidWith::of(total, paid).ok_or_else(|| corrupt("tenders"))?;
+        let lines = detail.lines;
         let sold = lines.iter().map(|line| line.quantity).collect();
         let counted = ReturnedCounts::read(sale.try_get("returned_units")?, sold)?;
         let returned = counted.returned.clone();
@@ -164,8 +176,9 @@ impl Store {
             customer_id: sale
                 .try_get::<Option<String>>("customer_id")?
                 .map(CustomerId::from_trusted),
+            paid_with,
             returnable: ReturnableSale {
-                total: cents(&sale, "total_cents")?,
+                total,
                 points_earned: sale.try_get("points_earned")?,
                 refunded: cents(&sale, "refunded_cents")?,
                 points_returned: sale.try_get("points_returned")?,

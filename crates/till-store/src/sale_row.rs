@@ -119,6 +119,7 @@ pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
                 presented_cents: t.presented.get(),
                 change_cents: t.change.get(),
                 forfeited_cents: t.forfeited.get(),
+                reference: t.reference.as_ref().map(|r| r.as_str().to_owned()),
             })
             .collect(),
         vat: sale

@@ -15,6 +15,7 @@ use crate::sale_row;
 use crate::sealer::Sealer;
 use crate::sql::{Conn, query};
 use crate::stock;
+use crate::stored_value;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use till_core::ids::{CouponCode, SessionId, TransactionId};
 use till_core::instant::to_micros;
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
+use till_core::stored_value::PointsActivity;
 
 /// A priced, checked sale ready to be written, with the returned units of its original (on a
 /// return) counted as this store counts them.
@@ -158,7 +160,7 @@ impl Store {
     }
 
     /// Where batches run alone (PostgreSQL): a sale that spends nothing but stock (no approval,
-    /// no coupon, no original ticket) in one statement outside any transaction, when its
+    /// no coupon, no original ticket, no stored value) in one statement outside any transaction, when its
     /// register's chain head and
     /// day are as this node last left them. The statement claims the head only if it still
     /// stands there, was not held by a closing meanwhile, and the day is still the register's
@@ -169,7 +171,12 @@ impl Store {
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
+        // A sale that moves stored value, or takes points back, reads balances: never here.
+        let plain = sale.spends_grant.is_none()
+            && sale.coupon_code.is_none()
+            && sale.original.is_none()
+            && sale.stored_value.is_empty()
+            && sale.points_earned >= 0;
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
@@ -286,6 +293,8 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         if let Some(original) = &sale.original {
             take_back(conn, original).await?;
         }
+        let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(register, place.seq));
+        stored_value::move_for_ticket(conn, sale, credit_note.as_deref(), now).await?;
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
         let response = push_sale(&mut batch, conn.writers(), input, place.seq, now)?;
@@ -335,13 +344,25 @@ fn push_sale(
     };
     sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
     stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
+    // Points a return takes back were taken by the commit, never below zero.
     if let Some(customer) = &sale.customer_id {
+        let earned = sale.points_earned.max(0);
         batch.push(
-            "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, $2, $3, $3) \
-             ON CONFLICT (customer_id) DO UPDATE SET points = customers.points + excluded.points, \
-                 updated_at = excluded.updated_at",
-            vec![customer.as_str().into(), sale.points_earned.into(), now.into()],
+            stored_value::ADD_POINTS,
+            vec![customer.as_str().into(), earned.into(), now.into()],
         );
+        if earned > 0 {
+            batch.push(
+                stored_value::RECORD_POINTS,
+                vec![
+                    customer.as_str().into(),
+                    PointsActivity::Earn.as_str().into(),
+                    earned.into(),
+                    sale.transaction_id.as_str().into(),
+                    now.into(),
+                ],
+            );
+        }
     }
     Ok(response)
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
 use till_api::{ApiConfig, Settings};
+use till_core::sale::TenderMethod;
 use till_store::{SqliteSynchronous, StoreOptions};
 
 /// What an operator can set, by the names they set it with: `listen` in the file is
@@ -54,6 +55,14 @@ pub struct Config {
     pub cash_rounding_tolerance_cents: i64,
     /// Loyalty points per whole currency unit paid (not with loyalty points).
     pub loyalty_points_per_unit: i64,
+    /// Cents a loyalty point is worth when spent as a `loyalty` tender.
+    pub loyalty_point_value_cents: i64,
+    /// Tender methods whose balances another system keeps (a comma list, none by default):
+    /// accepted unchecked, their `reference` recorded.
+    #[serde(deserialize_with = "list::comma_separated")]
+    pub external_tenders: Vec<String>,
+    /// How long a credit note issued by a return may be spent.
+    pub credit_note_validity_days: u64,
     /// Lifetime of a register session and its token.
     pub session_ttl_seconds: u64,
     pub pin_max_failures: u32,
@@ -143,6 +152,9 @@ impl Default for Config {
 
             cash_rounding_tolerance_cents: app.cash_rounding_tolerance_cents,
             loyalty_points_per_unit: app.loyalty_points_per_unit,
+            loyalty_point_value_cents: app.loyalty_point_value_cents,
+            external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
+            credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
             session_ttl_seconds: app.session_ttl.as_secs(),
             pin_max_failures: app.pin_max_failures,
             pin_lockout_seconds: app.pin_lockout.as_secs(),
@@ -240,6 +252,23 @@ impl Config {
                 pin_max_failures: u32::try_from(at_least_one("pin_max_failures", self.pin_max_failures.into())?)?,
                 pin_lockout: Duration::from_secs(self.pin_lockout_seconds),
                 loyalty_points_per_unit: not_negative("loyalty_points_per_unit", self.loyalty_points_per_unit)?,
+                loyalty_point_value_cents: i64::try_from(at_least_one(
+                    "loyalty_point_value_cents",
+                    u64::try_from(self.loyalty_point_value_cents).unwrap_or(0),
+                )?)?,
+                external_tenders: self
+                    .external_tenders
+                    .iter()
+                    .map(|name| {
+                        TenderMethod::parse(name)
+                            .ok_or_else(|| anyhow!("TILL_EXTERNAL_TENDERS: {name} is not a tender method"))
+                    })
+                    .collect::<anyhow::Result<_>>()?,
+                credit_note_validity: DAY
+                    * u32::try_from(at_least_one(
+                        "credit_note_validity_days",
+                        self.credit_note_validity_days,
+                    )?)?,
                 elevation_enabled: self.elevation_enabled,
                 elevation_rate_limit: u32::try_from(at_least_one(
                     "elevation_rate_limit",
@@ -302,6 +331,8 @@ impl Config {
         }
     }
 }
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
 
 fn not_negative(name: &str, value: i64) -> anyhow::Result<i64> {
     if value < 0 {
@@ -471,6 +502,27 @@ mod tests {
                     ..Config::default()
                 },
                 "TILL_LOYALTY_POINTS_PER_UNIT",
+            ),
+            (
+                Config {
+                    loyalty_point_value_cents: 0,
+                    ..Config::default()
+                },
+                "TILL_LOYALTY_POINT_VALUE_CENTS",
+            ),
+            (
+                Config {
+                    credit_note_validity_days: 0,
+                    ..Config::default()
+                },
+                "TILL_CREDIT_NOTE_VALIDITY_DAYS",
+            ),
+            (
+                Config {
+                    external_tenders: vec!["voucher".into()],
+                    ..Config::default()
+                },
+                "TILL_EXTERNAL_TENDERS",
             ),
             (
                 Config {

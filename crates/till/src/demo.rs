@@ -1,5 +1,6 @@
 //! Demo data: a Paris épicerie with a few dozen articles at the four French VAT rates, stock, a
-//! cashier and a manager with PINs, a coupon, and a till session ready to sell.
+//! cashier and a manager with PINs, a coupon, a gift card, a regular customer with loyalty
+//! points, and a till session ready to sell.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -9,13 +10,17 @@ use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, 
 use till_core::catalog::CatalogItem;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::grant::{GrantSet, Role};
-use till_core::ids::{CouponCode, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject};
+use till_core::ids::{CouponCode, CustomerId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject};
 use till_core::money::{Bps, Cents, VatRate};
 use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
+use till_core::stored_value::GiftCardCode;
+use till_store::customers::Enrollment;
 use till_store::sessions::{OpenRefusal, OpenSession};
 use till_store::staff::PutStaff;
+use till_store::stored_value::NewCard;
+use till_store::{Conflict, StoreError};
 
 pub const STORE: &str = "paris-marais";
 pub const REGISTER: &str = "till-1";
@@ -23,6 +28,13 @@ pub const CASHIER: &str = "camille";
 pub const CASHIER_PIN: &str = "1234";
 pub const MANAGER: &str = "mathis";
 pub const MANAGER_PIN: &str = "9876";
+/// The demo's gift card: a fixed code, so that the README can spend it. A real card's code is
+/// drawn at random when it is issued (`POST /v1/gift-cards`), never written down in advance.
+pub const GIFT_CARD: &str = "CADEAU23456789AB";
+pub const GIFT_CARD_CENTS: i64 = 5_000;
+/// A regular customer, enrolled with points to spend.
+pub const REGULAR_CUSTOMER: &str = "client-1789";
+pub const REGULAR_CUSTOMER_POINTS: u32 = 2_500;
 
 /// (name, price in cents, VAT in hundredths of a percent)
 pub const ARTICLES: &[(&str, i64, i64)] = &[
@@ -81,6 +93,25 @@ pub fn first_sale_command() -> String {
          {{"id": "l2", "skuId": "{mug}", "quantity": 1, "unitPrice": 1450, "vatRate": 20, "free": false}}]}},
        "tenders": {{"amountDue": 1710, "sequence": 1, "tenders": [
          {{"id": "p1", "method": "cash", "applied": 1710, "presented": 2000, "change": 290, "forfeited": 0}}]}}}}'"#
+    )
+}
+
+/// A `curl` command for a sale on the demo till paid with the demo's gift card and its regular
+/// customer's points, as the README shows it.
+pub fn stored_value_sale_command() -> String {
+    let champagne = sku_id("Champagne brut 75 cl");
+    let comte = sku_id("Comté 18 mois 200 g");
+    format!(
+        r#"curl -s -X POST $TILL/v1/checkout/finalize \
+  -H "Authorization: Bearer $TILL_SESSION_TOKEN" -H 'content-type: application/json' \
+  -d '{{"transactionId": "demo-0003", "number": "T1-0002", "storeId": "{STORE}",
+       "sellerId": "{CASHIER}", "customerId": "{REGULAR_CUSTOMER}", "sessionId": "'$TILL_SESSION'",
+       "cart": {{"freeLineSequence": 0, "lines": [
+         {{"id": "l1", "skuId": "{champagne}", "quantity": 1, "unitPrice": 3490, "vatRate": 20, "free": false}},
+         {{"id": "l2", "skuId": "{comte}", "quantity": 1, "unitPrice": 680, "vatRate": 5.5, "free": false}}]}},
+       "tenders": {{"amountDue": 4170, "sequence": 1, "tenders": [
+         {{"id": "p1", "method": "gift_card", "reference": "{GIFT_CARD}", "applied": 3000, "presented": 3000, "change": 0, "forfeited": 0}},
+         {{"id": "p2", "method": "loyalty", "applied": 1170, "presented": 1170, "change": 0, "forfeited": 0}}]}}}}'"#
     )
 }
 
@@ -218,6 +249,25 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
     };
     store.upsert_promotion(promotion, now).await?;
     state.promotions().refresh(store).await?;
+    // Issued and enrolled at the first start only: later starts keep what was spent since.
+    let card = NewCard {
+        code: GiftCardCode::parse(GIFT_CARD).expect("the demo's card code"),
+        balance: cents(GIFT_CARD_CENTS),
+        expires_at: None,
+        store_ids: vec![store_id.clone()],
+        now,
+    };
+    match store.issue_gift_card(card).await {
+        Ok(_) | Err(StoreError::Conflict(Conflict::GiftCardExists)) => {}
+        Err(other) => return Err(other.into()),
+    }
+    store
+        .enroll_customer(Enrollment {
+            customer_id: CustomerId::parse(REGULAR_CUSTOMER)?,
+            points: REGULAR_CUSTOMER_POINTS,
+            now,
+        })
+        .await?;
     open_demo_session(state, &store_id).await
 }
 

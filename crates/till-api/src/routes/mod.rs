@@ -13,6 +13,7 @@ pub mod sales;
 pub mod sessions;
 pub mod staff;
 pub mod stock;
+pub mod stored_value;
 pub mod stores;
 
 use crate::state::AppState;
@@ -39,6 +40,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(sales::router())
         .merge(returns::router())
         .merge(fiscal::router())
+        .merge(stored_value::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

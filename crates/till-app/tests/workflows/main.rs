@@ -6,3 +6,4 @@ mod finalize;
 mod harness;
 mod returns;
 mod sessions;
+mod stored_value;

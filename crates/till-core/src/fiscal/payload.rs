@@ -116,6 +116,10 @@ pub struct SaleRecordTender {
     pub presented_cents: i64,
     pub change_cents: i64,
     pub forfeited_cents: i64,
+    /// The instrument the tender drew on (a gift card's code, a credit note's number). Absent
+    /// when the tender names none, so that records sealed before references keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -501,6 +505,7 @@ mod tests {
             presented_cents: 1500,
             change_cents: 0,
             forfeited_cents: 50,
+            reference: None,
         });
         record.adjustments.push(SaleRecordAdjustment {
             source: "promotion".into(),
@@ -531,6 +536,22 @@ mod tests {
         // with before the typed one.
         assert_eq!(sale(1450).digest(), "M0mie0sbPkcHjUYQpawyQcthUVwIwchERGq6Aog8TT8");
         assert_eq!(full_record().digest(), "Fgrly4o0NLzagX73P2CO_f-P3lnGwhQ6Ddo_KRusT2w");
+    }
+
+    #[test]
+    fn a_tenders_reference_is_sealed_and_its_absence_writes_nothing() {
+        let record = full_record();
+        let mut referenced = record.clone();
+        referenced.tenders[0].reference = Some("AV-till-1-000007".into());
+        let typed = serde_json::to_string(&digest_form::Sale::of(&referenced)).unwrap();
+        assert_eq!(typed, serde_json::to_value(&referenced).unwrap().to_string());
+        assert!(typed.contains(r#""reference":"AV-till-1-000007""#));
+        assert!(
+            !serde_json::to_string(&digest_form::Sale::of(&record))
+                .unwrap()
+                .contains("reference")
+        );
+        assert_ne!(record.digest(), referenced.digest());
     }
 
     #[test]

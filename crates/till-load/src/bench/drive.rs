@@ -1,8 +1,8 @@
 //! Sending the drafted sales: a closed loop of clients or an open loop at a fixed rate, each
 //! latency into an HDR histogram, every failure counted and the first few kept.
 
-use super::BenchPlan;
-use super::workload::{Draft, Workload};
+use super::workload::{Draft, Paid, Workload};
+use super::{BenchPlan, Mix};
 use crate::wire::Wire;
 use anyhow::{Context, Result, ensure};
 use hdrhistogram::Histogram;
@@ -27,9 +27,36 @@ pub(super) struct Outcome {
     pub(super) all_sales: u64,
     pub(super) failures: u64,
     pub(super) lines: u64,
+    pub(super) paid: PaidCounts,
     pub(super) elapsed: Duration,
     pub(super) histogram: Histogram<u64>,
     pub(super) samples: Vec<String>,
+}
+
+/// Measured sales by what paid them besides the card.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PaidCounts {
+    pub(super) gift_card: u64,
+    pub(super) loyalty: u64,
+    /// Drafted with stored value, sent paid by card because its budget was spent.
+    pub(super) fell_back: u64,
+}
+
+impl PaidCounts {
+    fn count(&mut self, paid: Paid) {
+        match paid {
+            Paid::Card => {}
+            Paid::GiftCard => self.gift_card += 1,
+            Paid::Loyalty => self.loyalty += 1,
+            Paid::FellBack => self.fell_back += 1,
+        }
+    }
+
+    fn add(&mut self, other: PaidCounts) {
+        self.gift_card += other.gift_card;
+        self.loyalty += other.loyalty;
+        self.fell_back += other.fell_back;
+    }
 }
 
 #[derive(Default)]
@@ -38,15 +65,17 @@ struct Tally {
     warm_up_sales: u64,
     failures: u64,
     lines: u64,
+    paid: PaidCounts,
     samples: Vec<String>,
 }
 
 impl Tally {
-    fn record(&mut self, ok: Result<(), String>, lines: usize) {
+    fn record(&mut self, ok: Result<Paid, String>, lines: usize) {
         match ok {
-            Ok(()) => {
+            Ok(paid) => {
                 self.sales += 1;
                 self.lines += lines as u64;
+                self.paid.count(paid);
             }
             Err(sample) => {
                 self.failures += 1;
@@ -64,6 +93,7 @@ impl Tally {
             all_sales: self.sales + self.warm_up_sales,
             failures: self.failures,
             lines: self.lines,
+            paid: self.paid,
             elapsed,
             histogram,
             samples: self.samples,
@@ -71,11 +101,27 @@ impl Tally {
     }
 
     /// A sale sent before the measured window: only counted, or reported when it failed.
-    fn record_warm_up(&mut self, ok: Result<(), String>) {
+    fn record_warm_up(&mut self, ok: Result<Paid, String>) {
         match ok {
-            Ok(()) => self.warm_up_sales += 1,
+            Ok(_) => self.warm_up_sales += 1,
             Err(sample) => self.record(Err(sample), 0),
         }
+    }
+}
+
+impl Outcome {
+    /// What `self` and `other`, two windows of the same mix, saw together.
+    pub(super) fn merge(mut self, other: Outcome) -> Result<Outcome> {
+        self.sales += other.sales;
+        self.all_sales += other.all_sales;
+        self.failures += other.failures;
+        self.lines += other.lines;
+        self.paid.add(other.paid);
+        self.elapsed += other.elapsed;
+        self.histogram.add(&other.histogram).context("merging histograms")?;
+        self.samples.extend(other.samples);
+        self.samples.truncate(5);
+        Ok(self)
     }
 }
 
@@ -90,16 +136,17 @@ async fn send(
     till: usize,
     draft: &Draft,
     transaction_id: &str,
-) -> Result<(), String> {
+) -> Result<Paid, String> {
     let token = &workload.shop.tills[till].token;
+    let (body, paid) = workload.body_of(draft);
     let body = Finalize {
         transaction_id,
         number: transaction_id,
-        draft: &draft.body,
+        draft: body,
     };
     let body = serde_json::to_string(&body).map_err(|error| error.to_string())?;
     match wire.post_json("/v1/checkout/finalize", token, body).await {
-        Ok(answer) if answer.status == 201 => Ok(()),
+        Ok(answer) if answer.status == 201 => Ok(paid),
         Ok(answer) => Err(format!("{} {}", answer.status, String::from_utf8_lossy(&answer.body))),
         Err(error) => Err(format!("{error:#}")),
     }
@@ -108,6 +155,8 @@ async fn send(
 pub(super) async fn closed_loop(
     wire: &Arc<Wire>,
     workload: &Arc<Workload>,
+    mix: Mix,
+    ids: &str,
     clients: usize,
     plan: &BenchPlan,
 ) -> Result<Outcome> {
@@ -116,7 +165,7 @@ pub(super) async fn closed_loop(
     let until = measure_from + plan.duration;
     let tasks: Vec<_> = (0..clients.max(1))
         .map(|c| {
-            let (wire, workload) = (wire.clone(), workload.clone());
+            let (wire, workload, ids) = (wire.clone(), workload.clone(), ids.to_owned());
             let seed = plan.seed.wrapping_mul(1_000).wrapping_add(c as u64);
             tokio::spawn(async move {
                 let mut rng = fastrand::Rng::with_seed(seed);
@@ -126,8 +175,8 @@ pub(super) async fn closed_loop(
                 let mut n = 0u64;
                 loop {
                     n += 1;
-                    let draft = &workload.carts[till][workload.pick_cart(&mut rng, till)];
-                    let transaction_id = format!("c{c}-{n}");
+                    let draft = &workload.carts(mix)[till][workload.pick_cart(&mut rng, till)];
+                    let transaction_id = format!("{ids}c{c}-{n}");
                     let sent = Instant::now();
                     if sent >= until {
                         break;
@@ -152,6 +201,7 @@ pub(super) async fn closed_loop(
         tally.sales += t.sales;
         tally.failures += t.failures;
         tally.lines += t.lines;
+        tally.paid.add(t.paid);
         tally.warm_up_sales += t.warm_up_sales;
         tally.samples.extend(t.samples);
     }
@@ -161,6 +211,8 @@ pub(super) async fn closed_loop(
 pub(super) async fn open_loop(
     wire: &Arc<Wire>,
     workload: &Arc<Workload>,
+    mix: Mix,
+    ids: &str,
     rate: u64,
     plan: &BenchPlan,
 ) -> Result<Outcome> {
@@ -181,11 +233,11 @@ pub(super) async fn open_loop(
         let till = (n as usize) % workload.shop.tills.len();
         n += 1;
         let cart = workload.pick_cart(&mut rng, till);
-        let transaction_id = format!("o-{n}");
+        let transaction_id = format!("{ids}o-{n}");
         tokio::time::sleep_until(due).await;
         let (wire, workload, shared) = (wire.clone(), workload.clone(), shared.clone());
         in_flight.spawn(async move {
-            let draft = &workload.carts[till][cart];
+            let draft = &workload.carts(mix)[till][cart];
             let ok = send(&wire, &workload, till, draft, &transaction_id).await;
             // From when the sale was due: waiting for a slow server counts.
             let latency = due.elapsed().as_micros() as u64;

@@ -10,6 +10,12 @@
 //! is measured before the run and again after it, and the ratio is taken against the mean of
 //! the two: a shared machine's disk can halve its commit rate from one minute to the next, and
 //! the spread between the two says how far one run's ratio can be trusted.
+//!
+//! The stored-value mix sends the same carts with a fifth paid partly with a gift card and a
+//! tenth partly with points (DESIGN.md section 13). Measured with the plain mix on the same
+//! nodes and database, in windows ordered plain, stored value, stored value, plain (each half
+//! the duration), neither mix gains from coming later, when caches are warm, or loses from a
+//! database grown by the other: the two throughputs compare within one run.
 
 mod baseline;
 mod drive;
@@ -24,7 +30,59 @@ use anyhow::{Result, bail, ensure};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+pub use workload::GIFT_CARDS;
 use workload::Workload;
+
+/// What the sales of one measured window are paid with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mix {
+    /// By card, as before stored value existed.
+    Plain,
+    /// The same carts, a fifth paid half with a gift card, a tenth about a tenth with points.
+    StoredValue,
+}
+
+impl Mix {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Plain => "plain",
+            Mix::StoredValue => "stored-value",
+        }
+    }
+
+    /// Starts its transaction ids, so that mixes run one after the other never reuse one.
+    fn ids(self) -> &'static str {
+        match self {
+            Mix::Plain => "",
+            Mix::StoredValue => "sv-",
+        }
+    }
+}
+
+/// The mixes a run measures, one after the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mixes {
+    Plain,
+    StoredValue,
+    /// Both on the same nodes and database, in windows of half the duration: plain, stored
+    /// value, stored value, plain.
+    Both,
+}
+
+impl Mixes {
+    /// The measured windows, in order.
+    pub fn order(self) -> &'static [Mix] {
+        match self {
+            Mixes::Plain => &[Mix::Plain],
+            Mixes::StoredValue => &[Mix::StoredValue],
+            Mixes::Both => &[Mix::Plain, Mix::StoredValue, Mix::StoredValue, Mix::Plain],
+        }
+    }
+
+    fn runs(self, mix: Mix) -> bool {
+        self.order().contains(&mix)
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 pub enum Pace {
@@ -51,6 +109,9 @@ pub struct BenchPlan {
     pub baseline: bool,
     /// Further `TILL_*` settings for the nodes.
     pub env: Vec<(String, String)>,
+    pub mixes: Mixes,
+    /// Gift cards in the stored-value mix's pool.
+    pub gift_cards: usize,
 }
 
 /// Latency percentiles in microseconds.
@@ -87,11 +148,29 @@ pub struct CpuPerSale {
     pub load_generator: f64,
 }
 
+/// What paid a window's sales besides the card.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MixReport {
+    /// `plain` or `stored-value`.
+    pub name: String,
+    /// Measured sales paid partly with a gift card.
+    pub gift_card_sales: u64,
+    /// Measured sales paid partly with points.
+    pub loyalty_sales: u64,
+    /// Measured sales drafted with stored value but sent paid by card, its budget spent.
+    pub fell_back_to_card: u64,
+    /// Cards in the pool, and customers with points, the sales drew on.
+    pub gift_cards: usize,
+    pub loyalty_customers: usize,
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BenchReport {
     pub engine: String,
     pub pace: String,
+    pub mix: MixReport,
     pub sales: u64,
     pub failures: u64,
     pub seconds: f64,
@@ -113,7 +192,8 @@ pub struct BenchReport {
     pub failure_samples: Vec<String>,
 }
 
-pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
+/// Provisions, then measures each of the plan's mixes in turn: one report per mix.
+pub async fn run(plan: &BenchPlan) -> Result<Vec<BenchReport>> {
     std::fs::create_dir_all(&plan.work_dir)?;
     let before = if plan.baseline {
         Some(baseline::measure(plan).await?)
@@ -154,28 +234,29 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
     // Provisioning sets a peak of its own: every cashier's PIN is hashed and checked with
     // argon2 (a large block each, a few at once). The peak under load is measured from here on.
     let provisioning_peak: Vec<Option<u64>> = pids.iter().map(|pid| proc::peak_rss(*pid)).collect();
-    let reset: Vec<bool> = pids.iter().map(|pid| proc::reset_peak_rss(*pid)).collect();
-    let cpu_before = (proc::cpu_us(&pids), proc::cpu_us(&[std::process::id()]));
-    let outcome = match plan.pace {
-        Pace::Closed { clients } => drive::closed_loop(&wire, &workload, clients, plan).await?,
-        Pace::Open { rate } => drive::open_loop(&wire, &workload, rate, plan).await?,
+    let order = plan.mixes.order();
+    // Each mix is measured for the plan's duration in all, over its windows.
+    let per_mix = order.iter().filter(|mix| **mix == order[0]).count() as u32;
+    let window_plan = BenchPlan {
+        duration: plan.duration / per_mix,
+        ..plan.clone()
     };
-    let per_sale = |before: u64, after: u64| after.saturating_sub(before) as f64 / outcome.all_sales.max(1) as f64;
-    let cpu_us_per_sale = CpuPerSale {
-        nodes: per_sale(cpu_before.0, proc::cpu_us(&pids)),
-        load_generator: per_sale(cpu_before.1, proc::cpu_us(&[std::process::id()])),
-    };
-    let under_load: Vec<Option<u64>> = pids.iter().map(|pid| proc::peak_rss(*pid)).collect();
-    let peak_rss_kib = provisioning_peak
-        .iter()
-        .zip(&under_load)
-        .map(|(before, after)| before.max(after).unwrap_or(0))
-        .collect();
-    let peak_rss_under_load_kib = under_load
-        .iter()
-        .zip(&reset)
-        .map(|(peak, reset)| peak.filter(|_| *reset))
-        .collect();
+    let mut windows: Vec<Window> = Vec::new();
+    for (n, &mix) in order.iter().enumerate() {
+        // Transaction ids of their own in each window: a window's sends never replay another's.
+        let ids = match n {
+            0 => mix.ids().to_owned(),
+            n => format!("{}w{n}-", mix.ids()),
+        };
+        let window = measure(&pids, &wire, &workload, mix, &ids, &window_plan).await?;
+        match windows.iter().position(|w| w.mix == mix) {
+            Some(earlier) => {
+                let merged = windows.remove(earlier).merge(window)?;
+                windows.insert(earlier, merged);
+            }
+            None => windows.push(window),
+        }
+    }
     // The run is checked, not only timed: the tills' chains must verify.
     for till in &workload.shop.tills {
         let path = format!("/v1/fiscal/registers/{}/verify", till.register);
@@ -200,34 +281,146 @@ pub async fn run(plan: &BenchPlan) -> Result<BenchReport> {
         }
         None => None,
     };
-    let histogram = outcome.histogram;
-    let seconds = outcome.elapsed.as_secs_f64();
-    let per_second = outcome.sales as f64 / seconds;
-    Ok(BenchReport {
-        engine: engine_of(&plan.database_url).to_owned(),
-        pace: match plan.pace {
-            Pace::Closed { clients } => format!("closed loop, {clients} clients"),
-            Pace::Open { rate } => format!("open loop, {rate}/s"),
-        },
-        sales: outcome.sales,
-        failures: outcome.failures,
-        seconds,
-        per_second,
-        latency_us: Latency {
-            p50: histogram.value_at_quantile(0.50),
-            p90: histogram.value_at_quantile(0.90),
-            p99: histogram.value_at_quantile(0.99),
-            p999: histogram.value_at_quantile(0.999),
-            max: histogram.max(),
-        },
-        lines_per_sale: outcome.lines as f64 / outcome.sales.max(1) as f64,
-        ratio: baseline.as_ref().map(|b| per_second / b.per_second),
-        baseline,
-        peak_rss_kib,
-        peak_rss_under_load_kib,
+    Ok(windows
+        .into_iter()
+        .map(|window| window.report(plan, &workload, &provisioning_peak, baseline.clone()))
+        .collect())
+}
+
+/// One mix's measured window: its outcome and what the nodes and this process spent on it.
+struct Window {
+    mix: Mix,
+    outcome: drive::Outcome,
+    cpu_us_per_sale: CpuPerSale,
+    under_load: Vec<Option<u64>>,
+    reset: Vec<bool>,
+}
+
+async fn measure(
+    pids: &[u32],
+    wire: &Arc<Wire>,
+    workload: &Arc<Workload>,
+    mix: Mix,
+    ids: &str,
+    plan: &BenchPlan,
+) -> Result<Window> {
+    let reset: Vec<bool> = pids.iter().map(|pid| proc::reset_peak_rss(*pid)).collect();
+    let cpu_before = (proc::cpu_us(pids), proc::cpu_us(&[std::process::id()]));
+    let outcome = match plan.pace {
+        Pace::Closed { clients } => drive::closed_loop(wire, workload, mix, ids, clients, plan).await?,
+        Pace::Open { rate } => drive::open_loop(wire, workload, mix, ids, rate, plan).await?,
+    };
+    let per_sale = |before: u64, after: u64| after.saturating_sub(before) as f64 / outcome.all_sales.max(1) as f64;
+    let cpu_us_per_sale = CpuPerSale {
+        nodes: per_sale(cpu_before.0, proc::cpu_us(pids)),
+        load_generator: per_sale(cpu_before.1, proc::cpu_us(&[std::process::id()])),
+    };
+    let under_load = pids.iter().map(|pid| proc::peak_rss(*pid)).collect();
+    Ok(Window {
+        mix,
+        outcome,
         cpu_us_per_sale,
-        failure_samples: outcome.samples,
+        under_load,
+        reset,
     })
+}
+
+impl Window {
+    /// Two windows of the same mix as one: their sales, CPU and peaks together.
+    fn merge(self, other: Window) -> Result<Window> {
+        let (ours, theirs) = (self.outcome.all_sales as f64, other.outcome.all_sales as f64);
+        let weighted = |a: f64, b: f64| (a * ours + b * theirs) / (ours + theirs).max(1.0);
+        Ok(Window {
+            mix: self.mix,
+            cpu_us_per_sale: CpuPerSale {
+                nodes: weighted(self.cpu_us_per_sale.nodes, other.cpu_us_per_sale.nodes),
+                load_generator: weighted(
+                    self.cpu_us_per_sale.load_generator,
+                    other.cpu_us_per_sale.load_generator,
+                ),
+            },
+            under_load: self
+                .under_load
+                .iter()
+                .zip(&other.under_load)
+                .map(|(a, b)| (*a).max(*b))
+                .collect(),
+            reset: self.reset.iter().zip(&other.reset).map(|(a, b)| *a && *b).collect(),
+            outcome: self.outcome.merge(other.outcome)?,
+        })
+    }
+
+    fn report(
+        self,
+        plan: &BenchPlan,
+        workload: &Workload,
+        provisioning_peak: &[Option<u64>],
+        baseline: Option<Baseline>,
+    ) -> BenchReport {
+        let Window {
+            mix,
+            outcome,
+            cpu_us_per_sale,
+            under_load,
+            reset,
+        } = self;
+        let peak_rss_kib = provisioning_peak
+            .iter()
+            .zip(&under_load)
+            .map(|(before, after)| (*before).max(*after).unwrap_or(0))
+            .collect();
+        let peak_rss_under_load_kib = under_load
+            .iter()
+            .zip(&reset)
+            .map(|(peak, reset)| peak.filter(|_| *reset))
+            .collect();
+        let histogram = outcome.histogram;
+        let seconds = outcome.elapsed.as_secs_f64();
+        let per_second = outcome.sales as f64 / seconds;
+        let stored_value = mix == Mix::StoredValue;
+        BenchReport {
+            engine: engine_of(&plan.database_url).to_owned(),
+            pace: match plan.pace {
+                Pace::Closed { clients } => format!("closed loop, {clients} clients"),
+                Pace::Open { rate } => format!("open loop, {rate}/s"),
+            },
+            mix: MixReport {
+                name: mix.name().to_owned(),
+                gift_card_sales: outcome.paid.gift_card,
+                loyalty_sales: outcome.paid.loyalty,
+                fell_back_to_card: outcome.paid.fell_back,
+                gift_cards: if stored_value { workload.gift_cards } else { 0 },
+                loyalty_customers: if stored_value { workload.loyalty_customers } else { 0 },
+            },
+            sales: outcome.sales,
+            failures: outcome.failures,
+            seconds,
+            per_second,
+            latency_us: Latency {
+                p50: histogram.value_at_quantile(0.50),
+                p90: histogram.value_at_quantile(0.90),
+                p99: histogram.value_at_quantile(0.99),
+                p999: histogram.value_at_quantile(0.999),
+                max: histogram.max(),
+            },
+            lines_per_sale: outcome.lines as f64 / outcome.sales.max(1) as f64,
+            ratio: baseline.as_ref().map(|b| per_second / b.per_second),
+            baseline,
+            peak_rss_kib,
+            peak_rss_under_load_kib,
+            cpu_us_per_sale,
+            failure_samples: outcome.samples,
+        }
+    }
+}
+
+/// The stored-value mix's throughput over the plain mix's, when a run measured both.
+pub fn stored_value_over_plain(reports: &[BenchReport]) -> Option<f64> {
+    let of = |mix: Mix| reports.iter().find(|r| r.mix.name == mix.name()).map(|r| r.per_second);
+    match (of(Mix::Plain), of(Mix::StoredValue)) {
+        (Some(plain), Some(stored_value)) if plain > 0.0 => Some(stored_value / plain),
+        _ => None,
+    }
 }
 
 fn engine_of(url: &str) -> &'static str {

@@ -1,10 +1,14 @@
 //! What the load generator sends: a shop's carts drafted and priced up front, as the server
-//! will price them, and the promotions in force that both sides must agree on.
+//! will price them, and the promotions in force that both sides must agree on. The stored-value
+//! mix sends the same carts, some paid partly with a gift card of a pool issued before the run
+//! or with the points of customers who earned them at a sale of their own.
 
-use super::BenchPlan;
+use super::{BenchPlan, Mix};
 use crate::client::Client;
-use crate::shop::{Shop, Till};
-use anyhow::{Context, Result, ensure};
+use crate::shop::{Shop, Till, paid};
+use crate::stored_value::{Budget, Spend, gift_card_share, issue_cards, loyalty_share, point_value, points_of};
+use anyhow::{Context, Result, bail, ensure};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -19,7 +23,50 @@ pub(super) struct Draft {
     /// The request body but its transaction id and ticket number.
     pub(super) body: Value,
     pub(super) lines: usize,
+    total: i64,
+    /// What it spends of stored value; `None` when the card pays it all.
+    spend: Option<DraftSpend>,
 }
+
+/// The stored value a drafted sale spends, and the same sale paid by card alone, sent instead
+/// once the instrument's budget is spent.
+struct DraftSpend {
+    /// Index into [`Workload::budgets`].
+    budget: usize,
+    /// Cents of a card, or points.
+    amount: i64,
+    paid: Paid,
+    by_card: Value,
+}
+
+/// What a sent sale was paid with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Paid {
+    Card,
+    /// Partly with a gift card.
+    GiftCard,
+    /// Partly with points.
+    Loyalty,
+    /// By card alone, drafted for stored value whose budget was spent.
+    FellBack,
+}
+
+/// Gift cards issued before a stored-value run, unless the plan says how many.
+pub const GIFT_CARDS: usize = 1_000;
+
+/// Each card's balance: enough for a long run, the sender's reckoning keeping each card within
+/// it whatever the run's length.
+const GIFT_CARD_BALANCE_CENTS: i64 = 1_000_000;
+
+/// Customers who spend points, at most: each earns its points at a sale of its own while
+/// provisioning.
+const LOYALTY_CUSTOMERS: usize = 100;
+
+/// Points each loyalty customer earns before the run, at one point per currency unit.
+const POINTS_EACH: i64 = 10_000_000;
+
+/// The article of those sales: one no promotion applies to (see `promotions`).
+const POINTS_ARTICLE: usize = 1;
 
 /// Carts drafted per till. Drafting one (picking articles, pricing it as the server will,
 /// writing its JSON) cost the load generator about as much CPU as the server spent on the
@@ -135,7 +182,13 @@ pub(super) struct Workload {
     pricer: Pricer,
     customers: usize,
     /// [`CARTS_PER_TILL`] drafted carts for each till.
-    pub(super) carts: Vec<Vec<Draft>>,
+    carts: Vec<Vec<Draft>>,
+    /// The same carts, some paid partly with stored value; empty unless the plan runs that mix.
+    stored_value_carts: Vec<Vec<Draft>>,
+    /// What each gift card, then each loyalty customer, may still spend.
+    budgets: Vec<Budget>,
+    pub(super) gift_cards: usize,
+    pub(super) loyalty_customers: usize,
 }
 
 impl Workload {
@@ -168,6 +221,10 @@ impl Workload {
             pricer,
             customers: plan.customers.max(1),
             carts: Vec::new(),
+            stored_value_carts: Vec::new(),
+            budgets: Vec::new(),
+            gift_cards: 0,
+            loyalty_customers: 0,
         };
         let mut rng = fastrand::Rng::with_seed(plan.seed);
         workload.carts = (0..workload.shop.tills.len())
@@ -177,7 +234,133 @@ impl Workload {
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<_>>()?;
+        if plan.mixes.runs(Mix::StoredValue) {
+            workload.prepare_stored_value(client, admin, plan).await?;
+        }
         Ok(workload)
+    }
+
+    /// Issues the pool of gift cards, gives the loyalty customers their points, and drafts the
+    /// stored-value mix: the same carts, a fifth paid half with a card of the pool, a tenth
+    /// paid about a tenth with points.
+    async fn prepare_stored_value(&mut self, client: &Client, admin: &str, plan: &BenchPlan) -> Result<()> {
+        let point_value = point_value(&plan.env)?;
+        let codes = issue_cards(client, admin, plan.gift_cards.max(1), GIFT_CARD_BALANCE_CENTS).await?;
+        let customers: Vec<String> = (0..self.customers.min(LOYALTY_CUSTOMERS)).map(customer_name).collect();
+        let points = self.earn_points(client, admin, &customers).await?;
+        self.budgets = codes
+            .iter()
+            .map(|_| Budget::new(GIFT_CARD_BALANCE_CENTS))
+            .chain(points.into_iter().map(Budget::new))
+            .collect();
+        self.gift_cards = codes.len();
+        self.loyalty_customers = customers.len();
+        let mut rng = fastrand::Rng::with_seed(plan.seed.wrapping_add(1));
+        let mut stored_value_carts = Vec::with_capacity(self.carts.len());
+        for carts in &self.carts {
+            let drafts = carts
+                .iter()
+                .map(|draft| {
+                    let spend = match rng.u8(0..10) {
+                        0 | 1 => {
+                            let card = rng.usize(0..codes.len());
+                            gift_card_share(draft.total).map(|applied| {
+                                let spend = Spend::GiftCard {
+                                    code: codes[card].clone(),
+                                    applied,
+                                };
+                                (spend, card, applied, Paid::GiftCard, None)
+                            })
+                        }
+                        2 => {
+                            let customer = rng.usize(0..customers.len());
+                            loyalty_share(draft.total, point_value).map(|applied| {
+                                let points = applied / point_value;
+                                let who = Some(&customers[customer]);
+                                (
+                                    Spend::Loyalty { applied },
+                                    codes.len() + customer,
+                                    points,
+                                    Paid::Loyalty,
+                                    who,
+                                )
+                            })
+                        }
+                        _ => None,
+                    };
+                    let mut body = draft.body.clone();
+                    let spend = spend.map(|(spend, budget, amount, kind, customer)| {
+                        body["tenders"] = paid(draft.total, Some(&spend));
+                        if let Some(customer) = customer {
+                            body["customerId"] = json!(customer);
+                        }
+                        DraftSpend {
+                            budget,
+                            amount,
+                            paid: kind,
+                            by_card: draft.body.clone(),
+                        }
+                    });
+                    Draft {
+                        body,
+                        lines: draft.lines,
+                        total: draft.total,
+                        spend,
+                    }
+                })
+                .collect();
+            stored_value_carts.push(drafts);
+        }
+        self.stored_value_carts = stored_value_carts;
+        Ok(())
+    }
+
+    /// One sale per customer, large enough to earn [`POINTS_EACH`] points at the default rate,
+    /// each on a till in turn; answers each customer's points as the server then counts them.
+    async fn earn_points(&self, client: &Client, admin: &str, customers: &[String]) -> Result<Vec<i64>> {
+        let shop = &self.shop;
+        let article = shop
+            .articles
+            .get(POINTS_ARTICLE)
+            .context("a catalog of at least 2 articles")?;
+        let quantity = POINTS_EACH * 100 / article.price;
+        let lines = [(POINTS_ARTICLE, quantity)];
+        let priced = self.pricer.total(&[(article.sku.clone(), quantity)], &[])?;
+        if priced != shop.total(&lines) {
+            bail!("the article chosen to earn points is under a promotion");
+        }
+        futures::stream::iter(customers.iter().enumerate().map(|(n, customer)| async move {
+            let till = &shop.tills[n % shop.tills.len()];
+            let sale = shop.sale_paying(till, &format!("points-{n}"), &lines, Some(customer), None);
+            client
+                .post("/v1/checkout/finalize", &till.token, &sale)
+                .await?
+                .expect(201, "a sale earning points")?;
+            points_of(client, admin, customer).await
+        }))
+        .buffered(16)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
+    }
+
+    /// The drafted carts of `mix`, per till.
+    pub(super) fn carts(&self, mix: Mix) -> &[Vec<Draft>] {
+        match mix {
+            Mix::Plain => &self.carts,
+            Mix::StoredValue => &self.stored_value_carts,
+        }
+    }
+
+    /// The body to send for `draft`, and what pays it: the stored value it drafts if its
+    /// instrument's budget still holds its share (taken from it now), else the card alone.
+    pub(super) fn body_of<'a>(&self, draft: &'a Draft) -> (&'a Value, Paid) {
+        match &draft.spend {
+            None => (&draft.body, Paid::Card),
+            Some(spend) if self.budgets[spend.budget].take(spend.amount) => (&draft.body, spend.paid),
+            Some(spend) => (&spend.by_card, Paid::FellBack),
+        }
     }
 
     /// A realistic sale: 3 to 10 lines of 1 to 3 units, one in five with a 5 % ticket
@@ -208,7 +391,7 @@ impl Workload {
             Vec::new()
         };
         let total = self.pricer.total(&lines, &declared)?;
-        let customer = (rng.u8(0..10) < 3).then(|| format!("cust-{}", rng.usize(0..self.customers)));
+        let customer = (rng.u8(0..10) < 3).then(|| customer_name(rng.usize(0..self.customers)));
         let t: &Till = &shop.tills[till];
         let cart: Vec<Value> = picked
             .iter()
@@ -235,11 +418,20 @@ impl Workload {
                 {"id": "d1", "reason": "promotional", "scope": "ticket", "basis": "percent", "percentBps": 500}
             ]);
         }
-        Ok(Draft { body, lines: count })
+        Ok(Draft {
+            body,
+            lines: count,
+            total,
+            spend: None,
+        })
     }
 
     /// Which of `till`'s carts to send next, picked by `rng`.
     pub(super) fn pick_cart(&self, rng: &mut fastrand::Rng, till: usize) -> usize {
         rng.usize(0..self.carts[till].len())
     }
+}
+
+fn customer_name(n: usize) -> String {
+    format!("cust-{n}")
 }

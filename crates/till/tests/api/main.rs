@@ -17,5 +17,6 @@ mod promotions;
 mod provisioning;
 mod returns;
 mod sessions;
+mod stored_value;
 mod strict;
 mod transport;

@@ -485,3 +485,54 @@ async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound(
     }
     nodes.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sales_on_one_gift_card_across_nodes_give_three() {
+    let Some(nodes) = Nodes::start(2, &[]).await else {
+        return;
+    };
+    let price = nodes.shop.articles[0].price;
+    let issued = nodes
+        .client
+        .post("/v1/gift-cards", &nodes.admin, &json!({"balanceCents": 3 * price}))
+        .await
+        .unwrap();
+    assert_eq!(issued.status, 201, "{}", issued.text);
+    let code = issued.json()["code"].as_str().unwrap().to_owned();
+    let sales: Vec<(usize, Value)> = (0..20)
+        .map(|n| {
+            let till = &nodes.shop.tills[n % 2];
+            let mut sale = nodes.shop.sale(till, &format!("g{n}"), &[(0, 1)]);
+            sale["tenders"]["tenders"][0]["method"] = json!("gift_card");
+            sale["tenders"]["tenders"][0]["reference"] = json!(code);
+            (n % 2, sale)
+        })
+        .collect();
+    let replies = join_all(
+        sales
+            .iter()
+            .enumerate()
+            .map(|(n, (till, sale))| nodes.on(n % 3, "/v1/checkout/finalize", &nodes.shop.tills[*till].token, sale)),
+    )
+    .await;
+    let booked = replies.iter().filter(|r| r.status == 201).count();
+    assert_eq!(booked, 3, "{:?}", statuses(&replies));
+    assert!(
+        replies.iter().all(|r| r.status == 201 || r.status == 422),
+        "{:?}",
+        statuses(&replies)
+    );
+    let card = nodes
+        .client
+        .get(&format!("/v1/gift-cards/{code}"), &nodes.admin)
+        .await
+        .unwrap()
+        .json();
+    assert_eq!(card["balanceCents"], json!(0), "{card}");
+    let activities = card["activities"].as_array().unwrap();
+    assert_eq!(activities.len(), 4, "one issue, three redemptions: {card}");
+    let sum: i64 = activities.iter().map(|a| a["amountCents"].as_i64().unwrap()).sum();
+    assert_eq!(sum, 0, "the ledger sums to the balance");
+    assert_eq!(nodes.stock(0).await, 1_000 - 3);
+    nodes.stop().await;
+}

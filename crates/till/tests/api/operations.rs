@@ -56,15 +56,7 @@ async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
 async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
     let server = TestServer::start(engine).await;
     let session = till::demo::seed(server.state()).await.expect("demo data loads");
-    let command = till::demo::first_sale_command();
-    let body = command
-        .split("-d '")
-        .nth(1)
-        .and_then(|rest| rest.rsplit_once('\''))
-        .map(|(json, _)| json)
-        .unwrap();
-    let body = body.replace("'$TILL_SESSION'", &session.session_id);
-    let sale: serde_json::Value = serde_json::from_str(&body).expect("the README's body is JSON");
+    let sale = body_of(&till::demo::first_sale_command(), &session.session_id);
     let reply = server.post("/v1/checkout/finalize", &session.token, sale).await;
     assert_eq!(reply.status, 201, "{}", reply.text);
     assert_eq!(reply.body["transaction"]["totals"]["total"], 1710);
@@ -76,6 +68,64 @@ async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
     // Seeding again (a restart) keeps the data and opens a fresh session.
     let again = till::demo::seed(server.state()).await.expect("seeding twice works");
     assert_ne!(again.session_id, session.session_id);
+    server.stop().await;
+}
+
+/// The body a README `curl -d '...'` command sends, in the session `session_id`.
+fn body_of(command: &str, session_id: &str) -> serde_json::Value {
+    let body = command
+        .split("-d '")
+        .nth(1)
+        .and_then(|rest| rest.rsplit_once('\''))
+        .map(|(json, _)| json)
+        .unwrap();
+    let body = body.replace("'$TILL_SESSION'", session_id);
+    serde_json::from_str(&body).expect("the README's body is JSON")
+}
+
+/// The README's sale paid with the demo's gift card and its regular customer's points; a
+/// restart keeps what they spent instead of issuing and enrolling them again.
+async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine: Engine) {
+    use till::demo::{GIFT_CARD, GIFT_CARD_CENTS, REGULAR_CUSTOMER, REGULAR_CUSTOMER_POINTS};
+    let server = TestServer::start(engine).await;
+    let session = till::demo::seed(server.state()).await.expect("demo data loads");
+    let card_path = format!("/v1/gift-cards/{GIFT_CARD}");
+    let points_path = format!("/v1/customers/{REGULAR_CUSTOMER}/loyalty");
+    let card = server.get(&card_path, &session.token).await;
+    assert_eq!(card.body["balanceCents"], GIFT_CARD_CENTS, "{}", card.text);
+    let points = server.get(&points_path, &server.admin()).await;
+    assert_eq!(points.body["points"], REGULAR_CUSTOMER_POINTS, "{}", points.text);
+
+    let command = till::demo::stored_value_sale_command();
+    assert!(
+        include_str!("../../../../README.md").contains(&command),
+        "the README shows the command as the demo prints it"
+    );
+    let sale = body_of(&command, &session.session_id);
+    let reply = server.post("/v1/checkout/finalize", &session.token, sale).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    assert_eq!(reply.body["transaction"]["totals"]["total"], 4170);
+    // 30.00 from the card, 1170 points; the 30.00 not paid with points earn 30.
+    let left_on_card = GIFT_CARD_CENTS - 3000;
+    let points_left = i64::from(REGULAR_CUSTOMER_POINTS) - 1170 + 30;
+    let card = server.get(&card_path, &session.token).await;
+    assert_eq!(card.body["balanceCents"], left_on_card, "{}", card.text);
+    assert_eq!(
+        card.body["activities"][1]["transactionId"], "demo-0003",
+        "{}",
+        card.text
+    );
+    let points = server.get(&points_path, &server.admin()).await;
+    assert_eq!(points.body["points"], points_left, "{}", points.text);
+    let customer = till_core::ids::CustomerId::parse(REGULAR_CUSTOMER).unwrap();
+    let ledger = server.state().store().loyalty_ledger(&customer).await.unwrap();
+    assert_eq!(ledger.iter().map(|(_, points)| points).sum::<i64>(), points_left);
+
+    till::demo::seed(server.state()).await.expect("seeding twice works");
+    let card = server.get(&card_path, &session.token).await;
+    assert_eq!(card.body["balanceCents"], left_on_card, "{}", card.text);
+    let points = server.get(&points_path, &server.admin()).await;
+    assert_eq!(points.body["points"], points_left, "{}", points.text);
     server.stop().await;
 }
 
@@ -135,4 +185,5 @@ on_both_engines!(
     health_readiness_and_metrics_answer_without_credentials,
     the_configured_fiscal_key_signs_the_journal,
     the_demo_sells_the_readme_first_sale,
+    the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points,
 );

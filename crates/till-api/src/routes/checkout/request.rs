@@ -7,13 +7,16 @@ use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, words};
 use crate::routes::catalog::vat_rate;
 use serde_json::Value;
 use std::collections::HashSet;
-use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{
+    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
+};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::sale::{
     Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
     TenderMethod, TenderSet,
 };
+use till_core::stored_value::{CardAction, GiftCardCode, GiftCardSale};
 
 /// Most lines one sale may carry.
 pub const MAX_LINES: usize = 1_000;
@@ -22,6 +25,9 @@ pub const MAX_LINES: usize = 1_000;
 pub fn too_many_lines() -> String {
     format!("must hold at most {MAX_LINES} lines")
 }
+
+/// Why a gift card code of another shape is refused.
+const CODE_SHAPE: &str = "must be 16 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 
 const ONLY_LINE: &str = "is only for line discounts";
 const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
@@ -109,6 +115,28 @@ pub struct CartLineBody {
     serial: Option<SerialBody>,
     #[schema(value_type = Option<Text>)]
     kit_id: Option<String>,
+    /// On a custom line at VAT 0: the gift card the line sells, activated with (or loaded by)
+    /// the line's net amount when the sale commits.
+    gift_card: Option<GiftCardLineBody>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct GiftCardLineBody {
+    /// 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`.
+    #[schema(pattern = "^[2-9A-HJKMNP-Z]{16}$")]
+    code: String,
+    #[schema(schema_with = card_action_schema)]
+    action: String,
+}
+
+fn card_action_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        CardAction::ALL.iter().map(|action| action.as_str()),
+        false,
+        "`activate` a new card, or `load` an active one.",
+    )
 }
 
 #[derive(utoipa::ToSchema)]
@@ -261,6 +289,10 @@ pub struct TenderBody {
     change: i64,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     forfeited: i64,
+    /// The instrument the tender draws on: a gift card's code for `gift_card`, a credit note's
+    /// number for `credit_note`, the voucher of a method another system keeps. Optional.
+    #[schema(value_type = Option<Text>)]
+    reference: Option<String>,
 }
 
 fn method_schema() -> utoipa::openapi::schema::Schema {
@@ -404,6 +436,15 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
         })
     });
     let kit_id = line.optional("kitId", |f| f.text());
+    let gift_card = line.optional("giftCard", |f| {
+        let card = f.object()?;
+        let code = card.required("code", |f| f.string_as(CODE_SHAPE, GiftCardCode::parse));
+        let action = card.required("action", |f| f.one_of(&choices(&CardAction::ALL, CardAction::as_str)));
+        Some(GiftCardSale {
+            code: code?,
+            action: action?,
+        })
+    });
     let parsed = CartLine {
         id: id?,
         sku_id: sku_id?,
@@ -414,6 +455,7 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
         custom: custom?.unwrap_or(false),
         serial: serial?,
         kit_id: kit_id?,
+        gift_card: gift_card?,
     };
     Some(parsed)
 }
@@ -529,6 +571,7 @@ fn tender(field: Field<'_>) -> Option<Tender> {
     let presented = tender.required("presented", |f| f.cents());
     let change = tender.required("change", |f| f.cents());
     let forfeited = tender.required("forfeited", |f| f.cents());
+    let reference = tender.optional("reference", |f| f.parse_text(TenderReference::parse));
     Some(Tender {
         id: id?,
         method: method?,
@@ -536,5 +579,6 @@ fn tender(field: Field<'_>) -> Option<Tender> {
         presented: presented?,
         change: change?,
         forfeited: forfeited?,
+        reference: reference?,
     })
 }

@@ -75,6 +75,8 @@ struct Tender<'a> {
     forfeited_cents: i64,
     method: &'a str,
     presented_cents: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<&'a str>,
     tender_id: &'a str,
 }
 
@@ -161,6 +163,7 @@ impl<'a> Tender<'a> {
             forfeited_cents: tender.forfeited_cents,
             method: &tender.method,
             presented_cents: tender.presented_cents,
+            reference: tender.reference.as_deref(),
             tender_id: &tender.tender_id,
         }
     }

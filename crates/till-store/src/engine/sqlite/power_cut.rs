@@ -537,6 +537,7 @@ mod tests {
                 presented: cents(2900),
                 change: cents(0),
                 forfeited: cents(0),
+                reference: None,
             }],
             vat: vec![VatTotal {
                 rate,
@@ -556,6 +557,7 @@ mod tests {
             spends_grant: None,
             adjustments: Vec::new(),
             original: None,
+            stored_value: Default::default(),
         }
     }
 

@@ -1,0 +1,314 @@
+//! Gift cards and credit notes: `POST /v1/gift-cards`, `GET /v1/gift-cards/{code}`, its
+//! `block` and `unblock`, and `GET /v1/credit-notes/{number}`. Their balances are spent as
+//! tenders of a sale (see finalize); these read them with their ledger and manage cards.
+
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::fields::Problems;
+use crate::openapi::{Instant, Text, UtcInstant, words};
+use crate::ops;
+use crate::routes::Written;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+use till_app::Principal;
+use till_app::secret::new_gift_card_code;
+use till_core::ids::{StoreId, TextError, check_text};
+use till_core::instant::{Zone, format_utc};
+use till_core::stored_value::{ActivityKind, GiftCardCode, InstrumentState};
+use till_store::stored_value::{Activity, InstrumentRecord, NewCard};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(issue_gift_card))
+        .routes(routes!(get_gift_card))
+        .routes(routes!(block_gift_card))
+        .routes(routes!(unblock_gift_card))
+        .routes(routes!(get_credit_note))
+}
+
+/// Body of `POST /v1/gift-cards`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_card` reads the body
+struct NewGiftCardBody {
+    /// 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`; generated when absent.
+    #[schema(pattern = "^[2-9A-HJKMNP-Z]{16}$")]
+    code: Option<String>,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    balance_cents: i64,
+    #[schema(value_type = Option<Instant>)]
+    expires_at: Option<String>,
+    /// The stores that may take it; every store when absent.
+    #[schema(value_type = Option<Vec<Text>>)]
+    store_ids: Option<Vec<String>>,
+}
+
+/// A gift card with the ledger of its activities.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GiftCardView {
+    code: String,
+    #[serde(flatten)]
+    #[schema(inline)]
+    held: HeldView,
+}
+
+/// A credit note (avoir) with the ledger of its activities.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditNoteView {
+    number: String,
+    #[serde(flatten)]
+    #[schema(inline)]
+    held: HeldView,
+}
+
+/// What a gift card and a credit note share.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldView {
+    balance_cents: i64,
+    #[schema(schema_with = state_schema)]
+    state: &'static str,
+    #[schema(value_type = Option<UtcInstant>, required = true)]
+    expires_at: Option<String>,
+    #[schema(value_type = UtcInstant)]
+    issued_at: String,
+    /// Oldest first; their `amountCents` add up to `balanceCents`.
+    activities: Vec<ActivityView>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivityView {
+    id: i64,
+    #[schema(schema_with = activity_kind_schema)]
+    kind: &'static str,
+    /// Negative when it took from the balance.
+    amount_cents: i64,
+    balance_after_cents: i64,
+    /// The sale or return that moved the balance; null for a move outside a sale.
+    #[schema(value_type = Option<Text>, required = true)]
+    transaction_id: Option<String>,
+    #[schema(value_type = UtcInstant)]
+    at: String,
+}
+
+fn state_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        InstrumentState::ALL.iter().map(|state| state.as_str()),
+        false,
+        "What stops a redemption first: blocked, then expired, then exhausted.",
+    )
+}
+
+fn activity_kind_schema() -> utoipa::openapi::schema::Schema {
+    words(
+        ActivityKind::ALL.iter().map(|kind| kind.as_str()),
+        false,
+        "What the activity did.",
+    )
+}
+
+impl HeldView {
+    fn of(record: InstrumentRecord, now: Timestamp) -> HeldView {
+        HeldView {
+            balance_cents: record.balance.get(),
+            state: InstrumentState::at(record.balance, record.expires_at, record.blocked, now).as_str(),
+            expires_at: record.expires_at.map(format_utc),
+            issued_at: format_utc(record.issued_at),
+            activities: record.activities.into_iter().map(ActivityView::from).collect(),
+        }
+    }
+}
+
+impl From<Activity> for ActivityView {
+    fn from(activity: Activity) -> Self {
+        ActivityView {
+            id: activity.id,
+            kind: activity.kind.as_str(),
+            amount_cents: activity.amount,
+            balance_after_cents: activity.balance_after,
+            transaction_id: activity.transaction_id,
+            at: format_utc(activity.at),
+        }
+    }
+}
+
+fn parse_card(body: &Value, now: Timestamp) -> Result<NewCard, ApiError> {
+    let problems = Problems::new();
+    let card = problems.root(body).and_then(|root| {
+        let code = root.optional("code", |f| {
+            f.string_as(
+                "must be 16 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ",
+                GiftCardCode::parse,
+            )
+        });
+        let balance = root.required("balanceCents", |f| f.positive_cents());
+        let expires_at = root.optional("expiresAt", |f| f.instant(Zone::UtcOrOffset));
+        let store_ids = root.optional("storeIds", |f| f.array(|f| f.parse_text(StoreId::parse)));
+        Some(NewCard {
+            code: code?.unwrap_or_else(new_gift_card_code),
+            balance: balance?,
+            expires_at: expires_at?,
+            store_ids: store_ids?.unwrap_or_default(),
+            now,
+        })
+    });
+    problems.finish(|| card)
+}
+
+/// `{code}` of the gift card routes: any text, so that a code of another shape is answered
+/// like an unknown one.
+struct CardPath(String);
+
+impl FromParams for CardPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params
+            .required("code", |text: &str| check_text(text).map(|()| text.to_owned()))
+            .map(CardPath)
+    }
+}
+
+/// `{number}` of a credit note.
+struct NotePath(String);
+
+impl FromParams for NotePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params
+            .required("number", |text: &str| -> Result<String, TextError> {
+                check_text(text).map(|()| text.to_owned())
+            })
+            .map(NotePath)
+    }
+}
+
+/// The store whose cards a till's session may read: a till sees only the cards its store may
+/// take; a back-office token sees every card.
+fn reading_store(caller: &Principal) -> Option<&StoreId> {
+    caller.session().map(|session| &session.session.store_id)
+}
+
+fn no_such_card() -> ApiError {
+    ApiError::NotFound("No gift card with this code.".into())
+}
+
+/// Issue a gift card without a sale.
+///
+/// A promotional or replacement card, its balance given rather than paid at a till (a card
+/// sold at a till is activated by a cart line with `giftCard`). Back-office; a person should
+/// confirm.
+#[utoipa::path(post, path = "/v1/gift-cards", operation_id = "issueGiftCard", tag = "stored-value",
+    request_body = NewGiftCardBody,
+    responses((status = 201, description = "Issued", body = GiftCardView),
+              (status = 409, description = "A card with this code exists", body = crate::error::ErrorEnvelope)))]
+async fn issue_gift_card(
+    _caller: Authorized<ops::IssueGiftCard>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<Written<GiftCardView>, ApiError> {
+    let now = state.now();
+    let card = parse_card(&body, now)?;
+    let code = card.code.as_str().to_owned();
+    let record = state.store().issue_gift_card(card).await?;
+    Ok(Written::new(
+        true,
+        GiftCardView {
+            code,
+            held: HeldView::of(record, now),
+        },
+    ))
+}
+
+/// Read a gift card: its balance, state and ledger.
+///
+/// Read-only; safe to call at any time. An unknown code and a card this till's store may not take answer alike.
+#[utoipa::path(get, path = "/v1/gift-cards/{code}", operation_id = "getGiftCard", tag = "stored-value",
+    params(("code" = Text, Path)),
+    responses((status = 200, description = "The card", body = GiftCardView),
+              (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
+async fn get_gift_card(
+    caller: Authorized<ops::GetGiftCard>,
+    State(state): State<AppState>,
+    PathParams(CardPath(code)): PathParams<CardPath>,
+) -> Result<Json<GiftCardView>, ApiError> {
+    let record = state
+        .store()
+        .gift_card(&code, reading_store(&caller.principal))
+        .await?
+        .ok_or_else(no_such_card)?;
+    Ok(Json(GiftCardView {
+        code,
+        held: HeldView::of(record, state.now()),
+    }))
+}
+
+/// Block a gift card: no sale may spend or load it until it is unblocked.
+///
+/// A lost or stolen card. A person should confirm.
+#[utoipa::path(post, path = "/v1/gift-cards/{code}/block", operation_id = "blockGiftCard", tag = "stored-value",
+    params(("code" = Text, Path)),
+    responses((status = 204, description = "Blocked"),
+              (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
+async fn block_gift_card(
+    _caller: Authorized<ops::BlockGiftCard>,
+    State(state): State<AppState>,
+    PathParams(CardPath(code)): PathParams<CardPath>,
+) -> Result<StatusCode, ApiError> {
+    set_blocked(&state, &code, true).await
+}
+
+/// Unblock a gift card.
+///
+/// The card may be spent and loaded again. A person should confirm.
+#[utoipa::path(post, path = "/v1/gift-cards/{code}/unblock", operation_id = "unblockGiftCard", tag = "stored-value",
+    params(("code" = Text, Path)),
+    responses((status = 204, description = "Unblocked"),
+              (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
+async fn unblock_gift_card(
+    _caller: Authorized<ops::UnblockGiftCard>,
+    State(state): State<AppState>,
+    PathParams(CardPath(code)): PathParams<CardPath>,
+) -> Result<StatusCode, ApiError> {
+    set_blocked(&state, &code, false).await
+}
+
+async fn set_blocked(state: &AppState, code: &str, blocked: bool) -> Result<StatusCode, ApiError> {
+    match state.store().block_gift_card(code, blocked, state.now()).await {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(till_store::StoreError::NotFound(_)) => Err(no_such_card()),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Read a credit note (avoir) a return issued: its balance, state and ledger.
+///
+/// Read-only; safe to call at any time. A credit note is spent as a `credit_note` tender
+/// whose `reference` is its number.
+#[utoipa::path(get, path = "/v1/credit-notes/{number}", operation_id = "getCreditNote", tag = "stored-value",
+    params(("number" = Text, Path, description = "The return's credit-note number")),
+    responses((status = 200, description = "The credit note", body = CreditNoteView),
+              (status = 404, description = "No such credit note", body = crate::error::ErrorEnvelope)))]
+async fn get_credit_note(
+    caller: Authorized<ops::GetCreditNote>,
+    State(state): State<AppState>,
+    PathParams(NotePath(number)): PathParams<NotePath>,
+) -> Result<Json<CreditNoteView>, ApiError> {
+    let record = state
+        .store()
+        .credit_note(&number, reading_store(&caller.principal))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No credit note with this number.".into()))?;
+    Ok(Json(CreditNoteView {
+        number,
+        held: HeldView::of(record, state.now()),
+    }))
+}

@@ -1,0 +1,313 @@
+//! Stored value: gift cards and credit notes with the ledger of their activities, and the
+//! ledger of customers' loyalty points. A ticket moves them inside its own transaction (see
+//! [`crate::sales`]), each as one guarded update that refuses what the balance, the state or
+//! the store does not allow: concurrent tickets serialize on the instrument's row, on either
+//! engine and across nodes, so a balance is never spent twice.
+
+use crate::db::Store;
+use crate::error::{Conflict, StoreError};
+use crate::sql::{Conn, Row, query};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use till_core::ids::{CustomerId, StoreId};
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::Cents;
+use till_core::stored_value::{ActivityKind, GiftCardCode, InstrumentKind, PointsActivity, card_lookup};
+
+/// An instrument as read, with its ledger, oldest activity first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstrumentRecord {
+    pub kind: InstrumentKind,
+    /// A card's last four symbols, a credit note's number.
+    pub label: String,
+    pub balance: Cents,
+    pub issued_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub blocked: bool,
+    /// Empty: every store may take it.
+    pub store_ids: Vec<String>,
+    pub activities: Vec<Activity>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activity {
+    pub id: i64,
+    pub kind: ActivityKind,
+    pub amount: i64,
+    pub balance_after: i64,
+    pub transaction_id: Option<String>,
+    pub at: Timestamp,
+}
+
+/// A gift card issued without a sale.
+#[derive(Clone, Debug)]
+pub struct NewCard {
+    pub code: GiftCardCode,
+    pub balance: Cents,
+    pub expires_at: Option<Timestamp>,
+    pub store_ids: Vec<StoreId>,
+    pub now: Timestamp,
+}
+
+struct Blocking {
+    kind: InstrumentKind,
+    lookup: String,
+    blocked: bool,
+    now: i64,
+}
+
+mod ticket;
+
+pub(crate) use ticket::{ADD_POINTS, move_for_ticket};
+
+/// An update of the balance of the instrument of kind `$1` and look-up `$2` by `$3`, where it
+/// may be taken: not blocked, not expired at `$4`, and in the store `$5` when it names its
+/// stores. Answers the instrument and its balance after, or no row.
+macro_rules! move_where_usable {
+    ($set:literal, $guard:literal) => {
+        concat!(
+            "UPDATE stored_value SET balance_cents = ",
+            $set,
+            ", updated_at = $4 WHERE kind = $1 AND lookup = $2 ",
+            $guard,
+            " AND blocked = 0 AND (expires_at IS NULL OR expires_at > $4) \
+             AND (restricted = 0 OR EXISTS (SELECT 1 FROM stored_value_stores w \
+                 WHERE w.instrument_id = stored_value.instrument_id AND w.store_id = $5)) \
+             RETURNING instrument_id, balance_cents"
+        )
+    };
+}
+
+/// Spends `$3` of an instrument's balance, refusing to go below zero.
+const REDEEM: &str = move_where_usable!("balance_cents - $3", "AND balance_cents >= $3");
+
+/// Pays `$3` into an instrument.
+const PAY_IN: &str = move_where_usable!("balance_cents + $3", "");
+
+impl Store {
+    /// Issues a gift card without a sale; `None` when a card with this code exists.
+    pub async fn issue_gift_card(&self, card: NewCard) -> Result<InstrumentRecord, StoreError> {
+        let lookup = card_lookup(card.code.as_str());
+        self.write(card, |c, card| Box::pin(issue_card(c, card))).await?;
+        self.instrument(InstrumentKind::GiftCard, &lookup, None)
+            .await?
+            .ok_or(StoreError::NotFound("gift card"))
+    }
+
+    /// The gift card `code`, if it exists and `store` (when given) may take it.
+    pub async fn gift_card(&self, code: &str, store: Option<&StoreId>) -> Result<Option<InstrumentRecord>, StoreError> {
+        self.instrument(InstrumentKind::GiftCard, &card_lookup(code), store)
+            .await
+    }
+
+    /// The credit note `number`, if it exists and `store` (when given) may take it.
+    pub async fn credit_note(
+        &self,
+        number: &str,
+        store: Option<&StoreId>,
+    ) -> Result<Option<InstrumentRecord>, StoreError> {
+        self.instrument(InstrumentKind::CreditNote, number, store).await
+    }
+
+    /// Blocks or unblocks the gift card `code`; `NotFound` when there is none.
+    pub async fn block_gift_card(&self, code: &str, blocked: bool, now: Timestamp) -> Result<(), StoreError> {
+        let input = Blocking {
+            kind: InstrumentKind::GiftCard,
+            lookup: card_lookup(code),
+            blocked,
+            now: to_micros(now),
+        };
+        self.write(input, |c, i| Box::pin(set_blocked(c, i))).await
+    }
+
+    /// The points of `customer`'s ledger, oldest first: they add up to the customer's points.
+    pub async fn loyalty_ledger(&self, customer: &CustomerId) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = query("SELECT kind, points FROM loyalty_activities WHERE customer_id = $1 ORDER BY activity_id")
+            .bind(customer.as_str())
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("kind")?, row.try_get("points")?)))
+            .collect()
+    }
+
+    async fn instrument(
+        &self,
+        kind: InstrumentKind,
+        lookup: &str,
+        store: Option<&StoreId>,
+    ) -> Result<Option<InstrumentRecord>, StoreError> {
+        let Some(row) = query(
+            "SELECT instrument_id, label, balance_cents, issued_at, expires_at, blocked FROM stored_value \
+             WHERE kind = $1 AND lookup = $2",
+        )
+        .bind(kind.as_str())
+        .bind(lookup)
+        .fetch_optional(self.reader())
+        .await?
+        else {
+            return Ok(None);
+        };
+        let id: i64 = row.try_get("instrument_id")?;
+        let store_ids: Vec<String> =
+            query("SELECT store_id FROM stored_value_stores WHERE instrument_id = $1 ORDER BY store_id")
+                .bind(id)
+                .fetch_all(self.reader())
+                .await?
+                .iter()
+                .map(|row| row.try_get("store_id"))
+                .collect::<Result<_, _>>()?;
+        if let Some(store) = store
+            && !store_ids.is_empty()
+            && !store_ids.iter().any(|s| s == store.as_str())
+        {
+            return Ok(None);
+        }
+        let activities = query(
+            "SELECT activity_id, kind, amount_cents, balance_after_cents, transaction_id, at \
+             FROM stored_value_activities WHERE instrument_id = $1 ORDER BY activity_id",
+        )
+        .bind(id)
+        .fetch_all(self.reader())
+        .await?
+        .iter()
+        .map(activity_of)
+        .collect::<Result<_, _>>()?;
+        Ok(Some(InstrumentRecord {
+            kind,
+            label: row.try_get("label")?,
+            balance: amount(row.try_get("balance_cents")?)?,
+            issued_at: from_micros(row.try_get("issued_at")?),
+            expires_at: row.try_get::<Option<i64>>("expires_at")?.map(from_micros),
+            blocked: row.try_get::<i64>("blocked")? != 0,
+            store_ids,
+            activities,
+        }))
+    }
+}
+
+fn activity_of(row: &Row) -> Result<Activity, StoreError> {
+    let kind: String = row.try_get("kind")?;
+    Ok(Activity {
+        id: row.try_get("activity_id")?,
+        kind: ActivityKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("activity kind {kind}")))?,
+        amount: row.try_get("amount_cents")?,
+        balance_after: row.try_get("balance_after_cents")?,
+        transaction_id: row.try_get("transaction_id")?,
+        at: from_micros(row.try_get("at")?),
+    })
+}
+
+fn amount(cents: i64) -> Result<Cents, StoreError> {
+    Cents::new(cents).ok_or_else(|| StoreError::Corrupt("a stored balance out of range".into()))
+}
+
+fn issue_card<'a>(conn: &'a mut Conn, card: &'a NewCard) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        let now = to_micros(card.now);
+        let id = query(
+            "INSERT INTO stored_value (kind, lookup, label, balance_cents, issued_at, activated_at, expires_at, \
+                 blocked, restricted, updated_at) \
+             VALUES ('gift_card', $1, $2, $3, $4, $4, $5, 0, $6, $4) \
+             ON CONFLICT (kind, lookup) DO NOTHING RETURNING instrument_id",
+        )
+        .bind(card_lookup(card.code.as_str()))
+        .bind(card.code.last_four())
+        .bind(card.balance.get())
+        .bind(now)
+        .bind(card.expires_at.map(to_micros))
+        .bind(i64::from(!card.store_ids.is_empty()))
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::Conflict(Conflict::GiftCardExists))?
+        .try_get::<i64>("instrument_id")?;
+        for store in &card.store_ids {
+            query("INSERT INTO stored_value_stores (instrument_id, store_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(id)
+                .bind(store.as_str())
+                .execute(&mut *conn)
+                .await?;
+        }
+        record(
+            conn,
+            id,
+            ActivityKind::Issue,
+            card.balance.get(),
+            card.balance.get(),
+            None,
+            now,
+        )
+        .await
+    })
+}
+
+fn set_blocked<'a>(conn: &'a mut Conn, input: &'a Blocking) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        let row = query(
+            "UPDATE stored_value SET blocked = $3, updated_at = $4 WHERE kind = $1 AND lookup = $2 \
+             RETURNING instrument_id, balance_cents",
+        )
+        .bind(input.kind.as_str())
+        .bind(input.lookup.as_str())
+        .bind(i64::from(input.blocked))
+        .bind(input.now)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound("gift card"))?;
+        let kind = if input.blocked {
+            ActivityKind::Block
+        } else {
+            ActivityKind::Unblock
+        };
+        let (id, balance) = (row.try_get("instrument_id")?, row.try_get("balance_cents")?);
+        record(conn, id, kind, 0, balance, None, input.now).await
+    })
+}
+
+/// One activity of an instrument's ledger.
+async fn record(
+    conn: &mut Conn,
+    instrument: i64,
+    kind: ActivityKind,
+    amount: i64,
+    balance_after: i64,
+    transaction_id: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    query(
+        "INSERT INTO stored_value_activities (instrument_id, kind, amount_cents, balance_after_cents, transaction_id, at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(instrument)
+    .bind(kind.as_str())
+    .bind(amount)
+    .bind(balance_after)
+    .bind(transaction_id)
+    .bind(at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// One activity of a customer's points.
+pub(crate) const RECORD_POINTS: &str =
+    "INSERT INTO loyalty_activities (customer_id, kind, points, transaction_id, at) VALUES ($1, $2, $3, $4, $5)";
+
+async fn record_points(
+    conn: &mut Conn,
+    customer: &CustomerId,
+    kind: PointsActivity,
+    points: i64,
+    transaction_id: &str,
+    at: i64,
+) -> Result<(), StoreError> {
+    query(RECORD_POINTS)
+        .bind(customer.as_str())
+        .bind(kind.as_str())
+        .bind(points)
+        .bind(transaction_id)
+        .bind(at)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
