@@ -81,37 +81,66 @@ pub fn sku_id(name: &str) -> SkuId {
 
 /// A `curl` command for a first sale on the demo till, as the README shows it.
 pub fn first_sale_command() -> String {
-    let baguette = sku_id("Baguette tradition");
-    let mug = sku_id("Mug en grès");
-    format!(
-        r#"curl -s -X POST $TILL/v1/checkout/finalize \
-  -H "Authorization: Bearer $TILL_SESSION_TOKEN" -H 'content-type: application/json' \
-  -d '{{"transactionId": "demo-0001", "number": "T1-0001", "storeId": "{STORE}",
-       "sellerId": "{CASHIER}", "customerId": "client-42", "sessionId": "'$TILL_SESSION'",
-       "cart": {{"freeLineSequence": 0, "lines": [
-         {{"id": "l1", "skuId": "{baguette}", "quantity": 2, "unitPrice": 130, "vatRate": 5.5, "free": false}},
-         {{"id": "l2", "skuId": "{mug}", "quantity": 1, "unitPrice": 1450, "vatRate": 20, "free": false}}]}},
-       "tenders": {{"amountDue": 1710, "sequence": 1, "tenders": [
-         {{"id": "p1", "method": "cash", "applied": 1710, "presented": 2000, "change": 290, "forfeited": 0}}]}}}}'"#
+    let (baguette, mug) = (sku_id("Baguette tradition"), sku_id("Mug en grès"));
+    sale_command(
+        ("demo-0001", "T1-0001", "client-42"),
+        &[(baguette, 2, 130, "5.5"), (mug, 1, 1450, "20")],
+        1710,
+        &[r#"{"id": "p1", "method": "cash", "applied": 1710, "presented": 2000, "change": 290, "forfeited": 0}"#],
     )
 }
 
 /// A `curl` command for a sale on the demo till paid with the demo's gift card and its regular
 /// customer's points, as the README shows it.
 pub fn stored_value_sale_command() -> String {
-    let champagne = sku_id("Champagne brut 75 cl");
-    let comte = sku_id("Comté 18 mois 200 g");
+    let (champagne, comte) = (sku_id("Champagne brut 75 cl"), sku_id("Comté 18 mois 200 g"));
+    let card = format!(
+        r#"{{"id": "p1", "method": "gift_card", "reference": "{GIFT_CARD}", "applied": 3000, "presented": 3000, "change": 0, "forfeited": 0}}"#
+    );
+    sale_command(
+        ("demo-0003", "T1-0002", REGULAR_CUSTOMER),
+        &[(champagne, 1, 3490, "20"), (comte, 1, 680, "5.5")],
+        4170,
+        &[
+            &card,
+            r#"{"id": "p2", "method": "loyalty", "applied": 1170, "presented": 1170, "change": 0, "forfeited": 0}"#,
+        ],
+    )
+}
+
+/// A finalize `curl` on the demo till's session: `(transaction id, number, customer)`, lines of
+/// `(article, quantity, unit price, VAT rate)`, the amount due and the tenders as written.
+fn sale_command(
+    (transaction, number, customer): (&str, &str, &str),
+    lines: &[(SkuId, i64, i64, &str)],
+    amount_due: i64,
+    tenders: &[&str],
+) -> String {
+    let lines = lines
+        .iter()
+        .enumerate()
+        .map(|(n, (sku, quantity, price, vat))| {
+            format!(
+                r#"         {{"id": "l{}", "skuId": "{sku}", "quantity": {quantity}, "unitPrice": {price}, "vatRate": {vat}, "free": false}}"#,
+                n + 1
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",\n");
+    let tenders = tenders
+        .iter()
+        .map(|tender| format!("         {tender}"))
+        .collect::<Vec<_>>()
+        .join(",\n");
     format!(
         r#"curl -s -X POST $TILL/v1/checkout/finalize \
   -H "Authorization: Bearer $TILL_SESSION_TOKEN" -H 'content-type: application/json' \
-  -d '{{"transactionId": "demo-0003", "number": "T1-0002", "storeId": "{STORE}",
-       "sellerId": "{CASHIER}", "customerId": "{REGULAR_CUSTOMER}", "sessionId": "'$TILL_SESSION'",
+  -d '{{"transactionId": "{transaction}", "number": "{number}", "storeId": "{STORE}",
+       "sellerId": "{CASHIER}", "customerId": "{customer}", "sessionId": "'$TILL_SESSION'",
        "cart": {{"freeLineSequence": 0, "lines": [
-         {{"id": "l1", "skuId": "{champagne}", "quantity": 1, "unitPrice": 3490, "vatRate": 20, "free": false}},
-         {{"id": "l2", "skuId": "{comte}", "quantity": 1, "unitPrice": 680, "vatRate": 5.5, "free": false}}]}},
-       "tenders": {{"amountDue": 4170, "sequence": 1, "tenders": [
-         {{"id": "p1", "method": "gift_card", "reference": "{GIFT_CARD}", "applied": 3000, "presented": 3000, "change": 0, "forfeited": 0}},
-         {{"id": "p2", "method": "loyalty", "applied": 1170, "presented": 1170, "change": 0, "forfeited": 0}}]}}}}'"#
+{lines}]}},
+       "tenders": {{"amountDue": {amount_due}, "sequence": 1, "tenders": [
+{tenders}]}}}}'"#
     )
 }
 
