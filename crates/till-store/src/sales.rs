@@ -27,7 +27,6 @@ use till_core::ids::{CouponCode, SessionId, TransactionId};
 use till_core::instant::to_micros;
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
-use till_core::stored_value::PointsActivity;
 
 /// A priced, checked sale ready to be written, with the returned units of its original (on a
 /// return) counted as this store counts them.
@@ -159,27 +158,26 @@ impl Store {
         }
     }
 
-    /// Where batches run alone (PostgreSQL): a sale that spends nothing but stock (no approval,
-    /// no coupon, no original ticket, no stored value) in one statement outside any transaction, when its
-    /// register's chain head and
-    /// day are as this node last left them. The statement claims the head only if it still
-    /// stands there, was not held by a closing meanwhile, and the day is still the register's
-    /// open one; then every write in it lands, or none does. One round trip where the checked
-    /// path takes four.
+    /// Where batches run alone (PostgreSQL): a sale that spends no approval and no coupon, is
+    /// no return, and whose stored value is only drawn on (see
+    /// [`stored_value::in_one_statement`]), in one statement outside any transaction, when its
+    /// register's chain head and day are as this node last left them. The statement claims
+    /// the head only if it still stands there, was not held by a closing meanwhile, and the
+    /// day is still the register's open one, and each card, credit note or customer's points
+    /// only where the balance allows; then every write in it lands, or none does. One round
+    /// trip where the checked path takes four or more.
     ///
     /// `None` sends the sale down the checked path, which finds out and answers whatever
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        // A sale that moves stored value, or takes points back, reads balances: never here.
-        let plain = sale.spends_grant.is_none()
-            && sale.coupon_code.is_none()
-            && sale.original.is_none()
-            && sale.stored_value.is_empty()
-            && sale.points_earned >= 0;
+        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
+        let Some(stored_value) = stored_value::in_one_statement(sale) else {
+            return Ok(None);
+        };
         let Some(signed) = input.presigned.clone() else {
             return Ok(None);
         };
@@ -207,6 +205,7 @@ impl Store {
             ],
         );
         let response = push_sale(&mut batch, self.writers(), input, place.seq, now)?;
+        stored_value.push(&mut batch, now);
         let reference = sale.transaction_id.as_str();
         let sealed = journal::push_entry(
             &mut batch,
@@ -298,6 +297,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
         let response = push_sale(&mut batch, conn.writers(), input, place.seq, now)?;
+        stored_value::push_points_earned(&mut batch, sale, now);
         let signed = match &input.presigned {
             Some(presigned) if presigned.place == place => presigned.clone(),
             _ => sign_ticket(&input.record, &input.digest, place.clone(), &input.key)?,
@@ -323,7 +323,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 }
 
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
-/// reductions), its stock moves and the customer's points. Answers the stored response, which
+/// reductions) and its stock moves. Answers the stored response, which
 /// for a return now carries its credit-note number.
 fn push_sale(
     batch: &mut Batch,
@@ -344,26 +344,6 @@ fn push_sale(
     };
     sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
     stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
-    // Points a return takes back were taken by the commit, never below zero.
-    if let Some(customer) = &sale.customer_id {
-        let earned = sale.points_earned.max(0);
-        batch.push(
-            stored_value::ADD_POINTS,
-            vec![customer.as_str().into(), earned.into(), now.into()],
-        );
-        if earned > 0 {
-            batch.push(
-                stored_value::RECORD_POINTS,
-                vec![
-                    customer.as_str().into(),
-                    PointsActivity::Earn.as_str().into(),
-                    earned.into(),
-                    sale.transaction_id.as_str().into(),
-                    now.into(),
-                ],
-            );
-        }
-    }
     Ok(response)
 }
 

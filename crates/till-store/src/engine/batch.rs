@@ -22,6 +22,8 @@ struct Statement {
     params: Vec<Param>,
     /// The batch is refused when this statement changes no row.
     required: bool,
+    /// Reads the rows the statement queued before it returned, named `{previous}` in `sql`.
+    reads_previous: bool,
 }
 
 /// The texts of one multi-row statement by row count, each built the first time it is
@@ -56,6 +58,7 @@ impl Batch {
             sql: sql.into(),
             params,
             required: false,
+            reads_previous: false,
         });
     }
 
@@ -68,6 +71,21 @@ impl Batch {
             sql: sql.into(),
             params,
             required: true,
+            reads_previous: false,
+        });
+    }
+
+    /// Queues a write that reads the rows returned by the write queued just before it, named
+    /// `{previous}` in `sql`: a ledger row that records the balance an update left, under
+    /// whatever concurrent updates it waited for. Only one statement can pass rows from one
+    /// write to the next, so a batch holding such a write runs only where batches run alone
+    /// (PostgreSQL).
+    pub(crate) fn push_reading_previous(&mut self, sql: impl Into<Cow<'static, str>>, params: Vec<Param>) {
+        self.statements.push(Statement {
+            sql: sql.into(),
+            params,
+            required: false,
+            reads_previous: true,
         });
     }
 
@@ -75,6 +93,11 @@ impl Batch {
     /// batch may run outside a transaction; inside one, the caller's unit fails with it.
     pub(crate) async fn run(self, conn: &mut Conn) -> Result<(), StoreError> {
         if conn.is_sqlite() {
+            if self.statements.iter().any(|statement| statement.reads_previous) {
+                return Err(StoreError::Corrupt(
+                    "a write reading the previous one's rows runs only in one statement".into(),
+                ));
+            }
             for statement in self.statements {
                 let sql = match statement.required {
                     true => without_returning(statement.sql),
@@ -122,8 +145,9 @@ const KEPT_BATCHES: usize = 1024;
 
 /// What a batch's one statement is made of: each write's text (by address and length: the
 /// texts are static, so an address names one text), its number of values and whether it is
-/// required. A batch with a text built for it alone has no shape and is not kept.
-type BatchShape = Vec<(usize, usize, usize, bool)>;
+/// required or reads the previous write. A batch with a text built for it alone has no shape
+/// and is not kept.
+type BatchShape = Vec<(usize, usize, usize, bool, bool)>;
 
 /// The batch as one PostgreSQL statement. Its text depends only on the shapes of its writes,
 /// of which a day of sales has a few hundred, so each is built once rather than for every
@@ -138,6 +162,7 @@ fn one_statement(statements: &[Statement]) -> String {
                 text.len(),
                 statement.params.len(),
                 statement.required,
+                statement.reads_previous,
             )),
             Cow::Owned(_) => None,
         })
@@ -169,7 +194,10 @@ fn combined(statements: &[Statement]) -> String {
     let mut sql = String::new();
     let mut offset = 0;
     for (index, statement) in statements.iter().enumerate() {
-        let text = renumbered(&statement.sql, offset);
+        let mut text = renumbered(&statement.sql, offset);
+        if statement.reads_previous {
+            text = text.replace("{previous}", &format!("w{}", index.saturating_sub(1)));
+        }
         if index + 1 < statements.len() || !required.is_empty() {
             sql.push_str(if index == 0 { "WITH " } else { ", " });
             sql.push_str(&format!("w{index} AS ({text})"));
@@ -252,6 +280,22 @@ mod tests {
         assert_eq!(
             combined(&plain.statements),
             "WITH w0 AS (DELETE FROM a WHERE x = $1) DELETE FROM b WHERE y = $2"
+        );
+    }
+
+    #[test]
+    fn a_write_reading_the_previous_one_names_its_rows() {
+        let mut batch = Batch::default();
+        batch.push_required("UPDATE a SET b = b - $1 RETURNING id, b", vec![1.into()]);
+        batch.push_reading_previous(
+            "INSERT INTO l (id, b, t) SELECT id, b, $1 FROM {previous}",
+            vec![2.into()],
+        );
+        assert_eq!(
+            combined(&batch.statements),
+            "WITH w0 AS (UPDATE a SET b = b - $1 RETURNING id, b), \
+             w1 AS (INSERT INTO l (id, b, t) SELECT id, b, $2 FROM w0) \
+             SELECT till_all_written((SELECT count(*) FROM w0)) AS written"
         );
     }
 

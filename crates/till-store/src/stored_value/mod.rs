@@ -56,9 +56,12 @@ struct Blocking {
     now: i64,
 }
 
+mod one_statement;
 mod ticket;
 
-pub(crate) use ticket::{ADD_POINTS, move_for_ticket};
+pub(crate) use one_statement::{in_one_statement, push_points_earned};
+use ticket::ADD_POINTS;
+pub(crate) use ticket::move_for_ticket;
 
 /// An update of the balance of the instrument of kind `$1` and look-up `$2` by `$3`, where it
 /// may be taken: not blocked, not expired at `$4`, and in the store `$5` when it names its

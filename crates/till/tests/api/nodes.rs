@@ -10,6 +10,7 @@ use std::time::Duration;
 use till_load::client::{Client, Reply};
 use till_load::cluster::{Cluster, NodeConfig};
 use till_load::shop::{Shop, ShopSpec, admin_token, provision};
+use till_load::stored_value::Spend;
 
 const SECRET: &str = "nodes-test-secret-of-at-least-32-bytes";
 
@@ -19,6 +20,7 @@ struct Nodes {
     client: Client,
     admin: String,
     shop: Shop,
+    database_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -31,9 +33,10 @@ impl Nodes {
         let dir = tempfile::tempdir().expect("temporary directory");
         let key = dir.path().join("fiscal-key.pem");
         till::fiscal::new_key(&key).expect("a signing key");
+        let database_url = fresh_postgres_database().await;
         let config = NodeConfig {
             binary: env!("CARGO_BIN_EXE_till").into(),
-            database_url: fresh_postgres_database().await,
+            database_url: database_url.clone(),
             jwt_secret: SECRET.into(),
             fiscal_key_file: key,
             env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -55,6 +58,7 @@ impl Nodes {
             client,
             admin,
             shop,
+            database_url,
             _dir: dir,
         })
     }
@@ -85,6 +89,64 @@ impl Nodes {
     async fn verify(&self, register: &str) -> Value {
         let path = format!("/v1/fiscal/registers/{register}/verify");
         self.client.get(&path, &self.admin).await.unwrap().json()
+    }
+
+    /// `node`'s sales committed in one statement, by the checked path, and its guesses of a
+    /// till's chain head that missed.
+    async fn commit_paths(&self, node: usize) -> (u64, u64, u64) {
+        let metrics = self
+            .client
+            .to(node, Method::GET, "/metrics", &self.admin, None)
+            .await
+            .unwrap()
+            .text;
+        let count = |series: &str| {
+            metrics
+                .lines()
+                .find_map(|line| line.strip_prefix(series)?.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        (
+            count("till_sale_commits_total{path=\"one_statement\"}"),
+            count("till_sale_commits_total{path=\"checked\"}"),
+            count("till_sale_predictions_missed_total"),
+        )
+    }
+
+    /// Sales committed in one statement, over the three nodes.
+    async fn one_statement_commits(&self) -> u64 {
+        let mut total = 0;
+        for node in 0..3 {
+            total += self.commit_paths(node).await.0;
+        }
+        total
+    }
+
+    /// Nine sales on each of `tills`, one after the other on the till's node: from then on
+    /// the node acts on its guess of the till's chain head and books its sales in one statement.
+    async fn warm(&self, tills: std::ops::Range<usize>) {
+        join_all(tills.map(|t| async move {
+            let till = &self.shop.tills[t];
+            for n in 0..9 {
+                let sale = self.shop.sale(till, &format!("warm-{t}-{n}"), &[(1, 1)]);
+                let reply = self.on(t % 3, "/v1/checkout/finalize", &till.token, &sale).await;
+                assert_eq!(reply.status, 201, "{}", reply.text);
+            }
+        }))
+        .await;
+    }
+
+    /// `customer`'s points ledger, summed, read from the database.
+    async fn points_ledger(&self, customer: &str) -> i64 {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&self.database_url).await.unwrap();
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COALESCE(SUM(points), 0)::BIGINT FROM loyalty_activities WHERE customer_id = $1",
+        )
+        .bind(customer)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
     }
 
     async fn stop(mut self) {
@@ -324,28 +386,8 @@ async fn a_tills_sales_moving_between_nodes_keep_its_chain_gapless() {
     // statement; misses on t13 (node 1 booked t12) and books it checked; then never acts on a
     // guess while the till goes back and forth. Node 1 never has eight right guesses.
     let expected = [(3, 14, 1), (0, 5, 0)];
-    for (node, (one_statement, checked, missed)) in expected.into_iter().enumerate() {
-        let metrics = nodes
-            .client
-            .to(node, Method::GET, "/metrics", &nodes.admin, None)
-            .await
-            .unwrap()
-            .text;
-        let count = |series: &str| {
-            metrics
-                .lines()
-                .find_map(|line| line.strip_prefix(series)?.trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        assert_eq!(
-            (
-                count("till_sale_commits_total{path=\"one_statement\"}"),
-                count("till_sale_commits_total{path=\"checked\"}"),
-                count("till_sale_predictions_missed_total"),
-            ),
-            (one_statement, checked, missed),
-            "node {node}: {metrics}"
-        );
+    for (node, paths) in expected.into_iter().enumerate() {
+        assert_eq!(nodes.commit_paths(node).await, paths, "node {node}");
     }
     nodes.stop().await;
 }
@@ -534,5 +576,124 @@ async fn twenty_sales_on_one_gift_card_across_nodes_give_three() {
     let sum: i64 = activities.iter().map(|a| a["amountCents"].as_i64().unwrap()).sum();
     assert_eq!(sum, 0, "the ledger sums to the balance");
     assert_eq!(nodes.stock(0).await, 1_000 - 3);
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_drawn_on_in_one_statement_by_many_tills_is_spent_once_with_its_ledger_in_order() {
+    let Some(nodes) = Nodes::start(8, &[]).await else {
+        return;
+    };
+    nodes.warm(0..8).await;
+    let share = nodes.shop.articles[0].price / 2;
+    let issued = nodes
+        .client
+        .post("/v1/gift-cards", &nodes.admin, &json!({"balanceCents": 3 * share + 1}))
+        .await
+        .unwrap();
+    assert_eq!(issued.status, 201, "{}", issued.text);
+    let code = issued.json()["code"].as_str().unwrap().to_owned();
+    let before = nodes.one_statement_commits().await;
+    let spend = Spend::GiftCard {
+        code: code.clone(),
+        applied: share,
+    };
+    let on = &nodes;
+    let replies = join_all(nodes.shop.tills.iter().enumerate().map(|(t, till)| {
+        let sale = nodes
+            .shop
+            .sale_paying(till, &format!("card-{t}"), &[(0, 1)], None, Some(&spend));
+        async move { on.on(t % 3, "/v1/checkout/finalize", &till.token, &sale).await }
+    }))
+    .await;
+    assert_eq!(statuses(&replies), [201, 201, 201, 422, 422, 422, 422, 422]);
+    for refused in replies.iter().filter(|r| r.status == 422) {
+        assert!(refused.text.contains("only 0.01 is left"), "{}", refused.text);
+    }
+    // Each booked sale went in one statement; each refused one was refused by the checked path.
+    assert_eq!(nodes.one_statement_commits().await - before, 3);
+    let card = nodes
+        .client
+        .get(&format!("/v1/gift-cards/{code}"), &nodes.admin)
+        .await
+        .unwrap()
+        .json();
+    assert_eq!(card["balanceCents"], json!(1), "{card}");
+    let activities = card["activities"].as_array().unwrap();
+    assert_eq!(activities.len(), 4, "one issue, three redemptions: {card}");
+    // Every activity's balance after is the one before it moved by its amount: each ledger row
+    // carries the balance its own update left, not the statement's snapshot.
+    let mut balance = 0;
+    for activity in activities {
+        balance += activity["amountCents"].as_i64().unwrap();
+        assert_eq!(activity["balanceAfterCents"].as_i64().unwrap(), balance, "{card}");
+    }
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn points_spent_and_earned_in_one_statement_are_both_kept() {
+    let Some(nodes) = Nodes::start(8, &[]).await else {
+        return;
+    };
+    let customer = "cust-one-statement";
+    let till = &nodes.shop.tills[0];
+    let price = nodes.shop.articles[0].price;
+    let point_value = till_load::stored_value::point_value(&[]).unwrap();
+    let spent = (price - 1) / point_value;
+    // A point earned per currency unit: enough for three such sales, not for eight.
+    let units = (3 * spent + 1) * 100 / price + 1;
+    let earn = nodes
+        .shop
+        .sale_paying(till, "earn", &[(0, units)], Some(customer), None);
+    let earned = nodes.on(0, "/v1/checkout/finalize", &till.token, &earn).await;
+    assert_eq!(earned.status, 201, "{}", earned.text);
+    nodes.warm(0..8).await;
+    let held = till_load::stored_value::points_of(&nodes.client, &nodes.admin, customer)
+        .await
+        .unwrap();
+    assert!(
+        held >= 3 * spent && held < 4 * spent,
+        "{held} points for {spent} a sale"
+    );
+    let before = nodes.one_statement_commits().await;
+    let spend = Spend::Loyalty {
+        applied: spent * point_value,
+    };
+    let on = &nodes;
+    let replies = join_all(nodes.shop.tills.iter().enumerate().map(|(t, till)| {
+        let sale = nodes
+            .shop
+            .sale_paying(till, &format!("points-{t}"), &[(0, 1)], Some(customer), Some(&spend));
+        async move { on.on(t % 3, "/v1/checkout/finalize", &till.token, &sale).await }
+    }))
+    .await;
+    let booked: Vec<&Reply> = replies.iter().filter(|r| r.status == 201).collect();
+    assert!(
+        replies.iter().all(|r| r.status == 201 || r.status == 422),
+        "{:?}",
+        statuses(&replies)
+    );
+    // Alike sales: as many are booked as the points allow one after the other.
+    let each_earns = booked[0].json()["loyalty"]["pointsEarned"].as_i64().unwrap();
+    let (mut points, mut allowed) = (held, 0);
+    while points >= spent && allowed < replies.len() {
+        points += each_earns - spent;
+        allowed += 1;
+    }
+    assert_eq!(booked.len(), allowed, "{:?}", statuses(&replies));
+    assert_eq!(nodes.one_statement_commits().await - before, allowed as u64);
+    let after = till_load::stored_value::points_of(&nodes.client, &nodes.admin, customer)
+        .await
+        .unwrap();
+    assert_eq!(
+        after, points,
+        "each booked sale spent its points and added those it earned"
+    );
+    assert_eq!(
+        nodes.points_ledger(customer).await,
+        after,
+        "the ledger sums to the points"
+    );
     nodes.stop().await;
 }
