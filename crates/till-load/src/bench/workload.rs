@@ -54,9 +54,10 @@ pub(super) enum Paid {
 /// Gift cards issued before a stored-value run, unless the plan says how many.
 pub const GIFT_CARDS: usize = 1_000;
 
-/// Each card's balance: enough for a long run, the sender's reckoning keeping each card within
-/// it whatever the run's length.
-const GIFT_CARD_BALANCE_CENTS: i64 = 1_000_000;
+/// Each card's balance: a drafted cart keeps its card for the whole run, and a few carts of
+/// one card send it half their total dozens of times a second, so the balance is enough for an
+/// hour of that; past it, the sender's reckoning keeps each card within it.
+const GIFT_CARD_BALANCE_CENTS: i64 = 100_000_000;
 
 /// Customers who spend points, at most: each earns its points at a sale of its own while
 /// provisioning.
