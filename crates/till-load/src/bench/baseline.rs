@@ -145,6 +145,20 @@ pub(super) async fn create_postgres_database(url: &str) -> Result<()> {
     Ok(())
 }
 
+/// Asks PostgreSQL for a checkpoint now, so that a measured window starts from one, whatever
+/// the windows before it wrote. A checkpoint PostgreSQL starts on its own when the WAL grows
+/// makes the writes after it log whole pages, and would fall on whichever window the volume of
+/// WAL reached it in. Needs a role allowed to checkpoint; without one, a warning.
+pub(super) async fn checkpoint(url: &str) -> Result<()> {
+    let (base, _) = split_database(url)?;
+    let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
+    if let Err(error) = admin.execute("CHECKPOINT").await {
+        eprintln!("till-load: no checkpoint before the window ({error}); checkpoints fall where they may");
+    }
+    admin.close().await?;
+    Ok(())
+}
+
 fn find_pgbench() -> Option<PathBuf> {
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
