@@ -538,6 +538,10 @@ fn tags() -> Vec<Tag> {
             "provisioning",
             "Stores, catalog, stock, staff, coupons and customers, set up by the back office.",
         ),
+        (
+            "events",
+            "The feed of business facts in commit order, for integrators that must miss none.",
+        ),
         ("operations", "Health, readiness, metrics and this document."),
     ]
     .into_iter()

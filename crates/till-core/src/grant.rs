@@ -48,6 +48,7 @@ grants! {
     PriceOverride = "price:override",
     StoredValueRead = "pos.storedvalue.read",
     StoredValueWrite = "pos.storedvalue.write",
+    EventsRead = "pos.events.read",
 }
 
 impl fmt::Display for Grant {

@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod catalog;
 pub mod committed;
 pub mod coupon;
+pub mod events;
 pub mod fiscal;
 pub mod grant;
 pub mod ids;

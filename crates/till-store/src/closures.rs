@@ -10,6 +10,7 @@
 use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
+use crate::feed::{self, NewEvent};
 use crate::journal::{self, OpenDay, jet};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
@@ -19,6 +20,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::sync::Arc;
+use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, Period};
 use till_core::instant::{from_micros, to_micros};
@@ -404,6 +406,22 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
     };
     query(state).bind(&register_id).bind(marker).execute(&mut *conn).await?;
     journal::append_event(conn, &register_id, code, &reference, now, key).await?;
+    let store: Option<String> = query("SELECT store_id FROM registers WHERE register_id = $1")
+        .bind(&register_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .map(|row| row.try_get("store_id"))
+        .transpose()?;
+    NewEvent {
+        kind: EventType::PeriodClosed,
+        occurred_at: now,
+        store_id: store.as_deref(),
+        register_id: Some(&register_id),
+        subject: &reference,
+        data: Some(feed::period_closed(&record, sealed.seq)),
+    }
+    .record(conn)
+    .await?;
     Ok(record)
 }
 

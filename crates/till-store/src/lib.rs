@@ -15,6 +15,7 @@ pub mod db;
 pub mod elevation;
 mod engine;
 mod error;
+pub mod feed;
 pub mod journal;
 mod migrations;
 pub mod packed;

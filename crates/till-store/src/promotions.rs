@@ -3,9 +3,11 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::feed::{self, NewEvent};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::events::EventType;
 use till_core::ids::PromotionId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::promotions::PromotionRule;
@@ -193,7 +195,18 @@ async fn write_rule(
     query("UPDATE promotion_revision SET revision = revision + 1 WHERE singleton = 1")
         .execute(&mut *conn)
         .await?;
-    stored_from_row(&row)
+    let stored = stored_from_row(&row)?;
+    NewEvent {
+        kind: EventType::PromotionChanged,
+        occurred_at: now,
+        store_id: None,
+        register_id: None,
+        subject: rule.id.as_str(),
+        data: Some(feed::promotion_changed(&stored)?),
+    }
+    .record(conn)
+    .await?;
+    Ok(stored)
 }
 
 fn stored_from_row(row: &Row) -> Result<StoredRule, StoreError> {

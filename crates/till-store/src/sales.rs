@@ -7,6 +7,7 @@ use crate::db::Store;
 use crate::elevation;
 use crate::engine::Writers;
 use crate::error::{Rule, Stale, StoreError};
+use crate::feed::NewEvent;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::packed;
 use crate::returns::ReturnedCounts;
@@ -21,6 +22,7 @@ use jiff::Timestamp;
 use std::sync::Arc;
 use till_core::committed;
 pub use till_core::committed::{Adjustment, NewSaleLine, RenderWithCreditNote, ReturnedLine, SaleAnswer};
+use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecord};
 use till_core::ids::{CouponCode, SessionId, TransactionId};
@@ -323,7 +325,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 }
 
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
-/// reductions) and its stock moves. Answers the stored response, which
+/// reductions), its stock moves and its event. Answers the stored response, which
 /// for a return now carries its credit-note number.
 fn push_sale(
     batch: &mut Batch,
@@ -344,6 +346,20 @@ fn push_sale(
     };
     sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
     stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
+    // Last, after every lock the sale takes: on PostgreSQL a sale's event is numbered in the
+    // order the sales were written, which for two sales of one register is their chain's.
+    NewEvent {
+        kind: match sale.kind {
+            SaleType::Return => EventType::ReturnCompleted,
+            _ => EventType::SaleCompleted,
+        },
+        occurred_at: now,
+        store_id: Some(sale.store_id.as_str()),
+        register_id: Some(sale.register_id.as_str()),
+        subject: sale.transaction_id.as_str(),
+        data: None,
+    }
+    .push(batch);
     Ok(response)
 }
 

@@ -4,6 +4,7 @@ use crate::cache::insert_within;
 use crate::closures;
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
+use crate::feed::{self, NewEvent};
 use crate::journal::{self, jet};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
@@ -14,6 +15,7 @@ use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
@@ -267,7 +269,7 @@ fn open_session<'a>(
         }
         let detail = format!("{} by {}", open.session_id, open.cashier_subject);
         journal::append_event(conn, register_id, jet::SESSION_OPENED, &detail, now, &input.key).await?;
-        Ok(Ok(SessionRecord {
+        let record = SessionRecord {
             session_id: open.session_id.clone(),
             store_id: open.store_id.clone(),
             register_id: open.register_id.clone(),
@@ -277,7 +279,18 @@ fn open_session<'a>(
             expires_at: open.expires_at,
             closed_at: None,
             z_report: None,
-        }))
+        };
+        NewEvent {
+            kind: EventType::SessionOpened,
+            occurred_at: now,
+            store_id: Some(open.store_id.as_str()),
+            register_id: Some(register_id),
+            subject: open.session_id.as_str(),
+            data: Some(feed::session_opened(&record)),
+        }
+        .record(conn)
+        .await?;
+        Ok(Ok(record))
     })
 }
 
@@ -331,6 +344,16 @@ async fn close_session_row(
     .bind(report.to_string())
     .bind(closure_seq)
     .execute(&mut *conn)
+    .await?;
+    NewEvent {
+        kind: EventType::SessionClosed,
+        occurred_at: now,
+        store_id: Some(session.store_id.as_str()),
+        register_id: Some(register_id),
+        subject: session_id.as_str(),
+        data: Some(report.to_string()),
+    }
+    .record(conn)
     .await?;
     Ok(true)
 }

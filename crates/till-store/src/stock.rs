@@ -13,9 +13,11 @@ use crate::catalog::placeholders;
 use crate::db::Store;
 use crate::engine::Writers;
 use crate::error::StoreError;
+use crate::feed::{self, NewEvent};
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 
@@ -163,11 +165,22 @@ fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Resul
         .bind(input.now)
         .execute(&mut *conn)
         .await?;
-        Ok(StockLevel {
+        let level = StockLevel {
             store_id: input.store_id.clone(),
             sku_id: input.sku_id.clone(),
             on_hand: input.on_hand,
             updated_at: from_micros(input.now),
-        })
+        };
+        NewEvent {
+            kind: EventType::StockAdjusted,
+            occurred_at: input.now,
+            store_id: Some(input.store_id.as_str()),
+            register_id: None,
+            subject: input.sku_id.as_str(),
+            data: Some(feed::stock_adjusted(&level)),
+        }
+        .record(conn)
+        .await?;
+        Ok(level)
     })
 }

@@ -5,6 +5,7 @@ pub mod checkout;
 pub mod coupons;
 pub mod customers;
 pub mod elevation;
+pub mod events;
 pub mod fiscal;
 pub mod health;
 pub mod promotions;
@@ -41,6 +42,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(returns::router())
         .merge(fiscal::router())
         .merge(stored_value::router())
+        .merge(events::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

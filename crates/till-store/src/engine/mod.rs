@@ -197,7 +197,8 @@ impl Database {
     }
 
     /// Starts the engine's background work, which runs while `owner` lives and its database
-    /// (reached through `database`) stays open: SQLite's checkpointer, PostgreSQL's stock fold.
+    /// (reached through `database`) stays open: SQLite's checkpointer, PostgreSQL's stock fold and
+    /// feed sequencer.
     /// A second call changes nothing.
     pub(crate) fn start_maintenance<S: Send + Sync + 'static>(
         &self,
@@ -207,7 +208,8 @@ impl Database {
         match &self.writer {
             Writer::Sqlite(writer) => writer.start_checkpointer(),
             Writer::Postgres(writer) => {
-                writer.start_stock_fold(owner, database);
+                writer.start_stock_fold(owner.clone(), database);
+                writer.start_feed_sequencer(owner, database);
                 Ok(())
             }
         }
@@ -218,6 +220,15 @@ impl Database {
     pub(crate) async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
         match self.engine {
             Engine::Postgres => postgres::stock_fold::fold(&self.readers).await,
+            Engine::Sqlite => Ok(0),
+        }
+    }
+
+    /// Numbers the feed's committed events without a position, once (PostgreSQL); answers how
+    /// many it numbered. SQLite gives each event its position as it writes it.
+    pub(crate) async fn place_events(&self) -> Result<u64, StoreError> {
+        match self.engine {
+            Engine::Postgres => self.write((), postgres::feed_sequencer::place).await,
             Engine::Sqlite => Ok(0),
         }
     }

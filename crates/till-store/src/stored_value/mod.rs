@@ -6,9 +6,11 @@
 
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
+use crate::feed::NewEvent;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::events::EventType;
 use till_core::ids::{CustomerId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
@@ -231,16 +233,19 @@ fn issue_card<'a>(conn: &'a mut Conn, card: &'a NewCard) -> BoxFuture<'a, Result
                 .execute(&mut *conn)
                 .await?;
         }
-        record(
-            conn,
-            id,
-            ActivityKind::Issue,
-            card.balance.get(),
-            card.balance.get(),
-            None,
-            now,
-        )
-        .await
+        let balance = card.balance.get();
+        record(conn, id, ActivityKind::Issue, balance, balance, None, now).await?;
+        let change = CardChange {
+            lookup: &card_lookup(card.code.as_str()),
+            label: card.code.last_four(),
+            activity: ActivityKind::Issue,
+            amount: balance,
+            balance,
+            transaction_id: None,
+            store_id: None,
+            at: now,
+        };
+        change.announce(conn).await
     })
 }
 
@@ -248,7 +253,7 @@ fn set_blocked<'a>(conn: &'a mut Conn, input: &'a Blocking) -> BoxFuture<'a, Res
     Box::pin(async move {
         let row = query(
             "UPDATE stored_value SET blocked = $3, updated_at = $4 WHERE kind = $1 AND lookup = $2 \
-             RETURNING instrument_id, balance_cents",
+             RETURNING instrument_id, balance_cents, label",
         )
         .bind(input.kind.as_str())
         .bind(input.lookup.as_str())
@@ -263,8 +268,57 @@ fn set_blocked<'a>(conn: &'a mut Conn, input: &'a Blocking) -> BoxFuture<'a, Res
             ActivityKind::Unblock
         };
         let (id, balance) = (row.try_get("instrument_id")?, row.try_get("balance_cents")?);
-        record(conn, id, kind, 0, balance, None, input.now).await
+        record(conn, id, kind, 0, balance, None, input.now).await?;
+        let label: String = row.try_get("label")?;
+        let change = CardChange {
+            lookup: &input.lookup,
+            label: &label,
+            activity: kind,
+            amount: 0,
+            balance,
+            transaction_id: None,
+            store_id: None,
+            at: input.now,
+        };
+        change.announce(conn).await
     })
+}
+
+/// A change of a gift card the feed announces (`giftcard.changed`): its issue, activation or
+/// load by a sale's line, block and unblock. What tenders draw on it or pay back is in the
+/// sale's or the return's own event.
+struct CardChange<'a> {
+    lookup: &'a str,
+    label: &'a str,
+    activity: ActivityKind,
+    amount: i64,
+    balance: i64,
+    transaction_id: Option<&'a str>,
+    store_id: Option<&'a str>,
+    at: i64,
+}
+
+impl CardChange<'_> {
+    async fn announce(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        let data = serde_json::json!({
+            "codeSha256": self.lookup,
+            "last4": self.label,
+            "activity": self.activity.as_str(),
+            "amountCents": self.amount,
+            "balanceCents": self.balance,
+            "transactionId": self.transaction_id,
+        });
+        NewEvent {
+            kind: EventType::GiftCardChanged,
+            occurred_at: self.at,
+            store_id: self.store_id,
+            register_id: None,
+            subject: self.lookup,
+            data: Some(data.to_string()),
+        }
+        .record(conn)
+        .await
+    }
 }
 
 /// One activity of an instrument's ledger.

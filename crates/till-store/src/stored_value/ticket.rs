@@ -1,12 +1,14 @@
 //! What a ticket moves in stored value, inside its own transaction: the cards its lines sell,
 //! what its tenders draw on or pay into, the credit note a return issues, and points.
 
-use super::{PAY_IN, REDEEM, amount, record, record_points};
+use super::{CardChange, PAY_IN, REDEEM, amount, record, record_points};
 use crate::error::{InstrumentRefusal, Rule, StoreError};
+use crate::feed::NewEvent;
 use crate::sales::NewSale;
 use crate::sql::{Conn, query};
+use till_core::events::EventType;
 use till_core::ids::CustomerId;
-use till_core::instant::to_micros;
+use till_core::instant::{format_utc, from_micros, to_micros};
 use till_core::stored_value::{
     ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentKind, PointsActivity, TenderMove, card_lookup,
 };
@@ -97,6 +99,22 @@ pub(crate) async fn move_for_ticket(
             Some(transaction),
             now,
         )
+        .await?;
+        let data = serde_json::json!({
+            "number": number,
+            "amountCents": new_note,
+            "expiresAt": expires_at.map(|at| format_utc(from_micros(at))),
+            "transactionId": transaction,
+        });
+        NewEvent {
+            kind: EventType::CreditNoteIssued,
+            occurred_at: now,
+            store_id: Some(store),
+            register_id: Some(sale.register_id.as_str()),
+            subject: number,
+            data: Some(data.to_string()),
+        }
+        .record(conn)
         .await?;
     }
     if let Some(customer) = &sale.customer_id
@@ -231,7 +249,18 @@ async fn sell_card(
             .ok_or_else(|| refused(InstrumentRefusal::AlreadyActive))?
             .try_get("instrument_id")?;
             let amount = card.amount.get();
-            record(conn, id, ActivityKind::Activate, amount, amount, Some(transaction), now).await
+            record(conn, id, ActivityKind::Activate, amount, amount, Some(transaction), now).await?;
+            let change = CardChange {
+                lookup: &lookup,
+                label: card.code.last_four(),
+                activity: ActivityKind::Activate,
+                amount,
+                balance: amount,
+                transaction_id: Some(transaction),
+                store_id: Some(store),
+                at: now,
+            };
+            change.announce(conn).await
         }
         CardAction::Load => {
             let at = Place {
@@ -252,16 +281,19 @@ async fn sell_card(
                 return Err(refused(why_not(conn, &at).await?));
             };
             let (id, balance) = (row.try_get("instrument_id")?, row.try_get("balance_cents")?);
-            record(
-                conn,
-                id,
-                ActivityKind::Load,
-                card.amount.get(),
+            let amount = card.amount.get();
+            record(conn, id, ActivityKind::Load, amount, balance, Some(transaction), now).await?;
+            let change = CardChange {
+                lookup: &lookup,
+                label: card.code.last_four(),
+                activity: ActivityKind::Load,
+                amount,
                 balance,
-                Some(transaction),
-                now,
-            )
-            .await
+                transaction_id: Some(transaction),
+                store_id: Some(store),
+                at: now,
+            };
+            change.announce(conn).await
         }
     }
 }

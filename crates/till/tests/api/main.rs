@@ -8,6 +8,7 @@ mod contract;
 mod deploy;
 mod elevation;
 mod envelope;
+mod events;
 mod finalize;
 mod journal;
 mod nodes;

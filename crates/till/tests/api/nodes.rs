@@ -697,3 +697,128 @@ async fn points_spent_and_earned_in_one_statement_are_both_kept() {
     );
     nodes.stop().await;
 }
+
+/// Every event after `after` that a node answers now, following `nextCursor`.
+async fn feed_from(nodes: &Nodes, node: usize, after: &mut String, events: &mut Vec<Value>) {
+    loop {
+        let path = format!("/v1/events?after={after}&limit=1000");
+        let page = nodes
+            .client
+            .to(node, Method::GET, &path, &nodes.admin, None)
+            .await
+            .expect("a page of the feed");
+        assert_eq!(page.status, 200, "{}", page.text);
+        let page = page.json();
+        let read = page["events"].as_array().unwrap();
+        *after = page["nextCursor"].as_str().unwrap().to_owned();
+        if read.is_empty() {
+            return;
+        }
+        events.extend(read.iter().cloned());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_following_the_feed_sees_every_sale_of_sixteen_tills_on_two_nodes_once_in_order() {
+    let Some(nodes) = Nodes::start(16, &[]).await else {
+        return;
+    };
+    const SALES_EACH: usize = 12;
+    let writing = std::sync::atomic::AtomicBool::new(true);
+    let writers = join_all(nodes.shop.tills.iter().enumerate().map(|(t, till)| {
+        let nodes = &nodes;
+        async move {
+            let mut acknowledged = Vec::new();
+            for n in 0..SALES_EACH {
+                let id = format!("feed-{t}-{n}");
+                let sale = nodes.shop.sale(till, &id, &[(n % 4, 1)]);
+                let reply = nodes.on(t % 2, "/v1/checkout/finalize", &till.token, &sale).await;
+                assert_eq!(reply.status, 201, "{}", reply.text);
+                acknowledged.push(id);
+            }
+            acknowledged
+        }
+    }));
+    let reader = async {
+        let (mut after, mut events) = ("0".to_owned(), Vec::new());
+        while writing.load(std::sync::atomic::Ordering::Relaxed) {
+            feed_from(&nodes, 2, &mut after, &mut events).await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        (after, events)
+    };
+    let (acknowledged, (mut after, mut events)) = futures::join!(
+        async {
+            let acknowledged = writers.await;
+            writing.store(false, std::sync::atomic::Ordering::Relaxed);
+            acknowledged
+        },
+        reader
+    );
+    // What committed last is numbered within moments: read on until every sale is there.
+    let sales_seen = |events: &[Value]| events.iter().filter(|e| e["type"] == "sale.completed").count();
+    for _ in 0..500 {
+        if sales_seen(&events) >= 16 * SALES_EACH {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        feed_from(&nodes, 2, &mut after, &mut events).await;
+    }
+    assert_eq!(sales_seen(&events), 16 * SALES_EACH);
+    // Positions run from the first without a gap: the reader went past none it had not read.
+    let expected = events.len();
+    let cursors: Vec<usize> = events
+        .iter()
+        .map(|e| e["cursor"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(cursors, (1..=expected).collect::<Vec<_>>());
+    let mut ids: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), expected, "no event twice");
+    // Each till's sales in the order it made them, each once.
+    for (t, sent) in acknowledged.iter().enumerate() {
+        let register = &nodes.shop.tills[t].register;
+        let seen: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "sale.completed" && e["registerId"] == json!(register))
+            .map(|e| e["data"]["transaction"]["id"].as_str().unwrap_or_default())
+            .collect();
+        let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+        assert_eq!(seen, sent, "till {t}");
+    }
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_nodes_acknowledged_sales_are_in_the_feed() {
+    let Some(mut nodes) = Nodes::start(2, &[]).await else {
+        return;
+    };
+    let till = nodes.shop.tills[1].clone();
+    let mut acknowledged = Vec::new();
+    for n in 0..20 {
+        let id = format!("killed-{n}");
+        let sale = nodes.shop.sale(&till, &id, &[(0, 1)]);
+        let reply = nodes.on(1, "/v1/checkout/finalize", &till.token, &sale).await;
+        assert_eq!(reply.status, 201, "{}", reply.text);
+        acknowledged.push(id);
+    }
+    nodes.cluster.nodes[1].kill().await.expect("node 1 killed");
+    let (mut after, mut events) = ("0".to_owned(), Vec::new());
+    for _ in 0..500 {
+        feed_from(&nodes, 0, &mut after, &mut events).await;
+        if events.iter().filter(|e| e["type"] == "sale.completed").count() >= acknowledged.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "sale.completed")
+        .map(|e| e["data"]["transaction"]["id"].as_str().unwrap_or_default())
+        .collect();
+    let acknowledged: Vec<&str> = acknowledged.iter().map(String::as_str).collect();
+    assert_eq!(seen, acknowledged);
+    nodes.stop().await;
+}

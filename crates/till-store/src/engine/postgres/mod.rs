@@ -1,6 +1,8 @@
 //! PostgreSQL: a pool of connections, each unit of work in a transaction of its own, run again
-//! when it loses a race, and the stock fold ([`stock_fold`]).
+//! when it loses a race, the stock fold ([`stock_fold`]) and the feed sequencer
+//! ([`feed_sequencer`]).
 
+pub(crate) mod feed_sequencer;
 pub(crate) mod stock_fold;
 
 use super::Work;
@@ -29,6 +31,8 @@ pub(crate) struct Writer {
     max_retries: u32,
     /// Set once the stock fold is started.
     folding: AtomicBool,
+    /// Set once the feed sequencer is started.
+    sequencing: AtomicBool,
 }
 
 pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Readers, Writer), StoreError> {
@@ -77,6 +81,7 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
     let writer = Writer {
         max_retries: options.max_retries,
         folding: AtomicBool::new(false),
+        sequencing: AtomicBool::new(false),
     };
     Ok((Readers::Postgres(pool), writer))
 }
@@ -142,6 +147,19 @@ impl Writer {
     ) {
         if !self.folding.swap(true, Ordering::Relaxed) {
             tokio::spawn(stock_fold::fold_while_open(owner, database));
+        }
+    }
+}
+
+impl Writer {
+    /// Starts the feed sequencer, unless it runs (see [`feed_sequencer::place_while_open`]).
+    pub(crate) fn start_feed_sequencer<S: Send + Sync + 'static>(
+        &self,
+        owner: Weak<S>,
+        database: fn(&S) -> &super::Database,
+    ) {
+        if !self.sequencing.swap(true, Ordering::Relaxed) {
+            tokio::spawn(feed_sequencer::place_while_open(owner, database));
         }
     }
 }

@@ -1,0 +1,213 @@
+//! The event feed (DESIGN.md section 14): an outbox row written in the transaction of each
+//! business fact, read back in the order of its position.
+//!
+//! On SQLite the position is the row id, given by the one writer in commit order. On
+//! PostgreSQL nodes commit concurrently, so a number given at insert would become visible out
+//! of order and a reader that had gone past it would miss the event. There each event is
+//! written without a position, and a sequencer numbers the committed ones after the highest
+//! position given: one pass at a time across all nodes (an advisory lock), each in a
+//! transaction that starts after the lock is held, so it sees every pass before it
+//! (crates/till-store/src/engine/postgres/feed_sequencer.rs; docs/events.md).
+
+use crate::batch::Batch;
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::packed;
+use crate::promotions::StoredRule;
+use crate::sessions::SessionRecord;
+use crate::sql::{Conn, Query, Row};
+use crate::stock::StockLevel;
+use jiff::Timestamp;
+use till_core::events::{EventType, FeedCursor};
+use till_core::fiscal::payload::ClosureRecord;
+use till_core::instant::{format_utc, from_micros};
+use till_core::money::VatRate;
+
+/// An event as its fact's transaction records it.
+#[derive(Clone, Debug)]
+pub(crate) struct NewEvent<'a> {
+    pub(crate) kind: EventType,
+    pub(crate) occurred_at: i64,
+    pub(crate) store_id: Option<&'a str>,
+    pub(crate) register_id: Option<&'a str>,
+    /// What the event is about: a transaction id, a session id, a promotion id.
+    pub(crate) subject: &'a str,
+    /// The event's data as JSON; `None` for a sale or a return, whose stored answer is the data.
+    pub(crate) data: Option<String>,
+}
+
+const RECORD_EVENT: &str =
+    "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) VALUES ($1, $2, $3, $4, $5, $6)";
+
+impl NewEvent<'_> {
+    fn params(&self) -> Vec<crate::batch::Param> {
+        vec![
+            self.kind.as_str().into(),
+            self.occurred_at.into(),
+            self.store_id.into(),
+            self.register_id.into(),
+            self.subject.into(),
+            self.data.as_deref().into(),
+        ]
+    }
+
+    /// Queues the event with the rest of its fact's writes.
+    pub(crate) fn push(&self, batch: &mut Batch) {
+        batch.push(RECORD_EVENT, self.params());
+    }
+
+    /// Records the event in its fact's transaction.
+    pub(crate) async fn record(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        Query::with_params(RECORD_EVENT, self.params())
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+}
+
+/// An event as the feed answers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedEvent {
+    /// Never changes, on any node: what a consumer de-duplicates by.
+    pub id: i64,
+    pub cursor: FeedCursor,
+    pub kind: EventType,
+    pub occurred_at: Timestamp,
+    pub store_id: Option<String>,
+    pub register_id: Option<String>,
+    /// The event's data, JSON.
+    pub data: String,
+}
+
+/// Most events one read answers.
+pub const MOST_EVENTS_READ: i64 = 1_000;
+
+impl Store {
+    /// Up to `limit` events after `after`, in feed order, of `types` only when not empty.
+    pub async fn events_after(
+        &self,
+        after: FeedCursor,
+        limit: i64,
+        types: &[EventType],
+    ) -> Result<Vec<FeedEvent>, StoreError> {
+        let filter: String = match types {
+            [] => String::new(),
+            _ => {
+                let places: Vec<String> = (0..types.len()).map(|n| format!("${}", n + 3)).collect();
+                format!(" AND e.type IN ({})", places.join(", "))
+            }
+        };
+        let sql = format!(
+            "SELECT e.seq, e.position, e.type, e.occurred_at, e.store_id, e.register_id, e.data, s.packed \
+             FROM events e LEFT JOIN sales s ON e.data IS NULL AND s.transaction_id = e.subject \
+             WHERE e.position > $1{filter} ORDER BY e.position LIMIT $2"
+        );
+        let mut read = Query::with_params(
+            sql,
+            vec![after.position().into(), limit.clamp(1, MOST_EVENTS_READ).into()],
+        );
+        for kind in types {
+            read = read.bind(kind.as_str());
+        }
+        let rows = read.fetch_all(self.reader()).await?;
+        rows.iter().map(event_of).collect()
+    }
+
+    /// Numbers the events committed without a position (PostgreSQL; SQLite numbers them as it
+    /// writes them). Answers how many it numbered: none when another node is at it.
+    pub async fn place_events(&self) -> Result<u64, StoreError> {
+        self.database().place_events().await
+    }
+}
+
+fn event_of(row: &Row) -> Result<FeedEvent, StoreError> {
+    let kind: String = row.try_get("type")?;
+    let kind = EventType::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("an event of type {kind:?}")))?;
+    let data = match row.try_get::<Option<String>>("data")? {
+        Some(data) => data,
+        None => packed::response_of(row)?,
+    };
+    Ok(FeedEvent {
+        id: row.try_get("seq")?,
+        cursor: FeedCursor::at(row.try_get("position")?),
+        kind,
+        occurred_at: from_micros(row.try_get("occurred_at")?),
+        store_id: row.try_get("store_id")?,
+        register_id: row.try_get("register_id")?,
+        data,
+    })
+}
+
+// The data of the events whose facts do not keep an answer of their own, with the names and
+// shapes the API gives the same records.
+
+/// `session.opened`: the session as its read answers it while open.
+pub(crate) fn session_opened(session: &SessionRecord) -> String {
+    serde_json::json!({
+        "sessionId": session.session_id.as_str(),
+        "storeId": session.store_id.as_str(),
+        "registerId": session.register_id.as_str(),
+        "cashierSubject": session.cashier_subject.as_str(),
+        "status": "open",
+        "openingFloatCents": session.opening_float.get(),
+        "openedAt": format_utc(session.opened_at),
+        "expiresAt": format_utc(session.expires_at),
+    })
+    .to_string()
+}
+
+/// `period.closed`: the closure as the register's list of closures answers it.
+pub(crate) fn period_closed(record: &ClosureRecord, seq: i64) -> String {
+    let vat: Vec<serde_json::Value> = record
+        .vat
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "vatRate": VatRate::from_hundredths(v.vat_rate).map(VatRate::as_json_number),
+                "totalCents": v.total_cents,
+                "vatCents": v.vat_cents,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "registerId": record.register_id,
+        "seq": seq,
+        "period": record.period.as_str(),
+        "periodFrom": record.period_from,
+        "periodTo": record.period_to,
+        "ticketCount": record.ticket_count,
+        "firstTicketSeq": record.first_ticket_seq,
+        "lastTicketSeq": record.last_ticket_seq,
+        "totalCents": record.total_cents,
+        "absTotalCents": record.abs_total_cents,
+        "grandTotalCents": record.grand_total_cents,
+        "grandTotalAbsCents": record.grand_total_abs_cents,
+        "vat": vat,
+        "closedAt": format_utc(from_micros(record.closed_at)),
+    })
+    .to_string()
+}
+
+/// `promotion.changed`: the rule as written, with its version.
+pub(crate) fn promotion_changed(stored: &StoredRule) -> Result<String, StoreError> {
+    let rule = serde_json::to_value(&stored.rule).map_err(|e| StoreError::Corrupt(format!("rule: {e}")))?;
+    Ok(serde_json::json!({
+        "promotionId": stored.rule.id.as_str(),
+        "version": stored.version,
+        "active": stored.rule.active,
+        "rule": rule,
+        "updatedAt": format_utc(stored.updated_at),
+    })
+    .to_string())
+}
+
+/// `stock.adjusted`: the counted level as the stock read answers it.
+pub(crate) fn stock_adjusted(level: &StockLevel) -> String {
+    serde_json::json!({
+        "storeId": level.store_id.as_str(),
+        "skuId": level.sku_id.as_str(),
+        "onHand": level.on_hand,
+        "updatedAt": format_utc(level.updated_at),
+    })
+    .to_string()
+}
