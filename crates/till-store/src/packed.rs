@@ -8,7 +8,7 @@
 //! statement. Packed with LZ4 on the request's task, the row fits a page ("Packed sale rows"
 //! in docs/performance.md).
 //!
-//! Layout: one format byte ([`LZ4`]), the answer's length and the two texts' length (each a
+//! Layout: one format byte (`LZ4`), the answer's length and the two texts' length (each a
 //! little-endian `u32`), then the two texts one after the other as one LZ4 block. The row's
 //! `response` column is left empty and its `detail` null.
 

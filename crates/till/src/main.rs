@@ -197,7 +197,8 @@ fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
          export TILL_SESSION={session_id}\n\
          export TILL_SESSION_TOKEN={session_token}\n\n\
          TILL_TOKEN is a back-office token with every scope (24 h). TILL_SESSION_TOKEN is the till\n\
-         {register} of store {store}, opened by cashier {cashier} (PIN {cashier_pin}); manager {manager} has PIN {manager_pin}.\n\n\
+         {register} of store {store}, opened by cashier {cashier} (PIN {cashier_pin}); manager {manager} has PIN {manager_pin}.\n\
+         Gift card {card} holds {card_euros}.{card_cents:02}; customer {customer} has {points} loyalty points.\n\n\
          A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
         session_id = session.session_id,
         session_token = session.token,
@@ -207,6 +208,11 @@ fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
         cashier_pin = demo::CASHIER_PIN,
         manager = demo::MANAGER,
         manager_pin = demo::MANAGER_PIN,
+        card = demo::GIFT_CARD,
+        card_euros = demo::GIFT_CARD_CENTS / 100,
+        card_cents = demo::GIFT_CARD_CENTS % 100,
+        customer = demo::REGULAR_CUSTOMER,
+        points = demo::REGULAR_CUSTOMER_POINTS,
         sale = demo::first_sale_command(),
     );
 }
