@@ -2,7 +2,8 @@
 //! over and over; then the proof that nothing was lost or booked twice. Every sale a till
 //! sends is sent again until acknowledged, as a real till must, so at the end every sale is
 //! acknowledged exactly once, and the database must hold exactly those sales, their stock
-//! movements and their gapless, verifiable tickets.
+//! movements and their gapless, verifiable tickets, and the event feed exactly their events,
+//! once each, without a gap.
 //!
 //! With stored value, sales are also paid partly with gift cards of a pool and with customers'
 //! points; then every card's ledger must hold exactly one redemption per acknowledged sale that
@@ -16,6 +17,7 @@ use super::shop::{Shop, ShopSpec, Till, admin_token, provision};
 use super::stored_value::{Budget, Spend, gift_card_share, issue_cards, loyalty_share, point_value, points_of};
 use anyhow::{Context, Result, bail, ensure};
 use futures::StreamExt;
+use serde_json::Value;
 use sqlx::{Connection, Row};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -151,6 +153,7 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
     }
 
     check(&client, &admin, &shop, &booked).await?;
+    check_feed(&client, &admin, &booked).await?;
     if let Some(pool) = &pool {
         check_stored_value(&client, &admin, pool, &booked).await?;
     }
@@ -358,6 +361,67 @@ async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> 
             till.register
         );
     }
+    Ok(())
+}
+
+/// Through the API: the event feed, read from its start by `nextCursor`, holds each
+/// acknowledged sale's event once, with the answer the till got, and no other sale; its
+/// positions run without a gap. On PostgreSQL the last commits are numbered within moments, so
+/// the feed is read again until every sale is there, for at most half a minute.
+async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut after, mut events) = ("0".to_owned(), Vec::new());
+    loop {
+        let page = client
+            .get(&format!("/v1/events?after={after}&limit=1000"), admin)
+            .await?
+            .expect(200, "a page of the event feed")?
+            .json();
+        let read = page["events"].as_array().context("events")?.clone();
+        after = page["nextCursor"].as_str().context("nextCursor")?.to_owned();
+        let sales = events.iter().filter(|e: &&Value| e["type"] == "sale.completed").count();
+        if read.is_empty() && (sales >= booked.len() || Instant::now() > deadline) {
+            break;
+        }
+        if read.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        events.extend(read);
+    }
+    for (n, event) in events.iter().enumerate() {
+        ensure!(
+            event["cursor"].as_str() == Some(&(n + 1).to_string()),
+            "the feed's event {} has cursor {}: a gap or a repeat",
+            n + 1,
+            event["cursor"]
+        );
+    }
+    let mut seen: HashMap<String, Value> = HashMap::new();
+    for event in events.iter().filter(|e| e["type"] == "sale.completed") {
+        let id = event["data"]["transaction"]["id"]
+            .as_str()
+            .context("a sale event's id")?;
+        ensure!(
+            seen.insert(id.to_owned(), event["data"].clone()).is_none(),
+            "sale {id} is twice in the feed"
+        );
+    }
+    for sale in booked {
+        let answered: Value = serde_json::from_str(&sale.body)?;
+        match seen.remove(&sale.transaction_id) {
+            Some(data) => ensure!(
+                data == answered,
+                "sale {}'s event differs from its answer",
+                sale.transaction_id
+            ),
+            None => bail!("acknowledged sale {} is not in the feed", sale.transaction_id),
+        }
+    }
+    ensure!(
+        seen.is_empty(),
+        "the feed has sales nobody acknowledged: {:?}",
+        seen.keys()
+    );
     Ok(())
 }
 

@@ -197,7 +197,7 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("crash test failed; node logs in {}", plan.work_dir.display()))?;
             println!(
-                "ok: {} kills, {} sales acknowledged and found, {} resends after kills, stock and {} chains exact, \
+                "ok: {} kills, {} sales acknowledged and found, {} resends after kills, stock, {} chains and the event feed exact, \
                  fiscal audit passed, in {:.1} s",
                 report.kills,
                 report.sales,
