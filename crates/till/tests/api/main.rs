@@ -10,6 +10,7 @@ mod elevation;
 mod envelope;
 mod finalize;
 mod journal;
+mod lists;
 mod nodes;
 mod openapi;
 mod operations;
