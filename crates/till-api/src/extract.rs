@@ -235,7 +235,8 @@ impl Params {
         self.problems.finish(|| value)
     }
 
-    fn fail<T>(&self, name: &str, message: impl Display) -> Option<T> {
+    /// Records a problem with parameter `name`, found once its value was read.
+    pub fn fail<T>(&self, name: &str, message: impl Display) -> Option<T> {
         self.problems.push(name, message.to_string());
         None
     }
@@ -251,6 +252,17 @@ impl Params {
 
     /// A parameter that may be absent, parsed by `parse` when present.
     pub fn optional<T, E: Display>(&self, name: &str, parse: impl FnOnce(&str) -> Result<T, E>) -> Option<Option<T>> {
+        self.optional_checked(name, check_text, parse)
+    }
+
+    /// As [`Params::optional`], with `check` in place of the text rules: for a value that is
+    /// not a text (a page cursor, which may be longer than a text).
+    pub fn optional_checked<T, C: Display, E: Display>(
+        &self,
+        name: &str,
+        check: impl FnOnce(&str) -> Result<(), C>,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Option<Option<T>> {
         let mut values = self.pairs.iter().filter(|(key, _)| key == name).map(|(_, value)| value);
         let Some(value) = values.next() else {
             return Some(None);
@@ -258,7 +270,7 @@ impl Params {
         if values.next().is_some() {
             return self.fail(name, "is given more than once");
         }
-        if let Err(error) = check_text(value) {
+        if let Err(error) = check(value) {
             return self.fail(name, error);
         }
         match parse(value) {

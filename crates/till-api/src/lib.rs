@@ -8,6 +8,7 @@ pub mod fields;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
+pub mod pagination;
 mod phrases;
 pub mod receipt;
 pub mod routes;

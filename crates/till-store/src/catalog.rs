@@ -3,6 +3,7 @@
 use crate::cache::insert_within;
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -84,6 +85,16 @@ impl Store {
                 .fetch_optional(self.reader())
                 .await?;
         row.as_ref().map(catalog_from_row).transpose()
+    }
+
+    /// The articles by id, in `window`.
+    pub async fn list_catalog_items(&self, window: &Window<SkuId>) -> Result<Vec<CatalogRecord>, StoreError> {
+        let after = window.after.as_ref().map(SkuId::as_str);
+        let rows = Keyset::new("SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus")
+            .by_id("sku_id", after, window.take)
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(catalog_from_row).collect()
     }
 
     /// The articles among `sku_ids` that the authority carries, from this node's cache where

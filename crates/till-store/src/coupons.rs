@@ -2,6 +2,7 @@
 
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
+use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -51,10 +52,23 @@ impl Store {
             .await?;
         row.as_ref().map(coupon_from_row).transpose()
     }
+
+    /// The coupons by code, in `window`.
+    pub async fn list_coupons(&self, window: &Window<CouponCode>) -> Result<Vec<CouponRecord>, StoreError> {
+        let after = window.after.as_ref().map(CouponCode::as_str);
+        let rows = Keyset::new(LIST_COUPONS)
+            .by_id("code", after, window.take)
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(coupon_from_row).collect()
+    }
 }
 
 const SELECT_COUPON: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
      max_redemptions, redemptions, active, created_at, updated_at FROM coupons WHERE code = $1";
+
+const LIST_COUPONS: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
+     max_redemptions, redemptions, active, created_at, updated_at FROM coupons";
 
 fn put_coupon<'a>(conn: &'a mut Conn, input: &'a PutCoupon) -> BoxFuture<'a, Result<(CouponRecord, bool), StoreError>> {
     Box::pin(async move {

@@ -262,6 +262,23 @@ pub(crate) fn query_plan(conn: &rusqlite::Connection, sql: &str, params: &[&str]
         .expect("the plan reads")
 }
 
+/// SQLite's plan for a statement built with its values (integers and texts).
+#[cfg(test)]
+pub(crate) fn plan_of(conn: &rusqlite::Connection, query: &crate::sql::Query) -> Vec<String> {
+    use crate::sql::Param;
+    let params: Vec<String> = query
+        .params()
+        .iter()
+        .map(|param| match param {
+            Param::Int(Some(value)) => value.to_string(),
+            Param::Text(Some(value)) => value.clone(),
+            other => panic!("a plan is read with integers and texts, not {other:?}"),
+        })
+        .collect();
+    let params: Vec<&str> = params.iter().map(String::as_str).collect();
+    query_plan(conn, query.sql(), &params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ use crate::db::Store;
 use crate::error::{Conflict, StoreError};
 use crate::feed::{self, NewEvent};
 use crate::journal::{self, jet};
+use crate::page::{Keyset, Newest, Window};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use crate::staff::{StaffRecord, staff_from_row};
@@ -60,6 +61,16 @@ impl SessionRecord {
     pub fn is_open_at(&self, now: Timestamp) -> bool {
         self.closed_at.is_none() && now < self.expires_at
     }
+}
+
+/// Which sessions a list answers; every filter given must hold.
+#[derive(Clone, Debug, Default)]
+pub struct SessionFilter {
+    pub store_id: Option<StoreId>,
+    pub register_id: Option<RegisterId>,
+    /// Only sessions open (true) or closed or expired (false) at the list's instant, as
+    /// [`SessionRecord::is_open_at`] tells.
+    pub open: Option<bool>,
 }
 
 /// A session token resolved: the session and the cashier behind it, as stored now.
@@ -134,6 +145,17 @@ impl Store {
             .fetch_optional(self.reader())
             .await?;
         row.as_ref().map(session_from_row).transpose()
+    }
+
+    /// The sessions `filter` admits at `now`, newest opened first, in `window`.
+    pub async fn list_sessions(
+        &self,
+        filter: &SessionFilter,
+        now: Timestamp,
+        window: &Window<Newest<SessionId>>,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        let rows = list_sessions(filter, now, window).fetch_all(self.reader()).await?;
+        rows.iter().map(session_from_row).collect()
     }
 
     /// The session behind a token hash with its cashier, whatever its state; the caller
@@ -358,6 +380,27 @@ async fn close_session_row(
     Ok(true)
 }
 
+fn list_sessions(filter: &SessionFilter, now: Timestamp, window: &Window<Newest<SessionId>>) -> crate::sql::Query {
+    let mut keyset = Keyset::new(
+        "SELECT session_id, store_id, register_id, cashier_subject, opening_float_cents, opened_at, expires_at, \
+             closed_at, z_report FROM register_sessions",
+    );
+    keyset.equal_if("store_id", filter.store_id.as_ref().map(StoreId::as_str));
+    keyset.equal_if("register_id", filter.register_id.as_ref().map(RegisterId::as_str));
+    match filter.open {
+        Some(true) => {
+            keyset.condition("closed_at IS NULL");
+            keyset.compare("expires_at", ">", to_micros(now));
+        }
+        Some(false) => keyset.bound(
+            |now| format!("(closed_at IS NOT NULL OR expires_at <= {now})"),
+            to_micros(now),
+        ),
+        None => {}
+    }
+    keyset.newest_first("opened_at", "session_id", window.after.as_ref(), window.take)
+}
+
 fn session_from_row(row: &Row) -> Result<SessionRecord, StoreError> {
     let float: i64 = row.try_get("opening_float_cents")?;
     let z_report: Option<String> = row.try_get("z_report")?;
@@ -375,4 +418,89 @@ fn session_from_row(row: &Row) -> Result<SessionRecord, StoreError> {
             .transpose()
             .map_err(|_| StoreError::Corrupt("Z report is not JSON".to_owned()))?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{migrated_scratch_database, plan_of};
+
+    /// Each filter of the session list reads its page through an index in the list's order:
+    /// nothing to sort, no scan of the table.
+    #[tokio::test]
+    async fn every_session_filter_reads_its_page_in_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = migrated_scratch_database(dir.path()).await;
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let window = Window {
+            after: Some(Newest {
+                at: now,
+                id: SessionId::from_trusted("ses_9".into()),
+            }),
+            take: 51,
+        };
+        let store = || Some(StoreId::from_trusted("s1".into()));
+        let cases = [
+            (SessionFilter::default(), "register_sessions_by_time"),
+            (
+                SessionFilter {
+                    store_id: store(),
+                    ..SessionFilter::default()
+                },
+                "register_sessions_by_store",
+            ),
+            (
+                SessionFilter {
+                    register_id: Some(RegisterId::from_trusted("r1".into())),
+                    ..SessionFilter::default()
+                },
+                "register_sessions_by_register",
+            ),
+            (
+                SessionFilter {
+                    open: Some(true),
+                    ..SessionFilter::default()
+                },
+                "register_sessions_unclosed",
+            ),
+            (
+                SessionFilter {
+                    open: Some(false),
+                    ..SessionFilter::default()
+                },
+                "register_sessions_by_time",
+            ),
+            (
+                SessionFilter {
+                    store_id: store(),
+                    open: Some(false),
+                    ..SessionFilter::default()
+                },
+                "register_sessions_by_store",
+            ),
+        ];
+        for (filter, index) in cases {
+            let first = Window {
+                after: None,
+                take: window.take,
+            };
+            let steps = [
+                plan_of(&conn, &list_sessions(&filter, now, &first)),
+                plan_of(&conn, &list_sessions(&filter, now, &window)),
+            ]
+            .concat();
+            assert!(
+                steps
+                    .iter()
+                    .any(|step| step.contains(&format!("INDEX {index} ")) || step.ends_with(&format!("INDEX {index}"))),
+                "{filter:?} should read {index}: {steps:?}"
+            );
+            assert!(
+                !steps
+                    .iter()
+                    .any(|step| step.contains("TEMP B-TREE") || step == "SCAN register_sessions"),
+                "{filter:?}: {steps:?}"
+            );
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
+use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -80,6 +81,16 @@ impl Store {
         row.as_ref().map(staff_from_row).transpose()
     }
 
+    /// The staff by subject, in `window`.
+    pub async fn list_staff(&self, window: &Window<Subject>) -> Result<Vec<StaffRecord>, StoreError> {
+        let after = window.after.as_ref().map(Subject::as_str);
+        let rows = Keyset::new(LIST_STAFF)
+            .by_id("subject", after, window.take)
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(staff_from_row).collect()
+    }
+
     /// Reserves one PIN attempt for `subject` before its PIN is evaluated, so that concurrent
     /// guesses cannot exceed `max_failures`: the reservation that reaches the maximum locks the
     /// subject at once, and only a correct PIN ([`Store::clear_pin_failures`]) lifts it early.
@@ -111,6 +122,9 @@ impl Store {
 
 const SELECT_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
      discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff WHERE subject = $1";
+
+const LIST_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
+     discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff";
 
 fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Result<(StaffRecord, bool), StoreError>> {
     Box::pin(async move {

@@ -2,6 +2,7 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::page::{Keyset, Window};
 use crate::sql::{Conn, On, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -51,6 +52,16 @@ impl Store {
         row.as_ref().map(store_from_row).transpose()
     }
 
+    /// The stores by id, in `window`.
+    pub async fn list_stores(&self, window: &Window<StoreId>) -> Result<Vec<StoreRecord>, StoreError> {
+        let after = window.after.as_ref().map(StoreId::as_str);
+        let rows = Keyset::new(LIST_STORES)
+            .by_id("store_id", after, window.take)
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(store_from_row).collect()
+    }
+
     /// Whether `store_id` belongs to the network, `None` while the network has no store at all
     /// (the interface then skips the check).
     pub async fn store_in_network(&self, store_id: &StoreId) -> Result<Option<bool>, StoreError> {
@@ -83,6 +94,8 @@ pub(crate) async fn store_in_network<'e>(on: impl Into<On<'e>>, store_id: &str) 
 
 const SELECT_STORE: &str =
     "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores WHERE store_id = $1";
+
+const LIST_STORES: &str = "SELECT store_id, name, timezone, currency, siret, created_at, updated_at FROM stores";
 
 fn put_store<'a>(conn: &'a mut Conn, input: &'a PutStore) -> BoxFuture<'a, Result<(StoreRecord, bool), StoreError>> {
     Box::pin(async move {

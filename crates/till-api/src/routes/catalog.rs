@@ -1,11 +1,13 @@
-//! The price authority: `PUT/GET /v1/catalog/skus/{skuId}` and `POST /v1/catalog/import`.
+//! The price authority: `PUT/GET /v1/catalog/skus/{skuId}`, `GET /v1/catalog/skus` and
+//! `POST /v1/catalog/import`.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Obj, Problems};
 use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -26,6 +28,7 @@ const MAX_IMPORT: usize = 50_000;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(put_item, get_item))
+        .routes(routes!(list_items))
         .routes(routes!(import))
 }
 
@@ -173,6 +176,40 @@ async fn get_item(
         .await?
         .ok_or_else(crate::phrases::not_in_catalog)?;
     Ok(Json(record.into()))
+}
+
+/// The page of the catalog to read; the list has no filter.
+struct CatalogList(Paging<SkuId>);
+
+impl FromParams for CatalogList {
+    fn from_params(params: &Params) -> Option<Self> {
+        PageParams::read(params)?
+            .paging(params, Scope::new("catalog"))
+            .map(CatalogList)
+    }
+}
+
+/// A page of the list, as the document names it.
+type CatalogPage = Page<CatalogItemView>;
+
+/// List the articles of the price authority.
+///
+/// Every article by id, a page at a time: follow `nextCursor` until it is null. Read-only;
+/// safe to call at any time.
+#[utoipa::path(get, path = "/v1/catalog/skus", operation_id = "listCatalogItems", tag = "provisioning",
+    params(PageQuery),
+    responses((status = 200, description = "A page of articles, by id", body = CatalogPage)))]
+async fn list_items(
+    _caller: Authorized<ops::ListCatalogItems>,
+    State(state): State<AppState>,
+    QueryParams(CatalogList(paging)): QueryParams<CatalogList>,
+) -> Result<Json<CatalogPage>, ApiError> {
+    let records = state.store().list_catalog_items(&paging.window()).await?;
+    Ok(Json(paging.page(
+        records,
+        |record| record.item.sku_id.clone(),
+        CatalogItemView::from,
+    )))
 }
 
 /// Create or replace many articles at once.

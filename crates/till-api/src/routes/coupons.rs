@@ -1,11 +1,12 @@
-//! `PUT/GET /v1/coupons/{code}`: coupons a customer presents at the till.
+//! `PUT/GET /v1/coupons/{code}`, `GET /v1/coupons`: coupons a customer presents at the till.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::{Instant, Text, absent};
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -21,7 +22,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(put_coupon, get_coupon))
+    OpenApiRouter::new()
+        .routes(routes!(put_coupon, get_coupon))
+        .routes(routes!(list_coupons))
 }
 
 /// Body of `PUT /v1/coupons/{code}`: a percent or an amount off the basket, exactly one of
@@ -208,4 +211,38 @@ async fn get_coupon(
         .await?
         .ok_or_else(|| ApiError::NotFound("Coupon not found.".into()))?;
     Ok(Json(record.into()))
+}
+
+/// The page of the coupon list to read; the list has no filter.
+struct CouponList(Paging<CouponCode>);
+
+impl FromParams for CouponList {
+    fn from_params(params: &Params) -> Option<Self> {
+        PageParams::read(params)?
+            .paging(params, Scope::new("coupons"))
+            .map(CouponList)
+    }
+}
+
+/// A page of the list, as the document names it.
+type CouponPage = Page<CouponView>;
+
+/// List the coupons and how often each was redeemed.
+///
+/// Every coupon by code, a page at a time: follow `nextCursor` until it is null. Read-only;
+/// safe to call at any time.
+#[utoipa::path(get, path = "/v1/coupons", operation_id = "listCoupons", tag = "provisioning",
+    params(PageQuery),
+    responses((status = 200, description = "A page of coupons, by code", body = CouponPage)))]
+async fn list_coupons(
+    _caller: Authorized<ops::ListCoupons>,
+    State(state): State<AppState>,
+    QueryParams(CouponList(paging)): QueryParams<CouponList>,
+) -> Result<Json<CouponPage>, ApiError> {
+    let records = state.store().list_coupons(&paging.window()).await?;
+    Ok(Json(paging.page(
+        records,
+        |record| record.code.clone(),
+        CouponView::from,
+    )))
 }

@@ -1,21 +1,33 @@
-//! `GET /v1/sales/{transactionId}`: a committed sale, as its event.
+//! `GET /v1/sales/{transactionId}`: a committed sale, as its event; `GET /v1/sales`: the search
+//! of committed sales, newest first.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams, QueryParams};
-use crate::openapi::Text;
+use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
+use axum::Json;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use till_core::ids::TransactionId;
+use serde::Serialize;
+use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, TransactionId};
+use till_core::instant::{Zone, format_utc, parse_instant};
+use till_core::sale::SaleType;
+use till_store::page::Newest;
+use till_store::search::{SaleFilter, SaleSummary};
+use utoipa::openapi::schema::Schema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get_sale)).routes(routes!(receipt))
+    OpenApiRouter::new()
+        .routes(routes!(get_sale))
+        .routes(routes!(receipt))
+        .routes(routes!(search_sales))
 }
 
 /// `{transactionId}` of the sale routes.
@@ -115,4 +127,153 @@ async fn get_sale(
         .await?
         .ok_or_else(crate::phrases::no_such_sale)?;
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+fn sale_type_schema() -> Schema {
+    crate::openapi::words(
+        SaleType::ALL.map(SaleType::as_str),
+        false,
+        "The transaction's type: `sale`, `rental`, `repair` or `return`.",
+    )
+}
+
+/// The filters of `GET /v1/sales`, for the document; [`SaleSearch`] reads them.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct SalesQuery {
+    /// Only sales of this store.
+    #[param(value_type = Option<Text>)]
+    store_id: Option<String>,
+    /// Only sales of this till.
+    #[param(value_type = Option<Text>)]
+    register_id: Option<String>,
+    /// Only sales of this register session.
+    #[param(value_type = Option<Text>)]
+    session_id: Option<String>,
+    /// Only sales naming this customer.
+    #[param(value_type = Option<Text>)]
+    customer_id: Option<String>,
+    #[param(rename = "type", schema_with = sale_type_schema)]
+    kind: Option<String>,
+    /// Only sales emitted at or after this instant (inclusive).
+    #[param(value_type = Option<Instant>)]
+    from: Option<String>,
+    /// Only sales emitted before this instant (exclusive); later than `from`.
+    #[param(value_type = Option<Instant>)]
+    to: Option<String>,
+}
+
+/// The filters and the page of a sales search.
+struct SaleSearch {
+    filter: SaleFilter,
+    paging: Paging<Newest<TransactionId>>,
+}
+
+impl FromParams for SaleSearch {
+    fn from_params(params: &Params) -> Option<Self> {
+        let instant = |text: &str| parse_instant(text, Zone::UtcOrOffset);
+        let store_id = params.optional("storeId", StoreId::parse);
+        let register_id = params.optional("registerId", RegisterId::parse);
+        let session_id = params.optional("sessionId", SessionId::parse);
+        let customer_id = params.optional("customerId", CustomerId::parse);
+        let kind = params.optional("type", |text| {
+            SaleType::ALL
+                .into_iter()
+                .find(|kind| kind.as_str() == text)
+                .ok_or("must be sale, rental, repair or return")
+        });
+        let from = params.optional("from", instant);
+        let to = params.optional("to", instant);
+        let page = PageParams::read(params);
+        let (from, to) = (from?, to?);
+        if let (Some(from), Some(to)) = (from, to)
+            && to <= from
+        {
+            return params.fail("to", "must be later than from");
+        }
+        let filter = SaleFilter {
+            store_id: store_id?,
+            register_id: register_id?,
+            session_id: session_id?,
+            customer_id: customer_id?,
+            kind: kind?,
+            from,
+            to,
+        };
+        let scope = Scope::new("sales")
+            .filter("storeId", filter.store_id.as_ref())
+            .filter("registerId", filter.register_id.as_ref())
+            .filter("sessionId", filter.session_id.as_ref())
+            .filter("customerId", filter.customer_id.as_ref())
+            .filter("type", filter.kind.map(SaleType::as_str))
+            .filter("from", filter.from)
+            .filter("to", filter.to);
+        let paging = page?.paging(params, scope)?;
+        Some(SaleSearch { filter, paging })
+    }
+}
+
+/// A committed sale or return as the search lists it; `getSale` answers the whole of it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleSummaryView {
+    transaction_id: String,
+    /// The ticket number the till gave it.
+    number: String,
+    #[serde(rename = "type")]
+    #[schema(schema_with = sale_type_schema)]
+    kind: &'static str,
+    store_id: String,
+    register_id: String,
+    session_id: String,
+    seller_id: String,
+    /// Null when the sale names no customer.
+    #[schema(required = true)]
+    customer_id: Option<String>,
+    /// The total paid, in cents; negative for a return.
+    total_cents: i64,
+    item_count: i64,
+    /// When the server committed it.
+    #[schema(value_type = UtcInstant)]
+    emitted_at: String,
+}
+
+impl From<SaleSummary> for SaleSummaryView {
+    fn from(sale: SaleSummary) -> Self {
+        SaleSummaryView {
+            transaction_id: sale.transaction_id.into_string(),
+            number: sale.number,
+            kind: sale.kind.as_str(),
+            store_id: sale.store_id.into_string(),
+            register_id: sale.register_id.into_string(),
+            session_id: sale.session_id.into_string(),
+            seller_id: sale.seller_id.into_string(),
+            customer_id: sale.customer_id.map(CustomerId::into_string),
+            total_cents: sale.total_cents,
+            item_count: sale.item_count,
+            emitted_at: format_utc(sale.emitted_at),
+        }
+    }
+}
+
+/// A page of the list, as the document names it.
+type SalePage = Page<SaleSummaryView>;
+
+/// Search committed sales and returns, newest first.
+///
+/// Filter by store, till, register session, customer, type and when they were committed
+/// (`from` inclusive, `to` exclusive); every filter given must hold. A page at a time: follow
+/// `nextCursor` until it is null, with the same filters. Each item is a summary; getSale reads
+/// the whole sale. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/sales", operation_id = "searchSales", tag = "checkout",
+    params(SalesQuery, PageQuery),
+    responses((status = 200, description = "A page of sales, newest first", body = SalePage)))]
+async fn search_sales(
+    _caller: Authorized<ops::SearchSales>,
+    State(state): State<AppState>,
+    QueryParams(SaleSearch { filter, paging }): QueryParams<SaleSearch>,
+) -> Result<Json<SalePage>, ApiError> {
+    let sales = state.store().search_sales(&filter, &paging.window()).await?;
+    Ok(Json(paging.page(sales, SaleSummary::key, SaleSummaryView::from)))
 }

@@ -1,13 +1,14 @@
 //! Register sessions: `POST /v1/register-sessions` opens a cashier's shift on a till and mints
 //! the till's bearer token; `POST /v1/register-sessions/{sessionId}/close` ends it with its Z
-//! report ([`till_app::sessions`]).
+//! report ([`till_app::sessions`]); `GET /v1/register-sessions` lists them, newest first.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::Text;
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -19,13 +20,14 @@ use till_app::sessions::{OpenRequest, Opened, close, open};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::Cents;
-use till_store::sessions::SessionRecord;
+use till_store::page::Newest;
+use till_store::sessions::{SessionFilter, SessionRecord};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(open_session))
+        .routes(routes!(open_session, list_sessions))
         .routes(routes!(get_session))
         .routes(routes!(close_session))
 }
@@ -231,6 +233,71 @@ async fn get_session(
         .await?
         .ok_or_else(|| ApiError::NotFound("Register session not found.".into()))?;
     Ok(Json(SessionView::new(record, state.now())))
+}
+
+/// The filters of `GET /v1/register-sessions`, for the document; [`SessionList`] reads them.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+struct SessionsQuery {
+    /// Only this store's sessions.
+    #[param(value_type = Option<Text>)]
+    store_id: Option<String>,
+    /// Only this till's sessions.
+    #[param(value_type = Option<Text>)]
+    register_id: Option<String>,
+    /// Only sessions whose status is `open` (true), or `closed` or `expired` (false), now.
+    open: Option<bool>,
+}
+
+/// The filters and the page of a session list.
+struct SessionList {
+    filter: SessionFilter,
+    paging: Paging<Newest<SessionId>>,
+}
+
+impl FromParams for SessionList {
+    fn from_params(params: &Params) -> Option<Self> {
+        let store_id = params.optional("storeId", StoreId::parse);
+        let register_id = params.optional("registerId", RegisterId::parse);
+        let open = params.boolean("open");
+        let page = PageParams::read(params);
+        let filter = SessionFilter {
+            store_id: store_id?,
+            register_id: register_id?,
+            open: open?,
+        };
+        let scope = Scope::new("register-sessions")
+            .filter("storeId", filter.store_id.as_ref())
+            .filter("registerId", filter.register_id.as_ref())
+            .filter("open", filter.open);
+        let paging = page?.paging(params, scope)?;
+        Some(SessionList { filter, paging })
+    }
+}
+
+/// A page of the list, as the document names it.
+type SessionPage = Page<SessionView>;
+
+/// List register sessions, newest opened first (never their tokens).
+///
+/// Filter by store, till and whether a session is open now; a page at a time: follow
+/// `nextCursor` until it is null, with the same filters. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/register-sessions", operation_id = "listRegisterSessions", tag = "sessions",
+    params(SessionsQuery, PageQuery),
+    responses((status = 200, description = "A page of sessions, newest opened first", body = SessionPage)))]
+async fn list_sessions(
+    _caller: Authorized<ops::ListSessions>,
+    State(state): State<AppState>,
+    QueryParams(SessionList { filter, paging }): QueryParams<SessionList>,
+) -> Result<Json<SessionPage>, ApiError> {
+    let now = state.now();
+    let records = state.store().list_sessions(&filter, now, &paging.window()).await?;
+    let key = |record: &SessionRecord| Newest {
+        at: record.opened_at,
+        id: record.session_id.clone(),
+    };
+    Ok(Json(paging.page(records, key, |record| SessionView::new(record, now))))
 }
 
 /// Close a register session and return its Z report.

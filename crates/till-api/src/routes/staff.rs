@@ -1,12 +1,14 @@
-//! `PUT/GET /v1/staff/{subject}`: people who work the tills, their roles, PINs and limits.
+//! `PUT/GET /v1/staff/{subject}`, `GET /v1/staff`: people who work the tills, their roles, PINs
+//! and limits.
 
 use crate::auth::Authorized;
 use crate::auth::secret::hash_pin;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::Text;
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -23,7 +25,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(put_staff, get_staff))
+    OpenApiRouter::new()
+        .routes(routes!(put_staff, get_staff))
+        .routes(routes!(list_staff))
 }
 
 /// Body of `PUT /v1/staff/{subject}`.
@@ -216,4 +220,38 @@ async fn get_staff(
         .await?
         .ok_or_else(|| ApiError::NotFound("Staff member not found.".into()))?;
     Ok(Json(record.into()))
+}
+
+/// The page of the staff list to read; the list has no filter.
+struct StaffList(Paging<Subject>);
+
+impl FromParams for StaffList {
+    fn from_params(params: &Params) -> Option<Self> {
+        PageParams::read(params)?
+            .paging(params, Scope::new("staff"))
+            .map(StaffList)
+    }
+}
+
+/// A page of the list, as the document names it.
+type StaffPage = Page<StaffView>;
+
+/// List the staff (never their PINs).
+///
+/// Every staff member by subject, a page at a time: follow `nextCursor` until it is null.
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/staff", operation_id = "listStaffMembers", tag = "provisioning",
+    params(PageQuery),
+    responses((status = 200, description = "A page of staff members, by subject", body = StaffPage)))]
+async fn list_staff(
+    _caller: Authorized<ops::ListStaff>,
+    State(state): State<AppState>,
+    QueryParams(StaffList(paging)): QueryParams<StaffList>,
+) -> Result<Json<StaffPage>, ApiError> {
+    let records = state.store().list_staff(&paging.window()).await?;
+    Ok(Json(paging.page(
+        records,
+        |record| record.subject.clone(),
+        StaffView::from,
+    )))
 }

@@ -2,10 +2,11 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::Text;
 use crate::ops;
+use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -25,7 +26,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(put_store, get_store))
+    OpenApiRouter::new()
+        .routes(routes!(put_store, get_store))
+        .routes(routes!(list_stores))
 }
 
 /// Body of `PUT /v1/stores/{storeId}`.
@@ -203,6 +206,40 @@ async fn get_store(
         .await?
         .ok_or_else(|| ApiError::NotFound("Store not found.".into()))?;
     Ok(Json(record.into()))
+}
+
+/// The page of the store list to read; the list has no filter.
+struct StoreList(Paging<StoreId>);
+
+impl FromParams for StoreList {
+    fn from_params(params: &Params) -> Option<Self> {
+        PageParams::read(params)?
+            .paging(params, Scope::new("stores"))
+            .map(StoreList)
+    }
+}
+
+/// A page of the list, as the document names it.
+type StorePage = Page<StoreView>;
+
+/// List the stores.
+///
+/// Every store of the network by id, a page at a time: follow `nextCursor` until it is null.
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/stores", operation_id = "listStores", tag = "provisioning",
+    params(PageQuery),
+    responses((status = 200, description = "A page of stores, by id", body = StorePage)))]
+async fn list_stores(
+    _caller: Authorized<ops::ListStores>,
+    State(state): State<AppState>,
+    QueryParams(StoreList(paging)): QueryParams<StoreList>,
+) -> Result<Json<StorePage>, ApiError> {
+    let records = state.store().list_stores(&paging.window()).await?;
+    Ok(Json(paging.page(
+        records,
+        |record| record.store_id.clone(),
+        StoreView::from,
+    )))
 }
 
 #[cfg(test)]

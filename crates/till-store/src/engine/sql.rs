@@ -96,6 +96,18 @@ impl Query {
         }
     }
 
+    /// The statement's text, as written with `$n` placeholders.
+    #[cfg(test)]
+    pub(crate) fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// The values bound, in order.
+    #[cfg(test)]
+    pub(crate) fn params(&self) -> &[Param] {
+        &self.params
+    }
+
     /// Runs the statement; answers how many rows it changed.
     pub(crate) async fn execute<'e>(self, on: impl Into<On<'e>>) -> Result<u64, StoreError> {
         match on.into() {

@@ -11,6 +11,7 @@ mod envelope;
 mod events;
 mod finalize;
 mod journal;
+mod lists;
 mod nodes;
 mod openapi;
 mod operations;
