@@ -9,7 +9,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
   unique within a list, a discount's `lineId` naming a line of the same cart, a return naming
   another transaction than its own.
-- Rules on the data the server holds, which no request schema can know: a store of the network
+- Rules on the data the server holds, which no request schema can know: a list's cursor that
+  the list never handed out (cursors are opaque), a store of the network
   (once the network has one), a PIN for a staff member not seen before, the business refusals
   (422: an unknown session, article or sale, an empty or mispriced cart, a coupon past its
   limit, a gift card, credit note or points that cannot pay), the elevation channel's codes,
@@ -22,6 +23,13 @@ from __future__ import annotations
 import fnmatch
 
 import schemathesis
+
+# A list's cursor is opaque: only one the list handed out, under the same filters, reads back.
+# The document gives its alphabet and length; which strings the server handed out, it cannot.
+_CURSORS = [
+    ("cursor", "is not a cursor this server handed out"),
+    ("cursor", "was not handed out by this list with these filters; start again from the first page"),
+]
 
 # Field errors a 400 may carry for a schema-valid request: (dot path pattern, message).
 _BETWEEN_FIELDS = {
@@ -56,6 +64,12 @@ _BETWEEN_FIELDS = {
         ("to", "must be less than a year after from"),
     ],
     "PUT /v1/staff/{subject}": [("pin", "is required for a new staff member")],
+    "GET /v1/sales": [("to", "must be later than from"), *_CURSORS],
+    "GET /v1/catalog/skus": _CURSORS,
+    "GET /v1/stores": _CURSORS,
+    "GET /v1/staff": _CURSORS,
+    "GET /v1/coupons": _CURSORS,
+    "GET /v1/register-sessions": _CURSORS,
 }
 
 # Refusals that depend on the data held: (status, code) per operation.

@@ -67,7 +67,7 @@ fn parse_types(text: &str) -> Result<Vec<EventType>, String> {
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EventView {
+pub struct FeedEventView {
     /// The event's id, the same on every read and every node: what a consumer de-duplicates by.
     id: String,
     /// Its place in the feed: pass it as `after` to read what follows it.
@@ -90,20 +90,20 @@ pub struct EventView {
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EventPage {
+pub struct FeedPage {
     /// Oldest first.
-    events: Vec<EventView>,
+    events: Vec<FeedEventView>,
     /// What to pass as `after` next: the last event's cursor, or the `after` given when there
     /// is no event past it yet (poll again with it later).
     next_cursor: String,
 }
 
-impl TryFrom<FeedEvent> for EventView {
+impl TryFrom<FeedEvent> for FeedEventView {
     type Error = ApiError;
 
     fn try_from(event: FeedEvent) -> Result<Self, ApiError> {
         let data = RawValue::from_string(event.data).map_err(ApiError::internal)?;
-        Ok(EventView {
+        Ok(FeedEventView {
             id: format!("evt_{}", event.id),
             cursor: event.cursor.to_string(),
             kind: event.kind.as_str(),
@@ -122,12 +122,12 @@ impl TryFrom<FeedEvent> for EventView {
 /// latest commits appear within a few milliseconds. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/events", operation_id = "listEvents", tag = "events",
     params(EventsQuery),
-    responses((status = 200, description = "The events after `after`, oldest first", body = EventPage)))]
+    responses((status = 200, description = "The events after `after`, oldest first", body = FeedPage)))]
 async fn list_events(
     _caller: Authorized<ops::ListEvents>,
     State(state): State<AppState>,
     QueryParams(query): QueryParams<EventsQuery>,
-) -> Result<Json<EventPage>, ApiError> {
+) -> Result<Json<FeedPage>, ApiError> {
     let after = query.after.unwrap_or(FeedCursor::START);
     let types = query.types.unwrap_or_default();
     let events = state
@@ -135,8 +135,8 @@ async fn list_events(
         .events_after(after, query.limit.unwrap_or(DEFAULT_EVENTS), &types)
         .await?;
     let next_cursor = events.last().map_or(after, |event| event.cursor).to_string();
-    let events = events.into_iter().map(EventView::try_from).collect::<Result<_, _>>()?;
-    Ok(Json(EventPage { events, next_cursor }))
+    let events = events.into_iter().map(FeedEventView::try_from).collect::<Result<_, _>>()?;
+    Ok(Json(FeedPage { events, next_cursor }))
 }
 
 #[cfg(test)]
