@@ -135,7 +135,10 @@ async fn list_events(
         .events_after(after, query.limit.unwrap_or(DEFAULT_EVENTS), &types)
         .await?;
     let next_cursor = events.last().map_or(after, |event| event.cursor).to_string();
-    let events = events.into_iter().map(FeedEventView::try_from).collect::<Result<_, _>>()?;
+    let events = events
+        .into_iter()
+        .map(FeedEventView::try_from)
+        .collect::<Result<_, _>>()?;
     Ok(Json(FeedPage { events, next_cursor }))
 }
 
