@@ -361,11 +361,11 @@ impl Default for RetryPolicy {
     }
 }
 
-/// What follows a failed attempt.
+/// What follows a failed attempt, with the streak it extends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
     RetryAt { at: Timestamp, streak: Streak },
-    Disable(DisableReason),
+    Disable { reason: DisableReason, streak: Streak },
 }
 
 impl RetryPolicy {
@@ -378,9 +378,6 @@ impl RetryPolicy {
     /// What follows `failure` at `now`, the endpoint's failures in a row before it being
     /// `streak`.
     pub fn after_failure(&self, failure: Failure, streak: Option<Streak>, now: Timestamp) -> Next {
-        if failure == Failure::Gone {
-            return Next::Disable(DisableReason::Gone);
-        }
         let streak = match streak {
             Some(streak) => Streak {
                 since: streak.since,
@@ -388,9 +385,18 @@ impl RetryPolicy {
             },
             None => Streak { since: now, failures: 1 },
         };
+        if failure == Failure::Gone {
+            return Next::Disable {
+                reason: DisableReason::Gone,
+                streak,
+            };
+        }
         let window_end = add(streak.since, self.window);
         if now >= window_end {
-            return Next::Disable(DisableReason::Failing);
+            return Next::Disable {
+                reason: DisableReason::Failing,
+                streak,
+            };
         }
         Next::RetryAt {
             at: add(now, self.delay(streak.failures)).min(window_end),
@@ -594,8 +600,9 @@ mod tests {
                     streak = Some(next);
                     now = retry_at;
                 }
-                Next::Disable(reason) => {
+                Next::Disable { reason, streak: last } => {
                     assert_eq!(reason, DisableReason::Failing);
+                    assert_eq!(last.failures as usize, waits.len() + 1);
                     break;
                 }
             }
@@ -611,7 +618,13 @@ mod tests {
         let policy = RetryPolicy::default();
         assert_eq!(
             policy.after_failure(Failure::Gone, None, at(0)),
-            Next::Disable(DisableReason::Gone)
+            Next::Disable {
+                reason: DisableReason::Gone,
+                streak: Streak {
+                    since: at(0),
+                    failures: 1
+                }
+            }
         );
         for reason in DisableReason::ALL {
             assert_eq!(DisableReason::parse(reason.as_str()), Some(reason));
@@ -685,9 +698,10 @@ mod tests {
                     prop_assert!(next <= add(since, policy.window));
                     prop_assert_eq!(kept, Streak { since, failures: failures + 1 });
                 }
-                Next::Disable(reason) => {
+                Next::Disable { reason, streak: kept } => {
                     prop_assert_eq!(reason, DisableReason::Failing);
                     prop_assert!(now >= add(since, policy.window));
+                    prop_assert_eq!(kept, Streak { since, failures: failures + 1 });
                 }
             }
         }
