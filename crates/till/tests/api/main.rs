@@ -21,3 +21,4 @@ mod sessions;
 mod stored_value;
 mod strict;
 mod transport;
+mod webhooks;
