@@ -372,7 +372,8 @@ impl RetryPolicy {
     /// The wait after the `failures`-th failure in a row (from 1).
     pub fn delay(&self, failures: u32) -> Duration {
         let doublings = failures.saturating_sub(1).min(63);
-        self.first_delay.saturating_mul(1u32.checked_shl(doublings).unwrap_or(u32::MAX))
+        self.first_delay
+            .saturating_mul(1u32.checked_shl(doublings).unwrap_or(u32::MAX))
     }
 
     /// What follows `failure` at `now`, the endpoint's failures in a row before it being
@@ -383,7 +384,10 @@ impl RetryPolicy {
                 since: streak.since,
                 failures: streak.failures.saturating_add(1),
             },
-            None => Streak { since: now, failures: 1 },
+            None => Streak {
+                since: now,
+                failures: 1,
+            },
         };
         if failure == Failure::Gone {
             return Next::Disable {
@@ -449,7 +453,13 @@ mod tests {
 
     #[test]
     fn only_public_addresses_are_global() {
-        for global in ["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111", "2a00:1450:4007:80e::200e"] {
+        for global in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "93.184.215.14",
+            "2606:4700:4700::1111",
+            "2a00:1450:4007:80e::200e",
+        ] {
             assert_eq!(reach(global), Reach::Global, "{global}");
         }
         for (address, expected) in [
@@ -594,7 +604,10 @@ mod tests {
         let mut waits = Vec::new();
         loop {
             match policy.after_failure(Failure::Status(500), streak, now) {
-                Next::RetryAt { at: retry_at, streak: next } => {
+                Next::RetryAt {
+                    at: retry_at,
+                    streak: next,
+                } => {
                     assert_eq!(next.since, at(0), "the streak keeps its first failure");
                     waits.push(now.duration_until(retry_at).as_secs());
                     streak = Some(next);

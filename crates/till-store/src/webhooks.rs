@@ -65,10 +65,12 @@ pub struct Claimed {
     pub lease: Lease,
 }
 
-/// The proof that a task holds an endpoint: its progress is written only while it does.
+/// The proof that a task holds an endpoint: its progress is written only while it does, and
+/// only if no replay came since it took it.
 #[derive(Clone, Debug)]
 pub struct Lease {
     token: String,
+    generation: i64,
 }
 
 /// One attempt to deliver one event.
@@ -128,7 +130,7 @@ pub enum Replayed {
 }
 
 const ENDPOINT_COLUMNS: &str = "id, url, types, description, secret, created_at, delivered_through, due_at, \
-     failing_since, failures, last_failure, last_status, disabled_at, disabled_reason";
+     failing_since, failures, last_failure, last_status, disabled_at, disabled_reason, generation";
 
 /// The feed's last position, as every engine numbers it.
 macro_rules! feed_head {
@@ -189,10 +191,12 @@ impl Store {
         rows.iter().map(delivery_of).collect::<Result<_, _>>().map(Some)
     }
 
-    /// Sets an endpoint's cursor back (or forward) to `after`, clears its failures, enables
-    /// it and takes it from whichever task held it, so that it is delivered again from there.
+    /// Sets an endpoint's cursor back (or forward) to `after`, clears its failures and enables
+    /// it, so that it is delivered again from there. A task that holds it finishes its batch,
+    /// writes nothing of it but its attempts, and lets it go.
     pub async fn replay_webhook(&self, id: String, after: FeedCursor, now: Timestamp) -> Result<Replayed, StoreError> {
-        self.write((id, after, to_micros(now)), |c, i| Box::pin(replay(c, i))).await
+        self.write((id, after, to_micros(now)), |c, i| Box::pin(replay(c, i)))
+            .await
     }
 
     /// Takes up to `limit` endpoints that are due, not disabled, not held and behind the feed,
@@ -206,10 +210,12 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<Claimed>, StoreError> {
         let now = to_micros(now);
-        let due = query(format!("SELECT 1 AS due FROM webhook_endpoints WHERE {CLAIMABLE} LIMIT 1"))
-            .bind(now)
-            .fetch_optional(self.reader())
-            .await?;
+        let due = query(format!(
+            "SELECT 1 AS due FROM webhook_endpoints WHERE {CLAIMABLE} LIMIT 1"
+        ))
+        .bind(now)
+        .fetch_optional(self.reader())
+        .await?;
         if due.is_none() {
             return Ok(Vec::new());
         }
@@ -222,13 +228,13 @@ impl Store {
         self.write(input, |c, i| Box::pin(claim(c, i))).await
     }
 
-    /// Writes a batch's attempts and where it leaves the endpoint, if `lease` still holds it;
-    /// answers whether it did (a replay, a deletion or an expired lease took it away: the
-    /// attempts are kept, the rest is the new holder's to decide).
+    /// Writes a batch's attempts and where it leaves the endpoint, if `lease` still holds it
+    /// and no replay came since; answers whether it did. Otherwise only the attempts are kept
+    /// (none for a deleted endpoint), and a lease a replay made stale is released.
     pub async fn record_progress(&self, id: &str, lease: &Lease, progress: Progress) -> Result<bool, StoreError> {
         let input = Recorded {
             id: id.to_owned(),
-            token: lease.token.clone(),
+            lease: lease.clone(),
             progress,
         };
         self.write(input, |c, i| Box::pin(record(c, i))).await
@@ -289,7 +295,7 @@ fn replay<'a>(
         let row = query(format!(
             "UPDATE webhook_endpoints SET delivered_through = $2, due_at = $3, failing_since = NULL, failures = 0, \
                  last_failure = NULL, last_status = NULL, disabled_at = NULL, disabled_reason = NULL, \
-                 lease_token = NULL, lease_until = 0 \
+                 generation = generation + 1 \
              WHERE id = $1 RETURNING {ENDPOINT_COLUMNS}"
         ))
         .bind(id.as_str())
@@ -336,6 +342,7 @@ fn claim<'a>(conn: &'a mut Conn, claim: &'a Claim) -> BoxFuture<'a, Result<Vec<C
                         .ok_or_else(|| StoreError::Corrupt("a webhook secret that does not read".to_owned()))?,
                     lease: Lease {
                         token: claim.token.clone(),
+                        generation: row.try_get("generation")?,
                     },
                 })
             })
@@ -345,7 +352,7 @@ fn claim<'a>(conn: &'a mut Conn, claim: &'a Claim) -> BoxFuture<'a, Result<Vec<C
 
 struct Recorded {
     id: String,
-    token: String,
+    lease: Lease,
     progress: Progress,
 }
 
@@ -366,18 +373,19 @@ fn record<'a>(conn: &'a mut Conn, input: &'a Recorded) -> BoxFuture<'a, Result<b
                 failure,
             } => (now, Some(streak), Some(failure), Some(reason)),
         };
-        let (token, until) = match progress.hold_until {
-            Some(until) => (Some(input.token.as_str()), to_micros(until)),
+        let token = input.lease.token.as_str();
+        let (kept_token, until) = match progress.hold_until {
+            Some(until) => (Some(token), to_micros(until)),
             None => (None, 0),
         };
         let held = query(
             "UPDATE webhook_endpoints SET delivered_through = $3, due_at = $4, failing_since = $5, failures = $6, \
                  last_failure = $7, last_status = $8, disabled_at = $9, disabled_reason = $10, \
                  lease_token = $11, lease_until = $12 \
-             WHERE id = $1 AND lease_token = $2",
+             WHERE id = $1 AND lease_token = $2 AND generation = $13",
         )
         .bind(input.id.as_str())
-        .bind(input.token.as_str())
+        .bind(token)
         .bind(progress.delivered_through.position())
         .bind(due_at)
         .bind(streak.map(|streak| to_micros(streak.since)))
@@ -386,17 +394,27 @@ fn record<'a>(conn: &'a mut Conn, input: &'a Recorded) -> BoxFuture<'a, Result<b
         .bind(failure.and_then(Failure::status).map(i64::from))
         .bind(disabled.map(|_| now))
         .bind(disabled.map(DisableReason::as_str))
-        .bind(token)
+        .bind(kept_token)
         .bind(until)
+        .bind(input.lease.generation)
         .execute(&mut *conn)
         .await?
             > 0;
         if !held {
-            let known = query("SELECT 1 AS known FROM webhook_endpoints WHERE id = $1")
-                .bind(input.id.as_str())
-                .fetch_optional(&mut *conn)
-                .await?;
-            if known.is_none() {
+            let known = query(
+                "UPDATE webhook_endpoints SET lease_token = NULL, lease_until = 0 WHERE id = $1 AND lease_token = $2",
+            )
+            .bind(input.id.as_str())
+            .bind(token)
+            .execute(&mut *conn)
+            .await?;
+            let known = known > 0
+                || query("SELECT 1 AS known FROM webhook_endpoints WHERE id = $1")
+                    .bind(input.id.as_str())
+                    .fetch_optional(&mut *conn)
+                    .await?
+                    .is_some();
+            if !known {
                 return Ok(false);
             }
         }
@@ -492,7 +510,8 @@ fn endpoint_of(row: &Row) -> Result<EndpointRecord, StoreError> {
         Some(text) => Some(
             text.split(',')
                 .map(|name| {
-                    EventType::parse(name).ok_or_else(|| StoreError::Corrupt(format!("a webhook's event type {name:?}")))
+                    EventType::parse(name)
+                        .ok_or_else(|| StoreError::Corrupt(format!("a webhook's event type {name:?}")))
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
@@ -534,4 +553,156 @@ fn endpoint_of(row: &Row) -> Result<EndpointRecord, StoreError> {
         failing,
         disabled,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::scratch_sqlite_store;
+
+    fn at(micros: i64) -> Timestamp {
+        from_micros(1_700_000_000_000_000 + micros)
+    }
+
+    /// Appends `count` events to the feed.
+    async fn events(store: &Store, count: i64) {
+        store
+            .write(count, |conn, count| {
+                Box::pin(async move {
+                    for _ in 0..*count {
+                        query("INSERT INTO events (type, occurred_at, subject) VALUES ('stock.adjusted', 0, 'x')")
+                            .execute(&mut *conn)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
+    }
+
+    fn progress(through: i64, attempts: Vec<Attempt>, now: Timestamp) -> Progress {
+        Progress {
+            delivered_through: FeedCursor::at(through),
+            attempts,
+            standing: Standing::Healthy,
+            hold_until: None,
+            prune: false,
+            now,
+        }
+    }
+
+    fn delivered(event_id: i64, now: Timestamp) -> Attempt {
+        Attempt {
+            event_id,
+            attempt: 1,
+            status: Some(200),
+            failure: None,
+            at: now,
+            duration: Duration::from_millis(3),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_task_holds_an_endpoint_until_its_lease_runs_out_and_a_replay_outranks_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        events(&store, 2).await;
+        let created = store
+            .create_webhook(NewEndpoint {
+                id: "whk_1".into(),
+                url: "https://example.com/hook".into(),
+                types: Some(vec![EventType::StockAdjusted]),
+                description: None,
+                secret: WebhookSecret::from_key([1; 32]),
+                now: at(0),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            created.delivered_through,
+            FeedCursor::at(2),
+            "it starts after the feed's end"
+        );
+        let claim = |token: &str, now: i64| store.claim_webhooks(token.into(), at(now), at(now + 1_000), 10);
+        assert!(claim("a", 10).await.unwrap().is_empty(), "nothing to deliver yet");
+
+        events(&store, 3).await;
+        let mut first = claim("a", 10).await.unwrap();
+        assert_eq!(first.len(), 1);
+        assert!(claim("b", 20).await.unwrap().is_empty(), "held by the first task");
+        // The first task dies: once its lease runs out, another takes the endpoint.
+        let second = claim("b", 1_011).await.unwrap().pop().expect("taken again");
+        let late = first.pop().unwrap();
+        assert!(
+            !store
+                .record_progress("whk_1", &late.lease, progress(5, vec![], at(1_020)))
+                .await
+                .unwrap(),
+            "a lapsed lease writes no progress"
+        );
+
+        // A replay while the second task works: its batch is not kept, its lease is let go.
+        let replayed = store
+            .replay_webhook("whk_1".into(), FeedCursor::at(3), at(1_030))
+            .await
+            .unwrap();
+        assert!(matches!(replayed, Replayed::Done(ref e) if e.delivered_through == FeedCursor::at(3)));
+        assert!(
+            claim("c", 1_040).await.unwrap().is_empty(),
+            "the second task finishes first"
+        );
+        let done = progress(5, vec![delivered(4, at(1_050)), delivered(5, at(1_050))], at(1_050));
+        assert!(!store.record_progress("whk_1", &second.lease, done).await.unwrap());
+        let third = claim("c", 1_060)
+            .await
+            .unwrap()
+            .pop()
+            .expect("free after the stale batch");
+        assert_eq!(third.endpoint.delivered_through, FeedCursor::at(3), "the replay stands");
+        assert_eq!(store.webhook_deliveries("whk_1", 10).await.unwrap().unwrap().len(), 2);
+
+        assert!(
+            store
+                .record_progress(
+                    "whk_1",
+                    &third.lease,
+                    progress(5, vec![delivered(4, at(1_070))], at(1_070))
+                )
+                .await
+                .unwrap()
+        );
+        let listed = store.webhooks().await.unwrap();
+        assert_eq!(listed[0].delivered_through, FeedCursor::at(5));
+        assert!(claim("d", 1_080).await.unwrap().is_empty(), "caught up");
+
+        // A deleted endpoint keeps nothing of a batch under way.
+        events(&store, 1).await;
+        let fourth = claim("d", 1_090).await.unwrap().pop().unwrap();
+        assert!(store.delete_webhook("whk_1".into()).await.unwrap());
+        assert!(
+            !store
+                .record_progress(
+                    "whk_1",
+                    &fourth.lease,
+                    progress(6, vec![delivered(6, at(1_100))], at(1_100))
+                )
+                .await
+                .unwrap()
+        );
+        assert_eq!(store.webhook_deliveries("whk_1", 10).await.unwrap(), None);
+        assert_eq!(store.count_deliveries().await, 0);
+    }
+
+    impl Store {
+        async fn count_deliveries(&self) -> i64 {
+            query("SELECT count(*) AS n FROM webhook_deliveries")
+                .fetch_one(self.reader())
+                .await
+                .unwrap()
+                .try_get("n")
+                .unwrap()
+        }
+    }
 }

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
 use till_api::{ApiConfig, Settings, WebhookSettings};
-use till_core::webhooks::RetryPolicy;
 use till_core::sale::TenderMethod;
+use till_core::webhooks::RetryPolicy;
 use till_store::{SqliteSynchronous, StoreOptions};
 
 /// What an operator can set, by the names they set it with: `listen` in the file is

@@ -25,6 +25,9 @@ use tokio::task::{JoinHandle, JoinSet};
 /// How often a node looks for endpoints that are due.
 const CLAIM_EVERY: Duration = Duration::from_millis(50);
 
+/// How long a node waits after a claim the database refused.
+const CLAIM_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
 /// Endpoints one node works on at once.
 const MOST_AT_ONCE: usize = 64;
 
@@ -99,6 +102,7 @@ async fn run(context: Arc<Context>, mut stop: watch::Receiver<bool>) {
     loop {
         while tasks.try_join_next().is_some() {}
         let room = MOST_AT_ONCE.saturating_sub(tasks.len());
+        let mut pause = CLAIM_EVERY;
         if room > 0 {
             let now = Timestamp::now();
             let token = till_app::secret::new_id("lease");
@@ -112,11 +116,14 @@ async fn run(context: Arc<Context>, mut stop: watch::Receiver<bool>) {
                         tasks.spawn(endpoint::deliver(endpoint, context.clone(), stop.clone()));
                     }
                 }
-                Err(error) => tracing::warn!(%error, "webhook endpoints could not be claimed; trying again"),
+                Err(error) => {
+                    tracing::warn!(%error, "webhook endpoints could not be claimed; trying again");
+                    pause = CLAIM_AGAIN_AFTER;
+                }
             }
         }
         tokio::select! {
-            _ = tokio::time::sleep(CLAIM_EVERY) => {}
+            _ = tokio::time::sleep(pause) => {}
             _ = stop.changed() => break,
         }
     }

@@ -45,10 +45,12 @@ pub async fn check_url(url: &WebhookUrl, allow_private: bool) -> Result<(), Addr
     }
     match url.host() {
         Host::Address(address) => check(address),
-        Host::Name(name) => match tokio::time::timeout(RESOLVE_WITHIN, tokio::net::lookup_host((name, url.port()))).await {
-            Ok(Ok(addresses)) => addresses.map(|address| check(address.ip())).collect(),
-            _ => Ok(()),
-        },
+        Host::Name(name) => {
+            match tokio::time::timeout(RESOLVE_WITHIN, tokio::net::lookup_host((name, url.port()))).await {
+                Ok(Ok(addresses)) => addresses.map(|address| check(address.ip())).collect(),
+                _ => Ok(()),
+            }
+        }
     }
 }
 

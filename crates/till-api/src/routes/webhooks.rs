@@ -22,9 +22,7 @@ use till_app::secret::{new_id, new_webhook_secret};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::format_utc;
 use till_core::webhooks::{DisableReason, Failure, MAX_URL_CHARS, URL_PATTERN, WebhookUrl};
-use till_store::webhooks::{
-    DeliveryRecord, EndpointRecord, MOST_DELIVERIES_READ, NewEndpoint, Replayed,
-};
+use till_store::webhooks::{DeliveryRecord, EndpointRecord, MOST_DELIVERIES_READ, NewEndpoint, Replayed};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ArrayBuilder, ArrayItems, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
 use utoipa_axum::router::OpenApiRouter;
@@ -186,7 +184,11 @@ fn url_schema() -> Schema {
 }
 
 fn event_type_schema() -> Schema {
-    words(EventType::ALL.iter().map(|kind| kind.as_str()), false, "An event type of the feed.")
+    words(
+        EventType::ALL.iter().map(|kind| kind.as_str()),
+        false,
+        "An event type of the feed.",
+    )
 }
 
 fn types_schema(description: &str) -> Schema {
@@ -274,14 +276,17 @@ fn disabled_message(
     failing: Option<(till_core::webhooks::Streak, Failure)>,
     retry_window: std::time::Duration,
 ) -> String {
-    let last = failing.map_or_else(String::new, |(_, failure)| format!(" The last: {}.", failure_phrase(failure)));
+    let last = failing.map_or_else(String::new, |(_, failure)| {
+        format!(" The last: {}.", failure_phrase(failure))
+    });
     match reason {
         DisableReason::Gone => "The receiver answered 410 Gone: it wants no more deliveries. \
              Replay from a cursor to enable it again."
             .to_owned(),
         DisableReason::Failing => format!(
             "Every attempt failed for {}.{last} Replay from a cursor to enable it again.",
-            jiff::SignedDuration::try_from(retry_window).map_or_else(|_| "too long".to_owned(), |window| format!("{window:#}"))
+            jiff::SignedDuration::try_from(retry_window)
+                .map_or_else(|_| "too long".to_owned(), |window| format!("{window:#}"))
         ),
     }
 }
@@ -375,14 +380,9 @@ impl FromParams for WebhookPath {
     }
 }
 
-struct DeliveriesQuery {
-    limit: Option<i64>,
-}
-
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // the parameters for the document; `DeliveriesQuery` reads them
-struct DeliveriesParams {
+struct DeliveriesQuery {
     /// At most this many attempts, newest first (default 50).
     #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
@@ -415,9 +415,12 @@ async fn create_webhook(
 ) -> Result<Written<CreatedWebhookView>, ApiError> {
     let new = parse_webhook(&body)?;
     let settings = &state.config().webhooks;
-    check_url(&new.url, settings.allow_private)
-        .await
-        .map_err(|refused| ApiError::field("url", format!("leads to {refused}; webhooks go to public addresses only")))?;
+    check_url(&new.url, settings.allow_private).await.map_err(|refused| {
+        ApiError::field(
+            "url",
+            format!("leads to {refused}; webhooks go to public addresses only"),
+        )
+    })?;
     let secret = new_webhook_secret();
     let record = state
         .store()
@@ -452,7 +455,10 @@ async fn list_webhooks(
     let window = state.config().webhooks.retry.window;
     let webhooks = state.store().webhooks().await?;
     Ok(Json(WebhookList {
-        webhooks: webhooks.into_iter().map(|record| WebhookView::of(record, window)).collect(),
+        webhooks: webhooks
+            .into_iter()
+            .map(|record| WebhookView::of(record, window))
+            .collect(),
     }))
 }
 
@@ -480,7 +486,7 @@ async fn delete_webhook(
 /// Each attempt with its event, its attempt number, the receiver's status or how it failed,
 /// when and how long it took; newest first. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", operation_id = "listWebhookDeliveries", tag = "events",
-    params(("id" = Text, Path), DeliveriesParams),
+    params(("id" = Text, Path), DeliveriesQuery),
     responses((status = 200, description = "The latest attempts, newest first", body = DeliveryList),
               (status = 404, description = "No such endpoint", body = crate::error::ErrorEnvelope)))]
 async fn list_deliveries(

@@ -25,7 +25,10 @@ CREATE TABLE webhook_endpoints (
     disabled_reason     TEXT,
     -- The node task working on it holds it until `lease_until`: a node that dies loses it.
     lease_token         TEXT,
-    lease_until         BIGINT NOT NULL DEFAULT 0
+    lease_until         BIGINT NOT NULL DEFAULT 0,
+    -- Counts replays: a task that took the endpoint before a replay writes no progress after
+    -- it, so the replayed cursor stands and one task at a time sends to the endpoint.
+    generation          BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE webhook_deliveries (

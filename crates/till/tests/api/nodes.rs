@@ -833,7 +833,9 @@ async fn two_nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order()
     let mut endpoints = Vec::new();
     for n in 0..4 {
         let url = format!("http://127.0.0.1:{}/endpoint-{n}", receiver.port);
-        let reply = nodes.on(n % 2, "/v1/webhooks", &nodes.admin, &json!({"url": url})).await;
+        let reply = nodes
+            .on(n % 2, "/v1/webhooks", &nodes.admin, &json!({"url": url}))
+            .await;
         assert_eq!(reply.status, 201, "{}", reply.text);
         let created = reply.json();
         let field = |name: &str| created[name].as_str().unwrap().to_owned();
@@ -851,7 +853,10 @@ async fn two_nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order()
         }
     }))
     .await;
-    let lowest = endpoints.iter().map(|(_, _, cursor)| cursor.clone()).min_by_key(|c| c.parse::<i64>().unwrap());
+    let lowest = endpoints
+        .iter()
+        .map(|(_, _, cursor)| cursor.clone())
+        .min_by_key(|c| c.parse::<i64>().unwrap());
     let (mut after, mut feed) = (lowest.unwrap(), Vec::new());
     for _ in 0..500 {
         feed_from(&nodes, 0, &mut after, &mut feed).await;

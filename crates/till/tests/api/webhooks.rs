@@ -107,7 +107,10 @@ impl Receiver {
 
     /// The requests answered 2xx, in the order they came.
     pub fn delivered(&self) -> Vec<Received> {
-        self.got().into_iter().filter(|r| (200..300).contains(&r.status)).collect()
+        self.got()
+            .into_iter()
+            .filter(|r| (200..300).contains(&r.status))
+            .collect()
     }
 }
 
@@ -306,9 +309,16 @@ async fn deliveries_are_signed_complete_and_in_feed_order(engine: Engine) {
     for received in &got {
         assert!(verifies(&secret, received), "signature of {received:?}");
         assert_eq!(received.path, "/hook");
-        assert_eq!(received.json()["id"], json!(received.id), "webhook-id is the event's id");
+        assert_eq!(
+            received.json()["id"],
+            json!(received.id),
+            "webhook-id is the event's id"
+        );
     }
-    assert!(!verifies("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", &got[0]), "another secret");
+    assert!(
+        !verifies("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", &got[0]),
+        "another secret"
+    );
     // The body is the event exactly as the feed answers it.
     let feed = feed_after(&server, &start_cursor).await;
     let bodies: Vec<Value> = got.iter().map(Received::json).collect();
@@ -331,7 +341,12 @@ async fn deliveries_are_signed_complete_and_in_feed_order(engine: Engine) {
     assert_eq!(attempts[4]["eventId"], feed[15]["id"]);
     for attempt in attempts {
         assert_eq!(
-            (&attempt["delivered"], &attempt["statusCode"], &attempt["error"], &attempt["attempt"]),
+            (
+                &attempt["delivered"],
+                &attempt["statusCode"],
+                &attempt["error"],
+                &attempt["attempt"]
+            ),
             (&json!(true), &json!(200), &Value::Null, &json!(1)),
             "{attempt}"
         );
@@ -358,7 +373,11 @@ async fn a_failed_delivery_is_retried_and_the_order_holds_across_it(engine: Engi
     .await;
     assert_eq!(counts(&delivered), [1, 2, 3, 4, 5]);
     let got = receiver.got();
-    assert_eq!(counts(&got), [1, 2, 2, 2, 3, 4, 5], "nothing after a failed event until it is delivered");
+    assert_eq!(
+        counts(&got),
+        [1, 2, 2, 2, 3, 4, 5],
+        "nothing after a failed event until it is delivered"
+    );
     assert!(got.iter().all(|r| verifies(&secret, r)));
     assert_eq!(got[1].id, got[3].id, "a retry carries the same webhook-id");
 
@@ -370,7 +389,14 @@ async fn a_failed_delivery_is_retried_and_the_order_holds_across_it(engine: Engi
     let seen: Vec<(i64, bool, Value, Value)> = attempts
         .iter()
         .filter(|a| a["eventId"] == json!(got[1].id))
-        .map(|a| (a["attempt"].as_i64().unwrap(), a["delivered"].as_bool().unwrap(), a["statusCode"].clone(), a["error"].clone()))
+        .map(|a| {
+            (
+                a["attempt"].as_i64().unwrap(),
+                a["delivered"].as_bool().unwrap(),
+                a["statusCode"].clone(),
+                a["error"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         seen,
@@ -382,7 +408,10 @@ async fn a_failed_delivery_is_retried_and_the_order_holds_across_it(engine: Engi
     );
     let listed = endpoint(&server, &id).await;
     assert_eq!(listed["state"], "active");
-    assert_eq!((&listed["failingSince"], &listed["failures"]), (&Value::Null, &json!(0)));
+    assert_eq!(
+        (&listed["failingSince"], &listed["failures"]),
+        (&Value::Null, &json!(0))
+    );
     server.stop().await;
 }
 
@@ -457,7 +486,10 @@ async fn a_replay_delivers_again_from_its_cursor(engine: Engine) {
     for on_hand in 1..=5 {
         count(&server, &sku, on_hand).await;
     }
-    eventually("five deliveries", || async { (receiver.delivered().len() >= 5).then_some(()) }).await;
+    eventually("five deliveries", || async {
+        (receiver.delivered().len() >= 5).then_some(())
+    })
+    .await;
     let feed = feed_after(&server, &start_cursor).await;
     let (admin, path) = (server.admin(), format!("/v1/webhooks/{id}/replay"));
     let replay = |after: Value| server.post(&path, &admin, json!({"after": after}));
@@ -484,11 +516,21 @@ async fn a_replay_delivers_again_from_its_cursor(engine: Engine) {
     unknown.assert_error(404, "NOT_FOUND");
 
     let deleted = server
-        .call(Method::DELETE, &format!("/v1/webhooks/{id}"), Some(&server.admin()), None)
+        .call(
+            Method::DELETE,
+            &format!("/v1/webhooks/{id}"),
+            Some(&server.admin()),
+            None,
+        )
         .await;
     assert_eq!(deleted.status, 204, "{}", deleted.text);
     server
-        .call(Method::DELETE, &format!("/v1/webhooks/{id}"), Some(&server.admin()), None)
+        .call(
+            Method::DELETE,
+            &format!("/v1/webhooks/{id}"),
+            Some(&server.admin()),
+            None,
+        )
         .await
         .assert_error(404, "NOT_FOUND");
     server
@@ -547,9 +589,7 @@ async fn private_addresses_are_refused_when_created_and_when_delivering(engine: 
         .await
         .expect("an endpoint written past the API");
     let attempt = eventually("a refused attempt", || async {
-        let reply = server
-            .get("/v1/webhooks/whk_rebound/deliveries", &server.admin())
-            .await;
+        let reply = server.get("/v1/webhooks/whk_rebound/deliveries", &server.admin()).await;
         reply.body["deliveries"].as_array().and_then(|a| a.first().cloned())
     })
     .await;
@@ -634,7 +674,10 @@ async fn an_endpoint_receives_the_types_it_asked_for(engine: Engine) {
         (got.len() >= 6).then_some(got)
     })
     .await;
-    let kinds: Vec<String> = all.iter().map(|r| r.json()["type"].as_str().unwrap().to_owned()).collect();
+    let kinds: Vec<String> = all
+        .iter()
+        .map(|r| r.json()["type"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(kinds, ["stock.adjusted", "giftcard.changed"].repeat(3));
     let stock = eventually("the stock counts", || async {
         let got = stock_only.delivered();
@@ -657,7 +700,11 @@ async fn an_endpoint_receives_the_types_it_asked_for(engine: Engine) {
         (json!("stock.adjusted"), "types"),
     ] {
         let reply = server
-            .post("/v1/webhooks", &server.admin(), json!({"url": stock_only.url, "types": types}))
+            .post(
+                "/v1/webhooks",
+                &server.admin(),
+                json!({"url": stock_only.url, "types": types}),
+            )
             .await;
         assert_eq!(reply.fields(), [field], "{types}: {}", reply.text);
     }
@@ -684,15 +731,17 @@ async fn webhooks_need_their_scopes(engine: Engine) {
             .await
             .assert_error(403, "FORBIDDEN");
         server
-            .call(Method::DELETE, &format!("/v1/webhooks/{id}"), Some(token.as_str()), None)
+            .call(
+                Method::DELETE,
+                &format!("/v1/webhooks/{id}"),
+                Some(token.as_str()),
+                None,
+            )
             .await
             .assert_error(403, "FORBIDDEN");
     }
     for path in ["/v1/webhooks", deliveries.as_str()] {
-        server
-            .get(path, &events_reader)
-            .await
-            .assert_error(403, "FORBIDDEN");
+        server.get(path, &events_reader).await.assert_error(403, "FORBIDDEN");
         assert_eq!(server.get(path, &reader).await.status, 200);
         assert_eq!(server.get(path, &writer).await.status, 200);
     }
@@ -701,10 +750,7 @@ async fn webhooks_need_their_scopes(engine: Engine) {
         .await
         .assert_error(401, "UNAUTHORIZED");
     assert_eq!(server.post("/v1/webhooks", &writer, body()).await.status, 201);
-    assert_eq!(
-        server.post(&replay, &writer, json!({"after": "0"})).await.status,
-        200
-    );
+    assert_eq!(server.post(&replay, &writer, json!({"after": "0"})).await.status, 200);
     let listed = server.get("/v1/webhooks", &reader).await;
     assert_eq!(listed.body["webhooks"].as_array().unwrap().len(), 2);
     server.stop().await;
