@@ -266,14 +266,14 @@ fn create<'a>(conn: &'a mut Conn, new: &'a NewEndpoint) -> BoxFuture<'a, Result<
     })
 }
 
-fn delete<'a>(conn: &'a mut Conn, id: &'a String) -> BoxFuture<'a, Result<bool, StoreError>> {
+fn delete<'a>(conn: &'a mut Conn, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
     Box::pin(async move {
         let deleted = query("DELETE FROM webhook_endpoints WHERE id = $1")
-            .bind(id.as_str())
+            .bind(id)
             .execute(&mut *conn)
             .await?;
         query("DELETE FROM webhook_deliveries WHERE endpoint_id = $1")
-            .bind(id.as_str())
+            .bind(id)
             .execute(&mut *conn)
             .await?;
         Ok(deleted > 0)

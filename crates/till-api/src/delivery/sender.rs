@@ -47,7 +47,7 @@ pub async fn check_url(url: &WebhookUrl, allow_private: bool) -> Result<(), Addr
         Host::Address(address) => check(address),
         Host::Name(name) => {
             match tokio::time::timeout(RESOLVE_WITHIN, tokio::net::lookup_host((name, url.port()))).await {
-                Ok(Ok(addresses)) => addresses.map(|address| check(address.ip())).collect(),
+                Ok(Ok(mut addresses)) => addresses.try_for_each(|address| check(address.ip())),
                 _ => Ok(()),
             }
         }
@@ -66,10 +66,7 @@ impl Resolve for CheckedResolver {
         Box::pin(async move {
             let addresses: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
             if !allow_private {
-                addresses
-                    .iter()
-                    .map(|address| check(address.ip()))
-                    .collect::<Result<(), AddressRefused>>()?;
+                addresses.iter().try_for_each(|address| check(address.ip()))?;
             }
             Ok(Box::new(addresses.into_iter()) as Addrs)
         })
