@@ -6,9 +6,10 @@ use super::Context;
 use crate::routes::events::render_event;
 use bytes::Bytes;
 use jiff::Timestamp;
+use std::sync::Arc;
 use std::time::Instant;
 use till_core::events::FeedCursor;
-use till_core::webhooks::{Failure, Next, Signer, WebhookUrl, delivered_through};
+use till_core::webhooks::{Failure, Next, RetryPolicy, Signer, Streak, WebhookUrl, delivered_through};
 use till_store::feed::FeedEvent;
 use till_store::webhooks::{Attempt, Claimed, Progress, Standing};
 use tokio::sync::watch;
@@ -26,7 +27,7 @@ enum Sent {
     Stopped,
 }
 
-pub(super) async fn deliver(claimed: Claimed, context: std::sync::Arc<Context>, mut stop: watch::Receiver<bool>) {
+pub(super) async fn deliver(claimed: Claimed, context: Arc<Context>, mut stop: watch::Receiver<bool>) {
     let Claimed {
         endpoint,
         secret,
@@ -39,7 +40,11 @@ pub(super) async fn deliver(claimed: Claimed, context: std::sync::Arc<Context>, 
             return;
         }
     };
-    let signer = secret.signer();
+    let to = Target {
+        id: &endpoint.id,
+        url: &url,
+        signer: secret.signer(),
+    };
     let types = endpoint.types.clone().unwrap_or_default();
     let mut cursor = endpoint.delivered_through;
     let mut streak = endpoint.failing.map(|(streak, _)| streak);
@@ -59,78 +64,27 @@ pub(super) async fn deliver(claimed: Claimed, context: std::sync::Arc<Context>, 
         };
         let read_to_end = events.len() < BATCH as usize;
         let positions: Vec<FeedCursor> = events.iter().map(|event| event.cursor).collect();
-        let mut attempts = Vec::new();
-        let mut failed = None;
-        let mut cut = false;
-        for event in events {
-            if *stop.borrow() || started.elapsed() > context.batch_budget {
-                cut = true;
-                break;
-            }
-            let number = match (attempts.is_empty(), streak) {
-                (true, Some(streak)) => streak.failures.saturating_add(1),
-                _ => 1,
-            };
-            let event_id = event.id;
-            let at = Timestamp::now();
-            let clock = Instant::now();
-            let sent = match send(&context, &url, &signer, event, &mut stop).await {
-                Some(sent) => sent,
-                None => {
-                    tracing::error!(endpoint = %endpoint.id, event = event_id, "a stored event does not render");
-                    return;
-                }
-            };
-            let answer = match sent {
-                Sent::Answered(answer) => answer,
-                Sent::Stopped => {
-                    cut = true;
-                    break;
-                }
-            };
-            attempts.push(Attempt {
-                event_id,
-                attempt: number,
-                status: answer.map_or_else(Failure::status, Some),
-                failure: answer.err(),
-                at,
-                duration: clock.elapsed(),
-            });
-            if let Err(failure) = answer {
-                failed = Some(failure);
-                break;
-            }
-        }
-        let acknowledged = attempts.iter().filter(|attempt| attempt.failure.is_none()).count();
+        let Some(batch) = send_batch(&context, &to, events, streak, started, &mut stop).await else {
+            return;
+        };
+        let acknowledged = batch
+            .attempts
+            .iter()
+            .filter(|attempt| attempt.failure.is_none())
+            .count();
         let through = delivered_through(cursor, &positions, acknowledged, read_to_end, head);
         let now = Timestamp::now();
-        let standing = match failed {
-            None => Standing::Healthy,
-            Some(failure) => {
-                // A failure after deliveries in this batch starts a streak of its own.
-                let before = if acknowledged == 0 { streak } else { None };
-                match context.retry.after_failure(failure, before, now) {
-                    Next::RetryAt { at, streak } => Standing::Failing {
-                        streak,
-                        failure,
-                        retry_at: at,
-                    },
-                    Next::Disable { reason, streak } => Standing::Disabled {
-                        reason,
-                        streak,
-                        failure,
-                    },
-                }
-            }
-        };
+        // A failure after deliveries in the same batch starts a streak of its own.
+        let before = if acknowledged == 0 { streak } else { None };
+        let standing = standing_after(&context.retry, batch.failed, before, now);
         streak = match standing {
             Standing::Failing { streak, .. } | Standing::Disabled { streak, .. } => Some(streak),
             Standing::Healthy => None,
         };
-        let more = failed.is_none() && !*stop.borrow() && (cut || !read_to_end);
+        let more = batch.failed.is_none() && !*stop.borrow() && (batch.cut || !read_to_end);
         let progress = Progress {
             delivered_through: through,
-            attempts,
+            attempts: batch.attempts,
             standing,
             hold_until: more.then(|| context.lease_until(now)),
             prune: cursor.position() / PRUNE_EVERY != through.position() / PRUNE_EVERY,
@@ -149,19 +103,103 @@ pub(super) async fn deliver(claimed: Claimed, context: std::sync::Arc<Context>, 
     }
 }
 
-/// Renders, signs and sends one event; `None` when the event does not render.
-async fn send(
+/// Where one endpoint's deliveries go.
+struct Target<'a> {
+    id: &'a str,
+    url: &'a WebhookUrl,
+    signer: Signer,
+}
+
+/// What a batch sent.
+struct Batch {
+    attempts: Vec<Attempt>,
+    /// How its last attempt failed, which ended it.
+    failed: Option<Failure>,
+    /// Ended before its last event: the node is stopping, or the lease would not outlast
+    /// another send.
+    cut: bool,
+}
+
+/// Sends `events` in order until one fails; `None` when an event does not render.
+async fn send_batch(
     context: &Context,
-    url: &WebhookUrl,
-    signer: &Signer,
-    event: FeedEvent,
+    to: &Target<'_>,
+    events: Vec<FeedEvent>,
+    streak: Option<Streak>,
+    started: Instant,
     stop: &mut watch::Receiver<bool>,
-) -> Option<Sent> {
+) -> Option<Batch> {
+    let mut batch = Batch {
+        attempts: Vec::new(),
+        failed: None,
+        cut: false,
+    };
+    for event in events {
+        if *stop.borrow() || started.elapsed() > context.batch_budget {
+            batch.cut = true;
+            break;
+        }
+        // The first event of a batch is the one a streak of failures, if any, failed on.
+        let number = match (batch.attempts.is_empty(), streak) {
+            (true, Some(streak)) => streak.failures.saturating_add(1),
+            _ => 1,
+        };
+        let event_id = event.id;
+        let at = Timestamp::now();
+        let clock = Instant::now();
+        let Some(sent) = send(context, to, event, stop).await else {
+            tracing::error!(endpoint = %to.id, event = event_id, "a stored event does not render");
+            return None;
+        };
+        let Sent::Answered(answer) = sent else {
+            batch.cut = true;
+            break;
+        };
+        batch.attempts.push(Attempt {
+            event_id,
+            attempt: number,
+            status: answer.map_or_else(Failure::status, Some),
+            failure: answer.err(),
+            at,
+            duration: clock.elapsed(),
+        });
+        if let Err(failure) = answer {
+            batch.failed = Some(failure);
+            break;
+        }
+    }
+    Some(batch)
+}
+
+/// How an endpoint stands after a batch that ended with `failed`, the failures in a row
+/// before it being `streak`.
+fn standing_after(retry: &RetryPolicy, failed: Option<Failure>, streak: Option<Streak>, now: Timestamp) -> Standing {
+    let Some(failure) = failed else {
+        return Standing::Healthy;
+    };
+    match retry.after_failure(failure, streak, now) {
+        Next::RetryAt { at, streak } => Standing::Failing {
+            streak,
+            failure,
+            retry_at: at,
+        },
+        Next::Disable { reason, streak } => Standing::Disabled {
+            reason,
+            streak,
+            failure,
+        },
+    }
+}
+
+/// Renders, signs and sends one event; `None` when the event does not render.
+async fn send(context: &Context, to: &Target<'_>, event: FeedEvent, stop: &mut watch::Receiver<bool>) -> Option<Sent> {
     let id = format!("evt_{}", event.id);
     let body = render_event(event).ok()?;
     let timestamp = Timestamp::now().as_second();
-    let signature = signer.sign(&id, timestamp, &body);
-    let sending = context.sender.send(url, &id, timestamp, &signature, Bytes::from(body));
+    let signature = to.signer.sign(&id, timestamp, &body);
+    let sending = context
+        .sender
+        .send(to.url, &id, timestamp, &signature, Bytes::from(body));
     Some(tokio::select! {
         answer = sending => Sent::Answered(answer),
         _ = stop.changed() => Sent::Stopped,

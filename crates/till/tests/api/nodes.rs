@@ -824,7 +824,7 @@ async fn a_killed_nodes_acknowledged_sales_are_in_the_feed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order() {
+async fn nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order() {
     let Some(nodes) = Nodes::start(4, &[("TILL_WEBHOOK_ALLOW_PRIVATE", "true")]).await else {
         return;
     };
