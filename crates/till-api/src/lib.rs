@@ -2,6 +2,7 @@
 //! error envelope every failure is written in, and the OpenAPI document generated from it all.
 
 pub mod auth;
+pub mod delivery;
 pub mod error;
 pub mod extract;
 pub mod fields;
@@ -30,7 +31,7 @@ use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, 
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 
-pub use state::{ApiConfig, AppState};
+pub use state::{ApiConfig, AppState, WebhookSettings};
 pub use till_app::{Clock, ManualClock, Settings, SystemClock};
 
 /// The whole service as one axum router.
@@ -68,7 +69,7 @@ pub fn cors(origins: Vec<HeaderValue>) -> CorsLayer {
     use axum::http::header;
     let cors = tower_http::cors::CorsLayer::new()
         .allow_origin(tower_http::cors::AllowOrigin::list(origins.clone()))
-        .allow_methods([Method::GET, Method::HEAD, Method::POST, Method::PUT])
+        .allow_methods([Method::GET, Method::HEAD, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers([
             header::AUTHORIZATION,
             header::CONTENT_TYPE,

@@ -540,7 +540,7 @@ fn tags() -> Vec<Tag> {
         ),
         (
             "events",
-            "The feed of business facts in commit order, for integrators that must miss none.",
+            "The feed of business facts in commit order, and the webhooks that push it, for integrators that must miss none.",
         ),
         ("operations", "Health, readiness, metrics and this document."),
     ]

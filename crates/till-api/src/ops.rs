@@ -105,6 +105,11 @@ operations! {
     UnblockGiftCard = "unblockGiftCard", [StoredValueWrite], Confirm;
     GetCreditNote = "getCreditNote", [StoredValueRead, StoredValueWrite], Allow;
     ListEvents = "listEvents", [EventsRead], Allow;
+    CreateWebhook = "createWebhook", [WebhooksWrite], Confirm;
+    ListWebhooks = "listWebhooks", [WebhooksRead, WebhooksWrite], Allow;
+    DeleteWebhook = "deleteWebhook", [WebhooksWrite], Confirm;
+    ListWebhookDeliveries = "listWebhookDeliveries", [WebhooksRead, WebhooksWrite], Allow;
+    ReplayWebhook = "replayWebhook", [WebhooksWrite], Confirm;
 }
 
 #[cfg(test)]

@@ -6,8 +6,10 @@ use crate::routes::checkout::event::TicketAnswers;
 use jiff::Timestamp;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
+use std::time::Duration;
 use till_app::promotion_cache::PromotionCache;
 use till_app::{App, Clock, Settings};
+use till_core::webhooks::RetryPolicy;
 use till_store::Store;
 
 /// The settings the HTTP layer acts on; the binary fills them from its layered configuration.
@@ -17,6 +19,8 @@ pub struct ApiConfig {
     pub max_body_bytes: usize,
     /// The use cases' settings.
     pub app: Settings,
+    /// How the feed is delivered to webhook endpoints.
+    pub webhooks: WebhookSettings,
 }
 
 impl Default for ApiConfig {
@@ -24,6 +28,28 @@ impl Default for ApiConfig {
         ApiConfig {
             max_body_bytes: 4 * 1024 * 1024,
             app: Settings::default(),
+            webhooks: WebhookSettings::default(),
+        }
+    }
+}
+
+/// How webhook deliveries are made (DESIGN.md section 14).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookSettings {
+    /// Whether an endpoint may be on a loopback, private or otherwise non-public address: for
+    /// tests and closed networks only, since such a URL reaches inside the deployment.
+    pub allow_private: bool,
+    /// The longest a receiver has to answer a delivery.
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            allow_private: false,
+            timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
         }
     }
 }

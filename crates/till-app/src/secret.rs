@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
 use till_core::staff::Pin;
 use till_core::stored_value::GiftCardCode;
+use till_core::webhooks::{SECRET_BYTES, WebhookSecret};
 
 /// Prefix of a register-session bearer token.
 pub const SESSION_TOKEN_PREFIX: &str = "pos_st_";
@@ -45,6 +46,11 @@ const ASCII_ORDERED: GeneralPurpose = GeneralPurpose::new(
 /// card alphabet (see [`GiftCardCode::from_random`]).
 pub fn new_gift_card_code() -> GiftCardCode {
     GiftCardCode::from_random(random_bytes::<16>())
+}
+
+/// A fresh webhook signing secret: random bytes of the operating system's generator.
+pub fn new_webhook_secret() -> WebhookSecret {
+    WebhookSecret::from_key(random_bytes::<SECRET_BYTES>())
 }
 
 /// A fresh identifier that sorts after those minted at earlier milliseconds: `prefix`, then

@@ -49,6 +49,8 @@ grants! {
     StoredValueRead = "pos.storedvalue.read",
     StoredValueWrite = "pos.storedvalue.write",
     EventsRead = "pos.events.read",
+    WebhooksRead = "pos.webhooks.read",
+    WebhooksWrite = "pos.webhooks.write",
 }
 
 impl fmt::Display for Grant {
@@ -188,6 +190,7 @@ mod tests {
         assert!(!manager.contains(Grant::StaffWrite));
         assert!(manager.contains(Grant::StoredValueRead));
         assert!(!manager.contains(Grant::StoredValueWrite));
+        assert!(!manager.contains(Grant::WebhooksRead) && !manager.contains(Grant::WebhooksWrite));
         assert_eq!(Role::Admin.default_grants(), GrantSet::all());
     }
 }

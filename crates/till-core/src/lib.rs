@@ -20,3 +20,4 @@ pub mod settlement;
 pub mod staff;
 pub mod store;
 pub mod stored_value;
+pub mod webhooks;

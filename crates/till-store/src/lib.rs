@@ -35,6 +35,7 @@ pub mod staff;
 pub mod stock;
 pub mod stored_value;
 pub mod stores;
+pub mod webhooks;
 
 pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
 /// The statement layer and batches every business module writes its SQL with.

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
-use till_api::{ApiConfig, Settings};
+use till_api::{ApiConfig, Settings, WebhookSettings};
 use till_core::sale::TenderMethod;
+use till_core::webhooks::RetryPolicy;
 use till_store::{SqliteSynchronous, StoreOptions};
 
 /// What an operator can set, by the names they set it with: `listen` in the file is
@@ -77,6 +78,18 @@ pub struct Config {
     pub grants_max_age_seconds: u64,
     /// The most a promotion rule written on another node takes to apply here.
     pub promotion_cache_seconds: u64,
+
+    // Webhooks (till-api's WebhookSettings).
+    /// Lets webhook URLs lead to loopback, private and other non-public addresses: for tests
+    /// and closed networks only, since such a URL reaches inside the deployment.
+    pub webhook_allow_private: bool,
+    /// The longest a webhook receiver has to answer a delivery.
+    pub webhook_timeout_seconds: u64,
+    /// The wait before a failed delivery is tried again the first time; it doubles after each
+    /// further failure.
+    pub webhook_retry_first_ms: u64,
+    /// How long an endpoint is retried after its first failure in a row before it is disabled.
+    pub webhook_retry_window_seconds: u64,
 
     // Identity (till-api's JwtSettings).
     /// HS256 shared secret for identity-provider tokens (development, tests).
@@ -164,6 +177,11 @@ impl Default for Config {
             elevation_rate_window_seconds: app.elevation_rate_window.as_secs(),
             grants_max_age_seconds: app.grants_max_age.as_secs(),
             promotion_cache_seconds: app.promotion_cache_ttl.as_secs(),
+
+            webhook_allow_private: api.webhooks.allow_private,
+            webhook_timeout_seconds: api.webhooks.timeout.as_secs(),
+            webhook_retry_first_ms: millis(api.webhooks.retry.first_delay),
+            webhook_retry_window_seconds: api.webhooks.retry.window.as_secs(),
 
             jwt_secret: jwt.hs256_secret,
             jwt_jwks_url: None,
@@ -280,6 +298,20 @@ impl Config {
                 )?),
                 promotion_cache_ttl: Duration::from_secs(self.promotion_cache_seconds),
                 grants_max_age: Duration::from_secs(self.grants_max_age_seconds),
+            },
+            webhooks: WebhookSettings {
+                allow_private: self.webhook_allow_private,
+                timeout: Duration::from_secs(at_least_one("webhook_timeout_seconds", self.webhook_timeout_seconds)?),
+                retry: RetryPolicy {
+                    first_delay: Duration::from_millis(at_least_one(
+                        "webhook_retry_first_ms",
+                        self.webhook_retry_first_ms,
+                    )?),
+                    window: Duration::from_secs(at_least_one(
+                        "webhook_retry_window_seconds",
+                        self.webhook_retry_window_seconds,
+                    )?),
+                },
             },
         })
     }
@@ -531,6 +563,27 @@ mod tests {
                 },
                 "TILL_CASH_ROUNDING_TOLERANCE_CENTS",
             ),
+            (
+                Config {
+                    webhook_timeout_seconds: 0,
+                    ..Config::default()
+                },
+                "TILL_WEBHOOK_TIMEOUT_SECONDS",
+            ),
+            (
+                Config {
+                    webhook_retry_first_ms: 0,
+                    ..Config::default()
+                },
+                "TILL_WEBHOOK_RETRY_FIRST_MS",
+            ),
+            (
+                Config {
+                    webhook_retry_window_seconds: 0,
+                    ..Config::default()
+                },
+                "TILL_WEBHOOK_RETRY_WINDOW_SECONDS",
+            ),
         ] {
             let error = config.api_config().expect_err(variable);
             assert!(error.to_string().contains(variable), "{variable}: {error}");
@@ -552,6 +605,21 @@ mod tests {
             jail.set_env("TILL_LOG_FORMAT", "xml");
             let error = Config::load(None, &Overrides::default()).expect_err("not a format");
             assert!(error.to_string().to_lowercase().contains("log_format"), "{error}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn webhooks_go_to_public_addresses_unless_allowed() {
+        let settings = Config::default().api_config().expect("the defaults hold").webhooks;
+        assert!(!settings.allow_private);
+        assert_eq!(settings.timeout, Duration::from_secs(10));
+        assert_eq!(settings.retry.first_delay, Duration::from_secs(10));
+        assert_eq!(settings.retry.window, Duration::from_secs(24 * 3600));
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("TILL_WEBHOOK_ALLOW_PRIVATE", "true");
+            let config = Config::load(None, &Overrides::default()).expect("loads");
+            assert!(config.api_config().expect("valid").webhooks.allow_private);
             Ok(())
         });
     }

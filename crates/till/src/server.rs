@@ -7,6 +7,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use till_api::auth::Authenticator;
+use till_api::delivery::Deliveries;
 use till_api::{AppState, Clock};
 use till_core::fiscal::FiscalKey;
 use till_store::{Engine, Store};
@@ -168,13 +169,15 @@ pub async fn transport(config: &Config) -> anyhow::Result<transport::Server> {
     transport::Server::new(settings).await
 }
 
-/// Serves until `shutdown` resolves, then drains requests in flight.
+/// Serves until `shutdown` resolves, then drains requests in flight. This node delivers
+/// webhooks meanwhile, and stops once the requests are drained.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     transport: transport::Server,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let deliveries = Deliveries::start(&state);
     let app = till_api::app(state);
     let origins = &transport.settings().cors_origins;
     let app = if origins.is_empty() {
@@ -182,7 +185,9 @@ pub async fn serve(
     } else {
         app.layer(till_api::cors(origins.clone()))
     };
-    transport.serve(listener, app, shutdown).await
+    let served = transport.serve(listener, app, shutdown).await;
+    deliveries.stop().await;
+    served
 }
 
 /// The URL without its password, for messages.

@@ -115,6 +115,12 @@ impl TryFrom<FeedEvent> for FeedEventView {
     }
 }
 
+/// One event as the feed answers it, as JSON text: what a webhook delivers, byte for byte.
+pub fn render_event(event: FeedEvent) -> Result<String, ApiError> {
+    let view = FeedEventView::try_from(event)?;
+    serde_json::to_string(&view).map_err(ApiError::internal)
+}
+
 /// Read the event feed.
 ///
 /// Every business fact, once, in the order the facts committed, on any node: follow

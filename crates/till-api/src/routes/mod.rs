@@ -16,6 +16,7 @@ pub mod staff;
 pub mod stock;
 pub mod stored_value;
 pub mod stores;
+pub mod webhooks;
 
 use crate::state::AppState;
 use axum::Json;
@@ -43,6 +44,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(fiscal::router())
         .merge(stored_value::router())
         .merge(events::router())
+        .merge(webhooks::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

@@ -22,3 +22,4 @@ mod sessions;
 mod stored_value;
 mod strict;
 mod transport;
+mod webhooks;
