@@ -48,6 +48,7 @@ grants! {
     PriceOverride = "price:override",
     StoredValueRead = "pos.storedvalue.read",
     StoredValueWrite = "pos.storedvalue.write",
+    ReportsRead = "pos.reports.read",
 }
 
 impl fmt::Display for Grant {
@@ -150,7 +151,7 @@ impl Role {
     pub fn default_grants(self) -> GrantSet {
         match self {
             Role::Cashier => CASHIER,
-            Role::Manager => CASHIER.union(GrantSet::of(&[Grant::PriceOverride])),
+            Role::Manager => CASHIER.union(GrantSet::of(&[Grant::PriceOverride, Grant::ReportsRead])),
             Role::Admin => GrantSet::all(),
         }
     }
@@ -187,6 +188,8 @@ mod tests {
         assert!(!manager.contains(Grant::StaffWrite));
         assert!(manager.contains(Grant::StoredValueRead));
         assert!(!manager.contains(Grant::StoredValueWrite));
+        assert!(manager.contains(Grant::ReportsRead));
+        assert!(!cashier.contains(Grant::ReportsRead));
         assert_eq!(Role::Admin.default_grants(), GrantSet::all());
     }
 }
