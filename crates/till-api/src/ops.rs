@@ -98,6 +98,7 @@ operations! {
     BlockGiftCard = "blockGiftCard", [StoredValueWrite], Confirm;
     UnblockGiftCard = "unblockGiftCard", [StoredValueWrite], Confirm;
     GetCreditNote = "getCreditNote", [StoredValueRead, StoredValueWrite], Allow;
+    GetSalesReport = "getSalesReport", [ReportsRead], Allow;
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod returns;
 mod sale_detail;
 mod sale_row;
 pub mod sales;
+pub mod sales_report;
 pub mod sealer;
 pub mod sessions;
 pub mod snapshot;

@@ -21,11 +21,11 @@ macro_rules! migrations {
 }
 
 pub(crate) fn sqlite() -> Migrator {
-    Migrator::with_migrations(migrations!("sqlite": 1 "0001_baseline", 2 "0002_stored_value"))
+    Migrator::with_migrations(migrations!("sqlite": 1 "0001_baseline", 2 "0002_stored_value", 4 "0004_reports"))
 }
 
 pub(crate) fn postgres() -> Migrator {
-    Migrator::with_migrations(migrations!("postgres": 1 "0001_baseline", 2 "0002_stored_value"))
+    Migrator::with_migrations(migrations!("postgres": 1 "0001_baseline", 2 "0002_stored_value", 4 "0004_reports"))
 }
 
 /// What a failed migration means for the operator.

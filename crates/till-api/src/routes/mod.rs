@@ -8,6 +8,7 @@ pub mod elevation;
 pub mod fiscal;
 pub mod health;
 pub mod promotions;
+pub mod reports;
 pub mod returns;
 pub mod sales;
 pub mod sessions;
@@ -41,6 +42,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(returns::router())
         .merge(fiscal::router())
         .merge(stored_value::router())
+        .merge(reports::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.
