@@ -500,7 +500,9 @@ pub fn assemble(group_by: GroupBy, pieces: impl IntoIterator<Item = Piece>) -> R
             Piece::Quarter { zone, bucket, measures } => {
                 totals.add(measures)?;
                 if group_by.is_time() {
-                    rows.entry(time_key(group_by, &zone, bucket)).or_default().add(measures)?;
+                    rows.entry(time_key(group_by, &zone, bucket))
+                        .or_default()
+                        .add(measures)?;
                 }
             }
             Piece::Span(measures) => totals.add(measures)?,
@@ -528,11 +530,7 @@ pub fn assemble(group_by: GroupBy, pieces: impl IntoIterator<Item = Piece>) -> R
             rows.sort_by(|a, b| b.measures.total_cents.cmp(&a.measures.total_cents));
         }
     }
-    Ok(Report {
-        group_by,
-        rows,
-        totals,
-    })
+    Ok(Report { group_by, rows, totals })
 }
 
 /// The local day or hour of `zone` that a quarter hour belongs to.
@@ -629,7 +627,11 @@ mod tests {
 
     fn report(group_by: GroupBy, sales: &[ReportedSale]) -> Report {
         let rollup = roll_up(sales).expect("rolls up");
-        assemble(group_by, rollup.pieces(group_by, &TimeZone::get("Europe/Paris").unwrap())).expect("assembles")
+        assemble(
+            group_by,
+            rollup.pieces(group_by, &TimeZone::get("Europe/Paris").unwrap()),
+        )
+        .expect("assembles")
     }
 
     fn keyed(report: &Report) -> Vec<(String, Measures)> {
@@ -728,7 +730,12 @@ mod tests {
                 .map(|row| match row.key {
                     RowKey::Day(date) => format!("{date} x{}", row.measures.sales_count),
                     RowKey::Hour(hour) => {
-                        format!("{} {} x{}", hour.local, hour.offset_seconds / 3600, row.measures.sales_count)
+                        format!(
+                            "{} {} x{}",
+                            hour.local,
+                            hour.offset_seconds / 3600,
+                            row.measures.sales_count
+                        )
                     }
                     other => format!("{other:?}"),
                 })

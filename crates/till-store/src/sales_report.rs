@@ -104,6 +104,17 @@ pub(crate) async fn roll_up_session(
     register_id: &str,
 ) -> Result<(), StoreError> {
     let rollup = session_rollup(conn, session_id, None).await?;
+    write_rollup(conn, session_id, store_id, register_id, &rollup).await
+}
+
+/// Writes a closed session's rollup: its span, its rows per quarter hour and its whole rows.
+async fn write_rollup(
+    conn: &mut Conn,
+    session_id: &str,
+    store_id: &str,
+    register_id: &str,
+    rollup: &Rollup,
+) -> Result<(), StoreError> {
     let Some((first, last)) = rollup.span() else {
         return Ok(());
     };
@@ -144,8 +155,7 @@ pub(crate) async fn roll_up_session(
     insert_rows(conn, "report_totals (session_id, dimension, key", totals).await
 }
 
-const MEASURES: &str =
-    "sales_count, returns_count, item_count, total_cents, returned_cents, gross_cents, vat_cents";
+const MEASURES: &str = "sales_count, returns_count, item_count, total_cents, returned_cents, gross_cents, vat_cents";
 
 fn measure_params(measures: &Measures) -> [Param; 7] {
     [
@@ -260,9 +270,11 @@ fn open_sessions(before: usize, filters: &str) -> String {
 /// The statement of a report by day or hour: the closed sessions' quarter hours in the
 /// period, per store, then the open sessions. `$1`, `$2`: the period's first quarter hour and
 /// the first after it; `$3`: its end in microseconds; then the scope's filters.
-fn by_quarter_hour(scope: &ReportScope) -> Query {
+fn by_quarter_hour(scope: &ReportScope) -> (String, Vec<Param>) {
     let (sessions, mut values) = scope.filters("s", 4);
     let (open, _) = scope.filters("rs", 4);
+    // Grouped by quarter hour first: grouped by store first, SQLite would rather read every
+    // session in the store index's order than the period's sessions only.
     let sql = format!(
         "SELECT b.dimension AS dimension, '' AS key, b.bucket AS bucket, st.timezone AS timezone, \
              CAST(NULL AS TEXT) AS open_session, {sums} \
@@ -271,7 +283,7 @@ fn by_quarter_hour(scope: &ReportScope) -> Query {
              AND b.bucket >= $1 AND b.bucket < $2 \
          LEFT JOIN stores st ON st.store_id = s.store_id \
          WHERE s.last_bucket >= $1 AND s.first_bucket < $2{sessions} \
-         GROUP BY b.dimension, s.store_id, st.timezone, b.bucket \
+         GROUP BY b.bucket, s.store_id, st.timezone, b.dimension \
          UNION ALL {open}",
         sums = sums("b"),
         open = open_sessions(3, &open),
@@ -283,7 +295,7 @@ fn by_quarter_hour(scope: &ReportScope) -> Query {
         scope.period.to().as_microsecond().into(),
     ];
     params.append(&mut values);
-    Query::with_params(sql, params)
+    (sql, params)
 }
 
 /// The statement of a report by key: per key of `$1` and of the time dimension (the totals),
@@ -291,7 +303,7 @@ fn by_quarter_hour(scope: &ReportScope) -> Query {
 /// the period of the sessions that sold across its start or end; then the open sessions.
 /// `$2`, `$3`: the period's first quarter hour and the first after it; `$4`: its end in
 /// microseconds; then the scope's filters.
-fn by_key(scope: &ReportScope, dimension: Dimension) -> Query {
+fn by_key(scope: &ReportScope, dimension: Dimension) -> (String, Vec<Param>) {
     let (sessions, mut values) = scope.filters("s", 5);
     let (open, _) = scope.filters("rs", 5);
     let sql = format!(
@@ -323,7 +335,7 @@ fn by_key(scope: &ReportScope, dimension: Dimension) -> Query {
         scope.period.to().as_microsecond().into(),
     ];
     params.append(&mut values);
-    Query::with_params(sql, params)
+    (sql, params)
 }
 
 fn prefixed(alias: &str) -> String {
@@ -335,14 +347,14 @@ fn prefixed(alias: &str) -> String {
 }
 
 async fn read_pieces(conn: &mut Conn, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError> {
-    let statement = if group_by.is_time() {
+    let (sql, params) = if group_by.is_time() {
         by_quarter_hour(scope)
     } else {
         by_key(scope, group_by.dimension())
     };
     let mut pieces = Vec::new();
     let mut open = Vec::new();
-    for row in statement.fetch_all(&mut *conn).await? {
+    for row in Query::with_params(sql, params).fetch_all(&mut *conn).await? {
         let zone = Timezone::from_trusted(
             row.try_get::<Option<String>>("timezone")?
                 .unwrap_or_else(|| Timezone::DEFAULT.to_owned()),
@@ -387,4 +399,211 @@ fn measures_of(row: &Row) -> Result<Measures, StoreError> {
         gross_cents: row.try_get("gross_cents")?,
         vat_cents: row.try_get("vat_cents")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{migrated_scratch_database, query_plan};
+    use jiff::Timestamp;
+
+    fn scope(store: Option<&str>, register: Option<&str>) -> ReportScope {
+        let from: Timestamp = "2026-03-01T00:00:00Z".parse().unwrap();
+        let to: Timestamp = "2026-04-01T00:00:00Z".parse().unwrap();
+        ReportScope {
+            store_id: store.map(|s| StoreId::parse(s).unwrap()),
+            register_id: register.map(|r| RegisterId::parse(r).unwrap()),
+            period: Period::new(from, to).unwrap(),
+        }
+    }
+
+    /// Every step of a report's plan on SQLite searches an index: the sessions of the period
+    /// by where they end, their rollups by key, the open sessions by the index of open
+    /// sessions, never a scan of every session or every rollup.
+    #[tokio::test]
+    async fn reports_read_the_periods_rollups_through_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = migrated_scratch_database(dir.path()).await;
+        let scopes = [
+            (None, None),
+            (Some("s1"), None),
+            (None, Some("r1")),
+            (Some("s1"), Some("r1")),
+        ];
+        for (store, register) in scopes {
+            let scope = scope(store, register);
+            for (sql, params) in [by_quarter_hour(&scope), by_key(&scope, Dimension::Article)] {
+                let values: Vec<&str> = params.iter().map(|_| "1").collect();
+                let steps = query_plan(&conn, &sql, &values);
+                let scans: Vec<&String> = steps
+                    .iter()
+                    .filter(|step| step.starts_with("SCAN") && !step.starts_with("SCAN p"))
+                    .collect();
+                assert_eq!(
+                    scans,
+                    ["SCAN rs USING INDEX register_sessions_one_open"]
+                        .iter()
+                        .filter(|_| register.is_none())
+                        .collect::<Vec<_>>(),
+                    "{store:?} {register:?}: {steps:#?}"
+                );
+                let sessions = steps
+                    .iter()
+                    .filter(|step| step.starts_with("SEARCH s USING INDEX report_sessions_by_"))
+                    .count();
+                assert!(sessions >= 1, "{steps:#?}");
+                assert!(
+                    steps
+                        .iter()
+                        .filter(|step| step.starts_with("SEARCH b") || step.starts_with("SEARCH t"))
+                        .all(|step| step.contains("USING PRIMARY KEY (session_id=? AND dimension=?")),
+                    "{steps:#?}"
+                );
+            }
+        }
+        let live = query_plan(
+            &conn,
+            select_sales!("session_id = $1 AND emitted_at >= $2 AND emitted_at < $3"),
+            &["ses_1", "1", "2"],
+        );
+        assert_eq!(live, ["SEARCH sales USING INDEX sales_by_session (session_id=?)"]);
+    }
+
+    /// What a month's report costs over `TILL_REPORT_SALES` sales (default a million) shaped
+    /// like till-load's: 3 to 10 lines of 1 to 3 units from 5,000 articles, sixteen registers
+    /// with a twelve-hour session a day. Prints the time of each grouping; asserts none, as
+    /// times depend on the machine. Run with `--ignored --nocapture`.
+    #[tokio::test(flavor = "multi_thread")]
+    #[ignore = "a measurement of minutes, not a check"]
+    async fn a_months_report_over_a_million_sales() {
+        use till_core::fiscal::payload::{SaleRecordLine, SaleRecordTender, SaleRecordVat};
+        use till_core::report::{ReportedSale, assemble, roll_up};
+
+        let sales: usize = std::env::var("TILL_REPORT_SALES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1_000_000);
+        let (registers, days, articles) = (16usize, 30usize, 5_000u64);
+        let per_session = sales / (registers * days);
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = crate::db::scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        // A linear congruential generator: the same sales on every run.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |below: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % below
+        };
+        let started = std::time::Instant::now();
+        let month: Timestamp = "2026-03-01T07:00:00Z".parse().unwrap();
+        for day in 0..days {
+            for register in 0..registers {
+                let opened = month.as_microsecond() + (day as i64) * 86_400_000_000;
+                let session: Vec<ReportedSale> = (0..per_session)
+                    .map(|n| {
+                        let lines: Vec<SaleRecordLine> = (0..3 + next(8))
+                            .map(|l| {
+                                let quantity = 1 + next(3) as i64;
+                                let net = quantity * (100 + next(5_000) as i64);
+                                SaleRecordLine {
+                                    line_id: format!("l{l}"),
+                                    sku_id: Some(format!("{:064x}", next(articles))),
+                                    label: None,
+                                    quantity,
+                                    unit_price_cents: net / quantity,
+                                    vat_rate: [2000, 550, 1000][next(3) as usize],
+                                    gross_cents: net,
+                                    promotion_cents: 0,
+                                    declared_cents: 0,
+                                    ticket_cents: 0,
+                                    net_cents: net,
+                                }
+                            })
+                            .collect();
+                        let total: i64 = lines.iter().map(|l| l.net_cents).sum();
+                        let mut vat: Vec<SaleRecordVat> = Vec::new();
+                        for line in &lines {
+                            match vat.iter_mut().find(|v| v.vat_rate == line.vat_rate) {
+                                Some(v) => v.total_cents += line.net_cents,
+                                None => vat.push(SaleRecordVat {
+                                    vat_rate: line.vat_rate,
+                                    total_cents: line.net_cents,
+                                    vat_cents: 0,
+                                }),
+                            }
+                        }
+                        for v in &mut vat {
+                            v.vat_cents = v.total_cents * v.vat_rate / (10_000 + v.vat_rate);
+                        }
+                        ReportedSale {
+                            emitted_at: opened + (n as i64) * 43_200_000_000 / per_session as i64,
+                            is_return: next(50) == 0,
+                            seller_id: format!("seller-{}", next(40)),
+                            item_count: lines.iter().map(|l| l.quantity).sum(),
+                            total_cents: total,
+                            tenders: vec![SaleRecordTender {
+                                tender_id: "p1".into(),
+                                method: ["card", "cash", "gift_card"][next(3) as usize].into(),
+                                applied_cents: total,
+                                presented_cents: total,
+                                change_cents: 0,
+                                forfeited_cents: 0,
+                                reference: None,
+                            }],
+                            lines,
+                            vat,
+                        }
+                    })
+                    .collect();
+                let rollup = roll_up(&session).unwrap();
+                let input = (format!("ses_{day}_{register}"), format!("r{register}"), rollup);
+                store
+                    .write(input, |conn, (session, register, rollup)| {
+                        Box::pin(write_rollup(conn, session, "s1", register, rollup))
+                    })
+                    .await
+                    .unwrap();
+            }
+        }
+        println!(
+            "{} sales in {} sessions rolled up and written in {:.1?}",
+            per_session * registers * days,
+            registers * days,
+            started.elapsed()
+        );
+        let from: Timestamp = "2026-03-01T00:00:00Z".parse().unwrap();
+        let to: Timestamp = "2026-03-31T00:00:00Z".parse().unwrap();
+        let month = Period::new(from, to).unwrap();
+        let cut = Period::new("2026-03-03T12:00:00Z".parse().unwrap(), to).unwrap();
+        for (name, period) in [("month", month), ("month from noon", cut)] {
+            for group_by in GroupBy::ALL {
+                for store_id in [None, Some("s1")] {
+                    let scope = ReportScope {
+                        store_id: store_id.map(|s| StoreId::parse(s).unwrap()),
+                        register_id: None,
+                        period,
+                    };
+                    let started = std::time::Instant::now();
+                    let pieces = store.report_pieces(&scope, group_by).await.unwrap();
+                    let report = assemble(group_by, pieces).unwrap();
+                    println!(
+                        "{name} by {} (store {store_id:?}): {} rows, {} sales, in {:.1?}",
+                        group_by.as_str(),
+                        report.rows.len(),
+                        report.totals.sales_count,
+                        started.elapsed()
+                    );
+                }
+            }
+        }
+        for table in ["report_sessions", "report_buckets", "report_totals"] {
+            let rows = query(format!("SELECT count(*) AS n FROM {table}"))
+                .fetch_one(store.reader())
+                .await
+                .unwrap();
+            println!("{table}: {} rows", rows.try_get::<i64>("n").unwrap());
+        }
+    }
 }

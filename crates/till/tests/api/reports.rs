@@ -144,9 +144,27 @@ async fn known_sales(engine: Engine) -> (TestServer, Till) {
     let server = shop(engine, "2026-03-02T08:00:00Z").await;
     let till = open_till(&server, "s1", "r1").await;
     let t1 = vec![line("l1", MUG, 2), line("l2", BAGUETTE, 1)];
-    sell(&server, &till, "2026-03-02T09:05:00Z", "t1", "camille", t1, &[("card", 2000), ("cash", 1030)]).await;
+    sell(
+        &server,
+        &till,
+        "2026-03-02T09:05:00Z",
+        "t1",
+        "camille",
+        t1,
+        &[("card", 2000), ("cash", 1030)],
+    )
+    .await;
     let t2 = vec![line("l1", BOOK, 1)];
-    sell(&server, &till, "2026-03-02T10:20:00Z", "t2", "mathis", t2, &[("cash", 2490)]).await;
+    sell(
+        &server,
+        &till,
+        "2026-03-02T10:20:00Z",
+        "t2",
+        "mathis",
+        t2,
+        &[("cash", 2490)],
+    )
+    .await;
     give_back(&server, &till, "2026-03-02T10:40:00Z", "r1", "t1", 1450).await;
     (server, till)
 }
@@ -237,13 +255,52 @@ async fn every_report(server: &TestServer, periods: &[&str]) -> Vec<Value> {
 
 async fn closed_and_open_sessions_give_the_same_numbers(engine: Engine) {
     let server = shop(engine, "2026-03-02T07:00:00Z").await;
-    let (first, second) = (open_till(&server, "s1", "r1").await, open_till(&server, "s1", "r2").await);
+    let (first, second) = (
+        open_till(&server, "s1", "r1").await,
+        open_till(&server, "s1", "r2").await,
+    );
     let mugs = || vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)];
-    sell(&server, &first, "2026-03-02T08:10:00Z", "a1", "camille", mugs(), &[("card", 1710)]).await;
-    sell(&server, &second, "2026-03-02T08:20:00Z", "b1", "mathis", mugs(), &[("cash", 1710)]).await;
-    sell(&server, &first, "2026-03-02T10:35:00Z", "a2", "camille", vec![line("l1", BOOK, 3)], &[("card", 7470)]).await;
+    sell(
+        &server,
+        &first,
+        "2026-03-02T08:10:00Z",
+        "a1",
+        "camille",
+        mugs(),
+        &[("card", 1710)],
+    )
+    .await;
+    sell(
+        &server,
+        &second,
+        "2026-03-02T08:20:00Z",
+        "b1",
+        "mathis",
+        mugs(),
+        &[("cash", 1710)],
+    )
+    .await;
+    sell(
+        &server,
+        &first,
+        "2026-03-02T10:35:00Z",
+        "a2",
+        "camille",
+        vec![line("l1", BOOK, 3)],
+        &[("card", 7470)],
+    )
+    .await;
     give_back(&server, &second, "2026-03-02T11:50:00Z", "b2", "b1", 1450).await;
-    sell(&server, &second, "2026-03-02T12:05:00Z", "b3", "mathis", mugs(), &[("cash", 1710)]).await;
+    sell(
+        &server,
+        &second,
+        "2026-03-02T12:05:00Z",
+        "b3",
+        "mathis",
+        mugs(),
+        &[("cash", 1710)],
+    )
+    .await;
     // The whole day, which holds both sessions' sales; windows cutting through them.
     let periods = [
         MARCH_2,
@@ -289,7 +346,10 @@ async fn days_and_hours_are_each_stores_own_across_midnight_and_clock_changes(en
     let server = shop(engine, "2026-03-28T21:00:00Z").await;
     let body = json!({"name": "Fort-de-France", "timezone": "America/Martinique"});
     assert_eq!(server.put("/v1/stores/s2", &server.admin(), body).await.status, 201);
-    let (paris, martinique) = (open_till(&server, "s1", "r1").await, open_till(&server, "s2", "r2").await);
+    let (paris, martinique) = (
+        open_till(&server, "s1", "r1").await,
+        open_till(&server, "s2", "r2").await,
+    );
     let mug = || vec![line("l1", MUG, 1)];
     for (i, at) in [
         "2026-03-28T22:50:00Z",
@@ -300,10 +360,28 @@ async fn days_and_hours_are_each_stores_own_across_midnight_and_clock_changes(en
     .into_iter()
     .enumerate()
     {
-        sell(&server, &paris, at, &format!("p{i}"), "camille", mug(), &[("card", 1450)]).await;
+        sell(
+            &server,
+            &paris,
+            at,
+            &format!("p{i}"),
+            "camille",
+            mug(),
+            &[("card", 1450)],
+        )
+        .await;
     }
     let one = vec![line("l1", BOOK, 1)];
-    sell(&server, &martinique, "2026-03-29T02:30:00Z", "m1", "camille", one, &[("card", 2490)]).await;
+    sell(
+        &server,
+        &martinique,
+        "2026-03-29T02:30:00Z",
+        "m1",
+        "camille",
+        one,
+        &[("card", 2490)],
+    )
+    .await;
 
     let period = "from=2026-03-28T00:00:00%2B01:00&to=2026-03-30T00:00:00%2B02:00";
     for state in ["open", "closed"] {
@@ -339,7 +417,16 @@ async fn days_and_hours_are_each_stores_own_across_midnight_and_clock_changes(en
     let server = shop(engine, "2026-10-24T22:00:00Z").await;
     let paris = open_till(&server, "s1", "r1").await;
     for (i, at) in ["2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z"].into_iter().enumerate() {
-        sell(&server, &paris, at, &format!("o{i}"), "camille", vec![line("l1", MUG, 1)], &[("card", 1450)]).await;
+        sell(
+            &server,
+            &paris,
+            at,
+            &format!("o{i}"),
+            "camille",
+            vec![line("l1", MUG, 1)],
+            &[("card", 1450)],
+        )
+        .await;
     }
     let period = "from=2026-10-25T00:00:00%2B02:00&to=2026-10-26T00:00:00%2B01:00";
     let hours = report(&server, &format!("{period}&groupBy=hour")).await;
