@@ -59,6 +59,49 @@ impl Bucket {
     }
 }
 
+/// How much time one rollup row spans: a quarter hour, or a whole UTC hour or day of them.
+/// Long periods add up few day rows; their ends, hours and quarter hours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Grain {
+    Quarter,
+    Hour,
+    Day,
+}
+
+impl Grain {
+    /// Quarter hours in one span.
+    pub fn quarters(self) -> i64 {
+        match self {
+            Grain::Quarter => 1,
+            Grain::Hour => 4,
+            Grain::Day => 96,
+        }
+    }
+
+    /// The first quarter hour of the span `bucket` is in.
+    pub fn start(self, bucket: Bucket) -> Bucket {
+        Bucket(bucket.0.div_euclid(self.quarters()) * self.quarters())
+    }
+
+    /// The first quarter hour of the first span that starts at or after `bucket`.
+    fn start_at_or_after(self, bucket: Bucket) -> Bucket {
+        let start = self.start(bucket);
+        if start == bucket {
+            start
+        } else {
+            Bucket(start.0.saturating_add(self.quarters()))
+        }
+    }
+}
+
+/// A run of whole spans of one grain: quarter hours `from` (inclusive) to `to` (exclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub grain: Grain,
+    pub from: Bucket,
+    pub to: Bucket,
+}
+
 /// What a rollup adds sales up by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Dimension {
@@ -195,6 +238,42 @@ impl Period {
     pub fn buckets(self) -> (Bucket, Bucket) {
         (Bucket::of(self.from), Bucket::of(self.to))
     }
+
+    /// The period cut into the fewest runs of whole spans of `grains` (coarsest first; the
+    /// last must be [`Grain::Quarter`]): whole days in the middle, then whole hours, then
+    /// quarter hours at the ends.
+    pub fn segments(self, grains: &[Grain]) -> Vec<Segment> {
+        let (from, to) = self.buckets();
+        let mut segments = Vec::new();
+        cut(from, to, grains, &mut segments);
+        segments
+    }
+}
+
+/// Cuts `[from, to)` into whole spans of the first of `grains` and, at its ends, of the next.
+fn cut(from: Bucket, to: Bucket, grains: &[Grain], segments: &mut Vec<Segment>) {
+    let Some((&grain, finer)) = grains.split_first() else {
+        return;
+    };
+    if from >= to {
+        return;
+    }
+    let (inner_from, inner_to) = (grain.start_at_or_after(from), grain.start(to));
+    if finer.is_empty() || inner_from >= inner_to {
+        if finer.is_empty() {
+            segments.push(Segment { grain, from, to });
+        } else {
+            cut(from, to, finer, segments);
+        }
+        return;
+    }
+    cut(from, inner_from, finer, segments);
+    segments.push(Segment {
+        grain,
+        from: inner_from,
+        to: inner_to,
+    });
+    cut(inner_to, to, finer, segments);
 }
 
 /// What a set of sales adds up to under one key.
@@ -305,27 +384,13 @@ impl Rollup {
         self.0.is_empty()
     }
 
-    /// The first and the last quarter hour with a sale.
-    pub fn span(&self) -> Option<(Bucket, Bucket)> {
-        let buckets = self
-            .0
-            .keys()
-            .filter(|(dimension, _, _)| *dimension == Dimension::Time)
-            .map(|(_, bucket, _)| *bucket);
-        let (first, last) = buckets.fold(None, |span: Option<(Bucket, Bucket)>, bucket| match span {
-            None => Some((bucket, bucket)),
-            Some((first, last)) => Some((first.min(bucket), last.max(bucket))),
-        })?;
-        Some((first, last))
-    }
-
-    /// The rows of every quarter hour added up per dimension and key.
-    pub fn whole(&self) -> Result<BTreeMap<(Dimension, String), Measures>, Overflow> {
-        let mut whole: BTreeMap<(Dimension, String), Measures> = BTreeMap::new();
-        for ((dimension, _, key), measures) in &self.0 {
-            whole.entry((*dimension, key.clone())).or_default().add(*measures)?;
+    /// The rows added up per span of `grain`, each under the span's first quarter hour.
+    pub fn by_grain(&self, grain: Grain) -> Result<Rollup, Overflow> {
+        let mut coarser = Rollup::default();
+        for ((dimension, bucket, key), measures) in &self.0 {
+            coarser.add(*dimension, grain.start(*bucket), key, *measures)?;
         }
-        Ok(whole)
+        Ok(coarser)
     }
 
     /// The pieces of a report grouped by `group_by` that this rollup holds, its sales made in
@@ -800,6 +865,25 @@ mod tests {
     }
 
     #[test]
+    fn a_month_of_paris_days_is_whole_utc_days_and_an_hour_at_each_end() {
+        let ts = |text| parse_instant(text, crate::instant::Zone::UtcOrOffset).unwrap();
+        let month = Period::new(ts("2026-03-01T00:00+01:00"), ts("2026-04-01T00:00+02:00")).unwrap();
+        let spans: Vec<(Grain, i64)> = month
+            .segments(&[Grain::Day, Grain::Hour, Grain::Quarter])
+            .iter()
+            .map(|s| (s.grain, (s.to.index() - s.from.index()) / s.grain.quarters()))
+            .collect();
+        assert_eq!(spans, [(Grain::Hour, 1), (Grain::Day, 30), (Grain::Hour, 22)]);
+        let kolkata = Period::new(ts("2026-03-01T00:00+05:30"), ts("2026-03-03T00:00+05:30")).unwrap();
+        let spans: Vec<(Grain, i64)> = kolkata
+            .segments(&[Grain::Day, Grain::Quarter])
+            .iter()
+            .map(|s| (s.grain, (s.to.index() - s.from.index()) / s.grain.quarters()))
+            .collect();
+        assert_eq!(spans, [(Grain::Quarter, 22), (Grain::Day, 1), (Grain::Quarter, 74)]);
+    }
+
+    #[test]
     fn sums_past_what_json_carries_are_refused() {
         let mut sale = sale_and_return()[0].clone();
         sale.total_cents = MAX_SAFE_INTEGER;
@@ -946,22 +1030,61 @@ mod tests {
                 pieces.extend(open.pieces(group_by, &zone));
                 prop_assert_eq!(assemble(group_by, pieces).unwrap(), report(group_by, &sales));
             }
-            // A session's whole rows are its quarter hours added up.
-            let whole = roll_up(&sales).unwrap().whole().unwrap();
-            for dimension in Dimension::ALL {
-                let from_whole = whole
-                    .iter()
-                    .filter(|((d, _), _)| *d == dimension)
-                    .try_fold(Measures::default(), |total, (_, m)| total.checked_add(*m))
-                    .unwrap();
-                let from_rows = roll_up(&sales)
-                    .unwrap()
-                    .rows()
-                    .filter(|(d, ..)| *d == dimension)
-                    .try_fold(Measures::default(), |total, (.., m)| total.checked_add(*m))
-                    .unwrap();
-                prop_assert_eq!(from_whole, from_rows);
+        }
+
+        #[test]
+        fn coarser_grains_add_up_the_same_spans(
+            sales in prop::collection::vec(arbitrary_sale(), 0..30),
+            grain in prop::sample::select(vec![Grain::Quarter, Grain::Hour, Grain::Day]),
+        ) {
+            let rollup = roll_up(&sales).unwrap();
+            let coarser = rollup.by_grain(grain).unwrap();
+            for (_, bucket, _, _) in coarser.rows() {
+                prop_assert_eq!(grain.start(bucket), bucket);
             }
+            // Every span of the grain holds what its quarter hours held, key by key.
+            let mut expected: BTreeMap<(Dimension, Bucket, String), Measures> = BTreeMap::new();
+            for (dimension, bucket, key, measures) in rollup.rows() {
+                let entry = expected.entry((dimension, grain.start(bucket), key.to_owned())).or_default();
+                *entry = entry.checked_add(*measures).unwrap();
+            }
+            let found: BTreeMap<(Dimension, Bucket, String), Measures> = coarser
+                .rows()
+                .map(|(dimension, bucket, key, measures)| ((dimension, bucket, key.to_owned()), *measures))
+                .collect();
+            prop_assert_eq!(found, expected);
+        }
+
+        #[test]
+        fn segments_tile_the_period_with_whole_spans(
+            from in 0i64..2_000,
+            length in 1i64..2_000,
+            store_level in any::<bool>(),
+        ) {
+            let base = Bucket::of(parse_instant("2026-03-01T00:00Z", crate::instant::Zone::UtcOnly).unwrap()).index();
+            let period = Period::new(
+                Bucket::from_index(base + from).start(),
+                Bucket::from_index(base + from + length).start(),
+            ).unwrap();
+            let grains: &[Grain] = if store_level {
+                &[Grain::Day, Grain::Hour, Grain::Quarter]
+            } else {
+                &[Grain::Day, Grain::Quarter]
+            };
+            let segments = period.segments(grains);
+            let (start, end) = period.buckets();
+            let mut at = start;
+            for segment in &segments {
+                prop_assert_eq!(segment.from, at, "{:?}", segments);
+                prop_assert!(segment.from < segment.to);
+                prop_assert_eq!(segment.grain.start(segment.from), segment.from);
+                prop_assert_eq!(segment.grain.start(segment.to), segment.to);
+                prop_assert!(grains.contains(&segment.grain));
+                at = segment.to;
+            }
+            prop_assert_eq!(at, end);
+            // At most one run of days, two of hours and two of quarter hours.
+            prop_assert!(segments.len() <= 5, "{:?}", segments);
         }
     }
 }

@@ -1,7 +1,14 @@
-//! The rollups sales reports are added up from (see `till_core::report`): written for each
-//! session in the transaction that closes it, read back per period, and computed live from
-//! the sales of sessions still open. Sessions closed before rollups existed are rolled up by
-//! the first report that covers them.
+//! The rollups sales reports are added up from (see `till_core::report`): written in the
+//! transaction that closes each session, read back per period, and computed live from the
+//! sales of sessions still open. Sessions closed before rollups existed are rolled up by the
+//! first report that covers them.
+//!
+//! A closing adds its session's sales to four levels of rows, each keyed by level, scope,
+//! dimension, first quarter hour and key: per register per quarter hour and per UTC day, per
+//! store per UTC hour and per UTC day. A report over a period adds up its whole days from day
+//! rows, the whole hours at its ends from hour rows (a register's report: quarter hours) and
+//! the quarter hours left from quarter-hour rows (see `Period::segments`): a month is a few
+//! thousand rows per article, not one per sale.
 
 use crate::db::Store;
 use crate::error::StoreError;
@@ -9,7 +16,9 @@ use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sql::{Conn, Param, Query, Row, query};
 use till_core::ids::{RegisterId, StoreId};
-use till_core::report::{Bucket, Dimension, GroupBy, Measures, Period, Piece, ReportedSale, Rollup};
+use till_core::report::{
+    Bucket, Dimension, Grain, GroupBy, Measures, Period, Piece, ReportedSale, Rollup, Segment,
+};
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
 
@@ -21,23 +30,111 @@ pub struct ReportScope {
     pub period: Period,
 }
 
-impl ReportScope {
-    /// The scope's filters on a table aliased `alias` with `store_id` and `register_id`
-    /// columns, numbered from `$first`, and their values.
-    fn filters(&self, alias: &str, first: usize) -> (String, Vec<Param>) {
-        let mut clause = String::new();
-        let mut values = Vec::new();
-        let wanted = [
-            ("store_id", self.store_id.as_ref().map(StoreId::as_str)),
-            ("register_id", self.register_id.as_ref().map(RegisterId::as_str)),
-        ];
-        for (column, value) in wanted {
-            if let Some(value) = value {
-                clause.push_str(&format!(" AND {alias}.{column} = ${}", first + values.len()));
-                values.push(value.into());
-            }
+/// A level of rollup rows: what their scope names and how much time each spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    RegisterQuarter,
+    RegisterDay,
+    StoreHour,
+    StoreDay,
+}
+
+impl Level {
+    const ALL: [Level; 4] = [
+        Level::RegisterQuarter,
+        Level::RegisterDay,
+        Level::StoreHour,
+        Level::StoreDay,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::RegisterQuarter => "register_quarter",
+            Level::RegisterDay => "register_day",
+            Level::StoreHour => "store_hour",
+            Level::StoreDay => "store_day",
         }
-        (clause, values)
+    }
+
+    fn grain(self) -> Grain {
+        match self {
+            Level::RegisterQuarter => Grain::Quarter,
+            Level::StoreHour => Grain::Hour,
+            Level::RegisterDay | Level::StoreDay => Grain::Day,
+        }
+    }
+
+    fn per_register(self) -> bool {
+        matches!(self, Level::RegisterQuarter | Level::RegisterDay)
+    }
+
+    /// The level a report reads the runs of `grain` from: a register's own rows when it
+    /// names a register, else the stores' (quarter hours exist per register only).
+    fn of(grain: Grain, register: bool) -> Level {
+        match (grain, register) {
+            (Grain::Quarter, _) => Level::RegisterQuarter,
+            (Grain::Day, true) => Level::RegisterDay,
+            (Grain::Day, false) => Level::StoreDay,
+            (Grain::Hour, _) => Level::StoreHour,
+        }
+    }
+}
+
+/// A statement being written: its text and its values, each placeholder numbered as it is
+/// bound.
+#[derive(Default)]
+struct Statement {
+    sql: String,
+    params: Vec<Param>,
+}
+
+impl Statement {
+    /// The placeholder of `value`.
+    fn bind(&mut self, value: impl Into<Param>) -> String {
+        self.params.push(value.into());
+        format!("${}", self.params.len())
+    }
+
+    fn push(&mut self, text: &str) {
+        self.sql.push_str(text);
+    }
+}
+
+impl ReportScope {
+    /// The scopes a report reads rows of `level` under: a store or a register named, or every
+    /// one in the registers' table (a register stays in the store it first opened in).
+    fn scopes(&self, level: Level, statement: &mut Statement) -> String {
+        match (level.per_register(), &self.store_id, &self.register_id) {
+            (true, _, Some(register)) => statement.bind(register.as_str()),
+            (true, Some(store), None) => format!(
+                "SELECT register_id FROM registers WHERE store_id = {}",
+                statement.bind(store.as_str())
+            ),
+            (true, None, None) => "SELECT register_id FROM registers".to_owned(),
+            (false, Some(store), _) => statement.bind(store.as_str()),
+            (false, None, _) => "SELECT DISTINCT store_id FROM registers".to_owned(),
+        }
+    }
+
+    /// The filters on a row aliased `alias` with `store_id` and `register_id` columns.
+    fn filters(&self, alias: &str, statement: &mut Statement, register: bool) -> String {
+        let mut clause = String::new();
+        if let Some(store) = &self.store_id {
+            clause.push_str(&format!(" AND {alias}.store_id = {}", statement.bind(store.as_str())));
+        }
+        if let (true, Some(register)) = (register, &self.register_id) {
+            clause.push_str(&format!(" AND {alias}.register_id = {}", statement.bind(register.as_str())));
+        }
+        clause
+    }
+
+    /// The runs of whole days, hours and quarter hours the period is read in.
+    fn segments(&self) -> Vec<Segment> {
+        let grains: &[Grain] = match self.register_id {
+            Some(_) => &[Grain::Day, Grain::Quarter],
+            None => &[Grain::Day, Grain::Hour, Grain::Quarter],
+        };
+        self.period.segments(grains)
     }
 }
 
@@ -45,22 +142,18 @@ impl Store {
     /// Rolls up the sessions closed before rollups existed that a report over `scope` covers,
     /// each in a transaction of its own; a session another node rolled up meanwhile is left.
     pub async fn roll_up_pending(&self, scope: &ReportScope) -> Result<(), StoreError> {
-        let (filters, values) = scope.filters("rs", 3);
-        let mut params: Vec<Param> = vec![
-            scope.period.to().as_microsecond().into(),
-            scope.period.from().as_microsecond().into(),
-        ];
-        params.extend(values);
-        let pending = Query::with_params(
-            format!(
-                "SELECT p.session_id FROM report_pending p \
-                 JOIN register_sessions rs ON rs.session_id = p.session_id \
-                 WHERE rs.opened_at < $1 AND rs.closed_at >= $2{filters}"
-            ),
-            params,
-        )
-        .fetch_all(self.reader())
-        .await?;
+        let mut statement = Statement::default();
+        let end = statement.bind(scope.period.to().as_microsecond());
+        let start = statement.bind(scope.period.from().as_microsecond());
+        let filters = scope.filters("rs", &mut statement, true);
+        statement.push(&format!(
+            "SELECT p.session_id FROM report_pending p \
+             JOIN register_sessions rs ON rs.session_id = p.session_id \
+             WHERE rs.opened_at < {end} AND rs.closed_at >= {start}{filters}"
+        ));
+        let pending = Query::with_params(statement.sql, statement.params)
+            .fetch_all(self.reader())
+            .await?;
         for row in pending {
             let session_id: String = row.try_get("session_id")?;
             self.write(session_id, |conn, id| Box::pin(roll_up_pending_session(conn, id)))
@@ -95,8 +188,9 @@ async fn roll_up_pending_session(conn: &mut Conn, session_id: &str) -> Result<()
     roll_up_session(conn, session_id, &store_id, &register_id).await
 }
 
-/// Writes the rollup of every sale of a closed session: in the closing's transaction, so that
-/// a report finds a session either open or rolled up, never both or neither.
+/// Adds the rollup of every sale of a closed session to the rollup rows: in the closing's
+/// transaction, so that a report finds a session either open or rolled up, never both or
+/// neither.
 pub(crate) async fn roll_up_session(
     conn: &mut Conn,
     session_id: &str,
@@ -104,88 +198,72 @@ pub(crate) async fn roll_up_session(
     register_id: &str,
 ) -> Result<(), StoreError> {
     let rollup = session_rollup(conn, session_id, None).await?;
-    write_rollup(conn, session_id, store_id, register_id, &rollup).await
+    add_rollup(conn, store_id, register_id, &rollup).await
 }
 
-/// Writes a closed session's rollup: its span, its rows per quarter hour and its whole rows.
-async fn write_rollup(
-    conn: &mut Conn,
-    session_id: &str,
-    store_id: &str,
-    register_id: &str,
-    rollup: &Rollup,
-) -> Result<(), StoreError> {
-    let Some((first, last)) = rollup.span() else {
-        return Ok(());
-    };
-    query(
-        "INSERT INTO report_sessions (session_id, store_id, register_id, first_bucket, last_bucket) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(session_id)
-    .bind(store_id)
-    .bind(register_id)
-    .bind(first.index())
-    .bind(last.index())
-    .execute(&mut *conn)
-    .await?;
-    let buckets: Vec<Vec<Param>> = rollup
-        .rows()
-        .map(|(dimension, bucket, key, measures)| {
-            let mut row: Vec<Param> = vec![
-                session_id.into(),
-                dimension.as_str().into(),
-                bucket.index().into(),
-                key.into(),
-            ];
-            row.extend(measure_params(measures));
-            row
-        })
-        .collect();
-    insert_rows(conn, "report_buckets (session_id, dimension, bucket, key", buckets).await?;
-    let whole = rollup.whole().map_err(|_| past_largest())?;
-    let totals: Vec<Vec<Param>> = whole
-        .iter()
-        .map(|((dimension, key), measures)| {
-            let mut row: Vec<Param> = vec![session_id.into(), dimension.as_str().into(), key.into()];
-            row.extend(measure_params(measures));
-            row
-        })
-        .collect();
-    insert_rows(conn, "report_totals (session_id, dimension, key", totals).await
-}
+const MEASURES: [&str; 7] = [
+    "sales_count",
+    "returns_count",
+    "item_count",
+    "total_cents",
+    "returned_cents",
+    "gross_cents",
+    "vat_cents",
+];
 
-const MEASURES: &str = "sales_count, returns_count, item_count, total_cents, returned_cents, gross_cents, vat_cents";
-
-fn measure_params(measures: &Measures) -> [Param; 7] {
-    [
-        measures.sales_count.into(),
-        measures.returns_count.into(),
-        measures.item_count.into(),
-        measures.total_cents.into(),
-        measures.returned_cents.into(),
-        measures.gross_cents.into(),
-        measures.vat_cents.into(),
-    ]
-}
-
-/// Rows a statement inserts at most: well within both engines' limits on values.
+/// Rows a statement writes at most: well within both engines' limits on values.
 const ROWS_PER_INSERT: usize = 200;
 
-/// Inserts `rows` into `table_and_keys` (the table and the columns before the measures).
-async fn insert_rows(conn: &mut Conn, table_and_keys: &str, rows: Vec<Vec<Param>>) -> Result<(), StoreError> {
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut sql = format!("INSERT INTO {table_and_keys}, {MEASURES}) VALUES ");
-        let mut params = Vec::new();
-        for (index, row) in chunk.iter().enumerate() {
-            let placeholders: Vec<String> = (1..=row.len()).map(|n| format!("${}", params.len() + n)).collect();
-            if index > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("({})", placeholders.join(", ")));
-            params.extend(row.iter().cloned());
+/// Adds a session's rollup to the rows of every level of its register and store.
+async fn add_rollup(conn: &mut Conn, store_id: &str, register_id: &str, rollup: &Rollup) -> Result<(), StoreError> {
+    // In the table's key order: two closings adding to the same rows of a store then take
+    // their locks in the same order (PostgreSQL), and neither waits for the other in a cycle.
+    let mut rows = Vec::new();
+    for level in Level::ALL {
+        let scope = if level.per_register() { register_id } else { store_id };
+        let spans = rollup.by_grain(level.grain()).map_err(|_| past_largest())?;
+        for (dimension, bucket, key, measures) in spans.rows() {
+            let key = (level.as_str(), scope, dimension.as_str(), bucket.index(), key.to_owned());
+            rows.push((key, *measures));
         }
-        Query::with_params(sql, params).execute(&mut *conn).await?;
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let updates: Vec<String> = MEASURES
+        .iter()
+        .map(|column| format!("{column} = report_rollups.{column} + excluded.{column}"))
+        .collect();
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let mut statement = Statement::default();
+        let mut values = Vec::with_capacity(chunk.len());
+        for ((level, scope, dimension, bucket, key), m) in chunk {
+            let row: Vec<String> = [
+                statement.bind(*level),
+                statement.bind(*scope),
+                statement.bind(*dimension),
+                statement.bind(*bucket),
+                statement.bind(key.as_str()),
+                statement.bind(store_id),
+                statement.bind(m.sales_count),
+                statement.bind(m.returns_count),
+                statement.bind(m.item_count),
+                statement.bind(m.total_cents),
+                statement.bind(m.returned_cents),
+                statement.bind(m.gross_cents),
+                statement.bind(m.vat_cents),
+            ]
+            .into();
+            values.push(format!("({})", row.join(", ")));
+        }
+        statement.push(&format!(
+            "INSERT INTO report_rollups (level, scope, dimension, bucket, key, store_id, {}) VALUES {} \
+             ON CONFLICT (level, scope, dimension, bucket, key) DO UPDATE SET {}",
+            MEASURES.join(", "),
+            values.join(", "),
+            updates.join(", ")
+        ));
+        Query::with_params(statement.sql, statement.params)
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }
@@ -241,120 +319,109 @@ fn past_largest() -> StoreError {
     StoreError::Corrupt("a rollup's sums exceed the largest amount".into())
 }
 
-/// The sums of a rollup read, aliased as the measures' columns.
-fn sums(alias: &str) -> String {
+/// The measures of rows aliased `alias`, summed (`sum`) or as they are.
+fn measures(alias: &str, sum: bool) -> String {
     MEASURES
-        .split(", ")
-        .map(|column| format!("CAST(SUM({alias}.{column}) AS BIGINT) AS {column}"))
+        .iter()
+        .map(|column| match sum {
+            true => format!("CAST(SUM({alias}.{column}) AS BIGINT) AS {column}"),
+            false => format!("{alias}.{column}"),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// The sessions still open that may have sold before `$n`: their rollups are computed from
+/// The sessions still open that may have sold in the period: their rollups are computed from
 /// their sales. In the same statement as the closed sessions' rollups, so that a session that
 /// closes meanwhile is counted once.
-fn open_sessions(before: usize, filters: &str) -> String {
-    let zeros = MEASURES
-        .split(", ")
-        .map(|column| format!("0 AS {column}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+fn open_sessions(scope: &ReportScope, statement: &mut Statement) -> String {
+    let zeros: Vec<String> = MEASURES.iter().map(|column| format!("0 AS {column}")).collect();
+    let end = statement.bind(scope.period.to().as_microsecond());
+    let filters = scope.filters("rs", statement, true);
     format!(
         "SELECT CAST(NULL AS TEXT) AS dimension, CAST(NULL AS TEXT) AS key, CAST(NULL AS BIGINT) AS bucket, \
              st.timezone AS timezone, rs.session_id AS open_session, {zeros} \
          FROM register_sessions rs LEFT JOIN stores st ON st.store_id = rs.store_id \
-         WHERE rs.closed_at IS NULL AND rs.opened_at < ${before}{filters}"
+         WHERE rs.closed_at IS NULL AND rs.opened_at < {end}{filters}",
+        zeros = zeros.join(", ")
     )
 }
 
-/// The statement of a report by day or hour: the closed sessions' quarter hours in the
-/// period, per store, then the open sessions. `$1`, `$2`: the period's first quarter hour and
-/// the first after it; `$3`: its end in microseconds; then the scope's filters.
-fn by_quarter_hour(scope: &ReportScope) -> (String, Vec<Param>) {
-    let (sessions, mut values) = scope.filters("s", 4);
-    let (open, _) = scope.filters("rs", 4);
-    // Grouped by quarter hour first: grouped by store first, SQLite would rather read every
-    // session in the store index's order than the period's sessions only.
-    let sql = format!(
-        "SELECT b.dimension AS dimension, '' AS key, b.bucket AS bucket, st.timezone AS timezone, \
-             CAST(NULL AS TEXT) AS open_session, {sums} \
-         FROM report_sessions s \
-         JOIN report_buckets b ON b.session_id = s.session_id AND b.dimension = 'time' \
-             AND b.bucket >= $1 AND b.bucket < $2 \
-         LEFT JOIN stores st ON st.store_id = s.store_id \
-         WHERE s.last_bucket >= $1 AND s.first_bucket < $2{sessions} \
-         GROUP BY b.bucket, s.store_id, st.timezone, b.dimension \
-         UNION ALL {open}",
-        sums = sums("b"),
-        open = open_sessions(3, &open),
-    );
+/// The statement of a report by day or hour: the registers' quarter hours in the period, per
+/// store, then the open sessions.
+fn by_quarter_hour(scope: &ReportScope) -> Statement {
+    let mut statement = Statement::default();
+    let level = Level::RegisterQuarter;
+    let scopes = scope.scopes(level, &mut statement);
     let (from, to) = scope.period.buckets();
-    let mut params: Vec<Param> = vec![
-        from.index().into(),
-        to.index().into(),
-        scope.period.to().as_microsecond().into(),
-    ];
-    params.append(&mut values);
-    (sql, params)
+    let (from, to) = (statement.bind(from.index()), statement.bind(to.index()));
+    let filters = scope.filters("r", &mut statement, false);
+    // Grouped by quarter hour first: grouped by store first, SQLite may rather read rows in
+    // an order that gives stores than only the period's rows.
+    let select = format!(
+        "SELECT r.dimension AS dimension, '' AS key, r.bucket AS bucket, st.timezone AS timezone, \
+             CAST(NULL AS TEXT) AS open_session, {sums} \
+         FROM report_rollups r LEFT JOIN stores st ON st.store_id = r.store_id \
+         WHERE r.level = '{level}' AND r.scope IN ({scopes}) AND r.dimension = 'time' \
+             AND r.bucket >= {from} AND r.bucket < {to}{filters} \
+         GROUP BY r.bucket, r.store_id, st.timezone, r.dimension \
+         UNION ALL ",
+        sums = measures("r", true),
+        level = level.as_str(),
+    );
+    statement.push(&select);
+    let open = open_sessions(scope, &mut statement);
+    statement.push(&open);
+    statement
 }
 
-/// The statement of a report by key: per key of `$1` and of the time dimension (the totals),
-/// the whole rows of the sessions that sold within the period only, and the quarter hours in
-/// the period of the sessions that sold across its start or end; then the open sessions.
-/// `$2`, `$3`: the period's first quarter hour and the first after it; `$4`: its end in
-/// microseconds; then the scope's filters.
-fn by_key(scope: &ReportScope, dimension: Dimension) -> (String, Vec<Param>) {
-    let (sessions, mut values) = scope.filters("s", 5);
-    let (open, _) = scope.filters("rs", 5);
-    let sql = format!(
+/// The statement of a report by key: per key of `dimension` and of the time dimension (the
+/// totals), the rows of each run of whole days, hours and quarter hours of the period, then
+/// the open sessions.
+fn by_key(scope: &ReportScope, dimension: Dimension) -> Statement {
+    let mut statement = Statement::default();
+    let wanted = statement.bind(dimension.as_str());
+    let mut runs = Vec::new();
+    for segment in scope.segments() {
+        let level = Level::of(segment.grain, scope.register_id.is_some());
+        let scopes = scope.scopes(level, &mut statement);
+        let (from, to) = (statement.bind(segment.from.index()), statement.bind(segment.to.index()));
+        let filters = scope.filters("r", &mut statement, false);
+        runs.push(format!(
+            "SELECT r.dimension, r.key, {measures} FROM report_rollups r \
+             WHERE r.level = '{level}' AND r.scope IN ({scopes}) AND r.dimension IN ({wanted}, 'time') \
+                 AND r.bucket >= {from} AND r.bucket < {to}{filters}",
+            measures = measures("r", false),
+            level = level.as_str(),
+        ));
+    }
+    let select = format!(
         "SELECT p.dimension AS dimension, p.key AS key, CAST(NULL AS BIGINT) AS bucket, \
              CAST(NULL AS TEXT) AS timezone, CAST(NULL AS TEXT) AS open_session, {sums} \
-         FROM ( \
-             SELECT t.dimension, t.key, {measures_t} FROM report_sessions s \
-             JOIN report_totals t ON t.session_id = s.session_id AND t.dimension IN ($1, 'time') \
-             WHERE s.last_bucket >= $2 AND s.last_bucket < $3 AND s.first_bucket >= $2{sessions} \
-             UNION ALL \
-             SELECT b.dimension, b.key, {measures_b} FROM report_sessions s \
-             JOIN report_buckets b ON b.session_id = s.session_id AND b.dimension IN ($1, 'time') \
-                 AND b.bucket >= $2 AND b.bucket < $3 \
-             WHERE s.last_bucket >= $2 AND s.first_bucket < $3 \
-                 AND (s.first_bucket < $2 OR s.last_bucket >= $3){sessions} \
-         ) p \
+         FROM ({runs}) p \
          GROUP BY p.dimension, p.key \
-         UNION ALL {open}",
-        sums = sums("p"),
-        measures_t = prefixed("t"),
-        measures_b = prefixed("b"),
-        open = open_sessions(4, &open),
+         UNION ALL ",
+        sums = measures("p", true),
+        runs = runs.join(" UNION ALL "),
     );
-    let (from, to) = scope.period.buckets();
-    let mut params: Vec<Param> = vec![
-        dimension.as_str().into(),
-        from.index().into(),
-        to.index().into(),
-        scope.period.to().as_microsecond().into(),
-    ];
-    params.append(&mut values);
-    (sql, params)
-}
-
-fn prefixed(alias: &str) -> String {
-    MEASURES
-        .split(", ")
-        .map(|column| format!("{alias}.{column}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    statement.push(&select);
+    let open = open_sessions(scope, &mut statement);
+    statement.push(&open);
+    statement
 }
 
 async fn read_pieces(conn: &mut Conn, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError> {
-    let (sql, params) = if group_by.is_time() {
+    let statement = if group_by.is_time() {
         by_quarter_hour(scope)
     } else {
         by_key(scope, group_by.dimension())
     };
     let mut pieces = Vec::new();
     let mut open = Vec::new();
-    for row in Query::with_params(sql, params).fetch_all(&mut *conn).await? {
+    for row in Query::with_params(statement.sql, statement.params)
+        .fetch_all(&mut *conn)
+        .await?
+    {
         let zone = Timezone::from_trusted(
             row.try_get::<Option<String>>("timezone")?
                 .unwrap_or_else(|| Timezone::DEFAULT.to_owned()),
@@ -408,8 +475,9 @@ mod tests {
     use jiff::Timestamp;
 
     fn scope(store: Option<&str>, register: Option<&str>) -> ReportScope {
-        let from: Timestamp = "2026-03-01T00:00:00Z".parse().unwrap();
-        let to: Timestamp = "2026-04-01T00:00:00Z".parse().unwrap();
+        // Quarter hours, hours and days.
+        let from: Timestamp = "2026-03-01T00:45:00Z".parse().unwrap();
+        let to: Timestamp = "2026-03-31T22:30:00Z".parse().unwrap();
         ReportScope {
             store_id: store.map(|s| StoreId::parse(s).unwrap()),
             register_id: register.map(|r| RegisterId::parse(r).unwrap()),
@@ -417,11 +485,11 @@ mod tests {
         }
     }
 
-    /// Every step of a report's plan on SQLite searches an index: the sessions of the period
-    /// by where they end, their rollups by key, the open sessions by the index of open
-    /// sessions, never a scan of every session or every rollup.
+    /// Every step of a report's plan on SQLite searches the rollups' key for the period's
+    /// runs of days, hours and quarter hours, and finds the open sessions by the index of
+    /// open sessions: never a scan of every rollup or every session.
     #[tokio::test]
-    async fn reports_read_the_periods_rollups_through_indexes() {
+    async fn reports_read_the_periods_rollups_through_their_key() {
         let dir = tempfile::tempdir().unwrap();
         let conn = migrated_scratch_database(dir.path()).await;
         let scopes = [
@@ -432,32 +500,30 @@ mod tests {
         ];
         for (store, register) in scopes {
             let scope = scope(store, register);
-            for (sql, params) in [by_quarter_hour(&scope), by_key(&scope, Dimension::Article)] {
-                let values: Vec<&str> = params.iter().map(|_| "1").collect();
-                let steps = query_plan(&conn, &sql, &values);
-                let scans: Vec<&String> = steps
-                    .iter()
-                    .filter(|step| step.starts_with("SCAN") && !step.starts_with("SCAN p"))
-                    .collect();
-                assert_eq!(
-                    scans,
-                    ["SCAN rs USING INDEX register_sessions_one_open"]
-                        .iter()
-                        .filter(|_| register.is_none())
-                        .collect::<Vec<_>>(),
-                    "{store:?} {register:?}: {steps:#?}"
-                );
-                let sessions = steps
-                    .iter()
-                    .filter(|step| step.starts_with("SEARCH s USING INDEX report_sessions_by_"))
-                    .count();
-                assert!(sessions >= 1, "{steps:#?}");
+            for statement in [by_quarter_hour(&scope), by_key(&scope, Dimension::Article)] {
+                let values: Vec<&str> = statement.params.iter().map(|_| "1").collect();
+                let steps = query_plan(&conn, &statement.sql, &values);
+                let rollups: Vec<&String> = steps.iter().filter(|step| step.contains(" r ")).collect();
+                assert!(!rollups.is_empty(), "{steps:#?}");
+                for step in rollups {
+                    assert!(
+                        step.starts_with(
+                            "SEARCH r USING PRIMARY KEY (level=? AND scope=? AND dimension=? AND bucket>? AND bucket<?)"
+                        ),
+                        "{store:?} {register:?}: {step} in {steps:#?}"
+                    );
+                }
+                let open = match register {
+                    Some(_) => "SEARCH rs USING INDEX register_sessions_one_open (register_id=?)",
+                    None => "SCAN rs USING INDEX register_sessions_one_open",
+                };
+                assert!(steps.iter().any(|step| step == open), "{steps:#?}");
                 assert!(
-                    steps
+                    !steps
                         .iter()
-                        .filter(|step| step.starts_with("SEARCH b") || step.starts_with("SEARCH t"))
-                        .all(|step| step.contains("USING PRIMARY KEY (session_id=? AND dimension=?")),
-                    "{steps:#?}"
+                        .any(|step| step.starts_with("SCAN") && !step.starts_with("SCAN rs") && !step.contains("registers")
+                            && !step.starts_with("SCAN p")),
+                    "{store:?} {register:?}: {steps:#?}"
                 );
             }
         }
@@ -497,6 +563,7 @@ mod tests {
             (seed >> 33) % below
         };
         let started = std::time::Instant::now();
+        let mut slowest_write = std::time::Duration::ZERO;
         let month: Timestamp = "2026-03-01T07:00:00Z".parse().unwrap();
         for day in 0..days {
             for register in 0..registers {
@@ -558,38 +625,46 @@ mod tests {
                     })
                     .collect();
                 let rollup = roll_up(&session).unwrap();
-                let input = (format!("ses_{day}_{register}"), format!("r{register}"), rollup);
+                let input = (format!("r{register}"), rollup);
+                let written = std::time::Instant::now();
                 store
-                    .write(input, |conn, (session, register, rollup)| {
-                        Box::pin(write_rollup(conn, session, "s1", register, rollup))
+                    .write(input, |conn, (register, rollup)| {
+                        Box::pin(add_rollup(conn, "s1", register, rollup))
                     })
                     .await
                     .unwrap();
+                slowest_write = slowest_write.max(written.elapsed());
             }
         }
         println!(
-            "{} sales in {} sessions rolled up and written in {:.1?}",
+            "{} sales in {} sessions rolled up and written in {:.1?}; the slowest session's rows written in {:.1?}",
             per_session * registers * days,
             registers * days,
-            started.elapsed()
+            started.elapsed(),
+            slowest_write
         );
         let from: Timestamp = "2026-03-01T00:00:00Z".parse().unwrap();
         let to: Timestamp = "2026-03-31T00:00:00Z".parse().unwrap();
         let month = Period::new(from, to).unwrap();
         let cut = Period::new("2026-03-03T12:00:00Z".parse().unwrap(), to).unwrap();
-        for (name, period) in [("month", month), ("month from noon", cut)] {
+        let paris = Period::new(
+            "2026-03-01T00:00:00+01:00".parse().unwrap(),
+            "2026-04-01T00:00:00+02:00".parse().unwrap(),
+        )
+        .unwrap();
+        for (name, period) in [("month", month), ("month from noon", cut), ("Paris month", paris)] {
             for group_by in GroupBy::ALL {
-                for store_id in [None, Some("s1")] {
+                for (store_id, register_id) in [(None, None), (Some("s1"), None), (None, Some("r1"))] {
                     let scope = ReportScope {
                         store_id: store_id.map(|s| StoreId::parse(s).unwrap()),
-                        register_id: None,
+                        register_id: register_id.map(|r| RegisterId::parse(r).unwrap()),
                         period,
                     };
                     let started = std::time::Instant::now();
                     let pieces = store.report_pieces(&scope, group_by).await.unwrap();
                     let report = assemble(group_by, pieces).unwrap();
                     println!(
-                        "{name} by {} (store {store_id:?}): {} rows, {} sales, in {:.1?}",
+                        "{name} by {} (store {store_id:?}, register {register_id:?}): {} rows, {} sales, in {:.1?}",
                         group_by.as_str(),
                         report.rows.len(),
                         report.totals.sales_count,
@@ -598,12 +673,13 @@ mod tests {
                 }
             }
         }
-        for table in ["report_sessions", "report_buckets", "report_totals"] {
-            let rows = query(format!("SELECT count(*) AS n FROM {table}"))
+        for level in Level::ALL {
+            let rows = query("SELECT count(*) AS n FROM report_rollups WHERE level = $1")
+                .bind(level.as_str())
                 .fetch_one(store.reader())
                 .await
                 .unwrap();
-            println!("{table}: {} rows", rows.try_get::<i64>("n").unwrap());
+            println!("{}: {} rows", level.as_str(), rows.try_get::<i64>("n").unwrap());
         }
     }
 }

@@ -1,32 +1,24 @@
--- Sales reports (DESIGN.md section 14): each closed session's sales added up once, when it
--- closes, so that a report adds rollups instead of reading every sale. Rows are keyed by UTC
--- quarter hour ("bucket": quarter hours since the Unix epoch): every UTC offset in use is a
--- whole number of quarter hours, so local days and hours of any zone are unions of them. The
--- numbering is the same on both engines (migrations/sqlite/0004_reports.sql).
+-- Sales reports (DESIGN.md section 14): each closed session's sales added up once, in the
+-- transaction that closes it, so that a report adds rollups up instead of reading every sale.
+-- Time is cut into UTC quarter hours ("bucket": quarter hours since the Unix epoch): every UTC
+-- offset in use is a whole number of quarter hours, so local days and hours of any zone are
+-- unions of them. The numbering is the same on both engines
+-- (migrations/sqlite/0004_reports.sql); see crates/till-store/src/sales_report.rs.
 
--- A session rolled up, with the first and last quarter hour of its sales. A session without
--- sales has no row.
-CREATE TABLE report_sessions (
-    session_id      TEXT PRIMARY KEY,
-    store_id        TEXT NOT NULL,
-    register_id     TEXT NOT NULL,
-    first_bucket    BIGINT NOT NULL,
-    last_bucket     BIGINT NOT NULL
-);
-
--- A report finds the sessions that sold in its period from the period's start on.
-CREATE INDEX report_sessions_by_end ON report_sessions (last_bucket);
-CREATE INDEX report_sessions_by_store ON report_sessions (store_id, last_bucket);
-CREATE INDEX report_sessions_by_register ON report_sessions (register_id, last_bucket);
-
--- A session's sales per quarter hour, dimension (`time`, `article`, `seller`, `tender`,
--- `vat`) and key (empty for `time`; an article's id, a seller, a tender method, a VAT rate in
--- hundredths of a percent). Amounts are net of returns; see crates/till-core/src/report.rs.
-CREATE TABLE report_buckets (
-    session_id      TEXT NOT NULL,
+-- A closing adds its session's sales to four levels of rows:
+--   `register_quarter` and `register_day`: the scope is a register; per quarter hour, per UTC day;
+--   `store_hour` and `store_day`: the scope is a store; per UTC hour, per UTC day.
+-- `bucket` is the first quarter hour of the row's span. `dimension` is `time`, `article`,
+-- `seller`, `tender` or `vat`; `key` is empty for `time`, else an article's id, a seller, a
+-- tender method or a VAT rate in hundredths of a percent. Amounts are net of returns (see
+-- crates/till-core/src/report.rs); `store_id` is the store of the row's register or the store.
+CREATE TABLE report_rollups (
+    level           TEXT NOT NULL,
+    scope           TEXT NOT NULL,
     dimension       TEXT NOT NULL,
     bucket          BIGINT NOT NULL,
     key             TEXT NOT NULL,
+    store_id        TEXT NOT NULL,
     sales_count     BIGINT NOT NULL,
     returns_count   BIGINT NOT NULL,
     item_count      BIGINT NOT NULL,
@@ -34,23 +26,7 @@ CREATE TABLE report_buckets (
     returned_cents  BIGINT NOT NULL,
     gross_cents     BIGINT NOT NULL,
     vat_cents       BIGINT NOT NULL,
-    PRIMARY KEY (session_id, dimension, bucket, key)
-);
-
--- The same added up over the whole session: what a report reads for a session that sold
--- within its period only, whatever the number of quarter hours.
-CREATE TABLE report_totals (
-    session_id      TEXT NOT NULL,
-    dimension       TEXT NOT NULL,
-    key             TEXT NOT NULL,
-    sales_count     BIGINT NOT NULL,
-    returns_count   BIGINT NOT NULL,
-    item_count      BIGINT NOT NULL,
-    total_cents     BIGINT NOT NULL,
-    returned_cents  BIGINT NOT NULL,
-    gross_cents     BIGINT NOT NULL,
-    vat_cents       BIGINT NOT NULL,
-    PRIMARY KEY (session_id, dimension, key)
+    PRIMARY KEY (level, scope, dimension, bucket, key)
 );
 
 -- Sessions closed before rollups existed: their sales are packed, which SQL cannot read, so
