@@ -16,9 +16,7 @@ use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sql::{Conn, Param, Query, Row, query};
 use till_core::ids::{RegisterId, StoreId};
-use till_core::report::{
-    Bucket, Dimension, Grain, GroupBy, Measures, Period, Piece, ReportedSale, Rollup, Segment,
-};
+use till_core::report::{Bucket, Dimension, Grain, GroupBy, Measures, Period, Piece, ReportedSale, Rollup, Segment};
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
 
@@ -123,7 +121,10 @@ impl ReportScope {
             clause.push_str(&format!(" AND {alias}.store_id = {}", statement.bind(store.as_str())));
         }
         if let (true, Some(register)) = (register, &self.register_id) {
-            clause.push_str(&format!(" AND {alias}.register_id = {}", statement.bind(register.as_str())));
+            clause.push_str(&format!(
+                " AND {alias}.register_id = {}",
+                statement.bind(register.as_str())
+            ));
         }
         clause
     }
@@ -223,7 +224,13 @@ async fn add_rollup(conn: &mut Conn, store_id: &str, register_id: &str, rollup: 
         let scope = if level.per_register() { register_id } else { store_id };
         let spans = rollup.by_grain(level.grain()).map_err(|_| past_largest())?;
         for (dimension, bucket, key, measures) in spans.rows() {
-            let key = (level.as_str(), scope, dimension.as_str(), bucket.index(), key.to_owned());
+            let key = (
+                level.as_str(),
+                scope,
+                dimension.as_str(),
+                bucket.index(),
+                key.to_owned(),
+            );
             rows.push((key, *measures));
         }
     }
@@ -519,10 +526,10 @@ mod tests {
                 };
                 assert!(steps.iter().any(|step| step == open), "{steps:#?}");
                 assert!(
-                    !steps
-                        .iter()
-                        .any(|step| step.starts_with("SCAN") && !step.starts_with("SCAN rs") && !step.contains("registers")
-                            && !step.starts_with("SCAN p")),
+                    !steps.iter().any(|step| step.starts_with("SCAN")
+                        && !step.starts_with("SCAN rs")
+                        && !step.contains("registers")
+                        && !step.starts_with("SCAN p")),
                     "{store:?} {register:?}: {steps:#?}"
                 );
             }
@@ -554,6 +561,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (_, store) = crate::db::scratch_sqlite_store(dir.path()).await;
         store.migrate().await.unwrap();
+        for register in 0..registers {
+            query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, 's1', 0)")
+                .bind(format!("r{register}"))
+                .execute(store.reader())
+                .await
+                .unwrap();
+        }
         // A linear congruential generator: the same sales on every run.
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |below: u64| {

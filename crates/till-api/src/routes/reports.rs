@@ -36,15 +36,30 @@ struct ReportQuery {
     #[param(value_type = Option<Text>)]
     register_id: Option<RegisterId>,
     /// Where the period starts, inclusive. Default: 24 hours before `to`.
-    #[param(value_type = Option<QuarterHour>)]
+    #[param(value_type = Option<QuarterHour>, inline)]
     from: Option<Timestamp>,
     /// Where the period ends, exclusive; at most 366 days after `from`. Default: the end of
     /// the current quarter hour, so that every sale so far counts.
-    #[param(value_type = Option<QuarterHour>)]
+    #[param(value_type = Option<QuarterHour>, inline)]
     to: Option<Timestamp>,
     /// How rows are keyed.
-    #[param(schema_with = group_by_schema)]
+    #[param(value_type = GroupByName, inline)]
     group_by: GroupBy,
+}
+
+/// What `groupBy` names, for the document.
+struct GroupByName;
+
+impl utoipa::PartialSchema for GroupByName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        group_by_schema().into()
+    }
+}
+
+impl utoipa::ToSchema for GroupByName {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("GroupBy")
+    }
 }
 
 fn group_by_schema() -> utoipa::openapi::schema::Schema {
