@@ -4,9 +4,11 @@
 //! A report is added up from rollups. A rollup adds a set of sales up per UTC quarter hour
 //! ([`Bucket`]), per [`Dimension`] and key: every UTC offset in use is a whole number of quarter
 //! hours, so a store's local days and hours are unions of whole quarter hours whatever zone the
-//! store had when it sold. Storage keeps the rollup of each closed session and computes the
-//! rollup of an open one from its sales with the same function ([`roll_up`]); a report is
-//! [`assemble`]d from the pieces of both.
+//! store had when it sold. Storage adds each closed session's rollup to rows of whole UTC
+//! hours and days too ([`Rollup::by_grain`]), reads a period as runs of whole days, hours and
+//! quarter hours ([`Period::segments`]), and computes the rollup of an open session from its
+//! sales with the same function ([`roll_up`]); a report is [`assemble`]d from the pieces of
+//! both.
 //!
 //! Returns subtract: their amounts are stored negative, and their units count negatively here.
 //! A return is counted in `returnsCount`, never in `salesCount`. Every sum is checked and stays
@@ -258,13 +260,13 @@ fn cut(from: Bucket, to: Bucket, grains: &[Grain], segments: &mut Vec<Segment>) 
     if from >= to {
         return;
     }
+    if finer.is_empty() {
+        segments.push(Segment { grain, from, to });
+        return;
+    }
     let (inner_from, inner_to) = (grain.start_at_or_after(from), grain.start(to));
-    if finer.is_empty() || inner_from >= inner_to {
-        if finer.is_empty() {
-            segments.push(Segment { grain, from, to });
-        } else {
-            cut(from, to, finer, segments);
-        }
+    if inner_from >= inner_to {
+        cut(from, to, finer, segments);
         return;
     }
     cut(from, inner_from, finer, segments);
@@ -378,10 +380,6 @@ impl Rollup {
         self.0
             .iter()
             .map(|((dimension, bucket, key), measures)| (*dimension, *bucket, key.as_str(), measures))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 
     /// The rows added up per span of `grain`, each under the span's first quarter hour.
@@ -592,7 +590,7 @@ pub fn assemble(group_by: GroupBy, pieces: impl IntoIterator<Item = Piece>) -> R
         GroupBy::Vat => rows.reverse(),
         GroupBy::Article | GroupBy::Seller | GroupBy::Tender => {
             // Stable: equal totals stay in key order.
-            rows.sort_by(|a, b| b.measures.total_cents.cmp(&a.measures.total_cents));
+            rows.sort_by_key(|row| std::cmp::Reverse(row.measures.total_cents));
         }
     }
     Ok(Report { group_by, rows, totals })

@@ -561,13 +561,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (_, store) = crate::db::scratch_sqlite_store(dir.path()).await;
         store.migrate().await.unwrap();
-        for register in 0..registers {
-            query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, 's1', 0)")
-                .bind(format!("r{register}"))
-                .execute(store.reader())
-                .await
-                .unwrap();
-        }
+        store
+            .write(registers, |conn, registers| {
+                Box::pin(async move {
+                    for register in 0..*registers {
+                        query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, 's1', 0)")
+                            .bind(format!("r{register}"))
+                            .execute(&mut *conn)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
         // A linear congruential generator: the same sales on every run.
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |below: u64| {

@@ -94,7 +94,7 @@ impl FromParams for ReportQuery {
 fn period(from: Option<Timestamp>, to: Option<Timestamp>, now: Timestamp) -> Result<Period, ApiError> {
     let day = Span::new().hours(24);
     let end = to.unwrap_or_else(|| Bucket::of(now).next().start());
-    let (field, end_said) = match to {
+    let (field, other_end) = match to {
         Some(_) => ("to", "from"),
         None => ("from", "the end of the current quarter hour"),
     };
@@ -102,14 +102,14 @@ fn period(from: Option<Timestamp>, to: Option<Timestamp>, now: Timestamp) -> Res
         Some(from) => from,
         None => end
             .checked_sub(day)
-            .map_err(|_| ApiError::field("to", "must leave 24 hours after the earliest instant"))?,
+            .map_err(|_| ApiError::field("to", "must be at least 24 hours after the earliest accepted instant"))?,
     };
     Period::new(start, end).map_err(|error| {
         let message = match (error, to) {
             (PeriodError::Empty, Some(_)) => "must be after from".to_owned(),
-            (PeriodError::Empty, None) => format!("must be before {end_said}"),
+            (PeriodError::Empty, None) => format!("must be before {other_end}"),
             (PeriodError::TooLong, Some(_)) => "must be at most 366 days after from".to_owned(),
-            (PeriodError::TooLong, None) => format!("must be at most 366 days before {end_said}"),
+            (PeriodError::TooLong, None) => format!("must be at most 366 days before {other_end}"),
             (PeriodError::NotOnQuarterHour, _) => "must fall on a quarter hour".to_owned(),
         };
         ApiError::field(field, message)
@@ -272,14 +272,14 @@ fn base(measures: &Measures) -> Result<i64, ApiError> {
 }
 
 impl SalesReport {
-    fn of(report: &Report, request: &ReportScopeView) -> Result<SalesReport, ApiError> {
+    fn of(report: &Report, asked: &Asked) -> Result<SalesReport, ApiError> {
         let t = &report.totals;
         Ok(SalesReport {
             group_by: report.group_by.as_str(),
-            store_id: request.store_id.clone(),
-            register_id: request.register_id.clone(),
-            from: format_utc(request.period.from()),
-            to: format_utc(request.period.to()),
+            store_id: asked.store_id.clone(),
+            register_id: asked.register_id.clone(),
+            from: format_utc(asked.period.from()),
+            to: format_utc(asked.period.to()),
             rows: report
                 .rows
                 .iter()
@@ -314,7 +314,7 @@ impl SalesReport {
 }
 
 /// What the answer repeats of the request, defaults resolved.
-struct ReportScopeView {
+struct Asked {
     store_id: Option<String>,
     register_id: Option<String>,
     period: Period,
@@ -365,7 +365,7 @@ async fn get_sales_report(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let period = period(query.from, query.to, state.now())?;
-    let scope = ReportScopeView {
+    let asked = Asked {
         store_id: query.store_id.as_ref().map(|s| s.as_str().to_owned()),
         register_id: query.register_id.as_ref().map(|r| r.as_str().to_owned()),
         period,
@@ -381,7 +381,7 @@ async fn get_sales_report(
         },
     )
     .await?;
-    let view = SalesReport::of(&report, &scope)?;
+    let view = SalesReport::of(&report, &asked)?;
     let mut response = if wants_csv(&headers) {
         ([(CONTENT_TYPE, "text/csv; charset=utf-8")], view.csv(group_by)?).into_response()
     } else {
