@@ -10,7 +10,7 @@ use crate::ops;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 use till_core::ids::{MAX_TEXT_CHARS, SKU_PATTERN, TEXT_PATTERN};
-use till_core::instant::{UTC_OR_OFFSET_PATTERN, UTC_PATTERN};
+use till_core::instant::{QUARTER_HOUR_PATTERN, UTC_OR_OFFSET_PATTERN, UTC_PATTERN};
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::path::Operation;
@@ -107,6 +107,31 @@ impl PartialSchema for Instant {
 impl ToSchema for Instant {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("Instant")
+    }
+}
+
+/// An instant that starts a quarter hour, where a report may start or end.
+pub struct QuarterHour;
+
+impl PartialSchema for QuarterHour {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .pattern(Some(QUARTER_HOUR_PATTERN))
+            .description(Some(
+                "ISO 8601 ending in `Z` or a `+hh:mm`/`-hh:mm` offset, on a quarter hour: minutes \
+                 00, 15, 30 or 45 in the time and in the offset, seconds and fraction zero or \
+                 left out; a real calendar date in the years 0001 to 9998 (0002 to 9997 with an \
+                 offset). Answered in UTC with `Z`.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for QuarterHour {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("QuarterHour")
     }
 }
 
@@ -530,6 +555,10 @@ fn tags() -> Vec<Tag> {
         ("promotions", "Automatic promotion rules applied when a sale is priced."),
         ("sessions", "Register sessions: a cashier's shift on one till."),
         ("fiscal", "The NF525 journal: public keys and chain verification."),
+        (
+            "reports",
+            "Sales added up over a period by day, hour, article, seller, tender method or VAT rate.",
+        ),
         (
             "stored-value",
             "Gift cards and credit notes: balances spent as tenders, with the ledger of their activities.",

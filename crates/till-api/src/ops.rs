@@ -110,6 +110,7 @@ operations! {
     DeleteWebhook = "deleteWebhook", [WebhooksWrite], Confirm;
     ListWebhookDeliveries = "listWebhookDeliveries", [WebhooksRead, WebhooksWrite], Allow;
     ReplayWebhook = "replayWebhook", [WebhooksWrite], Confirm;
+    GetSalesReport = "getSalesReport", [ReportsRead], Allow;
 }
 
 #[cfg(test)]

@@ -52,6 +52,9 @@ impl From<Refusal> for ApiError {
             Refusal::CouponWithReturn => business("A coupon cannot be presented with a return."),
             Refusal::QuantitiesTooLarge => business("The sale's quantities are too large to be represented."),
             Refusal::ChangeTooLarge => business("The tenders' change is too large to be represented."),
+            Refusal::ReportTooLarge => business(
+                "The report's sums are too large to be represented: ask for a shorter period, or one store.",
+            ),
             Refusal::Settlement { error, differing } => settlement(&error, &differing),
             Refusal::Tender { tender, problem } => business(format!(
                 "Tender {} cannot be taken: {}.",

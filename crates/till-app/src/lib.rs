@@ -15,6 +15,7 @@ mod pin;
 pub mod promotion_cache;
 pub mod quote;
 pub mod refusal;
+pub mod reports;
 pub mod returns;
 pub mod secret;
 pub mod sessions;

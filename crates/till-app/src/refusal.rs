@@ -87,6 +87,8 @@ pub enum Refusal {
     CouponWithReturn,
     QuantitiesTooLarge,
     ChangeTooLarge,
+    /// A sales report's sums leave the integers a client reads exactly.
+    ReportTooLarge,
     /// The tenders do not settle the server's total; `differing` names the first lines the
     /// till priced otherwise, when that explains the amount due.
     Settlement {

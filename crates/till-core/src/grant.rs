@@ -51,6 +51,7 @@ grants! {
     EventsRead = "pos.events.read",
     WebhooksRead = "pos.webhooks.read",
     WebhooksWrite = "pos.webhooks.write",
+    ReportsRead = "pos.reports.read",
 }
 
 impl fmt::Display for Grant {
@@ -153,7 +154,7 @@ impl Role {
     pub fn default_grants(self) -> GrantSet {
         match self {
             Role::Cashier => CASHIER,
-            Role::Manager => CASHIER.union(GrantSet::of(&[Grant::PriceOverride])),
+            Role::Manager => CASHIER.union(GrantSet::of(&[Grant::PriceOverride, Grant::ReportsRead])),
             Role::Admin => GrantSet::all(),
         }
     }
@@ -191,6 +192,8 @@ mod tests {
         assert!(manager.contains(Grant::StoredValueRead));
         assert!(!manager.contains(Grant::StoredValueWrite));
         assert!(!manager.contains(Grant::WebhooksRead) && !manager.contains(Grant::WebhooksWrite));
+        assert!(manager.contains(Grant::ReportsRead));
+        assert!(!cashier.contains(Grant::ReportsRead));
         assert_eq!(Role::Admin.default_grants(), GrantSet::all());
     }
 }

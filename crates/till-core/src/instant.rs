@@ -88,6 +88,52 @@ pub fn parse_instant(text: &str, zone: Zone) -> Result<Timestamp, InstantError> 
     offset.to_timestamp(datetime).map_err(|_| InstantError::OutOfRange)
 }
 
+/// The time of day of a quarter hour, after the date.
+macro_rules! quarter_hour_pattern {
+    () => {
+        "-[0-9]{2}-[0-9]{2}T[0-9]{2}:(?:00|15|30|45)(?::00(?:\\.0{1,9})?)?"
+    };
+}
+
+/// What [`parse_quarter_hour`] accepts, as [`UTC_OR_OFFSET_PATTERN`] is for any instant: the
+/// minutes of the time and of the offset 00, 15, 30 or 45, the seconds and fraction zero.
+pub const QUARTER_HOUR_PATTERN: &str = concat!(
+    "^(?:",
+    years!(),
+    quarter_hour_pattern!(),
+    "Z|",
+    years_with_offset!(),
+    quarter_hour_pattern!(),
+    "[+-](?:[01][0-9]|2[0-3]):(?:00|15|30|45))$"
+);
+
+/// Why a quarter hour was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QuarterHourError {
+    #[error(transparent)]
+    Instant(#[from] InstantError),
+    #[error("must fall on a quarter hour: minutes 00, 15, 30 or 45 (offset too), no seconds")]
+    NotOnQuarterHour,
+}
+
+/// Parses an instant written as [`parse_instant`] reads one with [`Zone::UtcOrOffset`] that
+/// starts a quarter hour, in UTC as in its own offset: where a report may start or end, since
+/// reports add sales up by quarter hours.
+pub fn parse_quarter_hour(text: &str) -> Result<Timestamp, QuarterHourError> {
+    const QUARTER_NANOS: i128 = 15 * 60 * 1_000_000_000;
+    let at = parse_instant(text, Zone::UtcOrOffset)?;
+    // With an offset of whole quarter hours, the local time starts one exactly when UTC does.
+    let offset_minutes = match text.as_bytes() {
+        [.., b'Z'] => 0,
+        [.., m1, m2] => two_digits(*m1, *m2)?,
+        _ => return Err(InstantError::Syntax.into()),
+    };
+    if at.as_nanosecond() % QUARTER_NANOS != 0 || offset_minutes % 15 != 0 {
+        return Err(QuarterHourError::NotOnQuarterHour);
+    }
+    Ok(at)
+}
+
 /// The one output form: RFC 3339 in UTC ending in `Z`.
 pub fn format_utc(at: Timestamp) -> String {
     at.to_string()
@@ -280,6 +326,31 @@ mod tests {
             let offset_accepted = parse_instant(&format!("{text}+01:00"), Zone::UtcOrOffset).is_ok();
             assert_eq!(offset_accepted, (2..=9997).contains(&year), "{year}");
         }
+    }
+
+    #[test]
+    fn quarter_hours_start_one_in_utc_and_in_their_own_offset() {
+        let read = |text| parse_quarter_hour(text).map(format_utc);
+        assert_eq!(read("2026-03-29T00:00+01:00").as_deref(), Ok("2026-03-28T23:00:00Z"));
+        assert_eq!(read("2026-03-29T10:45Z").as_deref(), Ok("2026-03-29T10:45:00Z"));
+        assert_eq!(
+            read("2026-03-29T10:15:00.000+05:45").as_deref(),
+            Ok("2026-03-29T04:30:00Z")
+        );
+        for text in [
+            "2026-03-29T10:10Z",
+            "2026-03-29T10:15:01Z",
+            "2026-03-29T10:15:00.5Z",
+            // Whole in UTC (10:00Z), not in its own offset.
+            "2026-03-29T10:07+00:07",
+        ] {
+            assert_eq!(read(text), Err(QuarterHourError::NotOnQuarterHour), "{text}");
+        }
+        assert_eq!(
+            read("2026-02-30T10:00Z"),
+            Err(QuarterHourError::Instant(InstantError::NotOnCalendar))
+        );
+        assert_eq!(read("yesterday"), Err(QuarterHourError::Instant(InstantError::NotUtc)));
     }
 
     #[test]

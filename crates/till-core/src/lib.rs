@@ -14,6 +14,7 @@ pub mod money;
 pub mod period;
 pub mod pricing;
 pub mod promotions;
+pub mod report;
 pub mod returns;
 pub mod sale;
 pub mod settlement;

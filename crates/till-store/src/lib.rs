@@ -27,6 +27,7 @@ pub mod returns;
 mod sale_detail;
 mod sale_row;
 pub mod sales;
+pub mod sales_report;
 pub mod sealer;
 pub mod search;
 pub mod sessions;

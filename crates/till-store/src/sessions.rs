@@ -355,6 +355,7 @@ async fn close_session_row(
     // A shift closing after midnight first closes the day it belonged to.
     closures::close_due(conn, register_id, now, key).await?;
     let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
+    crate::sales_report::roll_up_session(conn, session_id.as_str(), session.store_id.as_str(), register_id).await?;
     let detail = format!("{session_id} by {}", session.cashier_subject);
     journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
     query(

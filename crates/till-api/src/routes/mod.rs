@@ -9,6 +9,7 @@ pub mod events;
 pub mod fiscal;
 pub mod health;
 pub mod promotions;
+pub mod reports;
 pub mod returns;
 pub mod sales;
 pub mod sessions;
@@ -45,6 +46,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(stored_value::router())
         .merge(events::router())
         .merge(webhooks::router())
+        .merge(reports::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

@@ -17,6 +17,7 @@ mod openapi;
 mod operations;
 mod promotions;
 mod provisioning;
+mod reports;
 mod returns;
 mod sessions;
 mod stored_value;

@@ -1,0 +1,33 @@
+//! Sales reports: the sales of a period, in a store, on a register or across the chain, added
+//! up by local day or hour, article, seller, tender method or VAT rate (see
+//! `till_core::report`).
+
+use crate::app::App;
+use crate::refusal::{Error, Refusal};
+use till_core::ids::{RegisterId, StoreId};
+use till_core::report::{GroupBy, Period, Report, ReportError, assemble};
+use till_store::sales_report::ReportScope;
+
+/// A report asked for, parsed.
+pub struct ReportRequest {
+    pub store_id: Option<StoreId>,
+    pub register_id: Option<RegisterId>,
+    pub period: Period,
+    pub group_by: GroupBy,
+}
+
+/// The report: the rollups of the sessions closed, and those of the sessions still open
+/// computed from their sales. Sessions closed before rollups existed are rolled up first.
+pub async fn sales_report(app: &App, request: ReportRequest) -> Result<Report, Error> {
+    let scope = ReportScope {
+        store_id: request.store_id,
+        register_id: request.register_id,
+        period: request.period,
+    };
+    app.store().roll_up_pending(&scope).await?;
+    let pieces = app.store().report_pieces(&scope, request.group_by).await?;
+    assemble(request.group_by, pieces).map_err(|error| match error {
+        ReportError::Overflow(_) => Refusal::ReportTooLarge.into(),
+        unreadable @ ReportError::UnknownRate(_) => Error::internal(unreadable),
+    })
+}
