@@ -8,6 +8,7 @@
 //! handed out. Two facts one of which waited for the other (the same register's chain, the
 //! same card) were written in the order they committed, so they keep that order in the feed.
 
+use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
 use crate::engine::sql::{Conn, query};
 use crate::error::StoreError;
@@ -60,26 +61,12 @@ pub(crate) fn place<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<u
 /// Numbers events every [`PLACE_EVERY`], at once again while a backlog remains, until `owner`
 /// is dropped or its database closed.
 pub(crate) async fn place_while_open<S>(owner: Weak<S>, database: fn(&S) -> &Database) {
-    let mut pause = PLACE_EVERY;
-    loop {
-        tokio::time::sleep(pause).await;
-        let Some(owner) = owner.upgrade() else { return };
-        let database = database(&owner);
-        if database.readers().is_closed() {
-            return;
-        }
-        pause = match database.place_events().await {
-            Ok(placed) => {
-                metrics::counter!(EVENTS_PLACED).increment(placed);
-                match placed >= PLACE_LIMIT as u64 {
-                    true => Duration::ZERO,
-                    false => PLACE_EVERY,
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "events not numbered into the feed; trying again");
-                PLACE_EVERY * 10
-            }
-        };
-    }
+    let cadence = Cadence {
+        every: PLACE_EVERY,
+        limit: PLACE_LIMIT as u64,
+        after_error: PLACE_EVERY * 10,
+        done: EVENTS_PLACED,
+        failed: "events not numbered into the feed; trying again",
+    };
+    repeat_while_open(owner, database, cadence, |database| Box::pin(database.place_events())).await
 }

@@ -2,6 +2,7 @@
 //! when it loses a race, the stock fold ([`stock_fold`]) and the feed sequencer
 //! ([`feed_sequencer`]).
 
+mod background;
 pub(crate) mod feed_sequencer;
 pub(crate) mod stock_fold;
 

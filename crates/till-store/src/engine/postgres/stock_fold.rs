@@ -2,6 +2,7 @@
 //! updating its articles' rows (see `crate::stock`), and each node adds the queued moves into
 //! `stock` about once a second.
 
+use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
 use crate::engine::sql::{Readers, query};
 use crate::error::StoreError;
@@ -40,29 +41,17 @@ pub(crate) async fn fold(readers: &Readers) -> Result<u64, StoreError> {
 }
 
 /// Folds every [`FOLD_EVERY`], at once again while a backlog remains, until `owner` is dropped
-/// or its database closed. The first fold comes one period after it starts, once the schema is
-/// migrated.
+/// or its database closed.
 pub(crate) async fn fold_while_open<S>(owner: Weak<S>, database: fn(&S) -> &Database) {
-    let mut pause = FOLD_EVERY;
-    loop {
-        tokio::time::sleep(pause).await;
-        let Some(owner) = owner.upgrade() else { return };
-        let database = database(&owner);
-        if database.readers().is_closed() {
-            return;
-        }
-        pause = match database.fold_stock_moves().await {
-            Ok(folded) => {
-                metrics::counter!(STOCK_MOVES_FOLDED).increment(folded);
-                match folded >= FOLD_LIMIT as u64 {
-                    true => Duration::ZERO,
-                    false => FOLD_EVERY,
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "stock moves not folded; levels still count them; trying again");
-                FOLD_EVERY
-            }
-        };
-    }
+    let cadence = Cadence {
+        every: FOLD_EVERY,
+        limit: FOLD_LIMIT as u64,
+        after_error: FOLD_EVERY,
+        done: STOCK_MOVES_FOLDED,
+        failed: "stock moves not folded; levels still count them; trying again",
+    };
+    repeat_while_open(owner, database, cadence, |database| {
+        Box::pin(database.fold_stock_moves())
+    })
+    .await
 }
