@@ -7,6 +7,8 @@ pub mod bench;
 pub mod client;
 pub mod cluster;
 pub mod crash;
+pub mod prefill;
+pub mod reads;
 pub mod shop;
 pub mod stored_value;
 pub mod wire;

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use till_load::bench::{self, BenchPlan, Mixes, Pace};
 use till_load::crash::{self, CrashPlan};
+use till_load::prefill::{self, PrefillPlan};
+use till_load::reads::{self, ReadsPlan};
 
 #[derive(Parser)]
 #[command(name = "till-load", version, about = "Load and crash tests for till deployments.")]
@@ -56,6 +58,61 @@ enum Command {
         #[arg(long)]
         no_baseline: bool,
         /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        till: Option<PathBuf>,
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Measure on a copy of this prefilled database (`till-load prefill`) too, in the same
+        /// run as the empty one, and report its throughput over the empty database's. The copy
+        /// goes beside `--database-url`, named after it.
+        #[arg(long)]
+        prefilled: Option<String>,
+    },
+    /// Fill a new database with weeks of the benchmark shop's sales (sealed, reported, in the
+    /// feed, each day's sessions and registers closed), through a node in this process whose
+    /// clock moves a day at a time.
+    Prefill {
+        /// `sqlite://FILE` or `postgres://.../NEW_DATABASE`.
+        #[arg(long)]
+        database_url: String,
+        #[arg(long, default_value_t = 2_000_000)]
+        sales: u64,
+        /// Days the sales are spread over; the last one is yesterday.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// As `bench` will provision it: the same articles and tills.
+        #[arg(long, default_value_t = 5_000)]
+        articles: usize,
+        #[arg(long, default_value_t = 16)]
+        tills: usize,
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Measure the read side of a prefilled database (`prefill`): sales searches (latency of
+    /// each shape), the month's sales report in each grouping, the event feed read from its
+    /// start, and its delivery to a webhook receiver in this process. Adds a webhook endpoint
+    /// and its deliveries to the database, and deletes the endpoint at the end.
+    Reads {
+        #[arg(long)]
+        database_url: String,
+        /// Searches of each shape.
+        #[arg(long, default_value_t = 200)]
+        searches: usize,
+        /// Times each report grouping is asked.
+        #[arg(long, default_value_t = 5)]
+        reports: usize,
+        #[arg(long, default_value_t = 500_000)]
+        feed_events: u64,
+        #[arg(long, default_value_t = 50_000)]
+        deliveries: u64,
         #[arg(long)]
         json: bool,
         #[arg(long)]
@@ -115,6 +172,7 @@ async fn main() -> anyhow::Result<()> {
             till,
             work_dir,
             seed,
+            prefilled,
         } => {
             let workspace = Workspace::new(till, work_dir)?;
             let plan = BenchPlan {
@@ -137,6 +195,30 @@ async fn main() -> anyhow::Result<()> {
                 mixes: mix,
                 gift_cards,
             };
+            if let Some(prefilled) = prefilled {
+                let compared = bench::against_prefilled(&plan, &prefilled)
+                    .await
+                    .with_context(|| format!("benchmark failed; node logs in {}", plan.work_dir.display()))?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&compared)?);
+                } else {
+                    for (name, reports) in [("empty database", &compared.empty), ("prefilled", &compared.prefilled)] {
+                        println!("== {name}");
+                        reports.iter().for_each(print_report);
+                        println!();
+                    }
+                    println!(
+                        "prefilled         {:.2}x the empty database's throughput ({} sales stored before)",
+                        compared.prefilled_over_empty, compared.stored_before
+                    );
+                }
+                workspace.clean_up();
+                return compared
+                    .empty
+                    .iter()
+                    .chain(&compared.prefilled)
+                    .try_for_each(bench::check);
+            }
             let reports = bench::run(&plan)
                 .await
                 .with_context(|| format!("benchmark failed; node logs in {}", plan.work_dir.display()))?;
@@ -161,6 +243,74 @@ async fn main() -> anyhow::Result<()> {
             }
             workspace.clean_up();
             reports.iter().try_for_each(bench::check)
+        }
+        Command::Prefill {
+            database_url,
+            sales,
+            days,
+            clients,
+            articles,
+            tills,
+            work_dir,
+            seed,
+        } => {
+            let workspace = Workspace::new(None, work_dir)?;
+            let plan = PrefillPlan {
+                database_url,
+                sales,
+                days,
+                clients,
+                articles: articles.max(20),
+                tills: tills.max(1),
+                work_dir: workspace.work_dir.clone(),
+                seed,
+            };
+            let report = prefill::run(&plan).await.context("prefill failed")?;
+            println!(
+                "prefilled {}: {} sales over {} days ({} to {}) in {:.1} s, {:.0} sales/s",
+                till::server::redact(&plan.database_url),
+                report.sales,
+                report.days,
+                report.first_day,
+                report.last_day,
+                report.seconds,
+                report.per_second
+            );
+            workspace.clean_up();
+            Ok(())
+        }
+        Command::Reads {
+            database_url,
+            searches,
+            reports,
+            feed_events,
+            deliveries,
+            json,
+            till,
+            work_dir,
+            seed,
+        } => {
+            let workspace = Workspace::new(till, work_dir)?;
+            let plan = ReadsPlan {
+                binary: workspace.binary.clone(),
+                database_url,
+                work_dir: workspace.work_dir.clone(),
+                searches: searches.max(1),
+                reports: reports.max(1),
+                feed_events,
+                deliveries: deliveries.max(1),
+                seed,
+            };
+            let report = reads::run(&plan)
+                .await
+                .with_context(|| format!("reads failed; node log in {}", plan.work_dir.display()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_reads(&report);
+            }
+            workspace.clean_up();
+            Ok(())
         }
         Command::Crash {
             database_url,
@@ -322,4 +472,26 @@ fn print_report(report: &bench::BenchReport) {
         );
         println!("ratio             {ratio:.2}x");
     }
+}
+
+fn print_reads(report: &reads::ReadsReport) {
+    println!("engine            {}", report.engine);
+    let row = |t: &reads::Timing| {
+        println!(
+            "  {:<30} {:>5}  p50 {:>7.2}  p99 {:>7.2}  max {:>7.2}",
+            t.name, t.count, t.p50_ms, t.p99_ms, t.max_ms
+        )
+    };
+    println!("search (ms)");
+    report.search.iter().for_each(row);
+    row(&report.search_all);
+    println!(
+        "reports (ms), {} days, {} sales",
+        report.report_days, report.report_sales_count
+    );
+    report.reports.iter().for_each(row);
+    let rate =
+        |name: &str, r: &reads::Rate| println!("{name:<17} {} in {:.2} s, {:.0}/s", r.count, r.seconds, r.per_second);
+    rate("feed read", &report.feed);
+    rate("webhook delivery", &report.webhooks);
 }

@@ -19,6 +19,20 @@ pub struct ShopSpec {
     pub cashier_discount_bps: Option<i64>,
 }
 
+impl ShopSpec {
+    /// The benchmark's shop. A prefilled database holds the same one, so that provisioning it
+    /// again (as a benchmark does) finds what it writes already there.
+    pub fn bench(articles: usize, registers: usize) -> ShopSpec {
+        ShopSpec {
+            store: "bench-store".into(),
+            articles,
+            stock: None,
+            registers,
+            cashier_discount_bps: Some(1_000),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Article {
     pub sku: String,
@@ -125,7 +139,7 @@ pub async fn provision(client: &Client, admin: &str, spec: &ShopSpec) -> Result<
 
 /// A cashier of its own and an open session on register `reg-{n}`.
 async fn open_till(client: &Client, admin: &str, spec: &ShopSpec, n: usize) -> Result<Till> {
-    let (store, register, cashier) = (&spec.store, format!("reg-{n}"), format!("cashier-{n}"));
+    let (register, cashier) = (format!("reg-{n}"), format!("cashier-{n}"));
     let mut staff = json!({"displayName": cashier, "role": "cashier", "pin": "2580"});
     if let Some(bps) = spec.cashier_discount_bps {
         staff["discountLimit"] = json!({"percentBps": bps, "amountCents": 9_000_000_000_000_000i64});
@@ -134,6 +148,18 @@ async fn open_till(client: &Client, admin: &str, spec: &ShopSpec, n: usize) -> R
         .put(&format!("/v1/staff/{cashier}"), admin, &staff)
         .await?
         .expect_ok("cashier")?;
+    open_session(client, admin, &spec.store, register, cashier).await
+}
+
+/// `cashier` opens a session on `register` of `store` with the PIN every provisioned cashier
+/// has: the till that books its sales.
+pub async fn open_session(
+    client: &Client,
+    admin: &str,
+    store: &str,
+    register: String,
+    cashier: String,
+) -> Result<Till> {
     let opened = client
         .post(
             "/v1/register-sessions",
@@ -150,10 +176,10 @@ async fn open_till(client: &Client, admin: &str, spec: &ShopSpec, n: usize) -> R
             .with_context(|| format!("{name} missing from the session"))
     };
     Ok(Till {
-        register,
-        cashier,
         session: field("sessionId")?,
         token: field("token")?,
+        register,
+        cashier,
     })
 }
 

@@ -1,5 +1,5 @@
 //! The baseline: the engine's raw durable commit rate on the same disk, measured in the same
-//! run, and the PostgreSQL databases a run works in.
+//! run, and the databases a run works in: PostgreSQL's created, and prefilled ones copied.
 
 use super::{BenchPlan, Pace, engine_of};
 use anyhow::{Context, Result, ensure};
@@ -127,7 +127,7 @@ fn split_database(url: &str) -> Result<(&str, &str)> {
 
 /// The benchmark runs on a database of its own: created when absent, through the cluster's
 /// `postgres` database.
-pub(super) async fn create_postgres_database(url: &str) -> Result<()> {
+pub(crate) async fn create_postgres_database(url: &str) -> Result<()> {
     sqlx::any::install_default_drivers();
     let (base, database) = split_database(url)?;
     let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
@@ -175,4 +175,66 @@ fn find_pgbench() -> Option<PathBuf> {
         found.sort();
         found.pop()
     })
+}
+
+/// A fresh copy of the database at `from` (a prefilled one, closed) at `to`, replacing what was
+/// there: SQLite's file and its log copied, PostgreSQL's database created from `from` as a
+/// template (no one may be connected to `from`).
+pub(crate) async fn copy_database(from: &str, to: &str) -> Result<()> {
+    match (sqlite_path(from), sqlite_path(to)) {
+        (Some(from), Some(to)) => {
+            for suffix in ["", "-wal", "-shm"] {
+                let (source, target) = (format!("{from}{suffix}"), format!("{to}{suffix}"));
+                let _ = std::fs::remove_file(&target);
+                if std::path::Path::new(&source).exists() {
+                    std::fs::copy(&source, &target).with_context(|| format!("copying {source} to {target}"))?;
+                }
+            }
+            Ok(())
+        }
+        (None, None) => {
+            sqlx::any::install_default_drivers();
+            let (base, source) = split_database(from)?;
+            let (target_base, target) = split_database(to)?;
+            ensure!(base == target_base, "a PostgreSQL copy stays on the same cluster");
+            let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
+            admin
+                .execute(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {target}")))
+                .await?;
+            admin
+                .execute(sqlx::AssertSqlSafe(format!(
+                    "CREATE DATABASE {target} TEMPLATE {source}"
+                )))
+                .await?;
+            admin.close().await?;
+            Ok(())
+        }
+        _ => anyhow::bail!("a database is copied to the same engine"),
+    }
+}
+
+/// The file of a `sqlite://` URL.
+fn sqlite_path(url: &str) -> Option<&str> {
+    let path = url.strip_prefix("sqlite://")?;
+    Some(path.split('?').next().unwrap_or(path))
+}
+
+/// Removes a SQLite database's files (nothing for PostgreSQL).
+pub(crate) fn remove_sqlite_files(url: &str) {
+    if let Some(path) = sqlite_path(url) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+}
+
+/// The sales a database holds.
+pub(crate) async fn count_sales(url: &str) -> Result<u64> {
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(url).await?;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM sales")
+        .fetch_one(&mut connection)
+        .await?;
+    connection.close().await?;
+    Ok(u64::try_from(count).unwrap_or(0))
 }

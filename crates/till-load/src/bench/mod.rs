@@ -19,7 +19,7 @@
 //! window starts from a checkpoint, so that the one the WAL's growth would start does not fall
 //! on the middle windows alone.
 
-mod baseline;
+pub(crate) mod baseline;
 mod drive;
 mod proc;
 mod workload;
@@ -221,14 +221,7 @@ pub async fn run(plan: &BenchPlan) -> Result<Vec<BenchReport>> {
     let mut cluster = Cluster::start(config, plan.nodes).await?;
     let client = Client::new(cluster.urls())?;
     let admin = admin_token(&secret);
-    let spec = ShopSpec {
-        store: "bench-store".into(),
-        articles: plan.articles,
-        stock: None,
-        registers: plan.tills,
-        cashier_discount_bps: Some(1_000),
-    };
-    let shop = provision(&client, &admin, &spec).await?;
+    let shop = provision(&client, &admin, &ShopSpec::bench(plan.articles, plan.tills)).await?;
     let workload = Arc::new(Workload::prepare(&client, &admin, shop, plan).await?);
 
     let pids: Vec<u32> = cluster.nodes.iter().filter_map(|n| n.pid()).collect();
@@ -290,6 +283,65 @@ pub async fn run(plan: &BenchPlan) -> Result<Vec<BenchReport>> {
         .into_iter()
         .map(|window| window.report(plan, &workload, &provisioning_peak, baseline.clone()))
         .collect())
+}
+
+/// The same benchmark on an empty database and on a copy of a prefilled one.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgainstPrefilled {
+    /// Sales the prefilled database held before the run.
+    pub stored_before: u64,
+    pub empty: Vec<BenchReport>,
+    pub prefilled: Vec<BenchReport>,
+    /// The prefilled run's throughput over the empty one's (their first mixes).
+    pub prefilled_over_empty: f64,
+}
+
+/// Runs `plan` on its (new, empty) database and on a copy of `prefilled` beside it, one after
+/// the other: which goes first alternates with the seed, so that a series of runs gives
+/// neither the warmer machine. The copy is removed afterwards when it is a file.
+pub async fn against_prefilled(plan: &BenchPlan, prefilled: &str) -> Result<AgainstPrefilled> {
+    let copy = sibling(&plan.database_url, "prefilled")?;
+    baseline::copy_database(prefilled, &copy).await?;
+    let stored_before = baseline::count_sales(&copy).await?;
+    let on_empty = BenchPlan {
+        work_dir: plan.work_dir.join("empty"),
+        ..plan.clone()
+    };
+    let on_copy = BenchPlan {
+        database_url: copy.clone(),
+        work_dir: plan.work_dir.join("prefilled"),
+        ..plan.clone()
+    };
+    let (empty, prefilled) = if plan.seed % 2 == 1 {
+        let empty = run(&on_empty).await?;
+        (empty, run(&on_copy).await?)
+    } else {
+        let prefilled = run(&on_copy).await?;
+        (run(&on_empty).await?, prefilled)
+    };
+    baseline::remove_sqlite_files(&copy);
+    let throughput = |reports: &[BenchReport]| reports.first().map_or(0.0, |r| r.per_second);
+    Ok(AgainstPrefilled {
+        stored_before,
+        prefilled_over_empty: throughput(&prefilled) / throughput(&empty).max(f64::MIN_POSITIVE),
+        empty,
+        prefilled,
+    })
+}
+
+/// `url` with `-{name}` added to its file's stem (SQLite) or `_{name}` to its database name.
+fn sibling(url: &str, name: &str) -> Result<String> {
+    let (path, query) = url.split_once('?').map_or((url, None), |(p, q)| (p, Some(q)));
+    let renamed = match (engine_of(url), path.strip_suffix(".db")) {
+        ("sqlite", Some(stem)) => format!("{stem}-{name}.db"),
+        ("sqlite", None) => format!("{path}-{name}"),
+        _ => format!("{path}_{name}"),
+    };
+    Ok(match query {
+        Some(query) => format!("{renamed}?{query}"),
+        None => renamed,
+    })
 }
 
 /// One mix's measured window: its outcome and what the nodes and this process spent on it.
