@@ -213,3 +213,83 @@ async fn reopen(client: &Client, admin: &str, shop: &mut Shop) -> Result<()> {
     shop.tills = tills;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The month a benchmark stands on: every sale stored once, in its day's opening hours,
+    /// every day of every register closed with all its tickets, no session left open, and
+    /// the journal passing the full fiscal audit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_prefill_sells_in_opening_hours_and_closes_every_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("month.db");
+        let url = format!("sqlite://{}", file.display());
+        let plan = PrefillPlan {
+            database_url: url.clone(),
+            sales: 250,
+            days: 3,
+            clients: 4,
+            articles: 20,
+            tills: 4,
+            work_dir: dir.path().join("work"),
+            seed: 7,
+        };
+        let report = run(&plan).await.unwrap();
+        assert_eq!(report.sales, 250);
+        assert_eq!(report.last_day, report.first_day.checked_add(2.days()).unwrap());
+
+        let config = till::config::Config {
+            database_url: Some(url),
+            data_dir: dir.path().join("audit"),
+            fiscal_key_file: Some(plan.work_dir.join("prefill-fiscal-key.pem")),
+            ..till::config::Config::default()
+        };
+        assert!(
+            till::fiscal::verify(&config, None).await.unwrap(),
+            "the fiscal audit fails"
+        );
+
+        let conn = rusqlite::Connection::open(&file).unwrap();
+        let zone = TimeZone::get(ZONE).unwrap();
+        let mut per_day = std::collections::BTreeMap::<Date, u64>::new();
+        let mut statement = conn.prepare("SELECT emitted_at FROM sales").unwrap();
+        let emitted = statement.query_map([], |row| row.get::<_, i64>(0)).unwrap();
+        for micros in emitted {
+            let local = Timestamp::from_microsecond(micros.unwrap())
+                .unwrap()
+                .to_zoned(zone.clone());
+            assert!(
+                (OPENS_AT..OPENS_AT + HOURS_OPEN as i8).contains(&local.hour()),
+                "a sale at {local}, out of opening hours"
+            );
+            *per_day.entry(local.date()).or_default() += 1;
+        }
+        let days: Vec<(Date, u64)> = per_day.into_iter().collect();
+        let first = report.first_day;
+        let day = |n: i64| first.checked_add(n.days()).unwrap();
+        assert_eq!(days, [(first, 84), (day(1), 83), (day(2), 83)]);
+
+        let (closures, closed_tickets): (i64, i64) = conn
+            .query_row(
+                "SELECT COUNT(*), SUM(ticket_count) FROM fiscal_closures WHERE period = 'DAY'",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (closures, closed_tickets),
+            (4 * 3, 250),
+            "each register's days, closed with every ticket"
+        );
+        let open: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM register_sessions WHERE closed_at IS NULL",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(open, 0, "a session left open");
+    }
+}

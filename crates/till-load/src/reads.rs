@@ -171,6 +171,9 @@ impl Span {
     }
 }
 
+/// A search's path, drawn at random within the span.
+type SearchShape = fn(&Span, &mut fastrand::Rng) -> String;
+
 /// The searches a back office makes, each shape `count` times with random values.
 async fn search(
     client: &Client,
@@ -179,7 +182,7 @@ async fn search(
     count: usize,
     rng: &mut fastrand::Rng,
 ) -> Result<Vec<(String, Histogram<u64>)>> {
-    let shapes: [(&str, fn(&Span, &mut fastrand::Rng) -> String); 6] = [
+    let shapes: [(&str, SearchShape); 6] = [
         ("newest sales", |_, _| "/v1/sales?limit=50".into()),
         ("a store's hour", |span, rng| {
             let from = span.instant(rng);
