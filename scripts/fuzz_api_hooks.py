@@ -7,15 +7,16 @@ exact refusal listed below. Every other check, and every other refusal, stands.
 
 - Rules between fields or between items, stated in the descriptions but not expressible as a
   schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
-  unique within a list, a discount's `lineId` naming a line of the same cart, a return naming
-  another transaction than its own.
+  unique within a list (a tender method counted once at a close), a discount's `lineId` naming
+  a line of the same cart, a return naming another transaction than its own.
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
   the list never handed out (cursors are opaque), a store of the network
   (once the network has one), a PIN for a staff member not seen before, the business refusals
   (422: an unknown session, article or sale, an empty or mispriced cart, a coupon past its
   limit, a gift card, credit note or points that cannot pay), the elevation channel's codes,
-  `If-Match` naming a version the rule is no longer at (412), and a gift card issued with a code
-  already given (409).
+  `If-Match` naming a version the rule is no longer at (412), a gift card issued with a code
+  already given (409), a cash movement's id used before for another movement (409), and a
+  session's drawer once the session closed (422).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ _BETWEEN_FIELDS = {
         ("to", "must be less than a year after from"),
     ],
     "PUT /v1/staff/{subject}": [("pin", "is required for a new staff member")],
+    "POST /v1/register-sessions/{sessionId}/close": [("counted.*.method", "is counted twice")],
     "GET /v1/sales": [("to", "must be later than from"), *_CURSORS],
     "GET /v1/catalog/skus": _CURSORS,
     "GET /v1/stores": _CURSORS,
@@ -87,6 +89,11 @@ _ON_THE_DATA = {
     "POST /v1/fiscal/archives": {(422, "BUSINESS_RULE_VIOLATION")},
     "PUT /v1/promotions/{id}/rule": {(412, "PRECONDITION_FAILED")},
     "POST /v1/gift-cards": {(409, "CONFLICT")},
+    "POST /v1/register-sessions/{sessionId}/cash-movements": {
+        (422, "BUSINESS_RULE_VIOLATION"),
+        (409, "CONFLICT"),
+    },
+    "GET /v1/register-sessions/{sessionId}/x-report": {(422, "BUSINESS_RULE_VIOLATION")},
 }
 
 

@@ -30,35 +30,64 @@ impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let is_json = request
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .map(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
-            })
-            .unwrap_or(false);
-        if !is_json {
-            return Err(ApiError::field(
-                "body",
-                "must be sent with Content-Type: application/json",
-            ));
+        match read_json(request, state, Body::Required).await? {
+            Some(body) => Ok(JsonBody(body)),
+            None => Err(ApiError::field("body", "is empty; a JSON object is expected")),
         }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| match rejection {
-                BytesRejection::FailedToBufferBody(failed) if is_length_limit(&failed) => {
-                    ApiError::PayloadTooLarge(state.config().max_body_bytes)
-                }
-                _ => ApiError::field("body", "could not be read"),
-            })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::field("body", "is empty; a JSON object is expected"));
-        }
-        parse_json(&bytes).map(JsonBody)
     }
+}
+
+/// A JSON body that may be left out: no body (or only white space) is `None`, whatever the
+/// content type; a body is read as [`JsonBody`] reads it.
+pub struct OptionalJsonBody(pub Option<Value>);
+
+impl FromRequest<AppState> for OptionalJsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        read_json(request, state, Body::Optional).await.map(OptionalJsonBody)
+    }
+}
+
+/// Whether a request may come without a body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Required,
+    /// No body at all needs no content type.
+    Optional,
+}
+
+/// The request's JSON body; `None` when it has none (or only white space).
+async fn read_json(request: Request, state: &AppState, body: Body) -> Result<Option<Value>, ApiError> {
+    let is_json = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+        })
+        .unwrap_or(false);
+    let wrong_type = || ApiError::field("body", "must be sent with Content-Type: application/json");
+    if !is_json && body == Body::Required {
+        return Err(wrong_type());
+    }
+    let bytes = Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| match rejection {
+            BytesRejection::FailedToBufferBody(failed) if is_length_limit(&failed) => {
+                ApiError::PayloadTooLarge(state.config().max_body_bytes)
+            }
+            _ => ApiError::field("body", "could not be read"),
+        })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    if !is_json {
+        return Err(wrong_type());
+    }
+    parse_json(&bytes).map(Some)
 }
 
 fn is_length_limit(failed: &axum::extract::rejection::FailedToBufferBody) -> bool {

@@ -83,6 +83,8 @@ operations! {
     CloseSession = "closeRegisterSession", [SessionsClose], Confirm;
     GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
     ListSessions = "listRegisterSessions", [SessionsClose, SalesRead], Allow;
+    RecordCashMovement = "recordCashMovement", [SessionsClose, SalesFinalize], Human;
+    GetXReport = "getXReport", [SessionsClose, SalesFinalize], Allow;
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;

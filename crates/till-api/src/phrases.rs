@@ -162,6 +162,19 @@ impl From<Refusal> for ApiError {
             Refusal::Open(OpenRefusal::AlreadyOpen(session)) => ApiError::Conflict(format!(
                 "This register already has an open session ({session}); close it first."
             )),
+            Refusal::NoSuchSession(_) => ApiError::NotFound("Register session not found.".into()),
+            Refusal::DrawerOfAnotherSession { token, named } => ApiError::Forbidden(format!(
+                "This till's token belongs to session {token}; it cannot reach the drawer of session {named}."
+            )),
+            Refusal::DrawerNeedsScope => ApiError::Forbidden(
+                "A session's drawer is reached with its own till's token or the scope pos.sessions.close.".into(),
+            ),
+            Refusal::MovementIdTaken(movement) => ApiError::Conflict(format!(
+                "Movement {movement} was already recorded with different content; nothing was changed."
+            )),
+            Refusal::DrawerClosed(session) => business(format!(
+                "Register session {session} is closed: its drawer was counted with its Z report."
+            )),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Why a use case refused, as a value. The API layer words each reason once, with its status;
 //! a refused request changed nothing.
 
-use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::money::{Bps, Cents};
 use till_core::pricing::PricingError;
 use till_core::returns::ReturnError;
@@ -174,6 +174,21 @@ pub enum Refusal {
     /// The cashier lacks the scope to finalize sales.
     MayNotWorkTill(Subject),
     Open(OpenRefusal),
+
+    // The cash drawer.
+    /// Named by the path, and not there.
+    NoSuchSession(SessionId),
+    /// A till's token reaches its own session's drawer only.
+    DrawerOfAnotherSession {
+        token: SessionId,
+        named: SessionId,
+    },
+    /// Neither the session's own till token nor the scope to manage sessions.
+    DrawerNeedsScope,
+    /// The movement id was recorded before for another movement.
+    MovementIdTaken(MovementId),
+    /// Closed or expired: its drawer was counted with its Z report.
+    DrawerClosed(SessionId),
 }
 
 /// Why a cart line cannot sell a gift card.

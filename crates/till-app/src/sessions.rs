@@ -5,6 +5,7 @@ use crate::app::App;
 use crate::pin::{PinCheck, check_pin};
 use crate::refusal::{Error, PinHolder, Refusal};
 use crate::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash};
+use till_core::drawer::Count;
 use till_core::grant::{Grant, GrantSet};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::money::Cents;
@@ -65,9 +66,11 @@ pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
     Ok(Opened { record, token, grants })
 }
 
-/// Closes a session (or finds it closed) and answers its Z report.
-pub async fn close(app: &App, session_id: SessionId) -> Result<serde_json::Value, Error> {
-    let record = match app.store().close_session(session_id, app.now()).await? {
+/// Closes a session (or finds it closed) and answers its Z report, with what the cashier
+/// `counted` per tender method compared with what was expected and sealed with it. A session
+/// closed earlier answers its report as sealed then, whatever is counted now.
+pub async fn close(app: &App, session_id: SessionId, counted: Vec<Count>) -> Result<serde_json::Value, Error> {
+    let record = match app.store().close_session(session_id, app.now(), counted).await? {
         CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
     };
     record

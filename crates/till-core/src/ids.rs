@@ -132,6 +132,10 @@ text_id!(
     PromotionId
 );
 text_id!(
+    /// The idempotency key of a cash movement, chosen by the till.
+    MovementId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference

@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod catalog;
 pub mod committed;
 pub mod coupon;
+pub mod drawer;
 pub mod events;
 pub mod fiscal;
 pub mod grant;

@@ -424,6 +424,10 @@ pub mod jet {
     pub const INTEGRITY_FAILURE: (i64, &str) = (90, "integrity failure found");
     pub const APPROVAL_ISSUED: (i64, &str) = (1010, "manager approval issued");
     pub const APPROVAL_SPENT: (i64, &str) = (1020, "manager approval spent");
+    pub const CASH_PAID_IN: (i64, &str) = (1030, "cash paid in");
+    pub const CASH_PAID_OUT: (i64, &str) = (1031, "cash paid out");
+    pub const CASH_DROPPED: (i64, &str) = (1032, "cash dropped to the safe");
+    pub const NO_SALE: (i64, &str) = (1033, "drawer opened without a sale");
 }
 
 /// Appends a technical event to the register's event chain, with its business record.

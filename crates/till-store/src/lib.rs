@@ -12,6 +12,7 @@ pub mod closures;
 pub mod coupons;
 pub mod customers;
 pub mod db;
+pub mod drawer;
 pub mod elevation;
 mod engine;
 mod error;

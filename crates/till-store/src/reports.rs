@@ -1,95 +1,181 @@
-//! Session reports (Z): what was booked on a shift, per tender method and VAT rate, sealed in
-//! the register's closure chain.
+//! Session reports: the X report of a shift while it runs and its Z report at the close, one
+//! function of the same figures ([`till_core::drawer::shift_report`]), rendered by one
+//! function here. The Z is sealed in the register's closure chain with what the cashier
+//! counted.
 
+use crate::drawer::shift_figures;
 use crate::error::StoreError;
 use crate::journal;
-use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
+use jiff::Timestamp;
 use serde_json::{Value, json};
+use till_core::drawer::{Count, ShiftReport, shift_report};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ShiftRecord};
 use till_core::instant::{format_utc, from_micros, to_micros};
+use till_core::money::{Cents, VatRate};
 
-/// What a shift sealed: its sales, their total and VAT, recomputed from the sales themselves.
+/// What a closed shift's closure sealed, computed again from the stored sales, movements and
+/// counts: the audit compares it with the signed entry.
 pub(crate) async fn shift_record(
     conn: &mut Conn,
-    session_id: &str,
-    register_id: &str,
-    opened_at: i64,
+    session: &SessionRecord,
     closed_at: i64,
 ) -> Result<ShiftRecord, StoreError> {
-    let totals = query(
-        "SELECT COUNT(*) AS sales, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total \
-         FROM sales WHERE session_id = $1",
-    )
-    .bind(session_id)
-    .fetch_one(&mut *conn)
-    .await?;
-    let vat = sale_detail::vat_by_rate(conn, Sales::Session(session_id)).await?;
-    Ok(ShiftRecord {
-        session_id: session_id.to_owned(),
-        register_id: register_id.to_owned(),
-        opened_at,
-        closed_at,
-        sales_count: totals.try_get("sales")?,
-        total_cents: totals.try_get("total")?,
-        vat,
-    })
+    let figures = shift_figures(conn, session).await?;
+    let counts = stored_counts(conn, session).await?;
+    let report = shift_report(&figures, &counts).map_err(|_| overflow(session))?;
+    Ok(record_of(session, &report, closed_at))
 }
 
-/// Computes the Z report of `session` closing at `now`, seals it, and returns it with its seal.
+/// Computes the Z report of `session` closing at `now` with what was `counted`, records the
+/// counts, seals the report, and returns it with its seal.
 pub(crate) async fn seal_z_report(
     conn: &mut Conn,
     session: &SessionRecord,
     now: i64,
+    counted: &[Count],
     key: &Sealer,
 ) -> Result<(Value, i64), StoreError> {
-    let (session_id, register_id) = (session.session_id.as_str(), session.register_id.as_str());
-    let record = shift_record(conn, session_id, register_id, to_micros(session.opened_at), now).await?;
-    let by_method = sale_detail::tenders_by_method(conn, Sales::Session(session_id)).await?;
-    let mut tenders = Vec::with_capacity(by_method.len());
-    let mut cash_kept = 0i64;
-    for (method, applied, forfeited) in by_method {
-        if method == "cash" {
-            // The drawer keeps what was presented minus the change: applied plus forfeited.
-            cash_kept = applied.saturating_add(forfeited);
-        }
-        tenders.push(json!({"method": method, "appliedCents": applied}));
+    let figures = shift_figures(conn, session).await?;
+    let report = shift_report(&figures, counted).map_err(|_| overflow(session))?;
+    for count in counted {
+        query("INSERT INTO session_counts (session_id, method, counted_cents) VALUES ($1, $2, $3)")
+            .bind(session.session_id.as_str())
+            .bind(count.method.as_str())
+            .bind(count.counted.get())
+            .execute(&mut *conn)
+            .await?;
     }
+    let record = record_of(session, &report, now);
+    let register_id = session.register_id.as_str();
     let sealed = journal::append(
         conn,
         register_id,
         ChainKind::Closure,
-        session_id,
+        session.session_id.as_str(),
         now,
         key,
         |seq, previous| payload::shift_closure(&record, seq, previous),
     )
     .await?;
-    let vat: Vec<Value> = record
+    let seal = Seal {
+        seq: sealed.seq,
+        signature: &sealed.signature,
+        key_id: key.key_id(),
+    };
+    let closed_at = from_micros(now);
+    Ok((render(session, &report, closed_at, Some(seal)), sealed.seq))
+}
+
+/// Where a Z report is sealed.
+pub(crate) struct Seal<'a> {
+    pub(crate) seq: i64,
+    pub(crate) signature: &'a str,
+    pub(crate) key_id: &'a str,
+}
+
+/// A shift report as the API answers it: an X report (no seal, `at` the instant it was asked)
+/// or a Z report (sealed, `at` the close).
+pub(crate) fn render(session: &SessionRecord, report: &ShiftReport, at: Timestamp, seal: Option<Seal<'_>>) -> Value {
+    let tenders: Vec<Value> = report
+        .tenders
+        .iter()
+        .map(|line| {
+            let mut tender = json!({
+                "method": line.method,
+                "appliedCents": line.applied,
+                "expectedCents": line.expected,
+            });
+            if let (Some(counted), Some(difference)) = (line.counted, line.difference) {
+                tender["countedCents"] = json!(counted);
+                tender["differenceCents"] = json!(difference);
+            }
+            tender
+        })
+        .collect();
+    let vat: Vec<Value> = report
         .vat
         .iter()
         .map(|v| {
-            let rate = till_core::money::VatRate::from_hundredths(v.vat_rate).map(|r| r.as_json_number());
+            let rate = VatRate::from_hundredths(v.vat_rate).map(|r| r.as_json_number());
             json!({"vatRate": rate, "totalCents": v.total_cents, "vatCents": v.vat_cents})
         })
         .collect();
-    let report = json!({
+    let movements = &report.movements;
+    let mut rendered = json!({
         "sessionId": session.session_id,
         "storeId": session.store_id,
         "registerId": session.register_id,
         "cashierSubject": session.cashier_subject,
         "openedAt": format_utc(session.opened_at),
-        "closedAt": format_utc(from_micros(now)),
         "openingFloatCents": session.opening_float,
-        "salesCount": record.sales_count,
-        "totalCents": record.total_cents,
+        "salesCount": report.sales_count,
+        "totalCents": report.total,
         "tenders": tenders,
         "vat": vat,
-        "expectedCashCents": session.opening_float.get().saturating_add(cash_kept),
-        "fiscal": {"chain": "closure", "seq": sealed.seq, "signature": sealed.signature, "keyId": key.key_id()},
+        "movements": {
+            "paidInCents": movements.paid_in,
+            "paidOutCents": movements.paid_out,
+            "dropCents": movements.drops,
+            "noSaleCount": movements.no_sales,
+        },
+        "expectedCashCents": report.expected_cash,
     });
-    Ok((report, sealed.seq))
+    match seal {
+        Some(seal) => {
+            rendered["closedAt"] = json!(format_utc(at));
+            rendered["fiscal"] =
+                json!({"chain": "closure", "seq": seal.seq, "signature": seal.signature, "keyId": seal.key_id});
+        }
+        None => rendered["reportedAt"] = json!(format_utc(at)),
+    }
+    rendered
+}
+
+/// The X report of `session` with `figures` as they stand at `at`.
+pub fn x_report(
+    session: &SessionRecord,
+    figures: &till_core::drawer::ShiftFigures,
+    at: Timestamp,
+) -> Result<Value, StoreError> {
+    let report = shift_report(figures, &[]).map_err(|_| overflow(session))?;
+    Ok(render(session, &report, at, None))
+}
+
+fn record_of(session: &SessionRecord, report: &ShiftReport, closed_at: i64) -> ShiftRecord {
+    ShiftRecord {
+        session_id: session.session_id.as_str().to_owned(),
+        register_id: session.register_id.as_str().to_owned(),
+        opened_at: to_micros(session.opened_at),
+        closed_at,
+        sales_count: report.sales_count,
+        total_cents: report.total.get(),
+        vat: report.vat.clone(),
+        counts: report.sealed_counts(),
+    }
+}
+
+async fn stored_counts(conn: &mut Conn, session: &SessionRecord) -> Result<Vec<Count>, StoreError> {
+    let rows = query("SELECT method, counted_cents FROM session_counts WHERE session_id = $1 ORDER BY method")
+        .bind(session.session_id.as_str())
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Count {
+                method: row.try_get("method")?,
+                counted: Cents::new(row.try_get("counted_cents")?).ok_or_else(|| overflow(session))?,
+            })
+        })
+        .collect()
+}
+
+fn overflow(session: &SessionRecord) -> StoreError {
+    StoreError::Corrupt(format!(
+        "session {} adds up past the largest amount",
+        session.session_id.as_str()
+    ))
 }

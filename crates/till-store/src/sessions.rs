@@ -16,6 +16,7 @@ use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use till_core::drawer::Count;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
@@ -113,6 +114,7 @@ pub enum CloseOutcome {
 struct CloseSession {
     session_id: SessionId,
     now: i64,
+    counted: Vec<Count>,
     key: Arc<Sealer>,
 }
 
@@ -128,10 +130,18 @@ impl Store {
             .await
     }
 
-    pub async fn close_session(&self, session_id: SessionId, now: Timestamp) -> Result<CloseOutcome, StoreError> {
+    /// Closes the session with its Z report, sealing what the cashier `counted` (nothing for a
+    /// close without counts); a session closed earlier is answered with its stored report.
+    pub async fn close_session(
+        &self,
+        session_id: SessionId,
+        now: Timestamp,
+        counted: Vec<Count>,
+    ) -> Result<CloseOutcome, StoreError> {
         let input = CloseSession {
             session_id,
             now: to_micros(now),
+            counted,
             key: self.fiscal_key()?,
         };
         let closed = self.write(input, |c, i| Box::pin(close_session(c, i))).await;
@@ -251,7 +261,7 @@ fn open_session<'a>(
                 return Ok(Err(OpenRefusal::AlreadyOpen(session_id)));
             }
             // A shift nobody closed: it ends now, so the till can start the next one.
-            close_session_row(&mut *conn, &session_id, now, &input.key).await?;
+            close_session_row(&mut *conn, &session_id, now, &[], &input.key).await?;
         }
         if new_register {
             journal::append_event(
@@ -318,7 +328,8 @@ fn open_session<'a>(
 
 fn close_session<'a>(conn: &'a mut Conn, input: &'a CloseSession) -> BoxFuture<'a, Result<CloseOutcome, StoreError>> {
     Box::pin(async move {
-        let closed_now = close_session_row(&mut *conn, &input.session_id, input.now, &input.key).await?;
+        let closed_now =
+            close_session_row(&mut *conn, &input.session_id, input.now, &input.counted, &input.key).await?;
         let row = query(select_session!("session_id = $1"))
             .bind(input.session_id.as_str())
             .fetch_optional(&mut *conn)
@@ -338,6 +349,7 @@ async fn close_session_row(
     conn: &mut Conn,
     session_id: &SessionId,
     now: i64,
+    counted: &[Count],
     key: &Sealer,
 ) -> Result<bool, StoreError> {
     let open = || query(select_session!("session_id = $1 AND closed_at IS NULL")).bind(session_id.as_str());
@@ -354,7 +366,7 @@ async fn close_session_row(
     let register_id = session.register_id.as_str();
     // A shift closing after midnight first closes the day it belonged to.
     closures::close_due(conn, register_id, now, key).await?;
-    let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, key).await?;
+    let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, counted, key).await?;
     crate::sales_report::roll_up_session(conn, session_id.as_str(), session.store_id.as_str(), register_id).await?;
     let detail = format!("{session_id} by {}", session.cashier_subject);
     journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
@@ -379,6 +391,15 @@ async fn close_session_row(
     .record(conn)
     .await?;
     Ok(true)
+}
+
+/// The session `session_id` as stored, in `conn`'s transaction.
+pub(crate) async fn find_session(conn: &mut Conn, session_id: &str) -> Result<Option<SessionRecord>, StoreError> {
+    let row = query(select_session!("session_id = $1"))
+        .bind(session_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(session_from_row).transpose()
 }
 
 fn list_sessions(filter: &SessionFilter, now: Timestamp, window: &Window<Newest<SessionId>>) -> crate::sql::Query {

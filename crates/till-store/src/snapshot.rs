@@ -9,6 +9,7 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::reports::shift_record;
 use crate::sale_row;
+use crate::sessions::find_session;
 use crate::sql::{Conn, Query, Row, query};
 use std::collections::HashMap;
 use till_core::fiscal::audit::{Chain, Journal};
@@ -163,7 +164,10 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str, reach: Reac
     for row in &sessions {
         let session_id: String = row.try_get("session_id")?;
         let closed_at: i64 = row.try_get("closed_at")?;
-        let record = shift_record(conn, &session_id, register_id, row.try_get("opened_at")?, closed_at).await?;
+        let session = find_session(conn, &session_id)
+            .await?
+            .ok_or(StoreError::NotFound("register session"))?;
+        let record = shift_record(conn, &session, closed_at).await?;
         journal.shifts.insert(session_id, record);
     }
     let events = "SELECT seq, code, label, detail, occurred_at FROM technical_events \

@@ -326,7 +326,7 @@ async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Resu
             }
             // The previous demo run left its shift open: close it and start a new one.
             Err(OpenRefusal::AlreadyOpen(previous)) => {
-                store.close_session(previous, now).await?;
+                store.close_session(previous, now, Vec::new()).await?;
             }
             Err(other) => anyhow::bail!("cannot open the demo session: {other:?}"),
         }

@@ -4,7 +4,7 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
+use crate::extract::{FromParams, JsonBody, OptionalJsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
 use crate::openapi::Text;
 use crate::ops;
@@ -16,10 +16,14 @@ use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
+use till_app::drawer::{Moved, MovementRequest, move_cash, x_report};
 use till_app::sessions::{OpenRequest, Opened, close, open};
-use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
+use till_core::drawer::{AmountProblem, Count, MovementKind, check_amount};
+use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::Cents;
+use till_core::sale::TenderMethod;
+use till_store::drawer::movement_json;
 use till_store::page::Newest;
 use till_store::sessions::{SessionFilter, SessionRecord};
 use utoipa_axum::router::OpenApiRouter;
@@ -30,6 +34,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(open_session, list_sessions))
         .routes(routes!(get_session))
         .routes(routes!(close_session))
+        .routes(routes!(record_cash_movement))
+        .routes(routes!(get_x_report))
 }
 
 /// Body of `POST /v1/register-sessions`.
@@ -118,11 +124,14 @@ struct ZReportBody {
     opening_float_cents: i64,
     sales_count: i64,
     total_cents: i64,
-    /// What each tender method took.
+    /// Each tender method used, counted, or (cash) expected in the drawer, by name.
     tenders: Vec<ZReportTender>,
     /// Per VAT rate.
     vat: Vec<crate::routes::fiscal::VatView>,
-    /// Opening float plus cash kept from sales.
+    /// The drawer's movements besides sales.
+    movements: DrawerMovements,
+    /// Opening float, plus cash kept from sales, plus money paid in, less money paid out and
+    /// dropped.
     expected_cash_cents: i64,
     /// Where the report is sealed in the register's journal.
     fiscal: ZReportSeal,
@@ -134,6 +143,23 @@ struct ZReportBody {
 struct ZReportTender {
     method: String,
     applied_cents: i64,
+    /// What the method should hold: for cash, the expected cash; otherwise what it took.
+    expected_cents: i64,
+    /// Present when the method was counted at the close.
+    counted_cents: Option<i64>,
+    /// Counted minus expected, when counted.
+    difference_cents: Option<i64>,
+}
+
+/// A shift's drawer movements, added up by kind.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct DrawerMovements {
+    paid_in_cents: i64,
+    paid_out_cents: i64,
+    drop_cents: i64,
+    no_sale_count: i64,
 }
 
 #[derive(utoipa::ToSchema)]
@@ -300,18 +326,280 @@ async fn list_sessions(
     Ok(Json(paging.page(records, key, |record| SessionView::new(record, now))))
 }
 
+/// Body of `POST /v1/register-sessions/{sessionId}/close`, which may be left out.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_counts` reads the body
+struct CloseSessionBody {
+    /// What the cashier counted, per tender method, each method once. The Z report then gives
+    /// each method's expected and counted amounts and their difference, sealed with it.
+    #[schema(inline)]
+    counted: Option<Vec<CountedBody>>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct CountedBody {
+    #[schema(schema_with = method_schema)]
+    method: String,
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    counted_cents: i64,
+}
+
+fn method_schema() -> utoipa::openapi::schema::Schema {
+    crate::openapi::words(
+        TenderMethod::ALL.iter().map(|method| method.as_str()),
+        false,
+        "The tender method counted.",
+    )
+}
+
+fn parse_counts(body: Option<&Value>) -> Result<Vec<Count>, ApiError> {
+    // No body, or `null`: a close without counts.
+    let Some(body) = body.filter(|body| !body.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let problems = Problems::new();
+    let methods: Vec<(&str, TenderMethod)> = TenderMethod::ALL.iter().map(|m| (m.as_str(), *m)).collect();
+    let parsed = problems.root(body).map(|root| {
+        root.optional("counted", |field| {
+            let mut seen = Vec::new();
+            field.array(|item| {
+                let line = item.object()?;
+                let method = line.required("method", |f| f.one_of(&methods));
+                let counted = line.required("countedCents", |f| f.cents());
+                let method = method?;
+                if seen.contains(&method) {
+                    return line.fail("method", "is counted twice");
+                }
+                seen.push(method);
+                Some(Count {
+                    method: method.as_str().to_owned(),
+                    counted: counted?,
+                })
+            })
+        })
+    });
+    problems.finish(|| parsed?.map(Option::unwrap_or_default))
+}
+
 /// Close a register session and return its Z report.
 ///
-/// Ends the shift: no further sale can be booked on it. Closing twice returns the same report.
-/// A person should confirm.
+/// Ends the shift: no further sale can be booked on it. With `counted`, each tender method's
+/// count is compared with what was expected and sealed in the report. Closing twice returns the
+/// same report, as sealed the first time. A person should confirm.
 #[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/close", operation_id = "closeRegisterSession", tag = "sessions",
     params(("sessionId" = Text, Path)),
+    request_body(content = Option<CloseSessionBody>, description = "What was counted; may be left out"),
     responses((status = 200, description = "Closed (now or earlier); the Z report", body = ZReportBody),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
 async fn close_session(
     _caller: Authorized<ops::CloseSession>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
+    OptionalJsonBody(body): OptionalJsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(close(state.app(), id).await?))
+    let counted = parse_counts(body.as_ref())?;
+    Ok(Json(close(state.app(), id, counted).await?))
+}
+
+/// Body of `POST /v1/register-sessions/{sessionId}/cash-movements`: money moved (an amount
+/// above 0), or the drawer opened without a sale (an amount of 0).
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the wire shape for the document; `parse_movement` reads the body
+enum CashMovementBody {
+    Money(MoneyMovementBody),
+    NoSale(NoSaleBody),
+}
+
+/// Money put in or taken out of the drawer.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct MoneyMovementBody {
+    /// The till's id for the movement: sent again with the same content, the movement is
+    /// answered again; with other content, 409.
+    #[schema(value_type = Text)]
+    movement_id: String,
+    #[schema(inline)]
+    kind: MoneyKindName,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: i64,
+    /// Why, for the person reading the journal.
+    #[schema(value_type = Option<Text>)]
+    reason: Option<String>,
+}
+
+/// `paid_in` (money put in), `paid_out` (money taken out to pay for something), `drop`
+/// (takings taken to the safe).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum MoneyKindName {
+    PaidIn,
+    PaidOut,
+    Drop,
+}
+
+/// The drawer opened without a sale: nothing moved.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct NoSaleBody {
+    /// As for money moved.
+    #[schema(value_type = Text)]
+    movement_id: String,
+    #[schema(inline)]
+    kind: NoSaleName,
+    #[schema(minimum = 0, maximum = 0)]
+    amount_cents: i64,
+    /// Why, for the person reading the journal.
+    #[schema(value_type = Option<Text>)]
+    reason: Option<String>,
+}
+
+/// `no_sale`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum NoSaleName {
+    NoSale,
+}
+
+/// `paid_in`, `paid_out`, `drop` or `no_sale`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum MovementKindName {
+    PaidIn,
+    PaidOut,
+    Drop,
+    NoSale,
+}
+
+/// A movement as recorded.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the shape `movement_json` writes, for the document
+struct CashMovementView {
+    movement_id: String,
+    session_id: String,
+    store_id: String,
+    register_id: String,
+    #[schema(inline)]
+    kind: MovementKindName,
+    amount_cents: i64,
+    reason: Option<String>,
+    /// Who recorded it: the till's cashier or the back-office caller.
+    recorded_by: String,
+    occurred_at: String,
+    /// Its technical event in the register's journal.
+    fiscal: MovementSeal,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct MovementSeal {
+    /// `event`.
+    chain: String,
+    seq: i64,
+}
+
+fn parse_movement(body: &Value) -> Result<MovementRequest, ApiError> {
+    let problems = Problems::new();
+    let kinds: Vec<(&str, MovementKind)> = MovementKind::ALL.iter().map(|k| (k.as_str(), *k)).collect();
+    let parsed = problems.root(body).map(|root| {
+        let movement_id = root.required("movementId", |f| f.parse_text(MovementId::parse));
+        let kind = root.required("kind", |f| f.one_of(&kinds));
+        let amount = root.required("amountCents", |f| f.cents());
+        let reason = root.optional("reason", |f| f.text());
+        let checked = match (kind, amount) {
+            (Some(kind), Some(amount)) => match check_amount(kind, amount) {
+                Ok(()) => Some(()),
+                Err(AmountProblem::MustBePositive) => root.fail("amountCents", "must be more than 0"),
+                Err(AmountProblem::NoSaleMovesNothing) => root.fail("amountCents", "must be 0 for no_sale"),
+            },
+            _ => None,
+        };
+        (movement_id, kind, amount, reason, checked)
+    });
+    problems.finish(|| {
+        let (movement_id, kind, amount, reason, checked) = parsed?;
+        checked?;
+        Some(MovementRequest {
+            movement_id: movement_id?,
+            kind: kind?,
+            amount: amount?,
+            reason: reason?,
+        })
+    })
+}
+
+/// Record money put in or taken out of a register's drawer, or the drawer opened without a sale.
+///
+/// Sealed as a technical event of the register and counted in the shift's expected cash. Sent
+/// again with the same `movementId` and content, the movement is answered again (200) and
+/// recorded once. With a till's token, only its own session's drawer. Money moves: a person
+/// does this, never an agent.
+#[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/cash-movements", operation_id = "recordCashMovement", tag = "sessions",
+    params(("sessionId" = Text, Path)),
+    request_body = CashMovementBody,
+    responses((status = 201, description = "Recorded", body = CashMovementView),
+              (status = 200, description = "Recorded earlier with the same content", body = CashMovementView),
+              (status = 403, description = "Another session's till token, or a caller without pos.sessions.close", body = crate::error::ErrorEnvelope),
+              (status = 404, description = "No such session", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "The movementId was recorded with other content", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The session is closed or expired", body = crate::error::ErrorEnvelope)))]
+async fn record_cash_movement(
+    caller: Authorized<ops::RecordCashMovement>,
+    State(state): State<AppState>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let request = parse_movement(&body)?;
+    let Moved { record, replayed } = move_cash(state.app(), &caller.principal, id, request).await?;
+    let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(movement_json(&record))))
+}
+
+/// The X report of an open session: its Z report so far, neither counted nor sealed.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the shape the store writes, for the document
+struct XReportBody {
+    session_id: String,
+    store_id: String,
+    register_id: String,
+    cashier_subject: String,
+    opened_at: String,
+    /// When the report was made.
+    reported_at: String,
+    opening_float_cents: i64,
+    sales_count: i64,
+    total_cents: i64,
+    tenders: Vec<ZReportTender>,
+    vat: Vec<crate::routes::fiscal::VatView>,
+    movements: DrawerMovements,
+    expected_cash_cents: i64,
+}
+
+/// Read the X report of an open session: what its Z report would say if it closed now.
+///
+/// Computed by the same function as the Z report, from the same sales and movements, and not
+/// sealed. With a till's token, only its own session. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/register-sessions/{sessionId}/x-report", operation_id = "getXReport", tag = "sessions",
+    params(("sessionId" = Text, Path)),
+    responses((status = 200, description = "The X report", body = XReportBody),
+              (status = 403, description = "Another session's till token, or a caller without pos.sessions.close", body = crate::error::ErrorEnvelope),
+              (status = 404, description = "No such session", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The session is closed or expired: read its Z report", body = crate::error::ErrorEnvelope)))]
+async fn get_x_report(
+    caller: Authorized<ops::GetXReport>,
+    State(state): State<AppState>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(x_report(state.app(), &caller.principal, id).await?))
 }

@@ -49,7 +49,7 @@ async fn a_replay_is_answered_even_once_its_session_has_closed() {
         .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
         .await
         .unwrap();
-    till_app::sessions::close(&till.app, session_of(&cashier))
+    till_app::sessions::close(&till.app, session_of(&cashier), Vec::new())
         .await
         .unwrap();
 

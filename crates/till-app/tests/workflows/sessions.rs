@@ -18,9 +18,13 @@ async fn a_till_has_one_open_session_at_a_time_and_a_close_answers_its_z_report(
         Refusal::Open(OpenRefusal::AlreadyOpen(opened.record.session_id.clone()))
     );
 
-    let report = close(&till.app, opened.record.session_id.clone()).await.unwrap();
+    let report = close(&till.app, opened.record.session_id.clone(), Vec::new())
+        .await
+        .unwrap();
     assert_eq!(report["sessionId"], opened.record.session_id.as_str());
-    let again = close(&till.app, opened.record.session_id.clone()).await.unwrap();
+    let again = close(&till.app, opened.record.session_id.clone(), Vec::new())
+        .await
+        .unwrap();
     assert_eq!(again, report, "closing twice answers the same report");
     till.open(CASHIER, PIN).await.expect("the till opens again once closed");
 }

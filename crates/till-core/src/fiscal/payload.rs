@@ -204,30 +204,61 @@ pub struct ShiftRecord {
     pub sales_count: i64,
     pub total_cents: i64,
     pub vat: Vec<SaleRecordVat>,
+    /// What the cashier counted at the close, per tender method; empty for a close without
+    /// counts (and for every shift closed before counts existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<ShiftCount>,
+}
+
+/// One tender method counted at a shift's close.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftCount {
+    pub method: String,
+    pub expected_cents: i64,
+    pub counted_cents: i64,
+    /// Counted minus expected.
+    pub difference_cents: i64,
 }
 
 /// The signed string of a shift closure: VAT breakdown of the shift, its total and sale count,
-/// timestamp, register, sequence, `SHIFT`, the session and its period, flag, previous signature.
+/// timestamp, register, sequence, `SHIFT`, the session and its period, then, when the cashier
+/// counted, `method:expected:counted:difference|...` in method order, flag, previous signature.
+/// A close without counts signs exactly what closes signed before counts existed.
 pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> String {
     let (opened, closed) = (
         crate::instant::from_micros(record.opened_at),
         crate::instant::from_micros(record.closed_at),
     );
-    join(
-        vec![
-            vat_string(&record.vat),
-            record.total_cents.to_string(),
-            record.sales_count.to_string(),
-            compact_timestamp(closed),
-            field(&record.register_id),
-            seq.to_string(),
-            "SHIFT".to_owned(),
-            field(&record.session_id),
-            format!("{}|{}", compact_timestamp(opened), compact_timestamp(closed)),
-        ],
-        seq,
-        previous,
-    )
+    let mut fields = vec![
+        vat_string(&record.vat),
+        record.total_cents.to_string(),
+        record.sales_count.to_string(),
+        compact_timestamp(closed),
+        field(&record.register_id),
+        seq.to_string(),
+        "SHIFT".to_owned(),
+        field(&record.session_id),
+        format!("{}|{}", compact_timestamp(opened), compact_timestamp(closed)),
+    ];
+    if !record.counts.is_empty() {
+        let mut counts: Vec<&ShiftCount> = record.counts.iter().collect();
+        counts.sort_by(|a, b| a.method.cmp(&b.method));
+        let counts: Vec<String> = counts
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}:{}:{}",
+                    field(&c.method),
+                    c.expected_cents,
+                    c.counted_cents,
+                    c.difference_cents
+                )
+            })
+            .collect();
+        fields.push(counts.join("|"));
+    }
+    join(fields, seq, previous)
 }
 
 /// `rate:total|...` from stored VAT rows, highest rate first.

@@ -219,13 +219,25 @@ fn sqlite_path(url: &str) -> Option<&str> {
     Some(path.split('?').next().unwrap_or(path))
 }
 
-/// Removes a SQLite database's files (nothing for PostgreSQL).
-pub(crate) fn remove_sqlite_files(url: &str) {
+/// Removes a copy made by [`copy_database`]: SQLite's files, or PostgreSQL's database. A copy
+/// of a prefilled database is as large as it, and a series of runs would fill the disk.
+pub(crate) async fn remove_copy(url: &str) -> Result<()> {
     if let Some(path) = sqlite_path(url) {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{path}{suffix}"));
         }
+        return Ok(());
     }
+    sqlx::any::install_default_drivers();
+    let (base, database) = split_database(url)?;
+    let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
+    admin
+        .execute(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
+        )))
+        .await?;
+    admin.close().await?;
+    Ok(())
 }
 
 /// The sales a database holds.

@@ -299,7 +299,7 @@ pub struct AgainstPrefilled {
 
 /// Runs `plan` on its (new, empty) database and on a copy of `prefilled` beside it, one after
 /// the other: which goes first alternates with the seed, so that a series of runs gives
-/// neither the warmer machine. The copy is removed afterwards when it is a file.
+/// neither the warmer machine. The copy is removed afterwards.
 pub async fn against_prefilled(plan: &BenchPlan, prefilled: &str) -> Result<AgainstPrefilled> {
     let copy = sibling(&plan.database_url, "prefilled")?;
     baseline::copy_database(prefilled, &copy).await?;
@@ -320,7 +320,7 @@ pub async fn against_prefilled(plan: &BenchPlan, prefilled: &str) -> Result<Agai
         let prefilled = run(&on_copy).await?;
         (run(&on_empty).await?, prefilled)
     };
-    baseline::remove_sqlite_files(&copy);
+    baseline::remove_copy(&copy).await?;
     let throughput = |reports: &[BenchReport]| reports.first().map_or(0.0, |r| r.per_second);
     Ok(AgainstPrefilled {
         stored_before,

@@ -6,6 +6,7 @@ mod archive_trust;
 mod auth;
 mod contract;
 mod deploy;
+mod drawer;
 mod elevation;
 mod envelope;
 mod events;

@@ -1,0 +1,284 @@
+//! The cash drawer's records (DESIGN.md section 15): movements of money besides sales, each
+//! sealed as a technical event of its register in the transaction that records it, and the
+//! figures of a shift that its X and Z reports are computed from.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::feed::NewEvent;
+use crate::journal::{self, jet};
+use crate::sale_detail::{self, Sales};
+use crate::sealer::Sealer;
+use crate::sessions::{SessionRecord, find_session};
+use crate::sql::{Conn, Row, query};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use std::sync::Arc;
+use till_core::drawer::{MethodTakings, MovementKind, MovementTotals, ShiftFigures};
+use till_core::events::EventType;
+use till_core::fiscal::ChainKind;
+use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
+use till_core::instant::{format_utc, from_micros, to_micros};
+use till_core::money::Cents;
+
+/// A movement as a till or the back office sends it, checked.
+#[derive(Clone, Debug)]
+pub struct NewMovement {
+    pub movement_id: MovementId,
+    pub session_id: SessionId,
+    pub kind: MovementKind,
+    pub amount: Cents,
+    pub reason: Option<String>,
+    pub recorded_by: Subject,
+    pub at: Timestamp,
+}
+
+/// A movement as recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovementRecord {
+    pub movement_id: MovementId,
+    pub session_id: SessionId,
+    pub store_id: StoreId,
+    pub register_id: RegisterId,
+    pub kind: MovementKind,
+    pub amount: Cents,
+    pub reason: Option<String>,
+    pub recorded_by: Subject,
+    pub occurred_at: Timestamp,
+    /// Its entry in the register's chain of technical events.
+    pub event_seq: i64,
+}
+
+impl MovementRecord {
+    /// Whether `new` asks for this movement again: the same session, kind, amount and reason.
+    fn is_asked_again_by(&self, new: &NewMovement) -> bool {
+        self.session_id == new.session_id
+            && self.kind == new.kind
+            && self.amount == new.amount
+            && self.reason == new.reason
+    }
+}
+
+/// How a movement went.
+#[derive(Clone, Debug)]
+pub enum MovementOutcome {
+    Recorded(MovementRecord),
+    /// Recorded earlier with the same content: answered again.
+    Replayed(MovementRecord),
+    /// Its id was used for another movement.
+    IdTaken(MovementRecord),
+    NoSuchSession,
+    /// The session is closed or expired: its drawer's count is over.
+    SessionNotOpen(SessionRecord),
+}
+
+struct RecordMovement {
+    movement: NewMovement,
+    key: Arc<Sealer>,
+}
+
+impl Store {
+    /// Records a movement of the session's drawer, sealed as a technical event of its register
+    /// and put in the feed; a movement id seen before is answered from what it recorded.
+    pub async fn record_cash_movement(&self, movement: NewMovement) -> Result<MovementOutcome, StoreError> {
+        let input = RecordMovement {
+            movement,
+            key: self.fiscal_key()?,
+        };
+        self.write(input, |c, i| Box::pin(record_movement(c, i))).await
+    }
+
+    /// The X report of a session as it stands at `at`, with the session as read.
+    pub async fn x_report(
+        &self,
+        session_id: &SessionId,
+        at: Timestamp,
+    ) -> Result<Option<(SessionRecord, serde_json::Value)>, StoreError> {
+        let mut conn = self.reader().acquire().await?;
+        let Some(session) = find_session(&mut conn, session_id.as_str()).await? else {
+            return Ok(None);
+        };
+        let figures = shift_figures(&mut conn, &session).await?;
+        let report = crate::reports::x_report(&session, &figures, at)?;
+        Ok(Some((session, report)))
+    }
+}
+
+fn record_movement<'a>(
+    conn: &'a mut Conn,
+    input: &'a RecordMovement,
+) -> BoxFuture<'a, Result<MovementOutcome, StoreError>> {
+    Box::pin(async move {
+        let new = &input.movement;
+        if let Some(earlier) = find_movement(conn, &new.movement_id).await? {
+            return Ok(if earlier.is_asked_again_by(new) {
+                MovementOutcome::Replayed(earlier)
+            } else {
+                MovementOutcome::IdTaken(earlier)
+            });
+        }
+        let Some(session) = find_session(conn, new.session_id.as_str()).await? else {
+            return Ok(MovementOutcome::NoSuchSession);
+        };
+        // A close holds the register's ticket chain before it adds the shift up: holding it here
+        // too, a movement is either in the Z report or finds the session closed.
+        journal::hold(conn, session.register_id.as_str(), ChainKind::Ticket).await?;
+        let Some(session) = find_session(conn, new.session_id.as_str()).await? else {
+            return Ok(MovementOutcome::NoSuchSession);
+        };
+        if !session.is_open_at(new.at) {
+            return Ok(MovementOutcome::SessionNotOpen(session));
+        }
+        let now = to_micros(new.at);
+        let register_id = session.register_id.as_str();
+        let detail = format!(
+            "{} of {} in {} by {}",
+            new.movement_id.as_str(),
+            new.amount,
+            session.session_id.as_str(),
+            new.recorded_by.as_str()
+        );
+        let sealed = journal::append_event(conn, register_id, jet_of(new.kind), &detail, now, &input.key).await?;
+        query(
+            "INSERT INTO cash_movements (movement_id, session_id, store_id, register_id, kind, amount_cents, \
+             reason, recorded_by, occurred_at, event_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(new.movement_id.as_str())
+        .bind(session.session_id.as_str())
+        .bind(session.store_id.as_str())
+        .bind(register_id)
+        .bind(new.kind.as_str())
+        .bind(new.amount.get())
+        .bind(new.reason.as_deref())
+        .bind(new.recorded_by.as_str())
+        .bind(now)
+        .bind(sealed.seq)
+        .execute(&mut *conn)
+        .await?;
+        let record = MovementRecord {
+            movement_id: new.movement_id.clone(),
+            session_id: session.session_id.clone(),
+            store_id: session.store_id.clone(),
+            register_id: session.register_id.clone(),
+            kind: new.kind,
+            amount: new.amount,
+            reason: new.reason.clone(),
+            recorded_by: new.recorded_by.clone(),
+            occurred_at: from_micros(now),
+            event_seq: sealed.seq,
+        };
+        NewEvent {
+            kind: EventType::CashMoved,
+            occurred_at: now,
+            store_id: Some(record.store_id.as_str()),
+            register_id: Some(register_id),
+            subject: record.movement_id.as_str(),
+            data: Some(movement_json(&record).to_string()),
+        }
+        .record(conn)
+        .await?;
+        Ok(MovementOutcome::Recorded(record))
+    })
+}
+
+/// The technical event a movement of `kind` is sealed as.
+fn jet_of(kind: MovementKind) -> (i64, &'static str) {
+    match kind {
+        MovementKind::PaidIn => jet::CASH_PAID_IN,
+        MovementKind::PaidOut => jet::CASH_PAID_OUT,
+        MovementKind::Drop => jet::CASH_DROPPED,
+        MovementKind::NoSale => jet::NO_SALE,
+    }
+}
+
+/// A movement as the API answers it and the feed's `cash.moved` carries it.
+pub fn movement_json(record: &MovementRecord) -> serde_json::Value {
+    serde_json::json!({
+        "movementId": record.movement_id.as_str(),
+        "sessionId": record.session_id.as_str(),
+        "storeId": record.store_id.as_str(),
+        "registerId": record.register_id.as_str(),
+        "kind": record.kind.as_str(),
+        "amountCents": record.amount.get(),
+        "reason": record.reason,
+        "recordedBy": record.recorded_by.as_str(),
+        "occurredAt": format_utc(record.occurred_at),
+        "fiscal": {"chain": "event", "seq": record.event_seq},
+    })
+}
+
+const SELECT_MOVEMENT_BY_ID: &str = "SELECT movement_id, session_id, store_id, register_id, kind, amount_cents, reason, \
+     recorded_by, occurred_at, event_seq FROM cash_movements WHERE movement_id = $1";
+
+async fn find_movement(conn: &mut Conn, movement_id: &MovementId) -> Result<Option<MovementRecord>, StoreError> {
+    let row = query(SELECT_MOVEMENT_BY_ID)
+        .bind(movement_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(movement_from_row).transpose()
+}
+
+fn movement_from_row(row: &Row) -> Result<MovementRecord, StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt(format!("a cash movement with {what}"));
+    let kind: String = row.try_get("kind")?;
+    let amount: i64 = row.try_get("amount_cents")?;
+    Ok(MovementRecord {
+        movement_id: MovementId::from_trusted(row.try_get("movement_id")?),
+        session_id: SessionId::from_trusted(row.try_get("session_id")?),
+        store_id: StoreId::from_trusted(row.try_get("store_id")?),
+        register_id: RegisterId::from_trusted(row.try_get("register_id")?),
+        kind: MovementKind::parse(&kind).ok_or_else(|| corrupt("an unknown kind"))?,
+        amount: Cents::new(amount).ok_or_else(|| corrupt("an amount out of range"))?,
+        reason: row.try_get("reason")?,
+        recorded_by: Subject::from_trusted(row.try_get("recorded_by")?),
+        occurred_at: from_micros(row.try_get("occurred_at")?),
+        event_seq: row.try_get("event_seq")?,
+    })
+}
+
+/// What `session` booked: its tickets' count, total, VAT and takings per method, and its
+/// drawer's movements. The X report reads it while the shift runs, the close in its
+/// transaction, the audit afterwards: the same figures each time.
+pub(crate) async fn shift_figures(conn: &mut Conn, session: &SessionRecord) -> Result<ShiftFigures, StoreError> {
+    let session_id = session.session_id.as_str();
+    let totals = query(
+        "SELECT COUNT(*) AS sales, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total \
+         FROM sales WHERE session_id = $1",
+    )
+    .bind(session_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let total: i64 = totals.try_get("total")?;
+    let vat = sale_detail::vat_by_rate(conn, Sales::Session(session_id)).await?;
+    let out_of_range = || StoreError::Corrupt(format!("session {session_id} adds up past the largest amount"));
+    let takings = sale_detail::tenders_by_method(conn, Sales::Session(session_id))
+        .await?
+        .into_iter()
+        .map(|(method, applied, forfeited)| {
+            Ok(MethodTakings {
+                method,
+                applied: Cents::new(applied).ok_or_else(out_of_range)?,
+                forfeited: Cents::new(forfeited).ok_or_else(out_of_range)?,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    let rows = query("SELECT kind, amount_cents FROM cash_movements WHERE session_id = $1")
+        .bind(session_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut movements = MovementTotals::default();
+    for row in &rows {
+        let kind: String = row.try_get("kind")?;
+        let kind = MovementKind::parse(&kind)
+            .ok_or_else(|| StoreError::Corrupt("a cash movement of an unknown kind".into()))?;
+        let amount = Cents::new(row.try_get("amount_cents")?).ok_or_else(out_of_range)?;
+        movements.add(kind, amount).map_err(|_| out_of_range())?;
+    }
+    Ok(ShiftFigures {
+        opening_float: session.opening_float,
+        sales_count: totals.try_get("sales")?,
+        total: Cents::new(total).ok_or_else(out_of_range)?,
+        vat,
+        takings,
+        movements,
+    })
+}
