@@ -43,8 +43,14 @@ async fn read_mug(server: &TestServer) -> Value {
     reply.body
 }
 
-/// The mug's current price and VAT rate, and its scheduled prices as (instant, price, rate).
-fn prices(article: &Value) -> ((i64, f64), Vec<(String, i64, f64)>) {
+/// A price and its VAT rate.
+type Price = (i64, f64);
+
+/// A scheduled price: its instant, price and VAT rate.
+type Scheduled = (String, i64, f64);
+
+/// The mug's current price and VAT rate, and its scheduled prices.
+fn prices(article: &Value) -> (Price, Vec<Scheduled>) {
     let scheduled = article["scheduledPrices"]
         .as_array()
         .unwrap_or_else(|| panic!("no scheduledPrices in {article}"))
@@ -74,7 +80,7 @@ fn mug_sale(shop: &Shop, transaction: &str, article: (&str, i64, f64), issued_at
 }
 
 /// The unit price and VAT rate `server` quotes for one mug rung at `issued_at` (now if none).
-async fn quoted(server: &TestServer, till: &str, issued_at: Option<&str>) -> (i64, f64) {
+async fn quoted(server: &TestServer, till: &str, issued_at: Option<&str>) -> Price {
     let mut body = json!({"storeId": "s1", "cart": {"freeLineSequence": 0, "lines": [line("l1", MUG, 1)]}});
     if let Some(instant) = issued_at {
         body["issuedAt"] = json!(instant);
