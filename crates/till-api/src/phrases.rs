@@ -194,6 +194,10 @@ impl From<Rule> for ApiError {
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
             )),
             Rule::PinNeeded => business("a new staff member needs a PIN"),
+            Rule::FirstPriceLater(sku) => business(format!(
+                "Article {sku} is not in the catalog yet: its first price applies now (leave out \
+                 effectiveFrom); later prices can then be scheduled."
+            )),
             Rule::Tender { tender, why } => business(format!(
                 "Tender {} cannot be taken: {}.",
                 tender_path(tender),

@@ -5,8 +5,7 @@ use crate::app::App;
 use crate::refusal::{CouponUnusable, Error, Refusal};
 use jiff::Timestamp;
 use std::collections::HashMap;
-use std::sync::Arc;
-use till_core::catalog::CatalogItem;
+use till_core::catalog::ArticleAt;
 use till_core::committed::Adjustment;
 use till_core::ids::{CouponCode, SkuId, StoreId};
 use till_core::money::MAX_SAFE_INTEGER;
@@ -20,7 +19,8 @@ pub struct QuoteRequest<'a> {
     pub cart: &'a Cart,
     pub declared: &'a [DeclaredDiscount],
     pub coupon_code: Option<&'a CouponCode>,
-    /// When the sale happens: promotions and coupons must be valid then.
+    /// When the sale happens: it is priced with the catalog prices in force then, and the
+    /// promotions and coupons valid then.
     pub at: Timestamp,
 }
 
@@ -76,7 +76,7 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
         .filter(|l| !l.custom)
         .filter_map(|l| l.sku_id.as_ref())
         .collect();
-    let catalog = app.store().catalog_items(&articles).await?;
+    let catalog = app.store().catalog_items(&articles, request.at).await?;
     let lines = lines_to_price(request.cart, &catalog)?;
     let labels = labels(request.cart, &catalog);
 
@@ -140,11 +140,11 @@ pub fn item_count(cart: &Cart) -> Result<i64, Refusal> {
 }
 
 /// Each line's article name in the catalog (none for a custom line).
-fn labels(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Vec<Option<String>> {
+fn labels(cart: &Cart, catalog: &HashMap<SkuId, ArticleAt>) -> Vec<Option<String>> {
     cart.lines
         .iter()
         .map(|line| match (&line.sku_id, line.custom) {
-            (Some(sku), false) => catalog.get(sku).map(|item| item.name.clone()),
+            (Some(sku), false) => catalog.get(sku).map(|item| item.article.name.clone()),
             _ => None,
         })
         .collect()
@@ -165,7 +165,7 @@ fn promo_lines(cart: &Cart, lines: &[LineToPrice]) -> Vec<PromoLine> {
 }
 
 /// Each line at the price the server stands behind: the authority's, or a custom line's own.
-fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, Arc<CatalogItem>>) -> Result<Vec<LineToPrice>, Refusal> {
+fn lines_to_price(cart: &Cart, catalog: &HashMap<SkuId, ArticleAt>) -> Result<Vec<LineToPrice>, Refusal> {
     cart.lines
         .iter()
         .map(|line| {

@@ -1,42 +1,61 @@
-//! The price authority.
+//! The price authority: articles, and every price each has had or will have (table
+//! `sku_prices`, migration 0008). A sale is priced with the prices in force when it was rung.
 
 use crate::cache::insert_within;
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{Rule, StoreError};
 use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
-use till_core::catalog::CatalogItem;
+use till_core::catalog::{Article, ArticleAt, CatalogItem, DatedPrice, PriceSchedule};
 use till_core::ids::SkuId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Cents, VatRate};
 
+/// An article as the back office reads it.
 #[derive(Clone, Debug)]
 pub struct CatalogRecord {
+    /// The article at the price in force now.
     pub item: CatalogItem,
+    /// The prices that start later, soonest first.
+    pub scheduled: Vec<DatedPrice>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
 
-/// The articles this node priced lately, by SKU (see [`crate::cache`]): a moved catalog
-/// revision empties them. Shared with the look-ups that found them: a sale takes a reference
-/// per line rather than a copy of the article's texts.
-pub(crate) type PricedArticles = HashMap<SkuId, Arc<CatalogItem>>;
+/// One article to write: its name applies at once, its price and VAT rate from `starts`
+/// (see [`till_core::catalog::price_starts`]).
+#[derive(Clone, Debug)]
+pub struct CatalogWrite {
+    pub item: CatalogItem,
+    pub starts: Timestamp,
+}
+
+/// The articles this node priced lately, each with its whole schedule, by SKU (see
+/// [`crate::cache`]): a moved catalog revision empties them. A price that starts later takes
+/// effect at its instant with no write then, since the schedule is what is kept. Shared with
+/// the look-ups that found them: a sale takes a reference per line rather than a copy of the
+/// article's texts.
+pub(crate) type PricedArticles = HashMap<SkuId, Arc<Article>>;
 
 /// The most articles a node keeps priced, which bounds their memory (a few MiB) whatever the
 /// size of the catalog.
 const PRICED_ARTICLES: usize = 20_000;
 
-/// Rows per multi-row statement in a bulk import: 6 parameters each stays far below the
+/// Rows per multi-row statement in a bulk import: 5 parameters each stays far below the
 /// bind-parameter limits of both engines.
 const IMPORT_CHUNK: usize = 500;
 
+const SELECT_SKUS: &str = "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus";
+const SELECT_SKU: &str =
+    "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1";
+
 struct PutItems {
-    items: Vec<CatalogItem>,
-    now: i64,
+    writes: Vec<CatalogWrite>,
+    now: Timestamp,
 }
 
 /// Counts of a bulk import.
@@ -50,56 +69,72 @@ impl Store {
     /// Creates or replaces one article; `true` when it was created.
     pub async fn put_catalog_item(
         &self,
-        item: CatalogItem,
+        write: CatalogWrite,
         now: Timestamp,
     ) -> Result<(CatalogRecord, bool), StoreError> {
-        let sku_id = item.sku_id.clone();
-        let summary = self.import_catalog(vec![item], now).await?;
+        let sku_id = write.item.sku_id.clone();
+        let summary = self.write_catalog(vec![write], now).await?;
         let record = self
-            .get_catalog_item(&sku_id)
+            .get_catalog_item(&sku_id, now)
             .await?
             .ok_or_else(|| StoreError::Corrupt("article vanished after it was written".to_owned()))?;
         Ok((record, summary.created == 1))
     }
 
-    /// Creates or replaces every article in one transaction: all or nothing.
+    /// Creates or replaces every article in one transaction, each priced from now: all or
+    /// nothing.
     pub async fn import_catalog(&self, items: Vec<CatalogItem>, now: Timestamp) -> Result<ImportSummary, StoreError> {
+        let writes = items
+            .into_iter()
+            .map(|item| CatalogWrite { item, starts: now })
+            .collect();
+        self.write_catalog(writes, now).await
+    }
+
+    /// Creates or replaces every article in one transaction: all or nothing. A price that
+    /// starts now replaces the one in force (a price the same as it writes no row); one that
+    /// starts later is scheduled, and replaces one scheduled at the same instant. An article
+    /// not in the catalog yet must be priced from now ([`Rule::FirstPriceLater`]).
+    pub async fn write_catalog(&self, writes: Vec<CatalogWrite>, now: Timestamp) -> Result<ImportSummary, StoreError> {
         let summary = self
-            .write(
-                PutItems {
-                    items,
-                    now: to_micros(now),
-                },
-                |c, i| Box::pin(put_items(c, i)),
-            )
+            .write(PutItems { writes, now }, |c, i| Box::pin(put_items(c, i)))
             .await?;
         // This node prices what it just wrote from its next sale on.
         self.catalog_cache().forget();
         Ok(summary)
     }
 
-    pub async fn get_catalog_item(&self, sku_id: &SkuId) -> Result<Option<CatalogRecord>, StoreError> {
-        let row =
-            query("SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1")
-                .bind(sku_id.as_str())
-                .fetch_optional(self.reader())
-                .await?;
-        row.as_ref().map(catalog_from_row).transpose()
+    /// One article, at the price in force at `now`, with those scheduled after.
+    pub async fn get_catalog_item(&self, sku_id: &SkuId, now: Timestamp) -> Result<Option<CatalogRecord>, StoreError> {
+        let row = query(SELECT_SKU)
+            .bind(sku_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        Ok(self.records(row.into_iter().collect(), now).await?.pop())
     }
 
-    /// The articles by id, in `window`.
-    pub async fn list_catalog_items(&self, window: &Window<SkuId>) -> Result<Vec<CatalogRecord>, StoreError> {
+    /// The articles by id, in `window`, as [`Store::get_catalog_item`] reads one.
+    pub async fn list_catalog_items(
+        &self,
+        window: &Window<SkuId>,
+        now: Timestamp,
+    ) -> Result<Vec<CatalogRecord>, StoreError> {
         let after = window.after.as_ref().map(SkuId::as_str);
-        let rows = Keyset::new("SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus")
+        let rows = Keyset::new(SELECT_SKUS)
             .by_id("sku_id", after, window.take)
             .fetch_all(self.reader())
             .await?;
-        rows.iter().map(catalog_from_row).collect()
+        self.records(rows, now).await
     }
 
-    /// The articles among `sku_ids` that the authority carries, from this node's cache where
-    /// it has them (see [`crate::cache`]).
-    pub async fn catalog_items(&self, sku_ids: &[&SkuId]) -> Result<HashMap<SkuId, Arc<CatalogItem>>, StoreError> {
+    /// The articles among `sku_ids` that the authority carries, each at the price in force at
+    /// `at`, from this node's cache where it has them (see [`crate::cache`]). An article with
+    /// no price yet at `at` is left out, as one the authority does not carry.
+    pub async fn catalog_items(
+        &self,
+        sku_ids: &[&SkuId],
+        at: Timestamp,
+    ) -> Result<HashMap<SkuId, ArticleAt>, StoreError> {
         let cache = self.catalog_cache();
         cache
             .check(
@@ -112,8 +147,10 @@ impl Store {
             let mut missing = Vec::new();
             for &sku_id in sku_ids {
                 match priced.get(sku_id) {
-                    Some(item) => {
-                        found.insert(sku_id.clone(), item.clone());
+                    Some(article) => {
+                        if let Some(in_force) = article.at(at) {
+                            found.insert(sku_id.clone(), in_force);
+                        }
                     }
                     None => missing.push(sku_id),
                 }
@@ -123,14 +160,17 @@ impl Store {
         if seen.found.1.is_empty() {
             return Ok(seen.found.0);
         }
-        let read = self.read_catalog_items(&seen.found.1).await?;
+        let read = self.read_articles(&seen.found.1).await?;
         cache.keep(&seen, |priced| {
-            for item in read.values() {
-                insert_within(priced, PRICED_ARTICLES, item.sku_id.clone(), item.clone());
+            for article in &read {
+                insert_within(priced, PRICED_ARTICLES, article.sku_id.clone(), article.clone());
             }
         });
         let (mut found, _) = seen.found;
-        found.extend(read);
+        found.extend(
+            read.iter()
+                .filter_map(|article| Some((article.sku_id.clone(), article.at(at)?))),
+        );
         Ok(found)
     }
 
@@ -142,80 +182,213 @@ impl Store {
         row.try_get("revision")
     }
 
-    async fn read_catalog_items(&self, sku_ids: &[&SkuId]) -> Result<PricedArticles, StoreError> {
-        let mut found = HashMap::with_capacity(sku_ids.len());
+    /// The articles among `sku_ids`, each with every price it has had or will have.
+    async fn read_articles(&self, sku_ids: &[&SkuId]) -> Result<Vec<Arc<Article>>, StoreError> {
+        let mut articles = Vec::with_capacity(sku_ids.len());
         for chunk in sku_ids.chunks(IMPORT_CHUNK) {
             let sql = format!(
-                "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id IN ({})",
+                "SELECT s.sku_id, s.name, p.effective_from, p.price_cents, p.vat_rate \
+                 FROM skus s JOIN sku_prices p ON p.sku_id = s.sku_id \
+                 WHERE s.sku_id IN ({}) ORDER BY s.sku_id, p.effective_from",
                 placeholders(1, chunk.len())
             );
             let mut query = query(sql);
             for sku_id in chunk {
                 query = query.bind(sku_id.as_str());
             }
+            // The rows of one article follow each other.
+            let mut current: Option<(String, String, Vec<DatedPrice>)> = None;
             for row in query.fetch_all(self.reader()).await? {
-                let record = catalog_from_row(&row)?;
-                found.insert(record.item.sku_id.clone(), Arc::new(record.item));
+                let sku_id: String = row.try_get("sku_id")?;
+                let price = dated_price(&row)?;
+                match current.as_mut() {
+                    Some((id, _, prices)) if *id == sku_id => prices.push(price),
+                    _ => {
+                        let next = (sku_id, row.try_get("name")?, vec![price]);
+                        articles.extend(current.replace(next).map(article));
+                    }
+                }
             }
+            articles.extend(current.map(article));
         }
-        Ok(found)
+        Ok(articles)
     }
+
+    /// The articles of `rows` (of [`SELECT_SKUS`] or [`SELECT_SKU`]) as the back office reads them at `now`.
+    async fn records(&self, rows: Vec<Row>, now: Timestamp) -> Result<Vec<CatalogRecord>, StoreError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = rows
+            .iter()
+            .map(|row| row.try_get::<String>("sku_id"))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The price in force now and those after it; older ones are no one's business here.
+        let sql = format!(
+            "SELECT sku_id, effective_from, price_cents, vat_rate FROM sku_prices p \
+             WHERE sku_id IN ({}) AND effective_from >= COALESCE((SELECT MAX(q.effective_from) \
+                 FROM sku_prices q WHERE q.sku_id = p.sku_id AND q.effective_from <= $1), p.effective_from) \
+             ORDER BY sku_id, effective_from",
+            placeholders(2, ids.len())
+        );
+        let mut prices = query(sql).bind(to_micros(now));
+        for id in &ids {
+            prices = prices.bind(id.as_str());
+        }
+        let mut schedules: HashMap<String, Vec<DatedPrice>> = HashMap::with_capacity(ids.len());
+        for row in prices.fetch_all(self.reader()).await? {
+            schedules
+                .entry(row.try_get("sku_id")?)
+                .or_default()
+                .push(dated_price(&row)?);
+        }
+        rows.iter()
+            .zip(ids)
+            .map(|(row, id)| {
+                let schedule = PriceSchedule::new(schedules.remove(&id).unwrap_or_default());
+                catalog_from_row(row, &schedule, now)
+            })
+            .collect()
+    }
+}
+
+fn article((sku_id, name, prices): (String, String, Vec<DatedPrice>)) -> Arc<Article> {
+    Arc::new(Article {
+        sku_id: SkuId::from_trusted(sku_id),
+        name,
+        prices: PriceSchedule::new(prices),
+    })
 }
 
 fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
     Box::pin(async move {
+        let now = to_micros(input.now);
         let mut created = 0;
-        for chunk in input.items.chunks(IMPORT_CHUNK) {
-            let sql = format!(
-                "SELECT COUNT(*) AS existing FROM skus WHERE sku_id IN ({})",
-                placeholders(1, chunk.len())
-            );
-            let mut count = query(sql);
-            for item in chunk {
-                count = count.bind(item.sku_id.as_str());
+        for chunk in input.writes.chunks(IMPORT_CHUNK) {
+            let in_force = prices_in_force(conn, chunk, now).await?;
+            if let Some(new) = chunk
+                .iter()
+                .find(|w| w.starts > input.now && !in_force.contains_key(w.item.sku_id.as_str()))
+            {
+                return Err(StoreError::Rule(Rule::FirstPriceLater(new.item.sku_id.clone())));
             }
-            let existing: i64 = count.fetch_one(&mut *conn).await?.try_get("existing")?;
-            created += chunk.len() - existing as usize;
+            created += chunk.len() - in_force.len();
 
+            // A new article takes its price in the columns of `skus` here; an existing one
+            // below, from its schedule.
             let rows = (0..chunk.len())
                 .map(|i| {
-                    let p = i * 5;
-                    format!(
-                        "(${}, ${}, ${}, ${}, ${}, ${})",
-                        p + 1,
-                        p + 2,
-                        p + 3,
-                        p + 4,
-                        p + 5,
-                        p + 5
-                    )
+                    let p = i * 4;
+                    format!("(${}, ${}, ${}, ${}, $1, $1)", p + 2, p + 3, p + 4, p + 5)
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
             let sql = format!(
                 "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) VALUES {rows} \
-                 ON CONFLICT (sku_id) DO UPDATE SET name = excluded.name, price_cents = excluded.price_cents, \
-                     vat_rate = excluded.vat_rate, updated_at = excluded.updated_at"
+                 ON CONFLICT (sku_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at"
             );
-            let mut insert = query(sql);
-            for item in chunk {
+            let mut insert = query(sql).bind(now);
+            for write in chunk {
                 insert = insert
-                    .bind(item.sku_id.as_str())
-                    .bind(&item.name)
-                    .bind(item.price.get())
-                    .bind(item.vat_rate.hundredths())
-                    .bind(input.now);
+                    .bind(write.item.sku_id.as_str())
+                    .bind(&write.item.name)
+                    .bind(write.item.price.get())
+                    .bind(write.item.vat_rate.hundredths());
             }
             insert.execute(&mut *conn).await?;
+
+            // A price written now that is the one in force changes nothing.
+            let changes: Vec<&CatalogWrite> = chunk
+                .iter()
+                .filter(|w| {
+                    w.starts > input.now
+                        || in_force.get(w.item.sku_id.as_str()) != Some(&Some((w.item.price, w.item.vat_rate)))
+                })
+                .collect();
+            if !changes.is_empty() {
+                let rows = (0..changes.len())
+                    .map(|i| {
+                        let p = i * 4;
+                        format!("(${}, ${}, ${}, ${}, $1)", p + 2, p + 3, p + 4, p + 5)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let sql = format!(
+                    "INSERT INTO sku_prices (sku_id, effective_from, price_cents, vat_rate, written_at) VALUES {rows} \
+                     ON CONFLICT (sku_id, effective_from) DO UPDATE SET price_cents = excluded.price_cents, \
+                         vat_rate = excluded.vat_rate, written_at = excluded.written_at"
+                );
+                let mut insert = query(sql).bind(now);
+                for write in changes {
+                    insert = insert
+                        .bind(write.item.sku_id.as_str())
+                        .bind(to_micros(write.starts))
+                        .bind(write.item.price.get())
+                        .bind(write.item.vat_rate.hundredths());
+                }
+                insert.execute(&mut *conn).await?;
+            }
+
+            // `skus` keeps the price in force at the article's last write, for whoever reads
+            // the table as it was before prices were dated.
+            let in_force_now = |column: &str| {
+                format!(
+                    "(SELECT p.{column} FROM sku_prices p WHERE p.sku_id = skus.sku_id AND p.effective_from <= $1 \
+                     ORDER BY p.effective_from DESC LIMIT 1)"
+                )
+            };
+            let sql = format!(
+                "UPDATE skus SET price_cents = COALESCE({}, price_cents), vat_rate = COALESCE({}, vat_rate) \
+                 WHERE sku_id IN ({})",
+                in_force_now("price_cents"),
+                in_force_now("vat_rate"),
+                placeholders(2, chunk.len())
+            );
+            let mut update = query(sql).bind(now);
+            for write in chunk {
+                update = update.bind(write.item.sku_id.as_str());
+            }
+            update.execute(&mut *conn).await?;
         }
         query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
             .execute(&mut *conn)
             .await?;
         Ok(ImportSummary {
             created,
-            updated: input.items.len() - created,
+            updated: input.writes.len() - created,
         })
     })
+}
+
+/// The articles of `chunk` already in the catalog, each with its price in force at `now`
+/// (none when its prices all start later).
+async fn prices_in_force(
+    conn: &mut Conn,
+    chunk: &[CatalogWrite],
+    now: i64,
+) -> Result<HashMap<String, Option<(Cents, VatRate)>>, StoreError> {
+    let sql = format!(
+        "SELECT s.sku_id, p.price_cents, p.vat_rate FROM skus s \
+         LEFT JOIN sku_prices p ON p.sku_id = s.sku_id AND p.effective_from = (SELECT MAX(q.effective_from) \
+             FROM sku_prices q WHERE q.sku_id = s.sku_id AND q.effective_from <= $1) \
+         WHERE s.sku_id IN ({})",
+        placeholders(2, chunk.len())
+    );
+    let mut existing = query(sql).bind(now);
+    for write in chunk {
+        existing = existing.bind(write.item.sku_id.as_str());
+    }
+    let mut found = HashMap::with_capacity(chunk.len());
+    for row in existing.fetch_all(&mut *conn).await? {
+        let price: Option<i64> = row.try_get("price_cents")?;
+        let vat: Option<i64> = row.try_get("vat_rate")?;
+        let in_force = match (price, vat) {
+            (Some(price), Some(vat)) => Some((cents(price)?, vat_rate(vat)?)),
+            _ => None,
+        };
+        found.insert(row.try_get("sku_id")?, in_force);
+    }
+    Ok(found)
 }
 
 /// `$first, $first+1, ...` for `count` parameters.
@@ -226,18 +399,41 @@ pub(crate) fn placeholders(first: usize, count: usize) -> String {
         .join(", ")
 }
 
-fn catalog_from_row(row: &Row) -> Result<CatalogRecord, StoreError> {
-    let price: i64 = row.try_get("price_cents")?;
-    let vat: i64 = row.try_get("vat_rate")?;
+/// An article of `skus` at the price `schedule` has in force at `now`; before its first
+/// price (a clock behind the one that wrote it), at the price of its last write.
+fn catalog_from_row(row: &Row, schedule: &PriceSchedule, now: Timestamp) -> Result<CatalogRecord, StoreError> {
+    let (price, vat_rate) = match schedule.at(now) {
+        Some(in_force) => (in_force.price, in_force.vat_rate),
+        None => (
+            cents(row.try_get("price_cents")?)?,
+            self::vat_rate(row.try_get("vat_rate")?)?,
+        ),
+    };
     Ok(CatalogRecord {
         item: CatalogItem {
             sku_id: SkuId::from_trusted(row.try_get("sku_id")?),
             name: row.try_get("name")?,
-            price: Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?,
-            vat_rate: VatRate::from_hundredths(vat)
-                .ok_or_else(|| StoreError::Corrupt(format!("VAT rate {vat} out of range")))?,
+            price,
+            vat_rate,
         },
+        scheduled: schedule.after(now).to_vec(),
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
     })
+}
+
+fn dated_price(row: &Row) -> Result<DatedPrice, StoreError> {
+    Ok(DatedPrice {
+        effective_from: from_micros(row.try_get("effective_from")?),
+        price: cents(row.try_get("price_cents")?)?,
+        vat_rate: vat_rate(row.try_get("vat_rate")?)?,
+    })
+}
+
+fn cents(price: i64) -> Result<Cents, StoreError> {
+    Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))
+}
+
+fn vat_rate(vat: i64) -> Result<VatRate, StoreError> {
+    VatRate::from_hundredths(vat).ok_or_else(|| StoreError::Corrupt(format!("VAT rate {vat} out of range")))
 }

@@ -1,6 +1,6 @@
 use thiserror::Error;
 use till_core::fiscal::ChainKind;
-use till_core::ids::{CouponCode, RegisterId, SessionId, TransactionId};
+use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, TransactionId};
 use till_core::money::Cents;
 
 /// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
@@ -65,6 +65,9 @@ pub enum Rule {
     RedemptionsAboveMaximum { redemptions: i64 },
     /// A new staff member is put without a PIN.
     PinNeeded,
+    /// An article not in the catalog yet is written with a price that starts later: its
+    /// first price starts now.
+    FirstPriceLater(SkuId),
     /// A stored-value tender (its index in the tender set) cannot be taken.
     Tender { tender: usize, why: InstrumentRefusal },
     /// A cart line selling a gift card cannot activate or load it.

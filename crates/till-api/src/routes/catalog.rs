@@ -1,24 +1,26 @@
 //! The price authority: `PUT/GET /v1/catalog/skus/{skuId}`, `GET /v1/catalog/skus` and
-//! `POST /v1/catalog/import`.
+//! `POST /v1/catalog/import`. Prices are effective-dated: a write may schedule a price for a
+//! later instant, and a sale is priced with the prices in force when it was rung.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Obj, Problems};
-use crate::openapi::{SkuId as SkuIdText, Text};
+use crate::openapi::{Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use jiff::Timestamp;
 use serde::Serialize;
 use std::collections::HashSet;
-use till_core::catalog::CatalogItem;
+use till_core::catalog::{CatalogItem, DatedPrice, price_starts};
 use till_core::ids::SkuId;
-use till_core::instant::format_utc;
+use till_core::instant::{Zone, format_utc};
 use till_core::money::VatRate;
-use till_store::catalog::CatalogRecord;
+use till_store::catalog::{CatalogRecord, CatalogWrite};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -45,6 +47,12 @@ struct CatalogItemBody {
     /// VAT rate in percent, at most two decimals (20, 10, 5.5, 2.1).
     #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
     vat_rate: f64,
+    /// When the price and VAT rate apply (default: now); the name applies at once. A later
+    /// instant schedules them, replacing those scheduled at the same instant; an article not
+    /// in the catalog yet takes its first price now. An instant more than a few seconds
+    /// before now is refused with 422: sales already booked were priced with the price then.
+    #[schema(value_type = Option<Instant>)]
+    effective_from: Option<String>,
 }
 
 /// One article of an import.
@@ -63,6 +71,9 @@ struct ImportItemBody {
     /// VAT rate in percent, at most two decimals.
     #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
     vat_rate: f64,
+    /// When the price and VAT rate apply (default: now), as in `PUT /v1/catalog/skus/{skuId}`.
+    #[schema(value_type = Option<Instant>)]
+    effective_from: Option<String>,
 }
 
 /// Body of `POST /v1/catalog/import`.
@@ -79,11 +90,26 @@ struct ImportBody {
 pub struct CatalogItemView {
     sku_id: String,
     name: String,
+    /// Unit price including VAT in force now, in cents.
+    price_cents: i64,
+    /// VAT rate in force now, in percent.
+    #[schema(value_type = f64)]
+    vat_rate: serde_json::Number,
+    /// The prices that apply later, soonest first; empty when none is scheduled.
+    scheduled_prices: Vec<ScheduledPriceView>,
+    created_at: String,
+    updated_at: String,
+}
+
+/// A price and VAT rate that apply from `effectiveFrom` on.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduledPriceView {
+    #[schema(value_type = UtcInstant)]
+    effective_from: String,
     price_cents: i64,
     #[schema(value_type = f64)]
     vat_rate: serde_json::Number,
-    created_at: String,
-    updated_at: String,
 }
 
 impl From<CatalogRecord> for CatalogItemView {
@@ -93,8 +119,19 @@ impl From<CatalogRecord> for CatalogItemView {
             name: record.item.name,
             price_cents: record.item.price.get(),
             vat_rate: record.item.vat_rate.as_json_number(),
+            scheduled_prices: record.scheduled.into_iter().map(ScheduledPriceView::from).collect(),
             created_at: format_utc(record.created_at),
             updated_at: format_utc(record.updated_at),
+        }
+    }
+}
+
+impl From<DatedPrice> for ScheduledPriceView {
+    fn from(price: DatedPrice) -> Self {
+        ScheduledPriceView {
+            effective_from: format_utc(price.effective_from),
+            price_cents: price.price.get(),
+            vat_rate: price.vat_rate.as_json_number(),
         }
     }
 }
@@ -114,17 +151,46 @@ impl FromParams for SkuPath {
     }
 }
 
-/// Reads `name`, `priceCents` and `vatRate` of an article object.
-fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<CatalogItem> {
+/// An article as a request writes it: when its price applies is checked against the clock
+/// once the request is read.
+struct ItemFields {
+    item: CatalogItem,
+    effective_from: Option<Timestamp>,
+}
+
+/// Reads `name`, `priceCents`, `vatRate` and `effectiveFrom` of an article object.
+fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<ItemFields> {
     let name = obj.required("name", |f| f.text());
     let price = obj.required("priceCents", |f| f.cents());
     let vat_rate = obj.required("vatRate", vat_rate);
-    Some(CatalogItem {
-        sku_id: sku_id?,
-        name: name?,
-        price: price?,
-        vat_rate: vat_rate?,
+    let effective_from = obj.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
+    Some(ItemFields {
+        item: CatalogItem {
+            sku_id: sku_id?,
+            name: name?,
+            price: price?,
+            vat_rate: vat_rate?,
+        },
+        effective_from: effective_from?,
     })
+}
+
+impl ItemFields {
+    /// The write, its price starting at `effectiveFrom` or now; `field` names `effectiveFrom`
+    /// in the refusal of an instant in the past.
+    fn write(self, now: Timestamp, field: impl FnOnce() -> String) -> Result<CatalogWrite, ApiError> {
+        let starts = price_starts(self.effective_from, now).map_err(|_| {
+            ApiError::Business(format!(
+                "{} is in the past: a price cannot change before now, since sales already booked \
+                 were priced with the price in force then.",
+                field()
+            ))
+        })?;
+        Ok(CatalogWrite {
+            item: self.item,
+            starts,
+        })
+    }
 }
 
 /// A VAT rate in percent. The number must be the one its two decimals write (`5.5`, `0.07`),
@@ -136,15 +202,17 @@ pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
         .or_else(|| field.fail("must be a percentage from 0 to 100 with at most two decimals"))
 }
 
-/// Create or replace one article of the price authority.
+/// Create or replace one article of the price authority, or schedule its next price.
 ///
-/// Back-office provisioning: finalize prices every catalog line from here. Idempotent. A person
-/// should confirm price changes.
+/// Back-office provisioning: finalize prices every catalog line from here, with the price in
+/// force when the sale was rung. With `effectiveFrom` later than now the price is scheduled and
+/// the current one stays until then. Idempotent. A person should confirm price changes.
 #[utoipa::path(put, path = "/v1/catalog/skus/{skuId}", operation_id = "putCatalogItem", tag = "provisioning",
     params(("skuId" = SkuIdText, Path, description = "The article")),
     request_body = CatalogItemBody,
     responses((status = 200, description = "Replaced", body = CatalogItemView),
-              (status = 201, description = "Created", body = CatalogItemView)))]
+              (status = 201, description = "Created", body = CatalogItemView),
+              (status = 422, description = "effectiveFrom in the past, or a new article's first price scheduled later", body = crate::error::ErrorEnvelope)))]
 async fn put_item(
     _caller: Authorized<ops::PutCatalogItem>,
     State(state): State<AppState>,
@@ -154,7 +222,11 @@ async fn put_item(
     let problems = Problems::new();
     let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
     let item = problems.finish(|| item)?;
-    let (record, created) = state.store().put_catalog_item(item, state.now()).await?;
+    let now = state.now();
+    let (record, created) = state
+        .store()
+        .put_catalog_item(item.write(now, || "effectiveFrom".to_owned())?, now)
+        .await?;
     Ok(Written::new(created, record.into()))
 }
 
@@ -172,7 +244,7 @@ async fn get_item(
 ) -> Result<Json<CatalogItemView>, ApiError> {
     let record = state
         .store()
-        .get_catalog_item(&id)
+        .get_catalog_item(&id, state.now())
         .await?
         .ok_or_else(crate::phrases::not_in_catalog)?;
     Ok(Json(record.into()))
@@ -204,7 +276,7 @@ async fn list_items(
     State(state): State<AppState>,
     QueryParams(CatalogList(paging)): QueryParams<CatalogList>,
 ) -> Result<Json<CatalogPage>, ApiError> {
-    let records = state.store().list_catalog_items(&paging.window()).await?;
+    let records = state.store().list_catalog_items(&paging.window(), state.now()).await?;
     Ok(Json(paging.page(
         records,
         |record| record.item.sku_id.clone(),
@@ -215,10 +287,12 @@ async fn list_items(
 /// Create or replace many articles at once.
 ///
 /// For loading a whole catalog: all articles are written in one transaction, or none if any
-/// is invalid. A person should confirm.
+/// is invalid. Each article may schedule its price with `effectiveFrom`, as a PUT does. A
+/// person should confirm.
 #[utoipa::path(post, path = "/v1/catalog/import", operation_id = "importCatalog", tag = "provisioning",
     request_body = ImportBody,
-    responses((status = 200, description = "Imported", body = ImportSummaryView)))]
+    responses((status = 200, description = "Imported", body = ImportSummaryView),
+              (status = 422, description = "An effectiveFrom in the past, or a new article's first price scheduled later", body = crate::error::ErrorEnvelope)))]
 async fn import(
     _caller: Authorized<ops::ImportCatalog>,
     State(state): State<AppState>,
@@ -243,7 +317,13 @@ async fn import(
         })
     });
     let items = problems.finish(|| items)?;
-    let summary = state.store().import_catalog(items, state.now()).await?;
+    let now = state.now();
+    let writes = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| item.write(now, || format!("skus.{i}.effectiveFrom")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let summary = state.store().write_catalog(writes, now).await?;
     Ok(Json(ImportSummaryView {
         created: summary.created,
         updated: summary.updated,

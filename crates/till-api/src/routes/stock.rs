@@ -100,7 +100,7 @@ async fn get_stock(
             if state.store().get_store(&store).await?.is_none() {
                 return Err(ApiError::NotFound("Store not found.".into()));
             }
-            if state.store().get_catalog_item(&sku).await?.is_none() {
+            if state.store().get_catalog_item(&sku, state.now()).await?.is_none() {
                 return Err(crate::phrases::not_in_catalog());
             }
             0

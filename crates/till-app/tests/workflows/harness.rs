@@ -85,7 +85,11 @@ impl Till {
             price: Cents::new(price).unwrap(),
             vat_rate: VatRate::from_hundredths(2000).unwrap(),
         };
-        self.app.store().put_catalog_item(item, self.clock.now()).await.unwrap();
+        self.app
+            .store()
+            .import_catalog(vec![item], self.clock.now())
+            .await
+            .unwrap();
     }
 
     /// Opens a session for `cashier` with `pin`, on [`REGISTER`].

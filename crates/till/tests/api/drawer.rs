@@ -266,20 +266,24 @@ async fn a_movement_is_recorded_once_and_refused_clearly(engine: Engine) {
         .assert_error(403, "FORBIDDEN");
     assert_eq!(shop.server.count_rows("cash_movements").await, 2);
 
-    // Each movement is in the feed once.
-    let feed = shop
-        .server
-        .get(
-            "/v1/events?types=cash.moved",
-            &shop.server.token("erp", "pos.events.read"),
-        )
-        .await;
-    let moved: Vec<&Value> = feed.body["events"].as_array().unwrap().iter().collect();
-    let ids: Vec<&str> = moved
-        .iter()
-        .map(|e| e["data"]["movementId"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["m1", "m3"], "{}", feed.text);
+    // Each movement is in the feed once (on PostgreSQL, once the feed has numbered it).
+    let reader = shop.server.token("erp", "pos.events.read");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let feed = shop.server.get("/v1/events?types=cash.moved", &reader).await;
+        let ids: Vec<&str> = feed.body["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["data"]["movementId"].as_str().unwrap())
+            .collect();
+        if ids.len() < 2 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            continue;
+        }
+        assert_eq!(ids, ["m1", "m3"], "{}", feed.text);
+        break;
+    }
     shop.server.stop().await;
 }
 

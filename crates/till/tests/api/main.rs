@@ -16,6 +16,7 @@ mod lists;
 mod nodes;
 mod openapi;
 mod operations;
+mod prices;
 mod promotions;
 mod provisioning;
 mod reports;

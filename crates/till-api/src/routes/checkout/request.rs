@@ -65,7 +65,8 @@ pub struct SaleRequestBody {
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
     #[schema(value_type = Option<Text>)]
     coupon_code: Option<String>,
-    /// When the sale was rung (default: now); promotions and coupons in force then apply.
+    /// When the sale was rung (default: now); the catalog prices, promotions and coupons in
+    /// force then apply.
     #[schema(value_type = Option<UtcInstant>)]
     issued_at: Option<String>,
     tenders: TenderSetBody,
@@ -315,7 +316,8 @@ pub struct PriceRequestBody {
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
     #[schema(value_type = Option<Text>)]
     coupon_code: Option<String>,
-    /// When the sale would happen (default: now): promotions and coupons must be valid then.
+    /// When the sale would happen (default: now): it is priced with the catalog prices in
+    /// force then, and promotions and coupons must be valid then.
     #[schema(value_type = Option<UtcInstant>)]
     issued_at: Option<String>,
 }
