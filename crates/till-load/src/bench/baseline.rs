@@ -149,7 +149,7 @@ pub(crate) async fn create_postgres_database(url: &str) -> Result<()> {
 /// the windows before it wrote. A checkpoint PostgreSQL starts on its own when the WAL grows
 /// makes the writes after it log whole pages, and would fall on whichever window the volume of
 /// WAL reached it in. Needs a role allowed to checkpoint; without one, a warning.
-pub(super) async fn checkpoint(url: &str) -> Result<()> {
+pub(crate) async fn checkpoint(url: &str) -> Result<()> {
     let (base, _) = split_database(url)?;
     let mut admin = sqlx::AnyConnection::connect(&format!("{base}/postgres")).await?;
     if let Err(error) = admin.execute("CHECKPOINT").await {
@@ -211,6 +211,20 @@ pub(crate) async fn copy_database(from: &str, to: &str) -> Result<()> {
         }
         _ => anyhow::bail!("a database is copied to the same engine"),
     }
+}
+
+/// Writes back what a copy left to write: PostgreSQL's checkpoint of the new database, then the
+/// operating system's dirty pages, so that the runs after it start on a quiet disk.
+pub(crate) async fn settle(url: &str) -> Result<()> {
+    if sqlite_path(url).is_none() {
+        checkpoint(url).await?;
+    }
+    tokio::task::spawn_blocking(|| {
+        // SAFETY: sync(2) takes no arguments and cannot fail.
+        unsafe { libc::sync() }
+    })
+    .await?;
+    Ok(())
 }
 
 /// The file of a `sqlite://` URL.
