@@ -93,7 +93,7 @@ pub struct WebhookView {
     failures: u32,
     /// The last failed attempt of the run; null when its last attempt was delivered.
     #[schema(required = true)]
-    last_failure: Option<FailureView>,
+    last_failure: Option<DeliveryFailureView>,
     /// When it is tried again while failing; null otherwise.
     #[schema(value_type = Option<UtcInstant>, required = true)]
     next_attempt_at: Option<String>,
@@ -125,7 +125,7 @@ pub struct DisabledView {
 /// How an attempt failed.
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FailureView {
+pub struct DeliveryFailureView {
     #[schema(schema_with = failure_schema)]
     error: &'static str,
     /// The receiver's status, when it answered.
@@ -261,7 +261,7 @@ impl WebhookView {
             cursor: record.delivered_through.to_string(),
             failing_since: record.failing.map(|(streak, _)| format_utc(streak.since)),
             failures: record.failing.map_or(0, |(streak, _)| streak.failures),
-            last_failure: record.failing.map(|(_, failure)| FailureView {
+            last_failure: record.failing.map(|(_, failure)| DeliveryFailureView {
                 error: failure.kind(),
                 status_code: failure.status(),
             }),
