@@ -18,7 +18,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   already given (409), a cash movement's id used before for another movement (409), a
   session's drawer once the session closed (422), and a price whose `effectiveFrom` is already
   past by the server's clock, or a new article's first price set to start later (422); a report
-  that starts after the current quarter hour, and a replay from past the feed's last event.
+  that starts after the current quarter hour, a replay from past the feed's last event, and a
+  webhook URL whose host is, or resolves to, an address this deployment does not deliver to.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ _BETWEEN_FIELDS = {
         ("to", "must be at least 24 hours after the earliest accepted instant"),
     ],
     "POST /v1/webhooks/{id}/replay": [("after", "is past the feed's last event (cursor *)")],
+    "POST /v1/webhooks": [("url", "leads to *; webhooks go to public addresses only")],
     "GET /v1/catalog/skus": _CURSORS,
     "GET /v1/stores": _CURSORS,
     "GET /v1/staff": _CURSORS,
