@@ -7,6 +7,7 @@ use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, Un
 use till_app::{Error, Refusal};
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
+use till_core::offline::{CLOCK_DRIFT, IssuedAtProblem};
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{RefundPolicyError, TenderProblem};
@@ -48,6 +49,14 @@ impl From<Refusal> for ApiError {
             Refusal::DifferentContent => ApiError::Conflict(
                 "This transactionId was already finalized with different content; nothing was changed.".into(),
             ),
+            Refusal::IssuedAt(IssuedAtProblem::TooOld { max_age }) => business(format!(
+                "The sale was rung (issuedAt) more than {} hours ago, too long ago to be booked; nothing was changed.",
+                max_age.as_hours()
+            )),
+            Refusal::IssuedAt(IssuedAtProblem::InFuture) => business(format!(
+                "The sale's issuedAt is more than {} minutes ahead of the server's clock: check the till's clock.",
+                CLOCK_DRIFT.as_mins()
+            )),
             Refusal::ReturnNeedsScope => ApiError::Forbidden("A return needs the scope pos.returns.create.".into()),
             Refusal::CouponWithReturn => business("A coupon cannot be presented with a return."),
             Refusal::QuantitiesTooLarge => business("The sale's quantities are too large to be represented."),

@@ -27,6 +27,9 @@ pub struct Settings {
     pub external_tenders: Vec<TenderMethod>,
     /// How long a credit note a return issues may be spent.
     pub credit_note_validity: Duration,
+    /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
+    /// booked.
+    pub max_sale_age: Duration,
     /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
     pub elevation_enabled: bool,
     /// Elevation attempts a manager may make per window before RATE_LIMITED.
@@ -51,6 +54,7 @@ impl Default for Settings {
             loyalty_point_value_cents: 1,
             external_tenders: Vec::new(),
             credit_note_validity: Duration::from_secs(365 * 24 * 3600),
+            max_sale_age: Duration::from_secs(72 * 3600),
             elevation_enabled: true,
             elevation_rate_limit: 10,
             elevation_rate_window: Duration::from_secs(60),

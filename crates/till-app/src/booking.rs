@@ -17,37 +17,61 @@ pub struct Booked {
     pub replayed: bool,
 }
 
-/// The session a ticket is booked against, checked against the store network and the caller.
+/// How a ticket is booked on its session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timing {
+    /// In the session, which is open: counted in its report.
+    InSession,
+    /// After the session was closed, from a till that was offline: sealed at its arrival, kept
+    /// out of the session's sealed report and shown apart (DESIGN.md section 15).
+    Late,
+}
+
+/// Where a session's state is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Freshness {
+    /// A till's session as its token was resolved, which a node may have cached for a moment.
+    AsResolved,
+    /// From the database: the commit found the session closed meanwhile.
+    Stored,
+}
+
+/// The session a ticket is booked against, checked against the store network and the caller,
+/// and whether the ticket is booked in it or late.
+///
+/// A till's token reaches its own session and, for late sales, the closed sessions of its own
+/// register: a till that stayed offline past its session's end sends its queue with the token
+/// of the session it opened next.
 pub(crate) async fn booking_session(
     app: &App,
     caller: &Principal,
     store_id: &StoreId,
     session_id: &SessionId,
     now: Timestamp,
-) -> Result<SessionRecord, Error> {
+    freshness: Freshness,
+) -> Result<(SessionRecord, Timing), Error> {
     if app.store().store_in_network(store_id).await? == Some(false) {
         return Err(Refusal::StoreNotInNetwork.into());
     }
-    if let Some(own) = caller.session()
-        && own.session.session_id != *session_id
-    {
-        return Err(Refusal::TokenOfAnotherSession {
-            token: own.session.session_id.clone(),
-            named: session_id.clone(),
-        }
-        .into());
-    }
-    // A till's token was resolved to its session in this very request: no second read.
-    let session = match caller.session() {
-        Some(own) => own.session.clone(),
-        None => app
+    let own = caller.session().map(|own| &own.session);
+    let session = match own {
+        // A till's token was resolved to its session in this very request: no second read.
+        Some(own) if own.session_id == *session_id && freshness == Freshness::AsResolved => own.clone(),
+        _ => app
             .store()
             .get_session(session_id)
             .await?
             .ok_or_else(|| Refusal::SessionUnknown(session_id.clone()))?,
     };
-    if session.closed_at.is_some() || now >= session.expires_at {
-        return Err(Refusal::SessionClosed(session.session_id).into());
+    if let Some(own) = own
+        && own.session_id != session.session_id
+        && (own.register_id != session.register_id || session.closed_at.is_none())
+    {
+        return Err(Refusal::TokenOfAnotherSession {
+            token: own.session_id.clone(),
+            named: session_id.clone(),
+        }
+        .into());
     }
     if session.store_id != *store_id {
         return Err(Refusal::SessionInOtherStore {
@@ -57,7 +81,22 @@ pub(crate) async fn booking_session(
         }
         .into());
     }
-    Ok(session)
+    let timing = match session.closed_at {
+        Some(_) => Timing::Late,
+        // Ended without a close: its report is not sealed yet, and nothing more is booked in it.
+        None if now >= session.expires_at => return Err(Refusal::SessionClosed(session.session_id).into()),
+        None => Timing::InSession,
+    };
+    Ok((session, timing))
+}
+
+/// A ticket that only a till at its open session books (a return against a receipt): a closed
+/// session is refused.
+pub(crate) fn in_session((session, timing): (SessionRecord, Timing)) -> Result<SessionRecord, Refusal> {
+    match timing {
+        Timing::InSession => Ok(session),
+        Timing::Late => Err(Refusal::SessionClosed(session.session_id)),
+    }
 }
 
 /// The register whose chain seals the ticket: the request's, which must be the session's.

@@ -10,22 +10,24 @@
 
 use crate::app::App;
 use crate::authority::{authorize_discounts, authorize_unreceipted_return};
-use crate::booking::{Booked, answer, booking_session, register_of, unless_twin_committed};
+use crate::booking::{Booked, Freshness, Timing, answer, booking_session, register_of, unless_twin_committed};
 use crate::caller::Principal;
 use crate::quote::{Quote, QuoteRequest, item_count, quote};
 use crate::refusal::{CardLineProblem, Error, PriceGap, Refusal};
 use crate::secret::new_ordered_id;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
 use till_core::grant::Grant;
 use till_core::ids::{RegisterId, SkuId};
 use till_core::money::{Cents, checked_sum};
+use till_core::offline::check_issued_at;
 use till_core::pricing::LineToPrice;
 use till_core::sale::{Cart, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_core::stored_value::{CardMove, Direction, TenderRules, TicketMoves, tender_moves};
 use till_store::sales::NewSale;
+use till_store::{Rule, StoreError};
 
 /// Finalizes `request`; `elevation` is the `x-elevation-token` presented with it, if any.
 pub async fn finalize(
@@ -39,7 +41,15 @@ pub async fn finalize(
     }
     let fingerprint = request.fingerprint();
     let transaction_id = request.transaction_id.clone();
-    let outcome = book_sale(app, caller, request, fingerprint.clone(), elevation).await;
+    // A session the till's token showed open may have closed on another node since: then the
+    // commit refuses it, and the sale is booked late, as a till that was offline books it.
+    let again = request.clone();
+    let outcome = match book_sale(app, caller, request, &fingerprint, elevation, Freshness::AsResolved).await {
+        Err(Error::Store(StoreError::Rule(Rule::SessionClosed(_)))) => {
+            book_sale(app, caller, again, &fingerprint, elevation, Freshness::Stored).await
+        }
+        outcome => outcome,
+    };
     unless_twin_committed(app, &transaction_id, &fingerprint, outcome).await
 }
 
@@ -48,11 +58,16 @@ async fn book_sale(
     app: &App,
     caller: &Principal,
     request: SaleRequest,
-    fingerprint: String,
+    fingerprint: &str,
     elevation: Option<&[u8]>,
+    freshness: Freshness,
 ) -> Result<Booked, Error> {
     let now = app.now();
-    let session = booking_session(app, caller, &request.store_id, &request.session_id, now).await?;
+    if let Some(issued_at) = request.issued_at {
+        let max_age = SignedDuration::try_from(app.settings().max_sale_age).unwrap_or(SignedDuration::MAX);
+        check_issued_at(issued_at, now, max_age).map_err(Refusal::IssuedAt)?;
+    }
+    let (session, timing) = booking_session(app, caller, &request.store_id, &request.session_id, now, freshness).await?;
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let is_return = request.kind == SaleType::Return;
     if is_return && request.coupon_code.is_some() {
@@ -80,7 +95,8 @@ async fn book_sale(
         .map_err(|error| settlement_refusal(error, &request, &quote.lines))?;
 
     let stored_value = ticket_moves(app, &request, &quote, now)?;
-    let mut sale = build_sale(app, request, fingerprint, register_id, &quote, now)?;
+    let mut sale = build_sale(app, request, fingerprint.to_owned(), register_id, &quote, now)?;
+    sale.late = timing == Timing::Late;
     sale.stored_value = stored_value;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
@@ -215,6 +231,7 @@ fn build_sale(
         coupon_code: request.coupon_code,
         issued_at: request.issued_at,
         emitted_at: now,
+        late: false,
         response: SaleAnswer::Ready(String::new()),
         spends_grant: None,
         adjustments: quote

@@ -3,6 +3,7 @@
 
 use till_core::ids::{CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::money::{Bps, Cents};
+use till_core::offline::IssuedAtProblem;
 use till_core::pricing::PricingError;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
@@ -80,6 +81,8 @@ pub enum Refusal {
     },
     /// The transaction id was committed before with other content.
     DifferentContent,
+    /// The ticket's `issuedAt` is too old to book, or ahead of the server's clock.
+    IssuedAt(IssuedAtProblem),
 
     // Finalize.
     /// A return without a receipt, without the scope to create returns.

@@ -5,7 +5,7 @@
 //! [`till_core::returns`]). Idempotent by its own transaction id, like finalize.
 
 use crate::app::App;
-use crate::booking::{Booked, answer, booking_session, register_of, replay, unless_twin_committed};
+use crate::booking::{Booked, Freshness, answer, booking_session, in_session, register_of, replay, unless_twin_committed};
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use crate::secret::new_ordered_id;
@@ -44,7 +44,16 @@ async fn book_return(
     fingerprint: &str,
 ) -> Result<Booked, Error> {
     let now = app.now();
-    let session = booking_session(app, caller, &request.store_id, &request.session_id, now).await?;
+    let booking = booking_session(
+        app,
+        caller,
+        &request.store_id,
+        &request.session_id,
+        now,
+        Freshness::AsResolved,
+    )
+    .await?;
+    let session = in_session(booking)?;
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let tolerance = Cents::new(app.settings().cash_rounding_tolerance_cents).unwrap_or(Cents::ZERO);
     let mut attempt = 0;
@@ -164,6 +173,7 @@ fn build_return(
         coupon_code: None,
         issued_at: None,
         emitted_at: now,
+        late: false,
         response: SaleAnswer::Ready(String::new()),
         spends_grant: None,
         adjustments: Vec::new(),

@@ -27,6 +27,7 @@ fn record(lines: usize) -> SaleRecord {
         coupon_code: None,
         issued_at: None,
         emitted_at: 1_795_320_707_000_000,
+        late: false,
         lines: (0..lines)
             .map(|i| SaleRecordLine {
                 line_id: format!("l{i}"),

@@ -37,6 +37,9 @@ pub struct NewSale<Counted> {
     pub coupon_code: Option<CouponCode>,
     pub issued_at: Option<Timestamp>,
     pub emitted_at: Timestamp,
+    /// Booked after its session was closed: sealed at `emitted_at`, its arrival, and kept out
+    /// of the session's sealed totals.
+    pub late: bool,
     /// The 201 body, stored for byte-identical replays.
     pub response: SaleAnswer,
     /// The elevation grant this sale spends, if its discounts needed one.

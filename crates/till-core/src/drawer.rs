@@ -7,7 +7,7 @@
 //! tender method; the difference is counted minus expected, so a drawer short of cash shows a
 //! negative difference. Every sum is checked.
 
-use crate::fiscal::payload::{SaleRecordVat, ShiftCount};
+use crate::fiscal::payload::{LateTickets, SaleRecordVat, ShiftCount};
 use crate::money::{Cents, Overflow};
 use std::collections::BTreeMap;
 
@@ -132,6 +132,30 @@ pub struct ShiftFigures {
     pub vat: Vec<SaleRecordVat>,
     pub takings: Vec<MethodTakings>,
     pub movements: MovementTotals,
+    /// Late sales of the register's earlier sessions received since its previous shift closed.
+    pub late: LateFigures,
+}
+
+/// Late sales a shift's report shows apart: sales of sessions already closed when they arrived
+/// from a till that was offline. Their money is in no drawer of this shift, so they change
+/// nothing it should hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LateFigures {
+    pub sales_count: i64,
+    pub total: Cents,
+    /// What each tender method took on them.
+    pub takings: Vec<MethodTakings>,
+}
+
+impl LateFigures {
+    /// As a closure seals them; `None` when there were none.
+    pub fn sealed(&self) -> Option<LateTickets> {
+        LateTickets {
+            sales_count: self.sales_count,
+            total_cents: self.total.get(),
+        }
+        .some()
+    }
 }
 
 /// What the cashier counted of one tender method.
@@ -166,6 +190,8 @@ pub struct ShiftReport {
     pub tenders: Vec<TenderLine>,
     pub movements: MovementTotals,
     pub expected_cash: Cents,
+    /// Shown apart, when there were any.
+    pub late: Option<LateFigures>,
 }
 
 impl ShiftReport {
@@ -219,6 +245,7 @@ pub fn shift_report(figures: &ShiftFigures, counted: &[Count]) -> Result<ShiftRe
         tenders: lines.into_values().collect(),
         movements: figures.movements,
         expected_cash,
+        late: (figures.late.sales_count != 0).then(|| figures.late.clone()),
     })
 }
 
@@ -262,6 +289,7 @@ mod tests {
             vat: Vec::new(),
             takings: vec![takings("card", 7_000, 0), takings(CASH, 24_000, 50)],
             movements,
+            late: LateFigures::default(),
         }
     }
 
@@ -332,6 +360,31 @@ mod tests {
             shift_report(&figures, &[]).unwrap(),
             shift_report(&figures, &[]).unwrap()
         );
+    }
+
+    #[test]
+    fn late_sales_are_shown_apart_and_change_nothing_the_drawer_should_hold() {
+        let on_time = shift_report(&shift(), &[]).unwrap();
+        let mut figures = shift();
+        figures.late = LateFigures {
+            sales_count: 2,
+            total: cents(4_500),
+            takings: vec![takings(CASH, 4_500, 0)],
+        };
+        let with_late = shift_report(&figures, &[]).unwrap();
+        assert_eq!(with_late.expected_cash, on_time.expected_cash);
+        assert_eq!(with_late.tenders, on_time.tenders);
+        assert_eq!((with_late.sales_count, with_late.total), (on_time.sales_count, on_time.total));
+        assert_eq!(with_late.late, Some(figures.late.clone()));
+        assert_eq!(
+            figures.late.sealed(),
+            Some(LateTickets {
+                sales_count: 2,
+                total_cents: 4_500
+            })
+        );
+        assert_eq!(on_time.late, None);
+        assert_eq!(LateFigures::default().sealed(), None);
     }
 
     #[test]

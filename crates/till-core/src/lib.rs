@@ -12,6 +12,7 @@ pub mod grant;
 pub mod ids;
 pub mod instant;
 pub mod money;
+pub mod offline;
 pub mod period;
 pub mod pricing;
 pub mod promotions;

@@ -107,6 +107,8 @@ pub fn combine(
         grand_total_abs_cents: last.grand_total_abs_cents,
         vat,
         closed_at: now,
+        // Late sales are shown apart on the day that received them; a month sums its days.
+        late: None,
     })
 }
 
@@ -226,6 +228,7 @@ mod tests {
                 })
                 .collect(),
             closed_at: 0,
+            late: None,
         }
     }
 

@@ -12,6 +12,7 @@ use crate::db::Store;
 use crate::error::{Rule, StoreError};
 use crate::feed::{self, NewEvent};
 use crate::journal::{self, OpenDay, jet};
+use crate::late_sales::{self, TicketRange};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
@@ -22,7 +23,7 @@ use jiff::tz::TimeZone;
 use std::sync::Arc;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
-use till_core::fiscal::payload::{self, ClosureRecord, Period};
+use till_core::fiscal::payload::{self, ClosureRecord, LateTickets, Period};
 use till_core::instant::{from_micros, to_micros};
 use till_core::period::{self, Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
@@ -33,7 +34,7 @@ macro_rules! closure_select {
         concat!(
             "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, ",
             "last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, ",
-            "grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1 AND ",
+            "grand_total_abs_cents, vat, closed_at, late_count, late_total_cents FROM fiscal_closures WHERE register_id = $1 AND ",
             $filter,
             " ORDER BY closure_seq"
         )
@@ -273,6 +274,15 @@ async fn close_day(
     let total: i64 = totals.try_get("total")?;
     let magnitude: i64 = totals.try_get("magnitude")?;
     let vat = sale_detail::vat_by_rate(conn, tickets).await?;
+    let late = late_sales::tickets(
+        conn,
+        register_id,
+        TicketRange {
+            after: previous_last,
+            through: head_seq,
+        },
+    )
+    .await?;
     let record = ClosureRecord {
         register_id: register_id.to_owned(),
         period: Period::Day,
@@ -288,6 +298,7 @@ async fn close_day(
         grand_total_abs_cents: grand_abs.saturating_add(magnitude),
         vat,
         closed_at: now,
+        late: late.some(),
     };
     seal(conn, record, now, key).await
 }
@@ -365,8 +376,8 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
     query(
         "INSERT INTO fiscal_closures (register_id, closure_seq, period, period_from, period_to, ticket_count, \
              first_ticket_seq, last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, \
-             grand_total_cents, grand_total_abs_cents, vat, closed_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+             grand_total_cents, grand_total_abs_cents, vat, closed_at, late_count, late_total_cents) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
     )
     .bind(&register_id)
     .bind(sealed.seq)
@@ -383,6 +394,8 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
     .bind(record.grand_total_abs_cents)
     .bind(vat)
     .bind(record.closed_at)
+    .bind(record.late.map(|late| late.sales_count))
+    .bind(record.late.map(|late| late.total_cents))
     .execute(&mut *conn)
     .await?;
     let (code, state) = match record.period {
@@ -443,6 +456,13 @@ pub(crate) fn closure_from_row(row: &Row) -> Result<ClosureRecord, StoreError> {
         grand_total_abs_cents: row.try_get("grand_total_abs_cents")?,
         vat: serde_json::from_str(&vat).map_err(|e| StoreError::Corrupt(format!("closure VAT: {e}")))?,
         closed_at: row.try_get("closed_at")?,
+        late: match (row.try_get("late_count")?, row.try_get("late_total_cents")?) {
+            (Some(sales_count), Some(total_cents)) => Some(LateTickets {
+                sales_count,
+                total_cents,
+            }),
+            _ => None,
+        },
     })
 }
 

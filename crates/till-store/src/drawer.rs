@@ -6,6 +6,7 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::feed::NewEvent;
 use crate::journal::{self, jet};
+use crate::late_sales::{self, TicketRange};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sessions::{SessionRecord, find_session};
@@ -13,7 +14,7 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
-use till_core::drawer::{MethodTakings, MovementKind, MovementTotals, ShiftFigures};
+use till_core::drawer::{LateFigures, MethodTakings, MovementKind, MovementTotals, ShiftFigures};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
@@ -97,7 +98,8 @@ impl Store {
         let Some(session) = find_session(&mut conn, session_id.as_str()).await? else {
             return Ok(None);
         };
-        let figures = shift_figures(&mut conn, &session).await?;
+        let late = late_sales::unreported(&mut conn, session.register_id.as_str()).await?;
+        let figures = shift_figures(&mut conn, &session, Some(late)).await?;
         let report = crate::reports::x_report(&session, &figures, at)?;
         Ok(Some((session, report)))
     }
@@ -236,31 +238,28 @@ fn movement_from_row(row: &Row) -> Result<MovementRecord, StoreError> {
 }
 
 /// What `session` booked: its tickets' count, total, VAT and takings per method, and its
-/// drawer's movements. The X report reads it while the shift runs, the close in its
-/// transaction, the audit afterwards: the same figures each time.
-pub(crate) async fn shift_figures(conn: &mut Conn, session: &SessionRecord) -> Result<ShiftFigures, StoreError> {
+/// drawer's movements, with the late sales of the register's tickets in `late` shown apart.
+/// The X report reads it while the shift runs, the close in its transaction, the audit
+/// afterwards: the same figures each time.
+pub(crate) async fn shift_figures(
+    conn: &mut Conn,
+    session: &SessionRecord,
+    late: Option<TicketRange>,
+) -> Result<ShiftFigures, StoreError> {
     let session_id = session.session_id.as_str();
-    let totals = query(
-        "SELECT COUNT(*) AS sales, COALESCE(CAST(SUM(total_cents) AS BIGINT), 0) AS total \
-         FROM sales WHERE session_id = $1",
-    )
-    .bind(session_id)
-    .fetch_one(&mut *conn)
-    .await?;
+    let sales = Sales::Session(session_id);
+    let totals = sales
+        .bind(query(format!(
+            "SELECT COUNT(*) AS sales, COALESCE(CAST(SUM(s.total_cents) AS BIGINT), 0) AS total \
+             FROM sales s WHERE {}",
+            sales.clause()
+        )))
+        .fetch_one(&mut *conn)
+        .await?;
     let total: i64 = totals.try_get("total")?;
-    let vat = sale_detail::vat_by_rate(conn, Sales::Session(session_id)).await?;
+    let vat = sale_detail::vat_by_rate(conn, sales).await?;
     let out_of_range = || StoreError::Corrupt(format!("session {session_id} adds up past the largest amount"));
-    let takings = sale_detail::tenders_by_method(conn, Sales::Session(session_id))
-        .await?
-        .into_iter()
-        .map(|(method, applied, forfeited)| {
-            Ok(MethodTakings {
-                method,
-                applied: Cents::new(applied).ok_or_else(out_of_range)?,
-                forfeited: Cents::new(forfeited).ok_or_else(out_of_range)?,
-            })
-        })
-        .collect::<Result<_, StoreError>>()?;
+    let takings = takings(conn, sales).await?;
     let rows = query("SELECT kind, amount_cents FROM cash_movements WHERE session_id = $1")
         .bind(session_id)
         .fetch_all(&mut *conn)
@@ -273,6 +272,10 @@ pub(crate) async fn shift_figures(conn: &mut Conn, session: &SessionRecord) -> R
         let amount = Cents::new(row.try_get("amount_cents")?).ok_or_else(out_of_range)?;
         movements.add(kind, amount).map_err(|_| out_of_range())?;
     }
+    let late = match late {
+        Some(range) => late_sales::figures(conn, session.register_id.as_str(), range).await?,
+        None => LateFigures::default(),
+    };
     Ok(ShiftFigures {
         opening_float: session.opening_float,
         sales_count: totals.try_get("sales")?,
@@ -280,5 +283,22 @@ pub(crate) async fn shift_figures(conn: &mut Conn, session: &SessionRecord) -> R
         vat,
         takings,
         movements,
+        late,
     })
+}
+
+/// What each tender method took on `sales`.
+pub(crate) async fn takings(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<MethodTakings>, StoreError> {
+    let out_of_range = || StoreError::Corrupt("tender takings pass the largest amount".to_owned());
+    sale_detail::tenders_by_method(conn, sales)
+        .await?
+        .into_iter()
+        .map(|(method, applied, forfeited)| {
+            Ok(MethodTakings {
+                method,
+                applied: Cents::new(applied).ok_or_else(out_of_range)?,
+                forfeited: Cents::new(forfeited).ok_or_else(out_of_range)?,
+            })
+        })
+        .collect()
 }

@@ -169,7 +169,7 @@ pub(crate) fn period_closed(record: &ClosureRecord, seq: i64) -> String {
             })
         })
         .collect();
-    serde_json::json!({
+    let mut closure = serde_json::json!({
         "registerId": record.register_id,
         "seq": seq,
         "period": record.period.as_str(),
@@ -184,8 +184,11 @@ pub(crate) fn period_closed(record: &ClosureRecord, seq: i64) -> String {
         "grandTotalAbsCents": record.grand_total_abs_cents,
         "vat": vat,
         "closedAt": format_utc(from_micros(record.closed_at)),
-    })
-    .to_string()
+    });
+    if let Some(late) = record.late {
+        closure["late"] = serde_json::json!({"salesCount": late.sales_count, "totalCents": late.total_cents});
+    }
+    closure.to_string()
 }
 
 /// `promotion.changed`: the rule as written, with its version.

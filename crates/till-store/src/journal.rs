@@ -428,6 +428,7 @@ pub mod jet {
     pub const CASH_PAID_OUT: (i64, &str) = (1031, "cash paid out");
     pub const CASH_DROPPED: (i64, &str) = (1032, "cash dropped to the safe");
     pub const NO_SALE: (i64, &str) = (1033, "drawer opened without a sale");
+    pub const LATE_SALES_RECEIVED: (i64, &str) = (1040, "late sales received");
 }
 
 /// Appends a technical event to the register's event chain, with its business record.

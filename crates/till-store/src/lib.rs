@@ -18,6 +18,7 @@ mod engine;
 mod error;
 pub mod feed;
 pub mod journal;
+mod late_sales;
 mod migrations;
 pub mod packed;
 pub mod page;

@@ -6,6 +6,7 @@
 use crate::drawer::shift_figures;
 use crate::error::StoreError;
 use crate::journal;
+use crate::late_sales::{self, TicketRange};
 use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
@@ -24,22 +25,33 @@ pub(crate) async fn shift_record(
     session: &SessionRecord,
     closed_at: i64,
 ) -> Result<ShiftRecord, StoreError> {
-    let figures = shift_figures(conn, session).await?;
+    let late = late_sales::reported(conn, session.session_id.as_str()).await?;
+    let figures = shift_figures(conn, session, late).await?;
     let counts = stored_counts(conn, session).await?;
     let report = shift_report(&figures, &counts).map_err(|_| overflow(session))?;
     Ok(record_of(session, &report, closed_at))
 }
 
-/// Computes the Z report of `session` closing at `now` with what was `counted`, records the
-/// counts, seals the report, and returns it with its seal.
+/// A Z report sealed: the report as answered, its place in the closure chain, and the
+/// register's tickets whose late sales it shows apart.
+pub(crate) struct SealedZ {
+    pub(crate) report: Value,
+    pub(crate) closure_seq: i64,
+    pub(crate) late: TicketRange,
+}
+
+/// Computes the Z report of `session` closing at `now` with what was `counted`, and the late
+/// sales of its register not shown in an earlier report; records the counts and seals the
+/// report. The caller holds the register's ticket chain.
 pub(crate) async fn seal_z_report(
     conn: &mut Conn,
     session: &SessionRecord,
     now: i64,
     counted: &[Count],
     key: &Sealer,
-) -> Result<(Value, i64), StoreError> {
-    let figures = shift_figures(conn, session).await?;
+) -> Result<SealedZ, StoreError> {
+    let late = late_sales::unreported(conn, session.register_id.as_str()).await?;
+    let figures = shift_figures(conn, session, Some(late)).await?;
     let report = shift_report(&figures, counted).map_err(|_| overflow(session))?;
     for count in counted {
         query("INSERT INTO session_counts (session_id, method, counted_cents) VALUES ($1, $2, $3)")
@@ -67,7 +79,11 @@ pub(crate) async fn seal_z_report(
         key_id: key.key_id(),
     };
     let closed_at = from_micros(now);
-    Ok((render(session, &report, closed_at, Some(seal)), sealed.seq))
+    Ok(SealedZ {
+        report: render(session, &report, closed_at, Some(seal)),
+        closure_seq: sealed.seq,
+        late,
+    })
 }
 
 /// Where a Z report is sealed.
@@ -124,6 +140,18 @@ pub(crate) fn render(session: &SessionRecord, report: &ShiftReport, at: Timestam
         },
         "expectedCashCents": report.expected_cash,
     });
+    if let Some(late) = &report.late {
+        let tenders: Vec<Value> = late
+            .takings
+            .iter()
+            .map(|taken| json!({"method": taken.method, "appliedCents": taken.applied}))
+            .collect();
+        rendered["lateSales"] = json!({
+            "salesCount": late.sales_count,
+            "totalCents": late.total,
+            "tenders": tenders,
+        });
+    }
     match seal {
         Some(seal) => {
             rendered["closedAt"] = json!(format_utc(at));
@@ -155,6 +183,7 @@ fn record_of(session: &SessionRecord, report: &ShiftReport, closed_at: i64) -> S
         total_cents: report.total.get(),
         vat: report.vat.clone(),
         counts: report.sealed_counts(),
+        late: report.late.as_ref().and_then(|late| late.sealed()),
     }
 }
 

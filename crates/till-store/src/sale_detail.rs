@@ -52,8 +52,16 @@ impl SaleDetail {
 /// Whose sales a total covers.
 #[derive(Clone, Copy)]
 pub(crate) enum Sales<'a> {
-    /// Every sale of a session (a shift's Z report).
+    /// The sales booked in a session (a shift's report): not its late sales, which arrived
+    /// after its close.
     Session(&'a str),
+    /// A register's late sales after the ticket `after`, through `through` (shown apart in a
+    /// shift's report and a day's closure).
+    Late {
+        register_id: &'a str,
+        after: i64,
+        through: i64,
+    },
     /// A register's tickets after `after`, through `through` (a day's closure).
     Tickets {
         register_id: &'a str,
@@ -66,7 +74,9 @@ impl Sales<'_> {
     /// The sales' filter, on `sales s`; its parameters are bound by [`Sales::bind`].
     pub(crate) fn clause(self) -> &'static str {
         match self {
-            Sales::Session(_) => "s.session_id = $1",
+            Sales::Session(_) => "s.session_id = $1 AND s.late IS NULL",
+            // The index of late sales holds these only: its condition is repeated for the planner.
+            Sales::Late { .. } => "s.register_id = $1 AND s.late = 1 AND s.fiscal_seq > $2 AND s.fiscal_seq <= $3",
             // A register's tickets are found by their entries in its journal, whose key is
             // the register and the sequence: `sales` keeps no index of its own on them.
             Sales::Tickets { .. } => {
@@ -81,6 +91,11 @@ impl Sales<'_> {
         match self {
             Sales::Session(session_id) => query.bind(session_id),
             Sales::Tickets {
+                register_id,
+                after,
+                through,
+            }
+            | Sales::Late {
                 register_id,
                 after,
                 through,

@@ -16,15 +16,33 @@ use till_core::fiscal::payload::{
 use till_core::ids::{CouponCode, CustomerId};
 use till_core::instant::to_micros;
 
+/// The statement writing a sale's row. `$session` is the condition its session must meet:
+/// the row's `session_id` is a scalar subquery, left null (and the row so refused) when the
+/// session does not meet it, rather than an `INSERT ... SELECT ... WHERE EXISTS`: SQLite takes an
+/// insert from a `SELECT` for a multi-row write and copies every page it changes into a
+/// statement journal first, which costs the writer more than the row itself (see
+/// docs/performance.md, "The SQLite writer's statements"). `$late` is the `late` column's value.
+macro_rules! insert_sale {
+    ($session:literal, $late:literal) => {
+        concat!(
+            "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, ",
+            "customer_id, session_id, register_id, subtotal_cents, total_cents, item_count, line_count, ",
+            "change_cents, points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, ",
+            "original_transaction_id, original_register_id, original_seq, credit_note, packed, late) ",
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ",
+            "(SELECT session_id FROM register_sessions WHERE session_id = $9 AND ",
+            $session,
+            "), $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', $21, $22, $23, $24, $25, ",
+            $late,
+            ") ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id"
+        )
+    };
+}
+
 /// Queues the sale's row, sealed at `seq`, to be written if its transaction id is new and its
-/// session is still open (it may have closed since the request was checked). Either refusal
-/// fails the batch, which rolls the whole ticket back; the commit finds out which one it was.
-///
-/// The session is checked by a scalar subquery that leaves `session_id` null, and so refused,
-/// when the session is not open, rather than by an `INSERT ... SELECT ... WHERE EXISTS`: SQLite
-/// takes an insert from a `SELECT` for a multi-row write and copies every page it changes into
-/// a statement journal first, which costs the writer more than the row itself (see
-/// docs/performance.md, "The SQLite writer's statements").
+/// session still stands as the sale was checked against: open for a sale booked in it (it may
+/// have closed since), closed for a late sale. Either refusal fails the batch, which rolls the
+/// whole ticket back; the commit finds out which one it was.
 pub(crate) fn insert(
     batch: &mut Batch,
     sale: &NewSale,
@@ -33,16 +51,13 @@ pub(crate) fn insert(
     packed: Vec<u8>,
     now: i64,
 ) {
+    let statement = if sale.late {
+        insert_sale!("closed_at IS NOT NULL", "1")
+    } else {
+        insert_sale!("closed_at IS NULL AND expires_at > $19", "NULL")
+    };
     batch.push_required(
-        "INSERT INTO sales (transaction_id, event_id, fingerprint, kind, number, store_id, seller_id, customer_id, \
-             session_id, register_id, subtotal_cents, total_cents, item_count, line_count, change_cents, \
-             points_earned, coupon_code, issued_at, emitted_at, fiscal_seq, response, original_transaction_id, \
-             original_register_id, original_seq, credit_note, packed) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-             (SELECT session_id FROM register_sessions WHERE session_id = $9 AND closed_at IS NULL \
-                 AND expires_at > $19), \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', $21, $22, $23, $24, $25) \
-         ON CONFLICT (transaction_id) DO NOTHING RETURNING transaction_id",
+        statement,
         vec![
             sale.transaction_id.as_str().into(),
             (&sale.event_id).into(),
@@ -92,6 +107,7 @@ pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
         coupon_code: sale.coupon_code.as_ref().map(|c| c.as_str().to_owned()),
         issued_at: sale.issued_at.map(to_micros),
         emitted_at: to_micros(sale.emitted_at),
+        late: sale.late,
         lines: sale
             .lines
             .iter()
@@ -152,7 +168,7 @@ pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
 /// The columns [`record`] reads.
 pub(crate) const RECORD: &str = "transaction_id, number, kind, store_id, seller_id, customer_id, session_id, \
      register_id, subtotal_cents, total_cents, item_count, change_cents, points_earned, coupon_code, issued_at, \
-     emitted_at, original_transaction_id, original_register_id, original_seq, packed";
+     emitted_at, original_transaction_id, original_register_id, original_seq, packed, late";
 
 /// A sale's sealed record from its row, selected with the columns [`RECORD`].
 pub(crate) fn record(row: &Row) -> Result<SaleRecord, StoreError> {
@@ -191,6 +207,7 @@ pub(crate) fn record(row: &Row) -> Result<SaleRecord, StoreError> {
         coupon_code: row.try_get("coupon_code")?,
         issued_at: row.try_get("issued_at")?,
         emitted_at: row.try_get("emitted_at")?,
+        late: row.try_get::<Option<i64>>("late")?.is_some(),
         lines,
         tenders,
         vat,

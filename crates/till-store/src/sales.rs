@@ -9,6 +9,7 @@ use crate::engine::Writers;
 use crate::error::{Rule, Stale, StoreError};
 use crate::feed::NewEvent;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
+use crate::late_sales;
 use crate::packed;
 use crate::returns::ReturnedCounts;
 use crate::sale_detail::SaleDetail;
@@ -26,7 +27,7 @@ use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecord};
 use till_core::ids::{CouponCode, SessionId, TransactionId};
-use till_core::instant::to_micros;
+use till_core::instant::{format_utc, to_micros};
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
 
@@ -173,7 +174,8 @@ impl Store {
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
+        let plain =
+            sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none() && !sale.late;
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
@@ -283,6 +285,12 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         let (today, place) =
             closures::close_due_then_reserve(conn, register, ChainKind::Ticket, now, &input.key).await?;
         today.ensure_open(register)?;
+        if sale.late && !late_sales::is_late(conn, register, place.seq - 1).await? {
+            // The first late sale after a gap: the journal says when the till's queue arrived.
+            let rung = sale.issued_at.map(format_utc).unwrap_or_default();
+            let detail = format!("{} of session {} rung {rung}", sale.transaction_id, sale.session_id);
+            journal::append_event(conn, register, jet::LATE_SALES_RECEIVED, &detail, now, &input.key).await?;
+        }
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
             let detail = format!("{grant} for {}", sale.transaction_id);

@@ -222,8 +222,9 @@ mod tests {
 
     /// Every index a sale writes costs its commit: the search adds four to the sales table
     /// (time, store, register, customer) and widens the session's in place; the customer's
-    /// holds only the sales that name one, and the rare types' only returns, rentals and
-    /// repairs, which a plain sale never writes.
+    /// holds only the sales that name one, the rare types' only returns, rentals and repairs,
+    /// and the late sales' only sales booked after their session closed: a plain sale writes
+    /// none of these.
     #[tokio::test]
     async fn the_search_adds_four_indexes_to_sales() {
         let dir = tempfile::tempdir().unwrap();
@@ -243,6 +244,7 @@ mod tests {
             ("sales_by_session", false),
             ("sales_by_store_time", false),
             ("sales_by_time", false),
+            ("sales_late_by_register", true),
             ("sales_rare_by_time", true),
         ];
         assert_eq!(

@@ -366,18 +366,22 @@ async fn close_session_row(
     let register_id = session.register_id.as_str();
     // A shift closing after midnight first closes the day it belonged to.
     closures::close_due(conn, register_id, now, key).await?;
-    let (report, closure_seq) = crate::reports::seal_z_report(&mut *conn, &session, now, counted, key).await?;
+    let sealed = crate::reports::seal_z_report(&mut *conn, &session, now, counted, key).await?;
+    let report = sealed.report;
     crate::sales_report::roll_up_session(conn, session_id.as_str(), session.store_id.as_str(), register_id).await?;
     let detail = format!("{session_id} by {}", session.cashier_subject);
     journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
     query(
-        "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4 \
+        "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4, late_after = $5, \
+             late_through = $6 \
          WHERE session_id = $1 AND closed_at IS NULL",
     )
     .bind(session_id.as_str())
     .bind(now)
     .bind(report.to_string())
-    .bind(closure_seq)
+    .bind(sealed.closure_seq)
+    .bind(sealed.late.after)
+    .bind(sealed.late.through)
     .execute(&mut *conn)
     .await?;
     NewEvent {

@@ -64,6 +64,8 @@ pub struct Config {
     pub external_tenders: Vec<String>,
     /// How long a credit note issued by a return may be spent.
     pub credit_note_validity_days: u64,
+    /// How long after it was rung a sale from a till that was offline can still be booked.
+    pub max_sale_age_hours: u64,
     /// Lifetime of a register session and its token.
     pub session_ttl_seconds: u64,
     pub pin_max_failures: u32,
@@ -168,6 +170,7 @@ impl Default for Config {
             loyalty_point_value_cents: app.loyalty_point_value_cents,
             external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
+            max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
             session_ttl_seconds: app.session_ttl.as_secs(),
             pin_max_failures: app.pin_max_failures,
             pin_lockout_seconds: app.pin_lockout.as_secs(),
@@ -287,6 +290,8 @@ impl Config {
                         "credit_note_validity_days",
                         self.credit_note_validity_days,
                     )?)?,
+                max_sale_age: Duration::from_secs(3600)
+                    * u32::try_from(at_least_one("max_sale_age_hours", self.max_sale_age_hours)?)?,
                 elevation_enabled: self.elevation_enabled,
                 elevation_rate_limit: u32::try_from(at_least_one(
                     "elevation_rate_limit",

@@ -291,6 +291,17 @@ pub struct ClosureView {
     grand_total_abs_cents: i64,
     vat: Vec<VatView>,
     closed_at: String,
+    /// On a day: the late sales among its tickets (sales of sessions closed before they
+    /// arrived), shown apart. Absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    late: Option<LateTicketsView>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LateTicketsView {
+    sales_count: i64,
+    total_cents: i64,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -334,6 +345,10 @@ impl From<SealedClosure> for ClosureView {
                 })
                 .collect(),
             closed_at: till_core::instant::format_utc(till_core::instant::from_micros(record.closed_at)),
+            late: record.late.map(|late| LateTicketsView {
+                sales_count: late.sales_count,
+                total_cents: late.total_cents,
+            }),
         }
     }
 }

@@ -133,8 +133,31 @@ struct ZReportBody {
     /// Opening float, plus cash kept from sales, plus money paid in, less money paid out and
     /// dropped.
     expected_cash_cents: i64,
+    /// Present when late sales arrived since the register's previous Z report: sales of
+    /// sessions already closed, from a till that was offline. They are in no shift's totals and
+    /// change nothing this drawer should hold.
+    late_sales: Option<LateSalesView>,
     /// Where the report is sealed in the register's journal.
     fiscal: ZReportSeal,
+}
+
+/// Late sales shown apart in a shift report.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct LateSalesView {
+    sales_count: i64,
+    total_cents: i64,
+    /// What each tender method took on them.
+    tenders: Vec<LateSalesTender>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct LateSalesTender {
+    method: String,
+    applied_cents: i64,
 }
 
 #[derive(utoipa::ToSchema)]
@@ -584,6 +607,8 @@ struct XReportBody {
     vat: Vec<crate::routes::fiscal::VatView>,
     movements: DrawerMovements,
     expected_cash_cents: i64,
+    /// Late sales of the register received so far, shown apart (as in [`ZReportBody`]).
+    late_sales: Option<LateSalesView>,
 }
 
 /// Read the X report of an open session: what its Z report would say if it closed now.

@@ -10,7 +10,7 @@
 //! entry at that sequence. The first thing that does not hold is reported.
 
 use super::payload::{
-    self, ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, Period, SaleRecord, SaleRecordVat, ShiftRecord,
+    self, ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, LateTickets, Period, SaleRecord, SaleRecordVat, ShiftRecord,
 };
 use super::{ALGORITHM, ChainKind, Entry, PublicKey};
 use serde_json::Value;
@@ -331,6 +331,14 @@ impl Sums {
     }
 }
 
+/// `late` with one more late sale.
+fn add_late(late: LateTickets, sale: &SaleRecord) -> Option<LateTickets> {
+    Some(LateTickets {
+        sales_count: late.sales_count.checked_add(1)?,
+        total_cents: late.total_cents.checked_add(sale.total_cents)?,
+    })
+}
+
 /// What a closure's sums passing the largest amount is reported as.
 fn overflow(seq: i64, what: &str) -> Failure {
     fail(
@@ -364,6 +372,7 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
         match closure.period {
             Period::Day => {
                 let mut sums = Sums::default();
+                let mut late = LateTickets::default();
                 if closure.ticket_count > 0 {
                     if last_ticket.checked_add(1) != Some(closure.first_ticket_seq) {
                         return Err(sum_fail(format!(
@@ -389,6 +398,9 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
                             ));
                         };
                         sums.add_sale(sale).ok_or_else(|| overflow(seq, "its tickets"))?;
+                        if sale.late {
+                            late = add_late(late, sale).ok_or_else(|| overflow(seq, "its late sales"))?;
+                        }
                     }
                     let anchor = tickets.get(&closure.last_ticket_seq).map(|e| e.signature.as_str());
                     if anchor != closure.last_ticket_signature.as_deref() {
@@ -404,6 +416,12 @@ fn check_closures(journal: &Journal) -> Result<(), Failure> {
                 if !sums.matches(closure) {
                     return Err(sum_fail(format!(
                         "its totals differ from those of the tickets {}..{}",
+                        closure.first_ticket_seq, closure.last_ticket_seq
+                    )));
+                }
+                if late.some() != closure.late {
+                    return Err(sum_fail(format!(
+                        "the late sales it shows apart differ from those among the tickets {}..{}",
                         closure.first_ticket_seq, closure.last_ticket_seq
                     )));
                 }
@@ -547,6 +565,7 @@ mod tests {
                     vat_cents: totals.iter().fold(0i64, |sum, t| sum.wrapping_add(t / 6)),
                 }],
                 closed_at: 0,
+                late: None,
             };
             let text = payload::period_closure(&closure, day, previous_closure.as_deref());
             let entry = signed(key, ChainKind::Closure, day, text, previous_closure.clone(), &date);
@@ -741,6 +760,7 @@ mod tests {
             grand_total_abs_cents: 0,
             vat: vec![],
             closed_at: 0,
+            late: None,
         }
     }
 

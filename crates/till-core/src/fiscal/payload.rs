@@ -70,6 +70,11 @@ pub struct SaleRecord {
     /// Microseconds since the epoch.
     pub issued_at: Option<i64>,
     pub emitted_at: i64,
+    /// Booked after its session was closed (a till that was offline): sealed at its arrival,
+    /// `emittedAt`, with the instant it was rung, `issuedAt`. Absent on a sale booked in its
+    /// session, so that the records of sales sealed before late sales existed keep their digest.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub late: bool,
     pub lines: Vec<SaleRecordLine>,
     pub tenders: Vec<SaleRecordTender>,
     pub vat: Vec<SaleRecordVat>,
@@ -208,6 +213,30 @@ pub struct ShiftRecord {
     /// counts (and for every shift closed before counts existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counts: Vec<ShiftCount>,
+    /// The late sales of the register's earlier sessions received since its previous shift
+    /// closed, shown apart: they are in no shift's totals. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<LateTickets>,
+}
+
+/// Late sales shown apart in a closure: how many, and their total.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LateTickets {
+    pub sales_count: i64,
+    pub total_cents: i64,
+}
+
+impl LateTickets {
+    /// `None` for no late sale, which a closure does not mention.
+    pub fn some(self) -> Option<LateTickets> {
+        (self.sales_count != 0).then_some(self)
+    }
+
+    /// The field a closure's signed string ends with when it shows late sales.
+    fn field(late: Option<&LateTickets>) -> Option<String> {
+        late.map(|late| format!("LATE:{}:{}", late.sales_count, late.total_cents))
+    }
 }
 
 /// One tender method counted at a shift's close.
@@ -223,8 +252,9 @@ pub struct ShiftCount {
 
 /// The signed string of a shift closure: VAT breakdown of the shift, its total and sale count,
 /// timestamp, register, sequence, `SHIFT`, the session and its period, then, when the cashier
-/// counted, `method:expected:counted:difference|...` in method order, flag, previous signature.
-/// A close without counts signs exactly what closes signed before counts existed.
+/// counted, `method:expected:counted:difference|...` in method order, then, when late sales are
+/// shown apart, `LATE:count:total`, flag, previous signature. A close without counts or late
+/// sales signs exactly what closes signed before either existed.
 pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> String {
     let (opened, closed) = (
         crate::instant::from_micros(record.opened_at),
@@ -258,6 +288,7 @@ pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> 
             .collect();
         fields.push(counts.join("|"));
     }
+    fields.extend(LateTickets::field(record.late.as_ref()));
     join(fields, seq, previous)
 }
 
@@ -320,14 +351,18 @@ pub struct ClosureRecord {
     pub grand_total_abs_cents: i64,
     pub vat: Vec<SaleRecordVat>,
     pub closed_at: i64,
+    /// On a day: the late sales among its tickets (sales of sessions closed before they
+    /// arrived), shown apart. Absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<LateTickets>,
 }
 
 /// The signed string of a period closure: VAT breakdown, period total, perpetual grand totals
 /// (real and absolute), timestamp, register, sequence, type, period, first and last ticket,
-/// last ticket signature, flag, previous signature.
+/// last ticket signature, `LATE:count:total` when late sales are shown apart, flag, previous
+/// signature.
 pub fn period_closure(record: &ClosureRecord, seq: i64, previous: Option<&str>) -> String {
-    join(
-        vec![
+    let mut fields = vec![
             vat_string(&record.vat),
             record.total_cents.to_string(),
             record.grand_total_cents.to_string(),
@@ -339,10 +374,9 @@ pub fn period_closure(record: &ClosureRecord, seq: i64, previous: Option<&str>) 
             format!("{}|{}", record.period_from, record.period_to),
             format!("{}|{}", record.first_ticket_seq, record.last_ticket_seq),
             record.last_ticket_signature.clone().unwrap_or_default(),
-        ],
-        seq,
-        previous,
-    )
+    ];
+    fields.extend(LateTickets::field(record.late.as_ref()));
+    join(fields, seq, previous)
 }
 
 /// A technical event (JET) as sealed.
@@ -467,6 +501,7 @@ pub(crate) mod tests_support {
             coupon_code: None,
             issued_at: None,
             emitted_at: 1_772_357_400_000_000,
+            late: false,
             lines: vec![SaleRecordLine {
                 line_id: "l1".into(),
                 sku_id: None,
@@ -614,6 +649,7 @@ mod tests {
             grand_total_abs_cents: 100,
             vat: vec![],
             closed_at: 0,
+            late: None,
         };
         assert!(period_closure(&closure, 1, None).ends_with(",DAY,2026-03-01|2026-03-01,1|2,sig,Y,"));
         let opened = EventRecord {

@@ -18,6 +18,8 @@ pub(super) struct Sale<'a> {
     issued_at: Option<i64>,
     item_count: i64,
     kind: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    late: bool,
     lines: Vec<Line<'a>>,
     number: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +101,7 @@ impl<'a> Sale<'a> {
             issued_at: sale.issued_at,
             item_count: sale.item_count,
             kind: &sale.kind,
+            late: sale.late,
             lines: sale.lines.iter().map(Line::of).collect(),
             number: &sale.number,
             original: sale.original.as_ref().map(Original::of),

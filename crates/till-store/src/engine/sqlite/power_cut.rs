@@ -553,6 +553,7 @@ mod tests {
             coupon_code: None,
             issued_at: None,
             emitted_at: at(),
+            late: false,
             response: SaleAnswer::Ready(format!(r#"{{"id":"e{n}"}}"#)),
             spends_grant: None,
             adjustments: Vec::new(),
