@@ -28,13 +28,25 @@ use till_core::instant::{from_micros, to_micros};
 use till_core::period::{self, Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
 
+/// The columns [`closure_from_row`] reads, with the closure's sequence.
+macro_rules! closure_columns {
+    () => {
+        "closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, \
+         last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, \
+         grand_total_abs_cents, vat, closed_at, late_count, late_total_cents"
+    };
+}
+
+/// The columns [`closure_from_row`] reads, with the closure's sequence.
+pub(crate) const COLUMNS: &str = closure_columns!();
+
 /// The columns of a closure, filtered by `$filter` (with `$1` the register).
 macro_rules! closure_select {
     ($filter:literal) => {
         concat!(
-            "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, ",
-            "last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, ",
-            "grand_total_abs_cents, vat, closed_at, late_count, late_total_cents FROM fiscal_closures WHERE register_id = $1 AND ",
+            "SELECT ",
+            closure_columns!(),
+            " FROM fiscal_closures WHERE register_id = $1 AND ",
             $filter,
             " ORDER BY closure_seq"
         )

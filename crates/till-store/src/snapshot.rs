@@ -69,11 +69,10 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str, reach: Reac
         .iter()
         .map(|row| Ok((row.try_get("kind")?, row.try_get("last_seq")?)))
         .collect::<Result<_, StoreError>>()?;
-    let closure_rows = query(
-        "SELECT closure_seq, register_id, period, period_from, period_to, ticket_count, first_ticket_seq, \
-             last_ticket_seq, last_ticket_signature, total_cents, abs_total_cents, grand_total_cents, \
-             grand_total_abs_cents, vat, closed_at FROM fiscal_closures WHERE register_id = $1",
-    )
+    let closure_rows = query(format!(
+        "SELECT {} FROM fiscal_closures WHERE register_id = $1",
+        crate::closures::COLUMNS
+    ))
     .bind(register_id)
     .fetch_all(&mut *conn)
     .await?;

@@ -676,18 +676,20 @@ async fn required_fields_and_nullable_customer(engine: Engine) {
 }
 
 async fn issued_at_accepts_utc_calendar_instants_only(engine: Engine) {
-    // The articles are priced from before the earliest instant the sales are rung at.
-    let start = "2024-01-01T00:00:00Z".parse().expect("an instant");
-    let shop = Shop::open_at(engine, start, |_| {}).await;
+    // The articles are priced from before the earliest instant the sales are rung at, and the
+    // sales are sent within the hours a sale may wait to be booked.
+    let start = "2028-02-28T00:00:00Z".parse().expect("an instant");
+    let shop = Shop::open_at(engine, start, |config| config.session_ttl_seconds = 7 * 24 * 3600).await;
+    shop.server.clock.set("2028-03-01T10:00:00Z".parse().expect("an instant"));
     let cases = [
-        ("2024-02-29T10:00:00Z", true),
-        ("2026-03-01T09:30Z", true),
-        ("2026-03-01T09:30:15.123Z", true),
-        ("2026-02-30T10:00:00Z", false),
-        ("2026-02-29T10:00:00Z", false),
-        ("2026-03-01T09:30:00+01:00", false),
-        ("2026-03-01T09:30:00", false),
-        ("2026-03-01", false),
+        ("2028-02-29T10:00:00Z", true),
+        ("2028-03-01T09:30Z", true),
+        ("2028-03-01T09:30:15.123Z", true),
+        ("2028-02-30T10:00:00Z", false),
+        ("2027-02-29T10:00:00Z", false),
+        ("2028-03-01T09:30:00+01:00", false),
+        ("2028-03-01T09:30:00", false),
+        ("2028-03-01", false),
         ("yesterday", false),
     ];
     for (i, (issued_at, accepted)) in cases.into_iter().enumerate() {

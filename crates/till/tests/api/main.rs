@@ -14,6 +14,7 @@ mod finalize;
 mod journal;
 mod lists;
 mod nodes;
+mod offline;
 mod openapi;
 mod operations;
 mod prices;
