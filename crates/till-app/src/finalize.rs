@@ -67,7 +67,13 @@ async fn book_sale(
         let max_age = SignedDuration::try_from(app.settings().max_sale_age).unwrap_or(SignedDuration::MAX);
         check_issued_at(issued_at, now, max_age).map_err(Refusal::IssuedAt)?;
     }
-    let (session, timing) = booking_session(app, caller, &request.store_id, &request.session_id, now, freshness).await?;
+    let (session, timing) =
+        booking_session(app, caller, &request.store_id, &request.session_id, now, freshness).await?;
+    // A late sale is sealed with the instant it was rung: without one, a closed session books
+    // nothing more.
+    if timing == Timing::Late && request.issued_at.is_none() {
+        return Err(Refusal::SessionClosed(session.session_id).into());
+    }
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let is_return = request.kind == SaleType::Return;
     if is_return && request.coupon_code.is_some() {

@@ -5,7 +5,9 @@
 //! [`till_core::returns`]). Idempotent by its own transaction id, like finalize.
 
 use crate::app::App;
-use crate::booking::{Booked, Freshness, answer, booking_session, in_session, register_of, replay, unless_twin_committed};
+use crate::booking::{
+    Booked, Freshness, answer, booking_session, in_session, register_of, replay, unless_twin_committed,
+};
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use crate::secret::new_ordered_id;

@@ -374,7 +374,10 @@ mod tests {
         let with_late = shift_report(&figures, &[]).unwrap();
         assert_eq!(with_late.expected_cash, on_time.expected_cash);
         assert_eq!(with_late.tenders, on_time.tenders);
-        assert_eq!((with_late.sales_count, with_late.total), (on_time.sales_count, on_time.total));
+        assert_eq!(
+            (with_late.sales_count, with_late.total),
+            (on_time.sales_count, on_time.total)
+        );
         assert_eq!(with_late.late, Some(figures.late.clone()));
         assert_eq!(
             figures.late.sealed(),

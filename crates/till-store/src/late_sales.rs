@@ -51,7 +51,9 @@ pub(crate) async fn reported(conn: &mut Conn, session_id: &str) -> Result<Option
     let Some(row) = row else { return Ok(None) };
     let after: Option<i64> = row.try_get("late_after")?;
     let through: Option<i64> = row.try_get("late_through")?;
-    Ok(after.zip(through).map(|(after, through)| TicketRange { after, through }))
+    Ok(after
+        .zip(through)
+        .map(|(after, through)| TicketRange { after, through }))
 }
 
 /// How many late sales the register's tickets in `range` hold, and their total.
@@ -85,7 +87,11 @@ pub(crate) async fn figures(conn: &mut Conn, register_id: &str, range: TicketRan
         after: range.after,
         through: range.through,
     };
-    let out_of_range = || StoreError::Corrupt(format!("the late sales of register {register_id} pass the largest amount"));
+    let out_of_range = || {
+        StoreError::Corrupt(format!(
+            "the late sales of register {register_id} pass the largest amount"
+        ))
+    };
     Ok(LateFigures {
         sales_count: counted.sales_count,
         total: Cents::new(counted.total_cents).ok_or_else(out_of_range)?,

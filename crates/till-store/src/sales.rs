@@ -174,8 +174,7 @@ impl Store {
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        let plain =
-            sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none() && !sale.late;
+        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none() && !sale.late;
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }

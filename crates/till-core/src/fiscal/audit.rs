@@ -10,7 +10,8 @@
 //! entry at that sequence. The first thing that does not hold is reported.
 
 use super::payload::{
-    self, ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, LateTickets, Period, SaleRecord, SaleRecordVat, ShiftRecord,
+    self, ArchiveRecord, ClosureRecord, DuplicateRecord, EventRecord, LateTickets, Period, SaleRecord, SaleRecordVat,
+    ShiftRecord,
 };
 use super::{ALGORITHM, ChainKind, Entry, PublicKey};
 use serde_json::Value;

@@ -363,17 +363,17 @@ pub struct ClosureRecord {
 /// signature.
 pub fn period_closure(record: &ClosureRecord, seq: i64, previous: Option<&str>) -> String {
     let mut fields = vec![
-            vat_string(&record.vat),
-            record.total_cents.to_string(),
-            record.grand_total_cents.to_string(),
-            record.grand_total_abs_cents.to_string(),
-            compact_timestamp(crate::instant::from_micros(record.closed_at)),
-            field(&record.register_id),
-            seq.to_string(),
-            record.period.as_str().to_owned(),
-            format!("{}|{}", record.period_from, record.period_to),
-            format!("{}|{}", record.first_ticket_seq, record.last_ticket_seq),
-            record.last_ticket_signature.clone().unwrap_or_default(),
+        vat_string(&record.vat),
+        record.total_cents.to_string(),
+        record.grand_total_cents.to_string(),
+        record.grand_total_abs_cents.to_string(),
+        compact_timestamp(crate::instant::from_micros(record.closed_at)),
+        field(&record.register_id),
+        seq.to_string(),
+        record.period.as_str().to_owned(),
+        format!("{}|{}", record.period_from, record.period_to),
+        format!("{}|{}", record.first_ticket_seq, record.last_ticket_seq),
+        record.last_ticket_signature.clone().unwrap_or_default(),
     ];
     fields.extend(LateTickets::field(record.late.as_ref()));
     join(fields, seq, previous)

@@ -680,7 +680,9 @@ async fn issued_at_accepts_utc_calendar_instants_only(engine: Engine) {
     // sales are sent within the hours a sale may wait to be booked.
     let start = "2028-02-28T00:00:00Z".parse().expect("an instant");
     let shop = Shop::open_at(engine, start, |config| config.session_ttl_seconds = 7 * 24 * 3600).await;
-    shop.server.clock.set("2028-03-01T10:00:00Z".parse().expect("an instant"));
+    shop.server
+        .clock
+        .set("2028-03-01T10:00:00Z".parse().expect("an instant"));
     let cases = [
         ("2028-02-29T10:00:00Z", true),
         ("2028-03-01T09:30Z", true),

@@ -72,7 +72,16 @@ impl Shop {
             .as_array()
             .unwrap()
             .iter()
-            .map(|entry| entry["payload"].as_str().unwrap().split(',').next().unwrap().parse().unwrap())
+            .map(|entry| {
+                entry["payload"]
+                    .as_str()
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
             .collect()
     }
 }
@@ -97,7 +106,10 @@ async fn a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart(engine:
     ];
     clock.advance(std::time::Duration::from_secs(1800));
     let first_z = shop.close_session(&shop.session).await;
-    assert_eq!((first_z["salesCount"].clone(), first_z["totalCents"].clone()), (json!(1), json!(MUG.1)));
+    assert_eq!(
+        (first_z["salesCount"].clone(), first_z["totalCents"].clone()),
+        (json!(1), json!(MUG.1))
+    );
     assert!(first_z.get("lateSales").is_none(), "{first_z}");
 
     // Back online: the session's token still authenticates, and the queue is booked late.
@@ -108,7 +120,11 @@ async fn a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart(engine:
         let again = shop.finalize(sale).await;
         assert_eq!(again.text, booked.text, "a late sale sent twice is booked once");
     }
-    assert_eq!(shop.close_session(&shop.session).await, first_z, "a sealed Z report never changes");
+    assert_eq!(
+        shop.close_session(&shop.session).await,
+        first_z,
+        "a sealed Z report never changes"
+    );
 
     // The next shift on the register: one sale of its own, and one more late sale of the
     // first shift sent with the new session's token.
@@ -125,14 +141,30 @@ async fn a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart(engine:
         .await;
     assert_eq!(x.status, 200, "{}", x.text);
     let late_total = BAGUETTE.1 + MUG.1 + BAGUETTE.1;
-    assert_eq!((x.body["salesCount"].clone(), x.body["totalCents"].clone()), (json!(1), json!(BOOK.1)));
+    assert_eq!(
+        (x.body["salesCount"].clone(), x.body["totalCents"].clone()),
+        (json!(1), json!(BOOK.1))
+    );
     assert_eq!(late_part(&x.body), json!({"salesCount": 3, "totalCents": late_total}));
-    assert_eq!(x.body["lateSales"]["tenders"], json!([{"method": "card", "appliedCents": late_total}]));
+    assert_eq!(
+        x.body["lateSales"]["tenders"],
+        json!([{"method": "card", "appliedCents": late_total}])
+    );
     // The late sales were paid into the first shift's drawer: this one expects none of it.
     assert_eq!(x.body["expectedCashCents"], 0);
     let second_z = shop.close_session(&session).await;
-    for field in ["salesCount", "totalCents", "tenders", "vat", "lateSales", "expectedCashCents"] {
-        assert_eq!(second_z[field], x.body[field], "{field}: the X and the Z of the same sales");
+    for field in [
+        "salesCount",
+        "totalCents",
+        "tenders",
+        "vat",
+        "lateSales",
+        "expectedCashCents",
+    ] {
+        assert_eq!(
+            second_z[field], x.body[field],
+            "{field}: the X and the Z of the same sales"
+        );
     }
 
     // A third shift shows no late sale again.
@@ -191,13 +223,19 @@ async fn sales_too_old_in_the_future_or_of_another_register_are_refused(engine: 
         reply.assert_error(422, "BUSINESS_RULE_VIOLATION");
         assert!(reply.text.contains(why), "{why}: {}", reply.text);
     }
-    assert_eq!(shop.server.count_rows("sales").await, 0, "a refused sale changes nothing");
+    assert_eq!(
+        shop.server.count_rows("sales").await,
+        0,
+        "a refused sale changes nothing"
+    );
     // The bounds themselves are inside.
     for (transaction, issued_at) in [
         ("oldest", now - Span::new().hours(2)),
         ("newest", now + Span::new().minutes(5)),
     ] {
-        let booked = shop.finalize(&shop.rung(transaction, &shop.session, MUG, issued_at)).await;
+        let booked = shop
+            .finalize(&shop.rung(transaction, &shop.session, MUG, issued_at))
+            .await;
         assert_eq!(booked.status, 201, "{transaction}: {}", booked.text);
     }
     shop.server.stop().await;
@@ -230,7 +268,9 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
     // Online through the evening.
     clock.set(at("2028-03-01T17:00:00Z"));
     for i in 0..10 {
-        let sold = shop.finalize(&shop.sale(&format!("day-{i}"), vec![line("l1", MUG, 1)], MUG.1)).await;
+        let sold = shop
+            .finalize(&shop.sale(&format!("day-{i}"), vec![line("l1", MUG, 1)], MUG.1))
+            .await;
         assert_eq!(sold.status, 201, "{}", sold.text);
     }
     // 22:30 to 01:30 Paris: the queue, rung every 36 seconds, priced by the till as the
@@ -267,17 +307,26 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
                 reply = shop.finalize(&queued.body).await;
             }
             assert!(reply.status == 201 || reply.status == 200, "{}", reply.text);
-            assert_eq!(reply.body["ticket"]["totalCents"], queued.total, "priced as of its issuedAt");
+            assert_eq!(
+                reply.body["ticket"]["totalCents"], queued.total,
+                "priced as of its issuedAt"
+            );
             let id = queued.body["transactionId"].as_str().unwrap().to_owned();
             answers.entry(id).or_default().push(reply.text);
         }
     }
     assert_eq!(answers.len(), QUEUED);
     assert!(
-        answers.values().all(|bodies| bodies.iter().all(|body| *body == bodies[0])),
+        answers
+            .values()
+            .all(|bodies| bodies.iter().all(|body| *body == bodies[0])),
         "a sale sent twice is answered the same"
     );
-    assert_eq!(server.count_rows("sales").await, (10 + QUEUED) as i64, "each committed once");
+    assert_eq!(
+        server.count_rows("sales").await,
+        (10 + QUEUED) as i64,
+        "each committed once"
+    );
 
     // The next morning a new shift opens, which closes the day that received the queue.
     clock.set(at("2028-03-03T07:00:00Z"));
@@ -286,7 +335,10 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
     let second_z = shop.close_session(&session).await;
     assert!(!till.is_empty());
     let night_total: i64 = queue.iter().map(|queued| queued.total).sum();
-    assert_eq!(late_part(&second_z), json!({"salesCount": QUEUED, "totalCents": night_total}));
+    assert_eq!(
+        late_part(&second_z),
+        json!({"salesCount": QUEUED, "totalCents": night_total})
+    );
     let closures = shop.register_closures().await;
     let day = |date: &str| {
         closures
@@ -296,11 +348,17 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
             .clone()
     };
     let (first_day, second_day) = (day("2028-03-01"), day("2028-03-02"));
-    assert_eq!((first_day["ticketCount"].clone(), first_day["totalCents"].clone()), (json!(10), first_z["totalCents"].clone()));
+    assert_eq!(
+        (first_day["ticketCount"].clone(), first_day["totalCents"].clone()),
+        (json!(10), first_z["totalCents"].clone())
+    );
     assert!(first_day.get("late").is_none(), "{first_day}");
     assert_eq!(second_day["ticketCount"], QUEUED);
     assert_eq!(second_day["totalCents"], night_total);
-    assert_eq!(second_day["late"], json!({"salesCount": QUEUED, "totalCents": night_total}));
+    assert_eq!(
+        second_day["late"],
+        json!({"salesCount": QUEUED, "totalCents": night_total})
+    );
     // Every ticket is in one day, and in one Z report or shown apart in one.
     let days_total = first_day["totalCents"].as_i64().unwrap() + second_day["totalCents"].as_i64().unwrap();
     let shifts_total = first_z["totalCents"].as_i64().unwrap()
