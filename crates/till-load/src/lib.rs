@@ -7,6 +7,7 @@ pub mod bench;
 pub mod client;
 pub mod cluster;
 pub mod crash;
+pub mod drawer;
 pub mod prefill;
 pub mod reads;
 pub mod shop;

@@ -1,6 +1,7 @@
 //! `till-load`: drives a till deployment from outside. `bench` measures finalizeSale
-//! throughput and latency against the engine's own durable commit rate; `crash` kills nodes
-//! under load and proves nothing was lost or booked twice.
+//! throughput and latency against the engine's own durable commit rate; `drawer` the X report
+//! of a big session and a burst of late sales from offline tills; `crash` kills nodes under
+//! load and proves nothing was lost or booked twice.
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use till_load::bench::{self, BenchPlan, Mixes, Pace};
 use till_load::crash::{self, CrashPlan};
+use till_load::drawer::{self, DrawerPlan};
 use till_load::prefill::{self, PrefillPlan};
 use till_load::reads::{self, ReadsPlan};
 
@@ -113,6 +115,36 @@ enum Command {
         feed_events: u64,
         #[arg(long, default_value_t = 50_000)]
         deliveries: u64,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        till: Option<PathBuf>,
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Measure the cash drawer's costs on a new database: the latency of the X report of a
+    /// session holding `--sales` sales (beside the target of 50 ms), and the rate of a burst of
+    /// `--late` sales rung offline and sent after their sessions were closed, booked as late
+    /// sales, against as many sent on open sessions just before. Exits 1 if a sale was refused,
+    /// the X report miscounted or a late sale sent again was not answered as a replay.
+    Drawer {
+        /// `sqlite://FILE` or `postgres://.../NEW_DATABASE`.
+        #[arg(long)]
+        database_url: String,
+        /// Sales booked on the X report's session.
+        #[arg(long, default_value_t = 5_000)]
+        sales: usize,
+        /// X reports timed, one after the other.
+        #[arg(long, default_value_t = 50)]
+        reports: usize,
+        /// Sales of the late burst, and of the on-time burst it is compared with.
+        #[arg(long, default_value_t = 1_000)]
+        late: usize,
+        /// Sales in flight at once; each burst's sales are spread over as many tills.
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
         #[arg(long)]
         json: bool,
         #[arg(long)]
@@ -304,13 +336,38 @@ async fn main() -> anyhow::Result<()> {
             let report = reads::run(&plan)
                 .await
                 .with_context(|| format!("reads failed; node log in {}", plan.work_dir.display()))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print_reads(&report);
-            }
+            show(&report, json, print_reads)?;
             workspace.clean_up();
             Ok(())
+        }
+        Command::Drawer {
+            database_url,
+            sales,
+            reports,
+            late,
+            clients,
+            json,
+            till,
+            work_dir,
+            seed,
+        } => {
+            let workspace = Workspace::new(till, work_dir)?;
+            let plan = DrawerPlan {
+                binary: workspace.binary.clone(),
+                database_url,
+                work_dir: workspace.work_dir.clone(),
+                sales: sales.max(1),
+                reports: reports.max(1),
+                late: late.max(1),
+                clients: clients.max(1),
+                seed,
+            };
+            let report = drawer::run(&plan)
+                .await
+                .with_context(|| format!("drawer failed; node log in {}", plan.work_dir.display()))?;
+            show(&report, json, print_drawer)?;
+            workspace.clean_up();
+            drawer::check(&report)
         }
         Command::Crash {
             database_url,
@@ -407,6 +464,16 @@ impl Workspace {
     }
 }
 
+/// Prints `report` as JSON, or as `print` writes it for a person.
+fn show<R: serde::Serialize>(report: &R, json: bool, print: fn(&R)) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print(report);
+    }
+    Ok(())
+}
+
 fn print_report(report: &bench::BenchReport) {
     let l = &report.latency_us;
     let ms = |us: u64| us as f64 / 1000.0;
@@ -494,4 +561,37 @@ fn print_reads(report: &reads::ReadsReport) {
         |name: &str, r: &reads::Rate| println!("{name:<17} {} in {:.2} s, {:.0}/s", r.count, r.seconds, r.per_second);
     rate("feed read", &report.feed);
     rate("webhook delivery", &report.webhooks);
+}
+
+fn print_drawer(report: &drawer::DrawerReport) {
+    let x = &report.x_report;
+    let burst = |name: &str, b: &drawer::Burst| {
+        let refused = match b.refused {
+            0 => String::new(),
+            n => format!(", {n} refused"),
+        };
+        let r = &b.acknowledged;
+        println!(
+            "{name:<17} {} of {} booked in {:.2} s, {:.0}/s{refused}",
+            r.count, b.sent, r.seconds, r.per_second
+        );
+    };
+    println!("engine            {}", report.engine);
+    burst("session sales", &x.session_sales);
+    let l = &x.latency;
+    println!(
+        "X report (ms)     {} reports of {} sales: p50 {:.2}  p99 {:.2}  max {:.2}  (target: under {})",
+        l.count, x.reported_sales_count, l.p50_ms, l.p99_ms, l.max_ms, x.target_ms
+    );
+    burst("on-time burst", &report.on_time);
+    burst("late burst", &report.late);
+    println!("late / on-time    {:.2}x", report.late_over_on_time);
+    let r = &report.replays;
+    match r.sent {
+        0 => println!("replays           none sent: no late sale was booked"),
+        sent => println!(
+            "replays           {} of {sent} answered as replays, same body",
+            r.replayed
+        ),
+    }
 }

@@ -369,11 +369,11 @@ async fn get(client: &Client, admin: &str, path: &str) -> Result<Value> {
     Ok(client.get(path, admin).await?.expect(200, path)?.json())
 }
 
-fn histogram() -> Result<Histogram<u64>> {
+pub(crate) fn histogram() -> Result<Histogram<u64>> {
     Histogram::new_with_bounds(1, 600_000_000, 3).context("histogram")
 }
 
-fn timing(name: &str, histogram: &Histogram<u64>) -> Timing {
+pub(crate) fn timing(name: &str, histogram: &Histogram<u64>) -> Timing {
     let ms = |us: u64| us as f64 / 1000.0;
     Timing {
         name: name.to_owned(),
@@ -384,7 +384,7 @@ fn timing(name: &str, histogram: &Histogram<u64>) -> Timing {
     }
 }
 
-fn rate(count: u64, elapsed: Duration) -> Rate {
+pub(crate) fn rate(count: u64, elapsed: Duration) -> Rate {
     let seconds = elapsed.as_secs_f64();
     Rate {
         count,

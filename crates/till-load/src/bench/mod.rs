@@ -482,7 +482,7 @@ pub fn stored_value_over_plain(reports: &[BenchReport]) -> Option<f64> {
     }
 }
 
-fn engine_of(url: &str) -> &'static str {
+pub(crate) fn engine_of(url: &str) -> &'static str {
     if url.starts_with("sqlite:") {
         "sqlite"
     } else {
