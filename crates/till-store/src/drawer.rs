@@ -257,9 +257,9 @@ pub(crate) async fn shift_figures(
         .fetch_one(&mut *conn)
         .await?;
     let total: i64 = totals.try_get("total")?;
-    let vat = sale_detail::vat_by_rate(conn, sales).await?;
+    let parts = sale_detail::totals(conn, sales).await?;
     let out_of_range = || StoreError::Corrupt(format!("session {session_id} adds up past the largest amount"));
-    let takings = takings(conn, sales).await?;
+    let takings = takings_of(parts.tenders)?;
     let rows = query("SELECT kind, amount_cents FROM cash_movements WHERE session_id = $1")
         .bind(session_id)
         .fetch_all(&mut *conn)
@@ -280,7 +280,7 @@ pub(crate) async fn shift_figures(
         opening_float: session.opening_float,
         sales_count: totals.try_get("sales")?,
         total: Cents::new(total).ok_or_else(out_of_range)?,
-        vat,
+        vat: parts.vat,
         takings,
         movements,
         late,
@@ -289,9 +289,12 @@ pub(crate) async fn shift_figures(
 
 /// What each tender method took on `sales`.
 pub(crate) async fn takings(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<MethodTakings>, StoreError> {
+    takings_of(sale_detail::totals(conn, sales).await?.tenders)
+}
+
+fn takings_of(tenders: Vec<(String, i64, i64)>) -> Result<Vec<MethodTakings>, StoreError> {
     let out_of_range = || StoreError::Corrupt("tender takings pass the largest amount".to_owned());
-    sale_detail::tenders_by_method(conn, sales)
-        .await?
+    tenders
         .into_iter()
         .map(|(method, applied, forfeited)| {
             Ok(MethodTakings {

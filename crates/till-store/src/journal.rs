@@ -318,6 +318,8 @@ struct Head {
     day: Option<OpenDay>,
     /// How many of this node's guesses for the register were right in a row, up to now.
     right_in_a_row: u32,
+    /// The entry seals a late sale.
+    late: bool,
 }
 
 /// The place a register's next ticket is expected to take.
@@ -327,6 +329,8 @@ pub(crate) struct Guess {
     pub day: Option<OpenDay>,
     /// Whether the guesses before were right often enough in a row to act on this one.
     pub trusted: bool,
+    /// Whether the ticket before the guessed place is a late sale.
+    pub follows_late: bool,
 }
 
 /// A register's local day with tickets on it and open for more: marked, not closed early.
@@ -358,18 +362,20 @@ impl TicketHeads {
             place,
             day: head.day.clone(),
             trusted: head.right_in_a_row >= TRUSTED_AFTER,
+            follows_late: head.late,
         })
     }
 
     /// Records a committed ticket: `signature` sealed `place`, on `day` when it is known (else
-    /// the day recorded before stands); `guessed` is the place [`TicketHeads::next`] had
-    /// guessed for it, if any.
+    /// the day recorded before stands), a late sale or not; `guessed` is the place
+    /// [`TicketHeads::next`] had guessed for it, if any.
     pub(crate) fn committed(
         &self,
         register_id: &str,
         place: &Place,
         signature: String,
         day: Option<OpenDay>,
+        late: bool,
         guessed: Option<&Place>,
     ) {
         let right = guessed == Some(place);
@@ -381,6 +387,7 @@ impl TicketHeads {
                 known.seq = place.seq;
                 known.signature = signature;
                 known.holds = place.holds;
+                known.late = late;
                 if day.is_some() {
                     known.day = day;
                 }
@@ -397,6 +404,7 @@ impl TicketHeads {
                     holds: place.holds,
                     day,
                     right_in_a_row: u32::from(right),
+                    late,
                 };
                 heads.insert(register_id.to_owned(), head);
             }

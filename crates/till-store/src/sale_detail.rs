@@ -103,70 +103,76 @@ impl Sales<'_> {
         }
     }
 
-    /// The documents of the sales.
-    async fn details(self, conn: &mut Conn) -> Result<Vec<SaleDetail>, StoreError> {
+    /// The parts of the sales' documents that their totals read.
+    async fn parts(self, conn: &mut Conn) -> Result<Vec<TotalledParts>, StoreError> {
         let rows = self
             .bind(query(format!("SELECT s.packed FROM sales s WHERE {}", self.clause())))
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
-            .map(|row| SaleDetail::read(&packed::detail_of(row)?))
+            .map(|row| {
+                serde_json::from_str(&packed::detail_of(row)?)
+                    .map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
+            })
             .collect()
     }
+}
+
+/// What the totals read of a sale's document: its VAT and tenders. Its lines, the bulk of it,
+/// are skipped over unread.
+#[derive(Deserialize)]
+struct TotalledParts {
+    tenders: Vec<TenderTaken>,
+    vat: Vec<SaleRecordVat>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TenderTaken {
+    method: String,
+    applied_cents: i64,
+    forfeited_cents: i64,
+}
+
+/// The sums of a set of sales per VAT rate and per tender method, read in one pass over their
+/// documents.
+pub(crate) struct SalesTotals {
+    /// Per VAT rate, highest rate first.
+    pub vat: Vec<SaleRecordVat>,
+    /// Per tender method, by method: what was applied and what was forfeited.
+    pub tenders: Vec<(String, i64, i64)>,
+}
+
+/// [`SalesTotals`] of `sales`.
+pub(crate) async fn totals(conn: &mut Conn, sales: Sales<'_>) -> Result<SalesTotals, StoreError> {
+    let mut vat = Totals::default();
+    let mut tenders = Totals::default();
+    for parts in sales.parts(conn).await? {
+        for v in parts.vat {
+            vat.add(v.vat_rate, v.total_cents, v.vat_cents)?;
+        }
+        for t in parts.tenders {
+            tenders.add(t.method, t.applied_cents, t.forfeited_cents)?;
+        }
+    }
+    Ok(SalesTotals {
+        vat: vat
+            .0
+            .into_iter()
+            .rev()
+            .map(|(vat_rate, (total_cents, vat_cents))| SaleRecordVat {
+                vat_rate,
+                total_cents,
+                vat_cents,
+            })
+            .collect(),
+        tenders: tenders.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect(),
+    })
 }
 
 /// Totals per VAT rate of `sales`, highest rate first.
 pub(crate) async fn vat_by_rate(conn: &mut Conn, sales: Sales<'_>) -> Result<Vec<SaleRecordVat>, StoreError> {
-    let totals = sum_per_part(conn, sales, |detail| {
-        detail
-            .vat
-            .into_iter()
-            .map(|v| (v.vat_rate, v.total_cents, v.vat_cents))
-            .collect()
-    })
-    .await?;
-    Ok(totals
-        .0
-        .into_iter()
-        .rev()
-        .map(|(vat_rate, (total_cents, vat_cents))| SaleRecordVat {
-            vat_rate,
-            total_cents,
-            vat_cents,
-        })
-        .collect())
-}
-
-/// Per tender method of `sales`, by method: what was applied and what was forfeited.
-pub(crate) async fn tenders_by_method(
-    conn: &mut Conn,
-    sales: Sales<'_>,
-) -> Result<Vec<(String, i64, i64)>, StoreError> {
-    let totals = sum_per_part(conn, sales, |detail| {
-        detail
-            .tenders
-            .into_iter()
-            .map(|t| (t.method, t.applied_cents, t.forfeited_cents))
-            .collect()
-    })
-    .await?;
-    Ok(totals.0.into_iter().map(|(method, (a, f))| (method, a, f)).collect())
-}
-
-/// Two sums per part (a VAT rate, a tender method) of `sales`, over what `parts` takes from
-/// each sale's document.
-async fn sum_per_part<K: Ord>(
-    conn: &mut Conn,
-    sales: Sales<'_>,
-    parts: impl Fn(SaleDetail) -> Vec<(K, i64, i64)>,
-) -> Result<Totals<K>, StoreError> {
-    let mut totals = Totals::default();
-    for detail in sales.details(conn).await? {
-        for (part, first, second) in parts(detail) {
-            totals.add(part, first, second)?;
-        }
-    }
-    Ok(totals)
+    Ok(totals(conn, sales).await?.vat)
 }
 
 /// Two sums of cents per key, checked: a total past `i64` is an error, never a wrapped figure.

@@ -100,7 +100,7 @@ impl Store {
             SaleAnswer::Ready(body) => Some(packed::pack(body, &detail)?),
             SaleAnswer::NamingCreditNote(_) => None,
         };
-        let register_id = sale.register_id.clone();
+        let (register_id, late) = (sale.register_id.clone(), sale.late);
         let guess = self.ticket_heads().next(register_id.as_str());
         // Signed here, on the request's task, for the place the register's chain is expected
         // to give it next: on SQLite the writer thread, whose time every sale of every
@@ -118,13 +118,19 @@ impl Store {
             key,
             presigned,
         };
-        let (guessed, trusted_day) = match guess {
-            Some(guess) => (Some(guess.place), guess.day.filter(|_| guess.trusted)),
-            None => (None, None),
+        let (guessed, trusted_day, follows_late) = match guess {
+            Some(guess) => (
+                Some(guess.place),
+                guess.day.filter(|_| guess.trusted),
+                guess.follows_late,
+            ),
+            None => (None, None, false),
         };
         let booked = match trusted_day {
-            Some(day) => self.commit_predicted(&input, &day).await?,
-            None => None,
+            // The first late sale after a gap records a technical event, which the checked
+            // path writes; the late sales after it in a till's queue need none.
+            Some(day) if !late || follows_late => self.commit_predicted(&input, &day).await?,
+            _ => None,
         };
         let booked = match booked {
             Some(booked) => {
@@ -146,6 +152,7 @@ impl Store {
                     &booked.place,
                     booked.signature,
                     booked.day,
+                    late,
                     guessed.as_ref(),
                 );
                 Ok(SaleOutcome::Committed {
@@ -174,7 +181,7 @@ impl Store {
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none() && !sale.late;
+        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }

@@ -384,7 +384,41 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
     shop.server.stop().await;
 }
 
+/// A till's queue sent one sale after another: on PostgreSQL, once the node trusts its guess
+/// of the till's chain, the late sales after the first are committed in one statement each.
+/// The journal records one gap, and every sale is late.
+async fn a_queue_sent_in_order_is_one_gap_in_the_journal(engine: Engine) {
+    const QUEUED: i64 = 15;
+    let start = at("2028-03-01T08:00:00Z");
+    let shop = Shop::open_at(engine, start, |_| {}).await;
+    let sold = shop.sell_until_the_guess_is_trusted().await;
+    let rung = shop.server.clock_now();
+    shop.server.clock.advance(std::time::Duration::from_secs(600));
+    shop.close_session(&shop.session).await;
+    for i in 0..QUEUED {
+        let sale = shop.rung(&format!("late-{i}"), &shop.session, MUG, rung + Span::new().seconds(i));
+        let booked = shop.finalize(&sale).await;
+        assert_eq!(booked.status, 201, "{}", booked.text);
+    }
+    let codes = shop.event_codes().await;
+    assert_eq!(codes.iter().filter(|code| **code == 1040).count(), 1, "{codes:?}");
+    let (next, till) = shop.server.open_session("s1", "r1", "camille", "1234").await;
+    let x = shop
+        .server
+        .get(&format!("/v1/register-sessions/{next}/x-report"), &till)
+        .await;
+    assert_eq!(
+        late_part(&x.body),
+        json!({"salesCount": QUEUED, "totalCents": QUEUED * MUG.1})
+    );
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["chains"]["ticket"], sold + QUEUED);
+    shop.server.stop().await;
+}
+
 on_both_engines!(
+    a_queue_sent_in_order_is_one_gap_in_the_journal,
     a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart,
     sales_too_old_in_the_future_or_of_another_register_are_refused,
     a_night_offline_is_booked_once_at_the_prices_of_its_sales,
