@@ -41,6 +41,21 @@ pub fn pack(response: &str, detail: &str) -> Result<Vec<u8>, StoreError> {
 /// The answer and the document of a packed value.
 pub fn unpack(packed: &[u8]) -> Result<Unpacked, StoreError> {
     let damaged = || StoreError::Corrupt("a sale's packed answer and document cannot be read".into());
+    let (bytes, response_len) = unpack_bytes(packed)?;
+    let mut texts = String::from_utf8(bytes).map_err(|_| damaged())?;
+    if !texts.is_char_boundary(response_len) {
+        return Err(damaged());
+    }
+    let detail = texts.split_off(response_len);
+    Ok(Unpacked {
+        response: texts,
+        detail,
+    })
+}
+
+/// The two texts of a packed value as bytes, and where the document begins.
+fn unpack_bytes(packed: &[u8]) -> Result<(Vec<u8>, usize), StoreError> {
+    let damaged = || StoreError::Corrupt("a sale's packed answer and document cannot be read".into());
     let (&format, rest) = packed.split_first().ok_or_else(damaged)?;
     if format != LZ4 || rest.len() < HEADER - 1 {
         return Err(damaged());
@@ -55,15 +70,15 @@ pub fn unpack(packed: &[u8]) -> Result<Unpacked, StoreError> {
     if bytes.len() != total {
         return Err(damaged());
     }
-    let mut texts = String::from_utf8(bytes).map_err(|_| damaged())?;
-    if !texts.is_char_boundary(response_len) {
-        return Err(damaged());
-    }
-    let detail = texts.split_off(response_len);
-    Ok(Unpacked {
-        response: texts,
-        detail,
-    })
+    Ok((bytes, response_len))
+}
+
+/// Reads the document of a sale row selected with its `packed` column as a `T`, straight from
+/// its bytes: a total over many sales spares each the copies of a text.
+pub(crate) fn read_detail<T: serde::de::DeserializeOwned>(row: &Row) -> Result<T, StoreError> {
+    let (bytes, response_len) = unpack_bytes(&row.try_get::<Vec<u8>>("packed")?)?;
+    serde_json::from_slice(&bytes[response_len..])
+        .map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
 }
 
 pub struct Unpacked {

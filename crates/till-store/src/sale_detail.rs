@@ -109,12 +109,7 @@ impl Sales<'_> {
             .bind(query(format!("SELECT s.packed FROM sales s WHERE {}", self.clause())))
             .fetch_all(&mut *conn)
             .await?;
-        rows.iter()
-            .map(|row| {
-                serde_json::from_str(&packed::detail_of(row)?)
-                    .map_err(|_| StoreError::Corrupt("a sale's detail cannot be read".into()))
-            })
-            .collect()
+        rows.iter().map(packed::read_detail).collect()
     }
 }
 
