@@ -17,7 +17,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   `If-Match` naming a version the rule is no longer at (412), a gift card issued with a code
   already given (409), a cash movement's id used before for another movement (409), a
   session's drawer once the session closed (422), and a price whose `effectiveFrom` is already
-  past by the server's clock, or a new article's first price set to start later (422); a report
+  past by the server's clock, or a new article's first price set to start later (422); a
+  sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
   that starts after the current quarter hour, a replay from past the feed's last event, and a
   webhook URL whose host is, or resolves to, an address this deployment does not deliver to.
 """
