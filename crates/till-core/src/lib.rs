@@ -1,6 +1,7 @@
 //! The pure domain core of till. Nothing here performs I/O, reads a clock or awaits: callers
 //! pass in the time, the catalog and the configuration, and get values back.
 
+pub mod barcode;
 pub mod canonical;
 pub mod catalog;
 pub mod committed;
