@@ -95,7 +95,15 @@ mod tests {
     fn wrong_digits_and_shapes_are_refused() {
         assert_eq!(Gtin::parse("4006381333932"), Err(BarcodeProblem::CheckDigit));
         assert_eq!(Gtin::parse("96385075"), Err(BarcodeProblem::CheckDigit));
-        for shape in ["", "1234567", "123456789", "40063813339a1", "+4006381333931", "4006381333931 ", "٤٠٠٦٣٨١٣٣٣٩٣١"] {
+        for shape in [
+            "",
+            "1234567",
+            "123456789",
+            "40063813339a1",
+            "+4006381333931",
+            "4006381333931 ",
+            "٤٠٠٦٣٨١٣٣٣٩٣١",
+        ] {
             assert!(Gtin::parse(shape).is_err(), "{shape}");
         }
         assert_eq!(Gtin::parse("123456789012345"), Err(BarcodeProblem::Shape));

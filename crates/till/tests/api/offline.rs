@@ -378,6 +378,16 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
         .await;
     assert_eq!(archive.status, 201, "{}", archive.text);
     till_core::fiscal::archive::verify_file(archive.text.as_bytes()).expect("the archive verifies");
+    let schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&archive.body)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the archive follows its published schema: {errors:?}"
+    );
     let sales = archive.body["archive"]["sales"].as_array().unwrap();
     assert_eq!(sales.iter().filter(|sale| sale["late"] == true).count(), QUEUED);
     assert_eq!(sales.len(), 10 + QUEUED);
