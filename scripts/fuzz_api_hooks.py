@@ -7,7 +7,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
 
 - Rules between fields or between items, stated in the descriptions but not expressible as a
   schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
-  unique within a list (a tender method counted once at a close), a discount's `lineId` naming
+  unique within a list (a tender method counted once at a close, a barcode once on an article
+  in any of its forms), a barcode's check digit, a discount's `lineId` naming
   a line of the same cart, a return naming another transaction than its own.
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
   the list never handed out (cursors are opaque), a store of the network
@@ -15,7 +16,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   (422: an unknown session, article or sale, an empty or mispriced cart, a coupon past its
   limit, a gift card, credit note or points that cannot pay), the elevation channel's codes,
   `If-Match` naming a version the rule is no longer at (412), a gift card issued with a code
-  already given (409), a cash movement's id used before for another movement (409), a
+  already given (409), a barcode another article carries (409), a cash movement's id used
+  before for another movement (409), a
   session's drawer once the session closed (422), and a price whose `effectiveFrom` is already
   past by the server's clock, or a new article's first price set to start later (422); a
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
@@ -38,7 +40,16 @@ _CURSORS = [
 
 # Field errors a 400 may carry for a schema-valid request: (dot path pattern, message).
 _BETWEEN_FIELDS = {
-    "POST /v1/catalog/import": [("skus.*.skuId", "appears more than once in the import")],
+    "POST /v1/catalog/import": [
+        ("skus.*.skuId", "appears more than once in the import"),
+        ("skus.*.barcodes.*", "has a wrong check digit"),
+        ("skus.*.barcodes.*", "is the same barcode as barcodes.*"),
+    ],
+    "PUT /v1/catalog/skus/{skuId}": [
+        ("barcodes.*", "has a wrong check digit"),
+        ("barcodes.*", "is the same barcode as barcodes.*"),
+    ],
+    "GET /v1/catalog/barcodes/{code}": [("code", "has a wrong check digit")],
     "POST /v1/checkout/finalize": [
         ("storeId", "is not a store of the network"),
         ("cart.lines.*.id", "is already the id of another line"),
@@ -107,8 +118,8 @@ _ON_THE_DATA = {
         (409, "CONFLICT"),
     },
     "GET /v1/register-sessions/{sessionId}/x-report": {(422, "BUSINESS_RULE_VIOLATION")},
-    "PUT /v1/catalog/skus/{skuId}": {(422, "BUSINESS_RULE_VIOLATION")},
-    "POST /v1/catalog/import": {(422, "BUSINESS_RULE_VIOLATION")},
+    "PUT /v1/catalog/skus/{skuId}": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/catalog/import": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
 }
 
 

@@ -63,6 +63,27 @@ impl ToSchema for SkuId {
     }
 }
 
+/// A barcode: the digits of an EAN-8, UPC-A, EAN-13 or GTIN-14.
+pub struct BarcodeText;
+
+impl PartialSchema for BarcodeText {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^([0-9]{8}|[0-9]{12,14})$"))
+            .description(Some(
+                "An EAN-8, UPC-A, EAN-13 or GTIN-14: 8, 12, 13 or 14 digits, the last the GS1 check digit of the others.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for BarcodeText {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Barcode")
+    }
+}
+
 /// An instant written in UTC, as `issuedAt` is.
 pub struct UtcInstant;
 

@@ -64,6 +64,7 @@ operations! {
     PutCatalogItem = "putCatalogItem", [CatalogWrite], Confirm;
     GetCatalogItem = "getCatalogItem", [CatalogRead, CatalogWrite], Allow;
     ListCatalogItems = "listCatalogItems", [CatalogRead, CatalogWrite], Allow;
+    GetCatalogItemByBarcode = "getCatalogItemByBarcode", [CatalogRead, CatalogWrite], Allow;
     ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;

@@ -258,6 +258,9 @@ impl From<Conflict> for ApiError {
                 ApiError::Conflict(format!("register {register} already has an open session"))
             }
             Conflict::GiftCardExists => ApiError::Conflict("A gift card with this code already exists.".into()),
+            Conflict::BarcodeTaken { barcode, sku } => ApiError::Conflict(format!(
+                "Barcode {barcode} belongs to article {sku}: take it off that article first; nothing was changed."
+            )),
         }
     }
 }
@@ -273,6 +276,10 @@ pub(crate) fn no_such_register() -> ApiError {
 
 pub(crate) fn not_in_catalog() -> ApiError {
     ApiError::NotFound("Article not found in the catalog.".into())
+}
+
+pub(crate) fn no_article_with_barcode() -> ApiError {
+    ApiError::NotFound("No article of the catalog carries this barcode.".into())
 }
 
 fn business(message: impl Into<String>) -> ApiError {

@@ -27,6 +27,22 @@ impl fmt::Display for BarcodeProblem {
     }
 }
 
+/// A barcode as written on an article, with the GTIN it stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Barcode {
+    pub written: String,
+    pub gtin: Gtin,
+}
+
+impl Barcode {
+    pub fn parse(text: &str) -> Result<Barcode, BarcodeProblem> {
+        Ok(Barcode {
+            written: text.to_owned(),
+            gtin: Gtin::parse(text)?,
+        })
+    }
+}
+
 impl Gtin {
     /// The barcode `text` as its GTIN-14, if it is one of the four forms with its check digit.
     pub fn parse(text: &str) -> Result<Gtin, BarcodeProblem> {

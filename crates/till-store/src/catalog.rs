@@ -1,6 +1,7 @@
 //! The price authority: articles, and every price each has had or will have (table
 //! `sku_prices`, migration 0008). A sale is priced with the prices in force when it was rung.
 
+use crate::barcodes;
 use crate::cache::insert_within;
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
@@ -10,6 +11,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
+use till_core::barcode::Barcode;
 use till_core::catalog::{Article, ArticleAt, CatalogItem, DatedPrice, PriceSchedule};
 use till_core::ids::SkuId;
 use till_core::instant::{from_micros, to_micros};
@@ -22,6 +24,8 @@ pub struct CatalogRecord {
     pub item: CatalogItem,
     /// The prices that start later, soonest first.
     pub scheduled: Vec<DatedPrice>,
+    /// Its barcodes as written, in their order.
+    pub barcodes: Vec<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -32,6 +36,8 @@ pub struct CatalogRecord {
 pub struct CatalogWrite {
     pub item: CatalogItem,
     pub starts: Timestamp,
+    /// The article's barcodes from now on; `None` leaves them as they are.
+    pub barcodes: Option<Vec<Barcode>>,
 }
 
 /// The articles this node priced lately, each with its whole schedule, by SKU (see
@@ -86,7 +92,11 @@ impl Store {
     pub async fn import_catalog(&self, items: Vec<CatalogItem>, now: Timestamp) -> Result<ImportSummary, StoreError> {
         let writes = items
             .into_iter()
-            .map(|item| CatalogWrite { item, starts: now })
+            .map(|item| CatalogWrite {
+                item,
+                starts: now,
+                barcodes: None,
+            })
             .collect();
         self.write_catalog(writes, now).await
     }
@@ -242,11 +252,14 @@ impl Store {
                 .or_default()
                 .push(dated_price(&row)?);
         }
+        let mut barcodes = barcodes::of_skus(&mut self.reader().acquire().await?, &ids).await?;
         rows.iter()
             .zip(ids)
             .map(|(row, id)| {
                 let schedule = PriceSchedule::new(schedules.remove(&id).unwrap_or_default());
-                catalog_from_row(row, &schedule, now)
+                let mut record = catalog_from_row(row, &schedule, now)?;
+                record.barcodes = barcodes.remove(&id).unwrap_or_default();
+                Ok(record)
             })
             .collect()
     }
@@ -353,6 +366,7 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
         query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
             .execute(&mut *conn)
             .await?;
+        barcodes::replace(conn, &input.writes).await?;
         Ok(ImportSummary {
             created,
             updated: input.writes.len() - created,
@@ -417,6 +431,7 @@ fn catalog_from_row(row: &Row, schedule: &PriceSchedule, now: Timestamp) -> Resu
             vat_rate,
         },
         scheduled: schedule.after(now).to_vec(),
+        barcodes: Vec::new(),
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
     })

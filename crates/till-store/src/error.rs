@@ -120,6 +120,8 @@ pub enum Conflict {
     RegisterAlreadyOpen(RegisterId),
     /// A gift card with this code exists.
     GiftCardExists,
+    /// The barcode (as written) belongs to another article.
+    BarcodeTaken { barcode: String, sku: SkuId },
 }
 
 /// An error of either engine's driver.

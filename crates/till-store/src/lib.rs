@@ -6,6 +6,7 @@
 //! `engine`, behind a narrow interface.
 
 pub mod archives;
+pub mod barcodes;
 pub mod cache;
 pub mod catalog;
 pub mod closures;

@@ -6,7 +6,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Obj, Problems};
-use crate::openapi::{Instant, SkuId as SkuIdText, Text, UtcInstant};
+use crate::openapi::{BarcodeText, Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
@@ -15,7 +15,8 @@ use axum::Json;
 use axum::extract::State;
 use jiff::Timestamp;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use till_core::barcode::{Barcode, Gtin};
 use till_core::catalog::{CatalogItem, DatedPrice, price_starts};
 use till_core::ids::SkuId;
 use till_core::instant::{Zone, format_utc};
@@ -31,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(put_item, get_item))
         .routes(routes!(list_items))
+        .routes(routes!(get_by_barcode))
         .routes(routes!(import))
 }
 
@@ -53,6 +55,11 @@ struct CatalogItemBody {
     /// before now is refused with 422: sales already booked were priced with the price then.
     #[schema(value_type = Option<Instant>)]
     effective_from: Option<String>,
+    /// The article's barcodes from now on, replacing those it had; absent leaves them as they
+    /// are. Each an EAN-8, UPC-A, EAN-13 or GTIN-14 with its check digit, once (a UPC-A and the
+    /// EAN-13 with a leading zero are one barcode), and not another article's (409).
+    #[schema(value_type = Option<Vec<BarcodeText>>, max_items = 32)]
+    barcodes: Option<Vec<String>>,
 }
 
 /// One article of an import.
@@ -74,6 +81,9 @@ struct ImportItemBody {
     /// When the price and VAT rate apply (default: now), as in `PUT /v1/catalog/skus/{skuId}`.
     #[schema(value_type = Option<Instant>)]
     effective_from: Option<String>,
+    /// As in `PUT /v1/catalog/skus/{skuId}`; two articles of one import cannot share one.
+    #[schema(value_type = Option<Vec<BarcodeText>>, max_items = 32)]
+    barcodes: Option<Vec<String>>,
 }
 
 /// Body of `POST /v1/catalog/import`.
@@ -97,6 +107,8 @@ pub struct CatalogItemView {
     vat_rate: serde_json::Number,
     /// The prices that apply later, soonest first; empty when none is scheduled.
     scheduled_prices: Vec<ScheduledPriceView>,
+    /// Its barcodes as written, in their order.
+    barcodes: Vec<String>,
     created_at: String,
     updated_at: String,
 }
@@ -120,6 +132,7 @@ impl From<CatalogRecord> for CatalogItemView {
             price_cents: record.item.price.get(),
             vat_rate: record.item.vat_rate.as_json_number(),
             scheduled_prices: record.scheduled.into_iter().map(ScheduledPriceView::from).collect(),
+            barcodes: record.barcodes,
             created_at: format_utc(record.created_at),
             updated_at: format_utc(record.updated_at),
         }
@@ -156,14 +169,19 @@ impl FromParams for SkuPath {
 struct ItemFields {
     item: CatalogItem,
     effective_from: Option<Timestamp>,
+    barcodes: Option<Vec<Barcode>>,
 }
 
-/// Reads `name`, `priceCents`, `vatRate` and `effectiveFrom` of an article object.
+/// Most barcodes on one article.
+const MAX_BARCODES: usize = 32;
+
+/// Reads `name`, `priceCents`, `vatRate`, `effectiveFrom` and `barcodes` of an article object.
 fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<ItemFields> {
     let name = obj.required("name", |f| f.text());
     let price = obj.required("priceCents", |f| f.cents());
     let vat_rate = obj.required("vatRate", vat_rate);
     let effective_from = obj.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
+    let barcodes = obj.optional("barcodes", barcodes);
     Some(ItemFields {
         item: CatalogItem {
             sku_id: sku_id?,
@@ -172,6 +190,29 @@ fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<ItemFields> {
             vat_rate: vat_rate?,
         },
         effective_from: effective_from?,
+        barcodes: barcodes?,
+    })
+}
+
+/// An article's barcodes: each checked, none twice (in any of its forms).
+fn barcodes(field: crate::fields::Field<'_>) -> Option<Vec<Barcode>> {
+    if field.value().as_array().is_some_and(|codes| codes.len() > MAX_BARCODES) {
+        return field.fail(format!("must hold at most {MAX_BARCODES} barcodes"));
+    }
+    let mut seen: HashMap<Gtin, usize> = HashMap::new();
+    let mut index = 0;
+    field.array(|entry| {
+        let at = index;
+        index += 1;
+        let text = entry.string()?;
+        let barcode = match Barcode::parse(text) {
+            Ok(barcode) => barcode,
+            Err(problem) => return entry.fail(problem.to_string()),
+        };
+        match seen.insert(barcode.gtin.clone(), at) {
+            Some(first) => entry.fail(format!("is the same barcode as barcodes.{first}")),
+            None => Some(barcode),
+        }
     })
 }
 
@@ -189,6 +230,7 @@ impl ItemFields {
         Ok(CatalogWrite {
             item: self.item,
             starts,
+            barcodes: self.barcodes,
         })
     }
 }
@@ -212,6 +254,7 @@ pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
     request_body = CatalogItemBody,
     responses((status = 200, description = "Replaced", body = CatalogItemView),
               (status = 201, description = "Created", body = CatalogItemView),
+              (status = 409, description = "A barcode belongs to another article", body = crate::error::ErrorEnvelope),
               (status = 422, description = "effectiveFrom in the past, or a new article's first price scheduled later", body = crate::error::ErrorEnvelope)))]
 async fn put_item(
     _caller: Authorized<ops::PutCatalogItem>,
@@ -247,6 +290,44 @@ async fn get_item(
         .get_catalog_item(&id, state.now())
         .await?
         .ok_or_else(crate::phrases::not_in_catalog)?;
+    Ok(Json(record.into()))
+}
+
+/// `{code}` of `GET /v1/catalog/barcodes/{code}`: a barcode as scanned, checked.
+struct BarcodePath(Gtin);
+
+impl FromParams for BarcodePath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params
+            .required("code", |text| Gtin::parse(text).map_err(|problem| problem.to_string()))
+            .map(BarcodePath)
+    }
+}
+
+/// Find the article a barcode belongs to.
+///
+/// As a till scans it: an EAN-8, UPC-A, EAN-13 or GTIN-14 with its check digit, in any of its
+/// forms (a UPC-A finds the article that carries its EAN-13). Read-only; safe to call at any
+/// time.
+#[utoipa::path(get, path = "/v1/catalog/barcodes/{code}", operation_id = "getCatalogItemByBarcode", tag = "provisioning",
+    params(("code" = BarcodeText, Path, description = "The barcode as scanned")),
+    responses((status = 200, description = "The article", body = CatalogItemView),
+              (status = 404, description = "No article carries it", body = crate::error::ErrorEnvelope)))]
+async fn get_by_barcode(
+    _caller: Authorized<ops::GetCatalogItemByBarcode>,
+    State(state): State<AppState>,
+    PathParams(BarcodePath(gtin)): PathParams<BarcodePath>,
+) -> Result<Json<CatalogItemView>, ApiError> {
+    let now = state.now();
+    let store = state.store();
+    let sku = store
+        .sku_of_barcode(&gtin)
+        .await?
+        .ok_or_else(crate::phrases::no_article_with_barcode)?;
+    let record = store
+        .get_catalog_item(&sku, now)
+        .await?
+        .ok_or_else(crate::phrases::no_article_with_barcode)?;
     Ok(Json(record.into()))
 }
 
@@ -292,6 +373,7 @@ async fn list_items(
 #[utoipa::path(post, path = "/v1/catalog/import", operation_id = "importCatalog", tag = "provisioning",
     request_body = ImportBody,
     responses((status = 200, description = "Imported", body = ImportSummaryView),
+              (status = 409, description = "A barcode belongs to another article, or to two of the import", body = crate::error::ErrorEnvelope),
               (status = 422, description = "An effectiveFrom in the past, or a new article's first price scheduled later", body = crate::error::ErrorEnvelope)))]
 async fn import(
     _caller: Authorized<ops::ImportCatalog>,

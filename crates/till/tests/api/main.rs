@@ -4,6 +4,7 @@ mod harness;
 
 mod archive_trust;
 mod auth;
+mod barcodes;
 mod contract;
 mod deploy;
 mod drawer;

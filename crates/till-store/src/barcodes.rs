@@ -1,0 +1,134 @@
+//! Barcodes of the catalog's articles (table `sku_barcodes`, migration 0011): each kept as
+//! written, keyed by the GTIN it stands for, so that one barcode names one article whichever of
+//! its forms is scanned.
+
+use crate::catalog::{CatalogWrite, placeholders};
+use crate::db::Store;
+use crate::error::{Conflict, StoreError};
+use crate::sql::{Conn, query};
+use std::collections::HashMap;
+use till_core::barcode::Gtin;
+use till_core::ids::SkuId;
+
+/// Rows per multi-row statement: 4 parameters each.
+const CHUNK: usize = 500;
+
+impl Store {
+    /// The article `gtin` belongs to.
+    pub async fn sku_of_barcode(&self, gtin: &Gtin) -> Result<Option<SkuId>, StoreError> {
+        let row = query("SELECT sku_id FROM sku_barcodes WHERE gtin = $1")
+            .bind(gtin.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| Ok(SkuId::from_trusted(row.try_get("sku_id")?)))
+            .transpose()
+    }
+}
+
+/// Gives each write that names barcodes exactly those, in its order; a write naming none
+/// leaves its article's as they are. A barcode another article keeps is refused
+/// ([`Conflict::BarcodeTaken`]), as is one that two articles of the same writes name.
+pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<(), StoreError> {
+    let named: Vec<&CatalogWrite> = writes.iter().filter(|w| w.barcodes.is_some()).collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let mut claimed: HashMap<&str, (&str, &SkuId)> = HashMap::new();
+    for write in &named {
+        for barcode in write.barcodes.iter().flatten() {
+            if let Some((_, other)) = claimed.insert(barcode.gtin.as_str(), (&barcode.written, &write.item.sku_id))
+                && *other != write.item.sku_id
+            {
+                return Err(taken(&barcode.written, other));
+            }
+        }
+    }
+    for chunk in named.chunks(CHUNK) {
+        let mut delete = query(format!(
+            "DELETE FROM sku_barcodes WHERE sku_id IN ({})",
+            placeholders(1, chunk.len())
+        ));
+        for write in chunk {
+            delete = delete.bind(write.item.sku_id.as_str());
+        }
+        delete.execute(&mut *conn).await?;
+    }
+    // What is left belongs to articles these writes do not name: none may keep a claimed one.
+    let gtins: Vec<&str> = claimed.keys().copied().collect();
+    for chunk in gtins.chunks(CHUNK) {
+        let mut kept = query(format!(
+            "SELECT gtin, sku_id FROM sku_barcodes WHERE gtin IN ({}) ORDER BY gtin LIMIT 1",
+            placeholders(1, chunk.len())
+        ));
+        for gtin in chunk {
+            kept = kept.bind(*gtin);
+        }
+        if let Some(row) = kept.fetch_optional(&mut *conn).await? {
+            let gtin: String = row.try_get("gtin")?;
+            let written = claimed
+                .get(gtin.as_str())
+                .map(|(written, _)| *written)
+                .unwrap_or_default();
+            return Err(taken(written, &SkuId::from_trusted(row.try_get("sku_id")?)));
+        }
+    }
+    let rows: Vec<(&SkuId, usize, &str, &str)> = named
+        .iter()
+        .flat_map(|write| {
+            write.barcodes.iter().flatten().enumerate().map(|(position, barcode)| {
+                (
+                    &write.item.sku_id,
+                    position,
+                    barcode.gtin.as_str(),
+                    barcode.written.as_str(),
+                )
+            })
+        })
+        .collect();
+    for chunk in rows.chunks(CHUNK) {
+        let values = (0..chunk.len())
+            .map(|i| format!("(${}, ${}, ${}, ${})", 4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut insert = query(format!(
+            "INSERT INTO sku_barcodes (gtin, sku_id, barcode, position) VALUES {values}"
+        ));
+        for (sku_id, position, gtin, written) in chunk {
+            insert = insert
+                .bind(*gtin)
+                .bind(sku_id.as_str())
+                .bind(*written)
+                .bind(*position as i64);
+        }
+        insert.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// The barcodes of `ids`, each article's in its order.
+pub(crate) async fn of_skus(conn: &mut Conn, ids: &[String]) -> Result<HashMap<String, Vec<String>>, StoreError> {
+    let mut barcodes: HashMap<String, Vec<String>> = HashMap::new();
+    for chunk in ids.chunks(CHUNK) {
+        let mut read = query(format!(
+            "SELECT sku_id, barcode FROM sku_barcodes WHERE sku_id IN ({}) ORDER BY sku_id, position",
+            placeholders(1, chunk.len())
+        ));
+        for id in chunk {
+            read = read.bind(id.as_str());
+        }
+        for row in read.fetch_all(&mut *conn).await? {
+            barcodes
+                .entry(row.try_get("sku_id")?)
+                .or_default()
+                .push(row.try_get("barcode")?);
+        }
+    }
+    Ok(barcodes)
+}
+
+fn taken(barcode: &str, sku: &SkuId) -> StoreError {
+    StoreError::Conflict(Conflict::BarcodeTaken {
+        barcode: barcode.to_owned(),
+        sku: sku.clone(),
+    })
+}
