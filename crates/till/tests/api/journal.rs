@@ -26,7 +26,7 @@ fn shop_today() -> jiff::civil::Date {
 }
 
 impl Shop {
-    async fn chain(&self, register: &str, chain: &str) -> Vec<Value> {
+    pub(crate) async fn chain(&self, register: &str, chain: &str) -> Vec<Value> {
         let path = format!("/v1/fiscal/registers/{register}/chains/{chain}");
         let reply = self
             .server
@@ -36,7 +36,7 @@ impl Shop {
         reply.body["entries"].as_array().cloned().unwrap_or_default()
     }
 
-    async fn closures(&self) -> Vec<Value> {
+    pub(crate) async fn closures(&self) -> Vec<Value> {
         let reply = self
             .server
             .get(
@@ -83,7 +83,7 @@ impl Shop {
 }
 
 /// The JET codes in the register's event chain, in order.
-fn codes(entries: &[Value]) -> Vec<i64> {
+pub(crate) fn codes(entries: &[Value]) -> Vec<i64> {
     entries
         .iter()
         .map(|e| {

@@ -5,6 +5,7 @@
 
 use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer, sku};
+use crate::journal::codes;
 use crate::on_both_engines;
 use futures::future::join_all;
 use jiff::{Span, Timestamp};
@@ -44,45 +45,6 @@ impl Shop {
             .await;
         assert_eq!(closed.status, 200, "{}", closed.text);
         closed.body
-    }
-
-    async fn register_closures(&self) -> Vec<Value> {
-        let reply = self
-            .server
-            .get(
-                "/v1/fiscal/registers/r1/closures",
-                &self.server.token("auditor", "pos.fiscal.read"),
-            )
-            .await;
-        assert_eq!(reply.status, 200, "{}", reply.text);
-        reply.body["closures"].as_array().cloned().unwrap_or_default()
-    }
-
-    /// The JET codes of r1's technical events, in order.
-    async fn event_codes(&self) -> Vec<i64> {
-        let reply = self
-            .server
-            .get(
-                "/v1/fiscal/registers/r1/chains/event",
-                &self.server.token("auditor", "pos.fiscal.read"),
-            )
-            .await;
-        assert_eq!(reply.status, 200, "{}", reply.text);
-        reply.body["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|entry| {
-                entry["payload"]
-                    .as_str()
-                    .unwrap()
-                    .split(',')
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
-            })
-            .collect()
     }
 }
 
@@ -177,14 +139,14 @@ async fn a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart(engine:
 
     // The technical events record the first late sale after each gap: t2 (after t1) and t5
     // (after t4), not t3, which followed t2.
-    let codes = shop.event_codes().await;
+    let codes = codes(&shop.chain("r1", "event").await);
     assert_eq!(codes.iter().filter(|code| **code == 1040).count(), 2, "{codes:?}");
 
     // The day that received them shows them apart among its tickets.
     clock.advance(std::time::Duration::from_secs(24 * 3600));
     let (_, fourth_till) = shop.server.open_session("s1", "r1", "camille", "1234").await;
     assert!(!fourth_till.is_empty());
-    let closures = shop.register_closures().await;
+    let closures = shop.closures().await;
     let day = closures
         .iter()
         .find(|c| c["period"] == "DAY" && c["periodFrom"] == "2028-03-01")
@@ -339,7 +301,7 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
         late_part(&second_z),
         json!({"salesCount": QUEUED, "totalCents": night_total})
     );
-    let closures = shop.register_closures().await;
+    let closures = shop.closures().await;
     let day = |date: &str| {
         closures
             .iter()
@@ -410,7 +372,7 @@ async fn a_queue_sent_in_order_is_one_gap_in_the_journal(engine: Engine) {
         let booked = shop.finalize(&sale).await;
         assert_eq!(booked.status, 201, "{}", booked.text);
     }
-    let codes = shop.event_codes().await;
+    let codes = codes(&shop.chain("r1", "event").await);
     assert_eq!(codes.iter().filter(|code| **code == 1040).count(), 1, "{codes:?}");
     let (next, till) = shop.server.open_session("s1", "r1", "camille", "1234").await;
     let x = shop
