@@ -42,12 +42,15 @@ pub async fn finalize(
     let fingerprint = request.fingerprint();
     let transaction_id = request.transaction_id.clone();
     // A session the till's token showed open may have closed on another node since: then the
-    // commit refuses it, and the sale is booked late, as a till that was offline books it.
-    let again = request.clone();
+    // commit refuses it, and a sale carrying the instant it was rung is booked late, as a till
+    // that was offline books it. Only such a sale is kept for a second attempt: one without
+    // that instant is refused either way.
+    let again = request.issued_at.is_some().then(|| request.clone());
     let outcome = match book_sale(app, caller, request, &fingerprint, elevation, Freshness::AsResolved).await {
-        Err(Error::Store(StoreError::Rule(Rule::SessionClosed(_)))) => {
-            book_sale(app, caller, again, &fingerprint, elevation, Freshness::Stored).await
-        }
+        Err(Error::Store(StoreError::Rule(Rule::SessionClosed(session)))) => match again {
+            Some(again) => book_sale(app, caller, again, &fingerprint, elevation, Freshness::Stored).await,
+            None => Err(Refusal::SessionClosed(session).into()),
+        },
         outcome => outcome,
     };
     unless_twin_committed(app, &transaction_id, &fingerprint, outcome).await
