@@ -634,6 +634,11 @@ async fn a_slow_receiver_holds_up_no_other_endpoint(engine: Engine) {
     for on_hand in 1..=5 {
         count(&server, &sku, on_hand).await;
     }
+    // The slow endpoint's worker may start after the fast one has finished.
+    eventually("the slow receiver's first request", || async {
+        (!slow.got().is_empty()).then_some(())
+    })
+    .await;
     let delivered = eventually("the fast receiver's deliveries", || async {
         let delivered = fast.delivered();
         (delivered.len() >= 5).then_some(delivered)
