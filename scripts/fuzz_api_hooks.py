@@ -8,7 +8,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
 - Rules between fields or between items, stated in the descriptions but not expressible as a
   schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
   unique within a list (a tender method counted once at a close, a barcode once on an article
-  in any of its forms), a barcode's check digit, a discount's `lineId` naming
+  in any of its forms, an article once in a count, a transfer or its receipt), a transfer
+  between two different stores, a barcode's check digit, a discount's `lineId` naming
   a line of the same cart, a return naming another transaction than its own.
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
   the list never handed out (cursors are opaque), a store of the network
@@ -17,7 +18,10 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   limit, a gift card, credit note or points that cannot pay), the elevation channel's codes,
   `If-Match` naming a version the rule is no longer at (412), a gift card issued with a code
   already given (409), a barcode another article carries (409), a cash movement's id used
-  before for another movement (409), a
+  before for another movement (409), a count's or a transfer's id used before for another one
+  (409), a transfer received before with other quantities (409), an article not in the catalog
+  in a count or a transfer, or a receipt that does not state exactly the transfer's articles
+  (422), a
   session's drawer once the session closed (422), and a price whose `effectiveFrom` is already
   past by the server's clock, or a new article's first price set to start later (422); a
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
@@ -96,6 +100,15 @@ _BETWEEN_FIELDS = {
     "GET /v1/staff": _CURSORS,
     "GET /v1/coupons": _CURSORS,
     "GET /v1/register-sessions": _CURSORS,
+    "GET /v1/stores/{storeId}/stock/{skuId}/movements": _CURSORS,
+    "POST /v1/stores/{storeId}/stock-counts": [("lines.*.skuId", "appears more than once in the count")],
+    "POST /v1/stock-transfers": [
+        ("lines.*.skuId", "appears more than once in the transfer"),
+        ("toStoreId", "must be another store than fromStoreId"),
+    ],
+    "POST /v1/stock-transfers/{transferId}/receive": [
+        ("lines.*.skuId", "appears more than once in the receipt"),
+    ],
 }
 
 # Refusals that depend on the data held: (status, code) per operation.
@@ -120,6 +133,9 @@ _ON_THE_DATA = {
     "GET /v1/register-sessions/{sessionId}/x-report": {(422, "BUSINESS_RULE_VIOLATION")},
     "PUT /v1/catalog/skus/{skuId}": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "POST /v1/catalog/import": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/stores/{storeId}/stock-counts": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/stock-transfers": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/stock-transfers/{transferId}/receive": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
 }
 
 

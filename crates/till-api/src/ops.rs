@@ -68,6 +68,11 @@ operations! {
     ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;
+    ListStockMovements = "listStockMovements", [StockRead, StockWrite], Allow;
+    RecordStockCount = "recordStockCount", [StockWrite], Confirm;
+    SendStockTransfer = "sendStockTransfer", [StockWrite], Confirm;
+    ReceiveStockTransfer = "receiveStockTransfer", [StockWrite], Confirm;
+    GetStockTransfer = "getStockTransfer", [StockRead, StockWrite], Allow;
     PutStaff = "putStaffMember", [StaffWrite], Confirm;
     GetStaff = "getStaffMember", [StaffRead, StaffWrite], Allow;
     ListStaff = "listStaffMembers", [StaffRead, StaffWrite], Allow;

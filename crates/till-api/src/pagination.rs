@@ -92,6 +92,17 @@ macro_rules! id_keys {
 
 id_keys!(StoreId, SkuId, Subject, CouponCode, SessionId, TransactionId);
 
+/// A number that orders a list (a stock movement's id): eight bytes big-endian.
+impl CursorKey for i64 {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_be_bytes());
+    }
+
+    fn read(bytes: &[u8]) -> Option<Self> {
+        Some(i64::from_be_bytes(bytes.try_into().ok()?))
+    }
+}
+
 /// The instant in microseconds, eight bytes big-endian, then the id.
 impl<Id: CursorKey> CursorKey for Newest<Id> {
     fn write(&self, out: &mut Vec<u8>) {

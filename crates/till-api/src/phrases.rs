@@ -3,7 +3,7 @@
 
 use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
-use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, Unapproved};
+use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::{Error, Refusal};
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
@@ -184,6 +184,7 @@ impl From<Refusal> for ApiError {
             Refusal::DrawerClosed(session) => business(format!(
                 "Register session {session} is closed: its drawer was counted with its Z report."
             )),
+            Refusal::Stock(refusal) => stock(refusal),
         }
     }
 }
@@ -280,6 +281,32 @@ pub(crate) fn not_in_catalog() -> ApiError {
 
 pub(crate) fn no_article_with_barcode() -> ApiError {
     ApiError::NotFound("No article of the catalog carries this barcode.".into())
+}
+
+fn stock(refusal: StockRefusal) -> ApiError {
+    match refusal {
+        StockRefusal::UnknownStore(store) => ApiError::NotFound(format!("Store {store} not found.")),
+        StockRefusal::NotInCatalog { line, sku } => business(format!(
+            "Line {line} (lines.{line}.skuId): article {sku} is not in the catalog; nothing was moved."
+        )),
+        StockRefusal::CountIdTaken(count) => ApiError::Conflict(format!(
+            "Count {count} was already recorded with other lines; nothing was changed."
+        )),
+        StockRefusal::TransferIdTaken(transfer) => ApiError::Conflict(format!(
+            "Transfer {transfer} was already sent with other content; nothing was changed."
+        )),
+        StockRefusal::SameStore => ApiError::field("toStoreId", "must be another store than fromStoreId"),
+        StockRefusal::NoSuchTransfer(_) => ApiError::NotFound("Stock transfer not found.".into()),
+        StockRefusal::AlreadyReceived(transfer) => ApiError::Conflict(format!(
+            "Transfer {transfer} was already received with other quantities; nothing was changed."
+        )),
+        StockRefusal::NotSent { line, sku } => business(format!(
+            "Line {line} (lines.{line}.skuId): article {sku} was not sent with this transfer; nothing was received."
+        )),
+        StockRefusal::NotStated(sku) => business(format!(
+            "The receipt does not state article {sku} of the transfer: list every article sent, with 0 when none arrived; nothing was received."
+        )),
+    }
 }
 
 fn business(message: impl Into<String>) -> ApiError {

@@ -20,6 +20,7 @@ pub mod reports;
 pub mod returns;
 pub mod secret;
 pub mod sessions;
+pub mod stock;
 
 pub use answers::Answers;
 pub use app::{App, Clock, ManualClock, Settings, SystemClock};

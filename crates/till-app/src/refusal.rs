@@ -1,7 +1,9 @@
 //! Why a use case refused, as a value. The API layer words each reason once, with its status;
 //! a refused request changed nothing.
 
-use till_core::ids::{CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{
+    CountId, CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId, TransferId,
+};
 use till_core::money::{Bps, Cents};
 use till_core::offline::IssuedAtProblem;
 use till_core::pricing::PricingError;
@@ -192,6 +194,37 @@ pub enum Refusal {
     MovementIdTaken(MovementId),
     /// Closed or expired: its drawer was counted with its Z report.
     DrawerClosed(SessionId),
+
+    // Stock counts and transfers.
+    Stock(StockRefusal),
+}
+
+/// Why a count or a transfer moved no stock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StockRefusal {
+    /// The store named by the path or the body is not in the network.
+    UnknownStore(StoreId),
+    /// The article of a body line (`lines.N.skuId`) is not in the catalog.
+    NotInCatalog {
+        line: usize,
+        sku: SkuId,
+    },
+    /// The count id was recorded before for another count.
+    CountIdTaken(CountId),
+    /// The transfer id was recorded before for another transfer.
+    TransferIdTaken(TransferId),
+    /// A transfer goes from a store to another.
+    SameStore,
+    NoSuchTransfer(TransferId),
+    /// The transfer was received before, with other quantities.
+    AlreadyReceived(TransferId),
+    /// A receipt line names an article the transfer did not carry.
+    NotSent {
+        line: usize,
+        sku: SkuId,
+    },
+    /// The receipt does not state an article of the transfer.
+    NotStated(SkuId),
 }
 
 /// Why a cart line cannot sell a gift card.

@@ -136,6 +136,14 @@ text_id!(
     MovementId
 );
 text_id!(
+    /// The idempotency key of a stock count, chosen by the back office.
+    CountId
+);
+text_id!(
+    /// The idempotency key of a transfer of goods between two stores.
+    TransferId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference

@@ -22,6 +22,7 @@ pub mod returns;
 pub mod sale;
 pub mod settlement;
 pub mod staff;
+pub mod stock;
 pub mod store;
 pub mod stored_value;
 pub mod webhooks;

@@ -37,6 +37,8 @@ pub mod sessions;
 pub mod snapshot;
 pub mod staff;
 pub mod stock;
+pub mod stock_counts;
+pub mod stock_transfers;
 pub mod stored_value;
 pub mod stores;
 pub mod webhooks;

@@ -29,6 +29,7 @@ use till_core::fiscal::payload::{self, SaleRecord};
 use till_core::ids::{CouponCode, SessionId, TransactionId};
 use till_core::instant::{format_utc, to_micros};
 use till_core::sale::SaleType;
+use till_core::stock::StockReason;
 use till_core::store::Timezone;
 
 /// A priced, checked sale ready to be written, with the returned units of its original (on a
@@ -359,7 +360,14 @@ fn push_sale(
         None => packed::pack(&response, &input.detail)?,
     };
     sale_row::insert(batch, sale, seq, credit_note.as_deref(), packed, now);
-    stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, now);
+    let cause = stock::Cause {
+        reason: match sale.kind {
+            SaleType::Return => StockReason::Return,
+            _ => StockReason::Sale,
+        },
+        reference: Some(sale.transaction_id.as_str()),
+    };
+    stock::push_moves(batch, writers, &sale.store_id, &sale.stock_moves, cause, now);
     // Last, after every lock the sale takes: on PostgreSQL a sale's event is numbered in the
     // order the sales were written, which for two sales of one register is their chain's.
     NewEvent {

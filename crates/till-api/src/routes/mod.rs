@@ -15,6 +15,7 @@ pub mod sales;
 pub mod sessions;
 pub mod staff;
 pub mod stock;
+pub mod stock_transfers;
 pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
@@ -33,6 +34,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(stores::router())
         .merge(catalog::router())
         .merge(stock::router())
+        .merge(stock_transfers::router())
         .merge(staff::router())
         .merge(customers::router())
         .merge(coupons::router())

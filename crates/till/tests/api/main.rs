@@ -24,6 +24,7 @@ mod provisioning;
 mod reports;
 mod returns;
 mod sessions;
+mod stock_ledger;
 mod stored_value;
 mod strict;
 mod transport;

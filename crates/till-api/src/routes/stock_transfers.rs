@@ -1,0 +1,228 @@
+//! Transfers of goods between two stores (DESIGN.md section 16): `POST /v1/stock-transfers`
+//! sends, `POST /v1/stock-transfers/{transferId}/receive` receives with the differences
+//! recorded, `GET /v1/stock-transfers/{transferId}` reads.
+
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::{FromParams, JsonBody, Params, PathParams};
+use crate::fields::Problems;
+use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant};
+use crate::ops;
+use crate::routes::stock::{stock_lines, units};
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::Value;
+use till_app::stock::Done;
+use till_core::ids::{StoreId, TransferId};
+use till_core::money::MAX_SAFE_INTEGER;
+use till_core::stock::{ReceivedLine, SentLine, Units};
+use till_store::stock_transfers::transfer_json;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(send_transfer))
+        .routes(routes!(get_transfer))
+        .routes(routes!(receive_transfer))
+}
+
+/// Body of `POST /v1/stock-transfers`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; the route reads the body
+struct TransferBody {
+    /// Chosen by the back office; the same transfer sent again is answered again, not sent
+    /// twice.
+    #[schema(value_type = Text)]
+    transfer_id: String,
+    #[schema(value_type = Text)]
+    from_store_id: String,
+    /// Another store than `fromStoreId`.
+    #[schema(value_type = Text)]
+    to_store_id: String,
+    /// Each article once.
+    #[schema(min_items = 1, max_items = 1000)]
+    lines: Vec<SentLineBody>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct SentLineBody {
+    #[schema(value_type = SkuIdText)]
+    sku_id: String,
+    /// Units sent.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    quantity: i64,
+}
+
+/// Body of `POST /v1/stock-transfers/{transferId}/receive`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ReceiveBody {
+    /// Every article of the transfer once, with what arrived (0 when none did), and no other.
+    #[schema(min_items = 1, max_items = 1000)]
+    lines: Vec<ReceivedLineBody>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ReceivedLineBody {
+    #[schema(value_type = SkuIdText)]
+    sku_id: String,
+    /// Units that arrived.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    received_quantity: i64,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum TransferStatus {
+    Sent,
+    Received,
+}
+
+/// A transfer as recorded.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the shape `transfer_json` writes, for the document
+struct TransferView {
+    transfer_id: String,
+    from_store_id: String,
+    to_store_id: String,
+    #[schema(inline)]
+    status: TransferStatus,
+    /// In the order sent.
+    lines: Vec<TransferLineView>,
+    #[schema(value_type = UtcInstant)]
+    sent_at: String,
+    /// Null until received.
+    #[schema(value_type = Option<UtcInstant>)]
+    received_at: Option<String>,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct TransferLineView {
+    sku_id: String,
+    /// Units sent.
+    quantity: i64,
+    /// Units that arrived; null until received.
+    received_quantity: Option<i64>,
+    /// `receivedQuantity - quantity`: negative when goods went missing on the way; null until
+    /// received.
+    difference_quantity: Option<i64>,
+}
+
+/// `{transferId}`.
+struct TransferPath(TransferId);
+
+impl FromParams for TransferPath {
+    fn from_params(params: &Params) -> Option<Self> {
+        params.required("transferId", TransferId::parse).map(TransferPath)
+    }
+}
+
+/// Send goods from one store to another.
+///
+/// Takes them out of the sending store's stock now (reason `transfer_out` in its ledger); the
+/// receiving store's stock moves when they are received. Sent again with the same
+/// `transferId` and content, the transfer is answered again (200) and sent once. A person
+/// should confirm.
+#[utoipa::path(post, path = "/v1/stock-transfers", operation_id = "sendStockTransfer", tag = "provisioning",
+    request_body = TransferBody,
+    responses((status = 201, description = "Sent", body = TransferView),
+              (status = 200, description = "Sent earlier with the same content", body = TransferView),
+              (status = 404, description = "Unknown store", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "The transferId was used for another transfer", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "An article not in the catalog", body = crate::error::ErrorEnvelope)))]
+async fn send_transfer(
+    _caller: Authorized<ops::SendStockTransfer>,
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let problems = Problems::new();
+    let parsed = problems.root(&body).map(|root| {
+        let transfer_id = root.required("transferId", |f| f.parse_text(TransferId::parse));
+        let from = root.required("fromStoreId", |f| f.parse_text(StoreId::parse));
+        let to = root.required("toStoreId", |f| f.parse_text(StoreId::parse));
+        let lines = stock_lines(&root, "transfer", |obj, sku_id| {
+            let quantity = obj.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER).and_then(Units::new));
+            Some(SentLine {
+                sku_id: sku_id?,
+                quantity: quantity?,
+            })
+        });
+        (transfer_id, from, to, lines)
+    });
+    let (transfer_id, from, to, lines) = problems.finish(|| {
+        let (transfer_id, from, to, lines) = parsed?;
+        Some((transfer_id?, from?, to?, lines?))
+    })?;
+    let Done { record, replayed } = till_app::stock::send(state.app(), transfer_id, from, to, lines).await?;
+    let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(transfer_json(&record))))
+}
+
+/// Read a transfer: what was sent and, once received, what arrived.
+///
+/// Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/stock-transfers/{transferId}", operation_id = "getStockTransfer", tag = "provisioning",
+    params(("transferId" = Text, Path)),
+    responses((status = 200, description = "The transfer", body = TransferView),
+              (status = 404, description = "No such transfer", body = crate::error::ErrorEnvelope)))]
+async fn get_transfer(
+    _caller: Authorized<ops::GetStockTransfer>,
+    State(state): State<AppState>,
+    PathParams(TransferPath(id)): PathParams<TransferPath>,
+) -> Result<Json<Value>, ApiError> {
+    let record = state
+        .store()
+        .get_transfer(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Stock transfer not found.".into()))?;
+    Ok(Json(transfer_json(&record)))
+}
+
+/// Receive a transfer: put what arrived into the receiving store.
+///
+/// States every article of the transfer once with the units that arrived; each is put into the
+/// receiving store's stock (reason `transfer_in`) and its difference from what was sent is
+/// recorded on the transfer. Received again with the same lines, the transfer is answered again
+/// (200) and received once. A person should confirm.
+#[utoipa::path(post, path = "/v1/stock-transfers/{transferId}/receive", operation_id = "receiveStockTransfer", tag = "provisioning",
+    params(("transferId" = Text, Path)),
+    request_body = ReceiveBody,
+    responses((status = 201, description = "Received", body = TransferView),
+              (status = 200, description = "Received earlier with the same lines", body = TransferView),
+              (status = 404, description = "No such transfer", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "Received earlier with other quantities", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The lines are not exactly the transfer's articles", body = crate::error::ErrorEnvelope)))]
+async fn receive_transfer(
+    _caller: Authorized<ops::ReceiveStockTransfer>,
+    State(state): State<AppState>,
+    PathParams(TransferPath(id)): PathParams<TransferPath>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let problems = Problems::new();
+    let lines = problems.root(&body).and_then(|root| {
+        stock_lines(&root, "receipt", |obj, sku_id| {
+            let received = obj.required("receivedQuantity", units);
+            Some(ReceivedLine {
+                sku_id: sku_id?,
+                received_quantity: received?,
+            })
+        })
+    });
+    let lines = problems.finish(|| lines)?;
+    let Done { record, replayed } = till_app::stock::receive(state.app(), id, lines).await?;
+    let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(transfer_json(&record))))
+}
