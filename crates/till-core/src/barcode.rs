@@ -41,6 +41,15 @@ impl Barcode {
             gtin: Gtin::parse(text)?,
         })
     }
+
+    /// The barcode whose digits before the check digit are `body` (7, 11, 12 or 13 digits),
+    /// its check digit computed: how a producer numbers its articles.
+    pub fn completing(body: &str) -> Result<Barcode, BarcodeProblem> {
+        if !matches!(body.len(), 7 | 11 | 12 | 13) || !body.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(BarcodeProblem::Shape);
+        }
+        Barcode::parse(&format!("{body}{}", check_digit(body.as_bytes())))
+    }
 }
 
 impl Gtin {
@@ -100,6 +109,14 @@ mod tests {
         ] {
             assert_eq!(Gtin::parse(code).map(|g| g.0), Ok(gtin.to_owned()), "{code}");
         }
+    }
+
+    #[test]
+    fn a_completed_body_carries_its_check_digit() {
+        let completed = Barcode::completing("400638133393").unwrap();
+        assert_eq!(completed.written, "4006381333931");
+        assert_eq!(Barcode::completing("12345"), Err(BarcodeProblem::Shape));
+        assert_eq!(Barcode::completing("40063813339a"), Err(BarcodeProblem::Shape));
     }
 
     #[test]

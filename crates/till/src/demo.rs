@@ -1,12 +1,14 @@
-//! Demo data: a Paris épicerie with a few dozen articles at the four French VAT rates, stock, a
-//! cashier and a manager with PINs, a coupon, a gift card, a regular customer with loyalty
-//! points, and a till session ready to sell.
+//! Demo data: a Paris épicerie with a few dozen articles at the four French VAT rates, each with
+//! its barcode, stock, a cashier and a manager with PINs, a coupon, a gift card, a regular
+//! customer with loyalty points, and a till session ready to sell; and a second store in Lyon,
+//! empty, for goods to be transferred to.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::path::Path;
 use till_api::AppState;
 use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, token_hash};
+use till_core::barcode::Barcode;
 use till_core::catalog::CatalogItem;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::grant::{GrantSet, Role};
@@ -16,6 +18,7 @@ use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_core::stored_value::GiftCardCode;
+use till_store::catalog::CatalogWrite;
 use till_store::customers::Enrollment;
 use till_store::sessions::{OpenRefusal, OpenSession};
 use till_store::staff::PutStaff;
@@ -23,6 +26,8 @@ use till_store::stored_value::NewCard;
 use till_store::{Conflict, StoreError};
 
 pub const STORE: &str = "paris-marais";
+/// The chain's second store: no stock until goods are transferred to it.
+pub const SECOND_STORE: &str = "lyon-presqu-ile";
 pub const REGISTER: &str = "till-1";
 pub const CASHIER: &str = "camille";
 pub const CASHIER_PIN: &str = "1234";
@@ -71,6 +76,12 @@ pub const ARTICLES: &[(&str, i64, i64)] = &[
     ("Le Monde (quotidien)", 320, 210),
     ("Magazine hebdomadaire", 450, 210),
 ];
+
+/// The EAN-13 of the demo article at `index` in [`ARTICLES`]: a French prefix, then its index,
+/// then its check digit.
+pub fn barcode(index: usize) -> Barcode {
+    Barcode::completing(&format!("37601234{index:04}")).expect("twelve digits")
+}
 
 /// The SKU id of a demo article: the SHA-256 of its name, so it is the same on every run.
 pub fn sku_id(name: &str) -> SkuId {
@@ -191,7 +202,28 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
             vat_rate: VatRate::from_hundredths(*vat).expect("demo VAT rate"),
         })
         .collect::<Vec<_>>();
-    store.import_catalog(items.clone(), now).await?;
+    let writes = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| CatalogWrite {
+            item: item.clone(),
+            starts: now,
+            barcodes: Some(vec![barcode(index)]),
+        })
+        .collect();
+    store.write_catalog(writes, now).await?;
+    store
+        .put_store(
+            StoreId::parse(SECOND_STORE)?,
+            StoreProfile {
+                name: "Till Épicerie — Presqu'île".to_owned(),
+                timezone: Timezone::default_zone(),
+                currency: Currency::default_currency(),
+                siret: None,
+            },
+            now,
+        )
+        .await?;
     for item in &items {
         store.put_stock(store_id.clone(), item.sku_id.clone(), 40, now).await?;
     }
