@@ -10,6 +10,7 @@ use crate::sql::{Conn, Row, query};
 use crate::stock::{self, Cause};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use serde::Serialize;
 use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId, TransferId};
 use till_core::instant::{format_utc, from_micros, to_micros};
@@ -317,36 +318,62 @@ async fn record_transferred(
         store_id: Some(store_id.as_str()),
         register_id: None,
         subject: record.transfer_id.as_str(),
-        data: Some(transfer_json(record).to_string()),
+        data: Some(
+            serde_json::to_string(&TransferAnswer::from(record)).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        ),
     }
     .record(conn)
     .await
 }
 
 /// A transfer as the API answers it and the feed's `stock.transferred` carries it.
-pub fn transfer_json(record: &TransferRecord) -> serde_json::Value {
-    let received = record.received.as_ref();
-    let lines: Vec<serde_json::Value> = record
-        .lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            let arrived = received.and_then(|r| r.lines.get(i));
-            serde_json::json!({
-                "skuId": line.sku_id.as_str(),
-                "quantity": line.quantity.get(),
-                "receivedQuantity": arrived.map(|r| r.received.get()),
-                "differenceQuantity": arrived.map(|r| r.difference),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "transferId": record.transfer_id.as_str(),
-        "fromStoreId": record.from_store_id.as_str(),
-        "toStoreId": record.to_store_id.as_str(),
-        "status": if received.is_some() { "received" } else { "sent" },
-        "lines": lines,
-        "sentAt": format_utc(record.sent_at),
-        "receivedAt": received.map(|r| format_utc(r.at)),
-    })
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransferAnswer {
+    pub transfer_id: String,
+    pub from_store_id: String,
+    pub to_store_id: String,
+    /// `sent`, then `received`.
+    pub status: &'static str,
+    pub lines: Vec<TransferLineAnswer>,
+    pub sent_at: String,
+    pub received_at: Option<String>,
+}
+
+/// One article of a transfer: what was sent and, once received, what arrived.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransferLineAnswer {
+    pub sku_id: String,
+    pub quantity: i64,
+    pub received_quantity: Option<i64>,
+    pub difference_quantity: Option<i64>,
+}
+
+impl From<&TransferRecord> for TransferAnswer {
+    fn from(record: &TransferRecord) -> Self {
+        let received = record.received.as_ref();
+        TransferAnswer {
+            transfer_id: record.transfer_id.as_str().to_owned(),
+            from_store_id: record.from_store_id.as_str().to_owned(),
+            to_store_id: record.to_store_id.as_str().to_owned(),
+            status: if received.is_some() { "received" } else { "sent" },
+            lines: record
+                .lines
+                .iter()
+                .enumerate()
+                .map(|(i, line)| {
+                    let arrived = received.and_then(|r| r.lines.get(i));
+                    TransferLineAnswer {
+                        sku_id: line.sku_id.as_str().to_owned(),
+                        quantity: line.quantity.get(),
+                        received_quantity: arrived.map(|r| r.received.get()),
+                        difference_quantity: arrived.map(|r| r.difference),
+                    }
+                })
+                .collect(),
+            sent_at: format_utc(record.sent_at),
+            received_at: received.map(|r| format_utc(r.at)),
+        }
+    }
 }

@@ -13,12 +13,11 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde_json::Value;
 use till_app::stock::Done;
 use till_core::ids::{StoreId, TransferId};
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::stock::{ReceivedLine, SentLine, Units};
-use till_store::stock_transfers::transfer_json;
+use till_store::stock_transfers::TransferAnswer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -91,7 +90,7 @@ enum TransferStatus {
 /// A transfer as recorded.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape `transfer_json` writes, for the document
+#[allow(dead_code)] // the shape of `TransferAnswer`, for the document
 struct TransferView {
     transfer_id: String,
     from_store_id: String,
@@ -147,7 +146,7 @@ async fn send_transfer(
     _caller: Authorized<ops::SendStockTransfer>,
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TransferAnswer>), ApiError> {
     let problems = Problems::new();
     let parsed = problems.root(&body).map(|root| {
         let transfer_id = root.required("transferId", |f| f.parse_text(TransferId::parse));
@@ -168,7 +167,7 @@ async fn send_transfer(
     })?;
     let Done { record, replayed } = till_app::stock::send(state.app(), transfer_id, from, to, lines).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(transfer_json(&record))))
+    Ok((status, Json(TransferAnswer::from(&record))))
 }
 
 /// Read a transfer: what was sent and, once received, what arrived.
@@ -182,13 +181,13 @@ async fn get_transfer(
     _caller: Authorized<ops::GetStockTransfer>,
     State(state): State<AppState>,
     PathParams(TransferPath(id)): PathParams<TransferPath>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TransferAnswer>, ApiError> {
     let record = state
         .store()
         .get_transfer(&id)
         .await?
         .ok_or_else(|| ApiError::NotFound("Stock transfer not found.".into()))?;
-    Ok(Json(transfer_json(&record)))
+    Ok(Json(TransferAnswer::from(&record)))
 }
 
 /// Receive a transfer: put what arrived into the receiving store.
@@ -210,7 +209,7 @@ async fn receive_transfer(
     State(state): State<AppState>,
     PathParams(TransferPath(id)): PathParams<TransferPath>,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<TransferAnswer>), ApiError> {
     let problems = Problems::new();
     let lines = problems.root(&body).and_then(|root| {
         stock_lines(&root, "receipt", |obj, sku_id| {
@@ -224,5 +223,5 @@ async fn receive_transfer(
     let lines = problems.finish(|| lines)?;
     let Done { record, replayed } = till_app::stock::receive(state.app(), id, lines).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(transfer_json(&record))))
+    Ok((status, Json(TransferAnswer::from(&record))))
 }
