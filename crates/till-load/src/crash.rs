@@ -306,9 +306,29 @@ async fn sell_until_stopped(
     Ok((booked, resends))
 }
 
+/// The sum of the movements in the stock ledger at `level_path` (a level's path), every page.
+async fn ledger_sum(client: &Client, admin: &str, level_path: &str) -> Result<i64> {
+    let mut sum = 0i64;
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = format!("{level_path}/movements?limit=500");
+        if let Some(cursor) = &cursor {
+            path.push_str(&format!("&cursor={cursor}"));
+        }
+        let page = client.get(&path, admin).await?.expect(200, "stock movements")?.json();
+        for movement in page["items"].as_array().context("items")? {
+            sum += movement["deltaQuantity"].as_i64().context("deltaQuantity")?;
+        }
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return Ok(sum),
+        }
+    }
+}
+
 /// Through the API: every acknowledged sale reads back byte for byte, stock is what the
-/// acknowledged sales left, and each register's ticket chain holds exactly its sales and
-/// verifies.
+/// acknowledged sales left and the sum of its ledger, and each register's ticket chain holds
+/// exactly its sales and verifies.
 async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> Result<()> {
     let mismatches = futures::stream::iter(booked.iter().map(|sale| async move {
         let read = client.get(&format!("/v1/sales/{}", sale.transaction_id), admin).await?;
@@ -338,6 +358,12 @@ async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> 
             "stock of {} is {on_hand}, expected {} - {quantity}",
             article.sku,
             shop.initial_stock
+        );
+        let ledger = ledger_sum(client, admin, &path).await?;
+        ensure!(
+            ledger == on_hand,
+            "the ledger of {} adds up to {ledger}, its level is {on_hand}",
+            article.sku
         );
     }
 

@@ -404,7 +404,7 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("crash test failed; node logs in {}", plan.work_dir.display()))?;
             println!(
-                "ok: {} kills, {} sales acknowledged and found, {} resends after kills, stock, {} chains and the event feed exact, \
+                "ok: {} kills, {} sales acknowledged and found, {} resends after kills, stock and its ledger, {} chains and the event feed exact, \
                  fiscal audit passed, in {:.1} s",
                 report.kills,
                 report.sales,
