@@ -66,6 +66,8 @@ operations! {
     ListCatalogItems = "listCatalogItems", [CatalogRead, CatalogWrite], Allow;
     GetCatalogItemByBarcode = "getCatalogItemByBarcode", [CatalogRead, CatalogWrite], Allow;
     ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
+    PutStorePrice = "putStorePrice", [CatalogWrite], Confirm;
+    GetStorePrice = "getStorePrice", [CatalogRead, CatalogWrite], Allow;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;
     PutStaff = "putStaffMember", [StaffWrite], Confirm;

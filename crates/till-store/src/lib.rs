@@ -38,6 +38,7 @@ pub mod snapshot;
 pub mod staff;
 pub mod stock;
 pub mod stored_value;
+pub mod store_prices;
 pub mod stores;
 pub mod webhooks;
 

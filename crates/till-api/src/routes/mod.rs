@@ -15,6 +15,7 @@ pub mod sales;
 pub mod sessions;
 pub mod staff;
 pub mod stock;
+pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
@@ -32,6 +33,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(health::router())
         .merge(stores::router())
         .merge(catalog::router())
+        .merge(store_prices::router())
         .merge(stock::router())
         .merge(staff::router())
         .merge(customers::router())
