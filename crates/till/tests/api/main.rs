@@ -24,6 +24,7 @@ mod provisioning;
 mod reports;
 mod returns;
 mod sessions;
+mod store_prices;
 mod stored_value;
 mod strict;
 mod transport;
