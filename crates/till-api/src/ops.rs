@@ -68,6 +68,7 @@ operations! {
     ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
     PutStorePrice = "putStorePrice", [CatalogWrite], Confirm;
     GetStorePrice = "getStorePrice", [CatalogRead, CatalogWrite], Allow;
+    DeleteStorePrice = "deleteStorePrice", [CatalogWrite], Confirm;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;
     PutStaff = "putStaffMember", [StaffWrite], Confirm;

@@ -37,8 +37,9 @@ pub struct DatedPrice {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StorePrice {
     pub effective_from: Timestamp,
-    /// Unit price including VAT.
-    pub price: Cents,
+    /// Unit price including VAT; None where the store's own price was removed: from this
+    /// instant it sells at the catalog's.
+    pub price: Option<Cents>,
 }
 
 /// Something in force from an instant until the next of its schedule.
@@ -100,6 +101,18 @@ impl<P: Dated> Schedule<P> {
     }
 }
 
+impl StorePrices {
+    /// The store's own price in force at `at`; None where it sells at the catalog's.
+    pub fn price_at(&self, at: Timestamp) -> Option<Cents> {
+        self.at(at).and_then(|own| own.price)
+    }
+
+    /// Whether the store has a price of its own at `at` or scheduled after it.
+    pub fn any_from(&self, at: Timestamp) -> bool {
+        self.price_at(at).is_some() || self.after(at).iter().any(|own| own.price.is_some())
+    }
+}
+
 /// An article with its whole price schedule: what a node keeps to price sales rung at any
 /// instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,8 +147,8 @@ impl Article {
     /// catalog had no price yet (a store's price never starts before the article's first).
     pub fn in_store(self: &Arc<Self>, own: Option<&StorePrices>, at: Timestamp) -> Option<ArticleAt> {
         let mut in_force = self.at(at)?;
-        if let Some(own) = own.and_then(|own| own.at(at)) {
-            in_force.price = own.price;
+        if let Some(own) = own.and_then(|own| own.price_at(at)) {
+            in_force.price = own;
         }
         Some(in_force)
     }
@@ -241,11 +254,15 @@ mod tests {
                 },
             ]),
         });
-        let own = |from: &str, cents: i64| StorePrice {
+        let own = |from: &str, cents: Option<i64>| StorePrice {
             effective_from: at(from),
-            price: Cents::new(cents).unwrap(),
+            price: cents.map(|cents| Cents::new(cents).unwrap()),
         };
-        let store = StorePrices::new(vec![own("2026-02-01T12:00:00Z", 150), own("2026-04-01T00:00:00Z", 90)]);
+        let store = StorePrices::new(vec![
+            own("2026-02-01T12:00:00Z", Some(150)),
+            own("2026-04-01T00:00:00Z", Some(90)),
+            own("2026-05-01T00:00:00Z", None),
+        ]);
         let sold = |instant: &str| {
             article
                 .in_store(Some(&store), at(instant))
@@ -257,13 +274,25 @@ mod tests {
             Some((100, 2000)),
             "before the store's first price, the catalog's"
         );
-        assert_eq!(sold("2026-02-01T12:00:00Z"), Some((150, 2000)), "the store's from its instant");
+        assert_eq!(
+            sold("2026-02-01T12:00:00Z"),
+            Some((150, 2000)),
+            "the store's from its instant"
+        );
         assert_eq!(
             sold("2026-03-15T00:00:00Z"),
             Some((150, 1000)),
             "a catalog change moves the VAT rate, not the store's price"
         );
         assert_eq!(sold("2026-04-01T00:00:00Z"), Some((90, 1000)));
+        assert_eq!(
+            sold("2026-05-01T00:00:00Z"),
+            Some((300, 1000)),
+            "once its own price is removed, the catalog's"
+        );
+        assert!(store.any_from(at("2026-01-01T00:00:00Z")), "scheduled");
+        assert!(store.any_from(at("2026-04-30T00:00:00Z")));
+        assert!(!store.any_from(at("2026-05-01T00:00:00Z")), "removed");
         let elsewhere = article.in_store(None, at("2026-03-15T00:00:00Z")).unwrap();
         assert_eq!(elsewhere.price.get(), 300, "a store with no price of its own");
         let empty = article.in_store(Some(&StorePrices::default()), at("2026-03-15T00:00:00Z"));

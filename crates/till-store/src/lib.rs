@@ -37,8 +37,8 @@ pub mod sessions;
 pub mod snapshot;
 pub mod staff;
 pub mod stock;
-pub mod stored_value;
 pub mod store_prices;
+pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
 

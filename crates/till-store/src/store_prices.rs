@@ -36,11 +36,17 @@ struct PutStorePrice {
     now: Timestamp,
 }
 
+struct RemoveStorePrice {
+    store_id: StoreId,
+    sku_id: SkuId,
+    now: Timestamp,
+}
+
 impl Store {
     /// Writes a store's price for an article: one that starts now replaces the one in force
     /// (the same price again writes nothing), one that starts later is scheduled and replaces
     /// one scheduled at the same instant. The store and the article must exist. Answers the
-    /// store's prices of the article, and whether they are its first.
+    /// store's prices of the article, and whether it had no price of its own for it before.
     pub async fn put_store_price(
         &self,
         write: StorePriceWrite,
@@ -53,6 +59,22 @@ impl Store {
         // This node prices what it just wrote from its next sale on.
         self.catalog_cache().forget();
         Ok((self.store_prices(&store_id, &sku_id).await?, created))
+    }
+
+    /// Removes a store's own price of an article from now on, with those scheduled: the store
+    /// sells it at the catalog's price again. Sales already booked keep what they were charged,
+    /// and a late sale rung before now still pays the store's price then. `false` when the
+    /// store had no price of its own for the article. The store and the article must exist.
+    pub async fn remove_store_price(
+        &self,
+        store_id: StoreId,
+        sku_id: SkuId,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let input = RemoveStorePrice { store_id, sku_id, now };
+        let removed = self.write(input, |c, i| Box::pin(remove_store_price(c, i))).await?;
+        self.catalog_cache().forget();
+        Ok(removed)
     }
 
     /// Every price of its own a store has had or will have for an article; empty when none.
@@ -93,60 +115,97 @@ impl Store {
 fn put_store_price<'a>(conn: &'a mut Conn, input: &'a PutStorePrice) -> BoxFuture<'a, Result<bool, StoreError>> {
     Box::pin(async move {
         let write = &input.write;
-        let now = to_micros(input.now);
-        let store = query("SELECT 1 FROM stores WHERE store_id = $1")
-            .bind(write.store_id.as_str())
-            .fetch_optional(&mut *conn)
-            .await?;
-        if store.is_none() {
-            return Err(StoreError::NotFound("store"));
-        }
-        let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
-            .bind(write.sku_id.as_str())
-            .fetch_optional(&mut *conn)
-            .await?;
-        if sku.is_none() {
-            return Err(StoreError::NotFound("article"));
-        }
-        let mut prices = Vec::new();
-        for row in query("SELECT effective_from, price_cents FROM store_prices WHERE store_id = $1 AND sku_id = $2")
-            .bind(write.store_id.as_str())
-            .bind(write.sku_id.as_str())
-            .fetch_all(&mut *conn)
-            .await?
-        {
-            prices.push(store_price(&row)?);
-        }
-        let prices = StorePrices::new(prices);
+        let prices = existing_prices(conn, &write.store_id, &write.sku_id).await?;
         // A price written now that is the one in force changes nothing.
-        let in_force = prices.at(input.now).map(|p| p.price);
-        if write.starts <= input.now && in_force == Some(write.price) {
+        if write.starts <= input.now && prices.price_at(input.now) == Some(write.price) {
             return Ok(false);
         }
-        query(
-            "INSERT INTO store_prices (store_id, sku_id, effective_from, price_cents, written_at) \
-             VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (store_id, sku_id, effective_from) DO UPDATE SET price_cents = excluded.price_cents, \
-                 written_at = excluded.written_at",
-        )
-        .bind(write.store_id.as_str())
-        .bind(write.sku_id.as_str())
-        .bind(to_micros(write.starts))
-        .bind(write.price.get())
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
-        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
-            .execute(&mut *conn)
-            .await?;
-        Ok(prices.is_empty())
+        let row = (&write.store_id, &write.sku_id, write.starts);
+        write_row(conn, row, Some(write.price), input.now).await?;
+        Ok(!prices.any_from(input.now))
     })
 }
 
+fn remove_store_price<'a>(conn: &'a mut Conn, input: &'a RemoveStorePrice) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let prices = existing_prices(conn, &input.store_id, &input.sku_id).await?;
+        if !prices.any_from(input.now) {
+            return Ok(false);
+        }
+        let now = to_micros(input.now);
+        query("DELETE FROM store_prices WHERE store_id = $1 AND sku_id = $2 AND effective_from > $3")
+            .bind(input.store_id.as_str())
+            .bind(input.sku_id.as_str())
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        write_row(conn, (&input.store_id, &input.sku_id, input.now), None, input.now).await?;
+        Ok(true)
+    })
+}
+
+/// The store's prices of the article, after checking that both exist.
+async fn existing_prices(conn: &mut Conn, store_id: &StoreId, sku_id: &SkuId) -> Result<StorePrices, StoreError> {
+    let store = query("SELECT 1 FROM stores WHERE store_id = $1")
+        .bind(store_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if store.is_none() {
+        return Err(StoreError::NotFound("store"));
+    }
+    let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
+        .bind(sku_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if sku.is_none() {
+        return Err(StoreError::NotFound("article"));
+    }
+    let rows = query("SELECT effective_from, price_cents FROM store_prices WHERE store_id = $1 AND sku_id = $2")
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(StorePrices::new(
+        rows.iter().map(store_price).collect::<Result<_, _>>()?,
+    ))
+}
+
+/// Writes the store's price of the article from `starts` (none: the catalog's), replacing the
+/// one at that instant, and moves the catalog's revision so that every node prices with it.
+async fn write_row(
+    conn: &mut Conn,
+    (store_id, sku_id, starts): (&StoreId, &SkuId, Timestamp),
+    price: Option<Cents>,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    query(
+        "INSERT INTO store_prices (store_id, sku_id, effective_from, price_cents, written_at) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (store_id, sku_id, effective_from) DO UPDATE SET price_cents = excluded.price_cents, \
+             written_at = excluded.written_at",
+    )
+    .bind(store_id.as_str())
+    .bind(sku_id.as_str())
+    .bind(to_micros(starts))
+    .bind(price.map(Cents::get))
+    .bind(to_micros(now))
+    .execute(&mut *conn)
+    .await?;
+    query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 fn store_price(row: &Row) -> Result<StorePrice, StoreError> {
-    let price: i64 = row.try_get("price_cents")?;
+    let price = match row.try_get::<Option<i64>>("price_cents")? {
+        Some(price) => {
+            Some(Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?)
+        }
+        None => None,
+    };
     Ok(StorePrice {
         effective_from: from_micros(row.try_get("effective_from")?),
-        price: Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?,
+        price,
     })
 }

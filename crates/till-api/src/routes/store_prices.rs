@@ -1,6 +1,6 @@
-//! Per-store prices: `PUT/GET /v1/stores/{storeId}/prices/{skuId}`. A store's own price of an
-//! article overrides the catalog's in that store, from its instant on; finalize and the price
-//! dry run apply it. The VAT rate stays the catalog's.
+//! Per-store prices: `PUT/GET/DELETE /v1/stores/{storeId}/prices/{skuId}`. A store's own price
+//! of an article overrides the catalog's in that store, from its instant on; finalize and the
+//! price dry run apply it. The VAT rate stays the catalog's.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
@@ -12,6 +12,7 @@ use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde::Serialize;
 use till_core::catalog::{StorePrice, StorePrices, price_starts};
@@ -22,7 +23,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(put_store_price, get_store_price))
+    OpenApiRouter::new().routes(routes!(put_store_price, get_store_price, delete_store_price))
 }
 
 /// Body of `PUT /v1/stores/{storeId}/prices/{skuId}`.
@@ -73,12 +74,13 @@ pub struct ScheduledStorePriceView {
     price_cents: i64,
 }
 
-impl From<&StorePrice> for ScheduledStorePriceView {
-    fn from(price: &StorePrice) -> Self {
-        ScheduledStorePriceView {
+impl ScheduledStorePriceView {
+    /// A price of the store's own; none for the removal of its price.
+    fn of(price: &StorePrice) -> Option<Self> {
+        Some(ScheduledStorePriceView {
             effective_from: format_utc(price.effective_from),
-            price_cents: price.price.get(),
-        }
+            price_cents: price.price?.get(),
+        })
     }
 }
 
@@ -110,7 +112,7 @@ impl FromParams for StorePricePath {
     params(("storeId" = Text, Path, description = "The store"), ("skuId" = SkuIdText, Path, description = "The article")),
     request_body = StorePriceBody,
     responses((status = 200, description = "Replaced or scheduled", body = StorePriceView),
-              (status = 201, description = "The store's first own price of the article", body = StorePriceView),
+              (status = 201, description = "The store had no price of its own for the article", body = StorePriceView),
               (status = 404, description = "Unknown store or article", body = crate::error::ErrorEnvelope),
               (status = 422, description = "effectiveFrom in the past", body = crate::error::ErrorEnvelope)))]
 async fn put_store_price(
@@ -161,18 +163,53 @@ async fn get_store_price(
 ) -> Result<Json<StorePriceView>, ApiError> {
     let now = state.now();
     let prices = state.store().store_prices(&store, &sku).await?;
-    if prices.is_empty() {
-        if state.store().get_store(&store).await?.is_none() {
-            return Err(ApiError::NotFound("Store not found.".into()));
-        }
-        if state.store().get_catalog_item(&sku, now).await?.is_none() {
-            return Err(crate::phrases::not_in_catalog());
-        }
-        return Err(ApiError::NotFound(format!(
-            "Store {store} has no price of its own for this article: it sells at the catalog's price."
-        )));
+    if !prices.any_from(now) {
+        return Err(no_price_of_its_own(&state, &store, &sku, now).await);
     }
     Ok(Json(view(&state, store, sku, &prices, now).await?))
+}
+
+/// Remove a store's own price of an article.
+///
+/// From now on the store sells the article at the catalog's price again, and its prices
+/// scheduled later are dropped. Sales already booked keep what they were charged; a late sale
+/// rung before now still pays the store's price then. 404 when the store has no price of its
+/// own for the article. A person should confirm price changes.
+#[utoipa::path(delete, path = "/v1/stores/{storeId}/prices/{skuId}", operation_id = "deleteStorePrice", tag = "provisioning",
+    params(("storeId" = Text, Path, description = "The store"), ("skuId" = SkuIdText, Path, description = "The article")),
+    responses((status = 204, description = "Removed: the store sells at the catalog's price"),
+              (status = 404, description = "Unknown store or article, or the store has no price of its own for the article", body = crate::error::ErrorEnvelope)))]
+async fn delete_store_price(
+    _caller: Authorized<ops::DeleteStorePrice>,
+    State(state): State<AppState>,
+    PathParams(StorePricePath { store, sku }): PathParams<StorePricePath>,
+) -> Result<StatusCode, ApiError> {
+    let now = state.now();
+    match state
+        .store()
+        .remove_store_price(store.clone(), sku.clone(), now)
+        .await?
+    {
+        true => Ok(StatusCode::NO_CONTENT),
+        false => Err(no_price_of_its_own(&state, &store, &sku, now).await),
+    }
+}
+
+/// The 404 of a store without a price of its own for an article, or of an unknown store or
+/// article.
+async fn no_price_of_its_own(state: &AppState, store: &StoreId, sku: &SkuId, now: Timestamp) -> ApiError {
+    match state.store().get_store(store).await {
+        Ok(None) => return ApiError::NotFound("Store not found.".into()),
+        Err(error) => return error.into(),
+        Ok(Some(_)) => {}
+    }
+    match state.store().get_catalog_item(sku, now).await {
+        Ok(None) => crate::phrases::not_in_catalog(),
+        Err(error) => error.into(),
+        Ok(Some(_)) => ApiError::NotFound(format!(
+            "Store {store} has no price of its own for this article: it sells at the catalog's price."
+        )),
+    }
 }
 
 /// The store's prices of an article as seen at `now`: the catalog's price stands in until the
@@ -184,8 +221,8 @@ async fn view(
     prices: &StorePrices,
     now: Timestamp,
 ) -> Result<StorePriceView, ApiError> {
-    let (price, source) = match prices.at(now) {
-        Some(own) => (own.price, PriceSource::Store),
+    let (price, source) = match prices.price_at(now) {
+        Some(own) => (own, PriceSource::Store),
         None => {
             let catalog = state
                 .store()
@@ -200,6 +237,10 @@ async fn view(
         sku_id: sku.as_str().to_owned(),
         price_cents: price.get(),
         price_source: source,
-        scheduled_prices: prices.after(now).iter().map(ScheduledStorePriceView::from).collect(),
+        scheduled_prices: prices
+            .after(now)
+            .iter()
+            .filter_map(ScheduledStorePriceView::of)
+            .collect(),
     })
 }

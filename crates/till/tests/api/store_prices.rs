@@ -6,6 +6,7 @@ use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer, sku};
 use crate::on_both_engines;
 use jiff::Timestamp;
+use reqwest::Method;
 use serde_json::{Value, json};
 
 /// The shop's mug, as [`Shop`] provisions it.
@@ -60,7 +61,12 @@ fn view(reply: &Reply) -> View {
         .as_array()
         .unwrap_or_else(|| panic!("no scheduledPrices in {body}"))
         .iter()
-        .map(|p| (p["effectiveFrom"].as_str().unwrap().to_owned(), p["priceCents"].as_i64().unwrap()))
+        .map(|p| {
+            (
+                p["effectiveFrom"].as_str().unwrap().to_owned(),
+                p["priceCents"].as_i64().unwrap(),
+            )
+        })
         .collect();
     (
         body["priceCents"].as_i64().unwrap(),
@@ -159,7 +165,11 @@ async fn a_store_price_overrides_the_catalog_in_that_store_only(engine: Engine) 
 
     // s1 sells at its own price, with the catalog's VAT rate; s2 at the catalog's.
     assert_eq!(chain.sell("s1", "t2", 1200, None).await, 1200);
-    assert_eq!(chain.quoted(server, "s1", None).await, (1200, MUG.2), "the dry run agrees");
+    assert_eq!(
+        chain.quoted(server, "s1", None).await,
+        (1200, MUG.2),
+        "the dry run agrees"
+    );
     assert_eq!(chain.sell("s2", "u1", MUG.1, None).await, MUG.1);
     assert_eq!(chain.quoted(server, "s2", None).await, (MUG.1, MUG.2));
     let none = read_price(server, "s2").await;
@@ -254,6 +264,46 @@ async fn a_scheduled_store_price_applies_to_sales_rung_from_its_instant_on(engin
     chain.shop.server.stop().await;
 }
 
+async fn a_removed_store_price_gives_the_catalog_price_back_from_now_on(engine: Engine) {
+    let chain = open(engine).await;
+    let server = &chain.shop.server;
+    assert_eq!(put_price(server, "s1", 1200, None).await.status, 201);
+    let scheduled = put_price(server, "s1", 1100, Some("2026-03-02T12:00:00Z")).await;
+    assert_eq!(scheduled.status, 200, "{}", scheduled.text);
+    server.clock.set(at("2026-03-02T09:00:00Z"));
+    assert_eq!(chain.sell("s1", "t1", 1200, None).await, 1200);
+
+    let removed = server
+        .call(Method::DELETE, &price_path("s1"), Some(&server.admin()), None)
+        .await;
+    assert_eq!(removed.status, 204, "{}", removed.text);
+    let none = read_price(server, "s1").await;
+    none.assert_error(404, "NOT_FOUND");
+    assert!(none.text.contains("no price of its own"), "{}", none.text);
+    assert_eq!(chain.sell("s1", "t2", MUG.1, None).await, MUG.1);
+    assert_eq!(chain.quoted(server, "s1", None).await, (MUG.1, MUG.2));
+    // A sale rung before the removal still pays the store's price then.
+    assert_eq!(chain.sell("s1", "t3", 1200, Some("2026-03-02T08:30:00Z")).await, 1200);
+    // The price scheduled for 12:00 went with it.
+    server.clock.set(at("2026-03-02T12:30:00Z"));
+    assert_eq!(chain.sell("s1", "t4", MUG.1, None).await, MUG.1);
+
+    let again = server
+        .call(Method::DELETE, &price_path("s1"), Some(&server.admin()), None)
+        .await;
+    again.assert_error(404, "NOT_FOUND");
+    assert!(again.text.contains("no price of its own"), "{}", again.text);
+    let unknown = server
+        .call(Method::DELETE, &price_path("s9"), Some(&server.admin()), None)
+        .await;
+    unknown.assert_error(404, "NOT_FOUND");
+    assert!(unknown.text.contains("Store not found"), "{}", unknown.text);
+    let back = put_price(server, "s1", 1300, None).await;
+    assert_eq!(back.status, 201, "its own price again: {}", back.text);
+    assert_eq!(chain.sell("s1", "t5", 1300, None).await, 1300);
+    chain.shop.server.stop().await;
+}
+
 /// Two more nodes on one PostgreSQL database: one that checks the catalog's revision at every
 /// sale sees a store price written on the first at once, though it had priced the mug in the
 /// store already; one that trusts its prices for an hour keeps them, with no query per sale.
@@ -304,7 +354,10 @@ async fn bad_writes_are_refused_and_change_nothing(engine: Engine) {
         (json!({"priceCents": "1200"}), "priceCents"),
         (json!({"priceCents": 12.5}), "priceCents"),
         (json!({"priceCents": 9007199254740992_i64}), "priceCents"),
-        (json!({"priceCents": 1200, "effectiveFrom": "tomorrow"}), "effectiveFrom"),
+        (
+            json!({"priceCents": 1200, "effectiveFrom": "tomorrow"}),
+            "effectiveFrom",
+        ),
         (json!({"priceCents": 1200, "effectiveFrom": 12}), "effectiveFrom"),
     ] {
         let refused = server.put(&path, &admin, body.clone()).await;
@@ -350,9 +403,7 @@ async fn store_prices_need_the_catalog_scopes(engine: Engine) {
         let refused = server.put(&path, &token, body.clone()).await;
         refused.assert_error(403, "FORBIDDEN");
     }
-    let anonymous = server
-        .call(reqwest::Method::PUT, &path, None, Some(body.clone()))
-        .await;
+    let anonymous = server.call(Method::PUT, &path, None, Some(body.clone())).await;
     anonymous.assert_error(401, "UNAUTHORIZED");
     read_price(server, "s1").await.assert_error(404, "NOT_FOUND");
 
@@ -364,12 +415,19 @@ async fn store_prices_need_the_catalog_scopes(engine: Engine) {
     }
     let refused = server.get(&path, &server.token("clerk", "pos.sales.read")).await;
     refused.assert_error(403, "FORBIDDEN");
+    let reader = server.token("clerk", "pos.catalog.read");
+    let refused = server.call(Method::DELETE, &path, Some(&reader), None).await;
+    refused.assert_error(403, "FORBIDDEN");
+    assert_eq!(view(&read_price(server, "s1").await).0, 1200, "still the store's own");
+    let removed = server.call(Method::DELETE, &path, Some(&writer), None).await;
+    assert_eq!(removed.status, 204, "{}", removed.text);
     chain.shop.server.stop().await;
 }
 
 on_both_engines!(
     a_store_price_overrides_the_catalog_in_that_store_only,
     a_scheduled_store_price_applies_to_sales_rung_from_its_instant_on,
+    a_removed_store_price_gives_the_catalog_price_back_from_now_on,
     another_node_sees_a_store_price_within_its_cache_bound,
     bad_writes_are_refused_and_change_nothing,
     store_prices_need_the_catalog_scopes,
