@@ -57,15 +57,17 @@ pub(crate) struct PricedArticles {
 }
 
 impl PricedArticles {
-    /// The article as `store_id` sells it at `at`; `Err` when this node does not hold the
-    /// article or the store's prices of it yet. `Ok(None)` when the catalog had no price then.
-    fn in_store(&self, store_id: &StoreId, sku_id: &SkuId, at: Timestamp) -> Result<Option<ArticleAt>, Missing> {
+    /// The article as a store sells it at `at`, given what this node holds of the store's
+    /// prices (`store`, looked up once per sale); `Err` when it does not hold the article or
+    /// the store's prices of it yet. `Ok(None)` when the catalog had no price then.
+    fn in_store(
+        &self,
+        store: Option<&HashMap<SkuId, StorePrices>>,
+        sku_id: &SkuId,
+        at: Timestamp,
+    ) -> Result<Option<ArticleAt>, Missing> {
         let article = self.articles.get(sku_id).ok_or(Missing)?;
-        let own = self
-            .store_prices
-            .get(store_id)
-            .and_then(|own| own.get(sku_id))
-            .ok_or(Missing)?;
+        let own = store.and_then(|own| own.get(sku_id)).ok_or(Missing)?;
         Ok(article.in_store(Some(own), at))
     }
 
@@ -203,8 +205,9 @@ impl Store {
         let seen = cache.look(|priced| {
             let mut found = HashMap::with_capacity(sku_ids.len());
             let mut missing = Vec::new();
+            let store = priced.store_prices.get(store_id);
             for &sku_id in sku_ids {
-                match priced.in_store(store_id, sku_id, at) {
+                match priced.in_store(store, sku_id, at) {
                     Ok(Some(in_force)) => {
                         found.insert(sku_id.clone(), in_force);
                     }
