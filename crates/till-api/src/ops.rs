@@ -66,6 +66,9 @@ operations! {
     ListCatalogItems = "listCatalogItems", [CatalogRead, CatalogWrite], Allow;
     GetCatalogItemByBarcode = "getCatalogItemByBarcode", [CatalogRead, CatalogWrite], Allow;
     ImportCatalog = "importCatalog", [CatalogWrite], Confirm;
+    PutStorePrice = "putStorePrice", [CatalogWrite], Confirm;
+    GetStorePrice = "getStorePrice", [CatalogRead, CatalogWrite], Allow;
+    DeleteStorePrice = "deleteStorePrice", [CatalogWrite], Confirm;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;
     ListStockMovements = "listStockMovements", [StockRead, StockWrite], Allow;

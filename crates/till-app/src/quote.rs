@@ -19,8 +19,8 @@ pub struct QuoteRequest<'a> {
     pub cart: &'a Cart,
     pub declared: &'a [DeclaredDiscount],
     pub coupon_code: Option<&'a CouponCode>,
-    /// When the sale happens: it is priced with the catalog prices in force then, and the
-    /// promotions and coupons valid then.
+    /// When the sale happens: it is priced with the prices in force then (the store's own,
+    /// else the catalog's), and the promotions and coupons valid then.
     pub at: Timestamp,
 }
 
@@ -76,7 +76,10 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
         .filter(|l| !l.custom)
         .filter_map(|l| l.sku_id.as_ref())
         .collect();
-    let catalog = app.store().catalog_items(&articles, request.at).await?;
+    let catalog = app
+        .store()
+        .catalog_items(request.store_id, &articles, request.at)
+        .await?;
     let lines = lines_to_price(request.cart, &catalog)?;
     let labels = labels(request.cart, &catalog);
 

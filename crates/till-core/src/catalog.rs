@@ -4,6 +4,9 @@
 //! (its `issuedAt`), so that a sale rung offline before a price change and sent after it is
 //! charged what the till showed. The VAT rate is dated with the price: the pair is what an
 //! article costs.
+//!
+//! A store may have prices of its own for an article, effective-dated too. They override the
+//! price only: the VAT rate is the catalog's, as the law of the article sets it, not the store.
 
 use crate::ids::SkuId;
 use crate::money::{Cents, VatRate};
@@ -29,33 +32,84 @@ pub struct DatedPrice {
     pub vat_rate: VatRate,
 }
 
-/// Every price of one article, oldest first, one per instant.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PriceSchedule(Vec<DatedPrice>);
+/// A store's own price for an article, in force from `effective_from` until the next one of
+/// the store for that article. The VAT rate stays the catalog's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StorePrice {
+    pub effective_from: Timestamp,
+    /// Unit price including VAT; None where the store's own price was removed: from this
+    /// instant it sells at the catalog's.
+    pub price: Option<Cents>,
+}
 
-impl PriceSchedule {
+/// Something in force from an instant until the next of its schedule.
+pub trait Dated {
+    fn effective_from(&self) -> Timestamp;
+}
+
+impl Dated for DatedPrice {
+    fn effective_from(&self) -> Timestamp {
+        self.effective_from
+    }
+}
+
+impl Dated for StorePrice {
+    fn effective_from(&self) -> Timestamp {
+        self.effective_from
+    }
+}
+
+/// Every price of one article, oldest first, one per instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule<P>(Vec<P>);
+
+/// The catalog's prices of one article.
+pub type PriceSchedule = Schedule<DatedPrice>;
+
+/// One store's own prices of one article.
+pub type StorePrices = Schedule<StorePrice>;
+
+impl<P> Default for Schedule<P> {
+    fn default() -> Self {
+        Schedule(Vec::new())
+    }
+}
+
+impl<P: Dated> Schedule<P> {
     /// The schedule of `prices`, in any order; of two at one instant the later in `prices` stays.
-    pub fn new(mut prices: Vec<DatedPrice>) -> PriceSchedule {
+    pub fn new(mut prices: Vec<P>) -> Schedule<P> {
         prices.reverse();
-        prices.sort_by_key(|p| p.effective_from);
-        prices.dedup_by_key(|p| p.effective_from);
-        PriceSchedule(prices)
+        prices.sort_by_key(P::effective_from);
+        prices.dedup_by_key(|p| p.effective_from());
+        Schedule(prices)
     }
 
     /// The price in force at `at`: the latest one that started at or before it. None before
     /// the first.
-    pub fn at(&self, at: Timestamp) -> Option<&DatedPrice> {
-        let started = self.0.partition_point(|p| p.effective_from <= at);
+    pub fn at(&self, at: Timestamp) -> Option<&P> {
+        let started = self.0.partition_point(|p| p.effective_from() <= at);
         started.checked_sub(1).map(|last| &self.0[last])
     }
 
     /// The prices that start after `at`, soonest first: those scheduled, seen at `at`.
-    pub fn after(&self, at: Timestamp) -> &[DatedPrice] {
-        &self.0[self.0.partition_point(|p| p.effective_from <= at)..]
+    pub fn after(&self, at: Timestamp) -> &[P] {
+        &self.0[self.0.partition_point(|p| p.effective_from() <= at)..]
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+impl StorePrices {
+    /// The store's own price in force at `at`; None where it sells at the catalog's.
+    pub fn price_at(&self, at: Timestamp) -> Option<Cents> {
+        self.at(at).and_then(|own| own.price)
+    }
+
+    /// Whether the store has a price of its own at `at` or scheduled after it.
+    pub fn any_from(&self, at: Timestamp) -> bool {
+        self.price_at(at).is_some() || self.after(at).iter().any(|own| own.price.is_some())
     }
 }
 
@@ -85,6 +139,18 @@ impl Article {
             price: price.price,
             vat_rate: price.vat_rate,
         })
+    }
+
+    /// The article as a store sells it at `at`, given the store's own prices of it: the
+    /// store's price in force then if it has one, else the catalog's. Precedence holds per
+    /// instant: before its first own price the store sells at the catalog's. None when the
+    /// catalog had no price yet (a store's price never starts before the article's first).
+    pub fn in_store(self: &Arc<Self>, own: Option<&StorePrices>, at: Timestamp) -> Option<ArticleAt> {
+        let mut in_force = self.at(at)?;
+        if let Some(own) = own.and_then(|own| own.price_at(at)) {
+            in_force.price = own;
+        }
+        Some(in_force)
     }
 }
 
@@ -173,6 +239,64 @@ mod tests {
         ]);
         assert_eq!(cents_at(&schedule, "2026-02-01T00:00:00Z"), Some(250));
         assert_eq!(schedule.after(at("2026-01-01T00:00:00Z")).len(), 1);
+    }
+
+    #[test]
+    fn a_store_price_overrides_the_catalog_from_its_instant_on() {
+        let article = Arc::new(Article {
+            sku_id: SkuId::parse(&"a".repeat(64)).unwrap(),
+            name: "Mug".to_owned(),
+            prices: PriceSchedule::new(vec![
+                price("2026-01-01T00:00:00Z", 100),
+                DatedPrice {
+                    vat_rate: VatRate::from_hundredths(1000).unwrap(),
+                    ..price("2026-03-01T00:00:00Z", 300)
+                },
+            ]),
+        });
+        let own = |from: &str, cents: Option<i64>| StorePrice {
+            effective_from: at(from),
+            price: cents.map(|cents| Cents::new(cents).unwrap()),
+        };
+        let store = StorePrices::new(vec![
+            own("2026-02-01T12:00:00Z", Some(150)),
+            own("2026-04-01T00:00:00Z", Some(90)),
+            own("2026-05-01T00:00:00Z", None),
+        ]);
+        let sold = |instant: &str| {
+            article
+                .in_store(Some(&store), at(instant))
+                .map(|a| (a.price.get(), a.vat_rate.hundredths()))
+        };
+        assert_eq!(sold("2025-12-31T00:00:00Z"), None, "not in the catalog yet");
+        assert_eq!(
+            sold("2026-02-01T11:59:59.999999Z"),
+            Some((100, 2000)),
+            "before the store's first price, the catalog's"
+        );
+        assert_eq!(
+            sold("2026-02-01T12:00:00Z"),
+            Some((150, 2000)),
+            "the store's from its instant"
+        );
+        assert_eq!(
+            sold("2026-03-15T00:00:00Z"),
+            Some((150, 1000)),
+            "a catalog change moves the VAT rate, not the store's price"
+        );
+        assert_eq!(sold("2026-04-01T00:00:00Z"), Some((90, 1000)));
+        assert_eq!(
+            sold("2026-05-01T00:00:00Z"),
+            Some((300, 1000)),
+            "once its own price is removed, the catalog's"
+        );
+        assert!(store.any_from(at("2026-01-01T00:00:00Z")), "scheduled");
+        assert!(store.any_from(at("2026-04-30T00:00:00Z")));
+        assert!(!store.any_from(at("2026-05-01T00:00:00Z")), "removed");
+        let elsewhere = article.in_store(None, at("2026-03-15T00:00:00Z")).unwrap();
+        assert_eq!(elsewhere.price.get(), 300, "a store with no price of its own");
+        let empty = article.in_store(Some(&StorePrices::default()), at("2026-03-15T00:00:00Z"));
+        assert_eq!(empty.unwrap().price.get(), 300);
     }
 
     #[test]

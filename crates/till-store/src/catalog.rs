@@ -12,8 +12,8 @@ use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use till_core::barcode::Barcode;
-use till_core::catalog::{Article, ArticleAt, CatalogItem, DatedPrice, PriceSchedule};
-use till_core::ids::SkuId;
+use till_core::catalog::{Article, ArticleAt, CatalogItem, DatedPrice, PriceSchedule, StorePrices};
+use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Cents, VatRate};
 
@@ -40,16 +40,64 @@ pub struct CatalogWrite {
     pub barcodes: Option<Vec<Barcode>>,
 }
 
-/// The articles this node priced lately, each with its whole schedule, by SKU (see
-/// [`crate::cache`]): a moved catalog revision empties them. A price that starts later takes
-/// effect at its instant with no write then, since the schedule is what is kept. Shared with
-/// the look-ups that found them: a sale takes a reference per line rather than a copy of the
-/// article's texts.
-pub(crate) type PricedArticles = HashMap<SkuId, Arc<Article>>;
+/// The articles this node priced lately, each with its whole schedule, by SKU, and the own
+/// prices of the stores it priced them for (see [`crate::cache`]): a moved catalog revision
+/// empties them, and a store price write moves it too. A price that starts later takes effect
+/// at its instant with no write then, since the schedules are what is kept. The articles are
+/// shared with the look-ups that found them: a sale takes a reference per line rather than a
+/// copy of the article's texts.
+#[derive(Default)]
+pub(crate) struct PricedArticles {
+    articles: HashMap<SkuId, Arc<Article>>,
+    /// By store, then article: the store's own prices, empty where it has none (most), so
+    /// that a sale finds out with no query that the catalog's price is the store's.
+    store_prices: HashMap<StoreId, HashMap<SkuId, StorePrices>>,
+    /// How many schedules `store_prices` holds, over all stores.
+    store_entries: usize,
+}
+
+impl PricedArticles {
+    /// The article as a store sells it at `at`, given what this node holds of the store's
+    /// prices (`store`, looked up once per sale); `Err` when it does not hold the article or
+    /// the store's prices of it yet. `Ok(None)` when the catalog had no price then.
+    fn in_store(
+        &self,
+        store: Option<&HashMap<SkuId, StorePrices>>,
+        sku_id: &SkuId,
+        at: Timestamp,
+    ) -> Result<Option<ArticleAt>, Missing> {
+        let article = self.articles.get(sku_id).ok_or(Missing)?;
+        let own = store.and_then(|own| own.get(sku_id)).ok_or(Missing)?;
+        Ok(article.in_store(Some(own), at))
+    }
+
+    /// Keeps what was read for `store_id`: its own prices of each of `sku_ids` (none where
+    /// `own` has none). A full map starts over, which bounds its memory.
+    fn keep_store_prices(&mut self, store_id: &StoreId, sku_ids: &[&SkuId], own: &HashMap<SkuId, StorePrices>) {
+        if self.store_entries + sku_ids.len() > STORE_PRICE_ENTRIES {
+            self.store_prices.clear();
+            self.store_entries = 0;
+        }
+        let by_sku = self.store_prices.entry(store_id.clone()).or_default();
+        for &sku_id in sku_ids {
+            let prices = own.get(sku_id).cloned().unwrap_or_default();
+            if by_sku.insert(sku_id.clone(), prices).is_none() {
+                self.store_entries += 1;
+            }
+        }
+    }
+}
+
+/// Not held by this node's cache.
+struct Missing;
 
 /// The most articles a node keeps priced, which bounds their memory (a few MiB) whatever the
 /// size of the catalog.
 const PRICED_ARTICLES: usize = 20_000;
+
+/// The most (store, article) pairs whose store prices a node keeps, over all stores: a few
+/// MiB too, whatever the number of stores.
+const STORE_PRICE_ENTRIES: usize = 50_000;
 
 /// Rows per multi-row statement in a bulk import: 5 parameters each stays far below the
 /// bind-parameter limits of both engines.
@@ -137,11 +185,13 @@ impl Store {
         self.records(rows, now).await
     }
 
-    /// The articles among `sku_ids` that the authority carries, each at the price in force at
-    /// `at`, from this node's cache where it has them (see [`crate::cache`]). An article with
-    /// no price yet at `at` is left out, as one the authority does not carry.
+    /// The articles among `sku_ids` that the authority carries, each at the price `store_id`
+    /// sells it at `at` (the store's own in force then, else the catalog's), from this node's
+    /// cache where it has them (see [`crate::cache`]). An article with no catalog price yet at
+    /// `at` is left out, as one the authority does not carry.
     pub async fn catalog_items(
         &self,
+        store_id: &StoreId,
         sku_ids: &[&SkuId],
         at: Timestamp,
     ) -> Result<HashMap<SkuId, ArticleAt>, StoreError> {
@@ -149,20 +199,20 @@ impl Store {
         cache
             .check(
                 async || self.catalog_revision().await,
-                async || Ok(PricedArticles::new()),
+                async || Ok(PricedArticles::default()),
             )
             .await?;
         let seen = cache.look(|priced| {
             let mut found = HashMap::with_capacity(sku_ids.len());
             let mut missing = Vec::new();
+            let store = priced.store_prices.get(store_id);
             for &sku_id in sku_ids {
-                match priced.get(sku_id) {
-                    Some(article) => {
-                        if let Some(in_force) = article.at(at) {
-                            found.insert(sku_id.clone(), in_force);
-                        }
+                match priced.in_store(store, sku_id, at) {
+                    Ok(Some(in_force)) => {
+                        found.insert(sku_id.clone(), in_force);
                     }
-                    None => missing.push(sku_id),
+                    Ok(None) => {}
+                    Err(Missing) => missing.push(sku_id),
                 }
             }
             (found, missing)
@@ -170,17 +220,25 @@ impl Store {
         if seen.found.1.is_empty() {
             return Ok(seen.found.0);
         }
-        let read = self.read_articles(&seen.found.1).await?;
+        let missing = &seen.found.1;
+        let read = self.read_articles(missing).await?;
+        let own = self.read_store_prices(store_id, missing).await?;
         cache.keep(&seen, |priced| {
             for article in &read {
-                insert_within(priced, PRICED_ARTICLES, article.sku_id.clone(), article.clone());
+                insert_within(
+                    &mut priced.articles,
+                    PRICED_ARTICLES,
+                    article.sku_id.clone(),
+                    article.clone(),
+                );
             }
+            priced.keep_store_prices(store_id, missing, &own);
         });
-        let (mut found, _) = seen.found;
-        found.extend(
-            read.iter()
-                .filter_map(|article| Some((article.sku_id.clone(), article.at(at)?))),
-        );
+        let mut found = seen.found.0;
+        found.extend(read.iter().filter_map(|article| {
+            let in_force = article.in_store(own.get(&article.sku_id), at)?;
+            Some((article.sku_id.clone(), in_force))
+        }));
         Ok(found)
     }
 

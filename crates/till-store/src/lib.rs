@@ -39,6 +39,7 @@ pub mod staff;
 pub mod stock;
 pub mod stock_counts;
 pub mod stock_transfers;
+pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
 pub mod webhooks;

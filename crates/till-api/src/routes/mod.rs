@@ -16,6 +16,7 @@ pub mod sessions;
 pub mod staff;
 pub mod stock;
 pub mod stock_transfers;
+pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
@@ -33,6 +34,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(health::router())
         .merge(stores::router())
         .merge(catalog::router())
+        .merge(store_prices::router())
         .merge(stock::router())
         .merge(stock_transfers::router())
         .merge(staff::router())

@@ -25,6 +25,7 @@ mod reports;
 mod returns;
 mod sessions;
 mod stock_ledger;
+mod store_prices;
 mod stored_value;
 mod strict;
 mod transport;

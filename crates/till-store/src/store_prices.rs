@@ -1,0 +1,211 @@
+//! Per-store prices (table `store_prices`, migration 0013): a store may sell an article at a
+//! price of its own, effective-dated as the catalog's are. The price authority applies them
+//! (see [`till_core::catalog::Article::in_store`]); the VAT rate stays the catalog's.
+//!
+//! A write moves the catalog's revision, so that every node's cache of prices (see
+//! [`crate::catalog`]) is built again, as after a catalog write.
+
+use crate::catalog::placeholders;
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::sql::{Conn, Row, query};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use std::collections::HashMap;
+use till_core::catalog::{StorePrice, StorePrices};
+use till_core::ids::{SkuId, StoreId};
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::Cents;
+
+/// Articles per look-up statement: far below the bind-parameter limits of both engines.
+const READ_CHUNK: usize = 500;
+
+/// A store's price for an article to write, from `starts` (see
+/// [`till_core::catalog::price_starts`]).
+#[derive(Clone, Debug)]
+pub struct StorePriceWrite {
+    pub store_id: StoreId,
+    pub sku_id: SkuId,
+    /// Unit price including VAT.
+    pub price: Cents,
+    pub starts: Timestamp,
+}
+
+struct PutStorePrice {
+    write: StorePriceWrite,
+    now: Timestamp,
+}
+
+struct RemoveStorePrice {
+    store_id: StoreId,
+    sku_id: SkuId,
+    now: Timestamp,
+}
+
+impl Store {
+    /// Writes a store's price for an article: one that starts now replaces the one in force
+    /// (the same price again writes nothing), one that starts later is scheduled and replaces
+    /// one scheduled at the same instant. The store and the article must exist. Answers the
+    /// store's prices of the article, and whether it had no price of its own for it before.
+    pub async fn put_store_price(
+        &self,
+        write: StorePriceWrite,
+        now: Timestamp,
+    ) -> Result<(StorePrices, bool), StoreError> {
+        let (store_id, sku_id) = (write.store_id.clone(), write.sku_id.clone());
+        let created = self
+            .write(PutStorePrice { write, now }, |c, i| Box::pin(put_store_price(c, i)))
+            .await?;
+        // This node prices what it just wrote from its next sale on.
+        self.catalog_cache().forget();
+        Ok((self.store_prices(&store_id, &sku_id).await?, created))
+    }
+
+    /// Removes a store's own price of an article from now on, with those scheduled: the store
+    /// sells it at the catalog's price again. Sales already booked keep what they were charged,
+    /// and a late sale rung before now still pays the store's price then. `false` when the
+    /// store had no price of its own for the article. The store and the article must exist.
+    pub async fn remove_store_price(
+        &self,
+        store_id: StoreId,
+        sku_id: SkuId,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let input = RemoveStorePrice { store_id, sku_id, now };
+        let removed = self.write(input, |c, i| Box::pin(remove_store_price(c, i))).await?;
+        self.catalog_cache().forget();
+        Ok(removed)
+    }
+
+    /// Every price of its own a store has had or will have for an article; empty when none.
+    pub async fn store_prices(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<StorePrices, StoreError> {
+        let mut found = self.read_store_prices(store_id, &[sku_id]).await?;
+        Ok(found.remove(sku_id).unwrap_or_default())
+    }
+
+    /// The store's own prices of those among `sku_ids` it has any for.
+    pub(crate) async fn read_store_prices(
+        &self,
+        store_id: &StoreId,
+        sku_ids: &[&SkuId],
+    ) -> Result<HashMap<SkuId, StorePrices>, StoreError> {
+        let mut rows: HashMap<String, Vec<StorePrice>> = HashMap::new();
+        for chunk in sku_ids.chunks(READ_CHUNK) {
+            let sql = format!(
+                "SELECT sku_id, effective_from, price_cents FROM store_prices \
+                 WHERE store_id = $1 AND sku_id IN ({})",
+                placeholders(2, chunk.len())
+            );
+            let mut select = query(sql).bind(store_id.as_str());
+            for sku_id in chunk {
+                select = select.bind(sku_id.as_str());
+            }
+            for row in select.fetch_all(self.reader()).await? {
+                rows.entry(row.try_get("sku_id")?).or_default().push(store_price(&row)?);
+            }
+        }
+        Ok(rows
+            .into_iter()
+            .map(|(sku_id, prices)| (SkuId::from_trusted(sku_id), StorePrices::new(prices)))
+            .collect())
+    }
+}
+
+/// Answers whether the store had no price of its own for the article before.
+fn put_store_price<'a>(conn: &'a mut Conn, input: &'a PutStorePrice) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let write = &input.write;
+        let prices = existing_prices(conn, &write.store_id, &write.sku_id).await?;
+        // A price written now that is the one in force changes nothing.
+        if write.starts <= input.now && prices.price_at(input.now) == Some(write.price) {
+            return Ok(false);
+        }
+        let row = (&write.store_id, &write.sku_id, write.starts);
+        write_row(conn, row, Some(write.price), input.now).await?;
+        Ok(!prices.any_from(input.now))
+    })
+}
+
+fn remove_store_price<'a>(conn: &'a mut Conn, input: &'a RemoveStorePrice) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let prices = existing_prices(conn, &input.store_id, &input.sku_id).await?;
+        if !prices.any_from(input.now) {
+            return Ok(false);
+        }
+        let now = to_micros(input.now);
+        query("DELETE FROM store_prices WHERE store_id = $1 AND sku_id = $2 AND effective_from > $3")
+            .bind(input.store_id.as_str())
+            .bind(input.sku_id.as_str())
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        write_row(conn, (&input.store_id, &input.sku_id, input.now), None, input.now).await?;
+        Ok(true)
+    })
+}
+
+/// The store's prices of the article, after checking that both exist.
+async fn existing_prices(conn: &mut Conn, store_id: &StoreId, sku_id: &SkuId) -> Result<StorePrices, StoreError> {
+    let store = query("SELECT 1 FROM stores WHERE store_id = $1")
+        .bind(store_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if store.is_none() {
+        return Err(StoreError::NotFound("store"));
+    }
+    let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
+        .bind(sku_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if sku.is_none() {
+        return Err(StoreError::NotFound("article"));
+    }
+    let rows = query("SELECT effective_from, price_cents FROM store_prices WHERE store_id = $1 AND sku_id = $2")
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(StorePrices::new(
+        rows.iter().map(store_price).collect::<Result<_, _>>()?,
+    ))
+}
+
+/// Writes the store's price of the article from `starts` (none: the catalog's), replacing the
+/// one at that instant, and moves the catalog's revision so that every node prices with it.
+async fn write_row(
+    conn: &mut Conn,
+    (store_id, sku_id, starts): (&StoreId, &SkuId, Timestamp),
+    price: Option<Cents>,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    query(
+        "INSERT INTO store_prices (store_id, sku_id, effective_from, price_cents, written_at) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (store_id, sku_id, effective_from) DO UPDATE SET price_cents = excluded.price_cents, \
+             written_at = excluded.written_at",
+    )
+    .bind(store_id.as_str())
+    .bind(sku_id.as_str())
+    .bind(to_micros(starts))
+    .bind(price.map(Cents::get))
+    .bind(to_micros(now))
+    .execute(&mut *conn)
+    .await?;
+    query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+fn store_price(row: &Row) -> Result<StorePrice, StoreError> {
+    let price = match row.try_get::<Option<i64>>("price_cents")? {
+        Some(price) => {
+            Some(Cents::new(price).ok_or_else(|| StoreError::Corrupt(format!("price {price} out of range")))?)
+        }
+        None => None,
+    };
+    Ok(StorePrice {
+        effective_from: from_micros(row.try_get("effective_from")?),
+        price,
+    })
+}
