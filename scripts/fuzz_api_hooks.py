@@ -22,7 +22,7 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   (409), a transfer received before with other quantities (409), an article not in the catalog
   in a count or a transfer, or a receipt that does not state exactly the transfer's articles
   (422), a
-  session's drawer once the session closed (422), and a price whose `effectiveFrom` is already
+  session's drawer once the session closed (422), and a price (the catalog's or a store's) whose `effectiveFrom` is already
   past by the server's clock, or a new article's first price set to start later (422); a
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
   that starts after the current quarter hour, a replay from past the feed's last event, and a
@@ -133,6 +133,7 @@ _ON_THE_DATA = {
     "GET /v1/register-sessions/{sessionId}/x-report": {(422, "BUSINESS_RULE_VIOLATION")},
     "PUT /v1/catalog/skus/{skuId}": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "POST /v1/catalog/import": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "PUT /v1/stores/{storeId}/prices/{skuId}": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/stores/{storeId}/stock-counts": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "POST /v1/stock-transfers": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "POST /v1/stock-transfers/{transferId}/receive": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
