@@ -25,3 +25,4 @@ pub mod staff;
 pub mod store;
 pub mod stored_value;
 pub mod webhooks;
+pub mod words;
