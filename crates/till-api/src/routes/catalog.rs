@@ -238,6 +238,18 @@ impl ItemFields {
     }
 }
 
+/// One article of an import, as `POST /v1/catalog/import` reads each, priced from `now` unless
+/// it says when: for `till catalog import`, which reads a file of them a line at a time. A 400
+/// names the fields at fault; a 422 an `effectiveFrom` in the past.
+pub fn import_line(value: &serde_json::Value, now: Timestamp) -> Result<CatalogWrite, ApiError> {
+    let problems = Problems::new();
+    let item = problems.root(value).and_then(|obj| {
+        let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
+        item_fields(&obj, id)
+    });
+    problems.finish(|| item)?.write(now, || "effectiveFrom".to_owned())
+}
+
 /// A VAT rate in percent. The number must be the one its two decimals write (`5.5`, `0.07`),
 /// as `multipleOf: 0.01` reads it: `1e-300` or `0.30000000000000004` is not rounded to a rate.
 pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {

@@ -22,6 +22,7 @@ mod prices;
 mod promotions;
 mod provisioning;
 mod reports;
+mod search;
 mod returns;
 mod sessions;
 mod stored_value;
