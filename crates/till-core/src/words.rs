@@ -13,7 +13,11 @@ pub const MAX_QUERY_CHARS: usize = 100;
 /// `text` lowercased, with accents dropped and ligatures spelled out.
 pub fn fold(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
-    for c in text.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase) {
+    for c in text
+        .nfkd()
+        .filter(|c| !is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+    {
         match c {
             'œ' => folded.push_str("oe"),
             'æ' => folded.push_str("ae"),

@@ -73,17 +73,116 @@ pub struct FinalizeComparison {
 
 /// Words names are made of: a shop's, some with accents, several sharing their first letters.
 const WORDS: &[&str] = &[
-    "chocolat", "chocolatine", "chou", "chouquette", "chaud", "chèvre", "champignon", "chips", "cidre", "citron",
-    "café", "caramel", "carotte", "cerise", "céleri", "crème", "crêpe", "croissant", "confiture", "cornichon",
-    "baguette", "beurre", "biscuit", "blé", "bière", "brioche", "brocoli", "brûlée", "bio", "blanc",
-    "noir", "noisette", "noix", "nature", "nectarine", "nougat", "pain", "pâte", "pâtes", "pêche",
-    "poire", "pomme", "poivre", "poulet", "praline", "prune", "purée", "lait", "laitue", "lardon",
-    "légume", "lentille", "levure", "limonade", "miel", "menthe", "moutarde", "muesli", "mangue", "madeleine",
-    "tarte", "thé", "tomate", "tisane", "truffe", "thon", "vanille", "vert", "vinaigre", "viande",
-    "riz", "rouge", "rillettes", "roquefort", "sucre", "sel", "saumon", "sardine", "sirop", "soupe",
-    "fromage", "fraise", "framboise", "farine", "fenouil", "figue", "jambon", "jus", "gâteau", "gaufre",
-    "huile", "haricot", "olive", "oeuf", "orange", "oignon", "abricot", "amande", "ananas", "avocat",
-    "épice", "emmental", "entier", "demi", "doux", "dinde", "yaourt", "quiche", "kiwi", "zeste",
+    "chocolat",
+    "chocolatine",
+    "chou",
+    "chouquette",
+    "chaud",
+    "chèvre",
+    "champignon",
+    "chips",
+    "cidre",
+    "citron",
+    "café",
+    "caramel",
+    "carotte",
+    "cerise",
+    "céleri",
+    "crème",
+    "crêpe",
+    "croissant",
+    "confiture",
+    "cornichon",
+    "baguette",
+    "beurre",
+    "biscuit",
+    "blé",
+    "bière",
+    "brioche",
+    "brocoli",
+    "brûlée",
+    "bio",
+    "blanc",
+    "noir",
+    "noisette",
+    "noix",
+    "nature",
+    "nectarine",
+    "nougat",
+    "pain",
+    "pâte",
+    "pâtes",
+    "pêche",
+    "poire",
+    "pomme",
+    "poivre",
+    "poulet",
+    "praline",
+    "prune",
+    "purée",
+    "lait",
+    "laitue",
+    "lardon",
+    "légume",
+    "lentille",
+    "levure",
+    "limonade",
+    "miel",
+    "menthe",
+    "moutarde",
+    "muesli",
+    "mangue",
+    "madeleine",
+    "tarte",
+    "thé",
+    "tomate",
+    "tisane",
+    "truffe",
+    "thon",
+    "vanille",
+    "vert",
+    "vinaigre",
+    "viande",
+    "riz",
+    "rouge",
+    "rillettes",
+    "roquefort",
+    "sucre",
+    "sel",
+    "saumon",
+    "sardine",
+    "sirop",
+    "soupe",
+    "fromage",
+    "fraise",
+    "framboise",
+    "farine",
+    "fenouil",
+    "figue",
+    "jambon",
+    "jus",
+    "gâteau",
+    "gaufre",
+    "huile",
+    "haricot",
+    "olive",
+    "oeuf",
+    "orange",
+    "oignon",
+    "abricot",
+    "amande",
+    "ananas",
+    "avocat",
+    "épice",
+    "emmental",
+    "entier",
+    "demi",
+    "doux",
+    "dinde",
+    "yaourt",
+    "quiche",
+    "kiwi",
+    "zeste",
 ];
 
 /// Article `n`'s name and EAN-13.
@@ -176,7 +275,11 @@ async fn import(plan: &CatalogPlan, file: &Path) -> Result<ImportRun> {
     let seconds = started.elapsed().as_secs_f64();
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
     if !output.status.success() {
-        bail!("till catalog import failed: {}{}", text(&output.stdout), text(&output.stderr));
+        bail!(
+            "till catalog import failed: {}{}",
+            text(&output.stdout),
+            text(&output.stderr)
+        );
     }
     Ok(ImportRun {
         seconds,
@@ -230,12 +333,21 @@ async fn lookups(plan: &CatalogPlan) -> Result<Vec<Timing>> {
         let start: String = words[0].chars().take(3).collect();
         let path = format!("/v1/catalog/skus?limit=50&q={}", encode(&start));
         let page = timed(&client, &admin, &path, &mut prefix).await?;
-        ensure!(!page["items"].as_array().is_none_or(Vec::is_empty), "{path} found nothing");
+        ensure!(
+            !page["items"].as_array().is_none_or(Vec::is_empty),
+            "{path} found nothing"
+        );
 
         let start: String = words[1].chars().take(2).collect();
-        let path = format!("/v1/catalog/skus?limit=50&q={}", encode(&format!("{} {start}", words[0])));
+        let path = format!(
+            "/v1/catalog/skus?limit=50&q={}",
+            encode(&format!("{} {start}", words[0]))
+        );
         let page = timed(&client, &admin, &path, &mut word_and_prefix).await?;
-        ensure!(!page["items"].as_array().is_none_or(Vec::is_empty), "{path} found nothing");
+        ensure!(
+            !page["items"].as_array().is_none_or(Vec::is_empty),
+            "{path} found nothing"
+        );
     }
     cluster.kill_all().await?;
     Ok(vec![

@@ -46,46 +46,7 @@ impl Store {
         window: &Window<WordKey>,
         now: Timestamp,
     ) -> Result<Vec<(WordKey, CatalogRecord)>, StoreError> {
-        let mut params: Vec<String> = Vec::new();
-        let mut bind = |value: &str| {
-            params.push(value.to_owned());
-            format!("${}", params.len())
-        };
-        let mut conditions = Vec::new();
-        match search.whole.iter().max_by_key(|word| word.len()) {
-            None => {
-                let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
-                conditions.push(format!("w.word >= {start} AND w.word < {end}"));
-                // The article's first word with the prefix lists it; its others do not.
-                conditions.push(format!(
-                    "NOT EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
-                     AND o.word >= {start} AND o.word < w.word)"
-                ));
-            }
-            Some(driving) => {
-                conditions.push(format!("w.word = {}", bind(driving)));
-                for word in search.whole.iter().filter(|word| *word != driving) {
-                    conditions.push(format!(
-                        "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id AND o.word = {})",
-                        bind(word)
-                    ));
-                }
-                let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
-                conditions.push(format!(
-                    "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
-                     AND o.word >= {start} AND o.word < {end})"
-                ));
-            }
-        }
-        if let Some(after) = &window.after {
-            let (word, sku_id) = (bind(&after.word), bind(after.sku_id.as_str()));
-            conditions.push(format!("(w.word, w.sku_id) > ({word}, {sku_id})"));
-        }
-        let limit = params.len() + 1;
-        let sql = format!(
-            "{SEARCH_COLUMNS} WHERE {} ORDER BY w.word, w.sku_id LIMIT ${limit}",
-            conditions.join(" AND ")
-        );
+        let (sql, params) = statement(search, window.after.as_ref());
         let mut read = query(sql);
         for param in params {
             read = read.bind(param);
@@ -126,12 +87,69 @@ impl Store {
     }
 }
 
+/// The search's statement and the texts it binds, its limit last (not among them).
+fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String>) {
+    let mut params: Vec<String> = Vec::new();
+    let mut bind = |value: &str| {
+        params.push(value.to_owned());
+        format!("${}", params.len())
+    };
+    let mut conditions = Vec::new();
+    match search.whole.iter().max_by_key(|word| word.len()) {
+        None => {
+            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
+            // A later page seeks its key, which is within the prefix's range.
+            match after {
+                Some(after) => {
+                    let (word, sku_id) = (bind(&after.word), bind(after.sku_id.as_str()));
+                    conditions.push(format!("(w.word, w.sku_id) > ({word}, {sku_id}) AND w.word < {end}"));
+                }
+                None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
+            }
+            // The article's first word with the prefix lists it; its others do not.
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
+                 AND o.word >= {start} AND o.word < w.word)"
+            ));
+        }
+        Some(driving) => {
+            conditions.push(format!("w.word = {}", bind(driving)));
+            // The key of a later page holds the same word (the cursor is bound to its search).
+            if let Some(after) = after {
+                conditions.push(format!("w.sku_id > {}", bind(after.sku_id.as_str())));
+            }
+            for word in search.whole.iter().filter(|word| *word != driving) {
+                conditions.push(format!(
+                    "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id AND o.word = {})",
+                    bind(word)
+                ));
+            }
+            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
+                 AND o.word >= {start} AND o.word < {end})"
+            ));
+        }
+    }
+    let limit = params.len() + 1;
+    let sql = format!(
+        "{SEARCH_COLUMNS} WHERE {} ORDER BY w.word, w.sku_id LIMIT ${limit}",
+        conditions.join(" AND ")
+    );
+    (sql, params)
+}
+
 /// Writes the words of the next articles by id after `after`; answers the last one, or `None`
 /// when none was left (and the backfill is marked done).
-fn backfill_chunk<'a>(conn: &'a mut Conn, after: &'a Option<String>) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+fn backfill_chunk<'a>(
+    conn: &'a mut Conn,
+    after: &'a Option<String>,
+) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
     Box::pin(async move {
         let read = match after {
-            Some(after) => query("SELECT sku_id, name FROM skus WHERE sku_id > $1 ORDER BY sku_id LIMIT $2").bind(after),
+            Some(after) => {
+                query("SELECT sku_id, name FROM skus WHERE sku_id > $1 ORDER BY sku_id LIMIT $2").bind(after)
+            }
             None => query("SELECT sku_id, name FROM skus ORDER BY sku_id LIMIT $1"),
         };
         let rows = read.bind(BACKFILL_CHUNK as i64).fetch_all(&mut *conn).await?;
@@ -190,4 +208,90 @@ async fn insert(conn: &mut Conn, words: &[(String, String)]) -> Result<(), Store
         insert.execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{migrated_scratch_database, query_plan, scratch_sqlite_store};
+    use till_core::catalog::CatalogItem;
+    use till_core::money::{Cents, VatRate};
+
+    fn write(id: &str, name: &str, now: Timestamp) -> CatalogWrite {
+        CatalogWrite {
+            item: CatalogItem {
+                sku_id: SkuId::parse(&id.repeat(64)).unwrap(),
+                name: name.to_owned(),
+                price: Cents::new(100).unwrap(),
+                vat_rate: VatRate::from_hundredths(2_000).unwrap(),
+            },
+            starts: now,
+            barcodes: None,
+        }
+    }
+
+    async fn found(store: &Store, q: &str, now: Timestamp) -> Vec<String> {
+        let window = Window { after: None, take: 100 };
+        let found = store
+            .search_catalog(&NameQuery::parse(q).unwrap(), &window, now)
+            .await
+            .unwrap();
+        found.into_iter().map(|(_, record)| record.item.name).collect()
+    }
+
+    #[tokio::test]
+    async fn the_store_writes_the_words_of_articles_from_before_the_search_when_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        let now = Timestamp::now();
+        let writes = vec![write("a", "Crème fraîche", now), write("b", "Café crème", now)];
+        store.write_catalog(writes, now).await.unwrap();
+        // As a database migrated to 0012 with articles in it: no words yet, the backfill due.
+        store
+            .write((), |conn, ()| {
+                Box::pin(async move {
+                    query("DELETE FROM sku_words").execute(&mut *conn).await?;
+                    query("INSERT INTO sku_words_backfill (singleton) VALUES (1)")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
+        assert!(found(&store, "creme", now).await.is_empty());
+        store.migrate().await.unwrap();
+        assert_eq!(found(&store, "creme", now).await, ["Crème fraîche", "Café crème"]);
+        assert_eq!(found(&store, "fraiche", now).await, ["Crème fraîche"]);
+        let pending = query("SELECT singleton FROM sku_words_backfill")
+            .fetch_optional(store.reader())
+            .await
+            .unwrap();
+        assert!(pending.is_none());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_page_seeks_its_key_and_reads_in_the_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = migrated_scratch_database(dir.path()).await;
+        let after = WordKey {
+            word: "chocolat".into(),
+            sku_id: SkuId::parse(&"f".repeat(64)).unwrap(),
+        };
+        for (q, seek) in [
+            ("ch", "SEARCH w USING PRIMARY KEY ((word,sku_id)>(?,?) AND word<?)"),
+            ("chocolat ch", "SEARCH w USING PRIMARY KEY (word=? AND sku_id>?)"),
+            ("noir chocolat ch", "SEARCH w USING PRIMARY KEY (word=? AND sku_id>?)"),
+        ] {
+            let (sql, mut params) = statement(&NameQuery::parse(q).unwrap(), Some(&after));
+            params.push("50".into());
+            let params: Vec<&str> = params.iter().map(String::as_str).collect();
+            let plan = query_plan(&conn, &sql, &params).join("\n");
+            assert!(plan.starts_with(seek), "{q}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{q}: {plan}");
+            assert!(!plan.contains("SCAN"), "{q}: {plan}");
+        }
+    }
 }

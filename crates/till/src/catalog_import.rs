@@ -37,7 +37,11 @@ pub struct Stopped {
 #[derive(Debug)]
 pub enum Reason {
     /// A line that is not an article; `field` is empty when the line is not JSON at all.
-    BadLine { line: usize, field: String, message: String },
+    BadLine {
+        line: usize,
+        field: String,
+        message: String,
+    },
     /// The database refused the chunk of these lines (a barcode another article keeps, say).
     Refused { first: usize, last: usize, message: String },
     /// The file could not be read.

@@ -354,8 +354,9 @@ struct CatalogQuery {
     /// Only the articles it finds: a barcode (as `getCatalogItemByBarcode` reads one) finds
     /// the article carrying it; other text finds the articles whose name holds each of its
     /// words, the last one as the start of a word, in any case and with or without accents
-    /// (`creme bru` finds "Crème brûlée"). Words are runs of letters and digits.
-    #[param(min_length = 1, max_length = 100)]
+    /// (`creme bru` finds "Crème brûlée"). Words are runs of letters and digits; a text
+    /// without any is refused.
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     q: Option<String>,
 }
 

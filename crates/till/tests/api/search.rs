@@ -93,7 +93,9 @@ async fn paging_through_a_broad_prefix_lists_each_match_once_in_order(engine: En
         // Both words start with "ch": the article is listed once.
         skus.push(json!({"skuId": sku(&format!("cc{n}")), "name": format!("Chocolat chaud {n}"), "priceCents": 300, "vatRate": 10}));
         skus.push(json!({"skuId": sku(&format!("cv{n}")), "name": format!("Chou vert {n}"), "priceCents": 200, "vatRate": 5.5}));
-        skus.push(json!({"skuId": sku(&format!("t{n}")), "name": format!("Tarte {n}"), "priceCents": 400, "vatRate": 10}));
+        skus.push(
+            json!({"skuId": sku(&format!("t{n}")), "name": format!("Tarte {n}"), "priceCents": 400, "vatRate": 10}),
+        );
     }
     let import = server
         .post("/v1/catalog/import", &server.admin(), json!({"skus": skus}))
@@ -137,7 +139,11 @@ async fn a_rename_replaces_the_words_an_article_is_found_by(engine: Engine) {
     put(&server, "Thé vert", &[]).await;
     let rename = json!({"name": "Tisane menthe", "priceCents": 250, "vatRate": 20});
     let renamed = server
-        .put(&format!("/v1/catalog/skus/{}", sku("Thé vert")), &server.admin(), rename)
+        .put(
+            &format!("/v1/catalog/skus/{}", sku("Thé vert")),
+            &server.admin(),
+            rename,
+        )
         .await;
     assert_eq!(renamed.status, 200, "{}", renamed.text);
     assert!(found(&server, "the").await.is_empty());
@@ -145,7 +151,10 @@ async fn a_rename_replaces_the_words_an_article_is_found_by(engine: Engine) {
     assert_eq!(found(&server, "tis").await, ["Tisane menthe"]);
     // An import renames the same way.
     let import = json!({"skus": [{"skuId": sku("Thé vert"), "name": "Thé noir", "priceCents": 250, "vatRate": 20}]});
-    assert_eq!(server.post("/v1/catalog/import", &server.admin(), import).await.status, 200);
+    assert_eq!(
+        server.post("/v1/catalog/import", &server.admin(), import).await.status,
+        200
+    );
     assert!(found(&server, "menthe").await.is_empty());
     assert_eq!(found(&server, "noir").await, ["Thé noir"]);
     server.stop().await;
@@ -194,7 +203,8 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
     let server = TestServer::start(engine).await;
     let mut lines = vec![line("Pain", 120), line("Beurre", 350)];
     lines.push(
-        json!({"skuId": sku("Lait"), "name": "Lait entier", "priceCents": 99, "vatRate": 5.5, "barcodes": [EAN]}).to_string(),
+        json!({"skuId": sku("Lait"), "name": "Lait entier", "priceCents": 99, "vatRate": 5.5, "barcodes": [EAN]})
+            .to_string(),
     );
     let (ok, text) = import_file(&server, &lines);
     assert!(ok, "{text}");
