@@ -13,6 +13,7 @@ use std::io::BufRead;
 use std::time::{Duration, Instant};
 use till_api::error::ApiError;
 use till_api::routes::catalog::import_line;
+use till_core::catalog::price_starts;
 use till_core::ids::SkuId;
 use till_store::Store;
 use till_store::catalog::CatalogWrite;
@@ -70,7 +71,7 @@ impl fmt::Display for Stopped {
 impl std::error::Error for Stopped {}
 
 /// Imports every line of `file` into `store`, each article priced from the moment its chunk
-/// is written unless it says when.
+/// is written unless it names a later instant.
 pub async fn import(store: &Store, file: impl BufRead) -> Result<Imported, Stopped> {
     let mut import = Import::default();
     for (index, line) in file.lines().enumerate() {
@@ -139,10 +140,17 @@ impl Import {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let writes = std::mem::take(&mut self.pending);
+        let now = jiff::Timestamp::now();
+        // A price the file does not date starts when its chunk is written, not when its line
+        // was read.
+        let from_now = price_starts(None, now).unwrap_or(now);
+        let mut writes = std::mem::take(&mut self.pending);
+        for write in &mut writes {
+            write.starts = write.starts.max(from_now);
+        }
         self.ids.clear();
         let (first, last) = self.lines;
-        match store.write_catalog(writes, jiff::Timestamp::now()).await {
+        match store.write_catalog(writes, now).await {
             Ok(summary) => {
                 self.written.created += summary.created;
                 self.written.updated += summary.updated;

@@ -122,6 +122,7 @@ async fn paging_through_a_broad_prefix_lists_each_match_once_in_order(engine: En
         }
         assert_eq!(paged, whole, "{q}: the pages, in order, are the whole list");
         let mut distinct = paged.clone();
+        distinct.sort();
         distinct.dedup();
         assert_eq!(distinct.len(), expected, "{q}: each match once");
     }
@@ -220,6 +221,14 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
         .get(&format!("/v1/catalog/skus/{}", sku("Pain")), &server.admin())
         .await;
     assert_eq!(pain.body["priceCents"], 130);
+    // Two lines of one article: the later one wins, as two writes in that order would.
+    let (ok, text) = import_file(&server, &[line("Pain", 140), line("Pain", 150)]);
+    assert!(ok, "{text}");
+    assert!(text.contains("0 created, 2 updated"), "{text}");
+    let pain = server
+        .get(&format!("/v1/catalog/skus/{}", sku("Pain")), &server.admin())
+        .await;
+    assert_eq!(pain.body["priceCents"], 150);
     // A bad line stops the import there; the lines before it are written, none after.
     let bad = vec![
         line("Farine", 180),
