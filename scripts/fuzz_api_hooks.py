@@ -10,6 +10,7 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   unique within a list (a tender method counted once at a close, a barcode once on an article
   in any of its forms, an article once in a count, a transfer or its receipt), a transfer
   between two different stores, a barcode's check digit, a discount's `lineId` naming
+  in any of its forms), a barcode's check digit, a catalog search holding a letter or a digit, a discount's `lineId` naming
   a line of the same cart, a return naming another transaction than its own.
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
   the list never handed out (cursors are opaque), a store of the network
@@ -95,7 +96,9 @@ _BETWEEN_FIELDS = {
     ],
     "POST /v1/webhooks/{id}/replay": [("after", "is past the feed's last event (cursor *)")],
     "POST /v1/webhooks": [("url", "leads to *; webhooks go to public addresses only")],
-    "GET /v1/catalog/skus": _CURSORS,
+    # A search needs a word; which characters are letters or digits, the document's regular
+    # expressions (without Unicode classes) cannot say.
+    "GET /v1/catalog/skus": [("q", "must hold a word: a letter or a digit"), *_CURSORS],
     "GET /v1/stores": _CURSORS,
     "GET /v1/staff": _CURSORS,
     "GET /v1/coupons": _CURSORS,

@@ -26,3 +26,4 @@ pub mod stock;
 pub mod store;
 pub mod stored_value;
 pub mod webhooks;
+pub mod words;

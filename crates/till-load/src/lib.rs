@@ -4,6 +4,7 @@
 //! these parts.
 
 pub mod bench;
+pub mod catalog;
 pub mod client;
 pub mod cluster;
 pub mod crash;

@@ -1,6 +1,7 @@
 //! `till-load`: drives a till deployment from outside. `bench` measures finalizeSale
 //! throughput and latency against the engine's own durable commit rate; `drawer` the X report
-//! of a big session and a burst of late sales from offline tills; `crash` kills nodes under
+//! of a big session and a burst of late sales from offline tills; `catalog` a chain-sized
+//! catalog's import, look-ups and finalize throughput; `crash` kills nodes under
 //! load and proves nothing was lost or booked twice.
 
 use anyhow::Context;
@@ -8,6 +9,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use till_load::bench::{self, BenchPlan, Mixes, Pace};
+use till_load::catalog::{self, CatalogPlan};
 use till_load::crash::{self, CrashPlan};
 use till_load::drawer::{self, DrawerPlan};
 use till_load::prefill::{self, PrefillPlan};
@@ -145,6 +147,42 @@ enum Command {
         /// Sales in flight at once; each burst's sales are spread over as many tills.
         #[arg(long, default_value_t = 16)]
         clients: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        till: Option<PathBuf>,
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// A chain-sized catalog: write an NDJSON file of `--articles` articles, time `till
+    /// catalog import` on it (with its peak memory), measure barcode look-ups and searches on
+    /// one node serving it, then finalizeSale throughput with it against a catalog of
+    /// `--small-articles`, in the same run. Exits 1 if a sale failed.
+    Catalog {
+        /// `sqlite://FILE` or `postgres://.../NEW_DATABASE`: the big catalog's; the small
+        /// one's goes beside it.
+        #[arg(long)]
+        database_url: String,
+        #[arg(long, default_value_t = 1_000_000)]
+        articles: usize,
+        /// Look-ups of each kind (barcode, prefix, word and prefix).
+        #[arg(long, default_value_t = 1_000)]
+        lookups: usize,
+        /// The small catalog the finalize throughput is compared with.
+        #[arg(long, default_value_t = 5_000)]
+        small_articles: usize,
+        /// Measured seconds of each finalize run.
+        #[arg(long, default_value_t = 20)]
+        duration: u64,
+        #[arg(long, default_value_t = 3)]
+        warmup: u64,
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// Skip the finalize comparison.
+        #[arg(long)]
+        no_finalize: bool,
         #[arg(long)]
         json: bool,
         #[arg(long)]
@@ -369,6 +407,61 @@ async fn main() -> anyhow::Result<()> {
             workspace.clean_up();
             drawer::check(&report)
         }
+        Command::Catalog {
+            database_url,
+            articles,
+            lookups,
+            small_articles,
+            duration,
+            warmup,
+            clients,
+            no_finalize,
+            json,
+            till,
+            work_dir,
+            seed,
+        } => {
+            let workspace = Workspace::new(till, work_dir)?;
+            let finalize = (!no_finalize)
+                .then(|| -> anyhow::Result<BenchPlan> {
+                    Ok(BenchPlan {
+                        binary: workspace.binary.clone(),
+                        database_url: bench::sibling(&database_url, "small")?,
+                        nodes: 1,
+                        pace: Pace::Closed { clients },
+                        duration: Duration::from_secs(duration.max(1)),
+                        warmup: Duration::from_secs(warmup),
+                        articles: small_articles.clamp(20, articles.max(20)),
+                        tills: 16,
+                        customers: 1_000,
+                        work_dir: workspace.work_dir.join("finalize"),
+                        seed,
+                        baseline: false,
+                        env: Vec::new(),
+                        mixes: Mixes::Plain,
+                        gift_cards: bench::GIFT_CARDS,
+                    })
+                })
+                .transpose()?;
+            let plan = CatalogPlan {
+                binary: workspace.binary.clone(),
+                database_url,
+                work_dir: workspace.work_dir.clone(),
+                articles: articles.max(1),
+                lookups: lookups.max(1),
+                finalize,
+                seed,
+            };
+            let report = catalog::run(&plan)
+                .await
+                .with_context(|| format!("catalog failed; logs in {}", plan.work_dir.display()))?;
+            show(&report, json, print_catalog)?;
+            workspace.clean_up();
+            match &report.finalize {
+                Some(finalize) if finalize.failures > 0 => anyhow::bail!("{} sales failed", finalize.failures),
+                _ => Ok(()),
+            }
+        }
         Command::Crash {
             database_url,
             nodes,
@@ -561,6 +654,29 @@ fn print_reads(report: &reads::ReadsReport) {
         |name: &str, r: &reads::Rate| println!("{name:<17} {} in {:.2} s, {:.0}/s", r.count, r.seconds, r.per_second);
     rate("feed read", &report.feed);
     rate("webhook delivery", &report.webhooks);
+}
+
+fn print_catalog(report: &catalog::CatalogReport) {
+    let i = &report.import;
+    println!("engine            {}", report.engine);
+    println!(
+        "import            {} articles ({:.0} MiB of NDJSON) in {:.1} s, {:.0}/s, peak RSS {:.1} MiB (target: under 60 s)",
+        report.articles, report.file_mib, i.seconds, i.per_second, i.peak_rss_mib
+    );
+    println!("                  {}", i.summary);
+    println!("look-ups (ms)     one client, each sent when the last was answered (target: p99 under 5)");
+    for t in &report.lookups {
+        println!(
+            "  {:<30} {:>5}  p50 {:>7.2}  p99 {:>7.2}  max {:>7.2}",
+            t.name, t.count, t.p50_ms, t.p99_ms, t.max_ms
+        );
+    }
+    if let Some(f) = &report.finalize {
+        println!(
+            "finalize          {:.0} sales/s with {} articles, {:.0} with {} articles: {:.2}x (target: at least 0.9), {} failed",
+            f.big_per_second, report.articles, f.small_per_second, f.small_articles, f.big_over_small, f.failures
+        );
+    }
 }
 
 fn print_drawer(report: &drawer::DrawerReport) {

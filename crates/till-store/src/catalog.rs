@@ -6,6 +6,7 @@ use crate::cache::insert_within;
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
 use crate::page::{Keyset, Window};
+use crate::sku_words;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
@@ -282,8 +283,8 @@ impl Store {
         Ok(articles)
     }
 
-    /// The articles of `rows` (of [`SELECT_SKUS`] or [`SELECT_SKU`]) as the back office reads them at `now`.
-    async fn records(&self, rows: Vec<Row>, now: Timestamp) -> Result<Vec<CatalogRecord>, StoreError> {
+    /// The articles of `rows` (of [`SELECT_SKUS`], [`SELECT_SKU`] or a search) as the back office reads them at `now`.
+    pub(crate) async fn records(&self, rows: Vec<Row>, now: Timestamp) -> Result<Vec<CatalogRecord>, StoreError> {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
@@ -401,7 +402,14 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             }
 
             // `skus` keeps the price in force at the article's last write, for whoever reads
-            // the table as it was before prices were dated.
+            // the table as it was before prices were dated. A new article has it already.
+            let existing: Vec<&CatalogWrite> = chunk
+                .iter()
+                .filter(|w| in_force.contains_key(w.item.sku_id.as_str()))
+                .collect();
+            if existing.is_empty() {
+                continue;
+            }
             let in_force_now = |column: &str| {
                 format!(
                     "(SELECT p.{column} FROM sku_prices p WHERE p.sku_id = skus.sku_id AND p.effective_from <= $1 \
@@ -413,10 +421,10 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
                  WHERE sku_id IN ({})",
                 in_force_now("price_cents"),
                 in_force_now("vat_rate"),
-                placeholders(2, chunk.len())
+                placeholders(2, existing.len())
             );
             let mut update = query(sql).bind(now);
-            for write in chunk {
+            for write in existing {
                 update = update.bind(write.item.sku_id.as_str());
             }
             update.execute(&mut *conn).await?;
@@ -425,6 +433,7 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             .execute(&mut *conn)
             .await?;
         barcodes::replace(conn, &input.writes).await?;
+        sku_words::replace(conn, &input.writes).await?;
         Ok(ImportSummary {
             created,
             updated: input.writes.len() - created,

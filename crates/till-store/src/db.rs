@@ -158,8 +158,10 @@ impl Store {
     }
 
     /// Brings the schema up to date. Safe to run from several nodes at once on PostgreSQL.
+    /// Then writes what SQL could not (the search words of migration 0012).
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        self.inner.database.migrate().await
+        self.inner.database.migrate().await?;
+        self.backfill_sku_words().await
     }
 
     /// Succeeds when the database answers a trivial query and, on SQLite, the writer every

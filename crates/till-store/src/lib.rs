@@ -34,6 +34,7 @@ pub mod sales_report;
 pub mod sealer;
 pub mod search;
 pub mod sessions;
+pub mod sku_words;
 pub mod snapshot;
 pub mod staff;
 pub mod stock;

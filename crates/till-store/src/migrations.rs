@@ -24,6 +24,7 @@ pub(crate) fn sqlite() -> Migrator {
     Migrator::with_migrations(migrations!("sqlite":
         1 "0001_baseline", 2 "0002_stored_value", 3 "0003_search", 4 "0004_reports", 5 "0005_events", 6 "0006_webhooks", 7 "0007_rare_sales",
         8 "0008_price_schedule", 9 "0009_cash_drawer", 10 "0010_late_sales", 11 "0011_barcodes",
+        12 "0012_catalog_search",
         13 "0013_store_prices",
         14 "0014_stock_ledger"))
 }
@@ -32,6 +33,7 @@ pub(crate) fn postgres() -> Migrator {
     Migrator::with_migrations(migrations!("postgres":
         1 "0001_baseline", 2 "0002_stored_value", 3 "0003_search", 4 "0004_reports", 5 "0005_events", 6 "0006_webhooks", 7 "0007_rare_sales",
         8 "0008_price_schedule", 9 "0009_cash_drawer", 10 "0010_late_sales", 11 "0011_barcodes",
+        12 "0012_catalog_search",
         13 "0013_store_prices",
         14 "0014_stock_ledger"))
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use till::config::{Config, LogFormat, Overrides};
-use till::{demo, fiscal, server, token};
+use till::{catalog_import, demo, fiscal, server, token};
 use till_api::SystemClock;
 use tracing_subscriber::EnvFilter;
 
@@ -56,6 +56,11 @@ enum Command {
         #[command(subcommand)]
         action: FiscalAction,
     },
+    /// The catalog's tools: a streaming import for a catalog of any size.
+    Catalog {
+        #[command(subcommand)]
+        action: CatalogAction,
+    },
     /// Mint a development access token signed with TILL_JWT_SECRET.
     Token {
         /// The subject (`sub`).
@@ -96,6 +101,18 @@ enum FiscalAction {
     },
 }
 
+#[derive(Subcommand)]
+enum CatalogAction {
+    /// Create or replace the articles of an NDJSON file, one per line with the fields of an
+    /// item of POST /v1/catalog/import, a chunk per transaction. A bad line stops the import
+    /// (exit 1) with its line number; the articles before it are written, and running the
+    /// import again on the corrected file is safe.
+    Import {
+        /// The NDJSON file.
+        file: PathBuf,
+    },
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     return_large_allocations_to_the_system();
@@ -111,7 +128,7 @@ async fn main() -> anyhow::Result<()> {
             overrides.log_format = log_format.clone();
         }
         Command::Demo { listen } => overrides.listen = listen.clone(),
-        Command::Migrate | Command::Token { .. } | Command::Fiscal { .. } => {}
+        Command::Migrate | Command::Token { .. } | Command::Fiscal { .. } | Command::Catalog { .. } => {}
     }
     let config = Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
     init_logging(&config);
@@ -136,6 +153,15 @@ async fn main() -> anyhow::Result<()> {
             if !holds {
                 std::process::exit(1);
             }
+            Ok(())
+        }
+        Command::Catalog {
+            action: CatalogAction::Import { file },
+        } => {
+            let store = server::open_store(&config).await?;
+            let (imported, took) = catalog_import::import_file(&store, &file).await?;
+            println!("{}", catalog_import::summary(imported, took));
+            store.close().await;
             Ok(())
         }
         Command::Token { sub, scope, ttl } => {

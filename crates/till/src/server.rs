@@ -19,17 +19,7 @@ use tokio::task::JoinHandle;
 /// PostgreSQL stock fold) and builds the shared state.
 pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
     let api = config.api_config().context("invalid configuration")?;
-    let url = config.database_url();
-    if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
-        create_data_dir(&config.data_dir)?;
-    }
-    let store = Store::connect(&url, &config.store_options())
-        .await
-        .with_context(|| format!("cannot open the database at {}", redact(&url)))?;
-    store.migrate().await.context("cannot migrate the database")?;
-    store
-        .start_maintenance()
-        .context("cannot start the database's background work")?;
+    let store = open_store(config).await?;
     let key = load_fiscal_key(config)?;
     tracing::info!(key_id = key.key_id(), "fiscal journal key ready");
     store
@@ -45,6 +35,23 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
         }
     }
     Ok(AppState::new(store, auth, api, clock))
+}
+
+/// Connects, migrates and starts the database's background work, as the service and the
+/// tools that write much (`till catalog import`) need it.
+pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    let url = config.database_url();
+    if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
+        create_data_dir(&config.data_dir)?;
+    }
+    let store = Store::connect(&url, &config.store_options())
+        .await
+        .with_context(|| format!("cannot open the database at {}", redact(&url)))?;
+    store.migrate().await.context("cannot migrate the database")?;
+    store
+        .start_maintenance()
+        .context("cannot start the database's background work")?;
+    Ok(store)
 }
 
 /// The key sealing the journal: `fiscal_key_file` if set, else `fiscal-key.pem` in the data

@@ -1,4 +1,5 @@
-//! The price authority: `PUT/GET /v1/catalog/skus/{skuId}`, `GET /v1/catalog/skus` and
+//! The price authority: `PUT/GET /v1/catalog/skus/{skuId}`, `GET /v1/catalog/skus` (a list
+//! and a search) and
 //! `POST /v1/catalog/import`. Prices are effective-dated: a write may schedule a price for a
 //! later instant, and a sale is priced with the prices in force when it was rung.
 
@@ -8,7 +9,7 @@ use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Obj, Problems};
 use crate::openapi::{BarcodeText, Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{CursorKey, Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -21,7 +22,9 @@ use till_core::catalog::{CatalogItem, DatedPrice, price_starts};
 use till_core::ids::SkuId;
 use till_core::instant::{Zone, format_utc};
 use till_core::money::VatRate;
+use till_core::words::{NameQuery, QueryProblem};
 use till_store::catalog::{CatalogRecord, CatalogWrite};
+use till_store::sku_words::WordKey;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -235,6 +238,18 @@ impl ItemFields {
     }
 }
 
+/// One article of an import, as `POST /v1/catalog/import` reads each, priced from `now` unless
+/// it says when: for `till catalog import`, which reads a file of them a line at a time. A 400
+/// names the fields at fault; a 422 an `effectiveFrom` in the past.
+pub fn import_line(value: &serde_json::Value, now: Timestamp) -> Result<CatalogWrite, ApiError> {
+    let problems = Problems::new();
+    let item = problems.root(value).and_then(|obj| {
+        let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
+        item_fields(&obj, id)
+    });
+    problems.finish(|| item)?.write(now, || "effectiveFrom".to_owned())
+}
+
 /// A VAT rate in percent. The number must be the one its two decimals write (`5.5`, `0.07`),
 /// as `multipleOf: 0.01` reads it: `1e-300` or `0.30000000000000004` is not rounded to a rate.
 pub(crate) fn vat_rate(field: crate::fields::Field<'_>) -> Option<VatRate> {
@@ -331,38 +346,120 @@ async fn get_by_barcode(
     Ok(Json(record.into()))
 }
 
-/// The page of the catalog to read; the list has no filter.
-struct CatalogList(Paging<SkuId>);
+/// The search of `GET /v1/catalog/skus`, for the document; [`CatalogList`] reads it.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct CatalogQuery {
+    /// Only the articles it finds: a barcode (as `getCatalogItemByBarcode` reads one) finds
+    /// the article carrying it; other text finds the articles whose name holds each of its
+    /// words, the last one as the start of a word, in any case and with or without accents
+    /// (`creme bru` finds "Crème brûlée"). Words are runs of letters and digits; a text
+    /// without any is refused.
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    q: Option<String>,
+}
+
+/// The page of the catalog to read: every article by id, or those a search finds.
+enum CatalogList {
+    All(Paging<SkuId>),
+    Barcode(Gtin, Paging<WordKey>),
+    Name(NameQuery, Paging<WordKey>),
+}
+
+/// What `q` asks for.
+enum Search {
+    Barcode(Gtin),
+    Name(NameQuery),
+}
 
 impl FromParams for CatalogList {
     fn from_params(params: &Params) -> Option<Self> {
-        PageParams::read(params)?
-            .paging(params, Scope::new("catalog"))
-            .map(CatalogList)
+        let search = params.optional("q", |text| {
+            let search = match Gtin::parse(text) {
+                Ok(gtin) => Search::Barcode(gtin),
+                Err(_) => Search::Name(NameQuery::parse(text)?),
+            };
+            Ok::<_, QueryProblem>((text.to_owned(), search))
+        });
+        let page = PageParams::read(params);
+        let (search, page) = (search?, page?);
+        let Some((q, search)) = search else {
+            return Some(CatalogList::All(page.paging(params, Scope::new("catalog"))?));
+        };
+        let paging = page.paging(params, Scope::new("catalog").filter("q", Some(q)))?;
+        Some(match search {
+            Search::Barcode(gtin) => CatalogList::Barcode(gtin, paging),
+            Search::Name(name) => CatalogList::Name(name, paging),
+        })
+    }
+}
+
+/// A search's key in a cursor: the word, a zero byte (no word holds one), then the article.
+impl CursorKey for WordKey {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.word.as_bytes());
+        out.push(0);
+        self.sku_id.write(out);
+    }
+
+    fn read(bytes: &[u8]) -> Option<Self> {
+        let split = bytes.iter().position(|&b| b == 0)?;
+        let word = std::str::from_utf8(&bytes[..split]).ok()?;
+        Some(WordKey {
+            word: word.to_owned(),
+            sku_id: SkuId::read(&bytes[split + 1..])?,
+        })
     }
 }
 
 /// A page of the list, as the document names it.
 type CatalogPage = Page<CatalogItemView>;
 
-/// List the articles of the price authority.
+/// List or search the articles of the price authority.
 ///
-/// Every article by id, a page at a time: follow `nextCursor` until it is null. Read-only;
-/// safe to call at any time.
+/// Without `q`, every article by id. With `q`, the articles it finds: a barcode finds the one
+/// carrying it, if any; a name search lists the articles in the order of the word they were
+/// found by, then by id, each once. Follow `nextCursor`, sent with the same `q`, until it is
+/// null. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/catalog/skus", operation_id = "listCatalogItems", tag = "provisioning",
-    params(PageQuery),
-    responses((status = 200, description = "A page of articles, by id", body = CatalogPage)))]
+    params(CatalogQuery, PageQuery),
+    responses((status = 200, description = "A page of articles", body = CatalogPage)))]
 async fn list_items(
     _caller: Authorized<ops::ListCatalogItems>,
     State(state): State<AppState>,
-    QueryParams(CatalogList(paging)): QueryParams<CatalogList>,
+    QueryParams(list): QueryParams<CatalogList>,
 ) -> Result<Json<CatalogPage>, ApiError> {
-    let records = state.store().list_catalog_items(&paging.window(), state.now()).await?;
-    Ok(Json(paging.page(
-        records,
-        |record| record.item.sku_id.clone(),
-        CatalogItemView::from,
-    )))
+    let now = state.now();
+    let store = state.store();
+    let page = match list {
+        CatalogList::All(paging) => {
+            let records = store.list_catalog_items(&paging.window(), now).await?;
+            paging.page(records, |record| record.item.sku_id.clone(), CatalogItemView::from)
+        }
+        CatalogList::Barcode(gtin, paging) => {
+            // The one article is on the first page; no cursor follows it.
+            let mut found = Vec::new();
+            if paging.window().after.is_none()
+                && let Some(sku) = store.sku_of_barcode(&gtin).await?
+            {
+                found.extend(store.get_catalog_item(&sku, now).await?);
+            }
+            paging.page(
+                found,
+                |record| WordKey {
+                    word: String::new(),
+                    sku_id: record.item.sku_id.clone(),
+                },
+                CatalogItemView::from,
+            )
+        }
+        CatalogList::Name(name, paging) => {
+            let found = store.search_catalog(&name, &paging.window(), now).await?;
+            paging.page(found, |(key, _)| key.clone(), |(_, record)| record.into())
+        }
+    };
+    Ok(Json(page))
 }
 
 /// Create or replace many articles at once.

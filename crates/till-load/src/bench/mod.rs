@@ -333,7 +333,7 @@ pub async fn against_prefilled(plan: &BenchPlan, prefilled: &str) -> Result<Agai
 }
 
 /// `url` with `-{name}` added to its file's stem (SQLite) or `_{name}` to its database name.
-fn sibling(url: &str, name: &str) -> Result<String> {
+pub fn sibling(url: &str, name: &str) -> Result<String> {
     let (path, query) = url.split_once('?').map_or((url, None), |(p, q)| (p, Some(q)));
     let renamed = match (engine_of(url), path.strip_suffix(".db")) {
         ("sqlite", Some(stem)) => format!("{stem}-{name}.db"),

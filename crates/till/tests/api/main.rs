@@ -23,6 +23,7 @@ mod promotions;
 mod provisioning;
 mod reports;
 mod returns;
+mod search;
 mod sessions;
 mod stock_ledger;
 mod store_prices;

@@ -1,0 +1,297 @@
+//! The catalog search by name (table `sku_words`, migration 0012): each distinct word of an
+//! article's name, folded by [`till_core::words`], written by every catalog write in the same
+//! transaction as the name.
+//!
+//! A search seeks its words in the key `(word, sku_id)` and reads a page in that order, from
+//! just after the `(word, sku_id)` the previous page ended on: a page costs the same however
+//! many articles the words match. With one word, the words starting with it are one range of
+//! the key, and an article is listed at the first of its words in that range only (a name
+//! whose two words share the prefix appears once). With several, the page follows the
+//! articles carrying the longest whole word, by id, each checked for the other words and the
+//! prefix through the second index `(sku_id, word)`.
+
+use crate::catalog::{CatalogRecord, CatalogWrite, placeholders};
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::page::Window;
+use crate::sql::{Conn, query};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use till_core::ids::SkuId;
+use till_core::words::{NameQuery, name_words};
+
+/// Articles per statement when their words are deleted.
+const CHUNK: usize = 500;
+/// Rows per multi-row insert: 2 parameters each.
+const INSERT_ROWS: usize = 1_000;
+/// Articles whose words one transaction of the backfill writes.
+const BACKFILL_CHUNK: usize = 5_000;
+
+/// Where a page of a search by name ends: the word it was found by and the article.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordKey {
+    pub word: String,
+    pub sku_id: SkuId,
+}
+
+const SEARCH_COLUMNS: &str = "SELECT w.word, s.sku_id, s.name, s.price_cents, s.vat_rate, s.created_at, s.updated_at \
+     FROM sku_words w JOIN skus s ON s.sku_id = w.sku_id";
+
+impl Store {
+    /// The articles whose name holds every whole word of `search` and a word starting with
+    /// its prefix, in `window`, each with the key its page ends on.
+    pub async fn search_catalog(
+        &self,
+        search: &NameQuery,
+        window: &Window<WordKey>,
+        now: Timestamp,
+    ) -> Result<Vec<(WordKey, CatalogRecord)>, StoreError> {
+        let (sql, params) = statement(search, window.after.as_ref());
+        let mut read = query(sql);
+        for param in params {
+            read = read.bind(param);
+        }
+        let rows = read
+            .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
+            .fetch_all(self.reader())
+            .await?;
+        let keys = rows
+            .iter()
+            .map(|row| {
+                Ok(WordKey {
+                    word: row.try_get("word")?,
+                    sku_id: SkuId::from_trusted(row.try_get("sku_id")?),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let records = self.records(rows, now).await?;
+        Ok(keys.into_iter().zip(records).collect())
+    }
+
+    /// Writes the words of the articles written before the search existed, once: migration
+    /// 0012 leaves a row in `sku_words_backfill` for it, deleted with the last words.
+    pub(crate) async fn backfill_sku_words(&self) -> Result<(), StoreError> {
+        let pending = query("SELECT singleton FROM sku_words_backfill")
+            .fetch_optional(self.reader())
+            .await?;
+        if pending.is_none() {
+            return Ok(());
+        }
+        let mut after: Option<String> = None;
+        loop {
+            match self.write(after, |c, a| Box::pin(backfill_chunk(c, a))).await? {
+                Some(last) => after = Some(last),
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+/// The search's statement and the texts it binds, its limit last (not among them).
+fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String>) {
+    let mut params: Vec<String> = Vec::new();
+    let mut bind = |value: &str| {
+        params.push(value.to_owned());
+        format!("${}", params.len())
+    };
+    let mut conditions = Vec::new();
+    match search.whole.iter().max_by_key(|word| word.len()) {
+        None => {
+            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
+            // A later page seeks its key, which is within the prefix's range.
+            match after {
+                Some(after) => {
+                    let (word, sku_id) = (bind(&after.word), bind(after.sku_id.as_str()));
+                    conditions.push(format!("(w.word, w.sku_id) > ({word}, {sku_id}) AND w.word < {end}"));
+                }
+                None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
+            }
+            // The article's first word with the prefix lists it; its others do not.
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
+                 AND o.word >= {start} AND o.word < w.word)"
+            ));
+        }
+        Some(driving) => {
+            conditions.push(format!("w.word = {}", bind(driving)));
+            // The key of a later page holds the same word (the cursor is bound to its search).
+            if let Some(after) = after {
+                conditions.push(format!("w.sku_id > {}", bind(after.sku_id.as_str())));
+            }
+            for word in search.whole.iter().filter(|word| *word != driving) {
+                conditions.push(format!(
+                    "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id AND o.word = {})",
+                    bind(word)
+                ));
+            }
+            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
+                 AND o.word >= {start} AND o.word < {end})"
+            ));
+        }
+    }
+    let limit = params.len() + 1;
+    let sql = format!(
+        "{SEARCH_COLUMNS} WHERE {} ORDER BY w.word, w.sku_id LIMIT ${limit}",
+        conditions.join(" AND ")
+    );
+    (sql, params)
+}
+
+/// Writes the words of the next articles by id after `after`; answers the last one, or `None`
+/// when none was left (and the backfill is marked done).
+fn backfill_chunk<'a>(
+    conn: &'a mut Conn,
+    after: &'a Option<String>,
+) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+    Box::pin(async move {
+        let read = match after {
+            Some(after) => {
+                query("SELECT sku_id, name FROM skus WHERE sku_id > $1 ORDER BY sku_id LIMIT $2").bind(after)
+            }
+            None => query("SELECT sku_id, name FROM skus ORDER BY sku_id LIMIT $1"),
+        };
+        let rows = read.bind(BACKFILL_CHUNK as i64).fetch_all(&mut *conn).await?;
+        let Some(last) = rows.last() else {
+            query("DELETE FROM sku_words_backfill").execute(&mut *conn).await?;
+            return Ok(None);
+        };
+        let last: String = last.try_get("sku_id")?;
+        let mut words = Vec::new();
+        for row in &rows {
+            let sku_id: String = row.try_get("sku_id")?;
+            let name: String = row.try_get("name")?;
+            words.extend(name_words(&name).into_iter().map(|word| (word, sku_id.clone())));
+        }
+        insert(conn, &words).await?;
+        Ok(Some(last))
+    })
+}
+
+/// Gives each written article the words of its name, replacing those of its former name.
+pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<(), StoreError> {
+    for chunk in writes.chunks(CHUNK) {
+        let mut delete = query(format!(
+            "DELETE FROM sku_words WHERE sku_id IN ({})",
+            placeholders(1, chunk.len())
+        ));
+        for write in chunk {
+            delete = delete.bind(write.item.sku_id.as_str());
+        }
+        delete.execute(&mut *conn).await?;
+    }
+    let words: Vec<(String, String)> = writes
+        .iter()
+        .flat_map(|write| {
+            name_words(&write.item.name)
+                .into_iter()
+                .map(|word| (word, write.item.sku_id.as_str().to_owned()))
+        })
+        .collect();
+    insert(conn, &words).await
+}
+
+/// Inserts `(word, sku_id)` rows; one already there stays.
+async fn insert(conn: &mut Conn, words: &[(String, String)]) -> Result<(), StoreError> {
+    for chunk in words.chunks(INSERT_ROWS) {
+        let values = (0..chunk.len())
+            .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut insert = query(format!(
+            "INSERT INTO sku_words (word, sku_id) VALUES {values} ON CONFLICT (word, sku_id) DO NOTHING"
+        ));
+        for (word, sku_id) in chunk {
+            insert = insert.bind(word.as_str()).bind(sku_id.as_str());
+        }
+        insert.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{migrated_scratch_database, query_plan, scratch_sqlite_store};
+    use till_core::catalog::CatalogItem;
+    use till_core::money::{Cents, VatRate};
+
+    fn write(id: &str, name: &str, now: Timestamp) -> CatalogWrite {
+        CatalogWrite {
+            item: CatalogItem {
+                sku_id: SkuId::parse(&id.repeat(64)).unwrap(),
+                name: name.to_owned(),
+                price: Cents::new(100).unwrap(),
+                vat_rate: VatRate::from_hundredths(2_000).unwrap(),
+            },
+            starts: now,
+            barcodes: None,
+        }
+    }
+
+    async fn found(store: &Store, q: &str, now: Timestamp) -> Vec<String> {
+        let window = Window { after: None, take: 100 };
+        let found = store
+            .search_catalog(&NameQuery::parse(q).unwrap(), &window, now)
+            .await
+            .unwrap();
+        found.into_iter().map(|(_, record)| record.item.name).collect()
+    }
+
+    #[tokio::test]
+    async fn the_store_writes_the_words_of_articles_from_before_the_search_when_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        let now = Timestamp::now();
+        let writes = vec![write("a", "Crème fraîche", now), write("b", "Café crème", now)];
+        store.write_catalog(writes, now).await.unwrap();
+        // As a database migrated to 0012 with articles in it: no words yet, the backfill due.
+        store
+            .write((), |conn, ()| {
+                Box::pin(async move {
+                    query("DELETE FROM sku_words").execute(&mut *conn).await?;
+                    query("INSERT INTO sku_words_backfill (singleton) VALUES (1)")
+                        .execute(&mut *conn)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .await
+            .unwrap();
+        assert!(found(&store, "creme", now).await.is_empty());
+        store.migrate().await.unwrap();
+        assert_eq!(found(&store, "creme", now).await, ["Crème fraîche", "Café crème"]);
+        assert_eq!(found(&store, "fraiche", now).await, ["Crème fraîche"]);
+        let pending = query("SELECT singleton FROM sku_words_backfill")
+            .fetch_optional(store.reader())
+            .await
+            .unwrap();
+        assert!(pending.is_none());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_page_seeks_its_key_and_reads_in_the_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = migrated_scratch_database(dir.path()).await;
+        let after = WordKey {
+            word: "chocolat".into(),
+            sku_id: SkuId::parse(&"f".repeat(64)).unwrap(),
+        };
+        for (q, seek) in [
+            ("ch", "SEARCH w USING PRIMARY KEY ((word,sku_id)>(?,?) AND word<?)"),
+            ("chocolat ch", "SEARCH w USING PRIMARY KEY (word=? AND sku_id>?)"),
+            ("noir chocolat ch", "SEARCH w USING PRIMARY KEY (word=? AND sku_id>?)"),
+        ] {
+            let (sql, mut params) = statement(&NameQuery::parse(q).unwrap(), Some(&after));
+            params.push("50".into());
+            let params: Vec<&str> = params.iter().map(String::as_str).collect();
+            let plan = query_plan(&conn, &sql, &params).join("\n");
+            assert!(plan.starts_with(seek), "{q}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{q}: {plan}");
+            assert!(!plan.contains("SCAN"), "{q}: {plan}");
+        }
+    }
+}
