@@ -19,7 +19,7 @@ on_both_engines!(
 /// Every event after `after`, `limit` at a time, following `nextCursor`, until `count` are
 /// read: on PostgreSQL a node's sequencer numbers committed events within milliseconds, so
 /// the last ones may take a few reads to appear.
-async fn read_feed(server: &TestServer, query: &str, count: usize) -> (Vec<Value>, String) {
+pub async fn read_feed(server: &TestServer, query: &str, count: usize) -> (Vec<Value>, String) {
     let token = server.token("erp", "pos.events.read");
     let (mut events, mut after) = (Vec::new(), String::new());
     let deadline = Instant::now() + Duration::from_secs(20);
