@@ -1,0 +1,254 @@
+//! The accountant's exports: the FEC and the e-reporting aggregates, derived from the sealed
+//! day closures, checked against those closures and against the checks of the tax
+//! administration's test tool that can be made offline.
+
+use crate::finalize::{Shop, line};
+use crate::harness::{Engine, Reply};
+use crate::on_both_engines;
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use till_core::exports::fec::{COLUMNS, check, parse_amount};
+
+const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
+const BOOK: (&str, i64, f64) = ("Livre", 2490, 5.5);
+
+fn at(text: &str) -> Timestamp {
+    text.parse().expect("an instant")
+}
+
+impl Shop {
+    async fn export(&self, what: &str, from: &str, to: &str) -> Reply {
+        let path = format!("/v1/exports/{what}?from={from}&to={to}");
+        self.server
+            .get(&path, &self.server.token("accountant", "pos.fiscal.read"))
+            .await
+    }
+
+    /// Sells `lines` at catalog prices, paid in full with `method`.
+    async fn sell_with(&self, transaction: &str, lines: Vec<Value>, total: i64, method: &str) {
+        let mut sale = self.sale(transaction, lines, total);
+        sale["tenders"]["tenders"][0]["method"] = json!(method);
+        let reply = self.finalize(&sale).await;
+        assert_eq!(reply.status, 201, "{}", reply.text);
+    }
+
+    /// A new session on r1 the next morning (the previous one expired overnight).
+    async fn next_morning(&mut self, instant: &str) {
+        self.server.clock.set(at(instant));
+        let (session, till) = self.server.open_session("s1", "r1", "camille", "1234").await;
+        self.session = session;
+        self.till = till;
+    }
+
+    /// The day closures of r1, by day.
+    async fn day_closures(&self) -> Vec<Value> {
+        let reply = self
+            .server
+            .get(
+                "/v1/fiscal/registers/r1/closures",
+                &self.server.token("auditor", "pos.fiscal.read"),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        reply.body["closures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["period"] == "DAY" && c["ticketCount"].as_i64() > Some(0))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The file's lines below its header, as their 18 fields.
+fn rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip(1)
+        .map(|line| line.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
+fn column(name: &str) -> usize {
+    COLUMNS.iter().position(|c| *c == name).unwrap()
+}
+
+/// Credit less debit on `account` on the lines whose account label ends with `suffix`.
+fn balance_of(rows: &[Vec<String>], account: &str, suffix: &str) -> i64 {
+    rows.iter()
+        .filter(|r| r[column("CompteNum")] == account && r[column("CompteLib")].ends_with(suffix))
+        .map(|r| parse_amount(&r[column("Credit")]).unwrap() - parse_amount(&r[column("Debit")]).unwrap())
+        .sum()
+}
+
+/// Day one: a sale of a mug and two baguettes by card, a book in cash, the mug given back
+/// (refunded by card), the day closed by the back office. Day two: a baguette, closed by the
+/// first write of day three.
+async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
+    let mut shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
+    let store = json!({"name": "s1", "siret": "12345678900012"});
+    assert_eq!(shop.server.put("/v1/stores/s1", &shop.server.admin(), store).await.status, 200);
+    shop.sell_with("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)], 1450 + 260, "card")
+        .await;
+    shop.sell_with("t2", vec![line("l1", BOOK, 1)], 2490, "cash").await;
+    let give_back = json!({
+        "transactionId": "back-1", "originalTransactionId": "t1", "number": "R-back-1",
+        "storeId": "s1", "sellerId": "camille", "sessionId": shop.session,
+        "lines": [{"lineId": "l1", "quantity": 1}],
+        "tenders": {"amountDue": 1450, "sequence": 1, "tenders": [
+            {"id": "p1", "method": "card", "applied": 1450, "presented": 1450, "change": 0, "forfeited": 0}]}
+    });
+    let returned = shop.server.post("/v1/returns", &shop.till, give_back).await;
+    assert_eq!(returned.status, 201, "{}", returned.text);
+    let close = shop
+        .server
+        .post(
+            "/v1/fiscal/registers/r1/closures",
+            &shop.server.token("manager", "pos.fiscal.close"),
+            json!({"period": "day"}),
+        )
+        .await;
+    assert_eq!(close.status, 201, "{}", close.text);
+
+    shop.next_morning("2026-03-31T08:00:00Z").await;
+    shop.sell_with("t3", vec![line("l1", BAGUETTE, 1)], 130, "card").await;
+
+    // Day two has a sale its closure has not sealed: a period holding it is refused, naming it.
+    for what in ["fec", "e-reporting"] {
+        let open = shop.export(what, "2026-03-30", "2026-03-31").await;
+        assert_eq!(open.status, 422, "{}", open.text);
+        let message = open.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("r1") && message.contains("2026-03-31"), "{message}");
+    }
+    let first_day = shop.export("fec", "2026-03-30", "2026-03-30").await;
+    assert_eq!(first_day.status, 200, "{}", first_day.text);
+
+    shop.next_morning("2026-04-01T08:00:00Z").await;
+    let closures = shop.day_closures().await;
+    assert_eq!(closures.len(), 2, "{closures:?}");
+
+    let fec = shop.export("fec", "2026-03-30", "2026-03-31").await;
+    assert_eq!(fec.status, 200, "{}", fec.text);
+    let header = |name: &str| fec.headers.get(name).unwrap().to_str().unwrap().to_owned();
+    assert!(header("content-type").starts_with("text/tab-separated-values"));
+    assert_eq!(header("content-disposition"), "attachment; filename=\"123456789FEC20260331.txt\"");
+    // What the administration's tool checks: the header, 18 columns, dates, amounts, balance of
+    // each entry, gapless numbering, chronological order.
+    let checked = check(&fec.text).unwrap_or_else(|defect| panic!("{defect}\n{}", fec.text));
+    assert_eq!(checked.entries, 2);
+    assert_eq!(fec.text.lines().next().unwrap().split('\t').collect::<Vec<_>>(), COLUMNS);
+    let rows = rows(&fec.text);
+    assert!(rows.iter().all(|r| r.len() == 18));
+    let entries: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[column("EcritureNum")].as_str(), r[column("EcritureDate")].as_str()))
+        .collect();
+    assert!(entries.windows(2).all(|w| w[0] <= w[1]), "{entries:?}");
+    assert_eq!(entries.first(), Some(&("1", "20260330")));
+    assert_eq!(entries.last(), Some(&("2", "20260331")));
+    assert!(rows.iter().all(|r| r[column("JournalCode")] == "VE"));
+
+    // Per day and rate, the sales and VAT accounts hold the closure's net and VAT.
+    for (number, closure) in closures.iter().enumerate() {
+        let entry: Vec<Vec<String>> = rows
+            .iter()
+            .filter(|r| r[column("EcritureNum")] == (number + 1).to_string())
+            .cloned()
+            .collect();
+        for vat in closure["vat"].as_array().unwrap() {
+            let rate = format!(" {}%", vat["vatRate"]);
+            let (total, tax) = (vat["totalCents"].as_i64().unwrap(), vat["vatCents"].as_i64().unwrap());
+            assert_eq!(balance_of(&entry, "707", &rate), total - tax, "707 at{rate}");
+            assert_eq!(balance_of(&entry, "44571", &rate), tax, "44571 at{rate}");
+        }
+    }
+    // The mug given back sits on the other side: a debit of sales and a credit of the card.
+    let mug_net = 1450 - (1450 * 20 + 60) / 120;
+    let back = |account: &str, label: &str| {
+        rows.iter()
+            .find(|r| r[column("CompteNum")] == account && r[column("CompteLib")].starts_with(label))
+            .unwrap_or_else(|| panic!("{account} {label}: {}", fec.text))
+            .clone()
+    };
+    let returned = back("707", "Retours TVA 20%");
+    assert_eq!(
+        (parse_amount(&returned[column("Debit")]), parse_amount(&returned[column("Credit")])),
+        (Some(mug_net), Some(0))
+    );
+    let refunded = back("5112", "Remboursements card");
+    assert_eq!(refunded[column("Credit")], "14,50");
+    assert_eq!(back("530", "Encaissements cash")[column("Debit")], "24,90");
+
+    // The e-reporting aggregates are the closures' breakdowns, with their tickets counted.
+    let report = shop.export("e-reporting", "2026-03-30", "2026-03-31").await;
+    assert_eq!(report.status, 200, "{}", report.text);
+    let mut expected = Vec::new();
+    for closure in &closures {
+        for vat in closure["vat"].as_array().unwrap() {
+            let (total, tax) = (vat["totalCents"].as_i64().unwrap(), vat["vatCents"].as_i64().unwrap());
+            expected.push((closure["periodFrom"].clone(), vat["vatRate"].clone(), total - tax, tax));
+        }
+    }
+    let days = report.body["days"].as_array().unwrap();
+    let got: Vec<(Value, Value, i64, i64)> = days
+        .iter()
+        .map(|d| {
+            (
+                d["date"].clone(),
+                d["vatRate"].clone(),
+                d["taxableBaseCents"].as_i64().unwrap(),
+                d["vatCents"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let counts: Vec<(&str, String, i64)> = days
+        .iter()
+        .map(|d| (d["date"].as_str().unwrap(), d["vatRate"].to_string(), d["transactionCount"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("2026-03-30", "20".to_owned(), 2),
+            ("2026-03-30", "5.5".to_owned(), 2),
+            ("2026-03-31", "5.5".to_owned(), 1)
+        ]
+    );
+    shop.server.stop().await;
+}
+
+async fn exports_need_the_fiscal_read_scope_and_a_sound_period(engine: Engine) {
+    let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
+    for what in ["fec", "e-reporting"] {
+        let path = format!("/v1/exports/{what}?from=2026-03-01&to=2026-03-31");
+        let clerk = shop.server.get(&path, &shop.server.token("clerk", "pos.sales.read")).await;
+        assert_eq!(clerk.status, 403, "{}", clerk.text);
+        let nothing = shop.export(what, "2026-03-01", "2026-03-29").await;
+        assert_eq!(nothing.status, 200, "{}", nothing.text);
+        for (from, to, field) in [
+            ("2026-03-31", "2026-03-01", "to"),
+            ("2026-3-1", "2026-03-31", "from"),
+            ("2026-02-30", "2026-03-31", "from"),
+            ("2025-03-01", "2026-03-31", "to"),
+        ] {
+            let bad = shop.export(what, from, to).await;
+            assert_eq!(bad.status, 400, "{from} {to}: {}", bad.text);
+            assert_eq!(bad.body["error"]["fieldErrors"][0]["field"], field, "{}", bad.text);
+        }
+    }
+    let empty = shop.export("fec", "2026-03-01", "2026-03-29").await;
+    assert_eq!(empty.text, format!("{}\r\n", COLUMNS.join("\t")));
+    assert_eq!(
+        empty.headers.get("content-disposition").unwrap().to_str().unwrap(),
+        "attachment; filename=\"FEC20260329.txt\"",
+        "no SIRET known: no SIREN in the name"
+    );
+    let report = shop.export("e-reporting", "2026-03-01", "2026-03-29").await;
+    assert_eq!(report.body, json!({"from": "2026-03-01", "to": "2026-03-29", "days": []}));
+    shop.server.stop().await;
+}
+
+on_both_engines!(
+    the_fec_and_e_reporting_add_up_to_the_sealed_closures,
+    exports_need_the_fiscal_read_scope_and_a_sound_period,
+);
