@@ -122,6 +122,47 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     }
     let first_day = shop.export("fec", "2026-03-30", "2026-03-30").await;
     assert_eq!(first_day.status, 200, "{}", first_day.text);
+    // The worked example of docs/fiscal.md, line for line.
+    let documented = [
+        ("707", "Ventes TVA 20%", "0,00", "12,08"),
+        ("707", "Retours TVA 20%", "12,08", "0,00"),
+        ("44571", "TVA collectee 20%", "0,00", "2,42"),
+        ("44571", "TVA sur retours 20%", "2,42", "0,00"),
+        ("707", "Ventes TVA 5.5%", "0,00", "26,06"),
+        ("44571", "TVA collectee 5.5%", "0,00", "1,44"),
+        ("5112", "Encaissements card", "17,10", "0,00"),
+        ("5112", "Remboursements card", "0,00", "14,50"),
+        ("530", "Encaissements cash", "24,90", "0,00"),
+    ];
+    let first_rows = rows(&first_day.text);
+    let got: Vec<(&str, &str, &str, &str)> = first_rows
+        .iter()
+        .map(|r| {
+            (
+                r[column("CompteNum")].as_str(),
+                r[column("CompteLib")].as_str(),
+                r[column("Debit")].as_str(),
+                r[column("Credit")].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(got, documented, "{}", first_day.text);
+    for r in &first_rows {
+        let fixed = [
+            &r[column("EcritureNum")],
+            &r[column("EcritureDate")],
+            &r[column("PieceRef")],
+            &r[column("PieceDate")],
+            &r[column("EcritureLib")],
+            &r[column("ValidDate")],
+        ];
+        assert_eq!(
+            fixed,
+            ["1", "20260330", "Z-r1-1", "20260330", "Ventes du 2026-03-30 caisse r1", "20260330"],
+            "{}",
+            first_day.text
+        );
+    }
 
     shop.next_morning("2026-04-01T08:00:00Z").await;
     let closures = shop.day_closures().await;
