@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use serde::Serialize;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
-use till_core::exports::fec::{fec, fec_date};
+use std::collections::BTreeMap;
+use till_core::exports::fec::{fec, file_name};
 use till_core::exports::{ClosedDay, ExportError, ereporting};
 use till_core::ids::{RegisterId, StoreId};
 use till_core::money::VatRate;
@@ -124,20 +124,6 @@ fn refused(error: ExportError) -> ApiError {
     ApiError::Business(error.to_string())
 }
 
-/// The file's name by the FEC naming rule: the SIREN, `FEC`, the closing date. The SIREN is
-/// the first 9 digits of the stores' SIRET, when every store exported has one and they agree.
-fn file_name(sirets: &BTreeMap<String, Option<String>>, to: Date) -> String {
-    let sirens: BTreeSet<Option<&str>> = sirets
-        .values()
-        .map(|siret| siret.as_deref().and_then(|s| s.get(..9)))
-        .collect();
-    let siren = match sirens.into_iter().collect::<Vec<_>>()[..] {
-        [Some(siren)] => siren,
-        _ => "",
-    };
-    format!("{siren}FEC{}.txt", fec_date(to))
-}
-
 /// The FEC of a period.
 ///
 /// The Fichier des Écritures Comptables (article A47 A-1 of the Livre des procédures fiscales)
@@ -161,7 +147,8 @@ async fn get_fec(
 ) -> Result<Response, ApiError> {
     let (days, sirets) = closed_days(&state, &query).await?;
     let text = fec(&days, &state.config().fec).map_err(refused)?.render();
-    let disposition = format!("attachment; filename=\"{}\"", file_name(&sirets, query.to));
+    let name = file_name(sirets.values().map(Option::as_deref), query.to);
+    let disposition = format!("attachment; filename=\"{name}\"");
     let mut response = ([(CONTENT_TYPE, "text/tab-separated-values; charset=utf-8")], text).into_response();
     if let Ok(value) = HeaderValue::from_str(&disposition) {
         response.headers_mut().insert(CONTENT_DISPOSITION, value);

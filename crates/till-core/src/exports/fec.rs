@@ -272,6 +272,19 @@ fn entry(day: &ClosedDay, number: u64, parts: Vec<Part>) -> Result<Vec<FecLine>,
     Ok(lines)
 }
 
+/// The file's name by the FEC naming rule: the SIREN, `FEC`, the closing date. The SIREN is
+/// the first 9 digits of the SIRET of the stores exported, when every one has one and they
+/// agree; else it is left out.
+pub fn file_name<'a>(sirets: impl IntoIterator<Item = Option<&'a str>>, closing: Date) -> String {
+    let sirens: std::collections::BTreeSet<Option<&str>> =
+        sirets.into_iter().map(|siret| siret.and_then(|s| s.get(..9))).collect();
+    let siren = match sirens.into_iter().collect::<Vec<_>>()[..] {
+        [Some(siren)] => siren,
+        _ => "",
+    };
+    format!("{siren}FEC{}.txt", fec_date(closing))
+}
+
 /// `YYYYMMDD`.
 pub fn fec_date(date: Date) -> String {
     date.strftime("%Y%m%d").to_string()
@@ -528,6 +541,11 @@ mod tests {
             assert_eq!(parse_amount(bad), None, "{bad}");
         }
         assert_eq!(fec_date("2026-03-01".parse().unwrap()), "20260301");
+        let closing = "2026-12-31".parse().unwrap();
+        let siret = Some("12345678900012");
+        assert_eq!(file_name([siret, siret], closing), "123456789FEC20261231.txt");
+        assert_eq!(file_name([siret, None], closing), "FEC20261231.txt");
+        assert_eq!(file_name([siret, Some("98765432100012")], closing), "FEC20261231.txt");
     }
 
     #[test]

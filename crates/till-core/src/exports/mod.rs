@@ -3,6 +3,7 @@
 //! derived from the sealed day closures of the registers and from the tickets those closures
 //! cover, so that journal, FEC and e-reporting reconcile to the cent.
 
+pub mod bundle;
 pub mod ereporting;
 pub mod fec;
 

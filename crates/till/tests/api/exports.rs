@@ -293,3 +293,94 @@ on_both_engines!(
     the_fec_and_e_reporting_add_up_to_the_sealed_closures,
     exports_need_the_fiscal_read_scope_and_a_sound_period,
 );
+
+/// Runs the `till` binary on the test server's database and data directory (its fiscal key).
+fn till(args: &[&str], server: &crate::harness::TestServer) -> (bool, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
+        .args(args)
+        .env("TILL_DATABASE_URL", server.config.database_url())
+        .env("TILL_DATA_DIR", &server.config.data_dir)
+        .env("TILL_LOG", "error")
+        .output()
+        .expect("the till binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconciliation(engine: Engine) {
+    let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
+    let store = json!({"name": "s1", "siret": "12345678900012"});
+    assert_eq!(shop.server.put("/v1/stores/s1", &shop.server.admin(), store).await.status, 200);
+    shop.sell_with("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)], 1450 + 260, "card")
+        .await;
+    shop.sell_with("t2", vec![line("l1", BOOK, 1)], 2490, "cash").await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bundle");
+    let out_text = out.to_str().unwrap();
+    let args = ["fiscal", "bundle", "--register", "r1", "--from", "2026-03-30", "--to", "2026-03-30", "--out", out_text];
+    // The day is still open: no bundle, and no archive sealed for it.
+    let (made, text) = till(&args, &shop.server);
+    assert!(!made && text.contains("2026-03-30"), "{text}");
+    assert!(!out.exists());
+    let close = shop
+        .server
+        .post(
+            "/v1/fiscal/registers/r1/closures",
+            &shop.server.token("manager", "pos.fiscal.close"),
+            json!({"period": "day"}),
+        )
+        .await;
+    assert_eq!(close.status, 201, "{}", close.text);
+    let (made, text) = till(&args, &shop.server);
+    assert!(made, "{text}");
+
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let fec_name = "123456789FEC20260330.txt";
+    for name in ["archive.json", "keys.json", "verification.txt", "e-reporting.json", "manifest.json", fec_name] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+    assert!(read("verification.txt").contains(": ok: register r1"), "{}", read("verification.txt"));
+    let sequences = read("sequences.csv");
+    assert!(sequences.starts_with("chain,first,last,count,gaps\n"), "{sequences}");
+    assert!(sequences.lines().skip(1).all(|l| l.ends_with(",none")), "{sequences}");
+    assert!(sequences.contains("\nticket,1,2,2,none\n"), "{sequences}");
+    let reconciliation = read("reconciliation.csv");
+    assert_eq!(reconciliation.lines().count(), 3, "{reconciliation}");
+    assert!(reconciliation.lines().skip(1).all(|l| l.ends_with(",yes")), "{reconciliation}");
+    check(&read(fec_name)).expect("the bundle's FEC passes the format's checks");
+
+    // What the auditor trusts: the keys the deployment publishes.
+    let keys = shop.server.call(reqwest::Method::GET, "/v1/fiscal/keys", None, None).await;
+    assert_eq!(keys.status, 200, "{}", keys.text);
+    let trusted = dir.path().join("trusted-keys.json");
+    std::fs::write(&trusted, &keys.text).unwrap();
+    let verify = ["fiscal", "verify-bundle", out_text, "--keys", trusted.to_str().unwrap()];
+    let (holds, text) = till(&verify, &shop.server);
+    assert!(holds, "{text}");
+    assert!(text.contains("journal, FEC and e-reporting agree on 2 days and rates"), "{text}");
+
+    // A euro of sales moved from 5.5 % to 20 %: the file still balances and passes the format's
+    // checks, but no longer matches its signed sum nor the journal.
+    let edited: String = read(fec_name)
+        .split_inclusive('\n')
+        .map(|l| match l {
+            l if l.contains("Ventes TVA 20%") => l.replace("\t12,08\t", "\t13,08\t"),
+            l if l.contains("Ventes TVA 5.5%") => l.replace("\t26,06\t", "\t25,06\t"),
+            l => l.to_owned(),
+        })
+        .collect();
+    assert_ne!(edited, read(fec_name));
+    check(&edited).expect("still a well-formed FEC");
+    std::fs::write(out.join(fec_name), edited).unwrap();
+    let (holds, text) = till(&verify, &shop.server);
+    assert!(!holds, "{text}");
+    assert!(text.contains(&format!("FAILED: manifest: {fec_name} does not match its SHA-256")), "{text}");
+    assert!(text.contains("FAILED: reconciliation: 2026-03-30 at 20%: journal 1208/242, FEC 1308/242"), "{text}");
+    shop.server.stop().await;
+}
+
+on_both_engines!(a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconciliation);
