@@ -155,9 +155,11 @@ async fn closed_day(conn: &mut Conn, row: &Row) -> Result<(ClosedDay, Option<Str
                 forfeited_cents: t.forfeited_cents,
             })
             .collect();
-        figures
-            .add(&parts.vat, &tenders)
-            .map_err(|_| StoreError::Corrupt(format!("the tickets of {register_id} on {date} pass the largest amount")))?;
+        figures.add(&parts.vat, &tenders).map_err(|_| {
+            StoreError::Corrupt(format!(
+                "the tickets of {register_id} on {date} pass the largest amount"
+            ))
+        })?;
     }
     let day = ClosedDay {
         store_id: row.try_get("store_id")?,

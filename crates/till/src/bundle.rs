@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use std::path::Path;
 use till_api::auth::secret::new_id;
 use till_core::exports::bundle::{
-    FORMAT, Manifest, ManifestFile, Reconciled, open_manifest, reconcile, reconciliation_csv, seal_manifest,
-    sequences, sequences_csv,
+    FORMAT, Manifest, ManifestFile, Reconciled, open_manifest, reconcile, reconciliation_csv, seal_manifest, sequences,
+    sequences_csv,
 };
 use till_core::exports::ereporting::{self, DayRate};
 use till_core::exports::fec::{fec, file_name};
@@ -41,7 +41,8 @@ fn e_reporting_file(from: Date, to: Date, rows: &[DayRate]) -> anyhow::Result<Va
     let days = rows
         .iter()
         .map(|row| {
-            let rate = VatRate::from_hundredths(row.vat_rate).ok_or_else(|| anyhow!("a sealed rate is not a VAT rate"))?;
+            let rate =
+                VatRate::from_hundredths(row.vat_rate).ok_or_else(|| anyhow!("a sealed rate is not a VAT rate"))?;
             Ok(json!({"date": row.date.to_string(), "vatRate": rate.as_json_number(),
                       "taxableBaseCents": row.taxable_base_cents, "vatCents": row.vat_cents,
                       "transactionCount": row.transaction_count}))
@@ -138,7 +139,15 @@ pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &P
     write(RECONCILIATION, reconciliation_csv(&rows).as_bytes())?;
 
     let mut files = Vec::new();
-    for name in [ARCHIVE, KEYS, VERIFICATION, SEQUENCES, fec_name.as_str(), E_REPORTING, RECONCILIATION] {
+    for name in [
+        ARCHIVE,
+        KEYS,
+        VERIFICATION,
+        SEQUENCES,
+        fec_name.as_str(),
+        E_REPORTING,
+        RECONCILIATION,
+    ] {
         let bytes = std::fs::read(out.join(name)).with_context(|| format!("cannot read {name}"))?;
         files.push(ManifestFile {
             name: name.to_owned(),
@@ -155,7 +164,10 @@ pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &P
         vat_account: accounts.vat.clone(),
         files,
     };
-    write(MANIFEST, seal_manifest(&manifest, &key).map_err(|e| anyhow!(e))?.as_bytes())?;
+    write(
+        MANIFEST,
+        seal_manifest(&manifest, &key).map_err(|e| anyhow!(e))?.as_bytes(),
+    )?;
 
     let differ = differences(&rows);
     for line in verification.lines().chain(differ.iter().map(String::as_str)) {
@@ -184,7 +196,10 @@ pub fn verify(dir: &Path, keys: Option<&Path>) -> anyhow::Result<bool> {
     let mut failures = Vec::new();
     let mut found = Vec::new();
     let read = |name: &str| std::fs::read(dir.join(name));
-    let manifest = match read(MANIFEST).map_err(|e| e.to_string()).and_then(|b| open_manifest(&b, &key_set)) {
+    let manifest = match read(MANIFEST)
+        .map_err(|e| e.to_string())
+        .and_then(|b| open_manifest(&b, &key_set))
+    {
         Ok((manifest, key_id)) => {
             found.push(format!("manifest signed with key {key_id}"));
             for file in &manifest.files {
@@ -214,14 +229,23 @@ pub fn verify(dir: &Path, keys: Option<&Path>) -> anyhow::Result<bool> {
             let closures: Vec<_> = document.closures.iter().map(|c| c.record.clone()).collect();
             let fec_text = String::from_utf8(read(&manifest.fec_file)?).context("the FEC is not text")?;
             let e_reporting: Value = serde_json::from_slice(&read(E_REPORTING)?).context("the e-reporting file")?;
-            reconcile(&closures, &fec_text, &manifest.sales_account, &manifest.vat_account, &e_reporting)
-                .map_err(|e| anyhow!(e))
+            reconcile(
+                &closures,
+                &fec_text,
+                &manifest.sales_account,
+                &manifest.vat_account,
+                &e_reporting,
+            )
+            .map_err(|e| anyhow!(e))
         })();
         match reconciled {
             Ok(rows) => {
                 let differ = differences(&rows);
                 if differ.is_empty() {
-                    found.push(format!("journal, FEC and e-reporting agree on {} days and rates", rows.len()));
+                    found.push(format!(
+                        "journal, FEC and e-reporting agree on {} days and rates",
+                        rows.len()
+                    ));
                 }
                 failures.extend(differ);
             }
@@ -230,8 +254,10 @@ pub fn verify(dir: &Path, keys: Option<&Path>) -> anyhow::Result<bool> {
     }
     let whose = match keys {
         Some(keys) => format!("keys from {}", keys.display()),
-        None => "the bundle's own keys, not independently trusted; pass --keys with the key set GET /v1/fiscal/keys answers"
-            .to_owned(),
+        None => {
+            "the bundle's own keys, not independently trusted; pass --keys with the key set GET /v1/fiscal/keys answers"
+                .to_owned()
+        }
     };
     if failures.is_empty() {
         println!("{}: ok: {} ({whose})", dir.display(), found.join("; "));

@@ -364,9 +364,9 @@ impl Config {
     fn fec_accounts(&self) -> anyhow::Result<FecAccounts> {
         let mut tenders = FecAccounts::default().tenders;
         for pair in &self.fec_tender_accounts {
-            let (method, account) = pair
-                .split_once('=')
-                .ok_or_else(|| anyhow!("TILL_FEC_TENDER_ACCOUNTS: `{pair}` is not method=account, such as card=5112"))?;
+            let (method, account) = pair.split_once('=').ok_or_else(|| {
+                anyhow!("TILL_FEC_TENDER_ACCOUNTS: `{pair}` is not method=account, such as card=5112")
+            })?;
             let method = TenderMethod::parse(method.trim())
                 .ok_or_else(|| anyhow!("TILL_FEC_TENDER_ACCOUNTS: {} is not a tender method", method.trim()))?;
             tenders.insert(method.as_str().to_owned(), account.trim().to_owned());
@@ -831,12 +831,26 @@ mod tests {
     #[test]
     fn the_fec_accounts_are_french_by_default_and_each_method_can_be_moved() {
         figment::Jail::expect_with(|jail| {
-            let fec = Config::load(None, &Overrides::default()).unwrap().api_config().unwrap().fec;
-            assert_eq!((fec.sales.as_str(), fec.vat.as_str(), fec.journal_code.as_str()), ("707", "44571", "VE"));
-            assert_eq!((fec.tender("cash"), fec.tender("card"), fec.tender("cheque")), ("530", "5112", "511"));
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
+            assert_eq!(
+                (fec.sales.as_str(), fec.vat.as_str(), fec.journal_code.as_str()),
+                ("707", "44571", "VE")
+            );
+            assert_eq!(
+                (fec.tender("cash"), fec.tender("card"), fec.tender("cheque")),
+                ("530", "5112", "511")
+            );
             jail.set_env("TILL_FEC_TENDER_ACCOUNTS", "card=5115");
             jail.set_env("TILL_FEC_SALES_ACCOUNT", "7071");
-            let fec = Config::load(None, &Overrides::default()).unwrap().api_config().unwrap().fec;
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
             assert_eq!((fec.tender("card"), fec.tender("cash")), ("5115", "530"));
             assert_eq!(fec.sales, "7071");
             Ok(())

@@ -22,8 +22,8 @@ use till_core::exports::{ClosedDay, ExportError, ereporting};
 use till_core::ids::{RegisterId, StoreId};
 use till_core::money::VatRate;
 use till_store::exports::{DaysAsked, ExportDays};
-use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -103,7 +103,10 @@ impl FromParams for ExportQuery {
 }
 
 /// The closed days asked for, or the 422 naming the first day still open.
-async fn closed_days(state: &AppState, query: &ExportQuery) -> Result<(Vec<ClosedDay>, BTreeMap<String, Option<String>>), ApiError> {
+async fn closed_days(
+    state: &AppState,
+    query: &ExportQuery,
+) -> Result<(Vec<ClosedDay>, BTreeMap<String, Option<String>>), ApiError> {
     let asked = DaysAsked {
         from: query.from,
         to: query.to,
@@ -208,11 +211,12 @@ async fn get_e_reporting(
     let days = rows
         .into_iter()
         .map(|row| {
-            let rate = VatRate::from_hundredths(row.vat_rate)
-                .ok_or_else(|| refused(ExportError::NotAsSealed {
+            let rate = VatRate::from_hundredths(row.vat_rate).ok_or_else(|| {
+                refused(ExportError::NotAsSealed {
                     register_id: "?".into(),
                     date: row.date,
-                }))?;
+                })
+            })?;
             Ok(EReportingDay {
                 date: row.date.to_string(),
                 vat_rate: rate.as_json_number(),

@@ -128,7 +128,10 @@ pub fn reconcile(
             .parse()
             .map_err(|_| format!("a day closure of the archive has the day {:?}", closure.period_from))?;
         for part in &closure.vat {
-            let base = part.total_cents.checked_sub(part.vat_cents).ok_or("a base passes the largest amount")?;
+            let base = part
+                .total_cents
+                .checked_sub(part.vat_cents)
+                .ok_or("a base passes the largest amount")?;
             views.entry((date, rate_label(part.vat_rate)?)).or_default()[0].add(base, part.vat_cents)?;
         }
     }
@@ -137,7 +140,9 @@ pub fn reconcile(
         let fields: Vec<&str> = line.split('\t').collect();
         let (account, label, date) = (fields[4], fields[5], fields[3]);
         let amount = |text: &str| parse_amount(text).ok_or_else(|| format!("the FEC amount {text:?}"));
-        let credit = amount(fields[12])?.checked_sub(amount(fields[11])?).ok_or("a FEC amount passes the largest")?;
+        let credit = amount(fields[12])?
+            .checked_sub(amount(fields[11])?)
+            .ok_or("a FEC amount passes the largest")?;
         let is_sales = account == sales_account;
         if !is_sales && account != vat_account {
             continue;
@@ -295,7 +300,9 @@ mod tests {
     #[test]
     fn the_three_views_agree_until_one_is_edited() {
         let closed = day("2026-03-30", &[(2000, 1200, 200, "card"), (550, 211, 11, "cash")]);
-        let text = fec(std::slice::from_ref(&closed), &FecAccounts::default()).unwrap().render();
+        let text = fec(std::slice::from_ref(&closed), &FecAccounts::default())
+            .unwrap()
+            .render();
         let journal = [closure("2026-03-30", closed.sealed_vat.clone())];
         let e_reporting = serde_json::json!({"days": [
             {"date": "2026-03-30", "vatRate": 20, "taxableBaseCents": 1000, "vatCents": 200, "transactionCount": 1},
@@ -340,6 +347,10 @@ mod tests {
         assert_eq!(open_manifest(file.as_bytes(), &set(&key)).unwrap().0, manifest);
         assert!(open_manifest(file.as_bytes(), &set(&other)).is_err());
         let edited = file.replace("\"00\"", "\"01\"");
-        assert!(open_manifest(edited.as_bytes(), &set(&key)).unwrap_err().contains("does not verify"));
+        assert!(
+            open_manifest(edited.as_bytes(), &set(&key))
+                .unwrap_err()
+                .contains("does not verify")
+        );
     }
 }

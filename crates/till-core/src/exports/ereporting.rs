@@ -55,14 +55,29 @@ mod tests {
         let mut other = day("2026-03-31", &[(2000, 600, 100, "cash")]);
         other.register_id = "r2".into();
         let days = [
-            day("2026-03-31", &[(2000, 1200, 200, "card"), (550, 211, 11, "cash"), (2000, -1200, -200, "card")]),
+            day(
+                "2026-03-31",
+                &[
+                    (2000, 1200, 200, "card"),
+                    (550, 211, 11, "cash"),
+                    (2000, -1200, -200, "card"),
+                ],
+            ),
             other,
             day("2026-03-30", &[(550, 422, 22, "cash")]),
         ];
         let rows: Vec<(String, i64, i64, i64, i64)> = aggregates(&days)
             .unwrap()
             .into_iter()
-            .map(|r| (r.date.to_string(), r.vat_rate, r.taxable_base_cents, r.vat_cents, r.transaction_count))
+            .map(|r| {
+                (
+                    r.date.to_string(),
+                    r.vat_rate,
+                    r.taxable_base_cents,
+                    r.vat_cents,
+                    r.transaction_count,
+                )
+            })
             .collect();
         assert_eq!(
             rows,

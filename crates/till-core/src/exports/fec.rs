@@ -219,7 +219,10 @@ fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportErr
     }
     let mut forfeited = 0i64;
     for (method, figures) in &day.tickets.tenders {
-        for (cents, what) in [(figures.received_cents, "Encaissements"), (figures.refunded_cents, "Remboursements")] {
+        for (cents, what) in [
+            (figures.received_cents, "Encaissements"),
+            (figures.refunded_cents, "Remboursements"),
+        ] {
             parts.push(Part {
                 account: accounts.tender(method).to_owned(),
                 account_label: format!("{what} {method}"),
@@ -344,11 +347,16 @@ impl Fec {
 /// The checks of the administration's test tool (Test Compta Demat) that can be made on the
 /// file alone, in the order it reports them. The first defect is answered, with its line.
 pub fn check(text: &str) -> Result<Checked, String> {
-    let body = text.strip_suffix("\r\n").or_else(|| text.strip_suffix('\n')).unwrap_or(text);
+    let body = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(text);
     let mut lines = body.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line));
     let header = lines.next().unwrap_or_default();
     if header.split('\t').collect::<Vec<_>>() != COLUMNS {
-        return Err(format!("line 1: the header is not the 18 column names in order: {header:?}"));
+        return Err(format!(
+            "line 1: the header is not the 18 column names in order: {header:?}"
+        ));
     }
     let mut checked = Checked::default();
     let mut balance: Option<(String, String, i64, i64)> = None;
@@ -360,8 +368,26 @@ pub fn check(text: &str) -> Result<Checked, String> {
         if fields.len() != COLUMNS.len() {
             return Err(format!("line {at}: {} fields, not 18", fields.len()));
         }
-        let [journal, journal_label, number, date, account, account_label, _, _, piece, piece_date, label, debit, credit, _, date_let, valid, foreign, _] =
-            fields[..]
+        let [
+            journal,
+            journal_label,
+            number,
+            date,
+            account,
+            account_label,
+            _,
+            _,
+            piece,
+            piece_date,
+            label,
+            debit,
+            credit,
+            _,
+            date_let,
+            valid,
+            foreign,
+            _,
+        ] = fields[..]
         else {
             return Err(format!("line {at}: not 18 fields"));
         };
@@ -387,9 +413,10 @@ pub fn check(text: &str) -> Result<Checked, String> {
         if valid < date {
             return Err(format!("line {at}: ValidDate is before EcritureDate"));
         }
-        let debit = parse_amount(debit).ok_or_else(|| format!("line {at}: Debit {debit:?} is not an amount such as 1234,50"))?;
-        let credit =
-            parse_amount(credit).ok_or_else(|| format!("line {at}: Credit {credit:?} is not an amount such as 1234,50"))?;
+        let debit = parse_amount(debit)
+            .ok_or_else(|| format!("line {at}: Debit {debit:?} is not an amount such as 1234,50"))?;
+        let credit = parse_amount(credit)
+            .ok_or_else(|| format!("line {at}: Credit {credit:?} is not an amount such as 1234,50"))?;
         if !foreign.is_empty() && parse_amount(foreign.trim_start_matches('-')).is_none() {
             return Err(format!("line {at}: Montantdevise {foreign:?} is not an amount"));
         }
@@ -400,9 +427,7 @@ pub fn check(text: &str) -> Result<Checked, String> {
             return Err(format!("line {at}: EcritureDate goes back in time"));
         }
         last_date = Some(date);
-        let same_entry = balance
-            .as_ref()
-            .is_some_and(|(j, n, _, _)| j == journal && n == number);
+        let same_entry = balance.as_ref().is_some_and(|(j, n, _, _)| j == journal && n == number);
         if !same_entry {
             if let Some(done) = balance.take() {
                 close_entry(&done, at)?;
@@ -422,12 +447,22 @@ pub fn check(text: &str) -> Result<Checked, String> {
             balance = Some((journal.to_owned(), number.to_owned(), 0, 0));
         }
         if let Some((_, _, d, c)) = balance.as_mut() {
-            *d = d.checked_add(debit).ok_or_else(|| format!("line {at}: debits pass the largest amount"))?;
-            *c = c.checked_add(credit).ok_or_else(|| format!("line {at}: credits pass the largest amount"))?;
+            *d = d
+                .checked_add(debit)
+                .ok_or_else(|| format!("line {at}: debits pass the largest amount"))?;
+            *c = c
+                .checked_add(credit)
+                .ok_or_else(|| format!("line {at}: credits pass the largest amount"))?;
         }
         checked.lines += 1;
-        checked.debit_cents = checked.debit_cents.checked_add(debit).ok_or("debits pass the largest amount")?;
-        checked.credit_cents = checked.credit_cents.checked_add(credit).ok_or("credits pass the largest amount")?;
+        checked.debit_cents = checked
+            .debit_cents
+            .checked_add(debit)
+            .ok_or("debits pass the largest amount")?;
+        checked.credit_cents = checked
+            .credit_cents
+            .checked_add(credit)
+            .ok_or("credits pass the largest amount")?;
     }
     if let Some(done) = balance.take() {
         close_entry(&done, checked.lines + 2)?;
@@ -487,7 +522,11 @@ mod tests {
     fn a_day_credits_sales_and_vat_per_rate_and_debits_each_tender() {
         let days = [day(
             "2026-03-31",
-            &[(2000, 1450, 242, "card"), (550, 260, 14, "cash"), (2000, -1450, -242, "card")],
+            &[
+                (2000, 1450, 242, "card"),
+                (550, 260, 14, "cash"),
+                (2000, -1450, -242, "card"),
+            ],
         )];
         let fec = fec(&days, &FecAccounts::default()).unwrap();
         let text = fec.render();
@@ -550,13 +589,19 @@ mod tests {
 
     #[test]
     fn the_checker_finds_what_the_administrations_tool_refuses() {
-        let days = [day("2026-03-30", &[(2000, 1200, 200, "cash")]), day("2026-03-31", &[(550, 211, 11, "card")])];
+        let days = [
+            day("2026-03-30", &[(2000, 1200, 200, "cash")]),
+            day("2026-03-31", &[(550, 211, 11, "card")]),
+        ];
         let good = fec(&days, &FecAccounts::default()).unwrap().render();
         assert_eq!(check(&good).unwrap().entries, 2);
         let cases = [
             (good.replacen("JournalLib\t", "JournalLabel\t", 1), "header"),
             (good.replacen("\t12,00\t", "\t12.00\t", 1), "not an amount"),
-            (good.replacen("\t12,00\t0,00\t", "\t12,01\t0,00\t", 1), "does not balance"),
+            (
+                good.replacen("\t12,00\t0,00\t", "\t12,01\t0,00\t", 1),
+                "does not balance",
+            ),
             (good.replacen("\t2\t20260331", "\t3\t20260331", 1), "without gaps"),
             (good.replacen("20260330\t", "2026-03-30\t", 1), "YYYYMMDD"),
             (good.replacen("\t2\t20260331\t", "\t2\t20260329\t", 1), "back in time"),

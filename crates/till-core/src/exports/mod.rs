@@ -158,7 +158,10 @@ impl fmt::Display for ExportError {
                 "The entry of register {register_id} on {date} does not balance (debit {debit_cents}, credit {credit_cents} cents); verify its journal."
             ),
             ExportError::Overflow { register_id, date } => {
-                write!(f, "The figures of register {register_id} on {date} pass the largest amount.")
+                write!(
+                    f,
+                    "The figures of register {register_id} on {date} pass the largest amount."
+                )
             }
         }
     }
@@ -255,7 +258,14 @@ mod tests {
 
     #[test]
     fn returns_are_kept_apart_from_sales_and_the_sums_match_the_seal() {
-        let day = day("2026-03-31", &[(2000, 1450, 242, "card"), (2000, -1450, -242, "card"), (550, 260, 14, "cash")]);
+        let day = day(
+            "2026-03-31",
+            &[
+                (2000, 1450, 242, "card"),
+                (2000, -1450, -242, "card"),
+                (550, 260, 14, "cash"),
+            ],
+        );
         let rate = &day.tickets.rates[&2000];
         assert_eq!(rate.sales.total_cents, 1450);
         assert_eq!(rate.returns.total_cents, -1450);
@@ -264,7 +274,10 @@ mod tests {
         assert_eq!(day.ensure_as_sealed(), Ok(()));
         let mut altered = day.clone();
         altered.sealed_vat[0].total_cents += 1;
-        assert!(matches!(altered.ensure_as_sealed(), Err(ExportError::NotAsSealed { .. })));
+        assert!(matches!(
+            altered.ensure_as_sealed(),
+            Err(ExportError::NotAsSealed { .. })
+        ));
     }
 
     #[test]

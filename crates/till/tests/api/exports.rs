@@ -87,9 +87,20 @@ fn balance_of(rows: &[Vec<String>], account: &str, suffix: &str) -> i64 {
 async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     let mut shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     let store = json!({"name": "s1", "siret": "12345678900012"});
-    assert_eq!(shop.server.put("/v1/stores/s1", &shop.server.admin(), store).await.status, 200);
-    shop.sell_with("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)], 1450 + 260, "card")
-        .await;
+    assert_eq!(
+        shop.server
+            .put("/v1/stores/s1", &shop.server.admin(), store)
+            .await
+            .status,
+        200
+    );
+    shop.sell_with(
+        "t1",
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
+        1450 + 260,
+        "card",
+    )
+    .await;
     shop.sell_with("t2", vec![line("l1", BOOK, 1)], 2490, "cash").await;
     let give_back = json!({
         "transactionId": "back-1", "originalTransactionId": "t1", "number": "R-back-1",
@@ -158,7 +169,14 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
         ];
         assert_eq!(
             fixed,
-            ["1", "20260330", "Z-r1-1", "20260330", "Ventes du 2026-03-30 caisse r1", "20260330"],
+            [
+                "1",
+                "20260330",
+                "Z-r1-1",
+                "20260330",
+                "Ventes du 2026-03-30 caisse r1",
+                "20260330"
+            ],
             "{}",
             first_day.text
         );
@@ -172,12 +190,18 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     assert_eq!(fec.status, 200, "{}", fec.text);
     let header = |name: &str| fec.headers.get(name).unwrap().to_str().unwrap().to_owned();
     assert!(header("content-type").starts_with("text/tab-separated-values"));
-    assert_eq!(header("content-disposition"), "attachment; filename=\"123456789FEC20260331.txt\"");
+    assert_eq!(
+        header("content-disposition"),
+        "attachment; filename=\"123456789FEC20260331.txt\""
+    );
     // What the administration's tool checks: the header, 18 columns, dates, amounts, balance of
     // each entry, gapless numbering, chronological order.
     let checked = check(&fec.text).unwrap_or_else(|defect| panic!("{defect}\n{}", fec.text));
     assert_eq!(checked.entries, 2);
-    assert_eq!(fec.text.lines().next().unwrap().split('\t').collect::<Vec<_>>(), COLUMNS);
+    assert_eq!(
+        fec.text.lines().next().unwrap().split('\t').collect::<Vec<_>>(),
+        COLUMNS
+    );
     let rows = rows(&fec.text);
     assert!(rows.iter().all(|r| r.len() == 18));
     let entries: Vec<(&str, &str)> = rows
@@ -213,7 +237,10 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     };
     let returned = back("707", "Retours TVA 20%");
     assert_eq!(
-        (parse_amount(&returned[column("Debit")]), parse_amount(&returned[column("Credit")])),
+        (
+            parse_amount(&returned[column("Debit")]),
+            parse_amount(&returned[column("Credit")])
+        ),
         (Some(mug_net), Some(0))
     );
     let refunded = back("5112", "Remboursements card");
@@ -245,7 +272,13 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     assert_eq!(got, expected);
     let counts: Vec<(&str, String, i64)> = days
         .iter()
-        .map(|d| (d["date"].as_str().unwrap(), d["vatRate"].to_string(), d["transactionCount"].as_i64().unwrap()))
+        .map(|d| {
+            (
+                d["date"].as_str().unwrap(),
+                d["vatRate"].to_string(),
+                d["transactionCount"].as_i64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         counts,
@@ -262,7 +295,10 @@ async fn exports_need_the_fiscal_read_scope_and_a_sound_period(engine: Engine) {
     let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     for what in ["fec", "e-reporting"] {
         let path = format!("/v1/exports/{what}?from=2026-03-01&to=2026-03-31");
-        let clerk = shop.server.get(&path, &shop.server.token("clerk", "pos.sales.read")).await;
+        let clerk = shop
+            .server
+            .get(&path, &shop.server.token("clerk", "pos.sales.read"))
+            .await;
         assert_eq!(clerk.status, 403, "{}", clerk.text);
         let nothing = shop.export(what, "2026-03-01", "2026-03-29").await;
         assert_eq!(nothing.status, 200, "{}", nothing.text);
@@ -285,7 +321,10 @@ async fn exports_need_the_fiscal_read_scope_and_a_sound_period(engine: Engine) {
         "no SIRET known: no SIREN in the name"
     );
     let report = shop.export("e-reporting", "2026-03-01", "2026-03-29").await;
-    assert_eq!(report.body, json!({"from": "2026-03-01", "to": "2026-03-29", "days": []}));
+    assert_eq!(
+        report.body,
+        json!({"from": "2026-03-01", "to": "2026-03-29", "days": []})
+    );
     shop.server.stop().await;
 }
 
@@ -314,14 +353,36 @@ fn till(args: &[&str], server: &crate::harness::TestServer) -> (bool, String) {
 async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconciliation(engine: Engine) {
     let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     let store = json!({"name": "s1", "siret": "12345678900012"});
-    assert_eq!(shop.server.put("/v1/stores/s1", &shop.server.admin(), store).await.status, 200);
-    shop.sell_with("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)], 1450 + 260, "card")
-        .await;
+    assert_eq!(
+        shop.server
+            .put("/v1/stores/s1", &shop.server.admin(), store)
+            .await
+            .status,
+        200
+    );
+    shop.sell_with(
+        "t1",
+        vec![line("l1", MUG, 1), line("l2", BAGUETTE, 2)],
+        1450 + 260,
+        "card",
+    )
+    .await;
     shop.sell_with("t2", vec![line("l1", BOOK, 1)], 2490, "cash").await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bundle");
     let out_text = out.to_str().unwrap();
-    let args = ["fiscal", "bundle", "--register", "r1", "--from", "2026-03-30", "--to", "2026-03-30", "--out", out_text];
+    let args = [
+        "fiscal",
+        "bundle",
+        "--register",
+        "r1",
+        "--from",
+        "2026-03-30",
+        "--to",
+        "2026-03-30",
+        "--out",
+        out_text,
+    ];
     // The day is still open: no bundle, and no archive sealed for it.
     let (made, text) = till(&args, &shop.server);
     assert!(!made && text.contains("2026-03-30"), "{text}");
@@ -340,28 +401,48 @@ async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconcilia
 
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let fec_name = "123456789FEC20260330.txt";
-    for name in ["archive.json", "keys.json", "verification.txt", "e-reporting.json", "manifest.json", fec_name] {
+    for name in [
+        "archive.json",
+        "keys.json",
+        "verification.txt",
+        "e-reporting.json",
+        "manifest.json",
+        fec_name,
+    ] {
         assert!(out.join(name).is_file(), "{name}");
     }
-    assert!(read("verification.txt").contains(": ok: register r1"), "{}", read("verification.txt"));
+    assert!(
+        read("verification.txt").contains(": ok: register r1"),
+        "{}",
+        read("verification.txt")
+    );
     let sequences = read("sequences.csv");
     assert!(sequences.starts_with("chain,first,last,count,gaps\n"), "{sequences}");
     assert!(sequences.lines().skip(1).all(|l| l.ends_with(",none")), "{sequences}");
     assert!(sequences.contains("\nticket,1,2,2,none\n"), "{sequences}");
     let reconciliation = read("reconciliation.csv");
     assert_eq!(reconciliation.lines().count(), 3, "{reconciliation}");
-    assert!(reconciliation.lines().skip(1).all(|l| l.ends_with(",yes")), "{reconciliation}");
+    assert!(
+        reconciliation.lines().skip(1).all(|l| l.ends_with(",yes")),
+        "{reconciliation}"
+    );
     check(&read(fec_name)).expect("the bundle's FEC passes the format's checks");
 
     // What the auditor trusts: the keys the deployment publishes.
-    let keys = shop.server.call(reqwest::Method::GET, "/v1/fiscal/keys", None, None).await;
+    let keys = shop
+        .server
+        .call(reqwest::Method::GET, "/v1/fiscal/keys", None, None)
+        .await;
     assert_eq!(keys.status, 200, "{}", keys.text);
     let trusted = dir.path().join("trusted-keys.json");
     std::fs::write(&trusted, &keys.text).unwrap();
     let verify = ["fiscal", "verify-bundle", out_text, "--keys", trusted.to_str().unwrap()];
     let (holds, text) = till(&verify, &shop.server);
     assert!(holds, "{text}");
-    assert!(text.contains("journal, FEC and e-reporting agree on 2 days and rates"), "{text}");
+    assert!(
+        text.contains("journal, FEC and e-reporting agree on 2 days and rates"),
+        "{text}"
+    );
 
     // A euro of sales moved from 5.5 % to 20 %: the file still balances and passes the format's
     // checks, but no longer matches its signed sum nor the journal.
@@ -378,8 +459,14 @@ async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconcilia
     std::fs::write(out.join(fec_name), edited).unwrap();
     let (holds, text) = till(&verify, &shop.server);
     assert!(!holds, "{text}");
-    assert!(text.contains(&format!("FAILED: manifest: {fec_name} does not match its SHA-256")), "{text}");
-    assert!(text.contains("FAILED: reconciliation: 2026-03-30 at 20%: journal 1208/242, FEC 1308/242"), "{text}");
+    assert!(
+        text.contains(&format!("FAILED: manifest: {fec_name} does not match its SHA-256")),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAILED: reconciliation: 2026-03-30 at 20%: journal 1208/242, FEC 1308/242"),
+        "{text}"
+    );
     shop.server.stop().await;
 }
 
