@@ -24,7 +24,6 @@ use till_core::exports::bundle::{
 use till_core::exports::ereporting::{self, DayRate};
 use till_core::exports::fec::{fec, file_name};
 use till_core::fiscal::archive::{ArchiveDocument, file_digest};
-use till_core::money::VatRate;
 use till_store::archives::ArchiveRequest;
 use till_store::exports::{DaysAsked, ExportDays};
 
@@ -37,18 +36,16 @@ const RECONCILIATION: &str = "reconciliation.csv";
 const MANIFEST: &str = "manifest.json";
 
 /// The e-reporting file, in the shape `GET /v1/exports/e-reporting` answers.
-fn e_reporting_file(from: Date, to: Date, rows: &[DayRate]) -> anyhow::Result<Value> {
-    let days = rows
+fn e_reporting_file(from: Date, to: Date, rows: &[DayRate]) -> Value {
+    let days: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let rate =
-                VatRate::from_hundredths(row.vat_rate).ok_or_else(|| anyhow!("a sealed rate is not a VAT rate"))?;
-            Ok(json!({"date": row.date.to_string(), "vatRate": rate.as_json_number(),
-                      "taxableBaseCents": row.taxable_base_cents, "vatCents": row.vat_cents,
-                      "transactionCount": row.transaction_count}))
+            json!({"date": row.date.to_string(), "vatRate": row.vat_rate.as_json_number(),
+                   "taxableBaseCents": row.taxable_base_cents, "vatCents": row.vat_cents,
+                   "transactionCount": row.transaction_count})
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(json!({"from": from.to_string(), "to": to.to_string(), "days": days}))
+        .collect();
+    json!({"from": from.to_string(), "to": to.to_string(), "days": days})
 }
 
 /// The archive document inside an archive file.
@@ -102,7 +99,7 @@ pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &P
         ),
     };
     let fec_text = fec(&days, &accounts)?.render();
-    let e_reporting = e_reporting_file(from, to, &ereporting::aggregates(&days)?)?;
+    let e_reporting = e_reporting_file(from, to, &ereporting::aggregates(&days)?);
     let made = store
         .make_archive(
             ArchiveRequest {

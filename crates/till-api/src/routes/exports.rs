@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use till_core::exports::fec::{fec, file_name};
 use till_core::exports::{ClosedDay, ExportError, ereporting};
 use till_core::ids::{RegisterId, StoreId};
-use till_core::money::VatRate;
 use till_store::exports::{DaysAsked, ExportDays};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -210,22 +209,14 @@ async fn get_e_reporting(
     let rows = ereporting::aggregates(&days).map_err(refused)?;
     let days = rows
         .into_iter()
-        .map(|row| {
-            let rate = VatRate::from_hundredths(row.vat_rate).ok_or_else(|| {
-                refused(ExportError::NotAsSealed {
-                    register_id: "?".into(),
-                    date: row.date,
-                })
-            })?;
-            Ok(EReportingDay {
-                date: row.date.to_string(),
-                vat_rate: rate.as_json_number(),
-                taxable_base_cents: row.taxable_base_cents,
-                vat_cents: row.vat_cents,
-                transaction_count: row.transaction_count,
-            })
+        .map(|row| EReportingDay {
+            date: row.date.to_string(),
+            vat_rate: row.vat_rate.as_json_number(),
+            taxable_base_cents: row.taxable_base_cents,
+            vat_cents: row.vat_cents,
+            transaction_count: row.transaction_count,
         })
-        .collect::<Result<_, ApiError>>()?;
+        .collect();
     Ok(Json(EReporting {
         from: query.from.to_string(),
         to: query.to.to_string(),

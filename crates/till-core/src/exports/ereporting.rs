@@ -4,6 +4,7 @@
 //! that rate, sales and returns alike.
 
 use super::{ClosedDay, ExportError};
+use crate::money::VatRate;
 use jiff::civil::Date;
 use std::collections::BTreeMap;
 
@@ -11,8 +12,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DayRate {
     pub date: Date,
-    /// Hundredths of a percent.
-    pub vat_rate: i64,
+    pub vat_rate: VatRate,
     pub taxable_base_cents: i64,
     pub vat_cents: i64,
     pub transaction_count: i64,
@@ -21,21 +21,24 @@ pub struct DayRate {
 /// The aggregates of `days`, by day, then rate from the highest. A day whose tickets do not add
 /// up to its closure is refused.
 pub fn aggregates(days: &[ClosedDay]) -> Result<Vec<DayRate>, ExportError> {
-    let mut sums: BTreeMap<(Date, std::cmp::Reverse<i64>), DayRate> = BTreeMap::new();
+    let mut sums: BTreeMap<(Date, std::cmp::Reverse<VatRate>), DayRate> = BTreeMap::new();
     for day in days {
         day.ensure_as_sealed()?;
         let overflow = || day.overflow();
         for part in &day.sealed_vat {
+            // Only a damaged record holds a rate out of range: its day is not as sealed.
+            let rate = VatRate::from_hundredths(part.vat_rate).ok_or_else(|| ExportError::NotAsSealed {
+                register_id: day.register_id.clone(),
+                date: day.date,
+            })?;
             let count = day.tickets.rates.get(&part.vat_rate).map_or(0, |rate| rate.tickets);
-            let sum = sums
-                .entry((day.date, std::cmp::Reverse(part.vat_rate)))
-                .or_insert(DayRate {
-                    date: day.date,
-                    vat_rate: part.vat_rate,
-                    taxable_base_cents: 0,
-                    vat_cents: 0,
-                    transaction_count: 0,
-                });
+            let sum = sums.entry((day.date, std::cmp::Reverse(rate))).or_insert(DayRate {
+                date: day.date,
+                vat_rate: rate,
+                taxable_base_cents: 0,
+                vat_cents: 0,
+                transaction_count: 0,
+            });
             let base = part.total_cents.checked_sub(part.vat_cents).ok_or_else(overflow)?;
             sum.taxable_base_cents = sum.taxable_base_cents.checked_add(base).ok_or_else(overflow)?;
             sum.vat_cents = sum.vat_cents.checked_add(part.vat_cents).ok_or_else(overflow)?;
@@ -72,7 +75,7 @@ mod tests {
             .map(|r| {
                 (
                     r.date.to_string(),
-                    r.vat_rate,
+                    r.vat_rate.hundredths(),
                     r.taxable_base_cents,
                     r.vat_cents,
                     r.transaction_count,
