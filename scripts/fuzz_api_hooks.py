@@ -6,7 +6,7 @@ for a rule of the service that JSON Schema has no words for, and only for the op
 exact refusal listed below. Every other check, and every other refusal, stands.
 
 - Rules between fields or between items, stated in the descriptions but not expressible as a
-  schema: `validUntil` not before `validFrom`, an archive's `to` within a year after `from`, ids
+  schema: `validUntil` not before `validFrom`, an archive's or an export's `to` within a year after `from`, ids
   unique within a list (a tender method counted once at a close, a barcode once on an article
   in any of its forms, an article once in a count, a transfer or its receipt), a transfer
   between two different stores, a barcode's check digit, a discount's `lineId` naming
@@ -27,7 +27,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   past by the server's clock, or a new article's first price set to start later (422); a
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
   that starts after the current quarter hour, a replay from past the feed's last event, and a
-  webhook URL whose host is, or resolves to, an address this deployment does not deliver to.
+  webhook URL whose host is, or resolves to, an address this deployment does not deliver to; an
+  export (FEC, e-reporting) of a period holding a day its register has not closed yet (422).
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ _BETWEEN_FIELDS = {
         ("to", "must not be before from"),
         ("to", "must be less than a year after from"),
     ],
+    "GET /v1/exports/fec": [
+        ("to", "must not be before from"),
+        ("to", "must be less than a year after from"),
+    ],
+    "GET /v1/exports/e-reporting": [
+        ("to", "must not be before from"),
+        ("to", "must be less than a year after from"),
+    ],
     "PUT /v1/staff/{subject}": [("pin", "is required for a new staff member")],
     "POST /v1/register-sessions/{sessionId}/close": [("counted.*.method", "is counted twice")],
     "GET /v1/sales": [("to", "must be later than from"), *_CURSORS],
@@ -127,6 +136,9 @@ _ON_THE_DATA = {
     },
     "PUT /v1/coupons/{code}": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/fiscal/archives": {(422, "BUSINESS_RULE_VIOLATION")},
+    # A period holding a day its register has not closed yet.
+    "GET /v1/exports/fec": {(422, "BUSINESS_RULE_VIOLATION")},
+    "GET /v1/exports/e-reporting": {(422, "BUSINESS_RULE_VIOLATION")},
     "PUT /v1/promotions/{id}/rule": {(412, "PRECONDITION_FAILED")},
     "POST /v1/gift-cards": {(409, "CONFLICT")},
     "POST /v1/register-sessions/{sessionId}/cash-movements": {

@@ -577,6 +577,10 @@ fn tags() -> Vec<Tag> {
         ("sessions", "Register sessions: a cashier's shift on one till."),
         ("fiscal", "The NF525 journal: public keys and chain verification."),
         (
+            "exports",
+            "The accountant's exports of closed days: the FEC and the e-reporting aggregates per day and VAT rate.",
+        ),
+        (
             "reports",
             "Sales added up over a period by day, hour, article, seller, tender method or VAT rate.",
         ),

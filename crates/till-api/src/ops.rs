@@ -109,6 +109,8 @@ operations! {
     ListFiscalClosures = "listFiscalClosures", [FiscalRead, FiscalClose], Allow;
     MakeFiscalArchive = "makeFiscalArchive", [FiscalRead], Confirm;
     GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
+    GetFecExport = "getFecExport", [FiscalRead], Allow;
+    GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
     IssueGiftCard = "issueGiftCard", [StoredValueWrite], Confirm;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use till_app::promotion_cache::PromotionCache;
 use till_app::{App, Clock, Settings};
+use till_core::exports::fec::FecAccounts;
 use till_core::webhooks::RetryPolicy;
 use till_store::Store;
 
@@ -21,6 +22,8 @@ pub struct ApiConfig {
     pub app: Settings,
     /// How the feed is delivered to webhook endpoints.
     pub webhooks: WebhookSettings,
+    /// The accounts of the FEC export.
+    pub fec: FecAccounts,
 }
 
 impl Default for ApiConfig {
@@ -29,6 +32,7 @@ impl Default for ApiConfig {
             max_body_bytes: 4 * 1024 * 1024,
             app: Settings::default(),
             webhooks: WebhookSettings::default(),
+            fec: FecAccounts::default(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod drawer;
 pub mod elevation;
 mod engine;
 mod error;
+pub mod exports;
 pub mod feed;
 pub mod journal;
 mod late_sales;

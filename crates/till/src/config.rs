@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
 use till_api::{ApiConfig, Settings, WebhookSettings};
+use till_core::exports::fec::FecAccounts;
 use till_core::sale::TenderMethod;
 use till_core::webhooks::RetryPolicy;
 use till_store::{SqliteSynchronous, StoreOptions};
@@ -92,6 +93,29 @@ pub struct Config {
     pub webhook_retry_first_ms: u64,
     /// How long an endpoint is retried after its first failure in a row before it is disabled.
     pub webhook_retry_window_seconds: u64,
+
+    // The FEC export (till-core's FecAccounts).
+    /// Journal code of the sales entries.
+    #[serde(deserialize_with = "text::required")]
+    pub fec_journal_code: String,
+    #[serde(deserialize_with = "text::required")]
+    pub fec_journal_label: String,
+    /// Sales, net of VAT.
+    #[serde(deserialize_with = "text::required")]
+    pub fec_sales_account: String,
+    /// VAT collected.
+    #[serde(deserialize_with = "text::required")]
+    pub fec_vat_account: String,
+    /// `method=account` pairs, each over the default of its method; a comma list in the
+    /// environment, a list or a comma list in the file.
+    #[serde(deserialize_with = "list::comma_separated")]
+    pub fec_tender_accounts: Vec<String>,
+    /// Tender methods `fec_tender_accounts` does not name.
+    #[serde(deserialize_with = "text::required")]
+    pub fec_other_tender_account: String,
+    /// What a tender gave over the amount due and the shop kept.
+    #[serde(deserialize_with = "text::required")]
+    pub fec_forfeited_account: String,
 
     // Identity (till-api's JwtSettings).
     /// HS256 shared secret for identity-provider tokens (development, tests).
@@ -185,6 +209,19 @@ impl Default for Config {
             webhook_timeout_seconds: api.webhooks.timeout.as_secs(),
             webhook_retry_first_ms: millis(api.webhooks.retry.first_delay),
             webhook_retry_window_seconds: api.webhooks.retry.window.as_secs(),
+
+            fec_journal_code: api.fec.journal_code.clone(),
+            fec_journal_label: api.fec.journal_label.clone(),
+            fec_sales_account: api.fec.sales.clone(),
+            fec_vat_account: api.fec.vat.clone(),
+            fec_tender_accounts: api
+                .fec
+                .tenders
+                .iter()
+                .map(|(method, account)| format!("{method}={account}"))
+                .collect(),
+            fec_other_tender_account: api.fec.other_tenders.clone(),
+            fec_forfeited_account: api.fec.forfeited.clone(),
 
             jwt_secret: jwt.hs256_secret,
             jwt_jwks_url: None,
@@ -318,7 +355,36 @@ impl Config {
                     )?),
                 },
             },
+            fec: self.fec_accounts()?,
         })
+    }
+
+    /// The FEC's accounts: each tender method's over its default, every one writable in the
+    /// file's columns.
+    fn fec_accounts(&self) -> anyhow::Result<FecAccounts> {
+        let mut tenders = FecAccounts::default().tenders;
+        for pair in &self.fec_tender_accounts {
+            let (method, account) = pair.split_once('=').ok_or_else(|| {
+                anyhow!("TILL_FEC_TENDER_ACCOUNTS: `{pair}` is not method=account, such as card=5112")
+            })?;
+            let method = TenderMethod::parse(method.trim())
+                .ok_or_else(|| anyhow!("TILL_FEC_TENDER_ACCOUNTS: {} is not a tender method", method.trim()))?;
+            tenders.insert(method.as_str().to_owned(), account.trim().to_owned());
+        }
+        let accounts = FecAccounts {
+            journal_code: self.fec_journal_code.clone(),
+            journal_label: self.fec_journal_label.clone(),
+            sales: self.fec_sales_account.clone(),
+            vat: self.fec_vat_account.clone(),
+            tenders,
+            other_tenders: self.fec_other_tender_account.clone(),
+            forfeited: self.fec_forfeited_account.clone(),
+        };
+        accounts.check().map_err(|bad| match bad.setting.split_once(' ') {
+            Some((setting, method)) => anyhow!("TILL_FEC_{}: {method} {}", setting.to_ascii_uppercase(), bad.reason),
+            None => anyhow!("TILL_FEC_{} {}", bad.setting.to_ascii_uppercase(), bad.reason),
+        })?;
+        Ok(accounts)
     }
 
     /// The HTTP transport's settings, or what is wrong with them.
@@ -589,6 +655,27 @@ mod tests {
                 },
                 "TILL_WEBHOOK_RETRY_WINDOW_SECONDS",
             ),
+            (
+                Config {
+                    fec_sales_account: String::new(),
+                    ..Config::default()
+                },
+                "TILL_FEC_SALES_ACCOUNT",
+            ),
+            (
+                Config {
+                    fec_tender_accounts: vec!["card=51 12".to_owned()],
+                    ..Config::default()
+                },
+                "TILL_FEC_TENDER_ACCOUNTS",
+            ),
+            (
+                Config {
+                    fec_tender_accounts: vec!["paypal=512".to_owned()],
+                    ..Config::default()
+                },
+                "TILL_FEC_TENDER_ACCOUNTS",
+            ),
         ] {
             let error = config.api_config().expect_err(variable);
             assert!(error.to_string().contains(variable), "{variable}: {error}");
@@ -739,6 +826,35 @@ mod tests {
         ] {
             assert!(config.transport().is_err());
         }
+    }
+
+    #[test]
+    fn the_fec_accounts_are_french_by_default_and_each_method_can_be_moved() {
+        figment::Jail::expect_with(|jail| {
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
+            assert_eq!(
+                (fec.sales.as_str(), fec.vat.as_str(), fec.journal_code.as_str()),
+                ("707", "44571", "VE")
+            );
+            assert_eq!(
+                (fec.tender("cash"), fec.tender("card"), fec.tender("cheque")),
+                ("530", "5112", "511")
+            );
+            jail.set_env("TILL_FEC_TENDER_ACCOUNTS", "card=5115");
+            jail.set_env("TILL_FEC_SALES_ACCOUNT", "7071");
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
+            assert_eq!((fec.tender("card"), fec.tender("cash")), ("5115", "530"));
+            assert_eq!(fec.sales, "7071");
+            Ok(())
+        });
     }
 
     #[test]

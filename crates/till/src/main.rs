@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use till::config::{Config, LogFormat, Overrides};
-use till::{catalog_import, demo, fiscal, server, token};
+use till::{bundle, catalog_import, demo, fiscal, server, token};
 use till_api::SystemClock;
 use tracing_subscriber::EnvFilter;
 
@@ -93,6 +93,33 @@ enum FiscalAction {
         #[arg(long, value_name = "KEYS")]
         keys: Option<PathBuf>,
     },
+    /// Write an auditor's bundle of one register's closed days: the signed archive, the keys,
+    /// the verifier's report, the sequence report of each chain, the FEC, the e-reporting file,
+    /// their reconciliation per day and VAT rate, and a signed manifest of SHA-256 sums.
+    /// Exits 1 when the archive or the reconciliation does not hold.
+    Bundle {
+        #[arg(long)]
+        register: String,
+        /// The first day, `YYYY-MM-DD` in the store's time zone.
+        #[arg(long)]
+        from: jiff::civil::Date,
+        /// The last day, inclusive.
+        #[arg(long)]
+        to: jiff::civil::Date,
+        /// The folder to write; created when absent.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Check a bundle offline: the manifest's signature and sums, the archive, the
+    /// reconciliation made again from its files; exits 1 on a failure.
+    VerifyBundle {
+        /// The bundle's folder.
+        dir: PathBuf,
+        /// The JWK set GET /v1/fiscal/keys answered, saved by the auditor; without it, the
+        /// bundle's own keys.json is used.
+        #[arg(long, value_name = "KEYS")]
+        keys: Option<PathBuf>,
+    },
     /// Write a new signing key, then point TILL_FISCAL_KEY_FILE at it and restart: new entries
     /// use it, older ones still verify with the key that signed them.
     NewKey {
@@ -144,6 +171,21 @@ async fn main() -> anyhow::Result<()> {
             let holds = match action {
                 FiscalAction::Verify { register } => fiscal::verify(&config, register.as_deref()).await?,
                 FiscalAction::VerifyArchive { file, keys } => fiscal::verify_archive(&file, keys.as_deref())?,
+                FiscalAction::Bundle {
+                    register,
+                    from,
+                    to,
+                    out,
+                } => {
+                    if to < from {
+                        bail!("--to must not be before --from");
+                    }
+                    if (to - from).get_days() >= 366 {
+                        bail!("--to must be less than a year after --from");
+                    }
+                    bundle::make(&config, &register, from, to, &out).await?
+                }
+                FiscalAction::VerifyBundle { dir, keys } => bundle::verify(&dir, keys.as_deref())?,
                 FiscalAction::NewKey { out } => {
                     let key_id = fiscal::new_key(&out)?;
                     println!("{}: new key {key_id}", out.display());

@@ -6,6 +6,7 @@ pub mod coupons;
 pub mod customers;
 pub mod elevation;
 pub mod events;
+pub mod exports;
 pub mod fiscal;
 pub mod health;
 pub mod promotions;
@@ -47,6 +48,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(sales::router())
         .merge(returns::router())
         .merge(fiscal::router())
+        .merge(exports::router())
         .merge(stored_value::router())
         .merge(events::router())
         .merge(webhooks::router())

@@ -11,6 +11,7 @@ mod drawer;
 mod elevation;
 mod envelope;
 mod events;
+mod exports;
 mod finalize;
 mod journal;
 mod lists;

@@ -1,0 +1,662 @@
+//! The FEC (article A47 A-1 of the Livre des procédures fiscales): one sales entry per
+//! register's closed day, crediting sales per VAT rate and the VAT collected, debiting what each
+//! tender method took; returns on the opposite side. Every amount column is non-negative, every
+//! entry balances to the cent, entries are numbered from 1 without gaps in chronological order.
+
+use super::{ClosedDay, ExportError};
+use crate::money::VatRate;
+use jiff::civil::Date;
+use std::collections::BTreeMap;
+
+/// The 18 columns, in the order the article fixes.
+pub const COLUMNS: [&str; 18] = [
+    "JournalCode",
+    "JournalLib",
+    "EcritureNum",
+    "EcritureDate",
+    "CompteNum",
+    "CompteLib",
+    "CompAuxNum",
+    "CompAuxLib",
+    "PieceRef",
+    "PieceDate",
+    "EcritureLib",
+    "Debit",
+    "Credit",
+    "EcritureLet",
+    "DateLet",
+    "ValidDate",
+    "Montantdevise",
+    "Idevise",
+];
+
+/// Which account each part of a day goes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FecAccounts {
+    pub journal_code: String,
+    pub journal_label: String,
+    /// Sales, net of VAT (707 Ventes de marchandises).
+    pub sales: String,
+    /// VAT collected (44571 TVA collectée).
+    pub vat: String,
+    /// Per tender method.
+    pub tenders: BTreeMap<String, String>,
+    /// Tender methods the map does not name (471 Compte d'attente, for the accountant to
+    /// reclassify).
+    pub other_tenders: String,
+    /// What a tender gave over the amount due and the shop kept (7588 Produits divers de
+    /// gestion courante).
+    pub forfeited: String,
+}
+
+impl Default for FecAccounts {
+    fn default() -> Self {
+        let tenders = [
+            ("cash", "530"),
+            ("card", "5112"),
+            ("cheque", "511"),
+            ("meal_voucher", "5116"),
+            // Gift cards and credit notes are prepaid: their use settles a debt to the customer
+            // (4191 Clients, avances et acomptes reçus), it brings no money in.
+            ("gift_card", "4191"),
+            ("credit_note", "4191"),
+            ("loyalty", "4191"),
+            ("installment", "411"),
+        ];
+        FecAccounts {
+            journal_code: "VE".to_owned(),
+            journal_label: "Ventes".to_owned(),
+            sales: "707".to_owned(),
+            vat: "44571".to_owned(),
+            tenders: tenders
+                .into_iter()
+                .map(|(method, account)| (method.to_owned(), account.to_owned()))
+                .collect(),
+            other_tenders: "471".to_owned(),
+            forfeited: "7588".to_owned(),
+        }
+    }
+}
+
+/// Why an account or a journal code cannot be written in a FEC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadAccount {
+    /// The setting's name, as `sales` or `tender card`.
+    pub setting: String,
+    pub reason: &'static str,
+}
+
+impl FecAccounts {
+    /// The account of a tender method.
+    pub fn tender(&self, method: &str) -> &str {
+        self.tenders.get(method).unwrap_or(&self.other_tenders)
+    }
+
+    /// Refuses an account that is empty, longer than an account number or holds anything but
+    /// letters and digits (a tab or a line break would break the file's columns).
+    pub fn check(&self) -> Result<(), BadAccount> {
+        let mut named: Vec<(String, &str, usize)> = vec![
+            ("journal_code".to_owned(), &self.journal_code, 10),
+            ("sales_account".to_owned(), &self.sales, 20),
+            ("vat_account".to_owned(), &self.vat, 20),
+            ("other_tender_account".to_owned(), &self.other_tenders, 20),
+            ("forfeited_account".to_owned(), &self.forfeited, 20),
+        ];
+        named.extend(
+            self.tenders
+                .iter()
+                .map(|(method, account)| (format!("tender_accounts {method}"), account.as_str(), 20)),
+        );
+        for (setting, value, longest) in named {
+            let reason = if value.is_empty() {
+                Some("must not be empty")
+            } else if value.len() > longest {
+                Some("is too long")
+            } else if !value.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                Some("must be letters and digits only")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(BadAccount { setting, reason });
+            }
+        }
+        if self.journal_label.is_empty()
+            || self.journal_label.len() > 60
+            || self.journal_label.chars().any(char::is_control)
+        {
+            return Err(BadAccount {
+                setting: "journal_label".to_owned(),
+                reason: "must be 1 to 60 characters without tabs or line breaks",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One line of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FecLine {
+    pub entry_number: u64,
+    pub entry_date: Date,
+    pub account: String,
+    pub account_label: String,
+    pub piece_ref: String,
+    pub label: String,
+    pub debit_cents: i64,
+    pub credit_cents: i64,
+    pub valid_date: Date,
+}
+
+/// The entries of a period, ready to be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fec {
+    pub journal_code: String,
+    pub journal_label: String,
+    pub lines: Vec<FecLine>,
+}
+
+/// A line of an entry before it is numbered: which account, which label, and a signed amount
+/// (positive on the side the part normally sits, negative on the other).
+struct Part {
+    account: String,
+    account_label: String,
+    /// True for a part that sits on the credit side when positive.
+    credit: bool,
+    cents: i64,
+}
+
+/// The entries of `days`, one per register's day, in chronological order (day, then register,
+/// then closure), numbered from 1.
+pub fn fec(days: &[ClosedDay], accounts: &FecAccounts) -> Result<Fec, ExportError> {
+    let mut ordered: Vec<&ClosedDay> = days.iter().collect();
+    ordered.sort_by(|a, b| (a.date, &a.register_id, a.closure_seq).cmp(&(b.date, &b.register_id, b.closure_seq)));
+    let mut lines = Vec::new();
+    let mut number = 0u64;
+    for day in ordered {
+        day.ensure_as_sealed()?;
+        let parts = parts(day, accounts)?;
+        if parts.iter().all(|part| part.cents == 0) {
+            continue;
+        }
+        number += 1;
+        let entry = entry(day, number, parts)?;
+        lines.extend(entry);
+    }
+    Ok(Fec {
+        journal_code: accounts.journal_code.clone(),
+        journal_label: accounts.journal_label.clone(),
+        lines,
+    })
+}
+
+fn rate_label(rate: i64) -> String {
+    VatRate::from_hundredths(rate).map_or_else(|| format!("{rate}/100 %"), |rate| rate.to_string())
+}
+
+/// The parts of a day's entry: sales and VAT per rate (highest first), then tenders per method.
+fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportError> {
+    let overflow = || day.overflow();
+    let mut parts = Vec::new();
+    for (rate, figures) in day.tickets.rates.iter().rev() {
+        let label = rate_label(*rate);
+        for (side, what) in [(figures.sales, "Ventes"), (figures.returns, "Retours")] {
+            parts.push(Part {
+                account: accounts.sales.clone(),
+                account_label: format!("{what} TVA {label}"),
+                credit: true,
+                cents: side.net_cents().map_err(|_| overflow())?,
+            });
+        }
+        for (side, what) in [(figures.sales, "TVA collectee"), (figures.returns, "TVA sur retours")] {
+            parts.push(Part {
+                account: accounts.vat.clone(),
+                account_label: format!("{what} {label}"),
+                credit: true,
+                cents: side.vat_cents,
+            });
+        }
+    }
+    let mut forfeited = 0i64;
+    for (method, figures) in &day.tickets.tenders {
+        for (cents, what) in [
+            (figures.received_cents, "Encaissements"),
+            (figures.refunded_cents, "Remboursements"),
+        ] {
+            parts.push(Part {
+                account: accounts.tender(method).to_owned(),
+                account_label: format!("{what} {method}"),
+                credit: false,
+                cents,
+            });
+        }
+        forfeited = forfeited.checked_add(figures.forfeited_cents).ok_or_else(overflow)?;
+    }
+    parts.push(Part {
+        account: accounts.forfeited.clone(),
+        account_label: "Trop-percus conserves".to_owned(),
+        credit: true,
+        cents: forfeited,
+    });
+    Ok(parts)
+}
+
+/// The lines of one entry, zero parts left out, refused unless it balances.
+fn entry(day: &ClosedDay, number: u64, parts: Vec<Part>) -> Result<Vec<FecLine>, ExportError> {
+    let (mut debit, mut credit) = (0i64, 0i64);
+    let mut lines = Vec::new();
+    for part in parts.into_iter().filter(|part| part.cents != 0) {
+        let amount = part.cents.checked_abs().ok_or_else(|| day.overflow())?;
+        // A negative part sits on the other side, so that every amount column is positive.
+        let on_credit = part.credit == (part.cents > 0);
+        let (d, c) = if on_credit { (0, amount) } else { (amount, 0) };
+        debit = debit.checked_add(d).ok_or_else(|| day.overflow())?;
+        credit = credit.checked_add(c).ok_or_else(|| day.overflow())?;
+        lines.push(FecLine {
+            entry_number: number,
+            entry_date: day.date,
+            account: part.account,
+            account_label: part.account_label,
+            piece_ref: format!("Z-{}-{}", day.register_id, day.closure_seq),
+            label: format!("Ventes du {} caisse {}", day.date, day.register_id),
+            debit_cents: d,
+            credit_cents: c,
+            valid_date: day.closed_on.max(day.date),
+        });
+    }
+    if debit != credit {
+        return Err(ExportError::Unbalanced {
+            register_id: day.register_id.clone(),
+            date: day.date,
+            debit_cents: debit,
+            credit_cents: credit,
+        });
+    }
+    Ok(lines)
+}
+
+/// The file's name by the FEC naming rule: the SIREN, `FEC`, the closing date. The SIREN is
+/// the first 9 digits of the SIRET of the stores exported, when every one has one and they
+/// agree; else it is left out.
+pub fn file_name<'a>(sirets: impl IntoIterator<Item = Option<&'a str>>, closing: Date) -> String {
+    let sirens: std::collections::BTreeSet<Option<&str>> =
+        sirets.into_iter().map(|siret| siret.and_then(|s| s.get(..9))).collect();
+    let siren = match sirens.into_iter().collect::<Vec<_>>()[..] {
+        [Some(siren)] => siren,
+        _ => "",
+    };
+    format!("{siren}FEC{}.txt", fec_date(closing))
+}
+
+/// `YYYYMMDD`.
+pub fn fec_date(date: Date) -> String {
+    date.strftime("%Y%m%d").to_string()
+}
+
+/// Cents with a decimal comma and no thousands separator: `1234,50`.
+pub fn fec_amount(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let magnitude = cents.unsigned_abs();
+    format!("{sign}{},{:02}", magnitude / 100, magnitude % 100)
+}
+
+/// Text that goes in a column: tabs and line breaks would split it, so they become spaces.
+fn column(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+impl Fec {
+    /// The file: a header line with the column names, then a line per entry line, fields
+    /// separated by tabs, lines ended by CR LF.
+    pub fn render(&self) -> String {
+        let mut text = COLUMNS.join("\t");
+        text.push_str("\r\n");
+        for line in &self.lines {
+            let fields = [
+                column(&self.journal_code),
+                column(&self.journal_label),
+                line.entry_number.to_string(),
+                fec_date(line.entry_date),
+                column(&line.account),
+                column(&line.account_label),
+                String::new(),
+                String::new(),
+                column(&line.piece_ref),
+                fec_date(line.entry_date),
+                column(&line.label),
+                fec_amount(line.debit_cents),
+                fec_amount(line.credit_cents),
+                String::new(),
+                String::new(),
+                fec_date(line.valid_date),
+                String::new(),
+                String::new(),
+            ];
+            text.push_str(&fields.join("\t"));
+            text.push_str("\r\n");
+        }
+        text
+    }
+
+    /// How many entries the file holds.
+    pub fn entries(&self) -> usize {
+        self.lines.last().map_or(0, |line| line.entry_number as usize)
+    }
+}
+
+/// The checks of the administration's test tool (Test Compta Demat) that can be made on the
+/// file alone, in the order it reports them. The first defect is answered, with its line.
+pub fn check(text: &str) -> Result<Checked, String> {
+    let body = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(text);
+    let mut lines = body.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line));
+    let header = lines.next().unwrap_or_default();
+    if header.split('\t').collect::<Vec<_>>() != COLUMNS {
+        return Err(format!(
+            "line 1: the header is not the 18 column names in order: {header:?}"
+        ));
+    }
+    let mut checked = Checked::default();
+    let mut balance: Option<(String, String, i64, i64)> = None;
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut last_date: Option<Date> = None;
+    for (index, line) in lines.enumerate() {
+        let at = index + 2;
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() != COLUMNS.len() {
+            return Err(format!("line {at}: {} fields, not 18", fields.len()));
+        }
+        let [
+            journal,
+            journal_label,
+            number,
+            date,
+            account,
+            account_label,
+            _,
+            _,
+            piece,
+            piece_date,
+            label,
+            debit,
+            credit,
+            _,
+            date_let,
+            valid,
+            foreign,
+            _,
+        ] = fields[..]
+        else {
+            return Err(format!("line {at}: not 18 fields"));
+        };
+        for (name, value) in [
+            ("JournalCode", journal),
+            ("JournalLib", journal_label),
+            ("EcritureNum", number),
+            ("CompteNum", account),
+            ("CompteLib", account_label),
+            ("PieceRef", piece),
+            ("EcritureLib", label),
+        ] {
+            if value.trim().is_empty() {
+                return Err(format!("line {at}: {name} is empty"));
+            }
+        }
+        let date = parse_date(date).ok_or_else(|| format!("line {at}: EcritureDate {date:?} is not YYYYMMDD"))?;
+        parse_date(piece_date).ok_or_else(|| format!("line {at}: PieceDate {piece_date:?} is not YYYYMMDD"))?;
+        let valid = parse_date(valid).ok_or_else(|| format!("line {at}: ValidDate {valid:?} is not YYYYMMDD"))?;
+        if !date_let.is_empty() && parse_date(date_let).is_none() {
+            return Err(format!("line {at}: DateLet {date_let:?} is not YYYYMMDD"));
+        }
+        if valid < date {
+            return Err(format!("line {at}: ValidDate is before EcritureDate"));
+        }
+        let debit = parse_amount(debit)
+            .ok_or_else(|| format!("line {at}: Debit {debit:?} is not an amount such as 1234,50"))?;
+        let credit = parse_amount(credit)
+            .ok_or_else(|| format!("line {at}: Credit {credit:?} is not an amount such as 1234,50"))?;
+        if !foreign.is_empty() && parse_amount(foreign.trim_start_matches('-')).is_none() {
+            return Err(format!("line {at}: Montantdevise {foreign:?} is not an amount"));
+        }
+        if debit != 0 && credit != 0 {
+            return Err(format!("line {at}: both Debit and Credit are filled"));
+        }
+        if last_date.is_some_and(|last| date < last) {
+            return Err(format!("line {at}: EcritureDate goes back in time"));
+        }
+        last_date = Some(date);
+        let same_entry = balance.as_ref().is_some_and(|(j, n, _, _)| j == journal && n == number);
+        if !same_entry {
+            if let Some(done) = balance.take() {
+                close_entry(&done, at)?;
+                checked.entries += 1;
+            }
+            let numeric: u64 = number
+                .parse()
+                .map_err(|_| format!("line {at}: EcritureNum {number:?} is not a number"))?;
+            let expected = seen.get(journal).map_or(1, |last| last + 1);
+            if numeric != expected {
+                return Err(format!(
+                    "line {at}: entry {number} of journal {journal} follows {}; entries are numbered without gaps",
+                    expected - 1
+                ));
+            }
+            seen.insert(journal.to_owned(), numeric);
+            balance = Some((journal.to_owned(), number.to_owned(), 0, 0));
+        }
+        if let Some((_, _, d, c)) = balance.as_mut() {
+            *d = d
+                .checked_add(debit)
+                .ok_or_else(|| format!("line {at}: debits pass the largest amount"))?;
+            *c = c
+                .checked_add(credit)
+                .ok_or_else(|| format!("line {at}: credits pass the largest amount"))?;
+        }
+        checked.lines += 1;
+        checked.debit_cents = checked
+            .debit_cents
+            .checked_add(debit)
+            .ok_or("debits pass the largest amount")?;
+        checked.credit_cents = checked
+            .credit_cents
+            .checked_add(credit)
+            .ok_or("credits pass the largest amount")?;
+    }
+    if let Some(done) = balance.take() {
+        close_entry(&done, checked.lines + 2)?;
+        checked.entries += 1;
+    }
+    Ok(checked)
+}
+
+fn close_entry((journal, number, debit, credit): &(String, String, i64, i64), at: usize) -> Result<(), String> {
+    if debit == credit {
+        Ok(())
+    } else {
+        Err(format!(
+            "before line {at}: entry {number} of journal {journal} does not balance: debit {}, credit {}",
+            fec_amount(*debit),
+            fec_amount(*credit)
+        ))
+    }
+}
+
+/// What a file that passed [`check`] holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub lines: usize,
+    pub entries: usize,
+    pub debit_cents: i64,
+    pub credit_cents: i64,
+}
+
+fn parse_date(text: &str) -> Option<Date> {
+    (text.len() == 8 && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| Date::strptime("%Y%m%d", text).ok())
+        .flatten()
+}
+
+/// `digits,dd` into cents; nothing else (no sign, no point, no thousands separator).
+pub fn parse_amount(text: &str) -> Option<i64> {
+    let (units, hundredths) = text.split_once(',')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(units) || hundredths.len() != 2 || !digits(hundredths) {
+        return None;
+    }
+    units
+        .parse::<i64>()
+        .ok()?
+        .checked_mul(100)?
+        .checked_add(hundredths.parse().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_support::day;
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_day_credits_sales_and_vat_per_rate_and_debits_each_tender() {
+        let days = [day(
+            "2026-03-31",
+            &[
+                (2000, 1450, 242, "card"),
+                (550, 260, 14, "cash"),
+                (2000, -1450, -242, "card"),
+            ],
+        )];
+        let fec = fec(&days, &FecAccounts::default()).unwrap();
+        let text = fec.render();
+        let checked = check(&text).expect("a valid file");
+        assert_eq!(checked.entries, 1);
+        let rows: Vec<(&str, i64, i64)> = fec
+            .lines
+            .iter()
+            .map(|l| (l.account.as_str(), l.debit_cents, l.credit_cents))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("707", 0, 1208),
+                ("707", 1208, 0),
+                ("44571", 0, 242),
+                ("44571", 242, 0),
+                ("707", 0, 246),
+                ("44571", 0, 14),
+                ("5112", 1450, 0),
+                ("5112", 0, 1450),
+                ("530", 260, 0),
+            ]
+        );
+        assert!(text.starts_with("JournalCode\tJournalLib\tEcritureNum\t"));
+        assert!(text.contains("VE\tVentes\t1\t20260331\t707\tVentes TVA 20%\t\t\tZ-r1-1\t20260331\t"));
+        assert!(text.contains("\t0,00\t12,08\t\t\t20260401\t\t\r\n"));
+    }
+
+    #[test]
+    fn a_day_whose_tenders_do_not_pay_its_sales_is_refused() {
+        let mut unpaid = day("2026-03-31", &[(2000, 1200, 200, "card")]);
+        unpaid.tickets.tenders.get_mut("card").unwrap().received_cents = 1199;
+        assert!(matches!(
+            fec(&[unpaid], &FecAccounts::default()),
+            Err(ExportError::Unbalanced {
+                debit_cents: 1199,
+                credit_cents: 1200,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn amounts_and_dates_are_written_as_the_format_requires() {
+        assert_eq!(fec_amount(0), "0,00");
+        assert_eq!(fec_amount(5), "0,05");
+        assert_eq!(fec_amount(123_456_789), "1234567,89");
+        assert_eq!(parse_amount("1234567,89"), Some(123_456_789));
+        for bad in ["1.234,56", "12,5", "-1,00", "1 234,00", "12", ",50"] {
+            assert_eq!(parse_amount(bad), None, "{bad}");
+        }
+        assert_eq!(fec_date("2026-03-01".parse().unwrap()), "20260301");
+        let closing = "2026-12-31".parse().unwrap();
+        let siret = Some("12345678900012");
+        assert_eq!(file_name([siret, siret], closing), "123456789FEC20261231.txt");
+        assert_eq!(file_name([siret, None], closing), "FEC20261231.txt");
+        assert_eq!(file_name([siret, Some("98765432100012")], closing), "FEC20261231.txt");
+    }
+
+    #[test]
+    fn the_checker_finds_what_the_administrations_tool_refuses() {
+        let days = [
+            day("2026-03-30", &[(2000, 1200, 200, "cash")]),
+            day("2026-03-31", &[(550, 211, 11, "card")]),
+        ];
+        let good = fec(&days, &FecAccounts::default()).unwrap().render();
+        assert_eq!(check(&good).unwrap().entries, 2);
+        let cases = [
+            (good.replacen("JournalLib\t", "JournalLabel\t", 1), "header"),
+            (good.replacen("\t12,00\t", "\t12.00\t", 1), "not an amount"),
+            (
+                good.replacen("\t12,00\t0,00\t", "\t12,01\t0,00\t", 1),
+                "does not balance",
+            ),
+            (good.replacen("\t2\t20260331", "\t3\t20260331", 1), "without gaps"),
+            (good.replacen("20260330\t", "2026-03-30\t", 1), "YYYYMMDD"),
+            (good.replacen("\t2\t20260331\t", "\t2\t20260329\t", 1), "back in time"),
+            (good.replacen("\tVentes\t", "\tVentes\tx\t", 1), "fields"),
+        ];
+        for (bad, why) in cases {
+            let defect = check(&bad).expect_err(why);
+            assert!(defect.contains(why), "{why}: {defect}");
+        }
+    }
+
+    #[test]
+    fn the_default_mapping_is_writable_and_a_bad_account_is_named() {
+        assert_eq!(FecAccounts::default().check(), Ok(()));
+        let mut bad = FecAccounts::default();
+        bad.tenders.insert("card".into(), "51\t12".into());
+        assert_eq!(bad.check().unwrap_err().setting, "tender_accounts card");
+    }
+
+    fn ticket() -> impl Strategy<Value = (i64, i64, i64, &'static str)> {
+        (
+            prop::sample::select(vec![2000i64, 1000, 550, 210, 0]),
+            -50_000i64..200_000,
+            prop::sample::select(vec!["cash", "card", "gift_card", "mystery"]),
+        )
+            .prop_map(|(rate, total, method)| (rate, total, total * rate / (10_000 + rate), method))
+    }
+
+    proptest! {
+        #[test]
+        fn every_entry_balances_and_numbering_has_no_gap(
+            days in prop::collection::vec((0u8..28, 0u8..3, prop::collection::vec(ticket(), 0..12)), 0..10)
+        ) {
+            let days: Vec<ClosedDay> = days
+                .iter()
+                .map(|(d, register, tickets)| {
+                    let mut closed = day(&format!("2026-02-{:02}", d + 1), tickets);
+                    closed.register_id = format!("r{register}");
+                    closed
+                })
+                .collect();
+            let fec = fec(&days, &FecAccounts::default()).unwrap();
+            let checked = check(&fec.render()).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(checked.entries, fec.entries());
+            prop_assert_eq!(checked.debit_cents, checked.credit_cents);
+            let mut numbers: Vec<u64> = fec.lines.iter().map(|l| l.entry_number).collect();
+            numbers.dedup();
+            prop_assert_eq!(numbers, (1..=fec.entries() as u64).collect::<Vec<_>>());
+            for line in &fec.lines {
+                prop_assert!(line.debit_cents >= 0 && line.credit_cents >= 0);
+                prop_assert!((line.debit_cents == 0) != (line.credit_cents == 0));
+            }
+            let sales_net: i64 = days.iter().flat_map(|d| d.sealed_vat.iter()).map(|v| v.total_cents - v.vat_cents).sum();
+            let on_707: i64 = fec.lines.iter().filter(|l| l.account == "707").map(|l| l.credit_cents - l.debit_cents).sum();
+            prop_assert_eq!(on_707, sales_net);
+        }
+    }
+}
