@@ -54,7 +54,8 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
         delete.execute(&mut *conn).await?;
     }
     // What is left belongs to articles these writes do not name: none may keep a claimed one.
-    let gtins: Vec<&str> = claimed.keys().copied().collect();
+    let mut gtins: Vec<&str> = claimed.keys().copied().collect();
+    gtins.sort_unstable();
     for chunk in gtins.chunks(CHUNK) {
         let mut kept = query(format!(
             "SELECT gtin, sku_id FROM sku_barcodes WHERE gtin IN ({}) ORDER BY gtin LIMIT 1",
@@ -72,7 +73,7 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
             return Err(taken(written, &SkuId::from_trusted(row.try_get("sku_id")?)));
         }
     }
-    let rows: Vec<(&SkuId, usize, &str, &str)> = named
+    let mut rows: Vec<(&SkuId, usize, &str, &str)> = named
         .iter()
         .flat_map(|write| {
             write.barcodes.iter().flatten().enumerate().map(|(position, barcode)| {
@@ -85,6 +86,8 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
             })
         })
         .collect();
+    // By barcode, the table's key: the inserts walk its pages in turn.
+    rows.sort_unstable_by_key(|(_, _, gtin, _)| *gtin);
     for chunk in rows.chunks(CHUNK) {
         let values = (0..chunk.len())
             .map(|i| format!("(${}, ${}, ${}, ${})", 4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4))

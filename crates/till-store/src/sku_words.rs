@@ -181,7 +181,7 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
         }
         delete.execute(&mut *conn).await?;
     }
-    let words: Vec<(String, String)> = writes
+    let mut words: Vec<(String, String)> = writes
         .iter()
         .flat_map(|write| {
             name_words(&write.item.name)
@@ -189,6 +189,8 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
                 .map(|word| (word, write.item.sku_id.as_str().to_owned()))
         })
         .collect();
+    // In the table's key order, so that the inserts walk its pages in turn.
+    words.sort_unstable();
     insert(conn, &words).await
 }
 
