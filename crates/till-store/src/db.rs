@@ -42,6 +42,9 @@ pub struct StoreOptions {
     /// Whether the SQLite writer at `synchronous = FULL` writes a commit's log frames together
     /// (see `engine::sqlite::gathered_log`); off, SQLite writes them one by one.
     pub sqlite_gathered_log: bool,
+    /// The SQLite writer's page cache, in MiB: what the indexes every sale touches need; a
+    /// bulk import of a big catalog reads far fewer pages back with more.
+    pub sqlite_writer_cache_mib: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -65,6 +68,7 @@ impl Default for StoreOptions {
             catalog_cache_ttl: Duration::from_secs(1),
             session_cache_ttl: Duration::from_secs(1),
             sqlite_gathered_log: true,
+            sqlite_writer_cache_mib: 32,
         }
     }
 }

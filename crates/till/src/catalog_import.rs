@@ -19,7 +19,12 @@ use till_store::Store;
 use till_store::catalog::CatalogWrite;
 
 /// Articles written per transaction.
-pub const CHUNK: usize = 10_000;
+pub const CHUNK: usize = 100_000;
+
+/// The SQLite writer's page cache while importing, in MiB: a million articles' indexes are
+/// read back from the file at every chunk with the service's smaller cache. A bound, like the
+/// chunk, that holds whatever the file's size.
+pub const SQLITE_CACHE_MIB: u32 = 512;
 
 /// What an import wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

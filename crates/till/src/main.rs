@@ -200,7 +200,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Catalog {
             action: CatalogAction::Import { file },
         } => {
-            let store = server::open_store(&config).await?;
+            let options = till_store::StoreOptions {
+                sqlite_writer_cache_mib: catalog_import::SQLITE_CACHE_MIB,
+                ..config.store_options()
+            };
+            let store = server::open_store_with(&config, options).await?;
             let (imported, took) = catalog_import::import_file(&store, &file).await?;
             println!("{}", catalog_import::summary(imported, took));
             store.close().await;

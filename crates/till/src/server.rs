@@ -10,7 +10,7 @@ use till_api::auth::Authenticator;
 use till_api::delivery::Deliveries;
 use till_api::{AppState, Clock};
 use till_core::fiscal::FiscalKey;
-use till_store::{Engine, Store};
+use till_store::{Engine, Store, StoreOptions};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -40,11 +40,16 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
 /// Connects, migrates and starts the database's background work, as the service and the
 /// tools that write much (`till catalog import`) need it.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    open_store_with(config, config.store_options()).await
+}
+
+/// As [`open_store`], with `options` rather than the configuration's.
+pub async fn open_store_with(config: &Config, options: StoreOptions) -> anyhow::Result<Store> {
     let url = config.database_url();
     if Engine::from_url(&url)? == Engine::Sqlite && config.database_url.is_none() {
         create_data_dir(&config.data_dir)?;
     }
-    let store = Store::connect(&url, &config.store_options())
+    let store = Store::connect(&url, &options)
         .await
         .with_context(|| format!("cannot open the database at {}", redact(&url)))?;
     store.migrate().await.context("cannot migrate the database")?;

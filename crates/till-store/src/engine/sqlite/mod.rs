@@ -54,7 +54,7 @@ pub(crate) fn connect(
         vfs,
     };
     create_private(&files.path)?;
-    let conn = connect_writer(&files, options.sqlite_synchronous, options.sqlite_gathered_log)?;
+    let conn = connect_writer(&files, options.sqlite_synchronous, options.sqlite_gathered_log, options.sqlite_writer_cache_mib)?;
     let readers = Readers::Sqlite(SqliteReaders::new(files.clone(), options.max_connections as usize));
     let checkpointer = Arc::new(OnceLock::new());
     let max_batch = options.max_batch.max(1);
@@ -114,7 +114,12 @@ impl Writer {
 
 /// The writer's connection. At `synchronous = FULL` its log goes through the gathered-log shim
 /// unless `gathered_log` is off or the shim refuses this SQLite.
-fn connect_writer(files: &Files, synchronous: SqliteSynchronous, gathered_log: bool) -> Result<Conn, StoreError> {
+fn connect_writer(
+    files: &Files,
+    synchronous: SqliteSynchronous,
+    gathered_log: bool,
+    cache_mib: u32,
+) -> Result<Conn, StoreError> {
     // Frames held until the commit's sync are safe only where every commit syncs.
     let vfs = match (synchronous, gathered_log) {
         (SqliteSynchronous::Full, true) => match gathered_log::register(files.vfs) {
@@ -131,8 +136,9 @@ fn connect_writer(files: &Files, synchronous: SqliteSynchronous, gathered_log: b
     // the indexes every sale touches. The log is copied back by the checkpointer's thread; the
     // writer's own checkpoint is only its backstop.
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768; \
+        "PRAGMA journal_mode = WAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{}; \
          PRAGMA wal_autocheckpoint = {WRITER_BACKSTOP_PAGES}; {}",
+        i64::from(cache_mib) * 1024,
         synchronous_pragma(synchronous)
     ))?;
     Ok(Conn::sqlite(conn))
@@ -315,7 +321,7 @@ mod tests {
             vfs: None,
         };
         let shim = gathered_log::VFS_NAME.to_string_lossy();
-        let writer = |synchronous, gathered| vfs_of(&connect_writer(&files, synchronous, gathered).unwrap());
+        let writer = |synchronous, gathered| vfs_of(&connect_writer(&files, synchronous, gathered, 32).unwrap());
         assert_eq!(writer(SqliteSynchronous::Full, true), shim);
         assert_ne!(writer(SqliteSynchronous::Full, false), shim);
         assert_ne!(

@@ -336,7 +336,7 @@ mod tests {
             path: dir.path().join("t.db"),
             vfs: None,
         };
-        let mut conn = connect_writer(&files, SqliteSynchronous::Full, true).unwrap();
+        let mut conn = connect_writer(&files, SqliteSynchronous::Full, true, 32).unwrap();
         conn.run_script("CREATE TABLE scratch (n INTEGER NOT NULL)")
             .await
             .unwrap();
