@@ -154,7 +154,11 @@ impl Store {
     /// starts now replaces the one in force (a price the same as it writes no row); one that
     /// starts later is scheduled, and replaces one scheduled at the same instant. An article
     /// not in the catalog yet must be priced from now ([`Rule::FirstPriceLater`]).
-    pub async fn write_catalog(&self, mut writes: Vec<CatalogWrite>, now: Timestamp) -> Result<ImportSummary, StoreError> {
+    pub async fn write_catalog(
+        &self,
+        mut writes: Vec<CatalogWrite>,
+        now: Timestamp,
+    ) -> Result<ImportSummary, StoreError> {
         // In key order, each statement of a big import walks its indexes' pages in turn
         // rather than at random.
         writes.sort_by(|a, b| a.item.sku_id.cmp(&b.item.sku_id));

@@ -54,7 +54,12 @@ pub(crate) fn connect(
         vfs,
     };
     create_private(&files.path)?;
-    let conn = connect_writer(&files, options.sqlite_synchronous, options.sqlite_gathered_log, options.sqlite_writer_cache_mib)?;
+    let conn = connect_writer(
+        &files,
+        options.sqlite_synchronous,
+        options.sqlite_gathered_log,
+        options.sqlite_writer_cache_mib,
+    )?;
     let readers = Readers::Sqlite(SqliteReaders::new(files.clone(), options.max_connections as usize));
     let checkpointer = Arc::new(OnceLock::new());
     let max_batch = options.max_batch.max(1);
