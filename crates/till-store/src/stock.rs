@@ -291,28 +291,9 @@ fn rows_with(count: usize, first: usize, row: impl Fn(&str, &str) -> String) -> 
         .join(", ")
 }
 
-/// The store and the article exist.
-pub(crate) async fn both_exist(conn: &mut Conn, store_id: &StoreId, sku_id: &SkuId) -> Result<(), StoreError> {
-    let store = query("SELECT 1 FROM stores WHERE store_id = $1")
-        .bind(store_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    if store.is_none() {
-        return Err(StoreError::NotFound("store"));
-    }
-    let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
-        .bind(sku_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    if sku.is_none() {
-        return Err(StoreError::NotFound("article"));
-    }
-    Ok(())
-}
-
 fn put_stock<'a>(conn: &'a mut Conn, input: &'a PutStock) -> BoxFuture<'a, Result<StockLevel, StoreError>> {
     Box::pin(async move {
-        both_exist(conn, &input.store_id, &input.sku_id).await?;
+        crate::stores::store_and_article_exist(conn, &input.store_id, &input.sku_id).await?;
         let cause = Cause {
             reason: StockReason::Adjustment,
             reference: None,

@@ -146,20 +146,7 @@ fn remove_store_price<'a>(conn: &'a mut Conn, input: &'a RemoveStorePrice) -> Bo
 
 /// The store's prices of the article, after checking that both exist.
 async fn existing_prices(conn: &mut Conn, store_id: &StoreId, sku_id: &SkuId) -> Result<StorePrices, StoreError> {
-    let store = query("SELECT 1 FROM stores WHERE store_id = $1")
-        .bind(store_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    if store.is_none() {
-        return Err(StoreError::NotFound("store"));
-    }
-    let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
-        .bind(sku_id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
-    if sku.is_none() {
-        return Err(StoreError::NotFound("article"));
-    }
+    crate::stores::store_and_article_exist(conn, store_id, sku_id).await?;
     let rows = query("SELECT effective_from, price_cents FROM store_prices WHERE store_id = $1 AND sku_id = $2")
         .bind(store_id.as_str())
         .bind(sku_id.as_str())

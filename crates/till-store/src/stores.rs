@@ -7,7 +7,7 @@ use crate::sql::{Conn, On, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashSet;
-use till_core::ids::StoreId;
+use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 
@@ -136,4 +136,27 @@ fn store_from_row(row: &Row) -> Result<StoreRecord, StoreError> {
         created_at: from_micros(row.try_get("created_at")?),
         updated_at: from_micros(row.try_get("updated_at")?),
     })
+}
+
+/// The store and the article exist: `NotFound` naming the one that does not.
+pub(crate) async fn store_and_article_exist(
+    conn: &mut Conn,
+    store_id: &StoreId,
+    sku_id: &SkuId,
+) -> Result<(), StoreError> {
+    let store = query("SELECT 1 FROM stores WHERE store_id = $1")
+        .bind(store_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if store.is_none() {
+        return Err(StoreError::NotFound("store"));
+    }
+    let sku = query("SELECT 1 FROM skus WHERE sku_id = $1")
+        .bind(sku_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if sku.is_none() {
+        return Err(StoreError::NotFound("article"));
+    }
+    Ok(())
 }
