@@ -335,19 +335,7 @@ on_both_engines!(
 
 /// Runs the `till` binary on the test server's database and data directory (its fiscal key).
 fn till(args: &[&str], server: &crate::harness::TestServer) -> (bool, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
-        .args(args)
-        .env("TILL_DATABASE_URL", server.config.database_url())
-        .env("TILL_DATA_DIR", &server.config.data_dir)
-        .env("TILL_LOG", "error")
-        .output()
-        .expect("the till binary runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    server.run_till(args)
 }
 
 async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconciliation(engine: Engine) {

@@ -164,6 +164,24 @@ impl TestServer {
     }
 
     /// Provisions a store named after its id.
+    /// Runs the `till` binary on this server's database and data directory (its fiscal key):
+    /// whether it succeeded, and what it printed on both outputs.
+    pub fn run_till<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> (bool, String) {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
+            .args(args)
+            .env("TILL_DATABASE_URL", self.config.database_url())
+            .env("TILL_DATA_DIR", &self.config.data_dir)
+            .env("TILL_LOG", "error")
+            .output()
+            .expect("the till binary runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.success(), text)
+    }
+
     pub async fn provision_store(&self, store: &str) {
         let reply = self
             .put(&format!("/v1/stores/{store}"), &self.admin(), json!({"name": store}))

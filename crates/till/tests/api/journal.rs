@@ -9,7 +9,6 @@ use futures::future::join_all;
 use futures::stream::FuturesUnordered;
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use std::process::Command;
 use std::time::Duration;
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -425,20 +424,7 @@ async fn removed_entries_are_found_through_gaps_and_anchors(engine: Engine) {
 }
 
 fn run(args: &[&str], server: &TestServer) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_till"))
-        .args(args)
-        .env_remove("TILL_DATABASE_URL")
-        .env("TILL_DATABASE_URL", server.config.database_url())
-        .env("TILL_DATA_DIR", &server.config.data_dir)
-        .env("TILL_LOG", "error")
-        .output()
-        .expect("the till binary runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    server.run_till(args)
 }
 
 async fn archives_verify_offline_and_break_on_any_changed_byte(engine: Engine) {

@@ -5,7 +5,6 @@
 use crate::harness::{Engine, Reply, TestServer, sku};
 use crate::on_both_engines;
 use serde_json::{Value, json};
-use std::process::Command;
 
 const EAN: &str = "4006381333931";
 /// The same barcode as the EAN-13 `0036000291452`.
@@ -180,20 +179,7 @@ async fn a_bad_search_is_refused_on_q(engine: Engine) {
 fn import_file(server: &TestServer, lines: &[String]) -> (bool, String) {
     let path = server.config.data_dir.join("catalog.ndjson");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_till"))
-        .args(["catalog", "import"])
-        .arg(&path)
-        .env("TILL_DATABASE_URL", server.config.database_url())
-        .env("TILL_DATA_DIR", &server.config.data_dir)
-        .env("TILL_LOG", "error")
-        .output()
-        .expect("the till binary runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    server.run_till(&[std::ffi::OsStr::new("catalog"), "import".as_ref(), path.as_os_str()])
 }
 
 fn line(name: &str, price: i64) -> String {
