@@ -4,6 +4,7 @@
 use crate::barcodes;
 use crate::cache::insert_within;
 use crate::db::Store;
+use crate::engine::Engine;
 use crate::error::{Rule, StoreError};
 use crate::page::{Keyset, Window};
 use crate::sku_words;
@@ -168,6 +169,18 @@ impl Store {
         // This node prices what it just wrote from its next sale on.
         self.catalog_cache().forget();
         Ok(summary)
+    }
+
+    /// After a bulk import, on PostgreSQL: the planner's statistics of the catalog's tables,
+    /// which autovacuum would gather only later, so that searches and look-ups are planned for
+    /// the catalog as it now is. SQLite plans without statistics.
+    pub async fn analyze_catalog(&self) -> Result<(), StoreError> {
+        if self.engine() == Engine::Postgres {
+            let mut conn = self.reader().acquire().await?;
+            conn.run_script("ANALYZE skus, sku_prices, sku_barcodes, sku_words")
+                .await?;
+        }
+        Ok(())
     }
 
     /// One article, at the price in force at `now`, with those scheduled after.
@@ -343,15 +356,18 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
     Box::pin(async move {
         let now = to_micros(input.now);
         let mut created = 0;
+        // The names being replaced, whose words the search forgets.
+        let mut former_names = Vec::new();
         for chunk in input.writes.chunks(IMPORT_CHUNK) {
-            let in_force = prices_in_force(conn, chunk, now).await?;
+            let present = present(conn, chunk, now).await?;
             if let Some(new) = chunk
                 .iter()
-                .find(|w| w.starts > input.now && !in_force.contains_key(w.item.sku_id.as_str()))
+                .find(|w| w.starts > input.now && !present.contains_key(w.item.sku_id.as_str()))
             {
                 return Err(StoreError::Rule(Rule::FirstPriceLater(new.item.sku_id.clone())));
             }
-            created += chunk.len() - in_force.len();
+            created += chunk.len() - present.len();
+            former_names.extend(present.iter().map(|(id, found)| (id.clone(), found.name.clone())));
 
             // A new article takes its price in the columns of `skus` here; an existing one
             // below, from its schedule.
@@ -381,7 +397,8 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
                 .iter()
                 .filter(|w| {
                     w.starts > input.now
-                        || in_force.get(w.item.sku_id.as_str()) != Some(&Some((w.item.price, w.item.vat_rate)))
+                        || present.get(w.item.sku_id.as_str()).map(|found| found.in_force)
+                            != Some(Some((w.item.price, w.item.vat_rate)))
                 })
                 .collect();
             if !changes.is_empty() {
@@ -412,7 +429,7 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             // the table as it was before prices were dated. A new article has it already.
             let existing: Vec<&CatalogWrite> = chunk
                 .iter()
-                .filter(|w| in_force.contains_key(w.item.sku_id.as_str()))
+                .filter(|w| present.contains_key(w.item.sku_id.as_str()))
                 .collect();
             if existing.is_empty() {
                 continue;
@@ -440,7 +457,7 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             .execute(&mut *conn)
             .await?;
         barcodes::replace(conn, &input.writes).await?;
-        sku_words::replace(conn, &input.writes).await?;
+        sku_words::replace(conn, &input.writes, &former_names).await?;
         Ok(ImportSummary {
             created,
             updated: input.writes.len() - created,
@@ -448,15 +465,18 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
     })
 }
 
-/// The articles of `chunk` already in the catalog, each with its price in force at `now`
-/// (none when its prices all start later).
-async fn prices_in_force(
-    conn: &mut Conn,
-    chunk: &[CatalogWrite],
-    now: i64,
-) -> Result<HashMap<String, Option<(Cents, VatRate)>>, StoreError> {
+/// An article of a write that the catalog holds already.
+struct Present {
+    /// Its price in force at the write (none when its prices all start later).
+    in_force: Option<(Cents, VatRate)>,
+    /// Its name before the write.
+    name: String,
+}
+
+/// The articles of `chunk` already in the catalog.
+async fn present(conn: &mut Conn, chunk: &[CatalogWrite], now: i64) -> Result<HashMap<String, Present>, StoreError> {
     let sql = format!(
-        "SELECT s.sku_id, p.price_cents, p.vat_rate FROM skus s \
+        "SELECT s.sku_id, s.name, p.price_cents, p.vat_rate FROM skus s \
          LEFT JOIN sku_prices p ON p.sku_id = s.sku_id AND p.effective_from = (SELECT MAX(q.effective_from) \
              FROM sku_prices q WHERE q.sku_id = s.sku_id AND q.effective_from <= $1) \
          WHERE s.sku_id IN ({})",
@@ -474,7 +494,8 @@ async fn prices_in_force(
             (Some(price), Some(vat)) => Some((cents(price)?, vat_rate(vat)?)),
             _ => None,
         };
-        found.insert(row.try_get("sku_id")?, in_force);
+        let name = row.try_get("name")?;
+        found.insert(row.try_get("sku_id")?, Present { in_force, name });
     }
     Ok(found)
 }

@@ -1,6 +1,6 @@
-//! The catalog search by name (table `sku_words`, migration 0012): each distinct word of an
-//! article's name, folded by [`till_core::words`], written by every catalog write in the same
-//! transaction as the name.
+//! The catalog search by name (table `sku_words`, migrations 0012 and 0016): each distinct word
+//! of an article's name, folded by [`till_core::words`], with all of that name's words beside
+//! it, written by every catalog write in the same transaction as the name.
 //!
 //! A search seeks its words in the key `(word, sku_id)` and reads a page in that order, from
 //! just after the `(word, sku_id)` the previous page ended on: a page costs the same however
@@ -8,21 +8,26 @@
 //! the key, and an article is listed at the first of its words in that range only (a name
 //! whose two words share the prefix appears once). With several, the page follows the
 //! articles carrying the longest whole word, by id, each checked for the other words and the
-//! prefix through the second index `(sku_id, word)`.
+//! prefix in the name's words held on the same row: no other row is read to check them.
+//!
+//! The name's words are kept sorted, each between spaces (` chocolat noir `), so that a word is
+//! found by `LIKE '% word %'`, a prefix by `LIKE '% pre%'` (words hold letters and digits only,
+//! never a wildcard), and the first word with a prefix is where the prefix first occurs.
 
-use crate::catalog::{CatalogRecord, CatalogWrite, placeholders};
+use crate::catalog::{CatalogRecord, CatalogWrite};
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::Window;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use std::collections::BTreeSet;
 use till_core::ids::SkuId;
 use till_core::words::{NameQuery, name_words};
 
-/// Articles per statement when their words are deleted.
-const CHUNK: usize = 500;
-/// Rows per multi-row insert: 2 parameters each.
+/// Words per statement when those of former names are deleted: 2 parameters each.
+const DELETE_ROWS: usize = 500;
+/// Rows per multi-row insert: 3 parameters each.
 const INSERT_ROWS: usize = 1_000;
 /// Articles whose words one transaction of the backfill writes.
 const BACKFILL_CHUNK: usize = 5_000;
@@ -90,45 +95,38 @@ impl Store {
 /// The search's statement and the texts it binds, its limit last (not among them).
 fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String>) {
     let mut params: Vec<String> = Vec::new();
-    let mut bind = |value: &str| {
-        params.push(value.to_owned());
+    let mut bind = |value: String| {
+        params.push(value);
         format!("${}", params.len())
     };
     let mut conditions = Vec::new();
     match search.whole.iter().max_by_key(|word| word.len()) {
         None => {
-            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
+            let (start, end) = (bind(search.prefix.clone()), bind(search.prefix_end()));
             // A later page seeks its key, which is within the prefix's range.
             match after {
                 Some(after) => {
-                    let (word, sku_id) = (bind(&after.word), bind(after.sku_id.as_str()));
+                    let (word, sku_id) = (bind(after.word.clone()), bind(after.sku_id.as_str().to_owned()));
                     conditions.push(format!("(w.word, w.sku_id) > ({word}, {sku_id}) AND w.word < {end}"));
                 }
                 None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
             }
             // The article's first word with the prefix lists it; its others do not.
+            let prefix = bind(format!(" {}", search.prefix));
             conditions.push(format!(
-                "NOT EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
-                 AND o.word >= {start} AND o.word < w.word)"
+                "instr(w.words, {prefix}) = instr(w.words, ' ' || w.word || ' ')"
             ));
         }
         Some(driving) => {
-            conditions.push(format!("w.word = {}", bind(driving)));
+            conditions.push(format!("w.word = {}", bind(driving.clone())));
             // The key of a later page holds the same word (the cursor is bound to its search).
             if let Some(after) = after {
-                conditions.push(format!("w.sku_id > {}", bind(after.sku_id.as_str())));
+                conditions.push(format!("w.sku_id > {}", bind(after.sku_id.as_str().to_owned())));
             }
             for word in search.whole.iter().filter(|word| *word != driving) {
-                conditions.push(format!(
-                    "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id AND o.word = {})",
-                    bind(word)
-                ));
+                conditions.push(format!("w.words LIKE {}", bind(format!("% {word} %"))));
             }
-            let (start, end) = (bind(&search.prefix), bind(&search.prefix_end()));
-            conditions.push(format!(
-                "EXISTS (SELECT 1 FROM sku_words o WHERE o.sku_id = w.sku_id \
-                 AND o.word >= {start} AND o.word < {end})"
-            ));
+            conditions.push(format!("w.words LIKE {}", bind(format!("% {}%", search.prefix))));
         }
     }
     let limit = params.len() + 1;
@@ -137,6 +135,26 @@ fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String
         conditions.join(" AND ")
     );
     (sql, params)
+}
+
+/// A name's words as the search reads them beside each: sorted, each between spaces.
+fn spaced(words: &BTreeSet<String>) -> String {
+    let mut spaced = String::from(" ");
+    for word in words {
+        spaced.push_str(word);
+        spaced.push(' ');
+    }
+    spaced
+}
+
+/// The rows of an article's words: `(word, sku_id, words)`.
+fn rows(sku_id: &str, name: &str) -> Vec<(String, String, String)> {
+    let words = name_words(name);
+    let spaced = spaced(&words);
+    words
+        .into_iter()
+        .map(|word| (word, sku_id.to_owned(), spaced.clone()))
+        .collect()
 }
 
 /// Writes the words of the next articles by id after `after`; answers the last one, or `None`
@@ -162,50 +180,64 @@ fn backfill_chunk<'a>(
         for row in &rows {
             let sku_id: String = row.try_get("sku_id")?;
             let name: String = row.try_get("name")?;
-            words.extend(name_words(&name).into_iter().map(|word| (word, sku_id.clone())));
+            words.extend(self::rows(&sku_id, &name));
         }
+        words.sort_unstable();
         insert(conn, &words).await?;
         Ok(Some(last))
     })
 }
 
-/// Gives each written article the words of its name, replacing those of its former name.
-pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<(), StoreError> {
-    for chunk in writes.chunks(CHUNK) {
-        let mut delete = query(format!(
-            "DELETE FROM sku_words WHERE sku_id IN ({})",
-            placeholders(1, chunk.len())
-        ));
-        for write in chunk {
-            delete = delete.bind(write.item.sku_id.as_str());
-        }
-        delete.execute(&mut *conn).await?;
-    }
-    let mut words: Vec<(String, String)> = writes
+/// Gives each written article the words of its name, forgetting those of its former name
+/// (`former`: `(sku_id, name)` of the articles the catalog held before the write).
+pub(crate) async fn replace(
+    conn: &mut Conn,
+    writes: &[CatalogWrite],
+    former: &[(String, String)],
+) -> Result<(), StoreError> {
+    let mut words: Vec<(String, String, String)> = writes
         .iter()
-        .flat_map(|write| {
-            name_words(&write.item.name)
-                .into_iter()
-                .map(|word| (word, write.item.sku_id.as_str().to_owned()))
-        })
+        .flat_map(|write| rows(write.item.sku_id.as_str(), &write.item.name))
         .collect();
     // In the table's key order, so that the inserts walk its pages in turn.
     words.sort_unstable();
-    insert(conn, &words).await
-}
-
-/// Inserts `(word, sku_id)` rows; one already there stays.
-async fn insert(conn: &mut Conn, words: &[(String, String)]) -> Result<(), StoreError> {
-    for chunk in words.chunks(INSERT_ROWS) {
-        let values = (0..chunk.len())
+    let kept: BTreeSet<(&str, &str)> = words
+        .iter()
+        .map(|(word, sku_id, _)| (word.as_str(), sku_id.as_str()))
+        .collect();
+    let mut stale: Vec<(String, String)> = former
+        .iter()
+        .flat_map(|(sku_id, name)| name_words(name).into_iter().map(|word| (word, sku_id.clone())))
+        .filter(|(word, sku_id)| !kept.contains(&(word.as_str(), sku_id.as_str())))
+        .collect();
+    stale.sort_unstable();
+    for chunk in stale.chunks(DELETE_ROWS) {
+        let keys = (0..chunk.len())
             .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut insert = query(format!(
-            "INSERT INTO sku_words (word, sku_id) VALUES {values} ON CONFLICT (word, sku_id) DO NOTHING"
-        ));
+        let mut delete = query(format!("DELETE FROM sku_words WHERE (word, sku_id) IN (VALUES {keys})"));
         for (word, sku_id) in chunk {
-            insert = insert.bind(word.as_str()).bind(sku_id.as_str());
+            delete = delete.bind(word.as_str()).bind(sku_id.as_str());
+        }
+        delete.execute(&mut *conn).await?;
+    }
+    insert(conn, &words).await
+}
+
+/// Writes `(word, sku_id, words)` rows; one already there takes the name's words given.
+async fn insert(conn: &mut Conn, words: &[(String, String, String)]) -> Result<(), StoreError> {
+    for chunk in words.chunks(INSERT_ROWS) {
+        let values = (0..chunk.len())
+            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut insert = query(format!(
+            "INSERT INTO sku_words (word, sku_id, words) VALUES {values} \
+             ON CONFLICT (word, sku_id) DO UPDATE SET words = excluded.words"
+        ));
+        for (word, sku_id, spaced) in chunk {
+            insert = insert.bind(word.as_str()).bind(sku_id.as_str()).bind(spaced.as_str());
         }
         insert.execute(&mut *conn).await?;
     }
@@ -271,6 +303,35 @@ mod tests {
             .await
             .unwrap();
         assert!(pending.is_none());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_rename_keeping_a_word_is_found_by_its_new_words_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        let now = Timestamp::now();
+        store
+            .write_catalog(vec![write("a", "Chocolat noir", now), write("b", "Noisette", now)], now)
+            .await
+            .unwrap();
+        assert_eq!(found(&store, "chocolat n", now).await, ["Chocolat noir"]);
+        store
+            .write_catalog(vec![write("a", "Chocolat blanc", now)], now)
+            .await
+            .unwrap();
+        assert!(found(&store, "chocolat n", now).await.is_empty());
+        assert!(found(&store, "noir", now).await.is_empty());
+        assert_eq!(found(&store, "chocolat b", now).await, ["Chocolat blanc"]);
+        assert_eq!(found(&store, "blanc ch", now).await, ["Chocolat blanc"]);
+        // The prefix lists an article once, at its first word with it.
+        assert_eq!(found(&store, "no", now).await, ["Noisette"]);
+        store
+            .write_catalog(vec![write("c", "Noix noisette", now)], now)
+            .await
+            .unwrap();
+        assert_eq!(found(&store, "no", now).await, ["Noisette", "Noix noisette"]);
         store.close().await;
     }
 
