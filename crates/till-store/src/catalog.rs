@@ -171,13 +171,14 @@ impl Store {
         Ok(summary)
     }
 
-    /// After a bulk import, on PostgreSQL: the planner's statistics of the catalog's tables,
-    /// which autovacuum would gather only later, so that searches and look-ups are planned for
-    /// the catalog as it now is. SQLite plans without statistics.
-    pub async fn analyze_catalog(&self) -> Result<(), StoreError> {
+    /// After a chunk of a bulk import, on PostgreSQL: the planner's statistics of the
+    /// catalog's tables, and their pages marked visible to all, which autovacuum would do
+    /// only later. The next statements are planned for the tables as they now are (not as
+    /// empty, say), and a search reads the words' index alone. SQLite keeps no statistics.
+    pub async fn settle_catalog(&self) -> Result<(), StoreError> {
         if self.engine() == Engine::Postgres {
             let mut conn = self.reader().acquire().await?;
-            conn.run_script("ANALYZE skus, sku_prices, sku_barcodes, sku_words")
+            conn.run_script("VACUUM (ANALYZE) skus, sku_prices, sku_barcodes, sku_words")
                 .await?;
         }
         Ok(())

@@ -159,9 +159,7 @@ impl Import {
             Ok(summary) => {
                 self.written.created += summary.created;
                 self.written.updated += summary.updated;
-                // The next chunk's statements are planned for the tables as they now are, not
-                // as the planner last saw them (empty, say).
-                if let Err(error) = store.analyze_catalog().await {
+                if let Err(error) = store.settle_catalog().await {
                     tracing::warn!(%error, "could not gather the catalog's statistics");
                 }
                 Ok(())
