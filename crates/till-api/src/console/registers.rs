@@ -6,7 +6,7 @@ use super::forms::Query;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, Visitor, Write};
-use super::today::{DayQuery, chosen, currency_of, stores, zone_of};
+use super::today::{DayQuery, chosen, currency_of, day_zone, stores};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
@@ -88,8 +88,8 @@ async fn render(
     };
     let sessions = state.store().list_sessions(&filter, now, &window).await?;
     let views = registers(sessions, now);
-    let zone = zone_of(store);
-    let currency = currency_of(store);
+    let zone = day_zone(&stores, store);
+    let currency = currency_of(store.or(stores.first()));
     let may_verify = visitor.may::<ops::VerifyRegisterJournal>();
     let body = html! {
         h1 { "Registers" }
@@ -134,6 +134,7 @@ fn store_picker(stores: &[StoreRecord], store: Option<&StoreRecord>) -> Markup {
         form.picker method="get" action="/console/registers" {
             label for="store" { "Store" }
             select #store name="store" {
+                option value="" { "Every store" }
                 @for option in stores {
                     option value=(option.store_id.as_str())
                         selected[store.is_some_and(|s| s.store_id == option.store_id)] {

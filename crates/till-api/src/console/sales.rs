@@ -6,7 +6,7 @@ use super::forms::Query;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
-use super::today::{currency_of, local_day, parse_date, stores, zone_of};
+use super::today::{currency_of, day_zone, local_day, parse_date, stores, zone_of};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
@@ -102,8 +102,8 @@ pub async fn search(
         .store
         .as_ref()
         .and_then(|id| stores.iter().find(|store| &store.store_id == id));
-    let zone = zone_of(store);
-    let currency = currency_of(store);
+    let zone = day_zone(&stores, store);
+    let currency = currency_of(store.or(stores.first()));
     let (from, to) = match query.date {
         Some(date) => {
             let (from, to) = local_day(date, &zone)?;

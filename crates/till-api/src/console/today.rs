@@ -60,8 +60,7 @@ pub async fn stores(state: &AppState) -> Result<Vec<StoreRecord>, Refused> {
     Ok(state.store().list_stores(&window).await?)
 }
 
-/// The store a page is about: the one asked for (which must exist), else the first, else
-/// none (a network without stores).
+/// The store a page is about: the one asked for, which must exist; none for every store.
 pub fn chosen<'a>(stores: &'a [StoreRecord], asked: Option<&StoreId>) -> Result<Option<&'a StoreRecord>, Refused> {
     match asked {
         Some(id) => stores
@@ -69,13 +68,27 @@ pub fn chosen<'a>(stores: &'a [StoreRecord], asked: Option<&StoreId>) -> Result<
             .find(|store| &store.store_id == id)
             .map(Some)
             .ok_or_else(|| ApiError::NotFound("There is no store with this id.".into()).into()),
-        None => Ok(stores.first()),
+        None => Ok(None),
     }
 }
 
 /// The zone a store's days are cut in; Europe/Paris without a store, as closures do.
 pub fn zone_of(store: Option<&StoreRecord>) -> TimeZone {
     store.map_or_else(|| Timezone::default_zone().zone(), |store| store.profile.timezone.zone())
+}
+
+/// The zone the days of `store`, or of every store, are cut in: every store's own when they
+/// share one, else Europe/Paris.
+pub fn day_zone(stores: &[StoreRecord], store: Option<&StoreRecord>) -> TimeZone {
+    match (store, stores.split_first()) {
+        (Some(store), _) => zone_of(Some(store)),
+        (None, Some((first, rest)))
+            if rest.iter().all(|other| other.profile.timezone == first.profile.timezone) =>
+        {
+            zone_of(Some(first))
+        }
+        (None, _) => zone_of(None),
+    }
 }
 
 pub fn currency_of(store: Option<&StoreRecord>) -> String {
@@ -188,12 +201,12 @@ pub async fn page(
     visitor.require::<ops::ListStores>()?;
     let stores = stores(&state).await?;
     let store = chosen(&stores, query.store.as_ref())?;
-    let zone = zone_of(store);
+    let zone = day_zone(&stores, store);
     let date = query.date.unwrap_or_else(|| state.now().to_zoned(zone.clone()).date());
     let (from, to) = local_day(date, &zone)?;
     let period = Period::new(from, to).map_err(|_| ApiError::field("date", "is not a day this server can report on"))?;
     let figures = day_figures(&state, store.map(|s| s.store_id.clone()), period).await?;
-    let currency = currency_of(store);
+    let currency = currency_of(store.or(stores.first()));
     let title = format!(
         "{} — {date}",
         store.map_or("Every store", |s| s.profile.name.as_str())
@@ -212,6 +225,7 @@ pub fn day_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, date: Dat
         form.picker method="get" action="/console" {
             label for="store" { "Store" }
             select #store name="store" {
+                option value="" { "Every store" }
                 @for option in stores {
                     option value=(option.store_id.as_str())
                         selected[store.is_some_and(|s| s.store_id == option.store_id)] {

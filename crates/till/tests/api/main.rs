@@ -4,6 +4,7 @@ mod harness;
 
 mod archive_trust;
 mod auth;
+mod console;
 mod barcodes;
 mod contract;
 mod deploy;
