@@ -15,6 +15,7 @@ on_both_engines!(
     a_token_without_a_pages_scope_sees_a_refusal_naming_it,
     a_form_that_writes_needs_its_token_and_this_origin,
     todays_figures_are_the_sales_reports,
+    the_stock_page_shows_the_latest_movements,
 );
 
 /// A browser that follows no redirect, so that each answer can be checked.
@@ -290,5 +291,38 @@ async fn todays_figures_are_the_sales_reports(engine: Engine) {
     // Tenders as the report counts them.
     assert!(html.contains("data-method=\"card\" data-total=\"4480\""), "{html}");
     assert!(html.contains("data-method=\"cash\" data-total=\"260\""), "{html}");
+    server.stop().await;
+}
+
+/// The stock page shows an article's latest movements in a store, newest first, however many
+/// came before them and whatever other articles moved in between.
+async fn the_stock_page_shows_the_latest_movements(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    server.provision_store("s1").await;
+    let (tea, jam) = (server.provision_sku("Tea", 650, 5.5).await, server.provision_sku("Jam", 495, 5.5).await);
+    let token = server.admin();
+    for level in 1..=23 {
+        for (sku, on_hand) in [(&tea, level), (&jam, 100 + level)] {
+            let path = format!("/v1/stores/s1/stock/{sku}");
+            assert_eq!(server.put(&path, &token, json!({"onHand": on_hand})).await.status, 200);
+        }
+    }
+    let ledger = server.get(&format!("/v1/stores/s1/stock/{tea}/movements?limit=100"), &token).await;
+    let ids: Vec<String> = ledger.body["items"].as_array().unwrap().iter().map(|m| m["id"].to_string()).collect();
+    assert_eq!(ids.len(), 23);
+
+    let page = open(&server, &format!("/console/stock?sku={tea}"), &token).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(page.html.contains("data-store=\"s1\" data-on-hand=\"23\""), "{}", page.html);
+    let shown: Vec<String> = page
+        .html
+        .split("data-movement=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].to_owned())
+        .collect();
+    let latest: Vec<String> = ids.iter().rev().take(10).cloned().collect();
+    assert_eq!(shown, latest);
+    let unknown = open(&server, &format!("/console/stock?sku={}", "0".repeat(63) + "1"), &token).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.html);
     server.stop().await;
 }
