@@ -11,17 +11,19 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
+use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, token_hash};
 use till_api::auth::{Credential, Principal};
 use till_api::routes::checkout::event::TicketAnswers;
 use till_api::routes::checkout::request::parse_sale;
 use till_api::{AppState, ManualClock};
 use till_app::App;
-use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, token_hash};
 use till_core::barcode::Barcode;
 use till_core::catalog::CatalogItem;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::grant::{GrantSet, Role};
-use till_core::ids::{CouponCode, CustomerId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{
+    CouponCode, CustomerId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
+};
 use till_core::money::{Bps, Cents, VatRate};
 use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
@@ -379,7 +381,11 @@ const DAY_BASKETS: &[&[(&str, i64)]] = &[
     &[("Tote bag en coton bio", 1)],
     &[("Côtes-du-Rhône rouge 75 cl", 2)],
     &[("Bougie parfumée figuier", 1), ("Carnet A5 ligné", 1)],
-    &[("Yaourts nature x4", 1), ("Pâtes artisanales 500 g", 2), ("Huile d'olive vierge extra 50 cl", 1)],
+    &[
+        ("Yaourts nature x4", 1),
+        ("Pâtes artisanales 500 g", 2),
+        ("Huile d'olive vierge extra 50 cl", 1),
+    ],
 ];
 
 /// When the demo's day happens, on the store's clock: the shop opens at 8:00 (at midnight
@@ -467,7 +473,13 @@ async fn sell_the_day(app: &App, clock: &ManualClock, day: &ShopDay) -> anyhow::
     };
     for (n, (basket, at)) in DAY_BASKETS.iter().zip(&day.sales).enumerate() {
         clock.set(*at);
-        let body = basket_sale(&transaction(n + 1), &format!("T2-{tag}-{:02}", n + 1), session_id.as_str(), basket, n % 2 == 0);
+        let body = basket_sale(
+            &transaction(n + 1),
+            &format!("T2-{tag}-{:02}", n + 1),
+            session_id.as_str(),
+            basket,
+            n % 2 == 0,
+        );
         let request = parse_sale(&body).map_err(|refused| anyhow::anyhow!("a demo sale is invalid: {refused:?}"))?;
         till_app::finalize::finalize(app, &cashier, request, None)
             .await
@@ -484,7 +496,13 @@ async fn sell_the_day(app: &App, clock: &ManualClock, day: &ShopDay) -> anyhow::
 
 /// The finalize body of a basket of demo articles at their catalog prices, paid exactly by card
 /// or in cash.
-fn basket_sale(transaction: &str, number: &str, session_id: &str, basket: &[(&str, i64)], by_card: bool) -> serde_json::Value {
+fn basket_sale(
+    transaction: &str,
+    number: &str,
+    session_id: &str,
+    basket: &[(&str, i64)],
+    by_card: bool,
+) -> serde_json::Value {
     let article = |name: &str| ARTICLES.iter().find(|(article, _, _)| *article == name);
     let mut due = 0;
     let lines: Vec<serde_json::Value> = basket
@@ -494,8 +512,10 @@ fn basket_sale(transaction: &str, number: &str, session_id: &str, basket: &[(&st
             let (_, price, vat) = article(name)?;
             due += price * quantity;
             let rate = VatRate::from_hundredths(*vat)?.as_json_number();
-            Some(json!({"id": format!("l{}", n + 1), "skuId": sku_id(name).as_str(), "quantity": quantity,
-                        "unitPrice": price, "vatRate": rate, "free": false}))
+            Some(
+                json!({"id": format!("l{}", n + 1), "skuId": sku_id(name).as_str(), "quantity": quantity,
+                        "unitPrice": price, "vatRate": rate, "free": false}),
+            )
         })
         .collect();
     let method = if by_card { "card" } else { "cash" };

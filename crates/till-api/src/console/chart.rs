@@ -77,8 +77,14 @@ mod tests {
     fn the_busiest_hour_fills_the_plot_and_others_scale_to_it() {
         let svg = sales_per_hour(&day(&[(9, 4), (12, 2)]), "EUR").into_string();
         let plot = HEIGHT - BOTTOM - TOP;
-        assert!(svg.contains(&format!("height=\"{plot}\" data-hour=\"9\" data-sales=\"4\"")), "{svg}");
-        assert!(svg.contains(&format!("height=\"{}\" data-hour=\"12\" data-sales=\"2\"", plot / 2)), "{svg}");
+        assert!(
+            svg.contains(&format!("height=\"{plot}\" data-hour=\"9\" data-sales=\"4\"")),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(&format!("height=\"{}\" data-hour=\"12\" data-sales=\"2\"", plot / 2)),
+            "{svg}"
+        );
         assert!(svg.contains("height=\"0\" data-hour=\"3\" data-sales=\"0\""), "{svg}");
         assert_eq!(svg.matches("<rect").count(), 24);
     }

@@ -6,8 +6,8 @@ use super::refused::Refused;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, query_pairs};
 use crate::state::AppState;
-use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use bytes::Bytes;
@@ -38,7 +38,10 @@ impl<T: FromParams + Send> FromRequest<AppState> for FormBody<T> {
 
 /// `T` read from `pairs`, blank fields left out.
 pub fn read<T: FromParams>(pairs: Vec<(String, String)>) -> Result<T, Refused> {
-    let given = pairs.into_iter().filter(|(_, value)| !value.trim().is_empty()).collect();
+    let given = pairs
+        .into_iter()
+        .filter(|(_, value)| !value.trim().is_empty())
+        .collect();
     Ok(Params::new(given).read()?)
 }
 

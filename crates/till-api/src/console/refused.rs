@@ -94,7 +94,9 @@ impl IntoResponse for Refused {
             Refused::Api(error) => {
                 let status = error.status();
                 match &error {
-                    ApiError::Internal(source) => tracing::error!(error = %source, detail = ?source, "console page failed"),
+                    ApiError::Internal(source) => {
+                        tracing::error!(error = %source, detail = ?source, "console page failed")
+                    }
                     ApiError::Unavailable(source) => tracing::warn!(error = %source, "database unavailable"),
                     _ => tracing::debug!(status = status.as_u16(), code = error.code(), "console page refused"),
                 }

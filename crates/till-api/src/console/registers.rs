@@ -183,7 +183,10 @@ fn verdict(verified: &Verified) -> Markup {
         .iter()
         .map(|(chain, entries)| (chain.as_str(), *entries))
         .collect();
-    let failed_chain = verification.first_failure.as_ref().map(|failure| failure.chain.as_str());
+    let failed_chain = verification
+        .first_failure
+        .as_ref()
+        .map(|failure| failure.chain.as_str());
     html! {
         section.verdict #verdict data-register=(verified.register_id.as_str()) data-ok=(verification.ok)
             data-entries=(verification.entries) {

@@ -79,7 +79,9 @@ impl SalesQuery {
         ];
         let pairs: Vec<String> = fields
             .into_iter()
-            .filter_map(|(name, value)| value.map(|value| format!("{name}={}", utf8_percent_encode(&value, NON_ALPHANUMERIC))))
+            .filter_map(|(name, value)| {
+                value.map(|value| format!("{name}={}", utf8_percent_encode(&value, NON_ALPHANUMERIC)))
+            })
             .collect();
         format!("/console/sales?{}", pairs.join("&"))
     }
@@ -223,5 +225,10 @@ pub async fn sale(
         }
         p { a href="/console/sales" { "Back to the sales" } }
     };
-    Ok(layout::page(&format!("Ticket {}", sale.number), Nav::Sales, &visitor, body))
+    Ok(layout::page(
+        &format!("Ticket {}", sale.number),
+        Nav::Sales,
+        &visitor,
+        body,
+    ))
 }

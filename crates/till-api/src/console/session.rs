@@ -122,7 +122,12 @@ fn token_shaped(token: &str) -> bool {
 /// its `Origin` (sent with every form a browser posts) names this host, and
 /// `Sec-Fetch-Site`, when sent, is not another site.
 fn same_origin(parts: &Parts) -> Result<(), Refused> {
-    let header = |name| parts.headers.get(name).and_then(|value: &HeaderValue| value.to_str().ok());
+    let header = |name| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+    };
     if let Some(site) = header("sec-fetch-site")
         && !matches!(site, "same-origin" | "none")
     {
@@ -257,9 +262,16 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Respons
     };
     match principal_of_token(&state, &form.token).await {
         Ok(_) => match session_cookie(&form.token, secure) {
-            Some(cookie) => (StatusCode::SEE_OTHER, [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)])
+            Some(cookie) => (
+                StatusCode::SEE_OTHER,
+                [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)],
+            )
                 .into_response(),
-            None => (StatusCode::BAD_REQUEST, sign_in_form(Some("This token cannot be kept in a cookie."))).into_response(),
+            None => (
+                StatusCode::BAD_REQUEST,
+                sign_in_form(Some("This token cannot be kept in a cookie.")),
+            )
+                .into_response(),
         },
         Err(ApiError::Unauthorized(reason)) => (StatusCode::UNAUTHORIZED, sign_in_form(Some(&reason))).into_response(),
         Err(other) => Refused::Api(other).into_response(),
@@ -270,7 +282,10 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Respons
 pub async fn sign_out(_write: Write<NoFields>) -> Response {
     (
         StatusCode::SEE_OTHER,
-        [(LOCATION, HeaderValue::from_static("/console/sign-in")), (SET_COOKIE, cleared_cookie())],
+        [
+            (LOCATION, HeaderValue::from_static("/console/sign-in")),
+            (SET_COOKIE, cleared_cookie()),
+        ],
     )
         .into_response()
 }
@@ -283,7 +298,10 @@ mod tests {
     fn the_form_token_is_the_tokens_own_and_reveals_nothing_of_it() {
         let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl";
         assert_eq!(form_token(token), form_token(token));
-        assert_ne!(form_token(token), form_token("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiIn0.c2lnbmF0dXJl"));
+        assert_ne!(
+            form_token(token),
+            form_token("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiIn0.c2lnbmF0dXJl")
+        );
         assert!(!form_token(token).contains("eyJ"));
     }
 

@@ -179,7 +179,11 @@ pub async fn page(
 
 fn article_link(q: Option<&str>, sku: &SkuId) -> String {
     match q {
-        Some(q) => format!("/console/stock?q={}&sku={}", utf8_percent_encode(q, NON_ALPHANUMERIC), sku.as_str()),
+        Some(q) => format!(
+            "/console/stock?q={}&sku={}",
+            utf8_percent_encode(q, NON_ALPHANUMERIC),
+            sku.as_str()
+        ),
         None => format!("/console/stock?sku={}", sku.as_str()),
     }
 }

@@ -63,7 +63,10 @@ pub async fn page(
             (None, _) => {}
         }
     };
-    Ok((status, layout::page("Gift cards & credit notes", Nav::StoredValue, &visitor, body)))
+    Ok((
+        status,
+        layout::page("Gift cards & credit notes", Nav::StoredValue, &visitor, body),
+    ))
 }
 
 fn instrument(

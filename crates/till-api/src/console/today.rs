@@ -74,7 +74,10 @@ pub fn chosen<'a>(stores: &'a [StoreRecord], asked: Option<&StoreId>) -> Result<
 
 /// The zone a store's days are cut in; Europe/Paris without a store, as closures do.
 pub fn zone_of(store: Option<&StoreRecord>) -> TimeZone {
-    store.map_or_else(|| Timezone::default_zone().zone(), |store| store.profile.timezone.zone())
+    store.map_or_else(
+        || Timezone::default_zone().zone(),
+        |store| store.profile.timezone.zone(),
+    )
 }
 
 /// The zone the days of `store`, or of every store, are cut in: every store's own when they
@@ -83,7 +86,9 @@ pub fn day_zone(stores: &[StoreRecord], store: Option<&StoreRecord>) -> TimeZone
     match (store, stores.split_first()) {
         (Some(store), _) => zone_of(Some(store)),
         (None, Some((first, rest)))
-            if rest.iter().all(|other| other.profile.timezone == first.profile.timezone) =>
+            if rest
+                .iter()
+                .all(|other| other.profile.timezone == first.profile.timezone) =>
         {
             zone_of(Some(first))
         }
@@ -170,11 +175,7 @@ impl DayFigures {
 }
 
 /// The day's figures of `store` (every store when none), by the report's own code.
-pub async fn day_figures(
-    state: &AppState,
-    store: Option<StoreId>,
-    period: Period,
-) -> Result<DayFigures, Refused> {
+pub async fn day_figures(state: &AppState, store: Option<StoreId>, period: Period) -> Result<DayFigures, Refused> {
     let report = |group_by| {
         sales_report(
             state.app(),
@@ -204,13 +205,11 @@ pub async fn page(
     let zone = day_zone(&stores, store);
     let date = query.date.unwrap_or_else(|| state.now().to_zoned(zone.clone()).date());
     let (from, to) = local_day(date, &zone)?;
-    let period = Period::new(from, to).map_err(|_| ApiError::field("date", "is not a day this server can report on"))?;
+    let period =
+        Period::new(from, to).map_err(|_| ApiError::field("date", "is not a day this server can report on"))?;
     let figures = day_figures(&state, store.map(|s| s.store_id.clone()), period).await?;
     let currency = currency_of(store.or(stores.first()));
-    let title = format!(
-        "{} — {date}",
-        store.map_or("Every store", |s| s.profile.name.as_str())
-    );
+    let title = format!("{} — {date}", store.map_or("Every store", |s| s.profile.name.as_str()));
     let body = html! {
         h1 { (title) }
         (day_picker(&stores, store, date))

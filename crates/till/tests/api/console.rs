@@ -82,7 +82,10 @@ fn attribute(html: &str, id: &str, attribute: &str) -> String {
         .unwrap_or_else(|| panic!("no element {id} in {html}"));
     let element = &html[start..html[start..].find('>').map_or(html.len(), |end| start + end)];
     let marker = format!("{attribute}=\"");
-    let value = &element[element.find(&marker).unwrap_or_else(|| panic!("no {attribute} in {element}")) + marker.len()..];
+    let value = &element[element
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {attribute} in {element}"))
+        + marker.len()..];
     value[..value.find('"').expect("closing quote")].to_owned()
 }
 
@@ -102,7 +105,10 @@ async fn signing_in_sets_an_http_only_same_site_cookie_and_pages_allow_no_script
     let cookie = signed.headers[SET_COOKIE].to_str().unwrap();
     assert!(cookie.starts_with(&format!("till_console={token};")), "{cookie}");
     for attribute in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
-        assert!(cookie.split("; ").any(|part| part == attribute), "{attribute} in {cookie}");
+        assert!(
+            cookie.split("; ").any(|part| part == attribute),
+            "{attribute} in {cookie}"
+        );
     }
     // Served over plain HTTP here: a Secure cookie would never come back.
     assert!(!cookie.contains("Secure"), "{cookie}");
@@ -122,13 +128,24 @@ async fn signing_in_sets_an_http_only_same_site_cookie_and_pages_allow_no_script
             "{path}"
         );
         let policy = page.headers["content-security-policy"].to_str().unwrap();
-        assert!(policy.contains("default-src 'none'") && policy.contains("style-src 'self'"), "{policy}");
-        assert!(!policy.contains("unsafe-inline") && !policy.contains("script-src"), "{policy}");
-        assert!(!page.html.contains("<script") && !page.html.contains("style=\""), "{path}");
+        assert!(
+            policy.contains("default-src 'none'") && policy.contains("style-src 'self'"),
+            "{policy}"
+        );
+        assert!(
+            !policy.contains("unsafe-inline") && !policy.contains("script-src"),
+            "{policy}"
+        );
+        assert!(
+            !page.html.contains("<script") && !page.html.contains("style=\""),
+            "{path}"
+        );
         // The token is in the cookie, never in the page.
         assert!(!page.html.contains(&token), "{path}");
     }
-    let css = server.call(reqwest::Method::GET, "/console/static/console.css", None, None).await;
+    let css = server
+        .call(reqwest::Method::GET, "/console/static/console.css", None, None)
+        .await;
     assert_eq!(css.status, 200);
     assert!(css.headers[CONTENT_TYPE].to_str().unwrap().starts_with("text/css"));
     server.stop().await;
@@ -139,7 +156,11 @@ async fn a_bad_token_or_no_cookie_leads_back_to_the_sign_in_page(engine: Engine)
     let refused = sign_in(&server, "not.a.token").await;
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
     assert!(refused.html.contains("not valid"), "{}", refused.html);
-    assert!(refused.html.contains("<form"), "the form is shown again: {}", refused.html);
+    assert!(
+        refused.html.contains("<form"),
+        "the form is shown again: {}",
+        refused.html
+    );
     assert!(!refused.headers.contains_key(SET_COOKIE));
     let blank = sign_in(&server, "").await;
     assert_eq!(blank.status, StatusCode::BAD_REQUEST, "{}", blank.html);
@@ -209,8 +230,20 @@ async fn a_form_that_writes_needs_its_token_and_this_origin(engine: Engine) {
         assert_eq!(active().await, true, "{fields} from {from} changed nothing");
     }
     // Another visitor's token is another form token.
-    let other = open(&server, "/console/promotions", &server.token("other", "pos.promotions.write")).await;
-    let refused = post_form(&server, path, &token, &format!("csrf={}", form_token(&other.html)), &origin).await;
+    let other = open(
+        &server,
+        "/console/promotions",
+        &server.token("other", "pos.promotions.write"),
+    )
+    .await;
+    let refused = post_form(
+        &server,
+        path,
+        &token,
+        &format!("csrf={}", form_token(&other.html)),
+        &origin,
+    )
+    .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert_eq!(active().await, true);
 
@@ -219,7 +252,11 @@ async fn a_form_that_writes_needs_its_token_and_this_origin(engine: Engine) {
     assert_eq!(done.headers[LOCATION], "/console/promotions");
     assert_eq!(active().await, false);
     let list = open(&server, "/console/promotions", &token).await;
-    assert!(list.html.contains("data-promotion=\"soldes\" data-active=\"false\""), "{}", list.html);
+    assert!(
+        list.html.contains("data-promotion=\"soldes\" data-active=\"false\""),
+        "{}",
+        list.html
+    );
 
     // Signing out needs the token too, then clears the cookie.
     let out = post_form(&server, "/console/sign-out", &token, &format!("csrf={good}"), &origin).await;
@@ -231,13 +268,20 @@ async fn a_form_that_writes_needs_its_token_and_this_origin(engine: Engine) {
 async fn todays_figures_are_the_sales_reports(engine: Engine) {
     let server = TestServer::start_at(engine, "2026-03-02T08:00:00Z".parse().unwrap(), |_| {}).await;
     server.provision_store("s1").await;
-    let (baguette, mug) = (server.provision_sku("Baguette", 130, 5.5).await, server.provision_sku("Mug", 1450, 20.0).await);
+    let (baguette, mug) = (
+        server.provision_sku("Baguette", 130, 5.5).await,
+        server.provision_sku("Mug", 1450, 20.0).await,
+    );
     server.provision_staff("camille", "cashier", "1234").await;
     let (session, till) = server.open_session("s1", "r1", "camille", "1234").await;
     let sales = [
         ("2026-03-02T08:10:00Z", vec![(&baguette, 2, 130)], "cash"),
         ("2026-03-02T08:40:00Z", vec![(&mug, 1, 1450)], "card"),
-        ("2026-03-02T11:05:00Z", vec![(&baguette, 1, 130), (&mug, 2, 1450)], "card"),
+        (
+            "2026-03-02T11:05:00Z",
+            vec![(&baguette, 1, 130), (&mug, 2, 1450)],
+            "card",
+        ),
     ];
     for (n, (at, lines, method)) in sales.iter().enumerate() {
         server.clock.set(at.parse().unwrap());
@@ -262,8 +306,12 @@ async fn todays_figures_are_the_sales_reports(engine: Engine) {
     let token = server.admin();
     // Paris is at +01:00 in March before the clocks change.
     let day = "from=2026-03-01T23:00:00Z&to=2026-03-02T23:00:00Z&storeId=s1";
-    let by_hour = server.get(&format!("/v1/reports/sales?groupBy=hour&{day}"), &token).await;
-    let by_vat = server.get(&format!("/v1/reports/sales?groupBy=vat&{day}"), &token).await;
+    let by_hour = server
+        .get(&format!("/v1/reports/sales?groupBy=hour&{day}"), &token)
+        .await;
+    let by_vat = server
+        .get(&format!("/v1/reports/sales?groupBy=vat&{day}"), &token)
+        .await;
     let totals = &by_hour.body["totals"];
 
     let page = open(&server, "/console?store=s1&date=2026-03-02", &token).await;
@@ -282,7 +330,10 @@ async fn todays_figures_are_the_sales_reports(engine: Engine) {
         let hour = &row["key"].as_str().unwrap()[11..13];
         let hour = hour.trim_start_matches('0');
         let hour = if hour.is_empty() { "0" } else { hour };
-        let bar = format!("data-hour=\"{hour}\" data-sales=\"{}\" data-total=\"{}\"", row["salesCount"], row["totalCents"]);
+        let bar = format!(
+            "data-hour=\"{hour}\" data-sales=\"{}\" data-total=\"{}\"",
+            row["salesCount"], row["totalCents"]
+        );
         assert!(html.contains(&bar), "{bar} in {html}");
     }
     assert!(html.contains("data-hour=\"9\" data-sales=\"2\""), "{html}");
@@ -299,7 +350,10 @@ async fn todays_figures_are_the_sales_reports(engine: Engine) {
 async fn the_stock_page_shows_the_latest_movements(engine: Engine) {
     let server = TestServer::start(engine).await;
     server.provision_store("s1").await;
-    let (tea, jam) = (server.provision_sku("Tea", 650, 5.5).await, server.provision_sku("Jam", 495, 5.5).await);
+    let (tea, jam) = (
+        server.provision_sku("Tea", 650, 5.5).await,
+        server.provision_sku("Jam", 495, 5.5).await,
+    );
     let token = server.admin();
     for level in 1..=23 {
         for (sku, on_hand) in [(&tea, level), (&jam, 100 + level)] {
@@ -307,13 +361,24 @@ async fn the_stock_page_shows_the_latest_movements(engine: Engine) {
             assert_eq!(server.put(&path, &token, json!({"onHand": on_hand})).await.status, 200);
         }
     }
-    let ledger = server.get(&format!("/v1/stores/s1/stock/{tea}/movements?limit=100"), &token).await;
-    let ids: Vec<String> = ledger.body["items"].as_array().unwrap().iter().map(|m| m["id"].to_string()).collect();
+    let ledger = server
+        .get(&format!("/v1/stores/s1/stock/{tea}/movements?limit=100"), &token)
+        .await;
+    let ids: Vec<String> = ledger.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].to_string())
+        .collect();
     assert_eq!(ids.len(), 23);
 
     let page = open(&server, &format!("/console/stock?sku={tea}"), &token).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert!(page.html.contains("data-store=\"s1\" data-on-hand=\"23\""), "{}", page.html);
+    assert!(
+        page.html.contains("data-store=\"s1\" data-on-hand=\"23\""),
+        "{}",
+        page.html
+    );
     let shown: Vec<String> = page
         .html
         .split("data-movement=\"")

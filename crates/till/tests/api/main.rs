@@ -4,8 +4,8 @@ mod harness;
 
 mod archive_trust;
 mod auth;
-mod console;
 mod barcodes;
+mod console;
 mod contract;
 mod deploy;
 mod drawer;
