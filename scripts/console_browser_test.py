@@ -264,17 +264,25 @@ def checks(run, page, server, policy_errors):
         page.click("#found a")
         page.wait_for_selector("#article")
         sku = value(page, "#article", "data-sku")
-        levels = page.query_selector_all("#article .level")
+        levels = page.query_selector_all("#levels tr.level")
         expect(len(levels) == 2, f"{len(levels)} stores")
         for level in levels:
             store = level.get_attribute("data-store")
             stock = server.api(f"/v1/stores/{store}/stock/{sku}")
             expect(level.get_attribute("data-on-hand") == str(stock["onHand"]), f"{store} on hand")
+        # The movements of the first store holding it, then of another one picked.
+        for pick in [None, "lyon-presqu-ile"]:
+            if pick:
+                page.click(f"#levels tr[data-store='{pick}'] a")
+                page.wait_for_selector(f"#movements[data-store='{pick}']")
+            store = value(page, "#movements", "data-store")
             ledger = server.api(f"/v1/stores/{store}/stock/{sku}/movements?limit=500")["items"]
-            shown = [int(row.get_attribute("data-movement")) for row in level.query_selector_all("tr[data-movement]")]
+            shown = [int(row.get_attribute("data-movement")) for row in page.query_selector_all("#movements tr[data-movement]")]
             newest = [movement["id"] for movement in reversed(ledger)][:10]
             expect(shown == newest, f"{store}: {shown} shown, latest {newest}")
-        run.shot("stock")
+            expect(pick or (store == "paris-marais" and shown), "the store holding it first")
+            if not pick:
+                run.shot("stock")
 
     def sign_out():
         page.click("form.sign-out button")

@@ -6,7 +6,7 @@ use super::forms::Query;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, Visitor, Write};
-use super::today::{DayQuery, chosen, currency_of, day_zone, stores};
+use super::today::{DayQuery, chosen, currency_of, day_zone, store_select, stores};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
@@ -75,7 +75,8 @@ async fn render(
     visitor.require::<ops::ListSessions>()?;
     visitor.require::<ops::ListStores>()?;
     let stores = stores(state).await?;
-    let store = chosen(&stores, asked.store.as_ref())?;
+    let store = chosen(state, asked.store.as_ref()).await?;
+    let store = store.as_ref();
     let now = state.now();
     let filter = SessionFilter {
         store_id: store.map(|s| s.store_id.clone()),
@@ -132,16 +133,7 @@ async fn render(
 fn store_picker(stores: &[StoreRecord], store: Option<&StoreRecord>) -> Markup {
     html! {
         form.picker method="get" action="/console/registers" {
-            label for="store" { "Store" }
-            select #store name="store" {
-                option value="" { "Every store" }
-                @for option in stores {
-                    option value=(option.store_id.as_str())
-                        selected[store.is_some_and(|s| s.store_id == option.store_id)] {
-                        (option.profile.name) " (" (option.store_id.as_str()) ")"
-                    }
-                }
-            }
+            (store_select(stores, store))
             button type="submit" { "Show" }
         }
     }

@@ -6,7 +6,7 @@ use super::forms::Query;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
-use super::today::{currency_of, day_zone, local_day, parse_date, stores, zone_of};
+use super::today::{chosen, currency_of, day_zone, local_day, parse_date, store_select, stores, zone_of};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
@@ -95,15 +95,12 @@ pub async fn search(
     visitor.require::<ops::SearchSales>()?;
     // The store list is for the picker and the day's zone; without its scope the search
     // still runs, across every store, days cut in the default zone.
-    let stores = if visitor.may::<ops::ListStores>() {
-        stores(&state).await?
+    let (stores, store) = if visitor.may::<ops::ListStores>() {
+        (stores(&state).await?, chosen(&state, query.store.as_ref()).await?)
     } else {
-        Vec::new()
+        (Vec::new(), None)
     };
-    let store = query
-        .store
-        .as_ref()
-        .and_then(|id| stores.iter().find(|store| &store.store_id == id));
+    let store = store.as_ref();
     let zone = day_zone(&stores, store);
     let currency = currency_of(store.or(stores.first()));
     let (from, to) = match query.date {
@@ -127,15 +124,7 @@ pub async fn search(
     let body = html! {
         h1 { "Sales" }
         form.picker method="get" action="/console/sales" {
-            label for="store" { "Store" }
-            select #store name="store" {
-                option value="" { "Every store" }
-                @for option in &stores {
-                    option value=(option.store_id.as_str()) selected[query.store.as_ref() == Some(&option.store_id)] {
-                        (option.profile.name)
-                    }
-                }
-            }
+            (store_select(&stores, store))
             label for="register" { "Register" }
             input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
             label for="customer" { "Customer" }

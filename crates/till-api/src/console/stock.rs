@@ -1,6 +1,7 @@
 //! `GET /console/stock`: find an article by name or barcode (the catalog search of
-//! `GET /v1/catalog/skus?q=`), then its level in each store (`getStock`) with its latest
-//! movements there (`listStockMovements`).
+//! `GET /v1/catalog/skus?q=`), then its level in each store (`getStock`) and its latest
+//! movements in one of them (`listStockMovements`): the store asked for, else the first that
+//! holds the article.
 
 use super::forms::Query;
 use super::layout::{self, Nav};
@@ -32,6 +33,7 @@ pub struct StockQuery {
     q: Option<String>,
     search: Option<Search>,
     sku: Option<SkuId>,
+    store: Option<StoreId>,
 }
 
 enum Search {
@@ -46,9 +48,10 @@ impl FromParams for StockQuery {
             Err(_) => NameQuery::parse(text).map(|name| (text.to_owned(), Search::Name(name))),
         });
         let sku = params.optional("sku", SkuId::parse);
-        let (search, sku) = (search?, sku?);
+        let store = params.optional("store", StoreId::parse);
+        let (search, sku, store) = (search?, sku?, store?);
         let (q, search) = search.map_or((None, None), |(q, search)| (Some(q), Some(search)));
-        Some(StockQuery { q, search, sku })
+        Some(StockQuery { q, search, sku, store })
     }
 }
 
@@ -143,6 +146,25 @@ pub async fn page(
         Some(article) => Some(levels(&state, &article.item.sku_id).await?),
         None => None,
     };
+    let shown = levels.as_deref().and_then(|levels| {
+        let asked = query.store.as_ref();
+        levels
+            .iter()
+            .find(|level| asked == Some(&level.store_id))
+            .or_else(|| levels.iter().find(|level| asked.is_none() && level.stocked))
+            .or_else(|| levels.first().filter(|_| asked.is_none()))
+    });
+    if levels.is_some() && query.store.is_some() && shown.is_none() {
+        return Err(ApiError::NotFound("There is no store with this id.".into()).into());
+    }
+    let movements = match (&article, shown) {
+        (Some(article), Some(level)) => {
+            latest_movements(&state, &level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
+                .await
+                .map_err(ApiError::from)?
+        }
+        _ => Vec::new(),
+    };
     let q = query.q.as_deref();
     let body = html! {
         h1 { "Stock" }
@@ -168,8 +190,20 @@ pub async fn page(
             section #article data-sku=(article.item.sku_id.as_str()) {
                 h2 { (article.item.name) }
                 p.note { code { (article.item.sku_id.as_str()) } " " (article.barcodes.join(", ")) }
-                @for level in levels {
-                    (store_level(level))
+                table #levels {
+                    thead { tr { th { "Store" } th.n { "On hand" } th {} } }
+                    tbody {
+                        @for level in levels {
+                            tr.level data-store=(level.store_id.as_str()) data-on-hand=(level.on_hand) {
+                                td { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
+                                td.n { (level.on_hand) }
+                                td { a href=(format!("{}&store={}", article_link(q, &article.item.sku_id), level.store_id.as_str())) { "Latest movements" } }
+                            }
+                        }
+                    }
+                }
+                @if let Some(level) = shown {
+                    (latest(level, &movements))
                 }
             }
         }
@@ -194,44 +228,36 @@ struct Level {
     store_name: String,
     zone: jiff::tz::TimeZone,
     on_hand: i64,
-    movements: Vec<Movement>,
+    /// Whether a level was ever recorded for it there.
+    stocked: bool,
 }
 
 async fn levels(state: &AppState, sku: &SkuId) -> Result<Vec<Level>, Refused> {
     let mut levels = Vec::new();
     for store in stores(state).await? {
-        let on_hand = state
-            .store()
-            .get_stock(&store.store_id, sku)
-            .await?
-            .map_or(0, |level| level.on_hand);
-        let movements = latest_movements(state, &store.store_id, sku, MOVEMENTS_SHOWN)
-            .await
-            .map_err(ApiError::from)?;
+        let level = state.store().get_stock(&store.store_id, sku).await?;
         levels.push(Level {
             zone: store.profile.timezone.zone(),
             store_name: store.profile.name,
             store_id: store.store_id,
-            on_hand,
-            movements,
+            on_hand: level.as_ref().map_or(0, |level| level.on_hand),
+            stocked: level.is_some(),
         });
     }
     Ok(levels)
 }
 
-fn store_level(level: &Level) -> Markup {
+fn latest(level: &Level, movements: &[Movement]) -> Markup {
     html! {
-        div.level data-store=(level.store_id.as_str()) data-on-hand=(level.on_hand) {
-            h3 { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
-            p { "On hand: " strong.on-hand { (level.on_hand) } }
-            @if level.movements.is_empty() {
+        section #movements data-store=(level.store_id.as_str()) {
+            h3 { "Latest movements in " (level.store_name) }
+            @if movements.is_empty() {
                 p.note { "No movement." }
             } @else {
                 table.movements {
-                    caption { "Latest movements" }
                     thead { tr { th { "When" } th { "Reason" } th.n { "Units" } th { "Reference" } } }
                     tbody {
-                        @for movement in level.movements.iter().rev() {
+                        @for movement in movements.iter().rev() {
                             tr data-movement=(movement.id) {
                                 td { (layout::local_time(movement.at, &level.zone)) }
                                 td { (movement.reason.as_str()) }

@@ -61,14 +61,34 @@ pub async fn stores(state: &AppState) -> Result<Vec<StoreRecord>, Refused> {
 }
 
 /// The store a page is about: the one asked for, which must exist; none for every store.
-pub fn chosen<'a>(stores: &'a [StoreRecord], asked: Option<&StoreId>) -> Result<Option<&'a StoreRecord>, Refused> {
+pub async fn chosen(state: &AppState, asked: Option<&StoreId>) -> Result<Option<StoreRecord>, Refused> {
     match asked {
-        Some(id) => stores
-            .iter()
-            .find(|store| &store.store_id == id)
-            .map(Some)
-            .ok_or_else(|| ApiError::NotFound("There is no store with this id.".into()).into()),
+        Some(id) => match state.store().get_store(id).await? {
+            Some(store) => Ok(Some(store)),
+            None => Err(ApiError::NotFound("There is no store with this id.".into()).into()),
+        },
         None => Ok(None),
+    }
+}
+
+/// The store picker of a form: every store, or one of those listed (the chosen one too, when
+/// the list stops before it).
+pub fn store_select(stores: &[StoreRecord], store: Option<&StoreRecord>) -> Markup {
+    let listed = store.is_none_or(|store| stores.iter().any(|s| s.store_id == store.store_id));
+    html! {
+        label for="store" { "Store" }
+        select #store name="store" {
+            option value="" { "Every store" }
+            @if !listed && let Some(store) = store {
+                option value=(store.store_id.as_str()) selected { (store.profile.name) " (" (store.store_id.as_str()) ")" }
+            }
+            @for option in stores {
+                option value=(option.store_id.as_str())
+                    selected[store.is_some_and(|s| s.store_id == option.store_id)] {
+                    (option.profile.name) " (" (option.store_id.as_str()) ")"
+                }
+            }
+        }
     }
 }
 
@@ -201,7 +221,8 @@ pub async fn page(
     visitor.require::<ops::GetSalesReport>()?;
     visitor.require::<ops::ListStores>()?;
     let stores = stores(&state).await?;
-    let store = chosen(&stores, query.store.as_ref())?;
+    let store = chosen(&state, query.store.as_ref()).await?;
+    let store = store.as_ref();
     let zone = day_zone(&stores, store);
     let date = query.date.unwrap_or_else(|| state.now().to_zoned(zone.clone()).date());
     let (from, to) = local_day(date, &zone)?;
@@ -222,16 +243,7 @@ pub async fn page(
 pub fn day_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, date: Date) -> Markup {
     html! {
         form.picker method="get" action="/console" {
-            label for="store" { "Store" }
-            select #store name="store" {
-                option value="" { "Every store" }
-                @for option in stores {
-                    option value=(option.store_id.as_str())
-                        selected[store.is_some_and(|s| s.store_id == option.store_id)] {
-                        (option.profile.name) " (" (option.store_id.as_str()) ")"
-                    }
-                }
-            }
+            (store_select(stores, store))
             label for="date" { "Day" }
             input #date type="date" name="date" value=(date.to_string());
             button type="submit" { "Show" }
