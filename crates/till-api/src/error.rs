@@ -126,7 +126,7 @@ impl ApiError {
         }
     }
 
-    fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             ApiError::Validation(errors) if errors.len() == 1 => {
                 format!("The request is invalid: {} {}.", errors[0].field, errors[0].message)
@@ -145,7 +145,7 @@ impl ApiError {
         }
     }
 
-    fn field_errors(&self) -> Option<Vec<FieldError>> {
+    pub(crate) fn field_errors(&self) -> Option<Vec<FieldError>> {
         match self {
             ApiError::Validation(errors) => Some(errors.clone()),
             _ => None,

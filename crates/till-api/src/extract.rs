@@ -252,14 +252,14 @@ pub trait FromParams: Sized {
 }
 
 impl Params {
-    fn new(pairs: Vec<(String, String)>) -> Params {
+    pub(crate) fn new(pairs: Vec<(String, String)>) -> Params {
         Params {
             pairs,
             problems: Problems::new(),
         }
     }
 
-    fn read<T: FromParams>(self) -> Result<T, ApiError> {
+    pub(crate) fn read<T: FromParams>(self) -> Result<T, ApiError> {
         let value = T::from_params(&self);
         self.problems.finish(|| value)
     }
@@ -398,7 +398,7 @@ where
 /// The decoded `name=value` pairs of a query string (`+` is a space). A name or value that is
 /// not UTF-8 once decoded is refused rather than patched with replacement characters, which
 /// would make two different requests read the same.
-fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+pub(crate) fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
     let decode = |text: &str| {
         let spaced = text.replace('+', " ");
         percent_encoding::percent_decode_str(&spaced)

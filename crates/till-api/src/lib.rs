@@ -2,6 +2,7 @@
 //! error envelope every failure is written in, and the OpenAPI document generated from it all.
 
 pub mod auth;
+pub mod console;
 pub mod delivery;
 pub mod error;
 pub mod extract;
@@ -39,6 +40,7 @@ pub fn app(state: AppState) -> Router {
     let (router, _) = routes::api_router().split_for_parts();
     let max_body = state.config().max_body_bytes;
     router
+        .merge(console::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(max_body))

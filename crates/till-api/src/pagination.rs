@@ -211,6 +211,13 @@ pub struct Page<T> {
     next_cursor: Option<String>,
 }
 
+impl<T> Page<T> {
+    /// The items, and the cursor of the next page (none on the last).
+    pub fn into_parts(self) -> (Vec<T>, Option<String>) {
+        (self.items, self.next_cursor)
+    }
+}
+
 impl<T: ToSchema> PartialSchema for Page<T> {
     fn schema() -> RefOr<Schema> {
         let next = OneOfBuilder::new()

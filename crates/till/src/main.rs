@@ -271,10 +271,13 @@ fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
          TILL_TOKEN is a back-office token with every scope (24 h). TILL_SESSION_TOKEN is the till\n\
          {register} of store {store}, opened by cashier {cashier} (PIN {cashier_pin}); manager {manager} has PIN {manager_pin}.\n\
          Gift card {card} holds {card_euros}.{card_cents:02}; customer {customer} has {points} loyalty points.\n\n\
+         The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
+         # console: {url}/console\n\n\
          A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
         session_id = session.session_id,
         session_token = session.token,
         register = demo::REGISTER,
+        morning = demo::MORNING_REGISTER,
         store = demo::STORE,
         cashier = demo::CASHIER,
         cashier_pin = demo::CASHIER_PIN,

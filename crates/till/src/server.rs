@@ -191,6 +191,12 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let deliveries = Deliveries::start(&state);
     let app = till_api::app(state);
+    // Over TLS the console's cookie is marked Secure.
+    let app = if transport.scheme() == "https" {
+        app.layer(axum::Extension(till_api::console::SecureCookies))
+    } else {
+        app
+    };
     let origins = &transport.settings().cors_origins;
     let app = if origins.is_empty() {
         app

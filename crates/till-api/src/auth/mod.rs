@@ -56,27 +56,33 @@ impl FromRequestParts<AppState> for Principal {
         if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
             return Err(unauthorized("The Authorization header must be: Bearer <token>."));
         }
-        if token.starts_with(secret::ELEVATION_TOKEN_PREFIX) {
-            return Err(unauthorized(
-                "An elevation token is not a credential; send it as x-elevation-token with the till's own token.",
-            ));
-        }
-        // Opaque tokens are looked up, never parsed as JWTs.
-        if token.starts_with(secret::SESSION_TOKEN_PREFIX) {
-            return session_principal(state, token).await;
-        }
-        let verified = state
-            .auth()
-            .jwt()
-            .verify(token)
-            .await
-            .map_err(|error| unauthorized(format!("The bearer token is not valid: {error}.")))?;
-        Ok(Principal {
-            subject: Subject::from_trusted(verified.subject),
-            grants: verified.grants,
-            credential: Credential::Token,
-        })
+        principal_of_token(state, token).await
     }
+}
+
+/// The principal `token` names, however it came (a bearer header, the console's cookie): a
+/// session token is looked up, any other token verified as a JWT.
+pub async fn principal_of_token(state: &AppState, token: &str) -> Result<Principal, ApiError> {
+    if token.starts_with(secret::ELEVATION_TOKEN_PREFIX) {
+        return Err(unauthorized(
+            "An elevation token is not a credential; send it as x-elevation-token with the till's own token.",
+        ));
+    }
+    // Opaque tokens are looked up, never parsed as JWTs.
+    if token.starts_with(secret::SESSION_TOKEN_PREFIX) {
+        return session_principal(state, token).await;
+    }
+    let verified = state
+        .auth()
+        .jwt()
+        .verify(token)
+        .await
+        .map_err(|error| unauthorized(format!("The bearer token is not valid: {error}.")))?;
+    Ok(Principal {
+        subject: Subject::from_trusted(verified.subject),
+        grants: verified.grants,
+        credential: Credential::Token,
+    })
 }
 
 async fn session_principal(state: &AppState, token: &str) -> Result<Principal, ApiError> {

@@ -59,27 +59,27 @@ pub struct KeySet {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
-    register_id: String,
+    pub(crate) register_id: String,
     /// True when every chain of the register holds.
-    ok: bool,
+    pub(crate) ok: bool,
     /// Entries checked, all chains together.
-    entries: usize,
+    pub(crate) entries: usize,
     /// Entries per chain: `ticket`, `closure`, `duplicate`, `event`, `archive`.
-    chains: std::collections::BTreeMap<String, usize>,
+    pub(crate) chains: std::collections::BTreeMap<String, usize>,
     /// The first entry that does not hold; null when `ok`.
-    first_failure: Option<FailureView>,
+    pub(crate) first_failure: Option<FailureView>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FailureView {
     /// `ticket`, `closure`, `duplicate`, `event` or `archive`.
-    chain: String,
-    seq: i64,
+    pub(crate) chain: String,
+    pub(crate) seq: i64,
     /// `gap`, `link`, `signature`, `altered`, `missing_record`, `truncated`, `closure_sum`,
     /// `grand_total` or `anchor`.
-    kind: String,
-    reason: String,
+    pub(crate) kind: String,
+    pub(crate) reason: String,
 }
 
 impl From<&Failure> for FailureView {
@@ -159,6 +159,12 @@ async fn verify(
     State(state): State<AppState>,
     PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<Verification>, ApiError> {
+    verify_journal(&state, register).await.map(Json)
+}
+
+/// The audit of a register's journal, as `verifyRegisterJournal` answers it; a failure not
+/// reported before is recorded.
+pub(crate) async fn verify_journal(state: &AppState, register: RegisterId) -> Result<Verification, ApiError> {
     let store = state.store();
     if !store.register_has_journal(register.as_str()).await? {
         return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
@@ -173,7 +179,7 @@ async fn verify(
     .await
     .map_err(ApiError::internal)?;
     if let Err(failure) = &verdict {
-        report_failure(&state, register.as_str(), failure).await?;
+        report_failure(state, register.as_str(), failure).await?;
     }
     let chains = journal
         .chains
@@ -181,13 +187,13 @@ async fn verify(
         .map(|c| (c.kind.as_str().to_owned(), c.entries.len()))
         .collect();
     let entries = journal.chains.iter().map(|c| c.entries.len()).sum();
-    Ok(Json(Verification {
+    Ok(Verification {
         register_id: register.into_string(),
         ok: verdict.is_ok(),
         entries: verdict.as_ref().map_or(entries, |n| *n),
         chains,
         first_failure: verdict.as_ref().err().map(FailureView::from),
-    }))
+    })
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

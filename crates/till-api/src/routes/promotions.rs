@@ -544,13 +544,19 @@ async fn deactivate(
     State(state): State<AppState>,
     PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
+    let stored = deactivate_rule(&state, id).await?;
+    Ok(rule_response(StatusCode::OK, &stored))
+}
+
+/// Deactivates the rule `id` and brings this node's rules in memory up to date.
+pub(crate) async fn deactivate_rule(state: &AppState, id: PromotionId) -> Result<StoredRule, ApiError> {
     let stored = state
         .store()
         .deactivate_promotion(id, state.now())
         .await?
         .ok_or_else(not_found)?;
     state.promotions().refresh(state.store()).await?;
-    Ok(rule_response(StatusCode::OK, &stored))
+    Ok(stored)
 }
 
 fn not_found() -> ApiError {

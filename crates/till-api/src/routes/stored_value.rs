@@ -193,7 +193,7 @@ impl FromParams for NotePath {
 
 /// The store whose cards a till's session may read: a till sees only the cards its store may
 /// take; a back-office token sees every card.
-fn reading_store(caller: &Principal) -> Option<&StoreId> {
+pub(crate) fn reading_store(caller: &Principal) -> Option<&StoreId> {
     caller.session().map(|session| &session.session.store_id)
 }
 

@@ -1,0 +1,91 @@
+//! The console: a back office in the browser, served by the same binary under `/console`
+//! (DESIGN.md section 18).
+//!
+//! Every page is HTML rendered on the server from typed values (maud escapes whatever it
+//! interpolates), styled by one same-origin stylesheet, with no script at all; charts are SVG
+//! drawn here. Pages call the use cases and store reads the API's handlers call, so a figure
+//! on a page and the API's answer come from the same code. The console is not part of the API:
+//! it is left out of the OpenAPI document (docs/console.md).
+//!
+//! Signing in puts the back-office token in an http-only, same-site cookie; each page checks
+//! it as the bearer header is checked, then states the scopes it needs. Every form that writes
+//! carries a token derived from the cookie and must come from this origin
+//! ([`session::Write`]).
+
+mod chart;
+mod forms;
+mod layout;
+mod promotions;
+mod refused;
+mod registers;
+mod sales;
+mod session;
+mod stock;
+mod stored_value;
+mod today;
+
+use crate::state::AppState;
+use axum::Router;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+pub use session::SecureCookies;
+
+/// Where the console lives.
+pub const ROOT: &str = "/console";
+/// The one stylesheet, served by the binary.
+const STYLESHEET: &str = include_str!("console.css");
+
+/// Every console route, before state and middleware.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/console", get(today::page))
+        .route("/console/sign-in", get(session::sign_in_page).post(session::sign_in))
+        .route("/console/sign-out", post(session::sign_out))
+        .route("/console/registers", get(registers::page))
+        .route("/console/registers/{registerId}/verify", post(registers::verify))
+        .route("/console/sales", get(sales::search))
+        .route("/console/sales/{transactionId}", get(sales::sale))
+        .route("/console/promotions", get(promotions::page))
+        .route("/console/promotions/{id}/deactivate", post(promotions::deactivate))
+        .route("/console/stored-value", get(stored_value::page))
+        .route("/console/stock", get(stock::page))
+        .route("/console/static/console.css", get(stylesheet))
+        .layer(axum::middleware::map_response(protect))
+}
+
+async fn stylesheet() -> Response {
+    (
+        [
+            (CONTENT_TYPE, "text/css; charset=utf-8"),
+            (CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}
+
+/// What no page may do: run a script, load anything from elsewhere, be framed, or be kept in a
+/// cache (pages show a shop's figures). Its address goes to no other site; within the console
+/// the browser's forms then name their origin (with `no-referrer` they would say `null`).
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; \
+     form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+async fn protect(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let set = [
+        ("content-security-policy", CONTENT_SECURITY_POLICY),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "same-origin"),
+    ];
+    for (name, value) in set {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    if !headers.contains_key(CACHE_CONTROL) {
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}

@@ -1,0 +1,223 @@
+//! `GET /console/sales`: the sales search of `GET /v1/sales` (store, register, customer, type,
+//! a local day), newest first a page at a time; `GET /console/sales/{transactionId}`: a sale
+//! with its receipt as the printer lays it out.
+
+use super::forms::Query;
+use super::layout::{self, Nav, money};
+use super::refused::Refused;
+use super::session::Visitor;
+use super::today::{chosen, currency_of, day_zone, local_day, parse_date, store_select, stores, zone_of};
+use crate::error::ApiError;
+use crate::extract::{FromParams, Params, PathParams};
+use crate::ops;
+use crate::pagination::{PageParams, Paging, Scope};
+use crate::routes::sales::SalePath;
+use crate::state::AppState;
+use axum::extract::State;
+use jiff::civil::Date;
+use maud::{Markup, html};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
+use till_core::instant::from_micros;
+use till_core::sale::SaleType;
+use till_store::page::Newest;
+use till_store::receipts::Print;
+use till_store::search::{SaleFilter, SaleSummary};
+
+/// The search form's fields, and the page.
+pub struct SalesQuery {
+    store: Option<StoreId>,
+    register: Option<RegisterId>,
+    customer: Option<CustomerId>,
+    kind: Option<SaleType>,
+    date: Option<Date>,
+    paging: Paging<Newest<TransactionId>>,
+}
+
+impl FromParams for SalesQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let store = params.optional("store", StoreId::parse);
+        let register = params.optional("register", RegisterId::parse);
+        let customer = params.optional("customer", CustomerId::parse);
+        let kind = params.optional("type", |text| {
+            SaleType::ALL
+                .into_iter()
+                .find(|kind| kind.as_str() == text)
+                .ok_or("must be sale, rental, repair or return")
+        });
+        let date = params.optional("date", parse_date);
+        let page = PageParams::read(params);
+        let (store, register, customer, kind, date) = (store?, register?, customer?, kind?, date?);
+        let scope = Scope::new("console-sales")
+            .filter("store", store.as_ref())
+            .filter("register", register.as_ref())
+            .filter("customer", customer.as_ref())
+            .filter("type", kind.map(SaleType::as_str))
+            .filter("date", date);
+        let paging = page?.paging(params, scope)?;
+        Some(SalesQuery {
+            store,
+            register,
+            customer,
+            kind,
+            date,
+            paging,
+        })
+    }
+}
+
+impl SalesQuery {
+    /// The query string of the same search, for the link to the next page.
+    fn with_cursor(&self, cursor: &str) -> String {
+        let fields = [
+            ("store", self.store.as_ref().map(|s| s.as_str().to_owned())),
+            ("register", self.register.as_ref().map(|r| r.as_str().to_owned())),
+            ("customer", self.customer.as_ref().map(|c| c.as_str().to_owned())),
+            ("type", self.kind.map(|k| k.as_str().to_owned())),
+            ("date", self.date.map(|d| d.to_string())),
+            ("cursor", Some(cursor.to_owned())),
+        ];
+        let pairs: Vec<String> = fields
+            .into_iter()
+            .filter_map(|(name, value)| {
+                value.map(|value| format!("{name}={}", utf8_percent_encode(&value, NON_ALPHANUMERIC)))
+            })
+            .collect();
+        format!("/console/sales?{}", pairs.join("&"))
+    }
+}
+
+pub async fn search(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    Query(query): Query<SalesQuery>,
+) -> Result<Markup, Refused> {
+    visitor.require::<ops::SearchSales>()?;
+    // The store list is for the picker and the day's zone; without its scope the search
+    // still runs, across every store, days cut in the default zone.
+    let (stores, store) = if visitor.may::<ops::ListStores>() {
+        (stores(&state).await?, chosen(&state, query.store.as_ref()).await?)
+    } else {
+        (Vec::new(), None)
+    };
+    let store = store.as_ref();
+    let zone = day_zone(&stores, store);
+    let currency = currency_of(store.or(stores.first()));
+    let (from, to) = match query.date {
+        Some(date) => {
+            let (from, to) = local_day(date, &zone)?;
+            (Some(from), Some(to))
+        }
+        None => (None, None),
+    };
+    let filter = SaleFilter {
+        store_id: query.store.clone(),
+        register_id: query.register.clone(),
+        session_id: None,
+        customer_id: query.customer.clone(),
+        kind: query.kind,
+        from,
+        to,
+    };
+    let found = state.store().search_sales(&filter, &query.paging.window()).await?;
+    let (sales, next) = query.paging.page(found, SaleSummary::key, |sale| sale).into_parts();
+    let body = html! {
+        h1 { "Sales" }
+        form.picker method="get" action="/console/sales" {
+            (store_select(&stores, store))
+            label for="register" { "Register" }
+            input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
+            label for="customer" { "Customer" }
+            input #customer name="customer" value=[query.customer.as_ref().map(|c| c.as_str())];
+            label for="type" { "Type" }
+            select #type name="type" {
+                option value="" { "Any" }
+                @for kind in SaleType::ALL {
+                    option value=(kind.as_str()) selected[query.kind == Some(kind)] { (kind.as_str()) }
+                }
+            }
+            label for="date" { "Day" }
+            input #date type="date" name="date" value=[query.date.map(|d| d.to_string())];
+            button type="submit" { "Search" }
+        }
+        table #sales {
+            thead {
+                tr {
+                    th { "When" } th { "Ticket" } th { "Type" } th { "Store" } th { "Register" }
+                    th { "Seller" } th { "Customer" } th.n { "Items" } th.n { "Total" }
+                }
+            }
+            tbody {
+                @for sale in &sales {
+                    tr data-transaction=(sale.transaction_id.as_str()) data-total=(sale.total_cents) {
+                        td { (layout::local_time(sale.emitted_at, &zone)) }
+                        td { a href=(format!("/console/sales/{}", utf8_percent_encode(sale.transaction_id.as_str(), NON_ALPHANUMERIC))) { (sale.number) } }
+                        td { (sale.kind.as_str()) }
+                        td { (sale.store_id.as_str()) }
+                        td { (sale.register_id.as_str()) }
+                        td { (sale.seller_id.as_str()) }
+                        td { (sale.customer_id.as_ref().map_or("", |c| c.as_str())) }
+                        td.n { (sale.item_count) }
+                        td.n { (money(sale.total_cents, &currency)) }
+                    }
+                }
+                @if sales.is_empty() {
+                    tr { td colspan="9" { "No sale matches." } }
+                }
+            }
+        }
+        @if let Some(cursor) = next {
+            p { a.next href=(query.with_cursor(&cursor)) { "Older sales" } }
+        }
+    };
+    Ok(layout::page("Sales", Nav::Sales, &visitor, body))
+}
+
+/// The sale with its receipt. Shown on a screen, not printed: no print is counted and no
+/// DUPLICATA is sealed (printing is `GET /v1/sales/{transactionId}/receipt`).
+pub async fn sale(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    path: Result<PathParams<SalePath>, ApiError>,
+) -> Result<Markup, Refused> {
+    visitor.require::<ops::GetSale>()?;
+    let PathParams(SalePath(id)) = path?;
+    let receipt = state
+        .store()
+        .receipt(&id)
+        .await?
+        .ok_or_else(crate::phrases::no_such_sale)?;
+    let sale = &receipt.sale;
+    let zone = zone_of(receipt.store.as_ref());
+    let currency = currency_of(receipt.store.as_ref());
+    let screen = Print {
+        print_no: 1,
+        duplicate_seq: None,
+    };
+    let text = crate::receipt::text(&receipt, &screen);
+    let body = html! {
+        h1 { "Ticket " (sale.number) }
+        dl.facts {
+            div { dt { "Transaction" } dd #transaction { (sale.transaction_id) } }
+            div { dt { "Type" } dd { (sale.kind) } }
+            div { dt { "When" } dd { (layout::local_time(from_micros(sale.emitted_at), &zone)) } }
+            div { dt { "Store" } dd { (sale.store_id) } }
+            div { dt { "Register" } dd { (sale.register_id) " (ticket " (receipt.seq) " of its chain)" } }
+            div { dt { "Seller" } dd { (receipt.seller_name.as_deref().unwrap_or(&sale.seller_id)) } }
+            div { dt { "Customer" } dd { (sale.customer_id.as_deref().unwrap_or("—")) } }
+            div { dt { "Total" } dd #total data-value=(sale.total_cents) { (money(sale.total_cents, &currency)) } }
+        }
+        section {
+            h2 { "Receipt" }
+            p.note { "As the printer lays it out; viewing it here prints nothing." }
+            pre.receipt #receipt { (text) }
+        }
+        p { a href="/console/sales" { "Back to the sales" } }
+    };
+    Ok(layout::page(
+        &format!("Ticket {}", sale.number),
+        Nav::Sales,
+        &visitor,
+        body,
+    ))
+}

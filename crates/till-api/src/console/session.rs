@@ -1,0 +1,323 @@
+//! Signing in and out, the visitor each page serves, and the guard of every form that writes.
+//!
+//! The cookie holds the token itself, `HttpOnly` (no script reads it), `SameSite=Strict` (no
+//! other site's page sends it) and `Path=/console`, plus `Secure` over TLS: each request
+//! checks it exactly as a bearer header is checked, so an expired or revoked token signs the
+//! visitor out, and any node of a deployment serves any page. A form that writes carries a
+//! digest of that token: another site cannot read the cookie, so it cannot make the digest.
+
+use super::forms::{self, FormBody};
+use super::layout;
+use super::refused::Refused;
+use crate::auth::principal_of_token;
+use crate::error::ApiError;
+use crate::extract::{FromParams, Params};
+use crate::ops::Op;
+use crate::state::AppState;
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use maud::html;
+use sha2::{Digest, Sha256};
+use till_app::Principal;
+
+/// The cookie's name.
+const COOKIE_NAME: &str = "till_console";
+/// The hidden field every form that writes carries.
+pub const FORM_TOKEN: &str = "csrf";
+/// Longest token read from the sign-in form or the cookie: a JWT with many claims fits.
+const MAX_TOKEN_CHARS: usize = 8192;
+
+/// Marks requests that arrived over TLS: their cookie is `Secure`. The binary adds it as a
+/// request extension when it serves HTTPS.
+#[derive(Clone, Copy, Debug)]
+pub struct SecureCookies;
+
+/// A signed-in visitor.
+pub struct Visitor {
+    pub principal: Principal,
+    form_token: String,
+}
+
+impl Visitor {
+    /// Refused unless the visitor may call operation `O`, as its API route would refuse.
+    pub fn require<O: Op>(&self) -> Result<(), Refused> {
+        if self.may::<O>() {
+            Ok(())
+        } else {
+            Err(Refused::Scope { needs: O::SPEC.scopes })
+        }
+    }
+
+    pub fn may<O: Op>(&self) -> bool {
+        let needed = O::SPEC.scopes;
+        needed.is_empty() || self.principal.grants.contains_any(needed)
+    }
+
+    /// What every form that writes carries for this visitor.
+    pub fn form_token(&self) -> &str {
+        &self.form_token
+    }
+}
+
+/// The form token of the session whose cookie holds `token`.
+fn form_token(token: &str) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"till console form token")
+        .chain_update([0])
+        .chain_update(token.as_bytes())
+        .finalize();
+    URL_SAFE_NO_PAD.encode(digest)
+}
+
+/// Whether two texts are equal, in a time that does not depend on where they differ.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// The cookie's token, if the request carries one.
+fn cookie_token(parts: &Parts) -> Option<String> {
+    parts
+        .headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE_NAME)
+        .map(|(_, value)| value.to_owned())
+}
+
+impl FromRequestParts<AppState> for Visitor {
+    type Rejection = Refused;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let token = cookie_token(parts).ok_or(Refused::SignIn { clear: false })?;
+        if !token_shaped(&token) {
+            return Err(Refused::SignIn { clear: true });
+        }
+        match principal_of_token(state, &token).await {
+            Ok(principal) => Ok(Visitor {
+                principal,
+                form_token: form_token(&token),
+            }),
+            Err(ApiError::Unauthorized(_)) => Err(Refused::SignIn { clear: true }),
+            Err(other) => Err(other.into()),
+        }
+    }
+}
+
+/// Whether `token` can travel in a cookie as it is: the characters of JWTs and till's own
+/// tokens.
+fn token_shaped(token: &str) -> bool {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'+' | b'/' | b'=');
+    !token.is_empty() && token.len() <= MAX_TOKEN_CHARS && token.bytes().all(allowed)
+}
+
+/// Refused unless the request comes from a page of this origin, as far as the browser tells:
+/// its `Origin` (sent with every form a browser posts) names this host, and
+/// `Sec-Fetch-Site`, when sent, is not another site.
+fn same_origin(parts: &Parts) -> Result<(), Refused> {
+    let header = |name| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+    };
+    if let Some(site) = header("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return Err(Refused::Forged);
+    }
+    if let Some(origin) = header(ORIGIN.as_str()) {
+        let host = header(HOST.as_str()).ok_or(Refused::Forged)?;
+        let origin_host = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .ok_or(Refused::Forged)?;
+        if !origin_host.eq_ignore_ascii_case(host) {
+            return Err(Refused::Forged);
+        }
+    }
+    Ok(())
+}
+
+/// A form that writes, from a signed-in visitor: from this origin, with the visitor's form
+/// token, its other fields read by `T`. Anything else is refused before a handler runs, so a
+/// refused form changes nothing.
+pub struct Write<T> {
+    pub visitor: Visitor,
+    pub form: T,
+}
+
+impl<T: FromParams + Send> FromRequest<AppState> for Write<T> {
+    type Rejection = Refused;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = request.into_parts();
+        let visitor = Visitor::from_request_parts(&mut parts, state).await?;
+        same_origin(&parts)?;
+        let pairs = forms::body_pairs(Request::from_parts(parts, body), state).await?;
+        let sent = pairs
+            .iter()
+            .find(|(name, _)| name == FORM_TOKEN)
+            .map(|(_, value)| value.as_str());
+        if !sent.is_some_and(|sent| same(sent, visitor.form_token())) {
+            return Err(Refused::Forged);
+        }
+        let form = forms::read(pairs)?;
+        Ok(Write { visitor, form })
+    }
+}
+
+/// A form with no field but its token.
+pub struct NoFields;
+
+impl FromParams for NoFields {
+    fn from_params(_params: &Params) -> Option<Self> {
+        Some(NoFields)
+    }
+}
+
+/// The `Set-Cookie` of a signed-in visitor.
+fn session_cookie(token: &str, secure: bool) -> Option<HeaderValue> {
+    let secure = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/console{secure}"
+    ))
+    .ok()
+}
+
+/// The `Set-Cookie` that signs out.
+pub fn cleared_cookie() -> HeaderValue {
+    HeaderValue::from_static("till_console=; HttpOnly; SameSite=Strict; Path=/console; Max-Age=0")
+}
+
+/// The sign-in form: the token, nothing else.
+pub struct SignInForm {
+    token: String,
+}
+
+impl FromParams for SignInForm {
+    fn from_params(params: &Params) -> Option<Self> {
+        let token = params.optional_checked(
+            "token",
+            |text: &str| {
+                if token_shaped(text.trim()) {
+                    Ok(())
+                } else {
+                    Err("must be a back-office token as issued, such as the demo's TILL_TOKEN")
+                }
+            },
+            |text: &str| Ok::<_, String>(text.trim().to_owned()),
+        )?;
+        match token {
+            Some(token) => Some(SignInForm { token }),
+            None => params.fail("token", "is required"),
+        }
+    }
+}
+
+fn sign_in_form(problem: Option<&str>) -> maud::Markup {
+    let body = html! {
+        h1 { "Sign in" }
+        p { "Paste a back-office token (the demo prints one as " code { "TILL_TOKEN" } "). It is kept in a cookie this browser sends to the console alone." }
+        @if let Some(problem) = problem {
+            p.refusal role="alert" { (problem) }
+        }
+        form.sign-in method="post" action="/console/sign-in" {
+            label for="token" { "Token" }
+            input #token type="password" name="token" autocomplete="off" required;
+            button type="submit" { "Sign in" }
+        }
+    };
+    layout::bare("Sign in", body)
+}
+
+pub async fn sign_in_page() -> maud::Markup {
+    sign_in_form(None)
+}
+
+/// Checks the token as a bearer header is checked; sets the cookie and goes to today's page.
+pub async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(refused) = same_origin(&parts) {
+        return refused.into_response();
+    }
+    let secure = parts.extensions.get::<SecureCookies>().is_some();
+    let form = match FormBody::<SignInForm>::from_request(Request::from_parts(parts, body), &state).await {
+        Ok(FormBody(form)) => form,
+        Err(Refused::Api(ApiError::Validation(problems))) => {
+            let problem = problems
+                .first()
+                .map(|p| format!("The {} {}.", p.field, p.message))
+                .unwrap_or_default();
+            return (StatusCode::BAD_REQUEST, sign_in_form(Some(&problem))).into_response();
+        }
+        Err(other) => return other.into_response(),
+    };
+    match principal_of_token(&state, &form.token).await {
+        Ok(_) => match session_cookie(&form.token, secure) {
+            Some(cookie) => (
+                StatusCode::SEE_OTHER,
+                [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)],
+            )
+                .into_response(),
+            None => (
+                StatusCode::BAD_REQUEST,
+                sign_in_form(Some("This token cannot be kept in a cookie.")),
+            )
+                .into_response(),
+        },
+        Err(ApiError::Unauthorized(reason)) => (StatusCode::UNAUTHORIZED, sign_in_form(Some(&reason))).into_response(),
+        Err(other) => Refused::Api(other).into_response(),
+    }
+}
+
+/// Clears the cookie and goes back to the sign-in page.
+pub async fn sign_out(_write: Write<NoFields>) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (LOCATION, HeaderValue::from_static("/console/sign-in")),
+            (SET_COOKIE, cleared_cookie()),
+        ],
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_form_token_is_the_tokens_own_and_reveals_nothing_of_it() {
+        let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl";
+        assert_eq!(form_token(token), form_token(token));
+        assert_ne!(
+            form_token(token),
+            form_token("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiIn0.c2lnbmF0dXJl")
+        );
+        assert!(!form_token(token).contains("eyJ"));
+    }
+
+    #[test]
+    fn only_the_characters_of_tokens_go_into_the_cookie() {
+        assert!(token_shaped("pos_st_abcDEF-123_x"));
+        assert!(token_shaped("a.b.c"));
+        for bad in ["", "a;b", "a b", "a\nb", "é", "a,b", "a\"b"] {
+            assert!(!token_shaped(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn texts_compare_equal_only_when_equal() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "ab"));
+    }
+}

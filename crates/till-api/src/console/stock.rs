@@ -1,0 +1,273 @@
+//! `GET /console/stock`: find an article by name or barcode (the catalog search of
+//! `GET /v1/catalog/skus?q=`), then its level in each store (`getStock`) and its latest
+//! movements in one of them (`listStockMovements`): the store asked for, else the first that
+//! holds the article.
+
+use super::forms::Query;
+use super::layout::{self, Nav};
+use super::refused::Refused;
+use super::session::Visitor;
+use super::today::stores;
+use crate::error::ApiError;
+use crate::extract::{FromParams, Params};
+use crate::ops;
+use crate::state::AppState;
+use axum::extract::State;
+use maud::{Markup, html};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use till_core::barcode::Gtin;
+use till_core::ids::{SkuId, StoreId};
+use till_core::words::NameQuery;
+use till_store::StoreError;
+use till_store::catalog::CatalogRecord;
+use till_store::page::Window;
+use till_store::stock::Movement;
+
+/// Articles a search shows.
+const FOUND_SHOWN: usize = 25;
+/// Latest movements shown per store.
+const MOVEMENTS_SHOWN: usize = 10;
+
+/// What to look up: words or a barcode, and the article picked among those found.
+pub struct StockQuery {
+    q: Option<String>,
+    search: Option<Search>,
+    sku: Option<SkuId>,
+    store: Option<StoreId>,
+}
+
+enum Search {
+    Barcode(Gtin),
+    Name(NameQuery),
+}
+
+impl FromParams for StockQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let search = params.optional("q", |text| match Gtin::parse(text) {
+            Ok(gtin) => Ok((text.to_owned(), Search::Barcode(gtin))),
+            Err(_) => NameQuery::parse(text).map(|name| (text.to_owned(), Search::Name(name))),
+        });
+        let sku = params.optional("sku", SkuId::parse);
+        let store = params.optional("store", StoreId::parse);
+        let (search, sku, store) = (search?, sku?, store?);
+        let (q, search) = search.map_or((None, None), |(q, search)| (Some(q), Some(search)));
+        Some(StockQuery { q, search, sku, store })
+    }
+}
+
+async fn find(state: &AppState, search: &Search) -> Result<Vec<CatalogRecord>, Refused> {
+    let store = state.store();
+    let now = state.now();
+    Ok(match search {
+        Search::Barcode(gtin) => match store.sku_of_barcode(gtin).await? {
+            Some(sku) => store.get_catalog_item(&sku, now).await?.into_iter().collect(),
+            None => Vec::new(),
+        },
+        Search::Name(name) => {
+            let window = Window {
+                after: None,
+                take: FOUND_SHOWN,
+            };
+            let found = store.search_catalog(name, &window, now).await?;
+            found.into_iter().map(|(_, record)| record).collect()
+        }
+    })
+}
+
+/// The last `count` movements of an article in a store, oldest first.
+///
+/// The ledger is read oldest first, after a movement id (`Store::stock_movements`, on the
+/// index by store, article and id). Movement ids grow with every movement of every article,
+/// so the page halves the range of ids until the last `count` movements of this article
+/// start just after the id found: about twice the number of bits of the highest id in
+/// reads of at most `count` rows, however long the ledger.
+async fn latest_movements(
+    state: &AppState,
+    store: &StoreId,
+    sku: &SkuId,
+    count: usize,
+) -> Result<Vec<Movement>, StoreError> {
+    let read = |after: i64, take: usize| async move {
+        let window = Window {
+            after: Some(after),
+            take,
+        };
+        state.store().stock_movements(store, sku, &window).await
+    };
+    let first = read(0, count).await?;
+    if first.len() < count {
+        return Ok(first);
+    }
+    // An id past every movement of the article: the first power of two with none after it.
+    let mut past = 1i64;
+    while !read(past, 1).await?.is_empty() {
+        past = match past.checked_mul(2) {
+            Some(next) => next,
+            None => return Ok(first),
+        };
+    }
+    // Then the largest id with `count` movements after it: `enough` has them, `short` not.
+    let (mut enough, mut short) = (0i64, past);
+    while short - enough > 1 {
+        let middle = enough + (short - enough) / 2;
+        if read(middle, count).await?.len() == count {
+            enough = middle;
+        } else {
+            short = middle;
+        }
+    }
+    read(enough, count).await
+}
+
+pub async fn page(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    Query(query): Query<StockQuery>,
+) -> Result<Markup, Refused> {
+    visitor.require::<ops::ListCatalogItems>()?;
+    visitor.require::<ops::GetStock>()?;
+    visitor.require::<ops::ListStockMovements>()?;
+    visitor.require::<ops::ListStores>()?;
+    let found = match &query.search {
+        Some(search) => find(&state, search).await?,
+        None => Vec::new(),
+    };
+    let article = match &query.sku {
+        Some(sku) => Some(
+            state
+                .store()
+                .get_catalog_item(sku, state.now())
+                .await?
+                .ok_or_else(crate::phrases::not_in_catalog)?,
+        ),
+        None => None,
+    };
+    let levels = match &article {
+        Some(article) => Some(levels(&state, &article.item.sku_id).await?),
+        None => None,
+    };
+    let shown = levels.as_deref().and_then(|levels| {
+        let asked = query.store.as_ref();
+        levels
+            .iter()
+            .find(|level| asked == Some(&level.store_id))
+            .or_else(|| levels.iter().find(|level| asked.is_none() && level.stocked))
+            .or_else(|| levels.first().filter(|_| asked.is_none()))
+    });
+    if levels.is_some() && query.store.is_some() && shown.is_none() {
+        return Err(ApiError::NotFound("There is no store with this id.".into()).into());
+    }
+    let movements = match (&article, shown) {
+        (Some(article), Some(level)) => {
+            latest_movements(&state, &level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
+                .await
+                .map_err(ApiError::from)?
+        }
+        _ => Vec::new(),
+    };
+    let q = query.q.as_deref();
+    let body = html! {
+        h1 { "Stock" }
+        form.picker method="get" action="/console/stock" {
+            label for="q" { "Article name or barcode" }
+            input #q name="q" value=[q] required;
+            button type="submit" { "Search" }
+        }
+        @if query.search.is_some() {
+            ul.found #found {
+                @for record in &found {
+                    li {
+                        a href=(article_link(q, &record.item.sku_id)) { (record.item.name) }
+                        " " span.note { (record.barcodes.join(", ")) }
+                    }
+                }
+                @if found.is_empty() {
+                    li { "No article found." }
+                }
+            }
+        }
+        @if let (Some(article), Some(levels)) = (&article, &levels) {
+            section #article data-sku=(article.item.sku_id.as_str()) {
+                h2 { (article.item.name) }
+                p.note { code { (article.item.sku_id.as_str()) } " " (article.barcodes.join(", ")) }
+                table #levels {
+                    thead { tr { th { "Store" } th.n { "On hand" } th {} } }
+                    tbody {
+                        @for level in levels {
+                            tr.level data-store=(level.store_id.as_str()) data-on-hand=(level.on_hand) {
+                                td { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
+                                td.n { (level.on_hand) }
+                                td { a href=(format!("{}&store={}", article_link(q, &article.item.sku_id), level.store_id.as_str())) { "Latest movements" } }
+                            }
+                        }
+                    }
+                }
+                @if let Some(level) = shown {
+                    (latest(level, &movements))
+                }
+            }
+        }
+    };
+    Ok(layout::page("Stock", Nav::Stock, &visitor, body))
+}
+
+fn article_link(q: Option<&str>, sku: &SkuId) -> String {
+    match q {
+        Some(q) => format!(
+            "/console/stock?q={}&sku={}",
+            utf8_percent_encode(q, NON_ALPHANUMERIC),
+            sku.as_str()
+        ),
+        None => format!("/console/stock?sku={}", sku.as_str()),
+    }
+}
+
+/// An article in one store.
+struct Level {
+    store_id: StoreId,
+    store_name: String,
+    zone: jiff::tz::TimeZone,
+    on_hand: i64,
+    /// Whether a level was ever recorded for it there.
+    stocked: bool,
+}
+
+async fn levels(state: &AppState, sku: &SkuId) -> Result<Vec<Level>, Refused> {
+    let mut levels = Vec::new();
+    for store in stores(state).await? {
+        let level = state.store().get_stock(&store.store_id, sku).await?;
+        levels.push(Level {
+            zone: store.profile.timezone.zone(),
+            store_name: store.profile.name,
+            store_id: store.store_id,
+            on_hand: level.as_ref().map_or(0, |level| level.on_hand),
+            stocked: level.is_some(),
+        });
+    }
+    Ok(levels)
+}
+
+fn latest(level: &Level, movements: &[Movement]) -> Markup {
+    html! {
+        section #movements data-store=(level.store_id.as_str()) {
+            h3 { "Latest movements in " (level.store_name) }
+            @if movements.is_empty() {
+                p.note { "No movement." }
+            } @else {
+                table.movements {
+                    thead { tr { th { "When" } th { "Reason" } th.n { "Units" } th { "Reference" } } }
+                    tbody {
+                        @for movement in movements.iter().rev() {
+                            tr data-movement=(movement.id) {
+                                td { (layout::local_time(movement.at, &level.zone)) }
+                                td { (movement.reason.as_str()) }
+                                td.n { (format!("{:+}", movement.delta)) }
+                                td { (movement.reference.as_deref().unwrap_or("")) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

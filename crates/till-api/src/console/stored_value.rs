@@ -1,0 +1,118 @@
+//! `GET /console/stored-value?code=`: a gift card by its code or a credit note by its number,
+//! with its balance, state and ledger, as `getGiftCard` and `getCreditNote` read them.
+
+use super::forms::Query;
+use super::layout::{self, Nav, money};
+use super::refused::Refused;
+use super::session::Visitor;
+use crate::extract::{FromParams, Params};
+use crate::ops;
+use crate::routes::stored_value::reading_store;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use maud::{Markup, html};
+use till_core::ids::check_text;
+use till_core::stored_value::{InstrumentKind, InstrumentState};
+use till_store::stored_value::InstrumentRecord;
+
+pub struct CodeQuery {
+    code: Option<String>,
+}
+
+impl FromParams for CodeQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let code = params.optional("code", |text: &str| check_text(text).map(|()| text.trim().to_owned()))?;
+        Some(CodeQuery { code })
+    }
+}
+
+pub async fn page(
+    visitor: Visitor,
+    State(state): State<AppState>,
+    Query(query): Query<CodeQuery>,
+) -> Result<(StatusCode, Markup), Refused> {
+    visitor.require::<ops::GetGiftCard>()?;
+    visitor.require::<ops::GetCreditNote>()?;
+    let store = reading_store(&visitor.principal);
+    let found = match &query.code {
+        Some(code) => match state.store().gift_card(code, store).await? {
+            Some(card) => Some(card),
+            None => state.store().credit_note(code, store).await?,
+        },
+        None => None,
+    };
+    let status = if query.code.is_some() && found.is_none() {
+        StatusCode::NOT_FOUND
+    } else {
+        StatusCode::OK
+    };
+    let zone = super::today::zone_of(None);
+    let currency = super::today::currency_of(None);
+    let now = state.now();
+    let body = html! {
+        h1 { "Gift cards and credit notes" }
+        form.picker method="get" action="/console/stored-value" {
+            label for="code" { "Card code or credit note number" }
+            input #code name="code" value=[query.code.as_deref()] required;
+            button type="submit" { "Look up" }
+        }
+        @match (&query.code, &found) {
+            (Some(code), Some(record)) => (instrument(code, record, now, &zone, &currency)),
+            (Some(_), None) => p.refusal { "No gift card or credit note with this code." },
+            (None, _) => {}
+        }
+    };
+    Ok((
+        status,
+        layout::page("Gift cards & credit notes", Nav::StoredValue, &visitor, body),
+    ))
+}
+
+fn instrument(
+    code: &str,
+    record: &InstrumentRecord,
+    now: jiff::Timestamp,
+    zone: &jiff::tz::TimeZone,
+    currency: &str,
+) -> Markup {
+    let kind = match record.kind {
+        InstrumentKind::GiftCard => "Gift card",
+        InstrumentKind::CreditNote => "Credit note",
+    };
+    let state = InstrumentState::at(record.balance, record.expires_at, record.blocked, now);
+    html! {
+        section #instrument data-balance=(record.balance.get()) data-state=(state.as_str()) {
+            h2 { (kind) " " code { (code) } }
+            dl.facts {
+                div { dt { "Balance" } dd #balance { (money(record.balance.get(), currency)) } }
+                div { dt { "State" } dd #state { (state.as_str()) } }
+                div { dt { "Issued" } dd { (layout::local_time(record.issued_at, zone)) } }
+                div { dt { "Expires" } dd { (record.expires_at.map_or("never".to_owned(), |at| layout::local_time(at, zone))) } }
+                div {
+                    dt { "Stores" }
+                    dd { @if record.store_ids.is_empty() { "every store" } @else { (record.store_ids.join(", ")) } }
+                }
+            }
+            table #activities {
+                caption { "Ledger, oldest first" }
+                thead { tr { th { "When" } th { "What" } th.n { "Amount" } th.n { "Balance after" } th { "Sale" } } }
+                tbody {
+                    @for activity in &record.activities {
+                        tr {
+                            td { (layout::local_time(activity.at, zone)) }
+                            td { (activity.kind.as_str()) }
+                            td.n { (money(activity.amount, currency)) }
+                            td.n { (money(activity.balance_after, currency)) }
+                            td {
+                                @if let Some(transaction) = &activity.transaction_id {
+                                    a href=(format!("/console/sales/{}", percent_encoding::utf8_percent_encode(transaction, percent_encoding::NON_ALPHANUMERIC))) { (transaction) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
