@@ -121,6 +121,26 @@ impl Store {
         rows.iter().map(|row| movement(row, store_id, sku_id)).collect()
     }
 
+    /// The last `count` movements of an article in a store, oldest first: the index by store,
+    /// article and id read backwards.
+    pub async fn latest_stock_movements(
+        &self,
+        store_id: &StoreId,
+        sku_id: &SkuId,
+        count: usize,
+    ) -> Result<Vec<Movement>, StoreError> {
+        let rows = query(
+            "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
+             WHERE store_id = $1 AND sku_id = $2 ORDER BY movement_id DESC LIMIT $3",
+        )
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .bind(i64::try_from(count).unwrap_or(i64::MAX))
+        .fetch_all(self.reader())
+        .await?;
+        rows.iter().rev().map(|row| movement(row, store_id, sku_id)).collect()
+    }
+
     /// Adds the moves queued where writers run at once into `stock` and deletes them, at most
     /// [`FOLD_LIMIT`] at a time; answers how many it folded (none where one writer updates
     /// `stock` in place). The store's maintenance runs it about once a second.

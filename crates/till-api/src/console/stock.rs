@@ -18,7 +18,6 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use till_core::barcode::Gtin;
 use till_core::ids::{SkuId, StoreId};
 use till_core::words::NameQuery;
-use till_store::StoreError;
 use till_store::catalog::CatalogRecord;
 use till_store::page::Window;
 use till_store::stock::Movement;
@@ -74,51 +73,6 @@ async fn find(state: &AppState, search: &Search) -> Result<Vec<CatalogRecord>, R
     })
 }
 
-/// The last `count` movements of an article in a store, oldest first.
-///
-/// The ledger is read oldest first, after a movement id (`Store::stock_movements`, on the
-/// index by store, article and id). Movement ids grow with every movement of every article,
-/// so the page halves the range of ids until the last `count` movements of this article
-/// start just after the id found: about twice the number of bits of the highest id in
-/// reads of at most `count` rows, however long the ledger.
-async fn latest_movements(
-    state: &AppState,
-    store: &StoreId,
-    sku: &SkuId,
-    count: usize,
-) -> Result<Vec<Movement>, StoreError> {
-    let read = |after: i64, take: usize| async move {
-        let window = Window {
-            after: Some(after),
-            take,
-        };
-        state.store().stock_movements(store, sku, &window).await
-    };
-    let first = read(0, count).await?;
-    if first.len() < count {
-        return Ok(first);
-    }
-    // An id past every movement of the article: the first power of two with none after it.
-    let mut past = 1i64;
-    while !read(past, 1).await?.is_empty() {
-        past = match past.checked_mul(2) {
-            Some(next) => next,
-            None => return Ok(first),
-        };
-    }
-    // Then the largest id with `count` movements after it: `enough` has them, `short` not.
-    let (mut enough, mut short) = (0i64, past);
-    while short - enough > 1 {
-        let middle = enough + (short - enough) / 2;
-        if read(middle, count).await?.len() == count {
-            enough = middle;
-        } else {
-            short = middle;
-        }
-    }
-    read(enough, count).await
-}
-
 pub async fn page(
     visitor: Visitor,
     State(state): State<AppState>,
@@ -158,11 +112,11 @@ pub async fn page(
         return Err(ApiError::NotFound("There is no store with this id.".into()).into());
     }
     let movements = match (&article, shown) {
-        (Some(article), Some(level)) => {
-            latest_movements(&state, &level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
-                .await
-                .map_err(ApiError::from)?
-        }
+        (Some(article), Some(level)) => state
+            .store()
+            .latest_stock_movements(&level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
+            .await
+            .map_err(ApiError::from)?,
         _ => Vec::new(),
     };
     let q = query.q.as_deref();
