@@ -26,7 +26,8 @@ pub(crate) fn sqlite() -> Migrator {
         8 "0008_price_schedule", 9 "0009_cash_drawer", 10 "0010_late_sales", 11 "0011_barcodes",
         12 "0012_catalog_search",
         13 "0013_store_prices",
-        14 "0014_stock_ledger"))
+        14 "0014_stock_ledger",
+        15 "0015_mcp_confirmations"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -35,7 +36,8 @@ pub(crate) fn postgres() -> Migrator {
         8 "0008_price_schedule", 9 "0009_cash_drawer", 10 "0010_late_sales", 11 "0011_barcodes",
         12 "0012_catalog_search",
         13 "0013_store_prices",
-        14 "0014_stock_ledger"))
+        14 "0014_stock_ledger",
+        15 "0015_mcp_confirmations"))
 }
 
 /// What a failed migration means for the operator.
