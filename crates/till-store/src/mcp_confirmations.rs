@@ -30,6 +30,11 @@ pub struct SpentConfirmation {
     pub expires_at: Timestamp,
 }
 
+/// The hash of a token presented to act.
+struct Presented {
+    token_hash: Vec<u8>,
+}
+
 impl Store {
     /// Holds a new confirmation, and forgets those that expired by its issue.
     pub async fn issue_confirmation(&self, confirmation: NewConfirmation) -> Result<(), StoreError> {
@@ -39,7 +44,7 @@ impl Store {
     /// Deletes the confirmation of `token_hash` and answers what it was for; `None` when no
     /// such token is held (never issued, already presented, or pruned after its expiry).
     pub async fn spend_confirmation(&self, token_hash: Vec<u8>) -> Result<Option<SpentConfirmation>, StoreError> {
-        self.write(token_hash, |c, i| Box::pin(spend(c, i))).await
+        self.write(Presented { token_hash }, |c, i| Box::pin(spend(c, i))).await
     }
 }
 
@@ -66,13 +71,16 @@ fn issue<'a>(conn: &'a mut Conn, confirmation: &'a NewConfirmation) -> BoxFuture
     })
 }
 
-fn spend<'a>(conn: &'a mut Conn, token_hash: &'a Vec<u8>) -> BoxFuture<'a, Result<Option<SpentConfirmation>, StoreError>> {
+fn spend<'a>(
+    conn: &'a mut Conn,
+    presented: &'a Presented,
+) -> BoxFuture<'a, Result<Option<SpentConfirmation>, StoreError>> {
     Box::pin(async move {
         let row = query(
             "DELETE FROM mcp_confirmations WHERE token_hash = $1 \
              RETURNING subject, operation, arguments_hash, expires_at",
         )
-        .bind(token_hash.clone())
+        .bind(presented.token_hash.clone())
         .fetch_optional(&mut *conn)
         .await?;
         row.map(|row| {

@@ -38,7 +38,9 @@ impl Refusal {
         let why = match self {
             Refusal::NotAToken => "This is not a confirmation token.".to_owned(),
             Refusal::Unknown => "This confirmation token is unknown or was already used.".to_owned(),
-            Refusal::Expired => format!("This confirmation token expired (tokens last {CONFIRMATION_MINUTES} minutes)."),
+            Refusal::Expired => {
+                format!("This confirmation token expired (tokens last {CONFIRMATION_MINUTES} minutes).")
+            }
             Refusal::OtherPrincipal => "This confirmation token was issued to another caller.".to_owned(),
             Refusal::OtherOperation(operation) => format!("This confirmation token was issued for {operation}."),
             Refusal::OtherArguments => {
@@ -184,14 +186,29 @@ mod tests {
             Err(Refusal::OtherArguments)
         );
         let late = now + SignedDuration::from_mins(5);
-        assert_eq!(matches(Some(&spent), "agent", "putStore", &same, late), Err(Refusal::Expired));
+        assert_eq!(
+            matches(Some(&spent), "agent", "putStore", &same, late),
+            Err(Refusal::Expired)
+        );
     }
 
     #[test]
     fn the_arguments_hash_ignores_key_order_only() {
-        let a = arguments_hash(json!({"storeId": "s1", "body": {"name": "A", "currency": "EUR"}}).as_object().unwrap());
-        let b = arguments_hash(json!({"body": {"currency": "EUR", "name": "A"}, "storeId": "s1"}).as_object().unwrap());
-        let c = arguments_hash(json!({"body": {"currency": "EUR", "name": "B"}, "storeId": "s1"}).as_object().unwrap());
+        let a = arguments_hash(
+            json!({"storeId": "s1", "body": {"name": "A", "currency": "EUR"}})
+                .as_object()
+                .unwrap(),
+        );
+        let b = arguments_hash(
+            json!({"body": {"currency": "EUR", "name": "A"}, "storeId": "s1"})
+                .as_object()
+                .unwrap(),
+        );
+        let c = arguments_hash(
+            json!({"body": {"currency": "EUR", "name": "B"}, "storeId": "s1"})
+                .as_object()
+                .unwrap(),
+        );
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -90,9 +90,7 @@ async fn send_mcp_message(
     for (name, value) in headers.iter().filter(|(name, _)| is_protocol_header(name.as_str())) {
         request = request.header(name, value);
     }
-    let request = request
-        .body(Body::from(wire.to_string()))
-        .map_err(ApiError::internal)?;
+    let request = request.body(Body::from(wire.to_string())).map_err(ApiError::internal)?;
     transported(transport.handle(request).await).await
 }
 
@@ -189,7 +187,9 @@ where
         StatusCode::NOT_FOUND => ApiError::NotFound(message),
         StatusCode::FORBIDDEN => ApiError::Forbidden(message),
         status if status.is_client_error() => ApiError::field("mcp", format!("was refused: {message}")),
-        status => ApiError::internal(std::io::Error::other(format!("the MCP transport answered {status}: {text}"))),
+        status => ApiError::internal(std::io::Error::other(format!(
+            "the MCP transport answered {status}: {text}"
+        ))),
     })
 }
 
@@ -275,8 +275,12 @@ mod tests {
     fn a_message_is_read_as_the_document_describes_it() {
         let request = parse_message(&json!({"jsonrpc": "2.0", "id": 3.0, "method": "tools/list", "extra": 1})).unwrap();
         assert_eq!(request.id, Some(json!(3)));
-        assert_eq!(request.to_json(), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
-        let notification = parse_message(&json!({"jsonrpc": "2.0", "id": null, "method": "notifications/initialized"})).unwrap();
+        assert_eq!(
+            request.to_json(),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        );
+        let notification =
+            parse_message(&json!({"jsonrpc": "2.0", "id": null, "method": "notifications/initialized"})).unwrap();
         assert_eq!(notification.id, None);
         for (body, field) in [
             (json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}), "jsonrpc"),
@@ -284,7 +288,10 @@ mod tests {
             (json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}), "id"),
             (json!({"jsonrpc": "2.0", "id": true, "method": "ping"}), "id"),
             (json!({"jsonrpc": "2.0", "id": 1, "method": ""}), "method"),
-            (json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": []}), "params"),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": []}),
+                "params",
+            ),
         ] {
             match parse_message(&body) {
                 Err(ApiError::Validation(errors)) => assert_eq!(errors[0].field, field, "{body}"),

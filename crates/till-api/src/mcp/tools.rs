@@ -173,7 +173,10 @@ fn tool_spec(
     let annotations = ToolAnnotations::with_title(title.clone())
         .read_only(spec.tier == Tier::Allow)
         .destructive(spec.tier == Tier::Confirm)
-        .idempotent(matches!(method, axum::http::Method::GET | axum::http::Method::PUT | axum::http::Method::DELETE))
+        .idempotent(matches!(
+            method,
+            axum::http::Method::GET | axum::http::Method::PUT | axum::http::Method::DELETE
+        ))
         .open_world(false);
     let tool = Tool::new(spec.id, describe(spec, &summary, operation), Arc::new(input))
         .with_title(title)
@@ -324,7 +327,10 @@ impl ToolSpec {
                 )),
                 (Place::Header, Some(value)) => headers.push((parameter.name.clone(), value)),
                 (_, None) if parameter.required => {
-                    return Err(format!("{} needs the argument `{}`.", self.operation.id, parameter.name));
+                    return Err(format!(
+                        "{} needs the argument `{}`.",
+                        self.operation.id, parameter.name
+                    ));
                 }
                 (_, None) => {}
             }
@@ -365,7 +371,9 @@ fn scalar(name: &str, value: Option<&Value>) -> Result<Option<String>, String> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
         Some(value @ (Value::Number(_) | Value::Bool(_))) => Ok(Some(value.to_string())),
-        Some(_) => Err(format!("The argument `{name}` must be a string, a number or a boolean.")),
+        Some(_) => Err(format!(
+            "The argument `{name}` must be a string, a number or a boolean."
+        )),
     }
 }
 
@@ -394,7 +402,12 @@ mod tests {
                 operation.tier.as_str()
             );
         }
-        for never in ["finalizeSale", "requestElevationGrant", "openRegisterSession", "sendMcpMessage"] {
+        for never in [
+            "finalizeSale",
+            "requestElevationGrant",
+            "openRegisterSession",
+            "sendMcpMessage",
+        ] {
             assert!(find(never).is_none(), "{never} must not be a tool");
         }
     }
@@ -446,6 +459,9 @@ mod tests {
         let arguments = json!({"storeId": "a/b", "body": {"name": "A"}});
         let call = put.call(arguments.as_object().unwrap()).unwrap();
         assert_eq!(call.target, "/v1/stores/a%2Fb");
+        let escape = json!({"storeId": "../elevation-grants", "body": {}});
+        let call = put.call(escape.as_object().unwrap()).unwrap();
+        assert_eq!(call.target, "/v1/stores/..%2Felevation-grants");
         assert_eq!(call.body, Some(json!({"name": "A"})));
         let replace = find("replacePromotionRule").unwrap();
         let arguments = json!({"id": "r1", "If-Match": "\"3\"", "body": {}});
@@ -458,9 +474,16 @@ mod tests {
         let put = find("putStore").unwrap();
         let missing = put.call(json!({"body": {}}).as_object().unwrap()).unwrap_err();
         assert!(missing.contains("`storeId`"), "{missing}");
-        let unknown = put.call(json!({"storeId": "s", "bdy": {}}).as_object().unwrap()).unwrap_err();
-        assert!(unknown.contains("`bdy`") && unknown.contains("storeId, body, confirmation"), "{unknown}");
-        let shaped = put.call(json!({"storeId": {"x": 1}, "body": {}}).as_object().unwrap()).unwrap_err();
+        let unknown = put
+            .call(json!({"storeId": "s", "bdy": {}}).as_object().unwrap())
+            .unwrap_err();
+        assert!(
+            unknown.contains("`bdy`") && unknown.contains("storeId, body, confirmation"),
+            "{unknown}"
+        );
+        let shaped = put
+            .call(json!({"storeId": {"x": 1}, "body": {}}).as_object().unwrap())
+            .unwrap_err();
         assert!(shaped.contains("`storeId`"), "{shaped}");
     }
 }

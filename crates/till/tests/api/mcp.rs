@@ -18,10 +18,12 @@ type Client = RunningService<RoleClient, ()>;
 /// A client of `/v1/mcp` acting with `token`.
 async fn over_http(server: &TestServer, token: &str) -> Client {
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/v1/mcp", server.base)).auth_header(token);
-    ()
-        .serve(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))
-        .await
-        .expect("the MCP client connects over HTTP")
+    ().serve(StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        config,
+    ))
+    .await
+    .expect("the MCP client connects over HTTP")
 }
 
 /// A `till mcp` process on the server's database, its token in `TILL_MCP_TOKEN`, and a client
@@ -144,7 +146,10 @@ async fn the_tools_follow_the_tiers_and_the_tokens_scopes(engine: Engine) {
     let (_, session_token) = server.open_session("s1", "t1", "cashier-1", "2468").await;
     let cashier = over_http(&server, &session_token).await;
     let tools = tool_names(&cashier).await;
-    assert_eq!(tools, documented_tools(&cashier_scopes().split(' ').collect::<Vec<_>>()));
+    assert_eq!(
+        tools,
+        documented_tools(&cashier_scopes().split(' ').collect::<Vec<_>>())
+    );
     assert!(tools.contains("getSale") && tools.contains("createReturn") && tools.contains("priceCart"));
     assert!(!tools.contains("putStore") && !tools.contains("finalizeSale") && !tools.contains("requestElevationGrant"));
     cashier.cancel().await.unwrap();
@@ -163,16 +168,30 @@ async fn avoid_and_human_operations_cannot_be_called_by_name(engine: Engine) {
     server.provision_staff("cashier-1", "cashier", "2468").await;
     let (session_id, session_token) = server.open_session("s1", "t1", "cashier-1", "2468").await;
     let cashier = over_http(&server, &session_token).await;
-    let sale = json!({"body": {"transactionId": "t-mcp-1", "sessionId": session_id, "storeId": "s1", "registerId": "t1"}});
+    let sale =
+        json!({"body": {"transactionId": "t-mcp-1", "sessionId": session_id, "storeId": "s1", "registerId": "t1"}});
     let refused = call(&cashier, "finalizeSale", sale).await;
-    assert!(failed(&refused) && text(&refused).contains("not a tool"), "{}", text(&refused));
-    let grant = json!({"body": {"managerSubject": "m", "pin": "1357", "operation": "discount.line", "amountCents": 100}});
+    assert!(
+        failed(&refused) && text(&refused).contains("not a tool"),
+        "{}",
+        text(&refused)
+    );
+    let grant =
+        json!({"body": {"managerSubject": "m", "pin": "1357", "operation": "discount.line", "amountCents": 100}});
     let refused = call(&cashier, "requestElevationGrant", grant).await;
-    assert!(failed(&refused) && text(&refused).contains("not a tool"), "{}", text(&refused));
-    let unknown = cashier
-        .call_tool(CallToolRequestParams::new("dropEverything"))
-        .await;
+    assert!(
+        failed(&refused) && text(&refused).contains("not a tool"),
+        "{}",
+        text(&refused)
+    );
+    let unknown = cashier.call_tool(CallToolRequestParams::new("dropEverything")).await;
     assert!(unknown.is_err(), "an unknown tool is a protocol error");
+    // A path argument stays in its segment: it cannot lead a tool to another route.
+    let admin = over_http(&server, &server.admin()).await;
+    let escape = call(&admin, "getStore", json!({"storeId": "../elevation-grants"})).await;
+    assert!(failed(&escape));
+    assert_eq!(json_of(&escape)["error"]["code"], "NOT_FOUND", "{}", text(&escape));
+    admin.cancel().await.unwrap();
     // Nothing was sold and no approval was minted.
     assert_eq!(server.get("/v1/sales/t-mcp-1", &server.admin()).await.status, 404);
     assert_eq!(server.count_rows("elevation_grants").await, 0);
@@ -229,17 +248,34 @@ async fn confirm_tools_act_once_when_confirmed(server: &TestServer, client: &Cli
     let admin = server.admin();
     let paris = json!({"storeId": "paris-01", "body": {"name": "Paris"}});
     let token = ask(client, "putStore", &paris).await;
-    assert_eq!(server.get("/v1/stores/paris-01", &admin).await.status, 404, "the first call changed nothing");
+    assert_eq!(
+        server.get("/v1/stores/paris-01", &admin).await.status,
+        404,
+        "the first call changed nothing"
+    );
 
     // Bound to the arguments: other arguments are refused, and the token is spent.
     let lyon = json!({"storeId": "paris-01", "body": {"name": "Lyon"}});
     let refused = call(client, "putStore", confirmed(&lyon, &token)).await;
-    assert!(failed(&refused) && text(&refused).contains("other arguments"), "{}", text(&refused));
+    assert!(
+        failed(&refused) && text(&refused).contains("other arguments"),
+        "{}",
+        text(&refused)
+    );
     let spent = call(client, "putStore", confirmed(&paris, &token)).await;
-    assert!(failed(&spent) && text(&spent).contains("already used"), "{}", text(&spent));
+    assert!(
+        failed(&spent) && text(&spent).contains("already used"),
+        "{}",
+        text(&spent)
+    );
     // Bound to the operation.
     let token = ask(client, "putStore", &paris).await;
-    let other = call(client, "putCoupon", json!({"code": "X", "body": {}, "confirmation": token})).await;
+    let other = call(
+        client,
+        "putCoupon",
+        json!({"code": "X", "body": {}, "confirmation": token}),
+    )
+    .await;
     assert!(failed(&other) && text(&other).contains("putStore"), "{}", text(&other));
     assert_eq!(server.get("/v1/stores/paris-01", &admin).await.status, 404);
 
@@ -252,7 +288,11 @@ async fn confirm_tools_act_once_when_confirmed(server: &TestServer, client: &Cli
     assert_eq!(json_of(&done), stored.body);
     assert!(done.content[1].as_text().unwrap().text.contains("201"));
     let again = call(client, "putStore", confirmed(&paris, &token)).await;
-    assert!(failed(&again) && text(&again).contains("already used"), "{}", text(&again));
+    assert!(
+        failed(&again) && text(&again).contains("already used"),
+        "{}",
+        text(&again)
+    );
     assert_eq!(server.get("/v1/stores/paris-01", &admin).await.body, stored.body);
 
     // A confirm tool without a body still waits: blocking a gift card.
@@ -267,7 +307,10 @@ async fn confirm_tools_act_once_when_confirmed(server: &TestServer, client: &Cli
     assert_eq!(unblocked.body["state"], "active", "{}", unblocked.text);
     let done = call(client, "blockGiftCard", confirmed(&block, &token)).await;
     assert!(!failed(&done), "{}", text(&done));
-    assert_eq!(server.get(&format!("/v1/gift-cards/{code}"), &admin).await.body["state"], "blocked");
+    assert_eq!(
+        server.get(&format!("/v1/gift-cards/{code}"), &admin).await.body["state"],
+        "blocked"
+    );
 }
 
 async fn a_confirm_tool_acts_once_over_http(engine: Engine) {
@@ -283,7 +326,13 @@ async fn a_confirm_tool_acts_once_over_http(engine: Engine) {
         call(&client, "putStore", confirmed(&renamed, &token)),
         call(&second, "putStore", confirmed(&renamed, &token)),
     );
-    assert_eq!([failed(&a), failed(&b)].iter().filter(|f| !**f).count(), 1, "{} / {}", text(&a), text(&b));
+    assert_eq!(
+        [failed(&a), failed(&b)].iter().filter(|f| !**f).count(),
+        1,
+        "{} / {}",
+        text(&a),
+        text(&b)
+    );
     second.cancel().await.unwrap();
     client.cancel().await.unwrap();
     server.stop().await;
@@ -297,7 +346,10 @@ async fn a_confirm_tool_acts_once_over_stdio(engine: Engine) {
     assert_eq!(tool_names(&stdio.client).await, documented_tools(&all));
     confirm_tools_act_once_when_confirmed(&server, &stdio.client).await;
     let store = call(&stdio.client, "getStore", json!({"storeId": "paris-01"})).await;
-    assert_eq!(json_of(&store), server.get("/v1/stores/paris-01", &server.admin()).await.body);
+    assert_eq!(
+        json_of(&store),
+        server.get("/v1/stores/paris-01", &server.admin()).await.body
+    );
     let refused = call(&stdio.client, "finalizeSale", json!({"body": {}})).await;
     assert!(failed(&refused) && text(&refused).contains("not a tool"));
     stdio.close().await;
@@ -328,7 +380,12 @@ async fn a_token_bounds_what_its_tools_may_do(engine: Engine) {
     assert_eq!(json_of(&staff), server.get("/v1/staff", &reader_token).await.body);
     assert_eq!(json_of(&staff)["error"]["code"], "FORBIDDEN");
     // A confirm tool outside them hands out no token.
-    let put = call(&reader, "putStore", json!({"storeId": "lyon-02", "body": {"name": "Lyon"}})).await;
+    let put = call(
+        &reader,
+        "putStore",
+        json!({"storeId": "lyon-02", "body": {"name": "Lyon"}}),
+    )
+    .await;
     assert!(failed(&put));
     assert_eq!(json_of(&put)["error"]["code"], "FORBIDDEN");
     assert_eq!(server.count_rows("mcp_confirmations").await, 0);
@@ -339,7 +396,11 @@ async fn a_token_bounds_what_its_tools_may_do(engine: Engine) {
     let token = ask(&manager, "putStore", &lyon).await;
     let intruder = over_http(&server, &server.token("intruder", "pos.stores.write")).await;
     let refused = call(&intruder, "putStore", confirmed(&lyon, &token)).await;
-    assert!(failed(&refused) && text(&refused).contains("another caller"), "{}", text(&refused));
+    assert!(
+        failed(&refused) && text(&refused).contains("another caller"),
+        "{}",
+        text(&refused)
+    );
     assert_eq!(server.get("/v1/stores/lyon-02", &server.admin()).await.status, 404);
     for client in [reader, manager, intruder] {
         client.cancel().await.unwrap();
@@ -355,7 +416,9 @@ async fn the_endpoint_is_as_strict_as_the_api(engine: Engine) {
         let token = token.clone();
         server.send(move |http, base| http.post(format!("{base}/v1/mcp")).bearer_auth(token).json(&body))
     };
-    let anonymous = server.call(reqwest::Method::POST, "/v1/mcp", None, Some(json!({}))).await;
+    let anonymous = server
+        .call(reqwest::Method::POST, "/v1/mcp", None, Some(json!({})))
+        .await;
     anonymous.assert_error(401, "UNAUTHORIZED");
     let scopeless = server.token("nobody", "");
     let refused = server
@@ -379,14 +442,25 @@ async fn the_endpoint_is_as_strict_as_the_api(engine: Engine) {
     // A well-formed request: answered in JSON-RPC, whatever its method or params.
     let reply = post(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-    assert!(reply.body["result"]["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+    assert!(
+        reply.body["result"]["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty())
+    );
     let reply = post(json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {}})).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert_eq!(reply.body["id"], "a");
-    assert!(reply.body["error"]["code"].as_i64().is_some_and(|code| code < 0), "{}", reply.text);
+    assert!(
+        reply.body["error"]["code"].as_i64().is_some_and(|code| code < 0),
+        "{}",
+        reply.text
+    );
     let reply = post(json!({"jsonrpc": "2.0", "id": "b", "method": "tools/list", "params": {"_meta": 5}})).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-    assert_eq!((reply.body["id"].clone(), reply.body["error"]["code"].clone()), (json!("b"), json!(-32602)));
+    assert_eq!(
+        (reply.body["id"].clone(), reply.body["error"]["code"].clone()),
+        (json!("b"), json!(-32602))
+    );
     let reply = post(json!({"jsonrpc": "2.0", "id": 8, "method": "no/such/method"})).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert_eq!(reply.body["error"]["code"], -32601);
