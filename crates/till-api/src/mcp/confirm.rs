@@ -96,6 +96,7 @@ pub fn summary(
         "nothingChanged": true,
         "tool": tool,
         "action": spec.summary,
+        "effect": spec.effect,
         "request": format!("{} {}", call.method, call.target),
         "arguments": arguments,
         "confirmation": token,

@@ -42,6 +42,8 @@ pub struct ToolSpec {
     pub body: Option<bool>,
     /// The operation's one-line summary.
     pub summary: String,
+    /// What the operation does, in the document's words.
+    pub effect: String,
     pub tool: Tool,
 }
 
@@ -178,6 +180,11 @@ fn tool_spec(
             axum::http::Method::GET | axum::http::Method::PUT | axum::http::Method::DELETE
         ))
         .open_world(false);
+    let effect = operation["description"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .replace('\n', " ");
     let tool = Tool::new(spec.id, describe(spec, &summary, operation), Arc::new(input))
         .with_title(title)
         .with_annotations(annotations);
@@ -188,6 +195,7 @@ fn tool_spec(
         parameters,
         body,
         summary,
+        effect,
         tool,
     }
 }
