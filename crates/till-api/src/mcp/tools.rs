@@ -467,10 +467,10 @@ mod tests {
         let arguments = json!({"storeId": "a/b", "body": {"name": "A"}});
         let call = put.call(arguments.as_object().unwrap()).unwrap();
         assert_eq!(call.target, "/v1/stores/a%2Fb");
+        assert_eq!(call.body, Some(json!({"name": "A"})));
         let escape = json!({"storeId": "../elevation-grants", "body": {}});
         let call = put.call(escape.as_object().unwrap()).unwrap();
         assert_eq!(call.target, "/v1/stores/..%2Felevation-grants");
-        assert_eq!(call.body, Some(json!({"name": "A"})));
         let replace = find("replacePromotionRule").unwrap();
         let arguments = json!({"id": "r1", "If-Match": "\"3\"", "body": {}});
         let call = replace.call(arguments.as_object().unwrap()).unwrap();
