@@ -7,6 +7,7 @@ pub mod delivery;
 pub mod error;
 pub mod extract;
 pub mod fields;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;

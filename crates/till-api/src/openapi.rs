@@ -596,6 +596,10 @@ fn tags() -> Vec<Tag> {
             "events",
             "The feed of business facts in commit order, and the webhooks that push it, for integrators that must miss none.",
         ),
+        (
+            "agents",
+            "The Model Context Protocol endpoint: the operations an agent may call, as tools, within their tiers.",
+        ),
         ("operations", "Health, readiness, metrics and this document."),
     ]
     .into_iter()

@@ -124,6 +124,12 @@ operations! {
     ListWebhookDeliveries = "listWebhookDeliveries", [WebhooksRead, WebhooksWrite], Allow;
     ReplayWebhook = "replayWebhook", [WebhooksWrite], Confirm;
     GetSalesReport = "getSalesReport", [ReportsRead], Allow;
+    // Any scope of the vocabulary: each tool behind it checks its own operation's scopes.
+    Mcp = "sendMcpMessage", [SalesFinalize, SalesRead, ReturnsCreate, ElevationRequest, SessionsOpen,
+        SessionsClose, PromotionsRead, PromotionsWrite, StoresWrite, CatalogWrite, StockWrite, StaffWrite,
+        CouponsWrite, CatalogRead, StockRead, CustomersRead, StaffRead, FiscalRead, FiscalClose,
+        DiscountOverride, PriceOverride, StoredValueRead, StoredValueWrite, EventsRead, WebhooksRead,
+        WebhooksWrite, ReportsRead], Allow;
 }
 
 #[cfg(test)]
@@ -137,5 +143,10 @@ mod tests {
         let before = ids.len();
         ids.dedup();
         assert_eq!(before, ids.len());
+    }
+
+    #[test]
+    fn the_mcp_endpoint_accepts_every_scope() {
+        assert_eq!(Mcp::SPEC.scopes, till_core::grant::Grant::ALL);
     }
 }

@@ -21,6 +21,7 @@ pub mod exports;
 pub mod feed;
 pub mod journal;
 mod late_sales;
+pub mod mcp_confirmations;
 mod migrations;
 pub mod packed;
 pub mod page;

@@ -27,6 +27,7 @@ pub(crate) fn sqlite() -> Migrator {
         12 "0012_catalog_search",
         13 "0013_store_prices",
         14 "0014_stock_ledger",
+        15 "0015_mcp_confirmations",
         16 "0016_search_words"))
 }
 
@@ -37,6 +38,7 @@ pub(crate) fn postgres() -> Migrator {
         12 "0012_catalog_search",
         13 "0013_store_prices",
         14 "0014_stock_ledger",
+        15 "0015_mcp_confirmations",
         16 "0016_search_words"))
 }
 

@@ -1,4 +1,4 @@
-//! `till`: serve, migrate, mint development tokens, run the demo.
+//! `till`: serve, migrate, mint development tokens, run the demo, serve an agent's tools.
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -60,6 +60,14 @@ enum Command {
     Catalog {
         #[command(subcommand)]
         action: CatalogAction,
+    },
+    /// Serve the agent tools (Model Context Protocol) on standard input and output, acting with
+    /// the token: what an MCP-capable assistant runs. Logs go to standard error.
+    Mcp {
+        /// The bearer token the agent acts with: an access token (JWT) or a register-session
+        /// token; the tools it sees and what they may do follow its scopes (TILL_MCP_TOKEN).
+        #[arg(long, env = "TILL_MCP_TOKEN", hide_env_values = true)]
+        token: String,
     },
     /// Mint a development access token signed with TILL_JWT_SECRET.
     Token {
@@ -155,7 +163,11 @@ async fn main() -> anyhow::Result<()> {
             overrides.log_format = log_format.clone();
         }
         Command::Demo { listen } => overrides.listen = listen.clone(),
-        Command::Migrate | Command::Token { .. } | Command::Fiscal { .. } | Command::Catalog { .. } => {}
+        Command::Migrate
+        | Command::Token { .. }
+        | Command::Fiscal { .. }
+        | Command::Catalog { .. }
+        | Command::Mcp { .. } => {}
     }
     let config = Config::load(cli.config.as_deref(), &overrides).context("invalid configuration")?;
     init_logging(&config);
@@ -209,6 +221,13 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", catalog_import::summary(imported, took));
             store.close().await;
             Ok(())
+        }
+        Command::Mcp { token } => {
+            // The same state as `serve` builds, so that a tool behaves as the API does.
+            let state = server::prepare(&config, Arc::new(SystemClock)).await?;
+            let served = till_api::mcp::serve_stdio(state.clone(), token).await;
+            state.store().close().await;
+            served.map_err(|error| anyhow::anyhow!("till mcp: {error}"))
         }
         Command::Token { sub, scope, ttl } => {
             let Some(secret) = config.jwt_secret.clone() else {

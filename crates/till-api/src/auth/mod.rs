@@ -7,7 +7,7 @@
 pub mod jwt;
 
 use crate::error::ApiError;
-use crate::ops::Op;
+use crate::ops::{Op, Operation};
 use crate::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
@@ -115,17 +115,23 @@ impl<O: Op> FromRequestParts<AppState> for Authorized<O> {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let principal = Principal::from_request_parts(parts, state).await?;
-        let needed = O::SPEC.scopes;
-        if !needed.is_empty() && !principal.grants.contains_any(needed) {
-            let names: Vec<&str> = needed.iter().map(|g| g.as_str()).collect();
-            return Err(ApiError::Forbidden(format!(
-                "This operation needs the scope {}.",
-                names.join(" or ")
-            )));
-        }
+        may_call(&principal, &O::SPEC)?;
         Ok(Authorized {
             principal,
             operation: PhantomData,
         })
     }
+}
+
+/// Whether `principal` holds one of the scopes `operation` accepts; the refusal otherwise.
+pub fn may_call(principal: &Principal, operation: &Operation) -> Result<(), ApiError> {
+    let needed = operation.scopes;
+    if !needed.is_empty() && !principal.grants.contains_any(needed) {
+        let names: Vec<&str> = needed.iter().map(|g| g.as_str()).collect();
+        return Err(ApiError::Forbidden(format!(
+            "This operation needs the scope {}.",
+            names.join(" or ")
+        )));
+    }
+    Ok(())
 }

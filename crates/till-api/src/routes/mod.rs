@@ -53,6 +53,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(events::router())
         .merge(webhooks::router())
         .merge(reports::router())
+        .merge(crate::mcp::http::router())
 }
 
 /// The answer to an idempotent PUT: 201 when it created the resource, else 200.

@@ -16,6 +16,7 @@ mod exports;
 mod finalize;
 mod journal;
 mod lists;
+mod mcp;
 mod nodes;
 mod offline;
 mod openapi;
