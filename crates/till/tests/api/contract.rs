@@ -348,6 +348,30 @@ impl Contract {
             _ if schema["type"] == "null" => push("type", json!(1)),
             _ => {}
         }
+        // A value of several types (a JSON-RPC id: text or number) breaks its type only with a
+        // value of none of them.
+        if let Value::Array(kinds) = &schema["type"] {
+            let allowed = |value: &Value| {
+                kinds.iter().filter_map(Value::as_str).any(|kind| match kind {
+                    "integer" => value.is_i64() || value.is_u64(),
+                    "number" => value.is_number(),
+                    "string" => value.is_string(),
+                    "boolean" => value.is_boolean(),
+                    "array" => value.is_array(),
+                    "object" => value.is_object(),
+                    _ => value.is_null(),
+                })
+            };
+            broken.retain(|(what, value)| what != "type" || !allowed(value));
+            if let Some(other) = [json!(true), json!([]), json!({})]
+                .into_iter()
+                .find(|value| !allowed(value))
+            {
+                if !broken.iter().any(|(what, _)| what == "type") {
+                    broken.push(("type".to_owned(), other));
+                }
+            }
+        }
         if !nullable && Self::kind(schema).is_some() {
             broken.push(("null".to_owned(), Value::Null));
         }
