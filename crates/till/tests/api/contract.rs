@@ -363,13 +363,12 @@ impl Contract {
                 })
             };
             broken.retain(|(what, value)| what != "type" || !allowed(value));
+            let type_broken = broken.iter().any(|(what, _)| what == "type");
             if let Some(other) = [json!(true), json!([]), json!({})]
                 .into_iter()
-                .find(|value| !allowed(value))
+                .find(|value| !type_broken && !allowed(value))
             {
-                if !broken.iter().any(|(what, _)| what == "type") {
-                    broken.push(("type".to_owned(), other));
-                }
+                broken.push(("type".to_owned(), other));
             }
         }
         if !nullable && Self::kind(schema).is_some() {
