@@ -38,8 +38,13 @@ pub use till_app::{Clock, ManualClock, Settings, SystemClock};
 
 /// The whole service as one axum router.
 pub fn app(state: AppState) -> Router {
+    state.service()
+}
+
+/// The service's routes and layers, waiting for their state: built once per state (building
+/// them generates the OpenAPI parts of every operation), given it for each use.
+fn service(max_body: usize) -> Router<AppState> {
     let (router, _) = routes::api_router().split_for_parts();
-    let max_body = state.config().max_body_bytes;
     router
         .merge(console::router())
         .fallback(unknown_route)
@@ -61,7 +66,6 @@ pub fn app(state: AppState) -> Router {
             axum::http::header::AUTHORIZATION,
             axum::http::HeaderName::from_static("x-elevation-token"),
         ]))
-        .with_state(state)
 }
 
 /// Cross-origin access for browser pages served from `origins` (exact `scheme://host[:port]`

@@ -3,9 +3,10 @@
 
 use crate::auth::Authenticator;
 use crate::routes::checkout::event::TicketAnswers;
+use axum::Router;
 use jiff::Timestamp;
 use metrics_exporter_prometheus::PrometheusHandle;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use till_app::promotion_cache::PromotionCache;
 use till_app::{App, Clock, Settings};
@@ -68,6 +69,8 @@ struct Inner {
     auth: Authenticator,
     config: ApiConfig,
     metrics: PrometheusHandle,
+    /// The service's router without its state (which would make a cycle), built on first use.
+    service: OnceLock<Router<AppState>>,
 }
 
 impl AppState {
@@ -79,6 +82,7 @@ impl AppState {
                 auth,
                 config,
                 metrics: crate::metrics::handle(),
+                service: OnceLock::new(),
             }),
         }
     }
@@ -112,5 +116,15 @@ impl AppState {
 
     pub fn metrics(&self) -> &PrometheusHandle {
         &self.inner.metrics
+    }
+
+    /// The whole service as one router over this state; an agent's tool calls go through it.
+    pub fn service(&self) -> Router {
+        let max_body = self.config().max_body_bytes;
+        self.inner
+            .service
+            .get_or_init(|| crate::service(max_body))
+            .clone()
+            .with_state(self.clone())
     }
 }

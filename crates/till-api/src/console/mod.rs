@@ -28,7 +28,7 @@ use crate::state::AppState;
 use axum::Router;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue};
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 
 pub use session::SecureCookies;
@@ -42,6 +42,8 @@ const STYLESHEET: &str = include_str!("console.css");
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/console", get(today::page))
+        // The address typed with a trailing slash is the console too, not the API's 404.
+        .route("/console/", get(async || Redirect::permanent("/console")))
         .route("/console/sign-in", get(session::sign_in_page).post(session::sign_in))
         .route("/console/sign-out", post(session::sign_out))
         .route("/console/registers", get(registers::page))

@@ -17,7 +17,6 @@ use crate::auth::{Principal, may_call};
 use crate::error::ApiError;
 use crate::ops::{self, Tier};
 use crate::state::AppState;
-use axum::Router;
 use axum::body::Body;
 use axum::extract::FromRequestParts;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -30,7 +29,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use tools::{CONFIRMATION, Call, ToolSpec};
 use tower::ServiceExt as _;
 
@@ -47,8 +46,6 @@ const INSTRUCTIONS: &str = "till is a point-of-sale backend. These tools are its
 pub struct TillMcp {
     state: AppState,
     token: Arc<str>,
-    /// The API's router, built on the first tool call.
-    router: Arc<OnceLock<Router>>,
 }
 
 impl TillMcp {
@@ -56,7 +53,6 @@ impl TillMcp {
         TillMcp {
             state,
             token: token.into(),
-            router: Arc::new(OnceLock::new()),
         }
     }
 
@@ -73,7 +69,7 @@ impl TillMcp {
 
     /// Makes `call` through the API's router as the agent, and answers what the API did.
     async fn act(&self, call: Call) -> CallToolResult {
-        let router = self.router.get_or_init(|| crate::app(self.state.clone())).clone();
+        let router = self.state.service();
         let mut request = Request::builder()
             .method(call.method)
             .uri(call.target)

@@ -169,6 +169,9 @@ async fn a_bad_token_or_no_cookie_leads_back_to_the_sign_in_page(engine: Engine)
     assert_eq!(anonymous.status, StatusCode::SEE_OTHER);
     assert_eq!(anonymous.headers[LOCATION], "/console/sign-in");
     assert!(!anonymous.headers.contains_key(SET_COOKIE));
+    let slash = read(browser().get(format!("{}/console/", server.base)).send().await.unwrap()).await;
+    assert_eq!(slash.status, StatusCode::PERMANENT_REDIRECT);
+    assert_eq!(slash.headers[LOCATION], "/console");
     // A cookie whose token no longer authenticates (here: signed with another secret) is
     // cleared on the way.
     let forged = till::token::mint(
