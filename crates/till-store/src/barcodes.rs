@@ -6,7 +6,7 @@ use crate::catalog::{CatalogWrite, placeholders};
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
 use crate::sql::{Conn, query};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use till_core::barcode::Gtin;
 use till_core::ids::SkuId;
 
@@ -28,7 +28,13 @@ impl Store {
 /// Gives each write that names barcodes exactly those, in its order; a write naming none
 /// leaves its article's as they are. A barcode another article keeps is refused
 /// ([`Conflict::BarcodeTaken`]), as is one that two articles of the same writes name.
-pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<(), StoreError> {
+/// `known`: the `(sku_id, name)` of the articles the catalog held before the write (only
+/// theirs can have barcodes to forget).
+pub(crate) async fn replace(
+    conn: &mut Conn,
+    writes: &[CatalogWrite],
+    known: &[(String, String)],
+) -> Result<(), StoreError> {
     let named: Vec<&CatalogWrite> = writes.iter().filter(|w| w.barcodes.is_some()).collect();
     if named.is_empty() {
         return Ok(());
@@ -43,13 +49,19 @@ pub(crate) async fn replace(conn: &mut Conn, writes: &[CatalogWrite]) -> Result<
             }
         }
     }
-    for chunk in named.chunks(CHUNK) {
+    let known: HashSet<&str> = known.iter().map(|(sku_id, _)| sku_id.as_str()).collect();
+    let renamed: Vec<&str> = named
+        .iter()
+        .map(|write| write.item.sku_id.as_str())
+        .filter(|sku_id| known.contains(sku_id))
+        .collect();
+    for chunk in renamed.chunks(CHUNK) {
         let mut delete = query(format!(
             "DELETE FROM sku_barcodes WHERE sku_id IN ({})",
             placeholders(1, chunk.len())
         ));
-        for write in chunk {
-            delete = delete.bind(write.item.sku_id.as_str());
+        for sku_id in chunk {
+            delete = delete.bind(*sku_id);
         }
         delete.execute(&mut *conn).await?;
     }

@@ -356,8 +356,13 @@ fn article((sku_id, name, prices): (String, String, Vec<DatedPrice>)) -> Arc<Art
 fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
     Box::pin(async move {
         let now = to_micros(input.now);
+        // First, so that catalog writes take turns on this row (PostgreSQL's nodes included):
+        // what `present` finds below stays true until this write commits.
+        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
+            .execute(&mut *conn)
+            .await?;
         let mut created = 0;
-        // The names being replaced, whose words the search forgets.
+        // The articles being replaced, with their names, whose words the search forgets.
         let mut former_names = Vec::new();
         for chunk in input.writes.chunks(IMPORT_CHUNK) {
             let present = present(conn, chunk, now).await?;
@@ -369,70 +374,30 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             }
             created += chunk.len() - present.len();
             former_names.extend(present.iter().map(|(id, found)| (id.clone(), found.name.clone())));
+            let (known, new): (Vec<&CatalogWrite>, Vec<&CatalogWrite>) =
+                chunk.iter().partition(|w| present.contains_key(w.item.sku_id.as_str()));
 
             // A new article takes its price in the columns of `skus` here; an existing one
             // below, from its schedule.
-            let rows = (0..chunk.len())
-                .map(|i| {
-                    let p = i * 4;
-                    format!("(${}, ${}, ${}, ${}, $1, $1)", p + 2, p + 3, p + 4, p + 5)
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) VALUES {rows} \
-                 ON CONFLICT (sku_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at"
-            );
-            let mut insert = query(sql).bind(now);
-            for write in chunk {
-                insert = insert
-                    .bind(write.item.sku_id.as_str())
-                    .bind(&write.item.name)
-                    .bind(write.item.price.get())
-                    .bind(write.item.vat_rate.hundredths());
-            }
-            insert.execute(&mut *conn).await?;
+            write_skus(conn, &new, now, Rows::New).await?;
+            write_skus(conn, &known, now, Rows::Known).await?;
 
             // A price written now that is the one in force changes nothing.
-            let changes: Vec<&CatalogWrite> = chunk
+            let changes: Vec<&CatalogWrite> = known
                 .iter()
+                .copied()
                 .filter(|w| {
                     w.starts > input.now
                         || present.get(w.item.sku_id.as_str()).map(|found| found.in_force)
                             != Some(Some((w.item.price, w.item.vat_rate)))
                 })
                 .collect();
-            if !changes.is_empty() {
-                let rows = (0..changes.len())
-                    .map(|i| {
-                        let p = i * 4;
-                        format!("(${}, ${}, ${}, ${}, $1)", p + 2, p + 3, p + 4, p + 5)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let sql = format!(
-                    "INSERT INTO sku_prices (sku_id, effective_from, price_cents, vat_rate, written_at) VALUES {rows} \
-                     ON CONFLICT (sku_id, effective_from) DO UPDATE SET price_cents = excluded.price_cents, \
-                         vat_rate = excluded.vat_rate, written_at = excluded.written_at"
-                );
-                let mut insert = query(sql).bind(now);
-                for write in changes {
-                    insert = insert
-                        .bind(write.item.sku_id.as_str())
-                        .bind(to_micros(write.starts))
-                        .bind(write.item.price.get())
-                        .bind(write.item.vat_rate.hundredths());
-                }
-                insert.execute(&mut *conn).await?;
-            }
+            write_prices(conn, &new, now, Rows::New).await?;
+            write_prices(conn, &changes, now, Rows::Known).await?;
 
             // `skus` keeps the price in force at the article's last write, for whoever reads
             // the table as it was before prices were dated. A new article has it already.
-            let existing: Vec<&CatalogWrite> = chunk
-                .iter()
-                .filter(|w| present.contains_key(w.item.sku_id.as_str()))
-                .collect();
-            if existing.is_empty() {
+            if known.is_empty() {
                 continue;
             }
             let in_force_now = |column: &str| {
@@ -446,24 +411,106 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
                  WHERE sku_id IN ({})",
                 in_force_now("price_cents"),
                 in_force_now("vat_rate"),
-                placeholders(2, existing.len())
+                placeholders(2, known.len())
             );
             let mut update = query(sql).bind(now);
-            for write in existing {
+            for write in known {
                 update = update.bind(write.item.sku_id.as_str());
             }
             update.execute(&mut *conn).await?;
         }
-        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
-            .execute(&mut *conn)
-            .await?;
-        barcodes::replace(conn, &input.writes).await?;
+        barcodes::replace(conn, &input.writes, &former_names).await?;
         sku_words::replace(conn, &input.writes, &former_names).await?;
         Ok(ImportSummary {
             created,
             updated: input.writes.len() - created,
         })
     })
+}
+
+/// Whose rows a multi-row insert writes. A new article's cannot be in the table yet (catalog
+/// writes take turns, and an article is never deleted): they are inserted plainly, which
+/// spares the database a look-up of each key before writing it. A known article's replace
+/// those with the same key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rows {
+    New,
+    Known,
+}
+
+impl Rows {
+    /// What ends the insert: nothing, or how a row meets the one already there (`conflict`,
+    /// then the columns it replaces).
+    pub(crate) fn on_conflict(self, conflict: &str, replaced: &[&str]) -> String {
+        match self {
+            Rows::New => String::new(),
+            Rows::Known => {
+                let set = replaced
+                    .iter()
+                    .map(|column| format!("{column} = excluded.{column}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!(" ON CONFLICT ({conflict}) DO UPDATE SET {set}")
+            }
+        }
+    }
+}
+
+/// Writes the articles' rows of `skus`, their price that of the write (a known article's
+/// keeps its own until the schedule sets it).
+async fn write_skus(conn: &mut Conn, writes: &[&CatalogWrite], now: i64, rows: Rows) -> Result<(), StoreError> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let values = (0..writes.len())
+        .map(|i| {
+            let p = i * 4;
+            format!("(${}, ${}, ${}, ${}, $1, $1)", p + 2, p + 3, p + 4, p + 5)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) VALUES {values}{}",
+        rows.on_conflict("sku_id", &["name", "updated_at"])
+    );
+    let mut insert = query(sql).bind(now);
+    for write in writes {
+        insert = insert
+            .bind(write.item.sku_id.as_str())
+            .bind(&write.item.name)
+            .bind(write.item.price.get())
+            .bind(write.item.vat_rate.hundredths());
+    }
+    insert.execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Writes each write's price from its start, replacing one that starts at the same instant.
+async fn write_prices(conn: &mut Conn, writes: &[&CatalogWrite], now: i64, rows: Rows) -> Result<(), StoreError> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let values = (0..writes.len())
+        .map(|i| {
+            let p = i * 4;
+            format!("(${}, ${}, ${}, ${}, $1)", p + 2, p + 3, p + 4, p + 5)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "INSERT INTO sku_prices (sku_id, effective_from, price_cents, vat_rate, written_at) VALUES {values}{}",
+        rows.on_conflict("sku_id, effective_from", &["price_cents", "vat_rate", "written_at"])
+    );
+    let mut insert = query(sql).bind(now);
+    for write in writes {
+        insert = insert
+            .bind(write.item.sku_id.as_str())
+            .bind(to_micros(write.starts))
+            .bind(write.item.price.get())
+            .bind(write.item.vat_rate.hundredths());
+    }
+    insert.execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// An article of a write that the catalog holds already.

@@ -14,14 +14,15 @@
 //! found by `LIKE '% word %'`, a prefix by `LIKE '% pre%'` (words hold letters and digits only,
 //! never a wildcard), and the first word with a prefix is where the prefix first occurs.
 
-use crate::catalog::{CatalogRecord, CatalogWrite};
+use crate::catalog::{CatalogRecord, CatalogWrite, Rows};
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::Window;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use till_core::ids::SkuId;
 use till_core::words::{NameQuery, name_words};
 
@@ -147,14 +148,24 @@ fn spaced(words: &BTreeSet<String>) -> String {
     spaced
 }
 
-/// The rows of an article's words: `(word, sku_id, words)`.
-fn rows(sku_id: &str, name: &str) -> Vec<(String, String, String)> {
+/// A row of `sku_words`, ordered as its key: a word of an article's name, with all of that
+/// name's words (shared by the name's rows, as the id is with the article).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct WordRow<'a> {
+    word: String,
+    sku_id: &'a str,
+    words: Arc<str>,
+}
+
+/// The rows of an article's words.
+fn rows<'a>(sku_id: &'a str, name: &str) -> impl Iterator<Item = WordRow<'a>> {
     let words = name_words(name);
-    let spaced = spaced(&words);
-    words
-        .into_iter()
-        .map(|word| (word, sku_id.to_owned(), spaced.clone()))
-        .collect()
+    let spaced: Arc<str> = spaced(&words).into();
+    words.into_iter().map(move |word| WordRow {
+        word,
+        sku_id,
+        words: spaced.clone(),
+    })
 }
 
 /// Writes the words of the next articles by id after `after`; answers the last one, or `None`
@@ -176,14 +187,17 @@ fn backfill_chunk<'a>(
             return Ok(None);
         };
         let last: String = last.try_get("sku_id")?;
-        let mut words = Vec::new();
-        for row in &rows {
-            let sku_id: String = row.try_get("sku_id")?;
-            let name: String = row.try_get("name")?;
-            words.extend(self::rows(&sku_id, &name));
-        }
+        let articles = rows
+            .iter()
+            .map(|row| Ok((row.try_get::<String>("sku_id")?, row.try_get::<String>("name")?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut words: Vec<WordRow> = articles
+            .iter()
+            .flat_map(|(sku_id, name)| self::rows(sku_id, name))
+            .collect();
         words.sort_unstable();
-        insert(conn, &words).await?;
+        // Words written since the backfill began are there already.
+        insert(conn, &words, Rows::Known).await?;
         Ok(Some(last))
     })
 }
@@ -195,20 +209,28 @@ pub(crate) async fn replace(
     writes: &[CatalogWrite],
     former: &[(String, String)],
 ) -> Result<(), StoreError> {
-    let mut words: Vec<(String, String, String)> = writes
+    let mut words: Vec<WordRow> = writes
         .iter()
         .flat_map(|write| rows(write.item.sku_id.as_str(), &write.item.name))
         .collect();
     // In the table's key order, so that the inserts walk its pages in turn.
     words.sort_unstable();
-    let kept: BTreeSet<(&str, &str)> = words
+    let names: HashMap<&str, &str> = writes
         .iter()
-        .map(|(word, sku_id, _)| (word.as_str(), sku_id.as_str()))
+        .map(|write| (write.item.sku_id.as_str(), write.item.name.as_str()))
         .collect();
-    let mut stale: Vec<(String, String)> = former
+    let mut stale: Vec<(String, &str)> = former
         .iter()
-        .flat_map(|(sku_id, name)| name_words(name).into_iter().map(|word| (word, sku_id.clone())))
-        .filter(|(word, sku_id)| !kept.contains(&(word.as_str(), sku_id.as_str())))
+        .flat_map(|(sku_id, name)| {
+            let now = names
+                .get(sku_id.as_str())
+                .map(|now| name_words(now))
+                .unwrap_or_default();
+            name_words(name)
+                .into_iter()
+                .filter(move |word| !now.contains(word))
+                .map(|word| (word, sku_id.as_str()))
+        })
         .collect();
     stale.sort_unstable();
     for chunk in stale.chunks(DELETE_ROWS) {
@@ -218,26 +240,30 @@ pub(crate) async fn replace(
             .join(", ");
         let mut delete = query(format!("DELETE FROM sku_words WHERE (word, sku_id) IN (VALUES {keys})"));
         for (word, sku_id) in chunk {
-            delete = delete.bind(word.as_str()).bind(sku_id.as_str());
+            delete = delete.bind(word.as_str()).bind(*sku_id);
         }
         delete.execute(&mut *conn).await?;
     }
-    insert(conn, &words).await
+    let known: BTreeSet<&str> = former.iter().map(|(sku_id, _)| sku_id.as_str()).collect();
+    let (of_known, of_new): (Vec<_>, Vec<_>) = words.into_iter().partition(|row| known.contains(row.sku_id));
+    insert(conn, &of_new, Rows::New).await?;
+    insert(conn, &of_known, Rows::Known).await
 }
 
-/// Writes `(word, sku_id, words)` rows; one already there takes the name's words given.
-async fn insert(conn: &mut Conn, words: &[(String, String, String)]) -> Result<(), StoreError> {
+/// Writes `(word, sku_id, words)` rows; a known article's row already there takes the name's
+/// words given.
+async fn insert(conn: &mut Conn, words: &[WordRow<'_>], rows: Rows) -> Result<(), StoreError> {
     for chunk in words.chunks(INSERT_ROWS) {
         let values = (0..chunk.len())
             .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
             .collect::<Vec<_>>()
             .join(", ");
         let mut insert = query(format!(
-            "INSERT INTO sku_words (word, sku_id, words) VALUES {values} \
-             ON CONFLICT (word, sku_id) DO UPDATE SET words = excluded.words"
+            "INSERT INTO sku_words (word, sku_id, words) VALUES {values}{}",
+            rows.on_conflict("word, sku_id", &["words"])
         ));
-        for (word, sku_id, spaced) in chunk {
-            insert = insert.bind(word.as_str()).bind(sku_id.as_str()).bind(spaced.as_str());
+        for row in chunk {
+            insert = insert.bind(row.word.as_str()).bind(row.sku_id).bind(&*row.words);
         }
         insert.execute(&mut *conn).await?;
     }

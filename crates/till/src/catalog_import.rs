@@ -18,13 +18,15 @@ use till_core::ids::SkuId;
 use till_store::Store;
 use till_store::catalog::CatalogWrite;
 
-/// Articles written per transaction.
-pub const CHUNK: usize = 100_000;
+/// Articles written per transaction. Article ids are hashes, so each chunk rewrites most pages
+/// of the catalog's indexes however few articles it holds: fewer, bigger chunks rewrite them
+/// fewer times. Three chunks are in memory at most (see [`import`]).
+pub const CHUNK: usize = 200_000;
 
 /// The SQLite writer's page cache while importing, in MiB: a million articles' indexes are
 /// read back from the file at every chunk with the service's smaller cache. A bound, like the
 /// chunk, that holds whatever the file's size.
-pub const SQLITE_CACHE_MIB: u32 = 512;
+pub const SQLITE_CACHE_MIB: u32 = 256;
 
 /// What an import wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,39 +78,115 @@ impl fmt::Display for Stopped {
 impl std::error::Error for Stopped {}
 
 /// Imports every line of `file` into `store`, each article priced from the moment its chunk
-/// is written unless it names a later instant.
-pub async fn import(store: &Store, file: impl BufRead) -> Result<Imported, Stopped> {
-    let mut import = Import::default();
+/// is written unless it names a later instant. A thread reads and parses the next chunk while
+/// this one is written; the one chunk between them bounds memory to three.
+pub async fn import(store: &Store, file: impl BufRead + Send + 'static) -> Result<Imported, Stopped> {
+    let (sender, mut chunks) = tokio::sync::mpsc::channel(1);
+    let reader = tokio::task::spawn_blocking(move || read_chunks(file, &sender));
+    let mut written = Imported::default();
+    let outcome = loop {
+        match chunks.recv().await {
+            Some(Read::Chunk(chunk)) => {
+                if let Err(reason) = write(store, chunk, &mut written).await {
+                    break Err(reason);
+                }
+            }
+            Some(Read::Stop(reason)) => break Err(reason),
+            None => break Ok(()),
+        }
+    };
+    // A refused chunk leaves the reader blocked on a full channel: closing it lets it end.
+    drop(chunks);
+    let _ = reader.await;
+    outcome.map(|()| written).map_err(|reason| Stopped { written, reason })
+}
+
+/// What the reading thread hands over: a chunk of articles, or why it stopped (after handing
+/// over every article before that line).
+enum Read {
+    Chunk(Chunk),
+    Stop(Reason),
+}
+
+/// Articles of consecutive lines, none twice, with the first and last of those lines.
+struct Chunk {
+    writes: Vec<CatalogWrite>,
+    lines: (usize, usize),
+}
+
+/// Reads `file` into chunks of [`CHUNK`] articles, sent in order until the file ends or a
+/// line is bad; returns early when the writer has stopped listening.
+fn read_chunks(file: impl BufRead, sender: &tokio::sync::mpsc::Sender<Read>) {
+    let mut pending: Vec<CatalogWrite> = Vec::new();
+    let mut ids: HashSet<SkuId> = HashSet::new();
+    let mut lines = (0, 0);
+    let hand_over = |pending: &mut Vec<CatalogWrite>, ids: &mut HashSet<SkuId>, lines: (usize, usize)| {
+        ids.clear();
+        let writes = std::mem::take(pending);
+        writes.is_empty() || sender.blocking_send(Read::Chunk(Chunk { writes, lines })).is_ok()
+    };
     for (index, line) in file.lines().enumerate() {
         let number = index + 1;
-        let line = line.map_err(|error| import.stop(Reason::Read(error)))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let write = match parse(&line, number) {
-            Ok(write) => write,
+        let write = match line.map_err(Reason::Read).and_then(|line| {
+            if line.trim().is_empty() {
+                Ok(None)
+            } else {
+                parse(&line, number).map(Some)
+            }
+        }) {
+            Ok(Some(write)) => write,
+            Ok(None) => continue,
             Err(reason) => {
                 // Every article before the bad line is written, so a rerun starts clean.
-                import.flush(store).await?;
-                return Err(import.stop(reason));
+                if hand_over(&mut pending, &mut ids, lines) {
+                    let _ = sender.blocking_send(Read::Stop(reason));
+                }
+                return;
             }
         };
         // Two lines of one article go to separate transactions, the later one last.
-        if import.ids.contains(&write.item.sku_id) {
-            import.flush(store).await?;
+        if ids.contains(&write.item.sku_id) && !hand_over(&mut pending, &mut ids, lines) {
+            return;
         }
-        if import.pending.is_empty() {
-            import.lines.0 = number;
+        if pending.is_empty() {
+            lines.0 = number;
         }
-        import.ids.insert(write.item.sku_id.clone());
-        import.pending.push(write);
-        import.lines.1 = number;
-        if import.pending.len() == CHUNK {
-            import.flush(store).await?;
+        ids.insert(write.item.sku_id.clone());
+        pending.push(write);
+        lines.1 = number;
+        if pending.len() == CHUNK && !hand_over(&mut pending, &mut ids, lines) {
+            return;
         }
     }
-    import.flush(store).await?;
-    Ok(import.written)
+    hand_over(&mut pending, &mut ids, lines);
+}
+
+/// Writes `chunk` in one transaction, adding what it wrote to `written`.
+async fn write(store: &Store, chunk: Chunk, written: &mut Imported) -> Result<(), Reason> {
+    let now = jiff::Timestamp::now();
+    // A price the file does not date starts when its chunk is written, not when its line
+    // was read.
+    let from_now = price_starts(None, now).unwrap_or(now);
+    let mut writes = chunk.writes;
+    for write in &mut writes {
+        write.starts = write.starts.max(from_now);
+    }
+    let (first, last) = chunk.lines;
+    match store.write_catalog(writes, now).await {
+        Ok(summary) => {
+            written.created += summary.created;
+            written.updated += summary.updated;
+            if let Err(error) = store.settle_catalog().await {
+                tracing::warn!(%error, "could not gather the catalog's statistics");
+            }
+            Ok(())
+        }
+        Err(error) => Err(Reason::Refused {
+            first,
+            last,
+            message: ApiError::from(error).to_string(),
+        }),
+    }
 }
 
 /// The line as an article, priced from now unless it says when.
@@ -128,56 +206,6 @@ fn parse(line: &str, number: usize) -> Result<CatalogWrite, Reason> {
         }
         other => bad("", other.to_string()),
     })
-}
-
-/// The chunk being read, and what the chunks before it wrote.
-#[derive(Default)]
-struct Import {
-    pending: Vec<CatalogWrite>,
-    ids: HashSet<SkuId>,
-    /// The first and last line of the chunk.
-    lines: (usize, usize),
-    written: Imported,
-}
-
-impl Import {
-    async fn flush(&mut self, store: &Store) -> Result<(), Stopped> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let now = jiff::Timestamp::now();
-        // A price the file does not date starts when its chunk is written, not when its line
-        // was read.
-        let from_now = price_starts(None, now).unwrap_or(now);
-        let mut writes = std::mem::take(&mut self.pending);
-        for write in &mut writes {
-            write.starts = write.starts.max(from_now);
-        }
-        self.ids.clear();
-        let (first, last) = self.lines;
-        match store.write_catalog(writes, now).await {
-            Ok(summary) => {
-                self.written.created += summary.created;
-                self.written.updated += summary.updated;
-                if let Err(error) = store.settle_catalog().await {
-                    tracing::warn!(%error, "could not gather the catalog's statistics");
-                }
-                Ok(())
-            }
-            Err(error) => Err(self.stop(Reason::Refused {
-                first,
-                last,
-                message: ApiError::from(error).to_string(),
-            })),
-        }
-    }
-
-    fn stop(&self, reason: Reason) -> Stopped {
-        Stopped {
-            written: self.written,
-            reason,
-        }
-    }
 }
 
 /// The line `till catalog import` prints when it is done.

@@ -229,7 +229,43 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
     assert!(found(&server, "sucre").await.is_empty());
     let (ok, text) = import_file(&server, &["{not json".to_owned()]);
     assert!(!ok && text.contains("line 1: is not a JSON object"), "{text}");
+    // A chunk the database refuses (a barcode another article keeps) is written not at all.
+    let taken = vec![
+        line("Miel", 600),
+        json!({"skuId": sku("Confiture"), "name": "Confiture", "priceCents": 450, "vatRate": 5.5, "barcodes": [EAN]})
+            .to_string(),
+    ];
+    let (ok, text) = import_file(&server, &taken);
+    assert!(!ok, "{text}");
+    assert!(text.contains("lines 1 to 2"), "{text}");
+    assert!(found(&server, "miel").await.is_empty());
+    assert_eq!(found(&server, EAN).await, ["Lait entier"]);
     server.stop().await;
+}
+
+/// Catalog writes take turns: two writes of one new article at once both succeed, one
+/// creating it and the other replacing it, and the article has the words of one name.
+async fn two_writes_of_one_new_article_at_once_both_succeed(engine: Engine) {
+    let started = TestServer::start(engine).await;
+    let server = &started;
+    for round in 0..5 {
+        let id = sku(&format!("Article {round}"));
+        let write = |name: String| {
+            let body = json!({"name": name, "priceCents": 250, "vatRate": 20});
+            let path = format!("/v1/catalog/skus/{id}");
+            async move { server.put(&path, &server.admin(), body).await }
+        };
+        let (first, second) = tokio::join!(write(format!("Pomme {round}")), write(format!("Poire {round}")));
+        let mut statuses = [first.status, second.status];
+        statuses.sort();
+        assert_eq!(statuses, [200, 201], "{} / {}", first.text, second.text);
+        let stored = server.get(&format!("/v1/catalog/skus/{id}"), &server.admin()).await;
+        let name = stored.body["name"].as_str().unwrap().to_owned();
+        let pomme = found(server, &format!("pomme {round}")).await;
+        let poire = found(server, &format!("poire {round}")).await;
+        assert_eq!([pomme, poire].concat(), [name], "round {round}");
+    }
+    started.stop().await;
 }
 
 on_both_engines!(
@@ -239,4 +275,5 @@ on_both_engines!(
     a_rename_replaces_the_words_an_article_is_found_by,
     a_bad_search_is_refused_on_q,
     the_import_command_streams_a_file_and_stops_at_a_bad_line,
+    two_writes_of_one_new_article_at_once_both_succeed,
 );
