@@ -120,27 +120,6 @@ pub(crate) async fn replace(
     Ok(())
 }
 
-/// The barcodes of `ids`, each article's in its order.
-pub(crate) async fn of_skus(conn: &mut Conn, ids: &[String]) -> Result<HashMap<String, Vec<String>>, StoreError> {
-    let mut barcodes: HashMap<String, Vec<String>> = HashMap::new();
-    for chunk in ids.chunks(CHUNK) {
-        let mut read = query(format!(
-            "SELECT sku_id, barcode FROM sku_barcodes WHERE sku_id IN ({}) ORDER BY sku_id, position",
-            placeholders(1, chunk.len())
-        ));
-        for id in chunk {
-            read = read.bind(id.as_str());
-        }
-        for row in read.fetch_all(&mut *conn).await? {
-            barcodes
-                .entry(row.try_get("sku_id")?)
-                .or_default()
-                .push(row.try_get("barcode")?);
-        }
-    }
-    Ok(barcodes)
-}
-
 fn taken(barcode: &str, sku: &SkuId) -> StoreError {
     StoreError::Conflict(Conflict::BarcodeTaken {
         barcode: barcode.to_owned(),

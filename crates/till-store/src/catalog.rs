@@ -105,9 +105,23 @@ const STORE_PRICE_ENTRIES: usize = 50_000;
 /// bind-parameter limits of both engines.
 const IMPORT_CHUNK: usize = 500;
 
-const SELECT_SKUS: &str = "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus";
-const SELECT_SKU: &str =
-    "SELECT sku_id, name, price_cents, vat_rate, created_at, updated_at FROM skus WHERE sku_id = $1";
+/// The columns of an article as the back office reads it, from `skus s`, `$1` being the
+/// instant it is read at: its row; its prices from the one in force then on, by start, each
+/// `from:cents:vat`, comma-separated; its barcodes in their order, comma-separated (digits
+/// only). One statement reads a page of articles whole.
+macro_rules! article_columns {
+    () => {
+        "s.sku_id, s.name, s.price_cents, s.vat_rate, s.created_at, s.updated_at, \
+         (SELECT string_agg(p.effective_from || ':' || p.price_cents || ':' || p.vat_rate, ',' ORDER BY p.effective_from) \
+             FROM sku_prices p WHERE p.sku_id = s.sku_id AND p.effective_from >= COALESCE((SELECT MAX(q.effective_from) \
+                 FROM sku_prices q WHERE q.sku_id = s.sku_id AND q.effective_from <= $1), p.effective_from)) AS prices, \
+         (SELECT string_agg(b.barcode, ',' ORDER BY b.position) FROM sku_barcodes b WHERE b.sku_id = s.sku_id) AS barcodes"
+    };
+}
+pub(crate) use article_columns;
+
+const SELECT_SKUS: &str = concat!("SELECT ", article_columns!(), " FROM skus s");
+const SELECT_SKU: &str = concat!("SELECT ", article_columns!(), " FROM skus s WHERE s.sku_id = $2");
 
 struct PutItems {
     writes: Vec<CatalogWrite>,
@@ -187,10 +201,11 @@ impl Store {
     /// One article, at the price in force at `now`, with those scheduled after.
     pub async fn get_catalog_item(&self, sku_id: &SkuId, now: Timestamp) -> Result<Option<CatalogRecord>, StoreError> {
         let row = query(SELECT_SKU)
+            .bind(to_micros(now))
             .bind(sku_id.as_str())
             .fetch_optional(self.reader())
             .await?;
-        Ok(self.records(row.into_iter().collect(), now).await?.pop())
+        row.map(|row| record(&row, now)).transpose()
     }
 
     /// The articles by id, in `window`, as [`Store::get_catalog_item`] reads one.
@@ -200,11 +215,11 @@ impl Store {
         now: Timestamp,
     ) -> Result<Vec<CatalogRecord>, StoreError> {
         let after = window.after.as_ref().map(SkuId::as_str);
-        let rows = Keyset::new(SELECT_SKUS)
-            .by_id("sku_id", after, window.take)
+        let rows = Keyset::binding(SELECT_SKUS, to_micros(now))
+            .by_id("s.sku_id", after, window.take)
             .fetch_all(self.reader())
             .await?;
-        self.records(rows, now).await
+        rows.iter().map(|row| record(row, now)).collect()
     }
 
     /// The articles among `sku_ids` that the authority carries, each at the price `store_id`
@@ -303,46 +318,41 @@ impl Store {
         }
         Ok(articles)
     }
+}
 
-    /// The articles of `rows` (of [`SELECT_SKUS`], [`SELECT_SKU`] or a search) as the back office reads them at `now`.
-    pub(crate) async fn records(&self, rows: Vec<Row>, now: Timestamp) -> Result<Vec<CatalogRecord>, StoreError> {
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids = rows
+/// The article of a row read with [`article_columns`], as the back office reads it at `now`.
+pub(crate) fn record(row: &Row, now: Timestamp) -> Result<CatalogRecord, StoreError> {
+    let prices: Option<String> = row.try_get("prices")?;
+    let schedule = PriceSchedule::new(
+        prices
             .iter()
-            .map(|row| row.try_get::<String>("sku_id"))
-            .collect::<Result<Vec<_>, _>>()?;
-        // The price in force now and those after it; older ones are no one's business here.
-        let sql = format!(
-            "SELECT sku_id, effective_from, price_cents, vat_rate FROM sku_prices p \
-             WHERE sku_id IN ({}) AND effective_from >= COALESCE((SELECT MAX(q.effective_from) \
-                 FROM sku_prices q WHERE q.sku_id = p.sku_id AND q.effective_from <= $1), p.effective_from) \
-             ORDER BY sku_id, effective_from",
-            placeholders(2, ids.len())
-        );
-        let mut prices = query(sql).bind(to_micros(now));
-        for id in &ids {
-            prices = prices.bind(id.as_str());
-        }
-        let mut schedules: HashMap<String, Vec<DatedPrice>> = HashMap::with_capacity(ids.len());
-        for row in prices.fetch_all(self.reader()).await? {
-            schedules
-                .entry(row.try_get("sku_id")?)
-                .or_default()
-                .push(dated_price(&row)?);
-        }
-        let mut barcodes = barcodes::of_skus(&mut self.reader().acquire().await?, &ids).await?;
-        rows.iter()
-            .zip(ids)
-            .map(|(row, id)| {
-                let schedule = PriceSchedule::new(schedules.remove(&id).unwrap_or_default());
-                let mut record = catalog_from_row(row, &schedule, now)?;
-                record.barcodes = barcodes.remove(&id).unwrap_or_default();
-                Ok(record)
-            })
-            .collect()
-    }
+            .flat_map(|prices| prices.split(','))
+            .map(dated_price_of)
+            .collect::<Result<_, _>>()?,
+    );
+    let mut record = catalog_from_row(row, &schedule, now)?;
+    let barcodes: Option<String> = row.try_get("barcodes")?;
+    record.barcodes = barcodes
+        .iter()
+        .flat_map(|barcodes| barcodes.split(','))
+        .map(str::to_owned)
+        .collect();
+    Ok(record)
+}
+
+/// A price as [`article_columns`] writes it: `from:cents:vat`.
+fn dated_price_of(text: &str) -> Result<DatedPrice, StoreError> {
+    let corrupt = || StoreError::Corrupt(format!("a price read as {text:?}"));
+    let mut fields = text.split(':').map(|field| field.parse::<i64>().map_err(|_| corrupt()));
+    let (Some(from), Some(price), Some(vat), None) = (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err(corrupt());
+    };
+    Ok(DatedPrice {
+        effective_from: from_micros(from?),
+        price: cents(price?)?,
+        vat_rate: vat_rate(vat?)?,
+    })
 }
 
 fn article((sku_id, name, prices): (String, String, Vec<DatedPrice>)) -> Arc<Article> {

@@ -41,6 +41,15 @@ impl Keyset {
         }
     }
 
+    /// As [`Keyset::new`], for a `select` that reads `$1` itself: `first` is bound to it, and
+    /// the filters' values from `$2` on.
+    pub(crate) fn binding(select: &'static str, first: impl Into<Param>) -> Keyset {
+        Keyset {
+            params: vec![first.into()],
+            ..Keyset::new(select)
+        }
+    }
+
     fn placeholder(&mut self, value: impl Into<Param>) -> String {
         self.params.push(value.into());
         format!("${}", self.params.len())

@@ -14,7 +14,7 @@
 //! found by `LIKE '% word %'`, a prefix by `LIKE '% pre%'` (words hold letters and digits only,
 //! never a wildcard), and the first word with a prefix is where the prefix first occurs.
 
-use crate::catalog::{CatalogRecord, CatalogWrite, Rows};
+use crate::catalog::{CatalogRecord, CatalogWrite, Rows, article_columns, record};
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::Window;
@@ -24,6 +24,7 @@ use jiff::Timestamp;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use till_core::ids::SkuId;
+use till_core::instant::to_micros;
 use till_core::words::{NameQuery, name_words};
 
 /// Words per statement when those of former names are deleted: 2 parameters each.
@@ -40,8 +41,12 @@ pub struct WordKey {
     pub sku_id: SkuId,
 }
 
-const SEARCH_COLUMNS: &str = "SELECT w.word, s.sku_id, s.name, s.price_cents, s.vat_rate, s.created_at, s.updated_at \
-     FROM sku_words w JOIN skus s ON s.sku_id = w.sku_id";
+/// An article found by its word `w.word`, read whole (`$1`: the instant it is read at).
+const SEARCH_COLUMNS: &str = concat!(
+    "SELECT w.word, ",
+    article_columns!(),
+    " FROM sku_words w JOIN skus s ON s.sku_id = w.sku_id"
+);
 
 impl Store {
     /// The articles whose name holds every whole word of `search` and a word starting with
@@ -53,7 +58,7 @@ impl Store {
         now: Timestamp,
     ) -> Result<Vec<(WordKey, CatalogRecord)>, StoreError> {
         let (sql, params) = statement(search, window.after.as_ref());
-        let mut read = query(sql);
+        let mut read = query(sql).bind(to_micros(now));
         for param in params {
             read = read.bind(param);
         }
@@ -61,17 +66,15 @@ impl Store {
             .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
             .fetch_all(self.reader())
             .await?;
-        let keys = rows
-            .iter()
+        rows.iter()
             .map(|row| {
-                Ok(WordKey {
+                let key = WordKey {
                     word: row.try_get("word")?,
                     sku_id: SkuId::from_trusted(row.try_get("sku_id")?),
-                })
+                };
+                Ok((key, record(row, now)?))
             })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let records = self.records(rows, now).await?;
-        Ok(keys.into_iter().zip(records).collect())
+            .collect()
     }
 
     /// Writes the words of the articles written before the search existed, once: migration
@@ -93,12 +96,13 @@ impl Store {
     }
 }
 
-/// The search's statement and the texts it binds, its limit last (not among them).
+/// The search's statement and the texts it binds from `$2` on (`$1` is the instant it reads
+/// at), its limit last (not among them).
 fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String>) {
     let mut params: Vec<String> = Vec::new();
     let mut bind = |value: String| {
         params.push(value);
-        format!("${}", params.len())
+        format!("${}", params.len() + 1)
     };
     let mut conditions = Vec::new();
     match search.whole.iter().max_by_key(|word| word.len()) {
@@ -130,7 +134,7 @@ fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String
             conditions.push(format!("w.words LIKE {}", bind(format!("% {}%", search.prefix))));
         }
     }
-    let limit = params.len() + 1;
+    let limit = params.len() + 2;
     let sql = format!(
         "{SEARCH_COLUMNS} WHERE {} ORDER BY w.word, w.sku_id LIMIT ${limit}",
         conditions.join(" AND ")
@@ -375,12 +379,20 @@ mod tests {
             ("noir chocolat ch", "SEARCH w USING PRIMARY KEY (word=? AND sku_id>?)"),
         ] {
             let (sql, mut params) = statement(&NameQuery::parse(q).unwrap(), Some(&after));
+            params.insert(0, "1790000000000000".into());
             params.push("50".into());
             let params: Vec<&str> = params.iter().map(String::as_str).collect();
             let plan = query_plan(&conn, &sql, &params).join("\n");
             assert!(plan.starts_with(seek), "{q}: {plan}");
-            assert!(!plan.contains("TEMP B-TREE"), "{q}: {plan}");
+            // The page is not sorted (each article's few prices and barcodes are).
+            assert!(!plan.contains("TEMP B-TREE FOR ORDER BY"), "{q}: {plan}");
             assert!(!plan.contains("SCAN"), "{q}: {plan}");
+            // Each article's prices and barcodes are sought by its id.
+            assert!(plan.contains("SEARCH p USING PRIMARY KEY (sku_id=?)"), "{q}: {plan}");
+            assert!(
+                plan.contains("SEARCH b USING INDEX sku_barcodes_by_sku (sku_id=?)"),
+                "{q}: {plan}"
+            );
         }
     }
 }
