@@ -9,6 +9,7 @@ mod app;
 mod authority;
 mod booking;
 pub mod caller;
+pub mod confirmations;
 pub mod drawer;
 pub mod elevation;
 pub mod finalize;

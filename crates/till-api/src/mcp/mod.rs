@@ -30,6 +30,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::sync::Arc;
+use till_app::confirmations;
 use tools::{CONFIRMATION, Call, ToolSpec};
 use tower::ServiceExt as _;
 
@@ -122,10 +123,11 @@ impl TillMcp {
         match confirmation {
             None => Ok(self.ask(&principal, spec, &arguments, &call).await),
             Some(Value::String(token)) => {
-                match confirm::spend(&self.state, &principal, spec, &arguments, &token).await {
+                let app = self.state.app();
+                match confirmations::spend(app, &principal, spec.operation.id, &arguments, &token).await {
                     Ok(Ok(())) => Ok(self.act(call).await),
-                    Ok(Err(refusal)) => Ok(refused(refusal.message(spec.operation.id))),
-                    Err(error) => Ok(enveloped(error).await),
+                    Ok(Err(mismatch)) => Ok(refused(confirm::refusal(&mismatch, spec.operation.id))),
+                    Err(error) => Ok(enveloped(error.into()).await),
                 }
             }
             Some(_) => Ok(refused(format!(

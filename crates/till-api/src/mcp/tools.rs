@@ -13,8 +13,6 @@ use std::sync::{Arc, OnceLock};
 pub const CONFIRMATION: &str = "confirmation";
 /// The argument that carries the request body.
 pub const BODY: &str = "body";
-/// How long a confirmation token may be presented, in minutes.
-pub const CONFIRMATION_MINUTES: i64 = 5;
 
 /// Where a parameter goes in the request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
