@@ -228,9 +228,10 @@ impl From<StoreError> for ApiError {
             StoreError::Rule(rule) => rule.into(),
             StoreError::Stale(stale) => stale.into(),
             StoreError::Forbidden(forbidden) => forbidden.into(),
-            error @ (StoreError::Unavailable(_) | StoreError::Contended(_) | StoreError::WriterStopped) => {
-                ApiError::Unavailable(error)
-            }
+            error @ (StoreError::Unavailable(_)
+            | StoreError::Contended(_)
+            | StoreError::Raced(_)
+            | StoreError::WriterStopped) => ApiError::Unavailable(error),
             other => ApiError::internal(other),
         }
     }

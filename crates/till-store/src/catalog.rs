@@ -366,11 +366,6 @@ fn article((sku_id, name, prices): (String, String, Vec<DatedPrice>)) -> Arc<Art
 fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Result<ImportSummary, StoreError>> {
     Box::pin(async move {
         let now = to_micros(input.now);
-        // First, so that catalog writes take turns on this row (PostgreSQL's nodes included):
-        // what `present` finds below stays true until this write commits.
-        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
-            .execute(&mut *conn)
-            .await?;
         let mut created = 0;
         // The articles being replaced, with their names, whose words the search forgets.
         let mut former_names = Vec::new();
@@ -388,8 +383,12 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
                 chunk.iter().partition(|w| present.contains_key(w.item.sku_id.as_str()));
 
             // A new article takes its price in the columns of `skus` here; an existing one
-            // below, from its schedule.
-            write_skus(conn, &new, now, Rows::New).await?;
+            // below, from its schedule. Another write creating one of them at once (on another
+            // PostgreSQL node, say) makes this insert wait for it, then fail on the key: the
+            // whole write runs again, and finds the article there.
+            write_skus(conn, &new, now, Rows::New)
+                .await
+                .map_err(StoreError::raced_on_key)?;
             write_skus(conn, &known, now, Rows::Known).await?;
 
             // A price written now that is the one in force changes nothing.
@@ -429,6 +428,9 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
             }
             update.execute(&mut *conn).await?;
         }
+        query("UPDATE catalog_revision SET revision = revision + 1 WHERE singleton = 1")
+            .execute(&mut *conn)
+            .await?;
         barcodes::replace(conn, &input.writes, &former_names).await?;
         sku_words::replace(conn, &input.writes, &former_names).await?;
         Ok(ImportSummary {
@@ -438,10 +440,10 @@ fn put_items<'a>(conn: &'a mut Conn, input: &'a PutItems) -> BoxFuture<'a, Resul
     })
 }
 
-/// Whose rows a multi-row insert writes. A new article's cannot be in the table yet (catalog
-/// writes take turns, and an article is never deleted): they are inserted plainly, which
-/// spares the database a look-up of each key before writing it. A known article's replace
-/// those with the same key.
+/// Whose rows a multi-row insert writes. A new article's cannot be in the table yet (an
+/// article is never deleted, and its row in `skus` is written first): they are inserted
+/// plainly, which spares the database a look-up of each key before writing it. A known
+/// article's replace those with the same key.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rows {
     New,

@@ -34,6 +34,10 @@ pub enum StoreError {
     /// written; the same request may be sent again.
     #[error("database contended")]
     Contended(#[source] DbError),
+    /// A write found a row another transaction had just written, which a running again would
+    /// take into account (an article two writes created at once); the writer runs it again.
+    #[error("database raced")]
+    Raced(#[source] DbError),
     #[error("database error")]
     Database(#[source] DbError),
     /// Stored data that cannot be read back into domain types.
@@ -137,6 +141,7 @@ impl StoreError {
     /// A lost race the database resolved by aborting us: safe to run the whole unit again.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
+            StoreError::Raced(_) => true,
             StoreError::Database(DbError::Postgres(error)) => is_retryable(error),
             _ => false,
         }
@@ -168,6 +173,17 @@ impl StoreError {
                 error.extended_code == sqlite
             }
             _ => false,
+        }
+    }
+
+    /// A unique key refusing a row that another transaction wrote meanwhile, as
+    /// [`StoreError::Raced`]; any other error as it is.
+    pub(crate) fn raced_on_key(self) -> StoreError {
+        match self {
+            StoreError::Database(error) if matches!(&error, DbError::Postgres(e) if is_unique_violation(e)) => {
+                StoreError::Raced(error)
+            }
+            other => other,
         }
     }
 

@@ -243,8 +243,9 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
     server.stop().await;
 }
 
-/// Catalog writes take turns: two writes of one new article at once both succeed, one
-/// creating it and the other replacing it, and the article has the words of one name.
+/// Two writes of one new article at once both succeed, one creating it and the other
+/// replacing it (on PostgreSQL the second finds the first's row on the key and runs again), and
+/// the article has the words of one name.
 async fn two_writes_of_one_new_article_at_once_both_succeed(engine: Engine) {
     let started = TestServer::start(engine).await;
     let server = &started;

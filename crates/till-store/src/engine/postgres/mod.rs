@@ -135,6 +135,7 @@ impl Writer {
                 Err(StoreError::Database(DbError::Postgres(error))) if crate::error::is_retryable(&error) => {
                     return Err(StoreError::Contended(DbError::Postgres(error)));
                 }
+                Err(StoreError::Raced(error)) => return Err(StoreError::Contended(error)),
                 other => return other,
             }
         }
