@@ -97,7 +97,13 @@ pub async fn import(store: &Store, file: impl BufRead + Send + 'static) -> Resul
     };
     // A refused chunk leaves the reader blocked on a full channel: closing it lets it end.
     drop(chunks);
-    let _ = reader.await;
+    let outcome = match (outcome, reader.await) {
+        // The reader ended without saying why (it panicked): the file was not read to its end.
+        (Ok(()), Err(_)) => Err(Reason::Read(std::io::Error::other(
+            "reading the file stopped unexpectedly",
+        ))),
+        (outcome, _) => outcome,
+    };
     outcome.map(|()| written).map_err(|reason| Stopped { written, reason })
 }
 
