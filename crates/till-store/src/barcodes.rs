@@ -2,7 +2,7 @@
 //! written, keyed by the GTIN it stands for, so that one barcode names one article whichever of
 //! its forms is scanned.
 
-use crate::catalog::{CatalogWrite, placeholders};
+use crate::catalog::{CatalogWrite, placeholders, value_rows};
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
 use crate::sql::{Conn, query};
@@ -101,10 +101,7 @@ pub(crate) async fn replace(
     // By barcode, the table's key: the inserts walk its pages in turn.
     rows.sort_unstable_by_key(|(_, _, gtin, _)| *gtin);
     for chunk in rows.chunks(CHUNK) {
-        let values = (0..chunk.len())
-            .map(|i| format!("(${}, ${}, ${}, ${})", 4 * i + 1, 4 * i + 2, 4 * i + 3, 4 * i + 4))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let values = value_rows(chunk.len(), 4, 1, "");
         let mut insert = query(format!(
             "INSERT INTO sku_barcodes (gtin, sku_id, barcode, position) VALUES {values}"
         ));

@@ -474,13 +474,7 @@ async fn write_skus(conn: &mut Conn, writes: &[&CatalogWrite], now: i64, rows: R
     if writes.is_empty() {
         return Ok(());
     }
-    let values = (0..writes.len())
-        .map(|i| {
-            let p = i * 4;
-            format!("(${}, ${}, ${}, ${}, $1, $1)", p + 2, p + 3, p + 4, p + 5)
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let values = value_rows(writes.len(), 4, 2, ", $1, $1");
     let sql = format!(
         "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) VALUES {values}{}",
         rows.on_conflict("sku_id", &["name", "updated_at"])
@@ -502,13 +496,7 @@ async fn write_prices(conn: &mut Conn, writes: &[&CatalogWrite], now: i64, rows:
     if writes.is_empty() {
         return Ok(());
     }
-    let values = (0..writes.len())
-        .map(|i| {
-            let p = i * 4;
-            format!("(${}, ${}, ${}, ${}, $1)", p + 2, p + 3, p + 4, p + 5)
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let values = value_rows(writes.len(), 4, 2, ", $1");
     let sql = format!(
         "INSERT INTO sku_prices (sku_id, effective_from, price_cents, vat_rate, written_at) VALUES {values}{}",
         rows.on_conflict("sku_id, effective_from", &["price_cents", "vat_rate", "written_at"])
@@ -560,6 +548,15 @@ async fn present(conn: &mut Conn, chunk: &[CatalogWrite], now: i64) -> Result<Ha
     Ok(found)
 }
 
+/// `count` rows of a multi-row `VALUES`, each `width` parameters from `$first` on, then `tail`
+/// (`, $1` for a value every row shares): `($2, $3, $1), ($4, $5, $1)`.
+pub(crate) fn value_rows(count: usize, width: usize, first: usize, tail: &str) -> String {
+    (0..count)
+        .map(|row| format!("({}{tail})", placeholders(first + row * width, width)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `$first, $first+1, ...` for `count` parameters.
 pub(crate) fn placeholders(first: usize, count: usize) -> String {
     (first..first + count)
@@ -606,4 +603,15 @@ fn cents(price: i64) -> Result<Cents, StoreError> {
 
 fn vat_rate(vat: i64) -> Result<VatRate, StoreError> {
     VatRate::from_hundredths(vat).ok_or_else(|| StoreError::Corrupt(format!("VAT rate {vat} out of range")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_rows_number_each_row_after_the_last_and_end_with_the_shared_tail() {
+        assert_eq!(value_rows(2, 2, 2, ", $1"), "($2, $3, $1), ($4, $5, $1)");
+        assert_eq!(value_rows(1, 3, 1, ""), "($1, $2, $3)");
+    }
 }

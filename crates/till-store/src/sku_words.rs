@@ -14,7 +14,7 @@
 //! found by `LIKE '% word %'`, a prefix by `LIKE '% pre%'` (words hold letters and digits only,
 //! never a wildcard), and the first word with a prefix is where the prefix first occurs.
 
-use crate::catalog::{CatalogRecord, CatalogWrite, Rows, article_columns, record};
+use crate::catalog::{CatalogRecord, CatalogWrite, Rows, article_columns, record, value_rows};
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::Window;
@@ -238,10 +238,7 @@ pub(crate) async fn replace(
         .collect();
     stale.sort_unstable();
     for chunk in stale.chunks(DELETE_ROWS) {
-        let keys = (0..chunk.len())
-            .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let keys = value_rows(chunk.len(), 2, 1, "");
         let mut delete = query(format!("DELETE FROM sku_words WHERE (word, sku_id) IN (VALUES {keys})"));
         for (word, sku_id) in chunk {
             delete = delete.bind(word.as_str()).bind(*sku_id);
@@ -258,10 +255,7 @@ pub(crate) async fn replace(
 /// words given.
 async fn insert(conn: &mut Conn, words: &[WordRow<'_>], rows: Rows) -> Result<(), StoreError> {
     for chunk in words.chunks(INSERT_ROWS) {
-        let values = (0..chunk.len())
-            .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let values = value_rows(chunk.len(), 3, 1, "");
         let mut insert = query(format!(
             "INSERT INTO sku_words (word, sku_id, words) VALUES {values}{}",
             rows.on_conflict("word, sku_id", &["words"])

@@ -17,6 +17,7 @@ use till_core::catalog::price_starts;
 use till_core::ids::SkuId;
 use till_store::Store;
 use till_store::catalog::CatalogWrite;
+use tokio::sync::mpsc::Sender;
 
 /// Articles written per transaction. Article ids are hashes, so each chunk rewrites most pages
 /// of the catalog's indexes however few articles it holds: fewer, bigger chunks rewrite them
@@ -122,49 +123,65 @@ struct Chunk {
 
 /// Reads `file` into chunks of [`CHUNK`] articles, sent in order until the file ends or a
 /// line is bad; returns early when the writer has stopped listening.
-fn read_chunks(file: impl BufRead, sender: &tokio::sync::mpsc::Sender<Read>) {
-    let mut pending: Vec<CatalogWrite> = Vec::new();
-    let mut ids: HashSet<SkuId> = HashSet::new();
-    let mut lines = (0, 0);
-    let hand_over = |pending: &mut Vec<CatalogWrite>, ids: &mut HashSet<SkuId>, lines: (usize, usize)| {
-        ids.clear();
-        let writes = std::mem::take(pending);
-        writes.is_empty() || sender.blocking_send(Read::Chunk(Chunk { writes, lines })).is_ok()
-    };
+fn read_chunks(file: impl BufRead, sender: &Sender<Read>) {
+    let mut filling = Filling::default();
     for (index, line) in file.lines().enumerate() {
         let number = index + 1;
-        let write = match line.map_err(Reason::Read).and_then(|line| {
-            if line.trim().is_empty() {
-                Ok(None)
-            } else {
-                parse(&line, number).map(Some)
-            }
-        }) {
-            Ok(Some(write)) => write,
-            Ok(None) => continue,
-            Err(reason) => {
-                // Every article before the bad line is written, so a rerun starts clean.
-                if hand_over(&mut pending, &mut ids, lines) {
-                    let _ = sender.blocking_send(Read::Stop(reason));
-                }
-                return;
-            }
+        let line = match line {
+            Ok(line) => line,
+            Err(error) => return filling.stop(sender, Reason::Read(error)),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let write = match parse(&line, number) {
+            Ok(write) => write,
+            Err(reason) => return filling.stop(sender, reason),
         };
         // Two lines of one article go to separate transactions, the later one last.
-        if ids.contains(&write.item.sku_id) && !hand_over(&mut pending, &mut ids, lines) {
+        if filling.ids.contains(&write.item.sku_id) && !filling.hand_over(sender) {
             return;
         }
-        if pending.is_empty() {
-            lines.0 = number;
-        }
-        ids.insert(write.item.sku_id.clone());
-        pending.push(write);
-        lines.1 = number;
-        if pending.len() == CHUNK && !hand_over(&mut pending, &mut ids, lines) {
+        filling.push(write, number);
+        if filling.writes.len() == CHUNK && !filling.hand_over(sender) {
             return;
         }
     }
-    hand_over(&mut pending, &mut ids, lines);
+    filling.hand_over(sender);
+}
+
+/// The chunk the reading thread is filling, with the ids it holds.
+#[derive(Default)]
+struct Filling {
+    writes: Vec<CatalogWrite>,
+    ids: HashSet<SkuId>,
+    lines: (usize, usize),
+}
+
+impl Filling {
+    fn push(&mut self, write: CatalogWrite, line: usize) {
+        if self.writes.is_empty() {
+            self.lines.0 = line;
+        }
+        self.lines.1 = line;
+        self.ids.insert(write.item.sku_id.clone());
+        self.writes.push(write);
+    }
+
+    /// Sends the chunk (when it holds an article) and starts the next; false when the writer
+    /// has stopped listening.
+    fn hand_over(&mut self, sender: &Sender<Read>) -> bool {
+        let Filling { writes, lines, .. } = std::mem::take(self);
+        writes.is_empty() || sender.blocking_send(Read::Chunk(Chunk { writes, lines })).is_ok()
+    }
+
+    /// Sends every article before the line that stopped the reading, then why it stopped, so
+    /// that a rerun of the corrected file starts clean.
+    fn stop(&mut self, sender: &Sender<Read>, reason: Reason) {
+        if self.hand_over(sender) {
+            let _ = sender.blocking_send(Read::Stop(reason));
+        }
+    }
 }
 
 /// Writes `chunk` in one transaction, adding what it wrote to `written`.
