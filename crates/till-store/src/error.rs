@@ -34,8 +34,8 @@ pub enum StoreError {
     /// written; the same request may be sent again.
     #[error("database contended")]
     Contended(#[source] DbError),
-    /// A write found a row another transaction had just written, which a running again would
-    /// take into account (an article two writes created at once); the writer runs it again.
+    /// A write met a row another transaction had just written (an article two writes created
+    /// at once); run again, it finds that row and takes it into account. The writer does so.
     #[error("database raced")]
     Raced(#[source] DbError),
     #[error("database error")]
