@@ -261,25 +261,15 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     let scheme = transport.scheme();
     tracing::info!(%addr, scheme, database = state.store().engine().as_str(), "till is serving");
     if demo {
-        let session = demo::seed(&state).await.context("cannot load the demo data")?;
-        print_demo(&config, &format!("{scheme}://{addr}"), &session);
+        let session = demo::seed(&state, &config).await.context("cannot load the demo data")?;
+        print_demo(&format!("{scheme}://{addr}"), &session);
     }
     server::serve(listener, state, transport, shutdown_signal()).await?;
     tracing::info!("till stopped");
     Ok(())
 }
 
-fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
-    let secret = config.jwt_secret.as_deref().unwrap_or_default();
-    let admin = token::mint(
-        secret,
-        &config.jwt_issuer,
-        &config.jwt_audience,
-        "demo-admin",
-        &till_core::grant::GrantSet::all().to_words(),
-        jiff::Timestamp::now(),
-        Duration::from_secs(24 * 3600),
-    );
+fn print_demo(url: &str, session: &demo::DemoSession) {
     println!(
         "\ntill demo is ready on {url}\n\n\
          Paste these into your shell:\n\n\
@@ -293,6 +283,7 @@ fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
          The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
          # console: {url}/console\n\n\
          A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
+        admin = session.admin_token,
         session_id = session.session_id,
         session_token = session.token,
         register = demo::REGISTER,

@@ -7,6 +7,7 @@ mod auth;
 mod barcodes;
 mod console;
 mod contract;
+mod demo;
 mod deploy;
 mod drawer;
 mod elevation;
