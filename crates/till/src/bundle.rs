@@ -26,6 +26,7 @@ use till_core::exports::bundle::{
 use till_core::exports::ereporting::{self, DayRate};
 use till_core::exports::{ClosedDay, last_day_begun};
 use till_core::exports::fec::{fec, file_name};
+use till_core::fiscal::FiscalKey;
 use till_core::fiscal::archive::{ArchiveDocument, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, file_digest};
 use till_store::archives::ArchiveRequest;
 use till_store::Store;
@@ -88,11 +89,11 @@ fn differences(rows: &[Reconciled]) -> Vec<String> {
 pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &Path) -> anyhow::Result<bool> {
     let accounts = config.api_config()?.fec;
     NewFolder::check(out)?;
-    let key = existing_fiscal_key(config)?;
     let store = open_existing_store(config).await?;
     let made = read_and_seal(&store, config, register, from, to).await;
     store.close().await;
     let Sealed {
+        key,
         days,
         sirets,
         archive,
@@ -155,8 +156,9 @@ pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &P
     Ok(holds && differ.is_empty())
 }
 
-/// What a bundle takes from the database.
+/// What a bundle takes from the database, and the key that sealed its archive.
 struct Sealed {
+    key: FiscalKey,
     days: Vec<ClosedDay>,
     sirets: BTreeMap<String, Option<String>>,
     archive: bytes::Bytes,
@@ -187,6 +189,8 @@ async fn read_and_seal(store: &Store, config: &Config, register: &str, from: Dat
             "register {register_id} has sales on {date} that its day closure has not sealed yet; only closed days go in a bundle"
         ),
     };
+    let key = existing_fiscal_key(config)?;
+    // The store takes a key of its own to seal the archive; this one signs the manifest.
     store
         .use_fiscal_key(existing_fiscal_key(config)?, jiff::Timestamp::now())
         .await?;
@@ -205,6 +209,7 @@ async fn read_and_seal(store: &Store, config: &Config, register: &str, from: Dat
         .ok_or_else(|| anyhow!("there is no register {register}"))?;
     let keys = json!({"keys": store.fiscal_keys().await?.into_iter().map(|k| k.jwk).collect::<Vec<_>>()});
     Ok(Sealed {
+        key,
         days,
         sirets,
         archive: made.file,
