@@ -24,12 +24,12 @@ use till_core::exports::bundle::{
     sequences_csv,
 };
 use till_core::exports::ereporting::{self, DayRate};
-use till_core::exports::{ClosedDay, last_day_begun};
 use till_core::exports::fec::{fec, file_name};
+use till_core::exports::{ClosedDay, last_day_begun};
 use till_core::fiscal::FiscalKey;
 use till_core::fiscal::archive::{ArchiveDocument, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, file_digest};
-use till_store::archives::ArchiveRequest;
 use till_store::Store;
+use till_store::archives::ArchiveRequest;
 use till_store::exports::{DaysAsked, ExportDays};
 
 const ARCHIVE: &str = "archive.json";

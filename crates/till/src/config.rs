@@ -885,8 +885,14 @@ mod tests {
             assert_eq!((fec.label("5115"), fec.label("530")), ("CB Paris", "Caisse centrale"));
             assert_eq!(fec.label("44571"), "TVA collectée");
             jail.set_env("TILL_FEC_ACCOUNT_LABELS", "530=");
-            let refused = Config::load(None, &Overrides::default()).unwrap().api_config().unwrap_err();
-            assert!(refused.to_string().contains("TILL_FEC_ACCOUNT_LABELS: 530"), "{refused}");
+            let refused = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap_err();
+            assert!(
+                refused.to_string().contains("TILL_FEC_ACCOUNT_LABELS: 530"),
+                "{refused}"
+            );
             Ok(())
         });
     }

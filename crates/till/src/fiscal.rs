@@ -19,8 +19,8 @@ use till_core::fiscal::archive::{
     self, ArchiveError, KeySet, KeySetError, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, Trust, Verified,
 };
 use till_core::fiscal::audit::audit;
-use till_store::journal::jet;
 use till_store::StoreError;
+use till_store::journal::jet;
 
 /// Audits the journals of the database as it is (nothing is created where there is none);
 /// true when every one holds.

@@ -1,7 +1,6 @@
 //! `GET /v1/reports/sales`: the sales of a period added up by local day or hour, article,
 //! seller, tender method or VAT rate, as JSON or, for `Accept: text/csv`, as CSV.
 
-use till_core::csv_cell::text_cell;
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, QueryParams};
@@ -16,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use jiff::{Span, Timestamp};
 use serde::Serialize;
 use till_app::reports::{ReportRequest, sales_report};
+use till_core::csv_cell::text_cell;
 use till_core::ids::{RegisterId, StoreId};
 use till_core::instant::{format_utc, parse_quarter_hour};
 use till_core::money::MAX_SAFE_INTEGER;

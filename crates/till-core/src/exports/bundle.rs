@@ -278,14 +278,20 @@ pub fn open_manifest(bytes: &[u8], keys: &Value) -> Result<(Manifest, String), S
         return Err(format!("the manifest's format is not {FORMAT}"));
     }
     let names = manifest.files.iter().map(|file| file.name.as_str());
-    if let Some(name) = names.chain([manifest.fec_file.as_str()]).find(|name| !is_file_name(name)) {
+    if let Some(name) = names
+        .chain([manifest.fec_file.as_str()])
+        .find(|name| !is_file_name(name))
+    {
         return Err(format!(
             "the manifest names {name:?}, which is not a plain file name of the folder \
              (letters, digits, '.', '-' and '_', not starting with '.')"
         ));
     }
     if !manifest.files.iter().any(|file| file.name == manifest.fec_file) {
-        return Err(format!("the manifest's FEC {} is not among its files", manifest.fec_file));
+        return Err(format!(
+            "the manifest's FEC {} is not among its files",
+            manifest.fec_file
+        ));
     }
     Ok((manifest, key_id))
 }
@@ -296,7 +302,9 @@ pub fn open_manifest(bytes: &[u8], keys: &Value) -> Result<(Manifest, String), S
 pub fn is_file_name(name: &str) -> bool {
     (1..=100).contains(&name.len())
         && !name.starts_with('.')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
 }
 
 #[cfg(test)]
@@ -374,18 +382,38 @@ mod tests {
                 })
                 .collect(),
         };
-        let good = manifest(&["archive.json", "123456789FEC20260330.txt"], "123456789FEC20260330.txt");
+        let good = manifest(
+            &["archive.json", "123456789FEC20260330.txt"],
+            "123456789FEC20260330.txt",
+        );
         let sealed = seal_manifest(&good, &key).unwrap();
         assert_eq!(open_manifest(sealed.as_bytes(), &set).unwrap().0, good);
-        for bad in ["../outside.txt", "/etc/passwd", "sub/file", ".hidden", "", "..", "a\\b", "é.txt"] {
+        for bad in [
+            "../outside.txt",
+            "/etc/passwd",
+            "sub/file",
+            ".hidden",
+            "",
+            "..",
+            "a\\b",
+            "é.txt",
+        ] {
             let sealed = seal_manifest(&manifest(&["archive.json", bad], "FEC.txt"), &key).unwrap();
             let refused = open_manifest(sealed.as_bytes(), &set).unwrap_err();
             assert!(refused.contains("not a plain file name"), "{bad}: {refused}");
         }
         let sealed = seal_manifest(&manifest(&["archive.json"], "../FEC.txt"), &key).unwrap();
-        assert!(open_manifest(sealed.as_bytes(), &set).unwrap_err().contains("not a plain file name"));
+        assert!(
+            open_manifest(sealed.as_bytes(), &set)
+                .unwrap_err()
+                .contains("not a plain file name")
+        );
         let sealed = seal_manifest(&manifest(&["archive.json"], "FEC.txt"), &key).unwrap();
-        assert!(open_manifest(sealed.as_bytes(), &set).unwrap_err().contains("not among its files"));
+        assert!(
+            open_manifest(sealed.as_bytes(), &set)
+                .unwrap_err()
+                .contains("not among its files")
+        );
     }
 
     #[test]

@@ -216,7 +216,9 @@ impl FecAccounts {
 fn fits_a_column(label: &str) -> bool {
     !label.trim().is_empty()
         && label.chars().count() <= 60
-        && !label.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+        && !label
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
 }
 
 /// One line of the file.

@@ -324,7 +324,10 @@ mod tests {
         // 23:30 in Paris on the 26th is already the 27th in Noumea.
         let now: Timestamp = "2026-11-26T22:30:00Z".parse().unwrap();
         let paris = last_day_begun(&zones(&["Europe/Paris"]), now);
-        assert_eq!((paris.date.to_string(), paris.zone.as_str()), ("2026-11-26".to_owned(), "Europe/Paris"));
+        assert_eq!(
+            (paris.date.to_string(), paris.zone.as_str()),
+            ("2026-11-26".to_owned(), "Europe/Paris")
+        );
         let noumea = last_day_begun(&zones(&["Pacific/Noumea"]), now);
         assert_eq!(noumea.date.to_string(), "2026-11-27");
         let both = last_day_begun(&zones(&["Pacific/Noumea", "Europe/Paris"]), now);

@@ -142,8 +142,20 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
         ("44571", "TVA collectee", "TVA sur retours 20%", "2,42", "0,00"),
         ("707", "Ventes de marchandises", "Ventes TVA 5.5%", "0,00", "26,06"),
         ("44571", "TVA collectee", "TVA collectee 5.5%", "0,00", "1,44"),
-        ("5112", "Cartes bancaires a encaisser", "Encaissements carte bancaire", "17,10", "0,00"),
-        ("5112", "Cartes bancaires a encaisser", "Remboursements carte bancaire", "0,00", "14,50"),
+        (
+            "5112",
+            "Cartes bancaires a encaisser",
+            "Encaissements carte bancaire",
+            "17,10",
+            "0,00",
+        ),
+        (
+            "5112",
+            "Cartes bancaires a encaisser",
+            "Remboursements carte bancaire",
+            "0,00",
+            "14,50",
+        ),
         ("530", "Caisse", "Encaissements especes", "24,90", "0,00"),
     ];
     let first_rows = rows(&first_day.text);
@@ -383,12 +395,13 @@ async fn a_period_ending_after_today_is_refused_on_to(engine: Engine) {
 async fn the_fec_is_plain_ascii_with_one_label_per_account(engine: Engine) {
     let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     let register = "caisse-Élysée";
-    let (session, till) = shop
-        .server
-        .open_session("s1", register, "camille", "1234")
-        .await;
+    let (session, till) = shop.server.open_session("s1", register, "camille", "1234").await;
     for (transaction, method) in [("t1", "card"), ("t2", "cash"), ("t3", "cheque")] {
-        let mut sale = shop.sale(transaction, vec![line("l1", MUG, 1), line("l2", BAGUETTE, 1)], 1450 + 130);
+        let mut sale = shop.sale(
+            transaction,
+            vec![line("l1", MUG, 1), line("l2", BAGUETTE, 1)],
+            1450 + 130,
+        );
         sale["sessionId"] = json!(session);
         sale["tenders"]["tenders"][0]["method"] = json!(method);
         let sold = shop.server.post("/v1/checkout/finalize", &till, sale).await;
@@ -441,8 +454,9 @@ async fn the_fec_is_plain_ascii_with_one_label_per_account(engine: Engine) {
         .map(|(a, l)| (a.to_owned(), l.to_owned()))
     );
     assert!(
-        rows.iter().all(|r| r[column("PieceRef")].starts_with("Z-caisse-Elysee-")
-            && r[column("EcritureLib")].starts_with("Caisse caisse-Elysee du 2026-03-30: ")),
+        rows.iter()
+            .all(|r| r[column("PieceRef")].starts_with("Z-caisse-Elysee-")
+                && r[column("EcritureLib")].starts_with("Caisse caisse-Elysee du 2026-03-30: ")),
         "{}",
         fec.text
     );

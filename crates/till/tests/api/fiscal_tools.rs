@@ -81,7 +81,11 @@ async fn a_tool_that_reads_makes_nothing_where_no_till_database_is(engine: Engin
         Engine::Postgres => Some(fresh_postgres_database().await),
     };
     let env: Vec<(&str, &str)> = postgres.iter().map(|url| ("TILL_DATABASE_URL", url.as_str())).collect();
-    for args in [&["fiscal", "verify"][..], &["fiscal", "verify", "--register", "r1"], &bundle] {
+    for args in [
+        &["fiscal", "verify"][..],
+        &["fiscal", "verify", "--register", "r1"],
+        &bundle,
+    ] {
         let (code, printed) = till_in(home.path(), args, &env);
         assert_eq!(code, Some(1), "{args:?}: {printed}");
         let expected = match engine {
@@ -96,12 +100,11 @@ async fn a_tool_that_reads_makes_nothing_where_no_till_database_is(engine: Engin
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
         let mut conn = sqlx::AnyConnection::connect(&url).await.unwrap();
-        let tables: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
-        )
-        .fetch_one(&mut conn)
-        .await
-        .unwrap();
+        let tables: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
         assert_eq!(tables, 0, "the empty database was given tables");
         let _ = conn.close().await;
     }
@@ -240,11 +243,7 @@ async fn verify_bundle_reads_only_the_folders_own_files(engine: Engine) {
                 sha256: "00".to_owned(),
             }],
         };
-        std::fs::write(
-            forged.join("manifest.json"),
-            seal_manifest(&manifest, &key).unwrap(),
-        )
-        .unwrap();
+        std::fs::write(forged.join("manifest.json"), seal_manifest(&manifest, &key).unwrap()).unwrap();
         let (code, printed) = verify_bundle(&forged);
         assert_eq!(code, Some(1), "{printed}");
         assert!(

@@ -276,7 +276,11 @@ async fn the_import_command_bounds_a_line_and_refuses_a_key_given_twice(engine: 
 
     let path = server.config.data_dir.join("catalog.ndjson");
     let long = json!({"skuId": sku("Long"), "name": "x".repeat(70_000), "priceCents": 1, "vatRate": 20});
-    std::fs::write(&path, format!("{}\n{long}\n{}\n", line("Farine", 180), line("Sucre", 210))).unwrap();
+    std::fs::write(
+        &path,
+        format!("{}\n{long}\n{}\n", line("Farine", 180), line("Sucre", 210)),
+    )
+    .unwrap();
     let (code, text) = import_path(&server, &path);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("line 2: is longer than 65536 bytes"), "{text}");
