@@ -142,9 +142,9 @@ enum FiscalAction {
 enum CatalogAction {
     /// Create or replace the articles of an NDJSON file, one per line with the fields of an
     /// item of POST /v1/catalog/import, a chunk per transaction. A bad line (not an article,
-    /// longer than 64 KiB, or an id or a barcode an earlier line gave) stops the import (exit
-    /// 1) with its line number; the articles before it are written, and running the import
-    /// again on the corrected file is safe.
+    /// longer than 64 KiB, or an id or a barcode an earlier line gave) stops the import with
+    /// exit code 1 and its line number; the articles before it are written, and running the
+    /// import again on the corrected file is safe.
     Import {
         /// The NDJSON file.
         file: PathBuf,
