@@ -5,6 +5,7 @@ use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::{Error, Refusal};
+use till_core::exports::Today;
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
 use till_core::offline::{CLOCK_DRIFT, IssuedAtProblem};
@@ -264,6 +265,14 @@ impl From<Conflict> for ApiError {
             )),
         }
     }
+}
+
+/// A period of an export or an archive that ends on a day not begun yet in one of its stores.
+pub(crate) fn period_ends_after_today(today: &Today) -> ApiError {
+    ApiError::field(
+        "to",
+        format!("must not be after today ({} in {})", today.date, today.zone),
+    )
 }
 
 /// A look-up of a sale by its transaction id that found none.

@@ -47,7 +47,7 @@ pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
 
-pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
+pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
 pub use error::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale, StoreError};

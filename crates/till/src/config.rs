@@ -116,6 +116,11 @@ pub struct Config {
     /// What a tender gave over the amount due and the shop kept.
     #[serde(deserialize_with = "text::required")]
     pub fec_forfeited_account: String,
+    /// `account=label` pairs, each over the French default of its account (the `CompteLib` of
+    /// every line of that account); a comma list in the environment, a list or a comma list in
+    /// the file.
+    #[serde(deserialize_with = "list::comma_separated")]
+    pub fec_account_labels: Vec<String>,
 
     // Identity (till-api's JwtSettings).
     /// HS256 shared secret for identity-provider tokens (development, tests).
@@ -222,6 +227,12 @@ impl Default for Config {
                 .collect(),
             fec_other_tender_account: api.fec.other_tenders.clone(),
             fec_forfeited_account: api.fec.forfeited.clone(),
+            fec_account_labels: api
+                .fec
+                .labels
+                .iter()
+                .map(|(account, label)| format!("{account}={label}"))
+                .collect(),
 
             jwt_secret: jwt.hs256_secret,
             jwt_jwks_url: None,
@@ -371,6 +382,13 @@ impl Config {
                 .ok_or_else(|| anyhow!("TILL_FEC_TENDER_ACCOUNTS: {} is not a tender method", method.trim()))?;
             tenders.insert(method.as_str().to_owned(), account.trim().to_owned());
         }
+        let mut labels = FecAccounts::default().labels;
+        for pair in &self.fec_account_labels {
+            let (account, label) = pair.split_once('=').ok_or_else(|| {
+                anyhow!("TILL_FEC_ACCOUNT_LABELS: `{pair}` is not account=label, such as 5112=Cartes bancaires")
+            })?;
+            labels.insert(account.trim().to_owned(), label.trim().to_owned());
+        }
         let accounts = FecAccounts {
             journal_code: self.fec_journal_code.clone(),
             journal_label: self.fec_journal_label.clone(),
@@ -379,6 +397,7 @@ impl Config {
             tenders,
             other_tenders: self.fec_other_tender_account.clone(),
             forfeited: self.fec_forfeited_account.clone(),
+            labels,
         };
         accounts.check().map_err(|bad| match bad.setting.split_once(' ') {
             Some((setting, method)) => anyhow!("TILL_FEC_{}: {method} {}", setting.to_ascii_uppercase(), bad.reason),
@@ -853,6 +872,27 @@ mod tests {
                 .fec;
             assert_eq!((fec.tender("card"), fec.tender("cash")), ("5115", "530"));
             assert_eq!(fec.sales, "7071");
+            assert_eq!(
+                (fec.label("5115"), fec.label("7071"), fec.label("530")),
+                ("Cartes bancaires à encaisser", "Ventes de marchandises", "Caisse")
+            );
+            jail.set_env("TILL_FEC_ACCOUNT_LABELS", "5115=CB Paris, 530=Caisse centrale");
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
+            assert_eq!((fec.label("5115"), fec.label("530")), ("CB Paris", "Caisse centrale"));
+            assert_eq!(fec.label("44571"), "TVA collectée");
+            jail.set_env("TILL_FEC_ACCOUNT_LABELS", "530=");
+            let refused = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap_err();
+            assert!(
+                refused.to_string().contains("TILL_FEC_ACCOUNT_LABELS: 530"),
+                "{refused}"
+            );
             Ok(())
         });
     }

@@ -430,7 +430,8 @@ struct ArchiveBody {
     /// First day, `YYYY-MM-DD` in the store's time zone.
     #[schema(format = Date)]
     from: String,
-    /// Last day, inclusive; not before `from`, and less than a year after it.
+    /// Last day, inclusive; not before `from`, less than a year after it, and not after today
+    /// in the store's time zone.
     #[schema(format = Date)]
     to: String,
 }
@@ -473,6 +474,7 @@ async fn make_archive(
         Some((register?, from, to))
     });
     let (register, from, to) = problems.finish(|| request)?;
+    super::exports::ensure_begun(&state, None, Some(register.as_str()), to).await?;
     let request = ArchiveRequest {
         archive_id: new_id("arc"),
         register_id: register.into_string(),

@@ -15,6 +15,7 @@ mod envelope;
 mod events;
 mod exports;
 mod finalize;
+mod fiscal_tools;
 mod journal;
 mod lists;
 mod mcp;
