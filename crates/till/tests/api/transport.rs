@@ -263,7 +263,7 @@ async fn a_body_that_never_comes_is_408_in_the_envelope(engine: Engine) {
     let mut stream = connect(&server).await;
     let head = format!(
         "PUT /v1/stores/s1 HTTP/1.1\r\nHost: till\r\nAuthorization: Bearer {admin}\r\n\
-         Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n"
+         Content-Type: application/json\r\nContent-Length: 500000\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     let reply = read_answer(&mut stream).await;
@@ -271,6 +271,41 @@ async fn a_body_that_never_comes_is_408_in_the_envelope(engine: Engine) {
     assert_eq!(reply.headers["connection"], "close");
     assert!(reply.headers.contains_key("x-request-id"));
     assert!(closed_without_a_word(&mut stream).await);
+    server.get("/v1/stores/s1", &admin).await.assert_error(404, "NOT_FOUND");
+    server.stop().await;
+}
+
+/// A body announced larger than `TILL_MAX_BODY_BYTES` is refused from the head: at once, in
+/// the envelope, never `100 Continue`, nothing read or done.
+async fn a_body_announced_over_the_limit_is_413_from_its_head(engine: Engine) {
+    // A short body timeout: a server that waited for the body would answer 408 soon.
+    let server = TestServer::start_with(engine, |config| config.http_body_timeout_seconds = 3).await;
+    let admin = server.admin();
+    let head = |expect: &str| {
+        format!(
+            "PUT /v1/stores/s1 HTTP/1.1\r\nHost: till\r\nAuthorization: Bearer {admin}\r\n\
+             Content-Type: application/json\r\n{expect}Content-Length: 1000000000000\r\n\r\n"
+        )
+    };
+    // The client waits for `100 Continue` before it sends the body.
+    let mut stream = connect(&server).await;
+    let asked = std::time::Instant::now();
+    stream
+        .write_all(head("Expect: 100-continue\r\n").as_bytes())
+        .await
+        .unwrap();
+    let reply = read_answer(&mut stream).await;
+    reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+    assert!(asked.elapsed() < Duration::from_secs(2), "answered from the head");
+    assert_eq!(reply.headers["connection"], "close");
+    assert!(closed_without_a_word(&mut stream).await);
+    // The client sends its body at once: the answer comes all the same, and the connection
+    // closes without a reset that would lose it.
+    let mut request = head("").into_bytes();
+    request.extend_from_slice(&[b'{'; 256 * 1024]);
+    let reply = answer_to(&server, request).await;
+    reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+    assert_eq!(reply.headers["connection"], "close");
     server.get("/v1/stores/s1", &admin).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
@@ -669,6 +704,7 @@ on_both_engines!(
     a_slow_request_head_is_closed_by_the_header_timeout,
     an_idle_connection_is_kept_for_the_idle_timeout_then_closed,
     a_body_that_never_comes_is_408_in_the_envelope,
+    a_body_announced_over_the_limit_is_413_from_its_head,
     connections_over_the_cap_are_answered_503,
     a_request_in_flight_finishes_when_the_node_stops,
     listed_origins_get_cors_and_others_none,
