@@ -233,7 +233,14 @@ mod tests {
     fn only_short_plain_request_ids_are_taken() {
         assert!(fit_request_id(b"req-2026.01_a"));
         assert!(fit_request_id("a".repeat(64).as_bytes()));
-        for unfit in [&b""[..], "a".repeat(65).as_bytes(), b"a b", b"a\nINFO forged", b"a\"b", b"\xc3\xa9"] {
+        for unfit in [
+            &b""[..],
+            "a".repeat(65).as_bytes(),
+            b"a b",
+            b"a\nINFO forged",
+            b"a\"b",
+            b"\xc3\xa9",
+        ] {
             assert!(!fit_request_id(unfit), "{unfit:?}");
         }
     }

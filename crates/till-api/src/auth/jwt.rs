@@ -52,6 +52,8 @@ impl Default for JwtSettings {
 pub struct VerifiedToken {
     pub subject: String,
     pub grants: GrantSet,
+    /// The last instant the token is accepted: its `exp`, with the leeway.
+    pub expires_at: jiff::Timestamp,
 }
 
 /// Why a token was refused; the text is shown to the caller.
@@ -84,6 +86,8 @@ pub enum TokenError {
 struct Claims {
     iss: serde_json::Value,
     sub: serde_json::Value,
+    /// Checked by the verifier; read for the instant the token stops being accepted.
+    exp: serde_json::Value,
     #[serde(default)]
     scope: Option<serde_json::Value>,
     #[serde(default)]
@@ -179,7 +183,18 @@ impl JwtVerifier {
                 .map(String::as_str)
                 .chain(claims.permissions.iter().flatten().map(String::as_str)),
         );
-        Ok(VerifiedToken { subject, grants })
+        let exp = claims
+            .exp
+            .as_i64()
+            .or_else(|| claims.exp.as_f64().map(|seconds| seconds as i64))
+            .ok_or(TokenError::Malformed)?;
+        let leeway = i64::try_from(self.settings.leeway.as_secs()).unwrap_or(0);
+        let expires_at = jiff::Timestamp::from_second(exp.saturating_add(leeway)).map_err(|_| TokenError::Malformed)?;
+        Ok(VerifiedToken {
+            subject,
+            grants,
+            expires_at,
+        })
     }
 
     async fn key_for(&self, kid: &str, alg: Algorithm) -> Result<DecodingKey, TokenError> {

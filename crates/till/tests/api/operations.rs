@@ -85,7 +85,14 @@ async fn made_up_methods_and_paths_add_no_metrics_series(engine: Engine) {
         let path = &shapes(n)[n % 4];
         let reply = server.call(method, path, None, None).await;
         assert!((400..500).contains(&reply.status), "{path}: {}", reply.status);
-        server.call(standard[n % standard.len()].clone(), &format!("/made-up-{n}"), None, None).await;
+        server
+            .call(
+                standard[n % standard.len()].clone(),
+                &format!("/made-up-{n}"),
+                None,
+                None,
+            )
+            .await;
     }
     let after = open_ended_series(&server).await;
     assert_eq!(after, before, "no new series");
@@ -97,7 +104,10 @@ async fn made_up_methods_and_paths_add_no_metrics_series(engine: Engine) {
 
 /// With a metrics token set, `/metrics` answers that bearer token alone.
 async fn the_metrics_token_guards_the_metrics(engine: Engine) {
-    let server = TestServer::start_with(engine, |config| config.metrics_token = Some("scrape-me-7f3a".to_owned())).await;
+    let server = TestServer::start_with(engine, |config| {
+        config.metrics_token = Some("scrape-me-7f3a".to_owned())
+    })
+    .await;
     let without = server.call(Method::GET, "/metrics", None, None).await;
     without.assert_error(401, "UNAUTHORIZED");
     assert_eq!(without.headers["www-authenticate"], "Bearer");

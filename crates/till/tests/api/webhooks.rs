@@ -643,7 +643,11 @@ async fn localhost_names_are_refused_by_name(engine: Engine) {
     // Allowed, as for any loopback address.
     let (server, _) = start(engine, |_| {}).await;
     let reply = server
-        .post("/v1/webhooks", &server.admin(), json!({"url": "http://till.localhost./hook"}))
+        .post(
+            "/v1/webhooks",
+            &server.admin(),
+            json!({"url": "http://till.localhost./hook"}),
+        )
         .await;
     assert_eq!(reply.status, 201, "{}", reply.text);
     server.stop().await;
