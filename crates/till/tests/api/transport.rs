@@ -696,6 +696,86 @@ async fn garbage_over_https_is_400_in_the_envelope(engine: Engine) {
     server.stop().await;
 }
 
+/// Over HTTPS every answer tells the browser to keep to HTTPS (`Strict-Transport-Security`):
+/// the router's, the transport's own refusals, hyper's replaced ones. Over plain HTTP, none.
+async fn https_answers_carry_strict_transport_security(engine: Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let authority = Authority::new();
+    let (cert, key, _) = authority.issue();
+    std::fs::write(dir.path().join("cert.pem"), cert).unwrap();
+    std::fs::write(dir.path().join("key.pem"), key).unwrap();
+    let server = TestServer::start_with(engine, |config| {
+        config.tls_cert = Some(dir.path().join("cert.pem"));
+        config.tls_key = Some(dir.path().join("key.pem"));
+    })
+    .await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(authority.pem.as_bytes()).unwrap()])
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let hsts = "max-age=31536000";
+    for path in ["/healthz", "/v1/nothing", "/console", "/console/sign-in", "/v1/stores"] {
+        let response = client.get(format!("{}{path}", server.base)).send().await.unwrap();
+        assert_eq!(
+            response
+                .headers()
+                .get("strict-transport-security")
+                .map(|v| v.to_str().unwrap()),
+            Some(hsts),
+            "{path}: {}",
+            response.status()
+        );
+    }
+    let oversized = client
+        .put(format!("{}/v1/stores/s1", server.base))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 5 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversized.status(), 413);
+    assert_eq!(oversized.headers()["strict-transport-security"], hsts);
+
+    // A head hyper cannot parse, answered by the envelope that replaces hyper's answer.
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(authority.pem.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(server.base.trim_start_matches("https://"))
+        .await
+        .unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .expect("handshake");
+    tls.write_all(b"GARBAGE\r\n\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, tls.read_to_end(&mut answer))
+        .await
+        .expect("answered and closed");
+    let reply = parse_whole(&answer);
+    reply.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(reply.headers["strict-transport-security"], hsts);
+    server.stop().await;
+
+    let plain = TestServer::start(engine).await;
+    for path in ["/healthz", "/v1/nothing", "/console/sign-in"] {
+        let reply = plain.call(reqwest::Method::GET, path, None, None).await;
+        assert!(!reply.headers.contains_key("strict-transport-security"), "{path}");
+    }
+    let reply = answer_to(&plain, b"GARBAGE\r\n\r\n".to_vec()).await;
+    assert!(!reply.headers.contains_key("strict-transport-security"));
+    plain.stop().await;
+}
+
 on_both_engines!(
     a_target_hyper_cannot_read_is_414_in_the_envelope,
     a_megabyte_of_headers_is_431_in_the_envelope,
@@ -712,4 +792,5 @@ on_both_engines!(
     https_serves_and_takes_a_new_certificate_without_restart,
     a_silent_https_connection_is_closed,
     garbage_over_https_is_400_in_the_envelope,
+    https_answers_carry_strict_transport_security,
 );
