@@ -29,7 +29,8 @@ pub(crate) fn sqlite() -> Migrator {
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
-        17 "0017_console_sign_outs"))
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -41,7 +42,8 @@ pub(crate) fn postgres() -> Migrator {
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
-        17 "0017_console_sign_outs"))
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards"))
 }
 
 /// What a failed migration means for the operator.
