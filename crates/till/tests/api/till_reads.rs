@@ -77,7 +77,7 @@ async fn a_till_reads_the_sales_and_sessions_of_its_own_store_only(engine: Engin
     let sessions = server.get("/v1/register-sessions", paris).await;
     assert_eq!(
         ids(&sessions.body, "sessionId"),
-        [shop.session.clone()],
+        [shop.session.as_str()],
         "{}",
         sessions.text
     );
