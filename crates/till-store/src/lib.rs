@@ -10,6 +10,7 @@ pub mod barcodes;
 pub mod cache;
 pub mod catalog;
 pub mod closures;
+pub mod console_sign_outs;
 pub mod coupons;
 pub mod customers;
 pub mod db;

@@ -28,7 +28,9 @@ pub(crate) fn sqlite() -> Migrator {
         13 "0013_store_prices",
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
-        16 "0016_search_words"))
+        16 "0016_search_words",
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -39,7 +41,9 @@ pub(crate) fn postgres() -> Migrator {
         13 "0013_store_prices",
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
-        16 "0016_search_words"))
+        16 "0016_search_words",
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards"))
 }
 
 /// What a failed migration means for the operator.

@@ -158,6 +158,9 @@ pub struct Config {
     pub http_idle_timeout_seconds: u64,
     /// Connections served at once; past it, 503 with `Retry-After` (docs/deploy.md).
     pub max_connections: usize,
+    /// When set, `/metrics` answers only a request carrying it as a bearer token.
+    #[serde(deserialize_with = "text::optional")]
+    pub metrics_token: Option<String>,
 }
 
 /// How the node writes its log lines.
@@ -251,6 +254,7 @@ impl Default for Config {
             http_body_timeout_seconds: http.body_timeout.as_secs(),
             http_idle_timeout_seconds: http.idle_timeout.as_secs(),
             max_connections: http.max_connections,
+            metrics_token: api.metrics_token,
         }
     }
 }
@@ -367,6 +371,7 @@ impl Config {
                 },
             },
             fec: self.fec_accounts()?,
+            metrics_token: self.metrics_token.as_deref().map(metrics_token).transpose()?,
         })
     }
 
@@ -434,6 +439,7 @@ impl Config {
             body_timeout: seconds("http_body_timeout_seconds", self.http_body_timeout_seconds)?,
             idle_timeout: seconds("http_idle_timeout_seconds", self.http_idle_timeout_seconds)?,
             max_connections: self.max_connections,
+            max_body_bytes: self.max_body_bytes,
         })
     }
 
@@ -468,6 +474,14 @@ fn at_least_one(name: &str, value: u64) -> anyhow::Result<u64> {
         bail!("TILL_{} must be at least 1", name.to_ascii_uppercase());
     }
     Ok(value)
+}
+
+/// `TILL_METRICS_TOKEN`: printable characters a bearer header carries as they are.
+fn metrics_token(token: &str) -> anyhow::Result<String> {
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        bail!("TILL_METRICS_TOKEN must be printable ASCII without spaces, and not empty");
+    }
+    Ok(token.to_owned())
 }
 
 /// One entry of `TILL_CORS_ORIGINS`: an exact origin as a browser sends it, never a wildcard.
@@ -694,6 +708,20 @@ mod tests {
                     ..Config::default()
                 },
                 "TILL_FEC_TENDER_ACCOUNTS",
+            ),
+            (
+                Config {
+                    metrics_token: Some(String::new()),
+                    ..Config::default()
+                },
+                "TILL_METRICS_TOKEN",
+            ),
+            (
+                Config {
+                    metrics_token: Some("two words".to_owned()),
+                    ..Config::default()
+                },
+                "TILL_METRICS_TOKEN",
             ),
         ] {
             let error = config.api_config().expect_err(variable);

@@ -11,7 +11,8 @@ use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderValue;
+use axum::http::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, TransactionId};
@@ -74,7 +75,8 @@ impl FromParams for ReceiptQuery {
 /// The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
 /// discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
 /// the software version. Every print after the first is a DUPLICATA with its number, and is
-/// itself sealed in the register's duplicate chain, so a person should confirm a reprint.
+/// itself sealed in the register's duplicate chain, so a person should confirm a reprint. A
+/// till's session token prints its own store's receipts only (another store's is 404).
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
     params(("transactionId" = Text, Path), ReceiptQuery),
     responses((status = 200, description = "The ticket, as text (48 columns) or HTML by `format`",
@@ -88,10 +90,13 @@ async fn receipt(
     QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
 ) -> Result<Response, ApiError> {
     let html = format == ReceiptFormat::Html;
+    // Another store's sale is as unknown to a till as a sale that does not exist; no print is
+    // counted for it.
     let receipt = state
         .store()
         .receipt(&id)
         .await?
+        .filter(|receipt| caller.principal.reads_store(&receipt.sale.store_id))
         .ok_or_else(crate::phrases::no_such_sale)?;
     let print = state
         .store()
@@ -103,28 +108,36 @@ async fn receipt(
         ("text/plain; charset=utf-8", crate::receipt::text(&receipt, &print))
     };
     let mut response = ([(CONTENT_TYPE, content_type)], body).into_response();
-    response
-        .headers_mut()
-        .insert("x-till-print", axum::http::HeaderValue::from(print.print_no));
+    let headers = response.headers_mut();
+    headers.insert("x-till-print", axum::http::HeaderValue::from(print.print_no));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if html {
+        headers.insert(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(crate::receipt::HTML_POLICY),
+        );
+    }
     Ok(response)
 }
 
 /// Read a committed sale.
 ///
-/// Returns the sale event exactly as finalize answered it. Read-only; safe to call at any time.
+/// Returns the sale event exactly as finalize answered it. A till's session token reads its own
+/// store's sales only (another store's is 404). Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}", operation_id = "getSale", tag = "checkout",
     params(("transactionId" = Text, Path)),
     responses((status = 200, description = "The sale event", body = SaleEvent),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn get_sale(
-    _caller: Authorized<ops::GetSale>,
+    caller: Authorized<ops::GetSale>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Response, ApiError> {
     let (_, body) = state
         .store()
-        .find_sale(&id)
+        .sale_answer(&id)
         .await?
+        .filter(|(store, _)| caller.principal.reads_store(store.as_str()))
         .ok_or_else(crate::phrases::no_such_sale)?;
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
@@ -265,15 +278,20 @@ type SalePage = Page<SaleSummaryView>;
 /// Filter by store, till, register session, customer, type and when they were committed
 /// (`from` inclusive, `to` exclusive); every filter given must hold. A page at a time: follow
 /// `nextCursor` until it is null, with the same filters. Each item is a summary; getSale reads
-/// the whole sale. Read-only; safe to call at any time.
+/// the whole sale. A till's session token lists its own store's sales only. Read-only; safe to
+/// call at any time.
 #[utoipa::path(get, path = "/v1/sales", operation_id = "searchSales", tag = "checkout",
     params(SalesQuery, PageQuery),
     responses((status = 200, description = "A page of sales, newest first", body = SalePage)))]
 async fn search_sales(
-    _caller: Authorized<ops::SearchSales>,
+    caller: Authorized<ops::SearchSales>,
     State(state): State<AppState>,
-    QueryParams(SaleSearch { filter, paging }): QueryParams<SaleSearch>,
+    QueryParams(SaleSearch { mut filter, paging }): QueryParams<SaleSearch>,
 ) -> Result<Json<SalePage>, ApiError> {
+    let Some(store_id) = caller.principal.store_to_list(filter.store_id.take()) else {
+        return Ok(Json(paging.page(Vec::new(), SaleSummary::key, SaleSummaryView::from)));
+    };
+    filter.store_id = store_id;
     let sales = state.store().search_sales(&filter, &paging.window()).await?;
     Ok(Json(paging.page(sales, SaleSummary::key, SaleSummaryView::from)))
 }

@@ -34,5 +34,6 @@ mod stock_ledger;
 mod store_prices;
 mod stored_value;
 mod strict;
+mod till_reads;
 mod transport;
 mod webhooks;
