@@ -67,6 +67,9 @@ pub struct Config {
     pub credit_note_validity_days: u64,
     /// How long after it was rung a sale from a till that was offline can still be booked.
     pub max_sale_age_hours: u64,
+    /// How far a sale's `issuedAt` may lie outside its session, before its opening or after
+    /// its close: the till's clock and the server's differ a little.
+    pub clock_skew_seconds: u64,
     /// Lifetime of a register session and its token.
     pub session_ttl_seconds: u64,
     pub pin_max_failures: u32,
@@ -203,6 +206,7 @@ impl Default for Config {
             external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
             max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
+            clock_skew_seconds: app.clock_skew.as_secs(),
             session_ttl_seconds: app.session_ttl.as_secs(),
             pin_max_failures: app.pin_max_failures,
             pin_lockout_seconds: app.pin_lockout.as_secs(),
@@ -344,6 +348,7 @@ impl Config {
                     )?)?,
                 max_sale_age: Duration::from_secs(3600)
                     * u32::try_from(at_least_one("max_sale_age_hours", self.max_sale_age_hours)?)?,
+                clock_skew: Duration::from_secs(self.clock_skew_seconds),
                 elevation_enabled: self.elevation_enabled,
                 elevation_rate_limit: u32::try_from(at_least_one(
                     "elevation_rate_limit",

@@ -223,13 +223,14 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
 /// Open a register session for a cashier and mint the till's token.
 ///
 /// Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
-/// cashier and lock them out for a while after too many. One open session per till at a time.
+/// cashier and lock them out for a while after too many. One open session per till at a time;
+/// none on a day the register's closure has closed early.
 #[utoipa::path(post, path = "/v1/register-sessions", operation_id = "openRegisterSession", tag = "sessions",
     request_body = OpenSessionBody,
     responses((status = 201, description = "Opened; the token is in the body", body = OpenedSessionView),
               (status = 401, description = "Unknown cashier or wrong PIN (indistinguishable)", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The till already has an open session", body = crate::error::ErrorEnvelope),
-              (status = 422, description = "The till belongs to another store", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The till belongs to another store, or its day is closed", body = crate::error::ErrorEnvelope),
               (status = 429, description = "LOCKED_OUT after too many wrong PINs; see Retry-After", body = crate::error::ErrorEnvelope)))]
 async fn open_session(
     _caller: Authorized<ops::OpenSession>,

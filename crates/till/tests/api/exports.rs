@@ -33,7 +33,7 @@ impl Shop {
         assert_eq!(reply.status, 201, "{}", reply.text);
     }
 
-    /// A new session on r1 the next morning (the previous one expired overnight).
+    /// A new session on r1 the next morning.
     async fn next_morning(&mut self, instant: &str) {
         self.server.clock.set(at(instant));
         let (session, till) = self.server.open_session("s1", "r1", "camille", "1234").await;
@@ -82,8 +82,8 @@ fn balance_of(rows: &[Vec<String>], account: &str, suffix: &str) -> i64 {
 }
 
 /// Day one: a sale of a mug and two baguettes by card, a book in cash, the mug given back
-/// (refunded by card), the day closed by the back office. Day two: a baguette, closed by the
-/// first write of day three.
+/// (refunded by card), the shift then the day closed by the back office. Day two: a baguette,
+/// closed by the first write of day three.
 async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     let mut shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     let store = json!({"name": "s1", "siret": "12345678900012"});
@@ -111,6 +111,9 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     });
     let returned = shop.server.post("/v1/returns", &shop.till, give_back).await;
     assert_eq!(returned.status, 201, "{}", returned.text);
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let close = shop
         .server
         .post(
@@ -184,7 +187,7 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
         ];
         assert_eq!(
             fixed,
-            ["1", "20260330", "Z-r1-1", "20260330", "20260330"],
+            ["1", "20260330", "Z-r1-2", "20260330", "20260330"],
             "{}",
             first_day.text
         );
@@ -512,6 +515,9 @@ async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconcilia
     let (made, text) = till(&args, &shop.server);
     assert!(!made && text.contains("2026-03-30"), "{text}");
     assert!(!out.exists());
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let close = shop
         .server
         .post(
