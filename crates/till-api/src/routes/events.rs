@@ -13,8 +13,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use till_core::events::{EventType, FeedCursor};
-use till_core::stored_value::ActivityKind;
 use till_core::instant::format_utc;
+use till_core::stored_value::ActivityKind;
 use till_store::feed::{FeedEvent, MOST_EVENTS_READ};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
@@ -292,7 +292,10 @@ impl ToSchema for FeedEventView {
 
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
         for kind in EventType::ALL {
-            schemas.push((FeedEventView::shape(kind).0.to_owned(), FeedEventView::typed_shape(kind)));
+            schemas.push((
+                FeedEventView::shape(kind).0.to_owned(),
+                FeedEventView::typed_shape(kind),
+            ));
         }
         for (name, schema) in FeedEventView::data_shapes() {
             schemas.push((name.to_owned(), schema));

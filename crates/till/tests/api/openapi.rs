@@ -454,9 +454,16 @@ fn no_object_is_left_untyped() {
     for (at, schema) in found {
         if admits(&schema, "object") {
             assert!(
-                ["properties", "additionalProperties", "patternProperties", "allOf", "oneOf", "anyOf"]
-                    .iter()
-                    .any(|typed| schema.get(*typed).is_some()),
+                [
+                    "properties",
+                    "additionalProperties",
+                    "patternProperties",
+                    "allOf",
+                    "oneOf",
+                    "anyOf"
+                ]
+                .iter()
+                .any(|typed| schema.get(*typed).is_some()),
                 "{at} is an object of nothing: {schema}"
             );
         }
@@ -487,7 +494,10 @@ fn nullable_enumerations_are_one_named_enumeration() {
         serde_json::json!(["sale", "rental", "repair", "return"])
     );
     let failure = &all["DeliveryView"]["properties"]["error"]["oneOf"];
-    assert_eq!(failure[0]["$ref"], "#/components/schemas/DeliveryFailureKind", "{failure}");
+    assert_eq!(
+        failure[0]["$ref"], "#/components/schemas/DeliveryFailureKind",
+        "{failure}"
+    );
 }
 
 /// Every answer with a body says what the body is; only 202 and 204 have none.
@@ -517,13 +527,11 @@ fn every_successful_answer_has_a_schema() {
     }
     let archive = &operation(&document, "makeFiscalArchive")["responses"]["201"]["content"]["application/json"];
     assert_eq!(archive["schema"]["$ref"], "#/components/schemas/Nf525Archive");
-    let published: Value =
-        serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
+    let published: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
     let carried = &schemas(&document)["Nf525Archive"];
     assert_eq!(carried["required"], published["required"]);
     assert_eq!(
-        carried["properties"]["archive"]["required"],
-        published["properties"]["archive"]["required"],
+        carried["properties"]["archive"]["required"], published["properties"]["archive"]["required"],
         "the document carries the archive's published schema"
     );
     assert_eq!(
@@ -549,10 +557,7 @@ fn feed_events_are_a_union_by_type() {
         assert!(shapes.iter().any(|shape| shape["$ref"] == reference));
         let named = serde_json::json!({"$ref": reference});
         let shape = resolve(&document, &named);
-        assert_eq!(
-            shape["properties"]["type"]["enum"],
-            serde_json::json!([kind.as_str()])
-        );
+        assert_eq!(shape["properties"]["type"]["enum"], serde_json::json!([kind.as_str()]));
         let data = &shape["properties"]["data"];
         assert!(
             data.get("$ref").is_some() || data.get("oneOf").is_some(),
@@ -601,7 +606,10 @@ fn assert_answers(validator: &jsonschema::Validator, answer: &Value, what: &str)
         .iter_errors(answer)
         .map(|error| format!("{error} at {}", error.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "{what} does not match the document: {errors:?}\n{answer}");
+    assert!(
+        errors.is_empty(),
+        "{what} does not match the document: {errors:?}\n{answer}"
+    );
 }
 
 /// What the server answers matches the typed schemas: an event of every type of the feed, the
@@ -643,10 +651,16 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
         "lines": [{"skuId": crate::harness::sku(MUG.0), "quantity": 3}]});
     let sent = server.post("/v1/stock-transfers", &admin, transfer).await;
     assert_eq!(sent.status, 201, "{}", sent.text);
-    let card = server.post("/v1/gift-cards", &admin, json!({"balanceCents": 2500})).await;
+    let card = server
+        .post("/v1/gift-cards", &admin, json!({"balanceCents": 2500}))
+        .await;
     assert_eq!(card.status, 201, "{}", card.text);
     let closed = server
-        .post(&format!("/v1/register-sessions/{}/close", shop.session), &admin, json!({}))
+        .post(
+            &format!("/v1/register-sessions/{}/close", shop.session),
+            &admin,
+            json!({}),
+        )
         .await;
     assert_eq!(closed.status, 200, "{}", closed.text);
     let day = server
