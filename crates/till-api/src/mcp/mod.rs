@@ -1,4 +1,4 @@
-//! The Model Context Protocol (DESIGN.md section 19): till's operations as tools for an AI
+//! The Model Context Protocol: till's operations as tools for an AI
 //! assistant, served over stdio by `till mcp` and over streamable HTTP at `/v1/mcp`.
 //!
 //! The tools come from the operation table ([`crate::ops`]) through the OpenAPI document

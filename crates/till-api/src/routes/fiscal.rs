@@ -634,40 +634,64 @@ pub struct ArchiveFile;
 
 impl PartialSchema for ArchiveFile {
     fn schema() -> RefOr<Schema> {
-        let mut schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json"))
-            .expect("the archive's schema is JSON");
-        if let Some(schema) = schema.as_object_mut() {
-            // Its dialect is the document's, and its address is not the document's.
-            schema.remove("$schema");
-            schema.remove("$id");
-        }
-        serde_json::from_value(single_values_as_enums(schema)).expect("the archive's schema is a schema")
+        serde_json::from_value(archive_schema()).expect("the archive's schema is a schema")
     }
 }
 
-/// `schema` with each `{"const": value}` written `{"type", "enum": [value]}`, which says the
-/// same in the terms the document's generator and client generators read.
-fn single_values_as_enums(schema: Value) -> Value {
+/// The archive's published schema in the terms the document's generator and client generators
+/// read, saying the same: without its own dialect, address and title (the document's and the
+/// component's name hold), each
+/// `{"const": value}` written as a one-word `enum`, and each `enum` with its `type`.
+fn archive_schema() -> Value {
+    let mut schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json"))
+        .expect("the archive's schema is JSON");
+    if let Some(schema) = schema.as_object_mut() {
+        for own in ["$schema", "$id", "title"] {
+            schema.remove(own);
+        }
+    }
+    typed_enumerations(schema)
+}
+
+fn typed_enumerations(schema: Value) -> Value {
     match schema {
         Value::Object(mut map) => {
             if let Some(value) = map.remove("const") {
-                let kind = match &value {
-                    Value::String(_) => "string",
-                    Value::Number(_) => "number",
-                    Value::Bool(_) => "boolean",
-                    _ => "null",
+                map.insert("enum".to_owned(), Value::Array(vec![value]));
+            }
+            if !map.contains_key("type")
+                && let Some(Value::Array(words)) = map.get("enum")
+            {
+                let kind = match words.first() {
+                    Some(Value::Bool(_)) => "boolean",
+                    Some(Value::Number(_)) => "number",
+                    _ => "string",
                 };
                 map.insert("type".to_owned(), Value::from(kind));
-                map.insert("enum".to_owned(), Value::Array(vec![value]));
             }
             Value::Object(
                 map.into_iter()
-                    .map(|(key, inner)| (key, single_values_as_enums(inner)))
+                    .map(|(key, inner)| (key, typed_enumerations(inner)))
                     .collect(),
             )
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(single_values_as_enums).collect()),
+        Value::Array(items) => Value::Array(items.into_iter().map(typed_enumerations).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document carries the archive's schema whole: nothing lost on the way through the
+    /// document's generator.
+    #[test]
+    fn the_archive_schema_is_carried_whole() {
+        let carried = serde_json::to_value(ArchiveFile::schema()).unwrap();
+        assert_eq!(carried, archive_schema());
+        let text = carried.to_string();
+        assert!(!text.contains("\"const\"") && text.contains("\"items\""));
     }
 }
 
