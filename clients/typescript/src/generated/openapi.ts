@@ -2427,10 +2427,7 @@ export interface components {
              */
             url: string;
         };
-        /**
-         * till NF525 archive (format till-nf525-archive/1)
-         * @description A period of one register's fiscal journal with everything needed to verify it offline. The file is canonical JSON (object keys sorted, no insignificant whitespace); `signature` is a detached ECDSA P-256 signature over the canonical JSON of `archive`. Verify with `till fiscal verify-archive FILE`.
-         */
+        /** @description A period of one register's fiscal journal with everything needed to verify it offline. The file is canonical JSON (object keys sorted, no insignificant whitespace); `signature` is a detached ECDSA P-256 signature over the canonical JSON of `archive`. Verify with `till fiscal verify-archive FILE`. */
         Nf525Archive: {
             archive: {
                 archiveId: string;
@@ -2443,8 +2440,61 @@ export interface components {
                     seq: number;
                     sha256: string;
                 }[];
-                chains: unknown[];
-                closures: unknown[];
+                chains: {
+                    entries: {
+                        /** @enum {string} */
+                        algorithm: "ES256";
+                        /** @description RFC 3339 instant, UTC. */
+                        createdAt: string;
+                        /** @description RFC 7638 thumbprint of the signing key's JWK. */
+                        keyId: string;
+                        /** @enum {string} */
+                        kind: "ticket" | "closure" | "duplicate" | "event" | "archive";
+                        /** @description The exact string that was signed: fields joined by ',' ending with the first-entry flag (Y/N) and the previous signature. */
+                        payload: string;
+                        previousSignature: string | null;
+                        /** @description The business record sealed: a transaction id, a session id, a period, an archive id... */
+                        reference: string;
+                        registerId: string;
+                        seq: number;
+                        /** @description ECDSA P-256 over SHA-256 of the payload, raw r||s in base64url without padding. */
+                        signature: string;
+                    }[];
+                    /** @enum {string} */
+                    kind: "ticket" | "closure" | "duplicate" | "event" | "archive";
+                    previousSeq: number;
+                    previousSignature: string | null;
+                }[];
+                closures: {
+                    absTotalCents: number;
+                    closedAt: number;
+                    firstTicketSeq: number;
+                    grandTotalAbsCents: number;
+                    grandTotalCents: number;
+                    lastTicketSeq: number;
+                    lastTicketSignature: string | null;
+                    /** @description On a day: the late sales among its tickets, shown apart (absent when none). Sealed after the last ticket's signature as LATE:salesCount:totalCents. */
+                    late?: {
+                        salesCount: number;
+                        totalCents: number;
+                    };
+                    /** @enum {string} */
+                    period: "DAY" | "MONTH" | "YEAR";
+                    /** Format: date */
+                    periodFrom: string;
+                    /** Format: date */
+                    periodTo: string;
+                    registerId: string;
+                    seq: number;
+                    ticketCount: number;
+                    totalCents: number;
+                    vat: {
+                        totalCents: number;
+                        vatCents: number;
+                        /** @description Hundredths of a percent: 2000 is 20 %. */
+                        vatRate: number;
+                    }[];
+                }[];
                 duplicates: {
                     operator: string;
                     originalSeq: number;
@@ -2488,7 +2538,73 @@ export interface components {
                 /** Format: date */
                 periodTo: string;
                 registerId: string;
-                sales: unknown[];
+                sales: {
+                    adjustments: {
+                        amountCents: number;
+                        label: string | null;
+                        /** @enum {string} */
+                        source: "promotion" | "declared" | "coupon";
+                        sourceId: string;
+                    }[];
+                    changeCents: number;
+                    couponCode: string | null;
+                    customerId: string | null;
+                    /** @description Microseconds since the Unix epoch. */
+                    emittedAt: number;
+                    issuedAt: number | null;
+                    itemCount: number;
+                    /** @enum {string} */
+                    kind: "sale" | "rental" | "repair" | "return";
+                    /**
+                     * @description Present on a late sale only: booked after its session was closed (a till that was offline), sealed at its arrival (emittedAt) with the instant it was rung (issuedAt), and in no shift's totals.
+                     * @enum {boolean}
+                     */
+                    late?: true;
+                    lines: {
+                        declaredCents: number;
+                        grossCents: number;
+                        label: string | null;
+                        lineId: string;
+                        netCents: number;
+                        promotionCents: number;
+                        quantity: number;
+                        skuId: string | null;
+                        ticketCents: number;
+                        unitPriceCents: number;
+                        vatRate: number;
+                    }[];
+                    number: string;
+                    /** @description On a return: the ticket of the sale it gives goods back from. Absent on other tickets. */
+                    original?: {
+                        registerId: string;
+                        seq: number;
+                        transactionId: string;
+                    };
+                    pointsEarned: number;
+                    registerId: string;
+                    sellerId: string;
+                    sessionId: string;
+                    storeId: string;
+                    subtotalCents: number;
+                    tenders: {
+                        appliedCents: number;
+                        changeCents: number;
+                        forfeitedCents: number;
+                        method: string;
+                        presentedCents: number;
+                        /** @description The gift card's code or the credit note's number the tender drew on; absent when it names none. */
+                        reference?: string;
+                        tenderId: string;
+                    }[];
+                    totalCents: number;
+                    transactionId: string;
+                    vat: {
+                        totalCents: number;
+                        vatCents: number;
+                        /** @description Hundredths of a percent: 2000 is 20 %. */
+                        vatRate: number;
+                    }[];
+                }[];
                 shifts: {
                     closedAt: number;
                     /** @description What the cashier counted at the close, per tender method (absent when the close took no counts). Sealed in the shift's closure entry after its period, as method:expected:counted:difference joined by |, in method order. */

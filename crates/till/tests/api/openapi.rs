@@ -21,7 +21,8 @@ fn the_committed_document_matches_the_code() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/openapi.json is stale; regenerate it with TILL_BLESS=1 cargo test -p till --test api the_committed_document"
+        "docs/openapi.json is stale; regenerate it with TILL_BLESS=1 cargo test -p till --test api the_committed_document, \
+         then the TypeScript types with (cd clients/typescript && npm ci && npm run generate)"
     );
 }
 
