@@ -680,6 +680,12 @@ fn typed_enumerations(schema: Value) -> Value {
     }
 }
 
+impl ToSchema for ArchiveFile {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Nf525Archive")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,11 +698,5 @@ mod tests {
         assert_eq!(carried, archive_schema());
         let text = carried.to_string();
         assert!(!text.contains("\"const\"") && text.contains("\"items\""));
-    }
-}
-
-impl ToSchema for ArchiveFile {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("Nf525Archive")
     }
 }
