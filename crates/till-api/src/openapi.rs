@@ -156,21 +156,38 @@ impl ToSchema for QuarterHour {
     }
 }
 
-/// One of the listed words, or also `null` when `nullable`.
-pub fn words(words: impl IntoIterator<Item = &'static str>, nullable: bool, description: &str) -> Schema {
-    let mut values: Vec<serde_json::Value> = words.into_iter().map(serde_json::Value::from).collect();
-    let schema_type = if nullable {
-        values.push(serde_json::Value::Null);
-        utoipa::openapi::schema::SchemaType::from_iter([Type::String, Type::Null])
-    } else {
-        utoipa::openapi::schema::SchemaType::Type(Type::String)
-    };
+/// One of the listed words. A field that may also be null names its words as a component
+/// ([`named_words!`]), so that a client generator makes one enumeration of them.
+pub fn words(words: impl IntoIterator<Item = &'static str>, description: &str) -> Schema {
+    let values: Vec<serde_json::Value> = words.into_iter().map(serde_json::Value::from).collect();
     ObjectBuilder::new()
-        .schema_type(schema_type)
+        .schema_type(Type::String)
         .enum_values(Some(values))
         .description(Some(description))
         .into()
 }
+
+/// A component of the document holding one of the listed words: `named_words!(Type, "Name",
+/// words, "description")`. `Option<Type>` as a field's `value_type` is then the component or
+/// `null`.
+macro_rules! named_words {
+    ($type:ident, $name:literal, $words:expr, $description:expr) => {
+        pub struct $type;
+
+        impl utoipa::PartialSchema for $type {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $crate::openapi::words($words, $description).into()
+            }
+        }
+
+        impl utoipa::ToSchema for $type {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($name)
+            }
+        }
+    };
+}
+pub(crate) use named_words;
 
 /// A property of one shape of a union that only the other shapes carry: absent or `null`.
 pub fn absent() -> Schema {

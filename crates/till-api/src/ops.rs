@@ -98,7 +98,7 @@ operations! {
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;
     SearchSales = "searchSales", [SalesRead], Allow;
-    CreateReturn = "createReturn", [ReturnsCreate], Confirm;
+    CreateReturn = "createReturn", [ReturnsCreate], Avoid;
     GetSaleReturns = "getSaleReturns", [SalesRead], Allow;
     RequestElevation = "requestElevationGrant", [ElevationRequest], Human;
     ListElevationEvents = "listElevationEvents", [StaffRead], Allow;
@@ -112,7 +112,7 @@ operations! {
     GetFecExport = "getFecExport", [FiscalRead], Allow;
     GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
-    IssueGiftCard = "issueGiftCard", [StoredValueWrite], Confirm;
+    IssueGiftCard = "issueGiftCard", [StoredValueWrite], Avoid;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;
     BlockGiftCard = "blockGiftCard", [StoredValueWrite], Confirm;
     UnblockGiftCard = "unblockGiftCard", [StoredValueWrite], Confirm;

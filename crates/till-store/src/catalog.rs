@@ -191,6 +191,7 @@ impl Store {
     /// empty, say), and a search reads the words' index alone. SQLite keeps no statistics.
     pub async fn settle_catalog(&self) -> Result<(), StoreError> {
         if self.engine() == Engine::Postgres {
+            crate::dry_run::stop_before_writing().await;
             let mut conn = self.reader().acquire().await?;
             conn.run_script("VACUUM (ANALYZE) skus, sku_prices, sku_barcodes, sku_words")
                 .await?;

@@ -235,12 +235,14 @@ impl Store {
         self.inner.database.readers()
     }
 
-    /// Runs `work` on `input` in a transaction and returns once its effects are durable.
+    /// Runs `work` on `input` in a transaction and returns once its effects are durable; in a
+    /// dry run ([`crate::dry_run`]), never starts.
     pub(crate) async fn write<I, T>(&self, input: I, work: Work<I, T>) -> Result<T, StoreError>
     where
         I: Send + Sync + 'static,
         T: Send + 'static,
     {
+        crate::dry_run::stop_before_writing().await;
         self.inner.database.write(input, work).await
     }
 
@@ -252,6 +254,7 @@ impl Store {
     /// Runs `batch` outside any transaction, as one statement, which commits whole, durably,
     /// or fails whole; only where [`Store::batches_run_alone`].
     pub(crate) async fn write_one_statement(&self, batch: Batch) -> Result<(), StoreError> {
+        crate::dry_run::stop_before_writing().await;
         self.inner.database.run_alone(batch).await
     }
 }

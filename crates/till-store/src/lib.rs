@@ -15,6 +15,7 @@ pub mod coupons;
 pub mod customers;
 pub mod db;
 pub mod drawer;
+pub mod dry_run;
 pub mod elevation;
 mod engine;
 mod error;

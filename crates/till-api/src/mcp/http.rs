@@ -215,6 +215,7 @@ impl PartialSchema for McpMessage {
                 "method": {"$ref": "#/components/schemas/Text"},
                 "params": {
                     "type": ["object", "null"],
+                    "additionalProperties": true,
                     "description": "The method's parameters, as the Model Context Protocol defines them."
                 }
             }
@@ -243,6 +244,7 @@ impl PartialSchema for McpReply {
                 "id": {"type": ["string", "integer"], "description": "The request's id."},
                 "result": {
                     "type": "object",
+                    "additionalProperties": true,
                     "description": "The method's result, as the Model Context Protocol defines it (a tool's \
                         answer is in `content`, with `isError` true when the API refused)."
                 },

@@ -3,10 +3,11 @@
 //! own words, taking the operation's path, query and header parameters and its body as
 //! arguments. Turning a tool's arguments into the API request is here too.
 
+use crate::error::{ApiError, FieldError};
 use crate::ops::{self, Tier};
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 /// The argument that carries a confirmation token to a `confirm` tool.
@@ -42,6 +43,9 @@ pub struct ToolSpec {
     pub summary: String,
     /// What the operation does, in the document's words.
     pub effect: String,
+    /// The body's properties the document marks `writeOnly` (a PIN): a summary of the change
+    /// never shows their values.
+    pub secrets: BTreeSet<String>,
     pub tool: Tool,
 }
 
@@ -183,6 +187,8 @@ fn tool_spec(
         .unwrap_or_default()
         .trim()
         .replace('\n', " ");
+    let mut secrets = BTreeSet::new();
+    write_only(&Value::Object(input.clone()), &mut secrets);
     let tool = Tool::new(spec.id, describe(spec, &summary, operation), Arc::new(input))
         .with_title(title)
         .with_annotations(annotations);
@@ -194,7 +200,26 @@ fn tool_spec(
         body,
         summary,
         effect,
+        secrets,
         tool,
+    }
+}
+
+/// The names of the properties `schema` marks `writeOnly`, at any depth.
+fn write_only(schema: &Value, names: &mut BTreeSet<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (name, property) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                if property["writeOnly"] == true {
+                    names.insert(name.clone());
+                }
+            }
+            for value in map.values() {
+                write_only(value, names);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| write_only(item, names)),
+        _ => {}
     }
 }
 
@@ -296,16 +321,25 @@ const CONFIRM_RULES: &str = "Changes data, so it takes two calls. Call it first 
     never reuse a token, and ask again before retrying with other arguments.";
 
 impl ToolSpec {
-    /// The request `arguments` make (without `confirmation`), or what is wrong with them.
-    pub fn call(&self, arguments: &Map<String, Value>) -> Result<Call, String> {
+    /// The request `arguments` make (without `confirmation`), or what is wrong with them, as
+    /// the API words a malformed request: each argument named.
+    pub fn call(&self, arguments: &Map<String, Value>) -> Result<Call, ApiError> {
+        self.request(arguments)
+            .map_err(|(argument, problem)| ApiError::Validation(vec![FieldError::new(argument, problem)]))
+    }
+
+    fn request(&self, arguments: &Map<String, Value>) -> Result<Call, (String, String)> {
         let known = |name: &str| {
             (name == BODY && self.body.is_some()) || self.parameters.iter().any(|parameter| parameter.name == name)
         };
         if let Some(unknown) = arguments.keys().find(|name| !known(name)) {
-            return Err(format!(
-                "{} takes no argument `{unknown}`; its arguments are: {}.",
-                self.operation.id,
-                self.argument_names().join(", ")
+            return Err((
+                unknown.clone(),
+                format!(
+                    "is no argument of {}; its arguments are: {}",
+                    self.operation.id,
+                    self.argument_names().join(", ")
+                ),
             ));
         }
         let mut path = String::new();
@@ -314,8 +348,7 @@ impl ToolSpec {
             let close = rest[open..].find('}').map_or(rest.len(), |at| open + at);
             let name = &rest[open + 1..close];
             path.push_str(&rest[..open]);
-            let value = scalar(name, arguments.get(name))?
-                .ok_or_else(|| format!("{} needs the argument `{name}`.", self.operation.id))?;
+            let value = scalar(name, arguments.get(name))?.ok_or_else(|| (name.to_owned(), IS_REQUIRED.to_owned()))?;
             path.push_str(&percent_encoding::utf8_percent_encode(&value, SEGMENT).to_string());
             rest = rest.get(close + 1..).unwrap_or("");
         }
@@ -333,17 +366,14 @@ impl ToolSpec {
                 )),
                 (Place::Header, Some(value)) => headers.push((parameter.name.clone(), value)),
                 (_, None) if parameter.required => {
-                    return Err(format!(
-                        "{} needs the argument `{}`.",
-                        self.operation.id, parameter.name
-                    ));
+                    return Err((parameter.name.clone(), IS_REQUIRED.to_owned()));
                 }
                 (_, None) => {}
             }
         }
         let body = arguments.get(BODY).filter(|body| !body.is_null()).cloned();
         if body.is_none() && self.body == Some(true) {
-            return Err(format!("{} needs the argument `{BODY}`.", self.operation.id));
+            return Err((BODY.to_owned(), IS_REQUIRED.to_owned()));
         }
         let target = if query.is_empty() {
             path
@@ -370,16 +400,17 @@ impl ToolSpec {
     }
 }
 
+/// How a missing argument is named, as the API names a missing field.
+const IS_REQUIRED: &str = "is required";
+
 /// A parameter's value as the request writes it: strings as they are, numbers and booleans in
 /// JSON's spelling; `null` is left out.
-fn scalar(name: &str, value: Option<&Value>) -> Result<Option<String>, String> {
+fn scalar(name: &str, value: Option<&Value>) -> Result<Option<String>, (String, String)> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
         Some(value @ (Value::Number(_) | Value::Bool(_))) => Ok(Some(value.to_string())),
-        Some(_) => Err(format!(
-            "The argument `{name}` must be a string, a number or a boolean."
-        )),
+        Some(_) => Err((name.to_owned(), "must be a string, a number or a boolean".to_owned())),
     }
 }
 
@@ -478,18 +509,24 @@ mod tests {
     #[test]
     fn wrong_arguments_are_named() {
         let put = find("putStore").unwrap();
-        let missing = put.call(json!({"body": {}}).as_object().unwrap()).unwrap_err();
-        assert!(missing.contains("`storeId`"), "{missing}");
-        let unknown = put
-            .call(json!({"storeId": "s", "bdy": {}}).as_object().unwrap())
-            .unwrap_err();
-        assert!(
-            unknown.contains("`bdy`") && unknown.contains("storeId, body, confirmation"),
-            "{unknown}"
+        let named = |arguments: Value| match put.call(arguments.as_object().unwrap()) {
+            Err(ApiError::Validation(errors)) => (errors[0].field.clone(), errors[0].message.clone()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            named(json!({"body": {}})),
+            ("storeId".to_owned(), "is required".to_owned())
         );
-        let shaped = put
-            .call(json!({"storeId": {"x": 1}, "body": {}}).as_object().unwrap())
-            .unwrap_err();
-        assert!(shaped.contains("`storeId`"), "{shaped}");
+        let (field, message) = named(json!({"storeId": "s", "bdy": {}}));
+        assert_eq!(field, "bdy");
+        assert!(message.contains("storeId, body, confirmation"), "{message}");
+        assert_eq!(named(json!({"storeId": {"x": 1}, "body": {}})).0, "storeId");
+    }
+
+    #[test]
+    fn write_only_fields_are_known_as_secrets() {
+        let staff = find("putStaffMember").unwrap();
+        assert!(staff.secrets.contains("pin"), "{:?}", staff.secrets);
+        assert!(find("putStore").unwrap().secrets.is_empty());
     }
 }

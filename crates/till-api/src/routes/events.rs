@@ -10,9 +10,14 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use std::borrow::Cow;
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::format_utc;
+use till_core::stored_value::ActivityKind;
 use till_store::feed::{FeedEvent, MOST_EVENTS_READ};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -65,27 +70,237 @@ fn parse_types(text: &str) -> Result<Vec<EventType>, String> {
     Ok(types)
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+/// One event as the feed answers it and a webhook delivers it. Its schema in the document is a
+/// union by `type` ([`FeedEventView::shape`]), so that a client narrows `data` by the type.
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedEventView {
-    /// The event's id, the same on every read and every node: what a consumer de-duplicates by.
     id: String,
-    /// Its place in the feed: pass it as `after` to read what follows it.
     cursor: String,
-    /// `sale.completed`, `return.completed`, `session.opened`, `session.closed`, `cash.moved`,
-    /// `period.closed`, `stock.adjusted`, `stock.transferred`, `promotion.changed`,
-    /// `giftcard.changed` or `creditnote.issued`.
     #[serde(rename = "type")]
     kind: &'static str,
     occurred_at: String,
-    #[schema(required = true)]
     store_id: Option<String>,
-    #[schema(required = true)]
     register_id: Option<String>,
-    /// What happened: for a sale or a return the answer its finalize or return gave; for a
-    /// closed session its Z report; for the others the record as its own read answers it.
-    #[schema(value_type = Object)]
     data: Box<RawValue>,
+}
+
+/// A component of the document, by name.
+fn component(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// A schema written as JSON.
+fn schema_of(value: Value) -> RefOr<Schema> {
+    serde_json::from_value(value).expect("a feed schema is a schema")
+}
+
+impl FeedEventView {
+    /// The name of an event type's shape in the document, when it happens, and the schema of
+    /// its `data`. Matched on every type, so that no type goes undocumented.
+    fn shape(kind: EventType) -> (&'static str, &'static str, Value) {
+        match kind {
+            EventType::SaleCompleted => (
+                "SaleCompletedEvent",
+                "A finalize committed a sale; `data` is the finalize's answer, as the till received it.",
+                component("SaleEvent"),
+            ),
+            EventType::ReturnCompleted => (
+                "ReturnCompletedEvent",
+                "A return committed; `data` is its answer: a return's (with `original`) or, for a \
+                 finalize of `type` `return`, the finalize's (with `transaction`).",
+                json!({"oneOf": [component("ReturnEvent"), component("SaleEvent")]}),
+            ),
+            EventType::SessionOpened => (
+                "SessionOpenedEvent",
+                "A register session opened; `data` is the session as its read answers it.",
+                component("SessionView"),
+            ),
+            EventType::SessionClosed => (
+                "SessionClosedEvent",
+                "A session closed, by hand or when the next one opened; `data` is its Z report, as the close answered it.",
+                component("ZReportBody"),
+            ),
+            EventType::CashMoved => (
+                "CashMovedEvent",
+                "Money was put in or taken out of a drawer, or it opened without a sale; `data` is the movement as its POST answered it.",
+                component("CashMovementView"),
+            ),
+            EventType::PeriodClosed => (
+                "PeriodClosedEvent",
+                "A fiscal day, month or year closed; `data` is the closure as the register's closures list answers it, with the register.",
+                component("PeriodClosedData"),
+            ),
+            EventType::StockAdjusted => (
+                "StockAdjustedEvent",
+                "An article's level was set by a count (one event per article counted) or an adjustment.",
+                component("StockAdjustedData"),
+            ),
+            EventType::StockTransferred => (
+                "StockTransferredEvent",
+                "A transfer was sent (in the sending store) or received (in the receiving store); `data` is the transfer as its read answers it.",
+                component("TransferView"),
+            ),
+            EventType::PromotionChanged => (
+                "PromotionChangedEvent",
+                "A promotion was created, replaced or deactivated.",
+                component("PromotionChangedData"),
+            ),
+            EventType::GiftCardChanged => (
+                "GiftCardChangedEvent",
+                "A gift card was issued, activated or loaded by a sale's line, blocked or unblocked. Its code is never in the feed.",
+                component("GiftCardChangedData"),
+            ),
+            EventType::CreditNoteIssued => (
+                "CreditNoteIssuedEvent",
+                "A return refunded to a credit note.",
+                component("CreditNoteIssuedData"),
+            ),
+        }
+    }
+
+    /// One type's shape: the event with its single `type` and its own `data`.
+    fn typed_shape(kind: EventType) -> RefOr<Schema> {
+        let (_, when, data) = FeedEventView::shape(kind);
+        schema_of(json!({
+            "type": "object",
+            "description": when,
+            "additionalProperties": false,
+            "required": ["id", "cursor", "type", "occurredAt", "storeId", "registerId", "data"],
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "description": "The event's id, the same on every read and every node: what a consumer de-duplicates by."
+                },
+                "cursor": {
+                    "type": "string",
+                    "description": "Its place in the feed: pass it as `after` to read what follows it."
+                },
+                "type": {"type": "string", "enum": [kind.as_str()]},
+                "occurredAt": {"type": "string"},
+                "storeId": {"type": ["string", "null"]},
+                "registerId": {"type": ["string", "null"]},
+                "data": data,
+            }
+        }))
+    }
+
+    /// The shapes of `data` that no other answer of the API has: the store writes them for the
+    /// feed alone.
+    fn data_shapes() -> Vec<(&'static str, RefOr<Schema>)> {
+        let activities: Vec<&str> = ActivityKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        vec![
+            (
+                "PeriodClosedData",
+                schema_of(json!({
+                    "description": "A closure as the register's closures list answers it, with its register.",
+                    "allOf": [
+                        component("ClosureView"),
+                        {"type": "object", "required": ["registerId"], "properties": {"registerId": {"type": "string"}}}
+                    ]
+                })),
+            ),
+            (
+                "StockAdjustedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The level an article was set to in a store.",
+                    "required": ["storeId", "skuId", "onHand", "updatedAt"],
+                    "properties": {
+                        "storeId": {"type": "string"},
+                        "skuId": {"type": "string"},
+                        "onHand": {"type": "integer", "format": "int64", "description": "The level set."},
+                        "updatedAt": {"type": "string"}
+                    }
+                })),
+            ),
+            (
+                "PromotionChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "A promotion rule as written, with its version.",
+                    "required": ["promotionId", "version", "active", "rule", "updatedAt"],
+                    "properties": {
+                        "promotionId": {"type": "string"},
+                        "version": {"type": "integer", "format": "int64", "description": "As the rule's ETag gives it."},
+                        "active": {"type": "boolean"},
+                        "rule": component("PromotionRule"),
+                        "updatedAt": {"type": "string"}
+                    }
+                })),
+            ),
+            (
+                "GiftCardChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "What happened to a gift card. Its code is never here: a system that holds \
+                        the code matches `codeSha256`, the SHA-256 of the code in hex.",
+                    "required": ["codeSha256", "last4", "activity", "amountCents", "balanceCents", "transactionId"],
+                    "properties": {
+                        "codeSha256": {"type": "string"},
+                        "last4": {"type": "string", "description": "The code's last four characters, as printed."},
+                        "activity": {"type": "string", "enum": activities},
+                        "amountCents": {"type": "integer", "format": "int64"},
+                        "balanceCents": {"type": "integer", "format": "int64"},
+                        "transactionId": {
+                            "type": ["string", "null"],
+                            "description": "The sale that moved the balance; null for a move outside a sale."
+                        }
+                    }
+                })),
+            ),
+            (
+                "CreditNoteIssuedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "A credit note a return issued.",
+                    "required": ["number", "amountCents", "expiresAt", "transactionId"],
+                    "properties": {
+                        "number": {"type": "string", "description": "`AV-{registerId}-{sequence}`."},
+                        "amountCents": {"type": "integer", "format": "int64"},
+                        "expiresAt": {"type": ["string", "null"]},
+                        "transactionId": {"type": "string", "description": "The return that issued it."}
+                    }
+                })),
+            ),
+        ]
+    }
+}
+
+impl PartialSchema for FeedEventView {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<(&str, &str)> = EventType::ALL
+            .iter()
+            .map(|kind| (kind.as_str(), FeedEventView::shape(*kind).0))
+            .collect();
+        let mapping: serde_json::Map<String, Value> = names
+            .iter()
+            .map(|(kind, name)| ((*kind).to_owned(), Value::from(format!("#/components/schemas/{name}"))))
+            .collect();
+        schema_of(json!({
+            "description": "One business fact. Its `type` says which shape it is and what its `data` holds.",
+            "oneOf": names.iter().map(|(_, name)| component(name)).collect::<Vec<_>>(),
+            "discriminator": {"propertyName": "type", "mapping": mapping}
+        }))
+    }
+}
+
+impl ToSchema for FeedEventView {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("FeedEventView")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        for kind in EventType::ALL {
+            schemas.push((
+                FeedEventView::shape(kind).0.to_owned(),
+                FeedEventView::typed_shape(kind),
+            ));
+        }
+        for (name, schema) in FeedEventView::data_shapes() {
+            schemas.push((name.to_owned(), schema));
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -6,7 +6,7 @@ use crate::auth::secret::new_id;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
-use crate::openapi::Text;
+use crate::openapi::{Text, UtcInstant};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
@@ -15,16 +15,19 @@ use axum::http::header::{CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use till_core::fiscal::ChainKind;
+use std::borrow::Cow;
 use till_core::fiscal::audit::{Failure, audit};
 use till_core::fiscal::payload::{ClosureRecord, Period};
+use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::RegisterId;
 use till_core::money::VatRate;
 use till_store::archives::ArchiveRequest;
 use till_store::closures::{CloseRequest, SealedClosure};
 use till_store::journal::jet;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -51,9 +54,53 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct KeySet {
-    /// Every key that ever signed an entry, as JWK (EC P-256, `kid` = RFC 7638 thumbprint).
-    #[schema(value_type = Vec<Object>)]
-    keys: Vec<Value>,
+    /// Every key that ever signed an entry.
+    keys: Vec<Jwk>,
+}
+
+/// A public key of the journal as a JSON Web Key (RFC 7517): EC P-256, for ES256 signatures.
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Jwk {
+    #[schema(inline)]
+    kty: KeyType,
+    #[schema(inline)]
+    crv: Curve,
+    /// The point's x coordinate, base64url without padding.
+    x: String,
+    /// The point's y coordinate, base64url without padding.
+    y: String,
+    /// The key's id: its RFC 7638 thumbprint, as entries name it in `keyId`.
+    kid: String,
+    #[schema(inline)]
+    alg: KeyAlgorithm,
+    #[schema(inline)]
+    #[serde(rename = "use")]
+    usage: KeyUse,
+}
+
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+enum KeyType {
+    #[serde(rename = "EC")]
+    Ec,
+}
+
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+enum Curve {
+    #[serde(rename = "P-256")]
+    P256,
+}
+
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+enum KeyAlgorithm {
+    #[serde(rename = "ES256")]
+    Es256,
+}
+
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+enum KeyUse {
+    /// Signatures.
+    #[serde(rename = "sig")]
+    Sig,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -138,9 +185,12 @@ impl FromParams for ArchivePath {
     responses((status = 200, description = "The public keys as a JWK set", body = KeySet)))]
 async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
     let keys = state.store().fiscal_keys().await?;
-    Ok(Json(KeySet {
-        keys: keys.into_iter().map(|k| k.jwk).collect(),
-    }))
+    let keys = keys
+        .into_iter()
+        .map(|key| serde_json::from_value(key.jwk))
+        .collect::<Result<_, _>>()
+        .map_err(ApiError::internal)?;
+    Ok(Json(KeySet { keys }))
 }
 
 /// Audit a register's fiscal journal.
@@ -200,10 +250,53 @@ pub(crate) async fn verify_journal(state: &AppState, register: RegisterId) -> Re
 #[serde(rename_all = "camelCase")]
 pub struct ChainView {
     register_id: String,
-    chain: String,
+    #[schema(inline)]
+    chain: ChainName,
     /// In sequence order, each with the exact string signed.
-    #[schema(value_type = Vec<Object>)]
-    entries: Vec<Value>,
+    entries: Vec<EntryView>,
+}
+
+/// One entry of a chain, as the journal holds it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryView {
+    register_id: String,
+    #[schema(inline)]
+    kind: ChainName,
+    /// Its place in its chain: 1, 2, 3... without a gap.
+    seq: i64,
+    /// The exact string that was signed.
+    payload: String,
+    /// ECDSA P-256 over SHA-256 of `payload`, base64url of the raw `r || s`.
+    signature: String,
+    /// The signature of the entry before it; null for the first.
+    #[schema(required = true)]
+    previous_signature: Option<String>,
+    /// The `kid` of the key that signed it (`getFiscalKeys`).
+    key_id: String,
+    /// `ES256`.
+    algorithm: String,
+    /// The business record it seals: a transaction id, a closure, an event.
+    reference: String,
+    #[schema(value_type = UtcInstant)]
+    created_at: String,
+}
+
+impl From<&Entry> for EntryView {
+    fn from(entry: &Entry) -> Self {
+        EntryView {
+            register_id: entry.register_id.clone(),
+            kind: ChainName::from(entry.kind),
+            seq: entry.seq,
+            payload: entry.payload.clone(),
+            signature: entry.signature.clone(),
+            previous_signature: entry.previous_signature.clone(),
+            key_id: entry.key_id.clone(),
+            algorithm: entry.algorithm.clone(),
+            reference: entry.reference.clone(),
+            created_at: entry.created_at.to_string(),
+        }
+    }
 }
 
 /// Read one chain of a register's journal.
@@ -221,11 +314,8 @@ async fn chain_entries(
     let entries = state.store().journal(register.as_str(), chain).await?;
     Ok(Json(ChainView {
         register_id: register.into_string(),
-        chain: chain.as_str().to_owned(),
-        entries: entries
-            .iter()
-            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-            .collect(),
+        chain: ChainName::from(chain),
+        entries: entries.iter().map(EntryView::from).collect(),
     }))
 }
 
@@ -266,15 +356,26 @@ enum PeriodName {
 }
 
 /// A chain of a register's journal.
-#[derive(utoipa::ToSchema)]
+#[derive(Clone, Copy, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
 enum ChainName {
     Ticket,
     Closure,
     Duplicate,
     Event,
     Archive,
+}
+
+impl From<ChainKind> for ChainName {
+    fn from(kind: ChainKind) -> Self {
+        match kind {
+            ChainKind::Ticket => ChainName::Ticket,
+            ChainKind::Closure => ChainName::Closure,
+            ChainKind::Duplicate => ChainName::Duplicate,
+            ChainKind::Event => ChainName::Event,
+            ChainKind::Archive => ChainName::Archive,
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -453,7 +554,7 @@ fn date(field: crate::fields::Field<'_>) -> Option<Date> {
 /// it offline with `till fiscal verify-archive FILE`. A person should confirm.
 #[utoipa::path(post, path = "/v1/fiscal/archives", operation_id = "makeFiscalArchive", tag = "fiscal",
     request_body = ArchiveBody,
-    responses((status = 201, description = "The archive file; x-till-archive-id and x-till-archive-sha256 name it", content_type = "application/json"),
+    responses((status = 201, description = "The archive file; x-till-archive-id and x-till-archive-sha256 name it", body = ArchiveFile, content_type = "application/json"),
               (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
               (status = 422, description = "The period's journal kept growing while the archive was read; send the request again", body = crate::error::ErrorEnvelope)))]
 async fn make_archive(
@@ -516,7 +617,7 @@ async fn make_archive(
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/fiscal/archives/{archiveId}", operation_id = "getFiscalArchive", tag = "fiscal",
     params(("archiveId" = Text, Path)),
-    responses((status = 200, description = "The archive file", content_type = "application/json"),
+    responses((status = 200, description = "The archive file", body = ArchiveFile, content_type = "application/json"),
               (status = 404, description = "No such archive", body = crate::error::ErrorEnvelope)))]
 async fn get_archive(
     _caller: Authorized<ops::GetFiscalArchive>,
@@ -529,4 +630,77 @@ async fn get_archive(
         .await?
         .ok_or_else(|| ApiError::NotFound("No archive with this id.".into()))?;
     Ok(([(CONTENT_TYPE, "application/json")], file).into_response())
+}
+
+/// An archive file, whose format is published as a JSON Schema of its own
+/// (docs/nf525-archive.schema.json); the document carries that schema as it is.
+pub struct ArchiveFile;
+
+impl PartialSchema for ArchiveFile {
+    fn schema() -> RefOr<Schema> {
+        serde_json::from_value(archive_schema()).expect("the archive's schema is a schema")
+    }
+}
+
+/// The archive's published schema in the terms the document's generator and client generators
+/// read, saying the same: without its own dialect, address and title (the document's and the
+/// component's name hold), each
+/// `{"const": value}` written as a one-word `enum`, and each `enum` with its `type`.
+fn archive_schema() -> Value {
+    let mut schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json"))
+        .expect("the archive's schema is JSON");
+    if let Some(schema) = schema.as_object_mut() {
+        for own in ["$schema", "$id", "title"] {
+            schema.remove(own);
+        }
+    }
+    typed_enumerations(schema)
+}
+
+fn typed_enumerations(schema: Value) -> Value {
+    match schema {
+        Value::Object(mut map) => {
+            if let Some(value) = map.remove("const") {
+                map.insert("enum".to_owned(), Value::Array(vec![value]));
+            }
+            if !map.contains_key("type")
+                && let Some(Value::Array(words)) = map.get("enum")
+            {
+                let kind = match words.first() {
+                    Some(Value::Bool(_)) => "boolean",
+                    Some(Value::Number(_)) => "number",
+                    _ => "string",
+                };
+                map.insert("type".to_owned(), Value::from(kind));
+            }
+            Value::Object(
+                map.into_iter()
+                    .map(|(key, inner)| (key, typed_enumerations(inner)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(typed_enumerations).collect()),
+        other => other,
+    }
+}
+
+impl ToSchema for ArchiveFile {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Nf525Archive")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document carries the archive's schema whole: nothing lost on the way through the
+    /// document's generator.
+    #[test]
+    fn the_archive_schema_is_carried_whole() {
+        let carried = serde_json::to_value(ArchiveFile::schema()).unwrap();
+        assert_eq!(carried, archive_schema());
+        let text = carried.to_string();
+        assert!(!text.contains("\"const\"") && text.contains("\"items\""));
+    }
 }

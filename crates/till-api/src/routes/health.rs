@@ -10,6 +10,9 @@ use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -93,7 +96,36 @@ fn carries_token(headers: &HeaderMap, expected: &str) -> bool {
 /// Lists every operation with its scopes (`x-pos-scopes`) and how freely an automated agent may
 /// call it (`x-agent-tier`). Safe to read at any time.
 #[utoipa::path(get, path = "/v1/openapi.json", operation_id = "getOpenApiDocument", tag = "operations",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = OpenApiDocument)))]
 async fn openapi_json() -> impl IntoResponse {
     ([(CONTENT_TYPE, "application/json")], crate::openapi::document_json())
+}
+
+/// What `getOpenApiDocument` answers: an OpenAPI 3.1 document, whose own schema is the
+/// OpenAPI Specification's.
+pub struct OpenApiDocument;
+
+impl PartialSchema for OpenApiDocument {
+    fn schema() -> RefOr<Schema> {
+        serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "description": "An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0).",
+            "required": ["openapi", "info", "paths"],
+            "properties": {
+                "openapi": {"type": "string", "description": "`3.1.0`."},
+                "info": {"type": "object", "additionalProperties": true},
+                "paths": {"type": "object", "additionalProperties": true},
+                "components": {"type": "object", "additionalProperties": true},
+                "tags": {"type": "array", "items": {"type": "object", "additionalProperties": true}}
+            },
+            "additionalProperties": true
+        }))
+        .expect("the document's schema is a schema")
+    }
+}
+
+impl ToSchema for OpenApiDocument {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("OpenApiDocument")
+    }
 }

@@ -66,7 +66,6 @@ impl utoipa::ToSchema for GroupByName {
 fn group_by_schema() -> utoipa::openapi::schema::Schema {
     words(
         GroupBy::ALL.iter().map(|group_by| group_by.as_str()),
-        false,
         "`day` and `hour`: local to each sale's store; `article`, `seller`, `tender` (method), `vat` (rate).",
     )
 }

@@ -160,7 +160,8 @@ pub struct ReturnedLineView {
 /// loyalty points taken back in proportion. The refund is paid out by the tenders, whose
 /// `amountDue` must equal it. 422 when more units would come back than were sold, over all
 /// returns of that sale, or for a line the sale does not have. Idempotent by its own
-/// transactionId, like finalize. Tier `confirm`: it pays money out; a person should confirm.
+/// transactionId, like finalize. Tier `avoid`: it pays money out of the drawer or onto a card
+/// or a credit note, so an automated agent must never call it; a person does it at the till.
 #[utoipa::path(post, path = "/v1/returns", operation_id = "createReturn", tag = "returns",
     request_body = ReturnRequestBody,
     responses(

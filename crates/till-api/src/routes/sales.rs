@@ -145,7 +145,6 @@ async fn get_sale(
 fn sale_type_schema() -> Schema {
     crate::openapi::words(
         SaleType::ALL.map(SaleType::as_str),
-        false,
         "The transaction's type: `sale`, `rental`, `repair` or `return`.",
     )
 }

@@ -383,7 +383,6 @@ struct CountedBody {
 fn method_schema() -> utoipa::openapi::schema::Schema {
     crate::openapi::words(
         TenderMethod::ALL.iter().map(|method| method.as_str()),
-        false,
         "The tender method counted.",
     )
 }

@@ -105,7 +105,6 @@ pub struct ActivityView {
 fn state_schema() -> utoipa::openapi::schema::Schema {
     words(
         InstrumentState::ALL.iter().map(|state| state.as_str()),
-        false,
         "What stops a redemption first: blocked, then expired, then exhausted.",
     )
 }
@@ -113,7 +112,6 @@ fn state_schema() -> utoipa::openapi::schema::Schema {
 fn activity_kind_schema() -> utoipa::openapi::schema::Schema {
     words(
         ActivityKind::ALL.iter().map(|kind| kind.as_str()),
-        false,
         "What the activity did.",
     )
 }
@@ -204,8 +202,8 @@ fn no_such_card() -> ApiError {
 /// Issue a gift card without a sale.
 ///
 /// A promotional or replacement card, its balance given rather than paid at a till (a card
-/// sold at a till is activated by a cart line with `giftCard`). Back-office; a person should
-/// confirm.
+/// sold at a till is activated by a cart line with `giftCard`). Back-office. Tier `avoid`: a
+/// balance is spent like money, so an automated agent must never issue one.
 #[utoipa::path(post, path = "/v1/gift-cards", operation_id = "issueGiftCard", tag = "stored-value",
     request_body = NewGiftCardBody,
     responses((status = 201, description = "Issued", body = GiftCardView),

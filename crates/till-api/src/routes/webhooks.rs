@@ -8,7 +8,7 @@ use crate::delivery::sender::check_url;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::{Field, Problems};
-use crate::openapi::{Text, UtcInstant, words};
+use crate::openapi::{Text, UtcInstant, named_words, words};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -126,7 +126,7 @@ pub struct DisabledView {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryFailureView {
-    #[schema(schema_with = failure_schema)]
+    #[schema(value_type = FailureKind)]
     error: &'static str,
     /// The receiver's status, when it answered.
     #[schema(required = true)]
@@ -154,7 +154,7 @@ pub struct DeliveryView {
     #[schema(required = true)]
     status_code: Option<u16>,
     /// How it failed; null when delivered.
-    #[schema(schema_with = nullable_failure_schema, required = true)]
+    #[schema(value_type = Option<FailureKind>, required = true)]
     error: Option<&'static str>,
     #[schema(value_type = UtcInstant)]
     at: String,
@@ -186,7 +186,6 @@ fn url_schema() -> Schema {
 fn event_type_schema() -> Schema {
     words(
         EventType::ALL.iter().map(|kind| kind.as_str()),
-        false,
         "An event type of the feed.",
     )
 }
@@ -212,7 +211,6 @@ fn given_types_schema() -> Schema {
 fn state_schema() -> Schema {
     words(
         ["active", "disabled"],
-        false,
         "Disabled: not tried until a replay enables it again.",
     )
 }
@@ -220,7 +218,6 @@ fn state_schema() -> Schema {
 fn disable_reason_schema() -> Schema {
     words(
         DisableReason::ALL.iter().map(|reason| reason.as_str()),
-        false,
         "`failing`: every attempt failed for the whole retry window; `gone`: the receiver answered 410.",
     )
 }
@@ -229,13 +226,7 @@ const FAILURE_WORDS: &str = "`status`: answered neither 2xx, 3xx nor 410; `redir
      not followed; `gone`: answered 410; `timeout`: no answer in time; `connection`: no connection, \
      or it broke; `address_refused`: the host resolved to an address deliveries may not go to.";
 
-fn failure_schema() -> Schema {
-    words(Failure::KINDS, false, FAILURE_WORDS)
-}
-
-fn nullable_failure_schema() -> Schema {
-    words(Failure::KINDS, true, FAILURE_WORDS)
-}
+named_words!(FailureKind, "DeliveryFailureKind", Failure::KINDS, FAILURE_WORDS);
 
 impl WebhookView {
     fn of(record: EndpointRecord, retry_window: std::time::Duration) -> WebhookView {

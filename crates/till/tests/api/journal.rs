@@ -396,6 +396,26 @@ async fn a_damaged_packed_sale_is_found_as_altered(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// Once its shift is closed the shift's check reads the sale too: the damage is still a
+/// verdict, never an internal error.
+async fn a_damaged_packed_sale_in_a_closed_shift_is_found_as_altered(engine: Engine) {
+    let shop = closed_day(engine).await;
+    let cut = match engine {
+        Engine::Sqlite => "substr(packed, 1, length(packed) - 1)",
+        Engine::Postgres => "substring(packed from 1 for length(packed) - 1)",
+    };
+    shop.server
+        .tamper(
+            engine,
+            &[&format!("UPDATE sales SET packed = {cut} WHERE transaction_id = 't2'")],
+        )
+        .await;
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], false, "{verdict}");
+    assert_eq!(failure(&verdict), ("ticket".into(), 2, "altered".into()));
+    shop.server.stop().await;
+}
+
 async fn a_changed_total_or_chain_field_is_found(engine: Engine) {
     let shop = closed_day(engine).await;
     shop.server
@@ -1063,6 +1083,7 @@ on_both_engines!(
     thousands_of_sales_sum_exactly_into_their_closures,
     a_changed_sale_field_is_found_and_named,
     a_damaged_packed_sale_is_found_as_altered,
+    a_damaged_packed_sale_in_a_closed_shift_is_found_as_altered,
     a_changed_total_or_chain_field_is_found,
     removed_entries_are_found_through_gaps_and_anchors,
     archives_verify_offline_and_break_on_any_changed_byte,

@@ -21,7 +21,8 @@ fn the_committed_document_matches_the_code() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/openapi.json is stale; regenerate it with TILL_BLESS=1 cargo test -p till --test api the_committed_document"
+        "docs/openapi.json is stale; regenerate it with TILL_BLESS=1 cargo test -p till --test api the_committed_document, \
+         then the TypeScript types with (cd clients/typescript && npm ci && npm run generate)"
     );
 }
 
@@ -407,3 +408,295 @@ fn the_documented_patterns_accept_what_the_parsers_accept() {
         );
     }
 }
+
+/// Every schema of the document, with where it is, found by walking the document: each object
+/// that states a `type`, names a `$ref` or combines shapes.
+fn every_schema(value: &Value, at: String, found: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) => {
+            let is_schema = map.get("type").is_some_and(|kind| kind.is_string() || kind.is_array())
+                || map.contains_key("$ref")
+                || map.contains_key("oneOf")
+                || map.contains_key("allOf")
+                || map.contains_key("anyOf")
+                || map.contains_key("enum");
+            if is_schema {
+                found.push((at.clone(), value.clone()));
+            }
+            for (key, inner) in map {
+                every_schema(inner, format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (index, inner) in items.iter().enumerate() {
+                every_schema(inner, format!("{at}/{index}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn admits(schema: &Value, kind: &str) -> bool {
+    schema["type"] == kind
+        || schema["type"]
+            .as_array()
+            .is_some_and(|kinds| kinds.contains(&Value::from(kind)))
+}
+
+/// A client generator types every object: none is a bare `{"type": "object"}` (which
+/// openapi-typescript makes `Record<string, never>`), each names its properties or says what
+/// its other properties hold.
+#[test]
+fn no_object_is_left_untyped() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let mut found = Vec::new();
+    every_schema(&document, String::new(), &mut found);
+    assert!(found.len() > 500, "the walk found the schemas");
+    for (at, schema) in found {
+        if admits(&schema, "object") {
+            assert!(
+                [
+                    "properties",
+                    "additionalProperties",
+                    "patternProperties",
+                    "allOf",
+                    "oneOf",
+                    "anyOf"
+                ]
+                .iter()
+                .any(|typed| schema.get(*typed).is_some()),
+                "{at} is an object of nothing: {schema}"
+            );
+        }
+    }
+}
+
+/// A nullable enumeration is a named one or `null` (`oneOf`), never a list of words with `null`
+/// among them, which openapi-python-client makes into several identical enumerations.
+#[test]
+fn nullable_enumerations_are_one_named_enumeration() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let mut found = Vec::new();
+    every_schema(&document, String::new(), &mut found);
+    for (at, schema) in &found {
+        if let Some(members) = schema["enum"].as_array() {
+            assert!(
+                !members.contains(&Value::Null) && !admits(schema, "null"),
+                "{at} lists null among its words: {schema}"
+            );
+        }
+    }
+    let all = schemas(&document);
+    let sale_type = &all["SaleRequestBody"]["properties"]["type"]["oneOf"];
+    assert_eq!(sale_type[0]["$ref"], "#/components/schemas/SaleType", "{sale_type}");
+    assert_eq!(sale_type[1]["type"], "null");
+    assert_eq!(
+        all["SaleType"]["enum"],
+        serde_json::json!(["sale", "rental", "repair", "return"])
+    );
+    let failure = &all["DeliveryView"]["properties"]["error"]["oneOf"];
+    assert_eq!(
+        failure[0]["$ref"], "#/components/schemas/DeliveryFailureKind",
+        "{failure}"
+    );
+}
+
+/// Every answer with a body says what the body is; only 202 and 204 have none.
+#[test]
+fn every_successful_answer_has_a_schema() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    for (method, path, operation) in operations(&document) {
+        for (status, response) in operation["responses"].as_object().unwrap() {
+            if !status.starts_with('2') {
+                continue;
+            }
+            match response["content"].as_object() {
+                Some(content) => {
+                    for (media, body) in content {
+                        assert!(
+                            body.get("schema").is_some(),
+                            "{method} {path} {status} {media} has no schema"
+                        );
+                    }
+                }
+                None => assert!(
+                    ["202", "204"].contains(&status.as_str()),
+                    "{method} {path} {status} has no body"
+                ),
+            }
+        }
+    }
+    let archive = &operation(&document, "makeFiscalArchive")["responses"]["201"]["content"]["application/json"];
+    assert_eq!(archive["schema"]["$ref"], "#/components/schemas/Nf525Archive");
+    let published: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
+    let carried = &schemas(&document)["Nf525Archive"];
+    assert_eq!(carried["required"], published["required"]);
+    assert_eq!(
+        carried["properties"]["archive"]["required"], published["properties"]["archive"]["required"],
+        "the document carries the archive's published schema"
+    );
+    assert_eq!(
+        carried["properties"]["signature"]["properties"]["algorithm"]["enum"],
+        serde_json::json!(["ES256"])
+    );
+}
+
+/// The feed's event is a union by `type`: each type a named shape with its own `data`, so that
+/// a client narrows `data` by testing `type`.
+#[test]
+fn feed_events_are_a_union_by_type() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let all = schemas(&document);
+    let event = &all["FeedEventView"];
+    assert_eq!(event["discriminator"]["propertyName"], "type");
+    let shapes = event["oneOf"].as_array().unwrap();
+    assert_eq!(shapes.len(), till_core::events::EventType::ALL.len());
+    for kind in till_core::events::EventType::ALL {
+        let reference = event["discriminator"]["mapping"][kind.as_str()]
+            .as_str()
+            .unwrap_or_else(|| panic!("{kind:?} has no shape"));
+        assert!(shapes.iter().any(|shape| shape["$ref"] == reference));
+        let named = serde_json::json!({"$ref": reference});
+        let shape = resolve(&document, &named);
+        assert_eq!(shape["properties"]["type"]["enum"], serde_json::json!([kind.as_str()]));
+        let data = &shape["properties"]["data"];
+        assert!(
+            data.get("$ref").is_some() || data.get("oneOf").is_some(),
+            "{kind:?}: {data}"
+        );
+    }
+    assert_eq!(
+        event["discriminator"]["mapping"]["sale.completed"],
+        "#/components/schemas/SaleCompletedEvent"
+    );
+    assert_eq!(
+        all["SaleCompletedEvent"]["properties"]["data"]["$ref"],
+        "#/components/schemas/SaleEvent"
+    );
+}
+
+/// The journal's keys are JSON Web Keys with every member named.
+#[test]
+fn keys_are_json_web_keys() {
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let all = schemas(&document);
+    assert_eq!(
+        all["KeySet"]["properties"]["keys"]["items"]["$ref"],
+        "#/components/schemas/Jwk"
+    );
+    let jwk = &all["Jwk"];
+    for member in ["kty", "crv", "x", "y", "kid", "alg", "use"] {
+        assert!(
+            jwk["required"].as_array().unwrap().contains(&Value::from(member)),
+            "{member}"
+        );
+    }
+    assert_eq!(jwk["properties"]["kty"]["enum"], serde_json::json!(["EC"]));
+    assert_eq!(jwk["properties"]["crv"]["enum"], serde_json::json!(["P-256"]));
+}
+
+/// A validator of answers against the component `name` of the document.
+fn answers_of(document: &Value, name: &str) -> jsonschema::Validator {
+    let mut root = document.clone();
+    root["$ref"] = Value::from(format!("#/components/schemas/{name}"));
+    jsonschema::validator_for(&root).unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
+fn assert_answers(validator: &jsonschema::Validator, answer: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(answer)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match the document: {errors:?}\n{answer}"
+    );
+}
+
+/// What the server answers matches the typed schemas: an event of every type of the feed, the
+/// keys, a chain and an archive.
+async fn the_answers_match_their_typed_schemas(engine: Engine) {
+    use crate::finalize::{Shop, line};
+    use serde_json::json;
+    const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+    let shop = Shop::open(engine).await;
+    let server = &shop.server;
+    let admin = server.admin();
+    server.provision_store("s2").await;
+    let sold = shop
+        .finalize(&shop.sale("t1", vec![line("l1", MUG, 2)], 2 * MUG.1))
+        .await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+    let back = json!({
+        "transactionId": "r1", "originalTransactionId": "t1", "number": "R-1", "storeId": "s1",
+        "sellerId": "camille", "sessionId": shop.session, "lines": [{"lineId": "l1", "quantity": 1}],
+        "tenders": {"amountDue": MUG.1, "sequence": 1, "tenders": [
+            {"id": "p1", "method": "credit_note", "applied": MUG.1, "presented": MUG.1, "change": 0, "forfeited": 0}]},
+    });
+    let returned = server.post("/v1/returns", &shop.till, back).await;
+    assert_eq!(returned.status, 201, "{}", returned.text);
+    let moved = server
+        .post(
+            &format!("/v1/register-sessions/{}/cash-movements", shop.session),
+            &shop.till,
+            json!({"movementId": "m1", "kind": "paid_in", "amountCents": 500, "reason": "float"}),
+        )
+        .await;
+    assert_eq!(moved.status, 201, "{}", moved.text);
+    let promotion = json!({"id": "promo-1", "type": "percent_off", "name": "Big baskets", "percentBps": 100,
+        "minSubtotalCents": 100_000, "validFrom": "2020-01-01T00:00:00Z", "validUntil": "2099-12-31T23:59:59Z"});
+    assert!(server.post("/v1/promotions", &admin, promotion).await.status < 300);
+    let stock = format!("/v1/stores/s1/stock/{}", crate::harness::sku(MUG.0));
+    assert_eq!(server.put(&stock, &admin, json!({"onHand": 40})).await.status, 200);
+    let transfer = json!({"transferId": "tr-1", "fromStoreId": "s1", "toStoreId": "s2",
+        "lines": [{"skuId": crate::harness::sku(MUG.0), "quantity": 3}]});
+    let sent = server.post("/v1/stock-transfers", &admin, transfer).await;
+    assert_eq!(sent.status, 201, "{}", sent.text);
+    let card = server
+        .post("/v1/gift-cards", &admin, json!({"balanceCents": 2500}))
+        .await;
+    assert_eq!(card.status, 201, "{}", card.text);
+    let closed = server
+        .post(
+            &format!("/v1/register-sessions/{}/close", shop.session),
+            &admin,
+            json!({}),
+        )
+        .await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
+    let day = server
+        .post("/v1/fiscal/registers/r1/closures", &admin, json!({"period": "day"}))
+        .await;
+    assert_eq!(day.status, 201, "{}", day.text);
+
+    let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
+    let (events, _) = crate::events::read_feed(server, "", 11).await;
+    let mut seen: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), till_core::events::EventType::ALL.len(), "{seen:?}");
+    let event = answers_of(&document, "FeedEventView");
+    for answer in &events {
+        assert_answers(&event, answer, answer["type"].as_str().unwrap());
+    }
+    let keys = server.call(Method::GET, "/v1/fiscal/keys", None, None).await;
+    assert_answers(&answers_of(&document, "KeySet"), &keys.body, "the key set");
+    assert!(keys.body["keys"][0]["kid"].is_string());
+    let chain = server.get("/v1/fiscal/registers/r1/chains/ticket", &admin).await;
+    assert_eq!(chain.status, 200, "{}", chain.text);
+    assert_answers(&answers_of(&document, "ChainView"), &chain.body, "a chain");
+    let paris = jiff::tz::TimeZone::get("Europe/Paris").unwrap();
+    let today = jiff::Zoned::new(jiff::Timestamp::now(), paris).date().to_string();
+    let archive = server
+        .post(
+            "/v1/fiscal/archives",
+            &admin,
+            json!({"registerId": "r1", "from": today, "to": today}),
+        )
+        .await;
+    assert_eq!(archive.status, 201, "{}", archive.text);
+    assert_answers(&answers_of(&document, "Nf525Archive"), &archive.body, "an archive");
+    shop.server.stop().await;
+}
+
+on_both_engines!(the_answers_match_their_typed_schemas);

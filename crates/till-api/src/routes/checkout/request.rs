@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::fields::{Field, Obj, Problems};
-use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, words};
+use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, named_words, words};
 use crate::routes::catalog::vat_rate;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -58,7 +58,7 @@ pub struct SaleRequestBody {
     /// Selects the till's fiscal chain; defaults to the session's register.
     #[schema(value_type = Option<Text>)]
     register_id: Option<String>,
-    #[schema(schema_with = sale_type_schema)]
+    #[schema(value_type = Option<SaleTypeName>)]
     r#type: Option<String>,
     cart: CartBody,
     /// Default: none.
@@ -72,13 +72,12 @@ pub struct SaleRequestBody {
     tenders: TenderSetBody,
 }
 
-fn sale_type_schema() -> utoipa::openapi::schema::Schema {
-    words(
-        SaleType::ALL.iter().map(|kind| kind.as_str()),
-        true,
-        "`sale` (default), `rental`, `repair` or `return`.",
-    )
-}
+named_words!(
+    SaleTypeName,
+    "SaleType",
+    SaleType::ALL.iter().map(|kind| kind.as_str()),
+    "`sale` (default), `rental`, `repair` or `return`."
+);
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -135,7 +134,6 @@ pub struct GiftCardLineBody {
 fn card_action_schema() -> utoipa::openapi::schema::Schema {
     words(
         CardAction::ALL.iter().map(|action| action.as_str()),
-        false,
         "`activate` a new card, or `load` an active one.",
     )
 }
@@ -228,7 +226,6 @@ pub struct TicketAmountDiscount {
 fn reason_schema() -> utoipa::openapi::schema::Schema {
     words(
         DiscountReason::ALL.iter().map(|reason| reason.as_str()),
-        false,
         "Why the discount is granted.",
     )
 }
@@ -299,7 +296,6 @@ pub struct TenderBody {
 fn method_schema() -> utoipa::openapi::schema::Schema {
     words(
         TenderMethod::ALL.iter().map(|method| method.as_str()),
-        false,
         "How the tender pays.",
     )
 }
