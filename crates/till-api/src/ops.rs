@@ -92,7 +92,7 @@ operations! {
     CloseSession = "closeRegisterSession", [SessionsClose], Confirm;
     GetSession = "getRegisterSession", [SessionsOpen, SessionsClose, SalesRead], Allow;
     ListSessions = "listRegisterSessions", [SessionsClose, SalesRead], Allow;
-    RecordCashMovement = "recordCashMovement", [SessionsClose, SalesFinalize], Human;
+    RecordCashMovement = "recordCashMovement", [SessionsClose, SalesFinalize], Avoid;
     GetXReport = "getXReport", [SessionsClose, SalesFinalize], Allow;
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
