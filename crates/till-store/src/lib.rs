@@ -31,6 +31,7 @@ mod reports;
 pub mod returns;
 mod sale_detail;
 mod sale_row;
+mod secrets;
 pub mod sales;
 pub mod sales_report;
 pub mod sealer;
