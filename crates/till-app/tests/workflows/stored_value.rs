@@ -6,7 +6,7 @@ use till_app::{Error, Refusal, Settings};
 use till_core::ids::{CustomerId, TenderReference};
 use till_core::money::Cents;
 use till_core::sale::{SaleRequest, TenderMethod};
-use till_core::stored_value::{GiftCardCode, TenderProblem};
+use till_core::stored_value::{InstrumentCode, TenderProblem};
 use till_store::stored_value::NewCard;
 use till_store::{InstrumentRefusal, Rule, StoreError};
 
@@ -32,7 +32,7 @@ fn paid_by(mut request: SaleRequest, method: TenderMethod, reference: Option<&st
 
 async fn issue(till: &Till, code: &str, balance: i64) {
     let card = NewCard {
-        code: GiftCardCode::parse(code).unwrap(),
+        code: InstrumentCode::parse(code).unwrap(),
         balance: cents(balance),
         expires_at: None,
         store_ids: Vec::new(),
@@ -81,7 +81,7 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
         tender_refusal(till.finalize(&cashier, never_issued).await),
         (0, InstrumentRefusal::Unknown)
     );
-    let card = till.app.store().gift_card(CARD, None).await.unwrap().unwrap();
+    let card = till.app.store().gift_card(&InstrumentCode::parse(CARD).unwrap(), None).await.unwrap().unwrap();
     assert_eq!(
         (card.balance, card.activities.len()),
         (cents(1500), 1),
@@ -93,7 +93,7 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
         Some(CARD),
     );
     till.finalize(&cashier, paid).await.unwrap();
-    let card = till.app.store().gift_card(CARD, None).await.unwrap().unwrap();
+    let card = till.app.store().gift_card(&InstrumentCode::parse(CARD).unwrap(), None).await.unwrap().unwrap();
     assert_eq!(card.balance, cents(500));
 }
 
