@@ -27,6 +27,7 @@ on_both_engines!(
     codes_a_chain_already_printed_are_issued_spent_and_read_without_case,
     a_credit_note_is_spent_by_its_code_never_by_its_number,
     an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scope,
+    credit_notes_issued_before_codes_get_one_when_the_store_starts,
 );
 
 fn tender(id: &str, method: &str, applied: i64, reference: Option<&str>) -> Value {
@@ -885,4 +886,70 @@ async fn an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scop
     assert!(receipt.text.contains("Carte cadeau ****0123"), "{}", receipt.text);
     assert!(receipt.text.contains("25,50"), "{}", receipt.text);
     assert!(!receipt.text.contains(&note), "{}", receipt.text);
+}
+
+async fn credit_notes_issued_before_codes_get_one_when_the_store_starts(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let card = shop.issue_card(json!({"balanceCents": 3000})).await;
+    let number = shop.credit_note_of("t0", "r0").await.str("creditNoteNumber");
+    let paid = shop
+        .pay(
+            "t1",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "gift_card", 1450, Some(&card))],
+        )
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.text);
+    // The instruments as a database from before codes and digests holds them: a credit note
+    // found by its number, no code, no digest; migration 0017 has just run.
+    for statement in [
+        "UPDATE stored_value SET lookup = label, code = NULL, digest = NULL WHERE kind = 'credit_note'",
+        "UPDATE stored_value SET digest = NULL",
+        "INSERT INTO stored_value_backfill (singleton) VALUES (1)",
+    ] {
+        shop.server.run_sql(statement).await.unwrap();
+    }
+    shop.server.state().store().migrate().await.unwrap();
+    assert_eq!(shop.server.count_rows("stored_value_backfill").await, 0);
+
+    // The reprint of the return's receipt shows the code it was given; its number no longer
+    // redeems it, its code does.
+    let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
+    let code = receipt
+        .text
+        .lines()
+        .find(|line| line.contains("Code de l'avoir"))
+        .and_then(|line| line.split_whitespace().last())
+        .unwrap_or_else(|| panic!("a code on {}", receipt.text))
+        .to_owned();
+    assert_eq!(code.len(), 16, "{}", receipt.text);
+    shop.credit_note(&number).await.assert_error(404, "NOT_FOUND");
+    let by_number = shop
+        .pay(
+            "n1",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&number))],
+        )
+        .await;
+    assert_refused(&by_number, "tenders.tenders.0", "no such");
+    let by_code = shop
+        .pay(
+            "n2",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&code))],
+        )
+        .await;
+    assert_eq!(by_code.status, 201, "{}", by_code.text);
+    assert_eq!(held(&shop.credit_note(&code).await).0, 2900);
+    // The card got its digest back: the receipt of the sale it paid still finds it.
+    let receipt = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert!(
+        receipt.text.contains(&format!("Carte cadeau ****{}", &card[12..])),
+        "{}",
+        receipt.text
+    );
+    assert_eq!(shop.server.count_rows("stored_value WHERE digest IS NULL").await, 0);
 }
