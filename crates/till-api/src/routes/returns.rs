@@ -100,7 +100,7 @@ pub struct ReturnEvent {
     /// tender), printed on its receipt: a `credit_note` tender's `reference`. Absent when the
     /// return issues none, and from the event feed and webhooks.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::openapi::InstrumentCodeText>)]
+    #[schema(value_type = crate::openapi::InstrumentCodeText, required = false)]
     pub credit_note_code: Option<String>,
     pub original: OriginalView,
     pub transaction: ReturnTransaction,
