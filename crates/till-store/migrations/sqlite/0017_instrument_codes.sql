@@ -21,10 +21,8 @@ CREATE UNIQUE INDEX stored_value_by_digest ON stored_value (kind, digest);
 CREATE INDEX stored_value_credit_notes_by_number ON stored_value (label) WHERE kind = 'credit_note';
 
 -- SQL can neither draw a code from the operating system's generator nor hash it on SQLite, nor
--- compute a keyed digest on either engine: the store gives the credit notes already issued
--- their codes and every instrument its digest when it starts (Store::migrate), then deletes
--- this row.
-CREATE TABLE stored_value_backfill (
-    singleton INTEGER PRIMARY KEY CHECK (singleton = 1)
-);
-INSERT INTO stored_value_backfill (singleton) VALUES (1);
+-- compute a keyed digest on either engine: the store gives the credit notes issued before their
+-- codes and every instrument its digest when it starts (Store::migrate), finding them by this
+-- index, which is empty once they have them. A node of the previous release writing one during
+-- a rolling deploy leaves it here for the next start.
+CREATE INDEX stored_value_without_digest ON stored_value (instrument_id) WHERE digest IS NULL;

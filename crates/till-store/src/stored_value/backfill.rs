@@ -22,16 +22,11 @@ struct Chunk {
 }
 
 impl Store {
-    /// Gives the instruments written before migration 0017 what it could not; 0017 leaves a
-    /// row in `stored_value_backfill` for it, deleted with the last chunk. Several nodes may run
-    /// it at once: each instrument is written once, by whichever comes first.
+    /// Gives every instrument without a digest what migration 0017 could not: those written
+    /// before it, and those a node of the previous release writes during a rolling deploy.
+    /// Several nodes may run it at once: each instrument is written once, by whichever comes
+    /// first.
     pub(crate) async fn backfill_instruments(&self) -> Result<(), StoreError> {
-        let pending = query("SELECT singleton FROM stored_value_backfill")
-            .fetch_optional(self.reader())
-            .await?;
-        if pending.is_none() {
-            return Ok(());
-        }
         let key = self.instrument_key().await?;
         let mut after = 0;
         loop {
@@ -47,12 +42,12 @@ impl Store {
     }
 }
 
-/// Writes the instruments after `chunk.after` that have no digest yet; answers the last one
-/// read, or `None` once there are no more.
+/// Writes the instruments after `chunk.after` that have no digest yet (found by the index of
+/// those); answers the last one read, or `None` once there are no more.
 fn backfill_chunk<'a>(conn: &'a mut Conn, chunk: &'a Chunk) -> BoxFuture<'a, Result<Option<i64>, StoreError>> {
     Box::pin(async move {
         let rows = query(
-            "SELECT instrument_id, kind, lookup, digest FROM stored_value WHERE instrument_id > $1 \
+            "SELECT instrument_id, kind, lookup FROM stored_value WHERE digest IS NULL AND instrument_id > $1 \
              ORDER BY instrument_id LIMIT $2",
         )
         .bind(chunk.after)
@@ -60,14 +55,10 @@ fn backfill_chunk<'a>(conn: &'a mut Conn, chunk: &'a Chunk) -> BoxFuture<'a, Res
         .fetch_all(&mut *conn)
         .await?;
         let Some(last) = rows.last() else {
-            query("DELETE FROM stored_value_backfill").execute(&mut *conn).await?;
             return Ok(None);
         };
         let last: i64 = last.try_get("instrument_id")?;
         for row in &rows {
-            if row.try_get::<Option<String>>("digest")?.is_some() {
-                continue;
-            }
             let id: i64 = row.try_get("instrument_id")?;
             let kind: String = row.try_get("kind")?;
             if kind == InstrumentKind::CreditNote.as_str() {
