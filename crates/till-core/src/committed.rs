@@ -277,6 +277,9 @@ mod tests {
             naming.render(Some("AV-r1-000007"), Reader::Feed).unwrap(),
             r#"{"n":"AV-r1-000007","r":"Feed"}"#
         );
-        assert!(matches!(naming.render(None, Reader::Caller), Err(AnswerError::NoCreditNote)));
+        assert!(matches!(
+            naming.render(None, Reader::Caller),
+            Err(AnswerError::NoCreditNote)
+        ));
     }
 }

@@ -405,7 +405,8 @@ pub fn tender_moves(
         let reference = || tender.reference.clone().ok_or((index, TenderProblem::NoReference));
         let (instrument, points) = match tender.method {
             TenderMethod::GiftCard => {
-                let code = InstrumentCode::parse(reference()?.as_str()).map_err(|_| (index, TenderProblem::NotACode))?;
+                let code =
+                    InstrumentCode::parse(reference()?.as_str()).map_err(|_| (index, TenderProblem::NotACode))?;
                 (Instrument::GiftCard(code), 0)
             }
             TenderMethod::CreditNote if direction == Direction::Refund => (Instrument::NewCreditNote, 0),
@@ -587,7 +588,13 @@ mod tests {
 
     #[test]
     fn codes_a_chain_already_printed_are_taken_and_compared_without_case() {
-        for printed in ["6280001234567890", "GC-2026-000123", "gift_card_0001", "ABCD", &"9".repeat(64)] {
+        for printed in [
+            "6280001234567890",
+            "GC-2026-000123",
+            "gift_card_0001",
+            "ABCD",
+            &"9".repeat(64),
+        ] {
             let code = InstrumentCode::parse(printed).unwrap();
             assert_eq!(code.as_str(), printed.to_ascii_uppercase());
         }
@@ -644,7 +651,10 @@ mod tests {
         ];
         let moves = tender_moves(&tenders, Some(&customer), Direction::Redeem, RULES).unwrap();
         assert_eq!(moves.iter().map(|m| m.tender).collect::<Vec<_>>(), [1, 2, 3]);
-        assert_eq!(moves[0].instrument, Instrument::GiftCard(InstrumentCode::parse("CARD").unwrap()));
+        assert_eq!(
+            moves[0].instrument,
+            Instrument::GiftCard(InstrumentCode::parse("CARD").unwrap())
+        );
         assert_eq!(moves[2].instrument, Instrument::Points(customer.clone()));
         assert_eq!((moves[2].amount, moves[2].points), (cents(50), 10));
     }

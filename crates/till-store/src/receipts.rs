@@ -221,7 +221,10 @@ async fn tender_instrument(
         ))
         .bind(number.as_str()),
     };
-    let row = read.bind(sale.transaction_id.as_str()).fetch_optional(&mut *conn).await?;
+    let row = read
+        .bind(sale.transaction_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
     row.map(|row| {
         Ok(TenderInstrument {
             kind,

@@ -131,7 +131,10 @@ pub(crate) fn sealed_record(sale: &NewSale, key: &InstrumentDigestKey) -> SaleRe
             .tenders
             .iter()
             .map(|t| {
-                let sealed = t.reference.as_ref().map(|r| sealed_reference(t.method, r.as_str(), key));
+                let sealed = t
+                    .reference
+                    .as_ref()
+                    .map(|r| sealed_reference(t.method, r.as_str(), key));
                 let (reference, reference_last4, reference_digest) = match sealed {
                     None => (None, None, None),
                     Some(SealedReference::Clear(reference)) => (Some(reference), None, None),

@@ -29,7 +29,9 @@ pub(crate) fn random_bytes<const N: usize>() -> Result<[u8; N], StoreError> {
 pub(crate) async fn instrument_digest_secret(store: &Store) -> Result<Vec<u8>, StoreError> {
     let drawn = URL_SAFE_NO_PAD.encode(random_bytes::<SECRET_BYTES>()?);
     let kept = store
-        .write((INSTRUMENT_DIGEST, drawn), |c, (name, drawn)| keep_first(c, name, drawn))
+        .write((INSTRUMENT_DIGEST, drawn), |c, (name, drawn)| {
+            keep_first(c, name, drawn)
+        })
         .await?;
     URL_SAFE_NO_PAD
         .decode(kept)
@@ -48,6 +50,6 @@ fn keep_first<'a>(conn: &'a mut Conn, name: &'a str, drawn: &'a str) -> BoxFutur
             .bind(name)
             .fetch_one(&mut *conn)
             .await?;
-        Ok(row.try_get("secret")?)
+        row.try_get("secret")
     })
 }

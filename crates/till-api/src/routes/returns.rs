@@ -188,7 +188,11 @@ async fn create_return(
 /// the credit note it issues is for its caller only.
 pub(crate) fn return_answer(ticket: &NewSale, original: &ReturnOf) -> SaleAnswer {
     let event = ReturnEvent::of(ticket, original);
-    let code = ticket.stored_value.credit_note_code.as_ref().map(|code| code.as_str().to_owned());
+    let code = ticket
+        .stored_value
+        .credit_note_code
+        .as_ref()
+        .map(|code| code.as_str().to_owned());
     SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str, reader: Reader| {
         serde_json::to_string(&ReturnEvent {
             credit_note_number: credit_note.to_owned(),

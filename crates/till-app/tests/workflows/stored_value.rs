@@ -81,7 +81,13 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
         tender_refusal(till.finalize(&cashier, never_issued).await),
         (0, InstrumentRefusal::Unknown)
     );
-    let card = till.app.store().gift_card(&InstrumentCode::parse(CARD).unwrap(), None).await.unwrap().unwrap();
+    let card = till
+        .app
+        .store()
+        .gift_card(&InstrumentCode::parse(CARD).unwrap(), None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (card.balance, card.activities.len()),
         (cents(1500), 1),
@@ -93,7 +99,13 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
         Some(CARD),
     );
     till.finalize(&cashier, paid).await.unwrap();
-    let card = till.app.store().gift_card(&InstrumentCode::parse(CARD).unwrap(), None).await.unwrap().unwrap();
+    let card = till
+        .app
+        .store()
+        .gift_card(&InstrumentCode::parse(CARD).unwrap(), None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(card.balance, cents(500));
 }
 

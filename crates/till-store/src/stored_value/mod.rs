@@ -14,9 +14,7 @@ use till_core::events::EventType;
 use till_core::ids::{CustomerId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
-use till_core::stored_value::{
-    ActivityKind, InstrumentCode, InstrumentKind, PointsActivity, code_lookup,
-};
+use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentKind, PointsActivity, code_lookup};
 
 /// An instrument as read, with its ledger, oldest activity first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,7 +129,12 @@ impl Store {
     }
 
     /// Blocks or unblocks the gift card `code`; `NotFound` when there is none.
-    pub async fn block_gift_card(&self, code: &InstrumentCode, blocked: bool, now: Timestamp) -> Result<(), StoreError> {
+    pub async fn block_gift_card(
+        &self,
+        code: &InstrumentCode,
+        blocked: bool,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         let input = Blocking {
             kind: InstrumentKind::GiftCard,
             lookup: code.lookup(),

@@ -643,7 +643,12 @@ impl Shop {
     /// credit note: the return's answer.
     async fn credit_note_of(&self, sold: &str, back: &str) -> Reply {
         let sale = self
-            .pay(sold, vec![line("l1", MUG, 3)], None, vec![tender("p1", "card", 4350, None)])
+            .pay(
+                sold,
+                vec![line("l1", MUG, 3)],
+                None,
+                vec![tender("p1", "card", 4350, None)],
+            )
             .await;
         assert_eq!(sale.status, 201, "{}", sale.text);
         let body = json!({
@@ -673,7 +678,11 @@ async fn codes_a_chain_already_printed_are_issued_spent_and_read_without_case(en
         .await;
     assert_eq!(dashed, "GC-2026-000123", "kept in capitals");
     shop.server
-        .post("/v1/gift-cards", &admin, json!({"code": "GC-2026-000123", "balanceCents": 1}))
+        .post(
+            "/v1/gift-cards",
+            &admin,
+            json!({"code": "GC-2026-000123", "balanceCents": 1}),
+        )
         .await
         .assert_error(409, "CONFLICT");
     let paid = shop
@@ -754,7 +763,10 @@ async fn a_credit_note_is_spent_by_its_code_never_by_its_number(engine: Engine) 
     let number = returned.str("creditNoteNumber");
     let code = returned.str("creditNoteCode");
     assert_eq!(code.len(), 16, "{}", returned.text);
-    assert!(code.bytes().all(|b| till_core::stored_value::CODE_ALPHABET.contains(&b)));
+    assert!(
+        code.bytes()
+            .all(|b| till_core::stored_value::CODE_ALPHABET.contains(&b))
+    );
     // The return's receipt prints the code the customer spends it with.
     let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
     assert!(receipt.text.contains(&code), "{}", receipt.text);
@@ -766,7 +778,12 @@ async fn a_credit_note_is_spent_by_its_code_never_by_its_number(engine: Engine) 
     // Its number redeems nothing, and is told apart from an unknown code by nothing.
     let mug = || vec![line("l1", MUG, 1)];
     let by_number = shop
-        .pay("n1", mug(), None, vec![tender("p1", "credit_note", 1450, Some(&number))])
+        .pay(
+            "n1",
+            mug(),
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&number))],
+        )
         .await;
     assert_refused(&by_number, "tenders.tenders.0", "no such");
     let unknown = shop

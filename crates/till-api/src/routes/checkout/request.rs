@@ -26,8 +26,6 @@ pub fn too_many_lines() -> String {
     format!("must hold at most {MAX_LINES} lines")
 }
 
-/// Why a gift card code of another shape is refused.
-
 const ONLY_LINE: &str = "is only for line discounts";
 const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
 
