@@ -60,6 +60,8 @@ _BETWEEN_FIELDS = {
         ("storeId", "is not a store of the network"),
         ("cart.lines.*.id", "is already the id of another line"),
         ("declaredDiscounts.*.lineId", "does not match the id of any cart line"),
+        # A gift card tender's reference is a code, unless another system keeps gift cards.
+        ("tenders.tenders.*.reference", "must be 4 to 64 letters, digits, `-` or `_`"),
     ],
     "POST /v1/checkout/price": [
         ("storeId", "is not a store of the network"),
@@ -71,6 +73,7 @@ _BETWEEN_FIELDS = {
         ("storeId", "is not a store of the network"),
         ("originalTransactionId", "must name another transaction than the return's own"),
         ("lines.*.lineId", "names a line already named in this return"),
+        ("tenders.tenders.*.reference", "must be 4 to 64 letters, digits, `-` or `_`"),
     ],
     "POST /v1/promotions": [
         ("validUntil", "must not be earlier than validFrom"),

@@ -63,6 +63,28 @@ impl ToSchema for SkuId {
     }
 }
 
+/// A gift card's or a credit note's code.
+pub struct InstrumentCodeText;
+
+impl PartialSchema for InstrumentCodeText {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^[A-Za-z0-9_-]{4,64}$"))
+            .description(Some(
+                "A gift card's or a credit note's code: 4 to 64 letters, digits, `-` and `_`, compared without case. \
+                 The codes till draws are 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for InstrumentCodeText {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("InstrumentCode")
+    }
+}
+
 /// A barcode: the digits of an EAN-8, UPC-A, EAN-13 or GTIN-14.
 pub struct BarcodeText;
 

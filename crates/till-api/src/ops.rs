@@ -107,7 +107,7 @@ operations! {
     GetFiscalChain = "getFiscalChain", [FiscalRead], Allow;
     CloseFiscalPeriod = "closeFiscalPeriod", [FiscalClose], Confirm;
     ListFiscalClosures = "listFiscalClosures", [FiscalRead, FiscalClose], Allow;
-    MakeFiscalArchive = "makeFiscalArchive", [FiscalRead], Confirm;
+    MakeFiscalArchive = "makeFiscalArchive", [FiscalClose], Confirm;
     GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
     GetFecExport = "getFecExport", [FiscalRead], Allow;
     GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;

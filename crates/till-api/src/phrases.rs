@@ -13,7 +13,7 @@ use till_core::money::{Bps, Cents};
 use till_core::offline::IssuedAtProblem;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
-use till_core::stored_value::{RefundPolicyError, TenderProblem};
+use till_core::stored_value::{NotACode, RefundPolicyError, TenderProblem};
 use till_store::sessions::OpenRefusal;
 use till_store::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale};
 
@@ -80,6 +80,11 @@ impl From<Refusal> for ApiError {
                 "The report's sums are too large to be represented: ask for a shorter period, or one store.",
             ),
             Refusal::Settlement { error, differing } => settlement(&error, &differing),
+            // A reference of another shape is a bad field, not a business rule.
+            Refusal::Tender {
+                tender,
+                problem: TenderProblem::NotACode,
+            } => ApiError::field(format!("{}.reference", tender_path(tender)), NotACode.to_string()),
             Refusal::Tender { tender, problem } => business(format!(
                 "Tender {} cannot be taken: {}.",
                 tender_path(tender),
@@ -410,9 +415,8 @@ fn tender_path(index: usize) -> String {
 
 fn tender_problem(problem: TenderProblem) -> String {
     match problem {
-        TenderProblem::NoReference => {
-            "it needs a reference, the gift card's code or the credit note's number".to_owned()
-        }
+        TenderProblem::NoReference => "it needs a reference, the gift card's or the credit note's code".to_owned(),
+        TenderProblem::NotACode => format!("its reference {NotACode}"),
         TenderProblem::NoCustomer => {
             "a loyalty tender spends the customer's points, and the sale names no customerId".to_owned()
         }

@@ -154,6 +154,10 @@ fn layout(receipt: &Receipt, print: &Print) -> Layout {
                 };
                 tenders.push((named, money(tender.applied_cents)));
                 tenders.push(("  Solde restant".to_owned(), money(held.balance_after)));
+                // The credit note a return issues is spent with this code, never its number.
+                if let Some(code) = &held.code {
+                    tenders.push(("  Code de l'avoir".to_owned(), code.clone()));
+                }
             }
             None => tenders.push((method(&tender.method).to_owned(), money(tender.applied_cents))),
         }

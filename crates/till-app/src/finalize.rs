@@ -14,7 +14,7 @@ use crate::booking::{Booked, Freshness, Timing, answer, booking_session, registe
 use crate::caller::Principal;
 use crate::quote::{Quote, QuoteRequest, item_count, quote};
 use crate::refusal::{CardLineProblem, Error, PriceGap, Refusal};
-use crate::secret::new_ordered_id;
+use crate::secret::{new_instrument_code, new_ordered_id};
 use jiff::{SignedDuration, Timestamp};
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
@@ -161,6 +161,7 @@ fn ticket_moves(app: &App, request: &SaleRequest, quote: &Quote, now: Timestamp)
     }
     let validity = jiff::SignedDuration::try_from(settings.credit_note_validity).ok();
     Ok(TicketMoves {
+        credit_note_code: TicketMoves::issues_credit_note(&tenders).then(new_instrument_code),
         tenders,
         cards,
         credit_note_expires_at: validity.and_then(|validity| now.checked_add(validity).ok()),

@@ -10,7 +10,7 @@ use crate::booking::{
 };
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
-use crate::secret::new_ordered_id;
+use crate::secret::{new_instrument_code, new_ordered_id};
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, ReturnedLine, SaleAnswer, Sign};
@@ -71,8 +71,7 @@ async fn book_return(
         })?;
         let share = refund_share(original.paid_with, original.returnable.refunded, plan.refund);
         check_refund(share, &request.tenders.tenders).map_err(Refusal::RefundPolicy)?;
-        let mut ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
-        ticket.stored_value = refund_moves(app, request, original.customer_id.as_ref(), now)?;
+        let ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
         match app.store().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
@@ -98,6 +97,7 @@ fn refund_moves(
         .map_err(|(tender, problem)| Refusal::Tender { tender, problem })?;
     let validity = jiff::SignedDuration::try_from(settings.credit_note_validity).ok();
     Ok(TicketMoves {
+        credit_note_code: TicketMoves::issues_credit_note(&tenders).then(new_instrument_code),
         tenders,
         cards: Vec::new(),
         credit_note_expires_at: validity.and_then(|validity| now.checked_add(validity).ok()),
@@ -117,7 +117,8 @@ async fn returnable_original(app: &App, id: &TransactionId) -> Result<OriginalSa
 }
 
 /// The return as a ticket: the original's lines for the units coming back, every amount
-/// negative, and its answer, written once the commit gives the credit note its number.
+/// negative, what it pays into stored value, and its answer (which names the code of the
+/// credit note it issues), written once the commit gives the credit note its number.
 fn build_return(
     app: &App,
     request: &ReturnRequest,
@@ -127,6 +128,7 @@ fn build_return(
     plan: &ReturnPlan,
     now: Timestamp,
 ) -> Result<NewSale, Error> {
+    let moves = refund_moves(app, request, original.customer_id.as_ref(), now)?;
     let sign = Sign::Return;
     let mut stock: BTreeMap<SkuId, i64> = BTreeMap::new();
     let mut lines = Vec::with_capacity(plan.lines.len());
@@ -180,7 +182,7 @@ fn build_return(
         spends_grant: None,
         adjustments: Vec::new(),
         original: None,
-        stored_value: TicketMoves::default(),
+        stored_value: moves,
     };
     let original = return_of(original, plan);
     ticket.response = app.answers().return_ticket(&ticket, &original);

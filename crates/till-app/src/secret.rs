@@ -7,7 +7,7 @@ use base64::engine::general_purpose::{GeneralPurpose, NO_PAD, URL_SAFE_NO_PAD};
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
 use till_core::staff::Pin;
-use till_core::stored_value::GiftCardCode;
+use till_core::stored_value::InstrumentCode;
 use till_core::webhooks::{SECRET_BYTES, WebhookSecret};
 
 /// Prefix of a register-session bearer token.
@@ -42,10 +42,10 @@ const ASCII_ORDERED: GeneralPurpose = GeneralPurpose::new(
     NO_PAD,
 );
 
-/// A fresh gift card code: 128 bits of the operating system's generator written in the
-/// card alphabet (see [`GiftCardCode::from_random`]).
-pub fn new_gift_card_code() -> GiftCardCode {
-    GiftCardCode::from_random(random_bytes::<16>())
+/// A fresh gift card or credit note code: 128 bits of the operating system's generator
+/// written in the card alphabet (see [`InstrumentCode::from_random`]).
+pub fn new_instrument_code() -> InstrumentCode {
+    InstrumentCode::from_random(random_bytes::<16>())
 }
 
 /// A fresh webhook signing secret: random bytes of the operating system's generator.

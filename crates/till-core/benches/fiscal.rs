@@ -51,6 +51,8 @@ fn record(lines: usize) -> SaleRecord {
             change_cents: 0,
             forfeited_cents: 0,
             reference: None,
+            reference_last4: None,
+            reference_digest: None,
         }],
         vat: vec![SaleRecordVat {
             vat_rate: 2000,

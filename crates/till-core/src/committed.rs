@@ -80,8 +80,16 @@ pub struct ReturnedLine {
     pub returned_before: i64,
 }
 
-/// Writes a return's answer naming the credit note it is given.
-pub type RenderWithCreditNote = dyn Fn(&str) -> Result<String, serde_json::Error> + Send + Sync;
+/// Writes a return's answer naming the credit note it is given (its number), for `Reader`.
+pub type RenderWithCreditNote = dyn Fn(&str, Reader) -> Result<String, serde_json::Error> + Send + Sync;
+
+/// Who reads a return's answer. The caller, and its replays, learn the code that redeems the
+/// credit note the return issues; the event feed, which other systems read, never does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    Caller,
+    Feed,
+}
 
 /// The 201 body of a sale or a return, as it is stored and replayed.
 #[derive(Clone)]
@@ -103,13 +111,21 @@ pub enum AnswerError {
 }
 
 impl SaleAnswer {
-    /// The body for a ticket whose credit-note number, if it has one, is `credit_note`.
-    pub fn render(&self, credit_note: Option<&str>) -> Result<String, AnswerError> {
+    /// The body `reader` reads of a ticket whose credit-note number, if it has one, is
+    /// `credit_note`.
+    pub fn render(&self, credit_note: Option<&str>, reader: Reader) -> Result<String, AnswerError> {
         match (self, credit_note) {
             (SaleAnswer::Ready(body), _) => Ok(body.clone()),
-            (SaleAnswer::NamingCreditNote(render), Some(number)) => render(number).map_err(AnswerError::NotWritten),
+            (SaleAnswer::NamingCreditNote(render), Some(number)) => {
+                render(number, reader).map_err(AnswerError::NotWritten)
+            }
             (SaleAnswer::NamingCreditNote(_), None) => Err(AnswerError::NoCreditNote),
         }
+    }
+
+    /// Whether the answer is written for each reader apart.
+    pub fn depends_on_reader(&self) -> bool {
+        matches!(self, SaleAnswer::NamingCreditNote(_))
     }
 }
 
@@ -249,9 +265,21 @@ mod tests {
     #[test]
     fn an_answer_naming_a_credit_note_is_written_only_with_one() {
         let ready = SaleAnswer::Ready("{}".into());
-        assert_eq!(ready.render(None).unwrap(), "{}");
-        let naming = SaleAnswer::NamingCreditNote(Arc::new(|number: &str| Ok(format!("{{\"n\":\"{number}\"}}"))));
-        assert_eq!(naming.render(Some("AV-r1-000007")).unwrap(), r#"{"n":"AV-r1-000007"}"#);
-        assert!(matches!(naming.render(None), Err(AnswerError::NoCreditNote)));
+        assert_eq!(ready.render(None, Reader::Caller).unwrap(), "{}");
+        let naming = SaleAnswer::NamingCreditNote(Arc::new(|number: &str, reader: Reader| {
+            Ok(format!("{{\"n\":\"{number}\",\"r\":\"{reader:?}\"}}"))
+        }));
+        assert_eq!(
+            naming.render(Some("AV-r1-000007"), Reader::Caller).unwrap(),
+            r#"{"n":"AV-r1-000007","r":"Caller"}"#
+        );
+        assert_eq!(
+            naming.render(Some("AV-r1-000007"), Reader::Feed).unwrap(),
+            r#"{"n":"AV-r1-000007","r":"Feed"}"#
+        );
+        assert!(matches!(
+            naming.render(None, Reader::Caller),
+            Err(AnswerError::NoCreditNote)
+        ));
     }
 }

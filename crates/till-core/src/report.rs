@@ -649,6 +649,8 @@ mod tests {
             change_cents: 0,
             forfeited_cents: 0,
             reference: None,
+            reference_last4: None,
+            reference_digest: None,
         }
     }
 

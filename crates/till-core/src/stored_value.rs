@@ -145,20 +145,39 @@ impl PointsActivity {
     }
 }
 
-/// A gift card code as printed: [`CODE_LENGTH`] symbols of [`CODE_ALPHABET`].
-#[derive(Clone, PartialEq, Eq)]
-pub struct GiftCardCode(String);
+/// What a code may hold: letters, digits, `-` and `_` (cards a chain already sold keep their
+/// printed codes, numeric or dashed).
+fn is_code_symbol(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
 
-impl GiftCardCode {
-    /// `None` for text of another shape, which no card can have.
-    pub fn parse(text: &str) -> Option<GiftCardCode> {
-        let shaped = text.len() == CODE_LENGTH && text.bytes().all(|b| CODE_ALPHABET.contains(&b));
-        shaped.then(|| GiftCardCode(text.to_owned()))
+/// The shortest and longest code a gift card or a credit note may have.
+pub const CODE_MIN_LENGTH: usize = 4;
+pub const CODE_MAX_LENGTH: usize = 64;
+
+/// Why a text is not a gift card's or credit note's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("must be 4 to 64 letters, digits, `-` or `_`")]
+pub struct NotACode;
+
+/// A gift card's or a credit note's code: 4 to 64 letters, digits, `-` and `_`, compared
+/// without case (kept in capitals). The codes till draws are [`CODE_LENGTH`] symbols of
+/// [`CODE_ALPHABET`]; a chain's own printed cards may have others.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InstrumentCode(String);
+
+impl InstrumentCode {
+    pub fn parse(text: &str) -> Result<InstrumentCode, NotACode> {
+        let shaped = (CODE_MIN_LENGTH..=CODE_MAX_LENGTH).contains(&text.len()) && text.bytes().all(is_code_symbol);
+        if !shaped {
+            return Err(NotACode);
+        }
+        Ok(InstrumentCode(text.to_ascii_uppercase()))
     }
 
     /// The code `random` spells: 128 random bits written in base 31, of which the code keeps
     /// the last 16 symbols (the bias toward some codes is below 2^-48).
-    pub fn from_random(random: [u8; 16]) -> GiftCardCode {
+    pub fn from_random(random: [u8; 16]) -> InstrumentCode {
         let base = CODE_ALPHABET.len() as u128;
         let mut rest = u128::from_be_bytes(random);
         let mut code = String::with_capacity(CODE_LENGTH);
@@ -166,7 +185,7 @@ impl GiftCardCode {
             code.push(char::from(CODE_ALPHABET[(rest % base) as usize]));
             rest /= base;
         }
-        GiftCardCode(code)
+        InstrumentCode(code)
     }
 
     pub fn as_str(&self) -> &str {
@@ -175,22 +194,28 @@ impl GiftCardCode {
 
     /// The last four symbols, what a receipt prints.
     pub fn last_four(&self) -> &str {
-        &self.0[CODE_LENGTH - 4..]
+        &self.0[self.0.len() - 4..]
+    }
+
+    /// How storage finds the instrument: see [`code_lookup`].
+    pub fn lookup(&self) -> String {
+        code_lookup(&self.0)
     }
 }
 
 /// A code is a bearer credential: it is never written out in full by `Debug`.
-impl std::fmt::Debug for GiftCardCode {
+impl std::fmt::Debug for InstrumentCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GiftCardCode(…{})", self.last_four())
+        write!(f, "InstrumentCode(…{})", self.last_four())
     }
 }
 
 /// The instrument a tender draws on or pays into.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Instrument {
-    /// The reference as presented: a reference that is not a code's shape finds no card.
-    GiftCard(TenderReference),
+    GiftCard(InstrumentCode),
+    /// The reference as presented: a fiscal number, or any text that is not a credit note's
+    /// code, finds none, and is refused as an unknown one is.
     CreditNote(TenderReference),
     /// The credit note a return issues, numbered with the return's credit-note number.
     NewCreditNote,
@@ -241,7 +266,7 @@ impl CardAction {
 /// A cart line that sells a gift card (a multi-purpose voucher, at VAT 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GiftCardSale {
-    pub code: GiftCardCode,
+    pub code: InstrumentCode,
     pub action: CardAction,
 }
 
@@ -249,7 +274,7 @@ pub struct GiftCardSale {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CardMove {
     pub line_id: String,
-    pub code: GiftCardCode,
+    pub code: InstrumentCode,
     pub action: CardAction,
     pub amount: Cents,
 }
@@ -261,22 +286,83 @@ pub struct TicketMoves {
     pub cards: Vec<CardMove>,
     /// When a credit note the ticket issues expires.
     pub credit_note_expires_at: Option<Timestamp>,
+    /// The code a credit note the ticket issues is redeemed with, drawn before the commit;
+    /// `None` when the ticket issues none.
+    pub credit_note_code: Option<InstrumentCode>,
 }
 
 impl TicketMoves {
     pub fn is_empty(&self) -> bool {
         self.tenders.is_empty() && self.cards.is_empty()
     }
+
+    /// Whether a tender issues a new credit note, which then needs a code.
+    pub fn issues_credit_note(tenders: &[TenderMove]) -> bool {
+        tenders.iter().any(|t| t.instrument == Instrument::NewCreditNote)
+    }
 }
 
-/// How a gift card is found in storage: the SHA-256 of its code, in hex. The code itself is
-/// never stored, and the time an index look-up takes depends on the hash, not on the code.
-pub fn card_lookup(code: &str) -> String {
+/// How a gift card or a credit note is found in storage: the SHA-256 of its code in capitals,
+/// in hex, so that the time an index look-up takes depends on the hash, not on the code. Text
+/// that is not a code gets a hash no instrument has.
+pub fn code_lookup(code: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(code.as_bytes())
+    Sha256::digest(code.to_ascii_uppercase().as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The deployment's key for the digests that name a gift card or a credit note in sealed
+/// records: an HMAC-SHA256 key that every node shares and no record carries, so that a digest
+/// lets an auditor follow one instrument through the journal without telling its code, and
+/// cannot be recomputed from an archive.
+pub struct InstrumentDigestKey(ring::hmac::Key);
+
+impl InstrumentDigestKey {
+    pub fn from_secret(secret: &[u8]) -> InstrumentDigestKey {
+        InstrumentDigestKey(ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret))
+    }
+
+    /// The digest of the instrument of `kind` found by `lookup` (see [`code_lookup`]), in
+    /// base64url. It is taken over the look-up rather than the code because storage keeps
+    /// only the look-up: the instruments issued before digests existed get theirs too.
+    pub fn digest(&self, kind: InstrumentKind, lookup: &str) -> String {
+        use base64::Engine as _;
+        let tag = ring::hmac::sign(&self.0, format!("{}:{lookup}", kind.as_str()).as_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(tag.as_ref())
+    }
+}
+
+impl std::fmt::Debug for InstrumentDigestKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InstrumentDigestKey(..)")
+    }
+}
+
+/// How a sealed record names what a tender drew on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SealedReference {
+    /// Another method's reference (an outside system's voucher), as given.
+    Clear(String),
+    /// A gift card's or a credit note's code, a bearer credential: its last four symbols and
+    /// its keyed digest, the same for every use of one instrument.
+    Masked { last_four: String, digest: String },
+}
+
+/// What a sealed record keeps of `reference`, the reference of a tender of `method`.
+pub fn sealed_reference(method: TenderMethod, reference: &str, key: &InstrumentDigestKey) -> SealedReference {
+    let kind = match method {
+        TenderMethod::GiftCard => InstrumentKind::GiftCard,
+        TenderMethod::CreditNote => InstrumentKind::CreditNote,
+        _ => return SealedReference::Clear(reference.to_owned()),
+    };
+    let capitals = reference.to_ascii_uppercase();
+    let skipped = capitals.chars().count().saturating_sub(4);
+    SealedReference::Masked {
+        last_four: capitals.chars().skip(skipped).collect(),
+        digest: key.digest(kind, &code_lookup(&capitals)),
+    }
 }
 
 /// Why a stored-value tender cannot be taken as it stands, before any balance is read.
@@ -284,6 +370,8 @@ pub fn card_lookup(code: &str) -> String {
 pub enum TenderProblem {
     /// A gift card or credit note tender without a `reference`.
     NoReference,
+    /// A gift card tender whose `reference` is not a code's shape.
+    NotACode,
     /// A loyalty tender on a sale without a customer.
     NoCustomer,
     /// A loyalty tender whose `applied` is not a whole number of points' worth.
@@ -316,7 +404,11 @@ pub fn tender_moves(
         }
         let reference = || tender.reference.clone().ok_or((index, TenderProblem::NoReference));
         let (instrument, points) = match tender.method {
-            TenderMethod::GiftCard => (Instrument::GiftCard(reference()?), 0),
+            TenderMethod::GiftCard => {
+                let code =
+                    InstrumentCode::parse(reference()?.as_str()).map_err(|_| (index, TenderProblem::NotACode))?;
+                (Instrument::GiftCard(code), 0)
+            }
             TenderMethod::CreditNote if direction == Direction::Refund => (Instrument::NewCreditNote, 0),
             TenderMethod::CreditNote => (Instrument::CreditNote(reference()?), 0),
             TenderMethod::Loyalty => {
@@ -485,16 +577,67 @@ mod tests {
 
     #[test]
     fn generated_codes_are_of_the_printed_shape_and_differ() {
-        let code = GiftCardCode::from_random([7; 16]);
-        assert_eq!(GiftCardCode::parse(code.as_str()), Some(code.clone()));
-        assert_ne!(GiftCardCode::from_random([8; 16]), code);
-        assert_eq!(GiftCardCode::from_random([0; 16]).as_str(), "2222222222222222");
-        for ambiguous in ["0", "O", "1", "I", "L"] {
-            assert!(GiftCardCode::parse(&format!("{ambiguous}{}", &code.as_str()[1..])).is_none());
-        }
-        assert!(GiftCardCode::parse("ABC").is_none());
+        let code = InstrumentCode::from_random([7; 16]);
+        assert_eq!(InstrumentCode::parse(code.as_str()), Ok(code.clone()));
+        assert_ne!(InstrumentCode::from_random([8; 16]), code);
+        assert_eq!(InstrumentCode::from_random([0; 16]).as_str(), "2222222222222222");
+        assert!(code.as_str().bytes().all(|b| CODE_ALPHABET.contains(&b)));
         assert_eq!(code.last_four(), &code.as_str()[12..]);
         assert!(!format!("{code:?}").contains(&code.as_str()[..12]));
+    }
+
+    #[test]
+    fn codes_a_chain_already_printed_are_taken_and_compared_without_case() {
+        for printed in [
+            "6280001234567890",
+            "GC-2026-000123",
+            "gift_card_0001",
+            "ABCD",
+            &"9".repeat(64),
+        ] {
+            let code = InstrumentCode::parse(printed).unwrap();
+            assert_eq!(code.as_str(), printed.to_ascii_uppercase());
+        }
+        let lower = InstrumentCode::parse("gc-2026-000123").unwrap();
+        assert_eq!(lower, InstrumentCode::parse("GC-2026-000123").unwrap());
+        assert_eq!(lower.lookup(), code_lookup("GC-2026-000123"));
+        assert_eq!(lower.last_four(), "0123");
+        for refused in ["ABC", &"9".repeat(65), "GC 2026", "GC/2026", "GC.2026", "carte-é12", ""] {
+            assert_eq!(InstrumentCode::parse(refused), Err(NotACode), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_sealed_record_masks_a_code_and_names_it_by_a_keyed_digest() {
+        let key = InstrumentDigestKey::from_secret(b"one deployment");
+        let card = sealed_reference(TenderMethod::GiftCard, "gc-2026-000123", &key);
+        let SealedReference::Masked { last_four, digest } = &card else {
+            panic!("a card's code is masked: {card:?}");
+        };
+        assert_eq!(last_four, "0123");
+        assert!(!digest.contains("2026"));
+        assert_eq!(
+            sealed_reference(TenderMethod::GiftCard, "GC-2026-000123", &key),
+            card,
+            "one card, one digest, whatever the case"
+        );
+        assert_eq!(
+            digest,
+            &key.digest(InstrumentKind::GiftCard, &code_lookup("GC-2026-000123")),
+            "the digest storage keeps for the card"
+        );
+        let other = InstrumentDigestKey::from_secret(b"another deployment");
+        assert_ne!(sealed_reference(TenderMethod::GiftCard, "GC-2026-000123", &other), card);
+        assert_ne!(
+            sealed_reference(TenderMethod::CreditNote, "GC-2026-000123", &key),
+            card,
+            "a credit note and a card never share a digest"
+        );
+        assert_eq!(
+            sealed_reference(TenderMethod::MealVoucher, "TR-42", &key),
+            SealedReference::Clear("TR-42".into())
+        );
+        assert!(!format!("{key:?}").contains("deployment"));
     }
 
     #[test]
@@ -502,12 +645,16 @@ mod tests {
         let customer = CustomerId::parse("c1").unwrap();
         let tenders = [
             tender(TenderMethod::Cash, 100, None),
-            tender(TenderMethod::GiftCard, 200, Some("CARD")),
+            tender(TenderMethod::GiftCard, 200, Some("card")),
             tender(TenderMethod::CreditNote, 300, Some("AV-r-000001")),
             tender(TenderMethod::Loyalty, 50, None),
         ];
         let moves = tender_moves(&tenders, Some(&customer), Direction::Redeem, RULES).unwrap();
         assert_eq!(moves.iter().map(|m| m.tender).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(
+            moves[0].instrument,
+            Instrument::GiftCard(InstrumentCode::parse("CARD").unwrap())
+        );
         assert_eq!(moves[2].instrument, Instrument::Points(customer.clone()));
         assert_eq!((moves[2].amount, moves[2].points), (cents(50), 10));
     }
@@ -532,6 +679,11 @@ mod tests {
         assert_eq!(
             tender_moves(&points, None, Direction::Redeem, RULES),
             Err((0, TenderProblem::NoCustomer))
+        );
+        let misshapen = [tender(TenderMethod::GiftCard, 200, Some("GC 2026"))];
+        assert_eq!(
+            tender_moves(&misshapen, None, Direction::Redeem, RULES),
+            Err((0, TenderProblem::NotACode))
         );
         let odd = [tender(TenderMethod::Loyalty, 51, None)];
         assert_eq!(

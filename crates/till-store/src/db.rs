@@ -17,6 +17,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use till_core::fiscal::FiscalKey;
+use till_core::stored_value::InstrumentDigestKey;
 
 pub use crate::engine::Engine;
 
@@ -97,6 +98,9 @@ struct Inner {
     database: Database,
     /// The key sealing new journal entries.
     fiscal_key: RwLock<Option<Arc<Sealer>>>,
+    /// The key of the digests naming gift cards and credit notes in sealed records, read from
+    /// the database once.
+    instrument_key: tokio::sync::OnceCell<Arc<InstrumentDigestKey>>,
     /// Stores seen in the database. Stores are never deleted, so a hit needs no query.
     known_stores: RwLock<HashSet<String>>,
     catalog: Kept<PricedArticles>,
@@ -150,6 +154,7 @@ impl Store {
             inner: Arc::new(Inner {
                 database,
                 fiscal_key: RwLock::new(None),
+                instrument_key: tokio::sync::OnceCell::new(),
                 known_stores: RwLock::new(HashSet::new()),
                 catalog: Kept::new(options.catalog_cache_ttl),
                 sessions: Kept::new(options.session_cache_ttl),
@@ -183,10 +188,26 @@ impl Store {
     }
 
     /// Brings the schema up to date. Safe to run from several nodes at once on PostgreSQL.
-    /// Then writes what SQL could not (the search words of migration 0012).
+    /// Then writes what SQL could not (the search words of migration 0012, the credit notes'
+    /// codes and the instruments' digests of migration 0019).
     pub async fn migrate(&self) -> Result<(), StoreError> {
         self.inner.database.migrate().await?;
-        self.backfill_sku_words().await
+        self.backfill_sku_words().await?;
+        self.backfill_instruments().await
+    }
+
+    /// The deployment's key for the digests naming gift cards and credit notes in sealed
+    /// records: made once, by the first node to need it, and kept in the database, where
+    /// every node reads the same one.
+    pub(crate) async fn instrument_key(&self) -> Result<Arc<InstrumentDigestKey>, StoreError> {
+        self.inner
+            .instrument_key
+            .get_or_try_init(|| async {
+                let secret = crate::secrets::instrument_digest_secret(self).await?;
+                Ok(Arc::new(InstrumentDigestKey::from_secret(&secret)))
+            })
+            .await
+            .cloned()
     }
 
     /// Succeeds when the database answers a trivial query and, on SQLite, the writer every

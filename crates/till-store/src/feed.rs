@@ -32,7 +32,8 @@ pub(crate) struct NewEvent<'a> {
     pub(crate) register_id: Option<&'a str>,
     /// What the event is about: a transaction id, a session id, a promotion id.
     pub(crate) subject: &'a str,
-    /// The event's data as JSON; `None` for a sale or a return, whose stored answer is the data.
+    /// The event's data as JSON; `None` for a sale or a return, whose stored answer is the data
+    /// (unless the answer tells a credit note's code: see `sales::push_sale`).
     pub(crate) data: Option<String>,
 }
 

@@ -37,6 +37,7 @@ pub mod sales;
 pub mod sales_report;
 pub mod sealer;
 pub mod search;
+mod secrets;
 pub mod sessions;
 pub mod sku_words;
 pub mod snapshot;

@@ -30,7 +30,8 @@ pub(crate) fn sqlite() -> Migrator {
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
         17 "0017_console_sign_outs",
-        18 "0018_register_pin_guards"))
+        18 "0018_register_pin_guards",
+        19 "0019_instrument_codes"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -43,7 +44,8 @@ pub(crate) fn postgres() -> Migrator {
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
         17 "0017_console_sign_outs",
-        18 "0018_register_pin_guards"))
+        18 "0018_register_pin_guards",
+        19 "0019_instrument_codes"))
 }
 
 /// What a failed migration means for the operator.

@@ -17,7 +17,7 @@ use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord, SaleRecordTe
 use till_core::ids::{StoreId, TransactionId};
 use till_core::instant::to_micros;
 use till_core::sale::SaleType;
-use till_core::stored_value::{InstrumentKind, card_lookup};
+use till_core::stored_value::{InstrumentKind, code_lookup};
 
 /// Everything a receipt prints.
 #[derive(Clone, Debug)]
@@ -39,6 +39,9 @@ pub struct TenderInstrument {
     /// A card's last four symbols, a credit note's number.
     pub label: String,
     pub balance_after: i64,
+    /// The code that redeems the credit note a return issued, printed on that return's
+    /// receipt; `None` for every other tender.
+    pub code: Option<String>,
 }
 
 /// A print of a receipt: the first is the original, every later one a sealed DUPLICATA.
@@ -165,37 +168,69 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
     })
 }
 
+/// How a receipt finds the instrument a tender moved.
+enum Found {
+    /// By the digest the sealed record names it by.
+    Digest(InstrumentKind, String),
+    /// A card by its code's hash, as records sealed before codes were masked name it.
+    Lookup(String),
+    /// A credit note by its number: the one a return issued, or one a sale sealed before codes
+    /// were masked drew on.
+    Number(String),
+}
+
 /// The gift card or credit note `tender` of `sale` moved, with its balance after the sale. A
-/// return's credit-note tender names the credit note the return issued.
+/// return's credit-note tender names the credit note the return issued, with its code.
 async fn tender_instrument(
     conn: &mut Conn,
     sale: &SaleRecord,
     tender: &SaleRecordTender,
     seq: i64,
 ) -> Result<Option<TenderInstrument>, StoreError> {
-    let (kind, lookup) = match (tender.method.as_str(), &tender.reference) {
-        ("gift_card", Some(code)) => (InstrumentKind::GiftCard, card_lookup(code)),
-        ("credit_note", _) if sale.kind == SaleType::Return.as_str() => {
-            (InstrumentKind::CreditNote, credit_note_number(&sale.register_id, seq))
-        }
-        ("credit_note", Some(number)) => (InstrumentKind::CreditNote, number.clone()),
+    let issued = sale.kind == SaleType::Return.as_str() && tender.method == "credit_note";
+    let found = match (tender.method.as_str(), &tender.reference_digest, &tender.reference) {
+        ("credit_note", _, _) if issued => Found::Number(credit_note_number(&sale.register_id, seq)),
+        ("gift_card", Some(digest), _) => Found::Digest(InstrumentKind::GiftCard, digest.clone()),
+        ("credit_note", Some(digest), _) => Found::Digest(InstrumentKind::CreditNote, digest.clone()),
+        ("gift_card", None, Some(code)) => Found::Lookup(code_lookup(code)),
+        ("credit_note", None, Some(number)) => Found::Number(number.clone()),
         _ => return Ok(None),
     };
-    let row = query(
-        "SELECT v.label, a.balance_after_cents FROM stored_value v \
-         JOIN stored_value_activities a ON a.instrument_id = v.instrument_id \
-         WHERE v.kind = $1 AND v.lookup = $2 AND a.transaction_id = $3 ORDER BY a.activity_id DESC",
-    )
-    .bind(kind.as_str())
-    .bind(lookup.as_str())
-    .bind(sale.transaction_id.as_str())
-    .fetch_optional(&mut *conn)
-    .await?;
+    let kind = match &found {
+        Found::Digest(kind, _) => *kind,
+        Found::Lookup(_) => InstrumentKind::GiftCard,
+        Found::Number(_) => InstrumentKind::CreditNote,
+    };
+    const MOVED: &str = "SELECT v.label, v.code, a.balance_after_cents FROM stored_value v \
+         JOIN stored_value_activities a ON a.instrument_id = v.instrument_id";
+    let read = match &found {
+        Found::Digest(kind, digest) => query(format!(
+            "{MOVED} WHERE v.kind = $1 AND v.digest = $2 AND a.transaction_id = $3 ORDER BY a.activity_id DESC"
+        ))
+        .bind(kind.as_str())
+        .bind(digest.as_str()),
+        Found::Lookup(lookup) => query(format!(
+            "{MOVED} WHERE v.kind = 'gift_card' AND v.lookup = $1 AND a.transaction_id = $2 \
+             ORDER BY a.activity_id DESC"
+        ))
+        .bind(lookup.as_str()),
+        // The kind written out, so that SQLite takes the index of credit notes by number.
+        Found::Number(number) => query(format!(
+            "{MOVED} WHERE v.kind = 'credit_note' AND v.label = $1 AND a.transaction_id = $2 \
+             ORDER BY a.activity_id DESC"
+        ))
+        .bind(number.as_str()),
+    };
+    let row = read
+        .bind(sale.transaction_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
     row.map(|row| {
         Ok(TenderInstrument {
             kind,
             label: row.try_get("label")?,
             balance_after: row.try_get("balance_after_cents")?,
+            code: if issued { row.try_get("code")? } else { None },
         })
     })
     .transpose()

@@ -15,6 +15,7 @@ use till_core::fiscal::payload::{
 };
 use till_core::ids::{CouponCode, CustomerId};
 use till_core::instant::to_micros;
+use till_core::stored_value::{InstrumentDigestKey, SealedReference, sealed_reference};
 
 /// The statement writing a sale's row. `$session` is the condition its session must meet:
 /// the row's `session_id` is a scalar subquery, left null (and the row so refused) when the
@@ -88,8 +89,9 @@ pub(crate) fn insert(
     );
 }
 
-/// The sale as its ticket seals it: every business field, in the form the audit reads back.
-pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
+/// The sale as its ticket seals it: every business field, in the form the audit reads back. A
+/// gift card's or credit note's code is sealed masked, with its digest under `key`.
+pub(crate) fn sealed_record(sale: &NewSale, key: &InstrumentDigestKey) -> SaleRecord {
     SaleRecord {
         transaction_id: sale.transaction_id.as_str().to_owned(),
         number: sale.number.clone(),
@@ -128,14 +130,27 @@ pub(crate) fn sealed_record(sale: &NewSale) -> SaleRecord {
         tenders: sale
             .tenders
             .iter()
-            .map(|t| SaleRecordTender {
-                tender_id: t.id.clone(),
-                method: t.method.as_str().to_owned(),
-                applied_cents: t.applied.get(),
-                presented_cents: t.presented.get(),
-                change_cents: t.change.get(),
-                forfeited_cents: t.forfeited.get(),
-                reference: t.reference.as_ref().map(|r| r.as_str().to_owned()),
+            .map(|t| {
+                let sealed = t
+                    .reference
+                    .as_ref()
+                    .map(|r| sealed_reference(t.method, r.as_str(), key));
+                let (reference, reference_last4, reference_digest) = match sealed {
+                    None => (None, None, None),
+                    Some(SealedReference::Clear(reference)) => (Some(reference), None, None),
+                    Some(SealedReference::Masked { last_four, digest }) => (None, Some(last_four), Some(digest)),
+                };
+                SaleRecordTender {
+                    tender_id: t.id.clone(),
+                    method: t.method.as_str().to_owned(),
+                    applied_cents: t.applied.get(),
+                    presented_cents: t.presented.get(),
+                    change_cents: t.change.get(),
+                    forfeited_cents: t.forfeited.get(),
+                    reference,
+                    reference_last4,
+                    reference_digest,
+                }
             })
             .collect(),
         vat: sale

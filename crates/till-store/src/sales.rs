@@ -22,7 +22,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
 use till_core::committed;
-pub use till_core::committed::{Adjustment, NewSaleLine, RenderWithCreditNote, ReturnedLine, SaleAnswer};
+pub use till_core::committed::{Adjustment, NewSaleLine, Reader, RenderWithCreditNote, ReturnedLine, SaleAnswer};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecord};
@@ -31,6 +31,7 @@ use till_core::instant::{format_utc, to_micros};
 use till_core::sale::SaleType;
 use till_core::stock::StockReason;
 use till_core::store::Timezone;
+use till_core::stored_value::InstrumentDigestKey;
 
 /// A priced, checked sale ready to be written, with the returned units of its original (on a
 /// return) counted as this store counts them.
@@ -68,6 +69,8 @@ struct CommitSale {
     /// only written once the ticket has its place.
     packed: Option<Vec<u8>>,
     key: Arc<Sealer>,
+    /// Names the gift cards and credit notes the ticket writes by their digests.
+    instrument_key: Arc<InstrumentDigestKey>,
     /// The ticket signed ahead for the place its chain was expected at, if one was.
     presigned: Option<Signed>,
 }
@@ -92,9 +95,10 @@ struct Booked {
 impl Store {
     pub async fn commit_sale(&self, sale: NewSale) -> Result<SaleOutcome, StoreError> {
         let key = self.fiscal_key()?;
+        let instrument_key = self.instrument_key().await?;
         let transaction_id = sale.transaction_id.clone();
         let (session_id, emitted_at) = (sale.session_id.clone(), sale.emitted_at);
-        let record = sale_row::sealed_record(&sale);
+        let record = sale_row::sealed_record(&sale, &instrument_key);
         let digest = record.digest();
         let detail = SaleDetail::write(&record)?;
         let packed = match &sale.response {
@@ -117,6 +121,7 @@ impl Store {
             detail,
             packed,
             key,
+            instrument_key,
             presigned,
         };
         let (guessed, trusted_day, follows_late) = match guess {
@@ -323,7 +328,7 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
             take_back(conn, original).await?;
         }
         let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(register, place.seq));
-        stored_value::move_for_ticket(conn, sale, credit_note.as_deref(), now).await?;
+        stored_value::move_for_ticket(conn, sale, credit_note.as_deref(), &input.instrument_key, now).await?;
         // Nothing below reads what it writes: one batch, one round trip on PostgreSQL.
         let mut batch = Batch::default();
         let response = push_sale(&mut batch, conn.writers(), input, place.seq, now)?;
@@ -354,7 +359,8 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
 
 /// Queues the sale's rows, sealed at `seq`: the sale with its detail (lines, tenders, VAT and
 /// reductions), its stock moves and its event. Answers the stored response, which
-/// for a return now carries its credit-note number.
+/// for a return now carries its credit-note number (and the code of the credit note it issues,
+/// which its event leaves out).
 fn push_sale(
     batch: &mut Batch,
     writers: Writers,
@@ -364,10 +370,18 @@ fn push_sale(
 ) -> Result<String, StoreError> {
     let sale = &input.sale;
     let credit_note = (sale.kind == SaleType::Return).then(|| credit_note_number(sale.register_id.as_str(), seq));
-    let response = sale
-        .response
-        .render(credit_note.as_deref())
-        .map_err(|error| StoreError::Corrupt(error.to_string()))?;
+    let render = |reader| {
+        sale.response
+            .render(credit_note.as_deref(), reader)
+            .map_err(|error| StoreError::Corrupt(error.to_string()))
+    };
+    let response = render(Reader::Caller)?;
+    // The event's data is the stored answer, unless that answer tells the code of a credit
+    // note: then it is written apart, without it.
+    let event_data = match sale.stored_value.credit_note_code.is_some() && sale.response.depends_on_reader() {
+        true => Some(render(Reader::Feed)?),
+        false => None,
+    };
     let packed = match &input.packed {
         Some(packed) => packed.clone(),
         None => packed::pack(&response, &input.detail)?,
@@ -392,7 +406,7 @@ fn push_sale(
         store_id: Some(sale.store_id.as_str()),
         register_id: Some(sale.register_id.as_str()),
         subject: sale.transaction_id.as_str(),
-        data: None,
+        data: event_data,
     }
     .push(batch);
     Ok(response)

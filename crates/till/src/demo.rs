@@ -30,7 +30,7 @@ use till_core::money::{Bps, Cents, VatRate};
 use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
-use till_core::stored_value::GiftCardCode;
+use till_core::stored_value::InstrumentCode;
 use till_store::catalog::CatalogWrite;
 use till_store::customers::Enrollment;
 use till_store::sessions::{OpenRefusal, OpenSession};
@@ -444,7 +444,7 @@ async fn provision(app: &App) -> anyhow::Result<()> {
     app.promotions().refresh(store).await?;
     // Issued and enrolled at the first start only: later starts keep what was spent since.
     let card = NewCard {
-        code: GiftCardCode::parse(GIFT_CARD).expect("the demo's card code"),
+        code: InstrumentCode::parse(GIFT_CARD).expect("the demo's card code"),
         balance: cents(GIFT_CARD_CENTS),
         expires_at: None,
         store_ids: vec![store_id.clone()],

@@ -1,5 +1,5 @@
-//! `GET /console/stored-value?code=`: a gift card by its code or a credit note by its number,
-//! with its balance, state and ledger, as `getGiftCard` and `getCreditNote` read them.
+//! `GET /console/stored-value?code=`: a gift card or a credit note by its code, with its
+//! balance, state and ledger, as `getGiftCard` and `getCreditNote` read them.
 
 use super::forms::Query;
 use super::layout::{self, Nav, money};
@@ -12,17 +12,16 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use maud::{Markup, html};
-use till_core::ids::check_text;
-use till_core::stored_value::{InstrumentKind, InstrumentState};
+use till_core::stored_value::{InstrumentCode, InstrumentKind, InstrumentState};
 use till_store::stored_value::InstrumentRecord;
 
 pub struct CodeQuery {
-    code: Option<String>,
+    code: Option<InstrumentCode>,
 }
 
 impl FromParams for CodeQuery {
     fn from_params(params: &Params) -> Option<Self> {
-        let code = params.optional("code", |text: &str| check_text(text).map(|()| text.trim().to_owned()))?;
+        let code = params.optional("code", |text: &str| InstrumentCode::parse(text.trim()))?;
         Some(CodeQuery { code })
     }
 }
@@ -38,7 +37,7 @@ pub async fn page(
     let found = match &query.code {
         Some(code) => match state.store().gift_card(code, store).await? {
             Some(card) => Some(card),
-            None => state.store().credit_note(code, store).await?,
+            None => state.store().credit_note(code.as_str(), store).await?,
         },
         None => None,
     };
@@ -53,12 +52,12 @@ pub async fn page(
     let body = html! {
         h1 { "Gift cards and credit notes" }
         form.picker method="get" action="/console/stored-value" {
-            label for="code" { "Card code or credit note number" }
-            input #code name="code" value=[query.code.as_deref()] required;
+            label for="code" { "Gift card or credit note code" }
+            input #code name="code" value=[query.code.as_ref().map(InstrumentCode::as_str)] required;
             button type="submit" { "Look up" }
         }
         @match (&query.code, &found) {
-            (Some(code), Some(record)) => (instrument(code, record, now, &zone, &currency)),
+            (Some(code), Some(record)) => (instrument(code.as_str(), record, now, &zone, &currency)),
             (Some(_), None) => p.refusal { "No gift card or credit note with this code." },
             (None, _) => {}
         }
@@ -85,6 +84,9 @@ fn instrument(
         section #instrument data-balance=(record.balance.get()) data-state=(state.as_str()) {
             h2 { (kind) " " code { (code) } }
             dl.facts {
+                @if record.kind == InstrumentKind::CreditNote {
+                    div { dt { "Number" } dd { (record.label) } }
+                }
                 div { dt { "Balance" } dd #balance { (money(record.balance.get(), currency)) } }
                 div { dt { "State" } dd #state { (state.as_str()) } }
                 div { dt { "Issued" } dd { (layout::local_time(record.issued_at, zone)) } }

@@ -551,7 +551,10 @@ fn date(field: crate::fields::Field<'_>) -> Option<Date> {
 /// string, signature and key id, the records they seal, the closures and the public keys, with
 /// a detached signature over the document (format in docs/nf525-archive.schema.json). Its
 /// SHA-256 is sealed in the register's archive chain and recorded as a technical event. Verify
-/// it offline with `till fiscal verify-archive FILE`. A person should confirm.
+/// it offline with `till fiscal verify-archive FILE`. Gift cards and credit notes appear in it
+/// masked, by their last four symbols and a keyed digest. Needs `pos.fiscal.close`, as closing
+/// a period does: reading the journal (`pos.fiscal.read`) does not suffice to write into it.
+/// A person should confirm.
 #[utoipa::path(post, path = "/v1/fiscal/archives", operation_id = "makeFiscalArchive", tag = "fiscal",
     request_body = ArchiveBody,
     responses((status = 201, description = "The archive file; x-till-archive-id and x-till-archive-sha256 name it", body = ArchiveFile, content_type = "application/json"),

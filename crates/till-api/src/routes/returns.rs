@@ -24,7 +24,7 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use till_app::returns::give_back;
-use till_core::committed::SaleAnswer;
+use till_core::committed::{Reader, SaleAnswer};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
@@ -96,6 +96,12 @@ pub struct ReturnEvent {
     /// The credit note (avoir): `AV-{registerId}-{sequence}`, numbered along the register's
     /// tickets.
     pub credit_note_number: String,
+    /// The code that redeems the credit note the return issues (a `credit_note` refund
+    /// tender), printed on its receipt: a `credit_note` tender's `reference`. Absent when the
+    /// return issues none, and from the event feed and webhooks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = crate::openapi::InstrumentCodeText, required = false)]
+    pub credit_note_code: Option<String>,
     pub original: OriginalView,
     pub transaction: ReturnTransaction,
     pub ticket: Ticket,
@@ -179,12 +185,19 @@ async fn create_return(
     Ok(created(booked))
 }
 
-/// A return's answer, written once the commit gives the credit note its number.
+/// A return's answer, written once the commit gives the credit note its number; the code of
+/// the credit note it issues is for its caller only.
 pub(crate) fn return_answer(ticket: &NewSale, original: &ReturnOf) -> SaleAnswer {
     let event = ReturnEvent::of(ticket, original);
-    SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str| {
+    let code = ticket
+        .stored_value
+        .credit_note_code
+        .as_ref()
+        .map(|code| code.as_str().to_owned());
+    SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str, reader: Reader| {
         serde_json::to_string(&ReturnEvent {
             credit_note_number: credit_note.to_owned(),
+            credit_note_code: code.clone().filter(|_| reader == Reader::Caller),
             ..event.clone()
         })
     }))
@@ -198,6 +211,7 @@ impl ReturnEvent {
             id: ticket.event_id.clone(),
             register_id: ticket.register_id.as_str().to_owned(),
             credit_note_number: String::new(),
+            credit_note_code: None,
             original: OriginalView {
                 transaction_id: original.transaction_id.as_str().to_owned(),
                 register_id: original.register_id.as_str().to_owned(),

@@ -1,12 +1,12 @@
 //! Gift cards and credit notes: `POST /v1/gift-cards`, `GET /v1/gift-cards/{code}`, its
-//! `block` and `unblock`, and `GET /v1/credit-notes/{number}`. Their balances are spent as
+//! `block` and `unblock`, and `GET /v1/credit-notes/{code}`. Their balances are spent as
 //! tenders of a sale (see finalize); these read them with their ledger and manage cards.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
-use crate::openapi::{Instant, Text, UtcInstant, words};
+use crate::openapi::{Instant, InstrumentCodeText, Text, UtcInstant, words};
 use crate::ops;
 use crate::routes::Written;
 use crate::state::AppState;
@@ -17,10 +17,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use till_app::Principal;
-use till_app::secret::new_gift_card_code;
+use till_app::secret::new_instrument_code;
 use till_core::ids::{StoreId, TextError, check_text};
 use till_core::instant::{Zone, format_utc};
-use till_core::stored_value::{ActivityKind, GiftCardCode, InstrumentState};
+use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentState, NotACode};
 use till_store::stored_value::{Activity, InstrumentRecord, NewCard};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -39,8 +39,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)] // the wire shape for the document; `parse_card` reads the body
 struct NewGiftCardBody {
-    /// 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`; generated when absent.
-    #[schema(pattern = "^[2-9A-HJKMNP-Z]{16}$")]
+    /// The code printed on the card (a chain's own numeric or dashed codes fit); drawn by till
+    /// when absent.
+    #[schema(value_type = Option<InstrumentCodeText>)]
     code: Option<String>,
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     balance_cents: i64,
@@ -55,6 +56,7 @@ struct NewGiftCardBody {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GiftCardView {
+    /// In capitals: codes are compared without case.
     code: String,
     #[serde(flatten)]
     #[schema(inline)]
@@ -65,6 +67,9 @@ pub struct GiftCardView {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreditNoteView {
+    /// The code that redeems it, in capitals.
+    code: String,
+    /// Its fiscal number, `AV-{registerId}-{sequence}`, the return's; it redeems nothing.
     number: String,
     #[serde(flatten)]
     #[schema(inline)]
@@ -145,16 +150,13 @@ fn parse_card(body: &Value, now: Timestamp) -> Result<NewCard, ApiError> {
     let problems = Problems::new();
     let card = problems.root(body).and_then(|root| {
         let code = root.optional("code", |f| {
-            f.string_as(
-                "must be 16 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ",
-                GiftCardCode::parse,
-            )
+            f.string_as(&NotACode.to_string(), |text| InstrumentCode::parse(text).ok())
         });
         let balance = root.required("balanceCents", |f| f.positive_cents());
         let expires_at = root.optional("expiresAt", |f| f.instant(Zone::UtcOrOffset));
         let store_ids = root.optional("storeIds", |f| f.array(|f| f.parse_text(StoreId::parse)));
         Some(NewCard {
-            code: code?.unwrap_or_else(new_gift_card_code),
+            code: code?.unwrap_or_else(new_instrument_code),
             balance: balance?,
             expires_at: expires_at?,
             store_ids: store_ids?.unwrap_or_default(),
@@ -164,25 +166,23 @@ fn parse_card(body: &Value, now: Timestamp) -> Result<NewCard, ApiError> {
     problems.finish(|| card)
 }
 
-/// `{code}` of the gift card routes: any text, so that a code of another shape is answered
-/// like an unknown one.
-struct CardPath(String);
+/// `{code}` of the gift card routes: a code's shape, else a 400 on `code`.
+struct CardPath(InstrumentCode);
 
 impl FromParams for CardPath {
     fn from_params(params: &Params) -> Option<Self> {
-        params
-            .required("code", |text: &str| check_text(text).map(|()| text.to_owned()))
-            .map(CardPath)
+        params.required("code", InstrumentCode::parse).map(CardPath)
     }
 }
 
-/// `{number}` of a credit note.
+/// `{code}` of a credit note: any text, so that a fiscal number, or anything else that is not
+/// a credit note's code, is answered as an unknown code is.
 struct NotePath(String);
 
 impl FromParams for NotePath {
     fn from_params(params: &Params) -> Option<Self> {
         params
-            .required("number", |text: &str| -> Result<String, TextError> {
+            .required("code", |text: &str| -> Result<String, TextError> {
                 check_text(text).map(|()| text.to_owned())
             })
             .map(NotePath)
@@ -230,7 +230,7 @@ async fn issue_gift_card(
 ///
 /// Read-only; safe to call at any time. An unknown code and a card this till's store may not take answer alike.
 #[utoipa::path(get, path = "/v1/gift-cards/{code}", operation_id = "getGiftCard", tag = "stored-value",
-    params(("code" = Text, Path)),
+    params(("code" = InstrumentCodeText, Path)),
     responses((status = 200, description = "The card", body = GiftCardView),
               (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
 async fn get_gift_card(
@@ -244,7 +244,7 @@ async fn get_gift_card(
         .await?
         .ok_or_else(no_such_card)?;
     Ok(Json(GiftCardView {
-        code,
+        code: code.as_str().to_owned(),
         held: HeldView::of(record, state.now()),
     }))
 }
@@ -253,7 +253,7 @@ async fn get_gift_card(
 ///
 /// A lost or stolen card. A person should confirm.
 #[utoipa::path(post, path = "/v1/gift-cards/{code}/block", operation_id = "blockGiftCard", tag = "stored-value",
-    params(("code" = Text, Path)),
+    params(("code" = InstrumentCodeText, Path)),
     responses((status = 204, description = "Blocked"),
               (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
 async fn block_gift_card(
@@ -268,7 +268,7 @@ async fn block_gift_card(
 ///
 /// The card may be spent and loaded again. A person should confirm.
 #[utoipa::path(post, path = "/v1/gift-cards/{code}/unblock", operation_id = "unblockGiftCard", tag = "stored-value",
-    params(("code" = Text, Path)),
+    params(("code" = InstrumentCodeText, Path)),
     responses((status = 204, description = "Unblocked"),
               (status = 404, description = "No such card", body = crate::error::ErrorEnvelope)))]
 async fn unblock_gift_card(
@@ -279,7 +279,7 @@ async fn unblock_gift_card(
     set_blocked(&state, &code, false).await
 }
 
-async fn set_blocked(state: &AppState, code: &str, blocked: bool) -> Result<StatusCode, ApiError> {
+async fn set_blocked(state: &AppState, code: &InstrumentCode, blocked: bool) -> Result<StatusCode, ApiError> {
     match state.store().block_gift_card(code, blocked, state.now()).await {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(till_store::StoreError::NotFound(_)) => Err(no_such_card()),
@@ -287,26 +287,28 @@ async fn set_blocked(state: &AppState, code: &str, blocked: bool) -> Result<Stat
     }
 }
 
-/// Read a credit note (avoir) a return issued: its balance, state and ledger.
+/// Read a credit note (avoir) a return issued, by its code: its balance, state and ledger.
 ///
 /// Read-only; safe to call at any time. A credit note is spent as a `credit_note` tender
-/// whose `reference` is its number.
-#[utoipa::path(get, path = "/v1/credit-notes/{number}", operation_id = "getCreditNote", tag = "stored-value",
-    params(("number" = Text, Path, description = "The return's credit-note number")),
+/// whose `reference` is its code. Its fiscal number, a wrong code and a credit note this
+/// till's store may not take all answer 404 alike.
+#[utoipa::path(get, path = "/v1/credit-notes/{code}", operation_id = "getCreditNote", tag = "stored-value",
+    params(("code" = Text, Path, description = "The code printed on the return's receipt, compared without case")),
     responses((status = 200, description = "The credit note", body = CreditNoteView),
               (status = 404, description = "No such credit note", body = crate::error::ErrorEnvelope)))]
 async fn get_credit_note(
     caller: Authorized<ops::GetCreditNote>,
     State(state): State<AppState>,
-    PathParams(NotePath(number)): PathParams<NotePath>,
+    PathParams(NotePath(code)): PathParams<NotePath>,
 ) -> Result<Json<CreditNoteView>, ApiError> {
     let record = state
         .store()
-        .credit_note(&number, reading_store(&caller.principal))
+        .credit_note(&code, reading_store(&caller.principal))
         .await?
-        .ok_or_else(|| ApiError::NotFound("No credit note with this number.".into()))?;
+        .ok_or_else(|| ApiError::NotFound("No credit note with this code.".into()))?;
     Ok(Json(CreditNoteView {
-        number,
+        code: code.to_ascii_uppercase(),
+        number: record.label.clone(),
         held: HeldView::of(record, state.now()),
     }))
 }

@@ -217,7 +217,7 @@ impl Answers for PlainAnswers {
             original.transaction_id.clone(),
             ticket.total.get(),
         );
-        SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str| {
+        SaleAnswer::NamingCreditNote(Arc::new(move |credit_note: &str, _| {
             Ok(format!(
                 r#"{{"return":"{id}","of":"{of}","total":{total},"creditNote":"{credit_note}"}}"#
             ))

@@ -121,10 +121,19 @@ pub struct SaleRecordTender {
     pub presented_cents: i64,
     pub change_cents: i64,
     pub forfeited_cents: i64,
-    /// The instrument the tender drew on (a gift card's code, a credit note's number). Absent
-    /// when the tender names none, so that records sealed before references keep their digest.
+    /// The reference of a method another system keeps (an outside voucher), as given; on
+    /// records sealed before codes were masked, a gift card's code or a credit note's number
+    /// too. Absent when the tender names none, so that records sealed before references keep
+    /// their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// A gift card's or credit note's code, masked: its last four symbols. Never the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_last4: Option<String>,
+    /// The same instrument's keyed digest (HMAC-SHA256 with the deployment's key, base64url):
+    /// one instrument has one digest in every entry, and the key is in no archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_digest: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -573,6 +582,8 @@ mod tests {
             change_cents: 0,
             forfeited_cents: 50,
             reference: None,
+            reference_last4: None,
+            reference_digest: None,
         });
         record.adjustments.push(SaleRecordAdjustment {
             source: "promotion".into(),
@@ -619,6 +630,16 @@ mod tests {
                 .contains("reference")
         );
         assert_ne!(record.digest(), referenced.digest());
+        let mut masked = record.clone();
+        masked.tenders[0].reference_last4 = Some("0123".into());
+        masked.tenders[0].reference_digest = Some("kD1g".into());
+        let typed = serde_json::to_string(&digest_form::Sale::of(&masked)).unwrap();
+        assert_eq!(typed, serde_json::to_value(&masked).unwrap().to_string());
+        assert!(typed.contains(r#""referenceDigest":"kD1g","referenceLast4":"0123""#));
+        assert_ne!(record.digest(), masked.digest());
+        let mut other_card = masked.clone();
+        other_card.tenders[0].reference_digest = Some("x9Qa".into());
+        assert_ne!(masked.digest(), other_card.digest());
     }
 
     #[test]

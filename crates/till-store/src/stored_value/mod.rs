@@ -14,7 +14,7 @@ use till_core::events::EventType;
 use till_core::ids::{CustomerId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
-use till_core::stored_value::{ActivityKind, GiftCardCode, InstrumentKind, PointsActivity, card_lookup};
+use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentKind, PointsActivity, code_lookup};
 
 /// An instrument as read, with its ledger, oldest activity first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,11 +44,17 @@ pub struct Activity {
 /// A gift card issued without a sale.
 #[derive(Clone, Debug)]
 pub struct NewCard {
-    pub code: GiftCardCode,
+    pub code: InstrumentCode,
     pub balance: Cents,
     pub expires_at: Option<Timestamp>,
     pub store_ids: Vec<StoreId>,
     pub now: Timestamp,
+}
+
+/// A card to issue, with the digest sealed records will name it by.
+struct IssuedCard {
+    card: NewCard,
+    digest: String,
 }
 
 struct Blocking {
@@ -58,6 +64,7 @@ struct Blocking {
     now: i64,
 }
 
+mod backfill;
 mod one_statement;
 mod ticket;
 
@@ -90,35 +97,47 @@ const REDEEM: &str = move_where_usable!("balance_cents - $3", "AND balance_cents
 const PAY_IN: &str = move_where_usable!("balance_cents + $3", "");
 
 impl Store {
-    /// Issues a gift card without a sale; `None` when a card with this code exists.
+    /// Issues a gift card without a sale; `Conflict` when a card with this code exists.
     pub async fn issue_gift_card(&self, card: NewCard) -> Result<InstrumentRecord, StoreError> {
-        let lookup = card_lookup(card.code.as_str());
-        self.write(card, |c, card| Box::pin(issue_card(c, card))).await?;
+        let lookup = card.code.lookup();
+        let digest = self.instrument_key().await?.digest(InstrumentKind::GiftCard, &lookup);
+        self.write(IssuedCard { card, digest }, |c, issued| Box::pin(issue_card(c, issued)))
+            .await?;
         self.instrument(InstrumentKind::GiftCard, &lookup, None)
             .await?
             .ok_or(StoreError::NotFound("gift card"))
     }
 
     /// The gift card `code`, if it exists and `store` (when given) may take it.
-    pub async fn gift_card(&self, code: &str, store: Option<&StoreId>) -> Result<Option<InstrumentRecord>, StoreError> {
-        self.instrument(InstrumentKind::GiftCard, &card_lookup(code), store)
+    pub async fn gift_card(
+        &self,
+        code: &InstrumentCode,
+        store: Option<&StoreId>,
+    ) -> Result<Option<InstrumentRecord>, StoreError> {
+        self.instrument(InstrumentKind::GiftCard, &code.lookup(), store).await
+    }
+
+    /// The credit note whose code is `code`, if it exists and `store` (when given) may take
+    /// it. Its fiscal number, or any text that is not its code, finds nothing.
+    pub async fn credit_note(
+        &self,
+        code: &str,
+        store: Option<&StoreId>,
+    ) -> Result<Option<InstrumentRecord>, StoreError> {
+        self.instrument(InstrumentKind::CreditNote, &code_lookup(code), store)
             .await
     }
 
-    /// The credit note `number`, if it exists and `store` (when given) may take it.
-    pub async fn credit_note(
-        &self,
-        number: &str,
-        store: Option<&StoreId>,
-    ) -> Result<Option<InstrumentRecord>, StoreError> {
-        self.instrument(InstrumentKind::CreditNote, number, store).await
-    }
-
     /// Blocks or unblocks the gift card `code`; `NotFound` when there is none.
-    pub async fn block_gift_card(&self, code: &str, blocked: bool, now: Timestamp) -> Result<(), StoreError> {
+    pub async fn block_gift_card(
+        &self,
+        code: &InstrumentCode,
+        blocked: bool,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         let input = Blocking {
             kind: InstrumentKind::GiftCard,
-            lookup: card_lookup(code),
+            lookup: code.lookup(),
             blocked,
             now: to_micros(now),
         };
@@ -207,21 +226,23 @@ fn amount(cents: i64) -> Result<Cents, StoreError> {
     Cents::new(cents).ok_or_else(|| StoreError::Corrupt("a stored balance out of range".into()))
 }
 
-fn issue_card<'a>(conn: &'a mut Conn, card: &'a NewCard) -> BoxFuture<'a, Result<(), StoreError>> {
+fn issue_card<'a>(conn: &'a mut Conn, issued: &'a IssuedCard) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
+        let card = &issued.card;
         let now = to_micros(card.now);
         let id = query(
             "INSERT INTO stored_value (kind, lookup, label, balance_cents, issued_at, activated_at, expires_at, \
-                 blocked, restricted, updated_at) \
-             VALUES ('gift_card', $1, $2, $3, $4, $4, $5, 0, $6, $4) \
+                 blocked, restricted, updated_at, digest) \
+             VALUES ('gift_card', $1, $2, $3, $4, $4, $5, 0, $6, $4, $7) \
              ON CONFLICT (kind, lookup) DO NOTHING RETURNING instrument_id",
         )
-        .bind(card_lookup(card.code.as_str()))
+        .bind(card.code.lookup())
         .bind(card.code.last_four())
         .bind(card.balance.get())
         .bind(now)
         .bind(card.expires_at.map(to_micros))
         .bind(i64::from(!card.store_ids.is_empty()))
+        .bind(issued.digest.as_str())
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(StoreError::Conflict(Conflict::GiftCardExists))?
@@ -236,7 +257,7 @@ fn issue_card<'a>(conn: &'a mut Conn, card: &'a NewCard) -> BoxFuture<'a, Result
         let balance = card.balance.get();
         record(conn, id, ActivityKind::Issue, balance, balance, None, now).await?;
         let change = CardChange {
-            lookup: &card_lookup(card.code.as_str()),
+            lookup: &card.code.lookup(),
             label: card.code.last_four(),
             activity: ActivityKind::Issue,
             amount: balance,

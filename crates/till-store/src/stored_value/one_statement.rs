@@ -11,7 +11,7 @@ use super::{ADD_POINTS, RECORD_POINTS, REDEEM};
 use crate::batch::Batch;
 use crate::sales::NewSale;
 use till_core::ids::CustomerId;
-use till_core::stored_value::{ActivityKind, Direction, Instrument, InstrumentKind, PointsActivity, card_lookup};
+use till_core::stored_value::{ActivityKind, Direction, Instrument, InstrumentKind, PointsActivity, code_lookup};
 
 /// A redemption's ledger row, with the instrument and balance its update returned.
 const RECORD_REDEMPTION: &str = "INSERT INTO stored_value_activities \
@@ -46,14 +46,10 @@ pub(crate) fn in_one_statement(sale: &NewSale) -> Option<InOneStatement<'_>> {
             return None;
         }
         match &tender.instrument {
-            Instrument::GiftCard(code) => drawn.push((
-                InstrumentKind::GiftCard,
-                card_lookup(code.as_str()),
-                tender.amount.get(),
-            )),
-            Instrument::CreditNote(number) => drawn.push((
+            Instrument::GiftCard(code) => drawn.push((InstrumentKind::GiftCard, code.lookup(), tender.amount.get())),
+            Instrument::CreditNote(reference) => drawn.push((
                 InstrumentKind::CreditNote,
-                number.as_str().to_owned(),
+                code_lookup(reference.as_str()),
                 tender.amount.get(),
             )),
             Instrument::Points(customer) if points.is_none() && Some(customer) == sale.customer_id.as_ref() => {

@@ -10,22 +10,25 @@ use till_core::events::EventType;
 use till_core::ids::CustomerId;
 use till_core::instant::{format_utc, from_micros, to_micros};
 use till_core::stored_value::{
-    ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentKind, PointsActivity, TenderMove, card_lookup,
+    ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentDigestKey, InstrumentKind, PointsActivity,
+    TenderMove, code_lookup,
 };
 
 /// Everything `sale` moves in stored value, in its transaction: the gift cards its lines sell,
 /// what its tenders draw on or pay into, the credit note a return issues (numbered
-/// `credit_note`), and on a return the earned points taken back, never below zero. A refusal
-/// names the tender or the line; the caller's transaction then keeps nothing.
+/// `credit_note`, redeemed with the code the sale carries), and on a return the earned points
+/// taken back, never below zero. A card or credit note written here gets its digest under
+/// `key`. A refusal names the tender or the line; the caller's transaction then keeps nothing.
 pub(crate) async fn move_for_ticket(
     conn: &mut Conn,
     sale: &NewSale,
     credit_note: Option<&str>,
+    key: &InstrumentDigestKey,
     now: i64,
 ) -> Result<(), StoreError> {
     let (transaction, store) = (sale.transaction_id.as_str(), sale.store_id.as_str());
     for card in &sale.stored_value.cards {
-        sell_card(conn, card, store, transaction, now).await?;
+        sell_card(conn, card, store, transaction, key, now).await?;
     }
     let mut new_note = 0i64;
     for tender in &sale.stored_value.tenders {
@@ -37,7 +40,7 @@ pub(crate) async fn move_for_ticket(
         };
         match (&tender.instrument, tender.direction) {
             (Instrument::GiftCard(code), direction) => {
-                let lookup = card_lookup(code.as_str());
+                let lookup = code.lookup();
                 let at = Place {
                     kind: InstrumentKind::GiftCard,
                     lookup: &lookup,
@@ -48,10 +51,11 @@ pub(crate) async fn move_for_ticket(
                     .await
                     .map_err(|e| e.into_store(refused))?;
             }
-            (Instrument::CreditNote(number), direction) => {
+            (Instrument::CreditNote(reference), direction) => {
+                let lookup = code_lookup(reference.as_str());
                 let at = Place {
                     kind: InstrumentKind::CreditNote,
-                    lookup: number.as_str(),
+                    lookup: &lookup,
                     store,
                     now,
                 };
@@ -77,16 +81,25 @@ pub(crate) async fn move_for_ticket(
     }
     if new_note > 0 {
         let number = credit_note.ok_or_else(|| StoreError::Corrupt("a credit note without its number".into()))?;
+        let code = sale
+            .stored_value
+            .credit_note_code
+            .as_ref()
+            .ok_or_else(|| StoreError::Corrupt("a credit note without its code".into()))?;
+        let lookup = code.lookup();
         let expires_at = sale.stored_value.credit_note_expires_at.map(to_micros);
         let id = query(
             "INSERT INTO stored_value (kind, lookup, label, balance_cents, issued_at, activated_at, expires_at, \
-                 blocked, restricted, updated_at) \
-             VALUES ('credit_note', $1, $1, $2, $3, $3, $4, 0, 0, $3) RETURNING instrument_id",
+                 blocked, restricted, updated_at, code, digest) \
+             VALUES ('credit_note', $1, $2, $3, $4, $4, $5, 0, 0, $4, $6, $7) RETURNING instrument_id",
         )
+        .bind(lookup.as_str())
         .bind(number)
         .bind(new_note)
         .bind(now)
         .bind(expires_at)
+        .bind(code.as_str())
+        .bind(key.digest(InstrumentKind::CreditNote, &lookup))
         .fetch_one(&mut *conn)
         .await?
         .try_get("instrument_id")?;
@@ -223,6 +236,7 @@ async fn sell_card(
     card: &CardMove,
     store: &str,
     transaction: &str,
+    key: &InstrumentDigestKey,
     now: i64,
 ) -> Result<(), StoreError> {
     let refused = |why| {
@@ -231,19 +245,20 @@ async fn sell_card(
             why,
         })
     };
-    let lookup = card_lookup(card.code.as_str());
+    let lookup = card.code.lookup();
     match card.action {
         CardAction::Activate => {
             let id: i64 = query(
                 "INSERT INTO stored_value (kind, lookup, label, balance_cents, issued_at, activated_at, expires_at, \
-                     blocked, restricted, updated_at) \
-                 VALUES ('gift_card', $1, $2, $3, $4, $4, NULL, 0, 0, $4) \
+                     blocked, restricted, updated_at, digest) \
+                 VALUES ('gift_card', $1, $2, $3, $4, $4, NULL, 0, 0, $4, $5) \
                  ON CONFLICT (kind, lookup) DO NOTHING RETURNING instrument_id",
             )
             .bind(lookup.as_str())
             .bind(card.code.last_four())
             .bind(card.amount.get())
             .bind(now)
+            .bind(key.digest(InstrumentKind::GiftCard, &lookup))
             .fetch_optional(&mut *conn)
             .await?
             .ok_or_else(|| refused(InstrumentRefusal::AlreadyActive))?

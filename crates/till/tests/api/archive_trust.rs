@@ -83,7 +83,7 @@ async fn a_days_evidence(engine: Engine) -> (Shop, Evidence) {
     assert_eq!(day.status, 201, "{}", day.text);
     let today = shop_today();
     let period = json!({"registerId": "r1", "from": today.yesterday().unwrap().to_string(), "to": today.to_string()});
-    let auditor = shop.server.token("auditor", "pos.fiscal.read");
+    let auditor = shop.server.token("auditor", "pos.fiscal.close");
     let made = shop.server.post("/v1/fiscal/archives", &auditor, period).await;
     assert_eq!(made.status, 201, "{}", made.text);
     let keys = shop.server.call(Method::GET, "/v1/fiscal/keys", None, None).await;

@@ -28,10 +28,10 @@ fn browser() -> reqwest::Client {
         .expect("client")
 }
 
-struct Page {
-    status: StatusCode,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
     headers: reqwest::header::HeaderMap,
-    html: String,
+    pub(crate) html: String,
 }
 
 async fn read(response: reqwest::Response) -> Page {
@@ -53,7 +53,7 @@ async fn sign_in(server: &TestServer, token: &str) -> Page {
     read(response).await
 }
 
-async fn open(server: &TestServer, path: &str, token: &str) -> Page {
+pub(crate) async fn open(server: &TestServer, path: &str, token: &str) -> Page {
     let response = browser()
         .get(format!("{}{path}", server.base))
         .header(COOKIE, format!("till_console={token}"))

@@ -52,7 +52,7 @@ impl Shop {
         self.server
             .post(
                 "/v1/fiscal/archives",
-                &self.server.token("auditor", "pos.fiscal.read"),
+                &self.server.token("auditor", "pos.fiscal.close"),
                 body,
             )
             .await

@@ -335,7 +335,7 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
     let archive = server
         .post(
             "/v1/fiscal/archives",
-            &server.token("auditor", "pos.fiscal.read"),
+            &server.token("auditor", "pos.fiscal.close"),
             json!({"registerId": "r1", "from": "2028-03-01", "to": "2028-03-02"}),
         )
         .await;

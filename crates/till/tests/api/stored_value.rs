@@ -24,6 +24,10 @@ on_both_engines!(
     a_cart_line_activates_and_loads_a_card,
     blocking_a_card_stops_it_and_is_in_its_ledger,
     a_return_gives_back_spent_points_in_proportion_and_takes_back_earned_ones_to_zero,
+    codes_a_chain_already_printed_are_issued_spent_and_read_without_case,
+    a_credit_note_is_spent_by_its_code_never_by_its_number,
+    an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scope,
+    credit_notes_issued_before_codes_get_one_when_the_store_starts,
 );
 
 fn tender(id: &str, method: &str, applied: i64, reference: Option<&str>) -> Value {
@@ -51,8 +55,8 @@ impl Shop {
         self.server.get(&format!("/v1/gift-cards/{code}"), &self.till).await
     }
 
-    async fn credit_note(&self, number: &str) -> Reply {
-        self.server.get(&format!("/v1/credit-notes/{number}"), &self.till).await
+    async fn credit_note(&self, code: &str) -> Reply {
+        self.server.get(&format!("/v1/credit-notes/{code}"), &self.till).await
     }
 
     async fn loyalty_points(&self, customer: &str) -> i64 {
@@ -286,7 +290,8 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
     assert_eq!(held(&shop.card(&code).await).0, 1000);
     let verified = shop.verify("r1").await;
     assert_eq!(verified["ok"], json!(true), "{verified}");
-    // The sealed record carries the card's code: the day's archive follows it, in its schema.
+    // The sealed record names the card masked, never by its code: the day's archive follows
+    // it, in its schema.
     let shift = format!("/v1/register-sessions/{}/close", shop.session);
     let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
     assert_eq!(closed.status, 200, "{}", closed.text);
@@ -299,21 +304,15 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
     let today = jiff::Zoned::new(jiff::Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
     let span =
         json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
-    let archive = shop
-        .server
-        .post(
-            "/v1/fiscal/archives",
-            &shop.server.token("auditor", "pos.fiscal.read"),
-            span,
-        )
-        .await;
+    let archive = shop.server.post("/v1/fiscal/archives", &closing, span).await;
     assert_eq!(archive.status, 201, "{}", archive.text);
     let schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = validator.iter_errors(&archive.body).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
+    assert!(!archive.text.contains(&code), "{}", archive.text);
     assert!(
-        archive.text.contains(&format!(r#""reference":"{code}""#)),
+        archive.text.contains(&format!(r#""referenceLast4":"{}""#, &code[12..])),
         "{}",
         archive.text
     );
@@ -398,9 +397,10 @@ async fn twenty_sales_on_a_credit_note_worth_three_give_three(engine: Engine) {
     let returned = shop.server.post("/v1/returns", &shop.till, back).await;
     assert_eq!(returned.status, 201, "{}", returned.text);
     let number = returned.str("creditNoteNumber");
+    let code = returned.str("creditNoteCode");
     let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
     assert!(receipt.text.contains(&format!("Avoir {number}")), "{}", receipt.text);
-    let note = shop.credit_note(&number).await;
+    let note = shop.credit_note(&code).await;
     assert_eq!(held(&note), (4350, "active".to_owned()));
     assert!(note.body["expiresAt"].is_string(), "{}", note.text);
     let booked = twenty_at_once(
@@ -408,11 +408,11 @@ async fn twenty_sales_on_a_credit_note_worth_three_give_three(engine: Engine) {
         "n",
         || vec![line("l1", MUG, 1)],
         None,
-        || vec![tender("p1", "credit_note", 1450, Some(&number))],
+        || vec![tender("p1", "credit_note", 1450, Some(&code))],
     )
     .await;
     assert_eq!(booked, 3);
-    assert_eq!(held(&shop.credit_note(&number).await), (0, "exhausted".to_owned()));
+    assert_eq!(held(&shop.credit_note(&code).await), (0, "exhausted".to_owned()));
 }
 
 async fn a_return_pays_stored_value_back_to_stored_value(engine: Engine) {
@@ -627,4 +627,348 @@ async fn a_return_gives_back_spent_points_in_proportion_and_takes_back_earned_on
     assert_eq!(undone.status, 201, "{}", undone.text);
     assert_eq!(shop.loyalty_points("cust-1").await, 0, "never below zero");
     assert_eq!(shop.points_ledger("cust-1").await, 0, "the ledger sums to the points");
+}
+
+/// A 400 naming `field` among its field errors.
+fn assert_bad_field(reply: &Reply, field: &str) {
+    reply.assert_error(400, "VALIDATION_FAILED");
+    let fields: Vec<&str> = reply.body["error"]["fieldErrors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&field), "{field} in {}", reply.text);
+}
+
+impl Shop {
+    /// Sells three mugs by card as `sold`, then takes them back as `back`, refunded with a new
+    /// credit note: the return's answer.
+    async fn credit_note_of(&self, sold: &str, back: &str) -> Reply {
+        let sale = self
+            .pay(
+                sold,
+                vec![line("l1", MUG, 3)],
+                None,
+                vec![tender("p1", "card", 4350, None)],
+            )
+            .await;
+        assert_eq!(sale.status, 201, "{}", sale.text);
+        let body = json!({
+            "transactionId": back, "originalTransactionId": sold, "number": back, "storeId": "s1",
+            "sellerId": "camille", "sessionId": self.session, "lines": [{"lineId": "l1", "quantity": 3}],
+            "tenders": {"amountDue": 4350, "sequence": 1, "tenders": [tender("p1", "credit_note", 4350, None)]},
+        });
+        let returned = self.server.post("/v1/returns", &self.till, body.clone()).await;
+        assert_eq!(returned.status, 201, "{}", returned.text);
+        // A retried return answers the same bytes, its code included.
+        let again = self.server.post("/v1/returns", &self.till, body).await;
+        assert_eq!((again.status, &again.text), (201, &returned.text));
+        returned
+    }
+}
+
+async fn codes_a_chain_already_printed_are_issued_spent_and_read_without_case(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let admin = shop.server.admin();
+    // Cards already in customers' hands: a numeric code and a dashed one, given in any case.
+    let numeric = shop
+        .issue_card(json!({"code": "6280001234567890", "balanceCents": 3000}))
+        .await;
+    assert_eq!(numeric, "6280001234567890");
+    let dashed = shop
+        .issue_card(json!({"code": "gc-2026-000123", "balanceCents": 3000}))
+        .await;
+    assert_eq!(dashed, "GC-2026-000123", "kept in capitals");
+    shop.server
+        .post(
+            "/v1/gift-cards",
+            &admin,
+            json!({"code": "GC-2026-000123", "balanceCents": 1}),
+        )
+        .await
+        .assert_error(409, "CONFLICT");
+    let paid = shop
+        .pay(
+            "t1",
+            vec![line("l1", MUG, 2)],
+            None,
+            vec![
+                tender("p1", "gift_card", 1450, Some("Gc-2026-000123")),
+                tender("p2", "gift_card", 1450, Some("6280001234567890")),
+            ],
+        )
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.text);
+    let card = shop.card("gc-2026-000123").await;
+    assert_eq!(held(&card), (1550, "active".to_owned()));
+    assert_eq!(card.str("code"), "GC-2026-000123");
+    assert_eq!(held(&shop.card("6280001234567890").await).0, 1550);
+    // Blocked and unblocked by its code in another case.
+    let blocked = shop
+        .server
+        .post("/v1/gift-cards/gC-2026-000123/block", &admin, json!({}))
+        .await;
+    assert_eq!(blocked.status, 204, "{}", blocked.text);
+    assert_eq!(held(&shop.card("GC-2026-000123").await).1, "blocked");
+    let unblocked = shop
+        .server
+        .post("/v1/gift-cards/gc-2026-000123/unblock", &admin, json!({}))
+        .await;
+    assert_eq!(unblocked.status, 204, "{}", unblocked.text);
+    // A blank card of the chain's own numbering sold at the till, then read in capitals.
+    let card_line = json!({"id": "g1", "skuId": null, "quantity": 1, "unitPrice": 2500, "vatRate": 0,
+                           "free": false, "custom": true, "giftCard": {"code": "gc-2026-000999", "action": "activate"}});
+    let sold = shop
+        .pay("g1", vec![card_line], None, vec![tender("p1", "cash", 2500, None)])
+        .await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+    assert_eq!(held(&shop.card("GC-2026-000999").await), (2500, "active".to_owned()));
+
+    // Shapes no card has: 3 characters, 65, a space, a slash. Each is a 400 naming the field,
+    // wherever the code is taken, and nothing changes.
+    let sales = shop.server.count_rows("sales").await;
+    let activities = shop.server.count_rows("stored_value_activities").await;
+    let wide = "9".repeat(65);
+    for refused in ["ABC", wide.as_str(), "GC 2026 01", "GC/2026/01"] {
+        let issued = shop
+            .server
+            .post("/v1/gift-cards", &admin, json!({"code": refused, "balanceCents": 1000}))
+            .await;
+        assert_bad_field(&issued, "code");
+        let mut spending = shop.sale("bad-tender", vec![line("l1", MUG, 1)], 0);
+        paid_with(&mut spending, vec![tender("p1", "gift_card", 1450, Some(refused))]);
+        assert_bad_field(&shop.finalize(&spending).await, "tenders.tenders.0.reference");
+        let card_line = json!({"id": "g1", "skuId": null, "quantity": 1, "unitPrice": 2500, "vatRate": 0,
+                               "free": false, "custom": true, "giftCard": {"code": refused, "action": "activate"}});
+        let mut sale = shop.sale("bad-line", vec![card_line], 0);
+        paid_with(&mut sale, vec![tender("p1", "cash", 2500, None)]);
+        assert_bad_field(&shop.finalize(&sale).await, "cart.lines.0.giftCard.code");
+        let path = refused.replace(' ', "%20").replace('/', "%2F");
+        assert_bad_field(&shop.card(&path).await, "code");
+        let block = shop
+            .server
+            .post(&format!("/v1/gift-cards/{path}/block"), &admin, json!({}))
+            .await;
+        assert_bad_field(&block, "code");
+    }
+    assert_eq!(shop.server.count_rows("sales").await, sales);
+    assert_eq!(shop.server.count_rows("stored_value_activities").await, activities);
+    // The console looks a card up by its code in any case.
+    let page = crate::console::open(&shop.server, "/console/stored-value?code=gc-2026-000123", &admin).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("data-balance=\"1550\""), "{}", page.html);
+}
+
+async fn a_credit_note_is_spent_by_its_code_never_by_its_number(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let returned = shop.credit_note_of("t0", "r0").await;
+    let number = returned.str("creditNoteNumber");
+    let code = returned.str("creditNoteCode");
+    assert_eq!(code.len(), 16, "{}", returned.text);
+    assert!(
+        code.bytes()
+            .all(|b| till_core::stored_value::CODE_ALPHABET.contains(&b))
+    );
+    // The return's receipt prints the code the customer spends it with.
+    let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
+    assert!(receipt.text.contains(&code), "{}", receipt.text);
+    // Systems reading the feed see the return, not the code.
+    let (events, _) = crate::events::read_feed(&shop.server, "types=return.completed", 1).await;
+    assert_eq!(events[0]["data"]["creditNoteNumber"], json!(number), "{events:?}");
+    assert!(!serde_json::to_string(&events).unwrap().contains(&code), "{events:?}");
+
+    // Its number redeems nothing, and is told apart from an unknown code by nothing.
+    let mug = || vec![line("l1", MUG, 1)];
+    let by_number = shop
+        .pay(
+            "n1",
+            mug(),
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&number))],
+        )
+        .await;
+    assert_refused(&by_number, "tenders.tenders.0", "no such");
+    let unknown = shop
+        .pay(
+            "n2",
+            mug(),
+            None,
+            vec![tender("p1", "credit_note", 1450, Some("ZZZZZZZZZZZZZZZZ"))],
+        )
+        .await;
+    assert_eq!(by_number.text, unknown.text);
+    let read_by_number = shop.credit_note(&number).await;
+    read_by_number.assert_error(404, "NOT_FOUND");
+    assert_eq!(read_by_number.text, shop.credit_note("ZZZZZZZZZZZZZZZZ").await.text);
+    assert_eq!(held(&shop.credit_note(&code).await), (4350, "active".to_owned()));
+
+    // Its code redeems it, in any case.
+    let by_code = shop
+        .pay(
+            "n3",
+            mug(),
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&code.to_lowercase()))],
+        )
+        .await;
+    assert_eq!(by_code.status, 201, "{}", by_code.text);
+    let note = shop.credit_note(&code.to_lowercase()).await;
+    assert_eq!(held(&note), (2900, "active".to_owned()));
+    assert_eq!((note.str("code"), note.str("number")), (code.clone(), number));
+    let verified = shop.verify("r1").await;
+    assert_eq!(verified["ok"], json!(true), "{verified}");
+}
+
+async fn an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scope(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let card = shop
+        .issue_card(json!({"code": "GC-2026-000123", "balanceCents": 5000}))
+        .await;
+    let note = shop.credit_note_of("t0", "r0").await.str("creditNoteCode");
+    let first = shop
+        .pay(
+            "t1",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "gift_card", 1450, Some(&card))],
+        )
+        .await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let second = shop
+        .pay(
+            "t2",
+            vec![line("l1", MUG, 2)],
+            None,
+            vec![
+                tender("p1", "gift_card", 1000, Some("gc-2026-000123")),
+                tender("p2", "credit_note", 1900, Some(&note)),
+            ],
+        )
+        .await;
+    assert_eq!(second.status, 201, "{}", second.text);
+    let closed = shop
+        .server
+        .post(
+            "/v1/fiscal/registers/r1/closures",
+            &shop.server.token("manager", "pos.fiscal.close"),
+            json!({"period": "day"}),
+        )
+        .await;
+    assert_eq!(closed.status, 201, "{}", closed.text);
+    let today = jiff::Zoned::new(jiff::Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
+    let span =
+        json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
+    // Reading the journal does not suffice to make an archive.
+    let reader = shop.server.token("auditor", "pos.fiscal.read");
+    let refused = shop.server.post("/v1/fiscal/archives", &reader, span.clone()).await;
+    refused.assert_error(403, "FORBIDDEN");
+    let archive = shop
+        .server
+        .post(
+            "/v1/fiscal/archives",
+            &shop.server.token("auditor", "pos.fiscal.close"),
+            span,
+        )
+        .await;
+    assert_eq!(archive.status, 201, "{}", archive.text);
+    for code in [&card, &note] {
+        assert!(
+            !archive.text.to_uppercase().contains(code.as_str()),
+            "{code} in clear: {}",
+            archive.text
+        );
+    }
+    let sales = archive.body["archive"]["sales"].as_array().unwrap();
+    let tenders = |transaction: &str| -> Vec<Value> {
+        let sale = sales.iter().find(|s| s["transactionId"] == transaction).unwrap();
+        sale["tenders"].as_array().unwrap().clone()
+    };
+    let (once, twice) = (tenders("t1"), tenders("t2"));
+    assert_eq!(once[0]["referenceLast4"], json!("0123"), "{once:?}");
+    assert_eq!(twice[0]["referenceLast4"], json!("0123"), "{twice:?}");
+    assert_eq!(twice[1]["referenceLast4"], json!(&note[12..]), "{twice:?}");
+    let digest = once[0]["referenceDigest"].as_str().unwrap();
+    assert_eq!(digest.len(), 43);
+    assert_eq!(twice[0]["referenceDigest"], json!(digest), "one card, one digest");
+    assert_ne!(twice[1]["referenceDigest"], json!(digest));
+    assert!(once[0].get("reference").is_none() && twice[1].get("reference").is_none());
+    // The archive is still whole and passes the audit; the journal still verifies.
+    let schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&archive.body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    till_core::fiscal::archive::verify_file(archive.text.as_bytes()).expect("the archive verifies");
+    let verified = shop.verify("r1").await;
+    assert_eq!(verified["ok"], json!(true), "{verified}");
+    // The receipts still find what each tender drew on, and what is left on it.
+    let receipt = shop.server.get("/v1/sales/t2/receipt", &shop.till).await;
+    assert!(receipt.text.contains("Carte cadeau ****0123"), "{}", receipt.text);
+    assert!(receipt.text.contains("25,50"), "{}", receipt.text);
+    assert!(!receipt.text.contains(&note), "{}", receipt.text);
+}
+
+async fn credit_notes_issued_before_codes_get_one_when_the_store_starts(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let card = shop.issue_card(json!({"balanceCents": 3000})).await;
+    let number = shop.credit_note_of("t0", "r0").await.str("creditNoteNumber");
+    let paid = shop
+        .pay(
+            "t1",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "gift_card", 1450, Some(&card))],
+        )
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.text);
+    // The instruments as a database from before codes and digests holds them (or a node of the
+    // previous release writes them): a credit note found by its number, no code, no digest.
+    for statement in [
+        "UPDATE stored_value SET lookup = label, code = NULL, digest = NULL WHERE kind = 'credit_note'",
+        "UPDATE stored_value SET digest = NULL",
+    ] {
+        shop.server.run_sql(statement).await.unwrap();
+    }
+    // The store starts.
+    shop.server.state().store().migrate().await.unwrap();
+
+    // The reprint of the return's receipt shows the code it was given; its number no longer
+    // redeems it, its code does.
+    let receipt = shop.server.get("/v1/sales/r0/receipt", &shop.till).await;
+    let code = receipt
+        .text
+        .lines()
+        .find(|line| line.contains("Code de l'avoir"))
+        .and_then(|line| line.split_whitespace().last())
+        .unwrap_or_else(|| panic!("a code on {}", receipt.text))
+        .to_owned();
+    assert_eq!(code.len(), 16, "{}", receipt.text);
+    shop.credit_note(&number).await.assert_error(404, "NOT_FOUND");
+    let by_number = shop
+        .pay(
+            "n1",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&number))],
+        )
+        .await;
+    assert_refused(&by_number, "tenders.tenders.0", "no such");
+    let by_code = shop
+        .pay(
+            "n2",
+            vec![line("l1", MUG, 1)],
+            None,
+            vec![tender("p1", "credit_note", 1450, Some(&code))],
+        )
+        .await;
+    assert_eq!(by_code.status, 201, "{}", by_code.text);
+    assert_eq!(held(&shop.credit_note(&code).await).0, 2900);
+    // The card got its digest back: the receipt of the sale it paid still finds it.
+    let receipt = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert!(
+        receipt.text.contains(&format!("Carte cadeau ****{}", &card[12..])),
+        "{}",
+        receipt.text
+    );
+    assert_eq!(shop.server.count_rows("stored_value WHERE digest IS NULL").await, 0);
 }

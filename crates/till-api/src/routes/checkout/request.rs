@@ -16,7 +16,7 @@ use till_core::sale::{
     Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
     TenderMethod, TenderSet,
 };
-use till_core::stored_value::{CardAction, GiftCardCode, GiftCardSale};
+use till_core::stored_value::{CardAction, GiftCardSale, InstrumentCode, NotACode};
 
 /// Most lines one sale may carry.
 pub const MAX_LINES: usize = 1_000;
@@ -25,9 +25,6 @@ pub const MAX_LINES: usize = 1_000;
 pub fn too_many_lines() -> String {
     format!("must hold at most {MAX_LINES} lines")
 }
-
-/// Why a gift card code of another shape is refused.
-const CODE_SHAPE: &str = "must be 16 characters of 23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 
 const ONLY_LINE: &str = "is only for line discounts";
 const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
@@ -124,8 +121,8 @@ pub struct CartLineBody {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct GiftCardLineBody {
-    /// 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`.
-    #[schema(pattern = "^[2-9A-HJKMNP-Z]{16}$")]
+    /// The code printed on the card.
+    #[schema(value_type = crate::openapi::InstrumentCodeText)]
     code: String,
     #[schema(schema_with = card_action_schema)]
     action: String,
@@ -287,8 +284,10 @@ pub struct TenderBody {
     change: i64,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     forfeited: i64,
-    /// The instrument the tender draws on: a gift card's code for `gift_card`, a credit note's
-    /// number for `credit_note`, the voucher of a method another system keeps. Optional.
+    /// The instrument the tender draws on: a gift card's code for `gift_card` (4 to 64
+    /// letters, digits, `-` and `_`, else 400), the code printed on the return's receipt for
+    /// `credit_note` (its fiscal number redeems nothing), the voucher of a method another system
+    /// keeps. Codes are compared without case. Optional.
     #[schema(value_type = Option<Text>)]
     reference: Option<String>,
 }
@@ -436,7 +435,9 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
     let kit_id = line.optional("kitId", |f| f.text());
     let gift_card = line.optional("giftCard", |f| {
         let card = f.object()?;
-        let code = card.required("code", |f| f.string_as(CODE_SHAPE, GiftCardCode::parse));
+        let code = card.required("code", |f| {
+            f.string_as(&NotACode.to_string(), |text| InstrumentCode::parse(text).ok())
+        });
         let action = card.required("action", |f| f.one_of(&choices(&CardAction::ALL, CardAction::as_str)));
         Some(GiftCardSale {
             code: code?,

@@ -79,6 +79,10 @@ struct Tender<'a> {
     presented_cents: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     reference: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference_digest: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference_last4: Option<&'a str>,
     tender_id: &'a str,
 }
 
@@ -167,6 +171,8 @@ impl<'a> Tender<'a> {
             method: &tender.method,
             presented_cents: tender.presented_cents,
             reference: tender.reference.as_deref(),
+            reference_digest: tender.reference_digest.as_deref(),
+            reference_last4: tender.reference_last4.as_deref(),
             tender_id: &tender.tender_id,
         }
     }
