@@ -33,7 +33,9 @@ export interface paths {
         };
         /**
          * Prometheus metrics in the text exposition format.
-         * @description Request counts and latencies per route. Safe to scrape at any time.
+         * @description Request counts and latencies per route template, method and status class. Open to anyone
+         *     unless the operator set a metrics token (`TILL_METRICS_TOKEN`): then only a request that
+         *     carries it as `Authorization: Bearer <token>` reads them. Safe to scrape at any time.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -252,7 +254,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/credit-notes/{number}": {
+    "/v1/credit-notes/{code}": {
         parameters: {
             query?: never;
             header?: never;
@@ -260,9 +262,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a credit note (avoir) a return issued: its balance, state and ledger.
+         * Read a credit note (avoir) a return issued, by its code: its balance, state and ledger.
          * @description Read-only; safe to call at any time. A credit note is spent as a `credit_note` tender
-         *     whose `reference` is its number.
+         *     whose `reference` is its code. Its fiscal number, a wrong code and a credit note this
+         *     till's store may not take all answer 404 alike.
          */
         get: operations["getCreditNote"];
         put?: never;
@@ -424,7 +427,10 @@ export interface paths {
          *     string, signature and key id, the records they seal, the closures and the public keys, with
          *     a detached signature over the document (format in docs/nf525-archive.schema.json). Its
          *     SHA-256 is sealed in the register's archive chain and recorded as a technical event. Verify
-         *     it offline with `till fiscal verify-archive FILE`. A person should confirm.
+         *     it offline with `till fiscal verify-archive FILE`. Gift cards and credit notes appear in it
+         *     masked, by their last four symbols and a keyed digest. Needs `pos.fiscal.close`, as closing
+         *     a period does: reading the journal (`pos.fiscal.read`) does not suffice to write into it.
+         *     A person should confirm.
          */
         post: operations["makeFiscalArchive"];
         delete?: never;
@@ -512,7 +518,8 @@ export interface paths {
          * Close the register's current day, month or year.
          * @description Seals the closure (and any earlier period not yet closed) in the register's closure chain
          *     with its VAT breakdown, total, perpetual grand totals and ticket anchors. No sale can then be
-         *     booked into the closed period. Days also close by themselves at the first write after the
+         *     booked into the closed period, and no session opens in it. Refused while a session of the
+         *     register is open: close it first. Days also close by themselves at the first write after the
          *     store's midnight. A person should confirm: a closed period cannot be reopened.
          */
         post: operations["closeFiscalPeriod"];
@@ -759,14 +766,16 @@ export interface paths {
         /**
          * List register sessions, newest opened first (never their tokens).
          * @description Filter by store, till and whether a session is open now; a page at a time: follow
-         *     `nextCursor` until it is null, with the same filters. Read-only; safe to call at any time.
+         *     `nextCursor` until it is null, with the same filters. A till's session token lists its own
+         *     store's sessions only. Read-only; safe to call at any time.
          */
         get: operations["listRegisterSessions"];
         put?: never;
         /**
          * Open a register session for a cashier and mint the till's token.
          * @description Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
-         *     cashier and lock them out for a while after too many. One open session per till at a time.
+         *     cashier and lock them out for a while after too many. One open session per till at a time;
+         *     none on a day the register's closure has closed early.
          */
         post: operations["openRegisterSession"];
         delete?: never;
@@ -784,7 +793,8 @@ export interface paths {
         };
         /**
          * Read a register session's state (never its token).
-         * @description Read-only; safe to call at any time.
+         * @description A till's session token reads its own store's sessions only (another store's is 404).
+         *     Read-only; safe to call at any time.
          */
         get: operations["getRegisterSession"];
         put?: never;
@@ -929,7 +939,8 @@ export interface paths {
          * @description Filter by store, till, register session, customer, type and when they were committed
          *     (`from` inclusive, `to` exclusive); every filter given must hold. A page at a time: follow
          *     `nextCursor` until it is null, with the same filters. Each item is a summary; getSale reads
-         *     the whole sale. Read-only; safe to call at any time.
+         *     the whole sale. A till's session token lists its own store's sales only. Read-only; safe to
+         *     call at any time.
          */
         get: operations["searchSales"];
         put?: never;
@@ -949,7 +960,8 @@ export interface paths {
         };
         /**
          * Read a committed sale.
-         * @description Returns the sale event exactly as finalize answered it. Read-only; safe to call at any time.
+         * @description Returns the sale event exactly as finalize answered it. A till's session token reads its own
+         *     store's sales only (another store's is 404). Read-only; safe to call at any time.
          */
         get: operations["getSale"];
         put?: never;
@@ -972,7 +984,8 @@ export interface paths {
          * @description The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
          *     discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
          *     the software version. Every print after the first is a DUPLICATA with its number, and is
-         *     itself sealed in the register's duplicate chain, so a person should confirm a reprint.
+         *     itself sealed in the register's duplicate chain, so a person should confirm a reprint. A
+         *     till's session token prints its own store's receipts only (another store's is 404).
          */
         get: operations["printReceipt"];
         put?: never;
@@ -1420,7 +1433,8 @@ export interface components {
             registerId: components["schemas"]["Text"];
             /**
              * Format: date
-             * @description Last day, inclusive; not before `from`, and less than a year after it.
+             * @description Last day, inclusive; not before `from`, less than a year after it, and not after today
+             *     in the store's time zone.
              */
             to: string;
         };
@@ -1904,6 +1918,9 @@ export interface components {
              */
             state: "active" | "exhausted" | "expired" | "blocked";
         } & {
+            /** @description The code that redeems it, in capitals. */
+            code: string;
+            /** @description Its fiscal number, `AV-{registerId}-{sequence}`, the return's; it redeems nothing. */
             number: string;
         };
         /** @description An opaque page cursor: the `nextCursor` of the previous page, sent with the same filters. */
@@ -2168,8 +2185,8 @@ export interface components {
              * @enum {string}
              */
             action: "activate" | "load";
-            /** @description 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`. */
-            code: string;
+            /** @description The code printed on the card. */
+            code: components["schemas"]["InstrumentCode"];
         };
         /** @description A gift card with the ledger of its activities. */
         GiftCardView: {
@@ -2185,6 +2202,7 @@ export interface components {
              */
             state: "active" | "exhausted" | "expired" | "blocked";
         } & {
+            /** @description In capitals: codes are compared without case. */
             code: string;
         };
         /** @description The size of the reduction in `amountCents`, in `percentBps`, or in both; at least one of them. */
@@ -2284,6 +2302,8 @@ export interface components {
          * @description ISO 8601 ending in `Z` or a `+hh:mm`/`-hh:mm` offset; seconds and fraction (up to 9 digits) optional; a real calendar date in the years 0001 to 9998 (0002 to 9997 with an offset). Answered in UTC with `Z`.
          */
         Instant: string;
+        /** @description A gift card's or a credit note's code: 4 to 64 letters, digits, `-` and `_`, compared without case. The codes till draws are 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`. */
+        InstrumentCode: string;
         /** @description A public key of the journal as a JSON Web Key (RFC 7517): EC P-256, for ES256 signatures. */
         Jwk: {
             /** @enum {string} */
@@ -2410,8 +2430,7 @@ export interface components {
         NewGiftCardBody: {
             /** Format: int64 */
             balanceCents: number;
-            /** @description 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`; generated when absent. */
-            code?: string | null;
+            code?: components["schemas"]["InstrumentCode"] | null;
             expiresAt?: components["schemas"]["Instant"] | null;
             /** @description The stores that may take it; every store when absent. */
             storeIds?: components["schemas"]["Text"][] | null;
@@ -2592,8 +2611,12 @@ export interface components {
                         forfeitedCents: number;
                         method: string;
                         presentedCents: number;
-                        /** @description The gift card's code or the credit note's number the tender drew on; absent when it names none. */
+                        /** @description The reference of a method another system keeps, as given; on records sealed before codes were masked, also the gift card's code or the credit note's number the tender drew on. Absent when the tender names none. */
                         reference?: string;
+                        /** @description The keyed digest (HMAC-SHA256 under the deployment's key, base64url) of the gift card or credit note the tender drew on: the same for every use of one instrument, computable only with the deployment's key. */
+                        referenceDigest?: string;
+                        /** @description The last four symbols of the gift card's or credit note's code the tender drew on, in capitals; never the whole code. */
+                        referenceLast4?: string;
                         tenderId: string;
                     }[];
                     totalCents: number;
@@ -3054,6 +3077,12 @@ export interface components {
          *     going back to the customer.
          */
         ReturnEvent: {
+            /**
+             * @description The code that redeems the credit note the return issues (a `credit_note` refund
+             *     tender), printed on its receipt: a `credit_note` tender's `reference`. Absent when the
+             *     return issues none, and from the event feed and webhooks.
+             */
+            creditNoteCode?: components["schemas"]["InstrumentCode"];
             /**
              * @description The credit note (avoir): `AV-{registerId}-{sequence}`, numbered along the register's
              *     tickets.
@@ -4012,6 +4041,15 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description A metrics token is set and the request does not carry it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
@@ -5274,8 +5312,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The return's credit-note number */
-                number: components["schemas"]["Text"];
+                /** @description The code printed on the return's receipt, compared without case */
+                code: components["schemas"]["Text"];
             };
             cookie?: never;
         };
@@ -5805,7 +5843,10 @@ export interface operations {
             query: {
                 /** @description The first day, inclusive. */
                 from: string;
-                /** @description The last day, inclusive; not before `from`, and less than a year after it. */
+                /**
+                 * @description The last day, inclusive; not before `from`, less than a year after it, and not after
+                 *     today in the time zone of any store the period covers.
+                 */
                 to: string;
                 /** @description Only the registers of this store. */
                 storeId?: components["schemas"]["Text"];
@@ -5915,7 +5956,10 @@ export interface operations {
             query: {
                 /** @description The first day, inclusive. */
                 from: string;
-                /** @description The last day, inclusive; not before `from`, and less than a year after it. */
+                /**
+                 * @description The last day, inclusive; not before `from`, less than a year after it, and not after
+                 *     today in the time zone of any store the period covers.
+                 */
                 to: string;
                 /** @description Only the registers of this store. */
                 storeId?: components["schemas"]["Text"];
@@ -6598,6 +6642,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A session of the register is open; nothing was sealed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
             431: {
                 headers: {
@@ -6849,7 +6902,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                code: components["schemas"]["Text"];
+                code: components["schemas"]["InstrumentCode"];
             };
             cookie?: never;
         };
@@ -6952,7 +7005,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                code: components["schemas"]["Text"];
+                code: components["schemas"]["InstrumentCode"];
             };
             cookie?: never;
         };
@@ -7053,7 +7106,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                code: components["schemas"]["Text"];
+                code: components["schemas"]["InstrumentCode"];
             };
             cookie?: never;
         };
@@ -8082,7 +8135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The till belongs to another store */
+            /** @description The till belongs to another store, or its day is closed */
             422: {
                 headers: {
                     [name: string]: unknown;
