@@ -12,7 +12,7 @@ use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{RefundPolicyError, TenderProblem};
 use till_store::sessions::OpenRefusal;
-use till_store::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale};
+use till_store::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
@@ -171,6 +171,7 @@ impl From<Refusal> for ApiError {
             Refusal::Open(OpenRefusal::AlreadyOpen(session)) => ApiError::Conflict(format!(
                 "This register already has an open session ({session}); close it first."
             )),
+            Refusal::Open(OpenRefusal::NewRegisterId(problem)) => ApiError::field("registerId", problem.to_string()),
             Refusal::NoSuchSession(_) => ApiError::NotFound("Register session not found.".into()),
             Refusal::DrawerOfAnotherSession { token, named } => ApiError::Forbidden(format!(
                 "This till's token belongs to session {token}; it cannot reach the drawer of session {named}."
@@ -204,6 +205,13 @@ impl From<Rule> for ApiError {
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
             )),
             Rule::PinNeeded => business("a new staff member needs a PIN"),
+            Rule::NewId { of, problem } => ApiError::field(
+                match of {
+                    NewIdOf::Store => "storeId",
+                    NewIdOf::Staff => "subject",
+                },
+                problem.to_string(),
+            ),
             Rule::FirstPriceLater(sku) => business(format!(
                 "Article {sku} is not in the catalog yet: its first price applies now (leave out \
                  effectiveFrom); later prices can then be scheduled."

@@ -14,6 +14,7 @@
 
 mod chart;
 mod forms;
+mod href;
 mod layout;
 mod promotions;
 mod refused;

@@ -3,6 +3,7 @@
 //! with its receipt as the printer lays it out.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -16,7 +17,6 @@ use crate::state::AppState;
 use axum::extract::State;
 use jiff::civil::Date;
 use maud::{Markup, html};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
@@ -67,23 +67,15 @@ impl FromParams for SalesQuery {
 }
 
 impl SalesQuery {
-    /// The query string of the same search, for the link to the next page.
-    fn with_cursor(&self, cursor: &str) -> String {
-        let fields = [
-            ("store", self.store.as_ref().map(|s| s.as_str().to_owned())),
-            ("register", self.register.as_ref().map(|r| r.as_str().to_owned())),
-            ("customer", self.customer.as_ref().map(|c| c.as_str().to_owned())),
-            ("type", self.kind.map(|k| k.as_str().to_owned())),
-            ("date", self.date.map(|d| d.to_string())),
-            ("cursor", Some(cursor.to_owned())),
-        ];
-        let pairs: Vec<String> = fields
-            .into_iter()
-            .filter_map(|(name, value)| {
-                value.map(|value| format!("{name}={}", utf8_percent_encode(&value, NON_ALPHANUMERIC)))
-            })
-            .collect();
-        format!("/console/sales?{}", pairs.join("&"))
+    /// The address of the same search, for the link to the next page.
+    fn with_cursor(&self, cursor: &str) -> Href {
+        Href::to("/console/sales")
+            .query_some("store", self.store.as_ref().map(StoreId::as_str))
+            .query_some("register", self.register.as_ref().map(RegisterId::as_str))
+            .query_some("customer", self.customer.as_ref().map(CustomerId::as_str))
+            .query_some("type", self.kind.map(SaleType::as_str))
+            .query_some("date", self.date.map(|d| d.to_string()).as_deref())
+            .query("cursor", cursor)
     }
 }
 
@@ -151,7 +143,7 @@ pub async fn search(
                 @for sale in &sales {
                     tr data-transaction=(sale.transaction_id.as_str()) data-total=(sale.total_cents) {
                         td { (layout::local_time(sale.emitted_at, &zone)) }
-                        td { a href=(format!("/console/sales/{}", utf8_percent_encode(sale.transaction_id.as_str(), NON_ALPHANUMERIC))) { (sale.number) } }
+                        td { a href=(Href::to("/console/sales").segment(sale.transaction_id.as_str())) { (sale.number) } }
                         td { (sale.kind.as_str()) }
                         td { (sale.store_id.as_str()) }
                         td { (sale.register_id.as_str()) }
