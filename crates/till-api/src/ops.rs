@@ -111,6 +111,7 @@ operations! {
     GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
     GetFecExport = "getFecExport", [FiscalRead], Allow;
     GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;
+    GetReceipt = "getReceipt", [SalesRead], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
     IssueGiftCard = "issueGiftCard", [StoredValueWrite], Confirm;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;

@@ -106,6 +106,7 @@ impl From<Refusal> for ApiError {
                 "The elevation token cannot approve this return without a receipt: {}.",
                 unapproved(why, "a return")
             )),
+            Refusal::NoSuchSale(_) => no_such_sale(),
             Refusal::NoOriginal(id) => business(format!("There is no sale {id} to return goods from.")),
             Refusal::OriginalIsReturn(id) => business(format!(
                 "{id} is itself a return; goods are returned against the sale they were bought in."

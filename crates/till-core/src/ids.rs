@@ -188,6 +188,10 @@ text_id!(
     TransferId
 );
 text_id!(
+    /// The idempotency key of a receipt's print, chosen by the till.
+    PrintId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference

@@ -28,7 +28,8 @@ pub(crate) fn sqlite() -> Migrator {
         13 "0013_store_prices",
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
-        16 "0016_search_words"))
+        16 "0016_search_words",
+        17 "0017_print_ids"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -39,7 +40,8 @@ pub(crate) fn postgres() -> Migrator {
         13 "0013_store_prices",
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
-        16 "0016_search_words"))
+        16 "0016_search_words",
+        17 "0017_print_ids"))
 }
 
 /// What a failed migration means for the operator.

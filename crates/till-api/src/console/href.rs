@@ -66,6 +66,7 @@ impl Href {
         }
     }
 
+    #[cfg(test)]
     pub fn as_str(&self) -> &str {
         &self.text
     }

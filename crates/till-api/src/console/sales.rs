@@ -1,17 +1,19 @@
 //! `GET /console/sales`: the sales search of `GET /v1/sales` (store, register, customer, type,
 //! a local day), newest first a page at a time; `GET /console/sales/{transactionId}`: a sale
-//! with its receipt as the printer lays it out.
+//! with its receipt as the printer lays it out, printing nothing; `POST
+//! /console/sales/{transactionId}/prints`: prints it as `printReceipt` does.
 
 use super::forms::Query;
 use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
-use super::session::Visitor;
+use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
 use super::today::{chosen, currency_of, day_zone, local_day, parse_date, store_select, stores, zone_of};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
 use crate::pagination::{PageParams, Paging, Scope};
+use crate::receipt::Rendering;
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::extract::State;
@@ -21,7 +23,7 @@ use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
 use till_store::page::Newest;
-use till_store::receipts::Print;
+use till_store::receipts::{Print, Receipt};
 use till_store::search::{SaleFilter, SaleSummary};
 
 /// The search form's fields, and the page.
@@ -165,8 +167,8 @@ pub async fn search(
     Ok(layout::page("Sales", Nav::Sales, &visitor, body))
 }
 
-/// The sale with its receipt. Shown on a screen, not printed: no print is counted and no
-/// DUPLICATA is sealed (printing is `GET /v1/sales/{transactionId}/receipt`).
+/// The sale with its receipt as shown, and the prints made: viewing it records nothing and
+/// seals nothing.
 pub async fn sale(
     visitor: Visitor,
     State(state): State<AppState>,
@@ -174,19 +176,33 @@ pub async fn sale(
 ) -> Result<Markup, Refused> {
     visitor.require::<ops::GetSale>()?;
     let PathParams(SalePath(id)) = path?;
-    let receipt = state
-        .store()
-        .receipt(&id)
-        .await?
-        .ok_or_else(crate::phrases::no_such_sale)?;
+    let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
+    Ok(sale_page(&visitor, &receipt, None))
+}
+
+/// Prints the receipt as `printReceipt` does (the original, or a DUPLICATA sealed in the
+/// register's duplicate chain), then shows the sale with the receipt printed, for the browser
+/// to print.
+pub async fn print(
+    State(state): State<AppState>,
+    path: Result<PathParams<SalePath>, ApiError>,
+    write: Write<NoFields>,
+) -> Result<Markup, Refused> {
+    let PathParams(SalePath(id)) = path?;
+    let visitor = write.visitor;
+    visitor.require::<ops::PrintReceipt>()?;
+    let printed = till_app::receipts::print(state.app(), &visitor.principal, &id, None).await?;
+    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print)))
+}
+
+/// A sale with its receipt: as shown, or as `printed` just now.
+fn sale_page(visitor: &Visitor, receipt: &Receipt, printed: Option<&Print>) -> Markup {
     let sale = &receipt.sale;
     let zone = zone_of(receipt.store.as_ref());
     let currency = currency_of(receipt.store.as_ref());
-    let screen = Print {
-        print_no: 1,
-        duplicate_seq: None,
-    };
-    let text = crate::receipt::text(&receipt, &screen);
+    let rendering = printed.map_or(Rendering::Shown, Rendering::Print);
+    let text = crate::receipt::text(receipt, rendering);
+    let may_print = visitor.may::<ops::PrintReceipt>();
     let body = html! {
         h1 { "Ticket " (sale.number) }
         dl.facts {
@@ -201,15 +217,29 @@ pub async fn sale(
         }
         section {
             h2 { "Receipt" }
-            p.note { "As the printer lays it out; viewing it here prints nothing." }
+            @match printed {
+                Some(print) => p.note #printed data-print=(print.print_no) {
+                    @match print.duplicata() {
+                        None => { "Print 1 recorded: the original. " }
+                        Some(number) => {
+                            "Print " (print.print_no) " recorded: DUPLICATA " (number) ", sealed in the register's journal. "
+                        }
+                    }
+                    "Print this page for the customer."
+                },
+                None => p.note { "As the printer lays it out; viewing it here prints nothing." },
+            }
             pre.receipt #receipt { (text) }
+            @if may_print {
+                form.print method="post" action=(Href::to("/console/sales").segment(&sale.transaction_id).then("prints")) {
+                    input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
+                    button type="submit" {
+                        @if receipt.prints.is_empty() && printed.is_none() { "Print" } @else { "Print a DUPLICATA" }
+                    }
+                }
+            }
         }
         p { a href="/console/sales" { "Back to the sales" } }
     };
-    Ok(layout::page(
-        &format!("Ticket {}", sale.number),
-        Nav::Sales,
-        &visitor,
-        body,
-    ))
+    layout::page(&format!("Ticket {}", sale.number), Nav::Sales, visitor, body)
 }

@@ -1,23 +1,29 @@
-//! `GET /v1/sales/{transactionId}`: a committed sale, as its event; `GET /v1/sales`: the search
-//! of committed sales, newest first.
+//! `GET /v1/sales/{transactionId}`: a committed sale, as its event; its receipt, shown
+//! (`GET .../receipt`) or printed (`POST .../prints`); `GET /v1/sales`: the search of
+//! committed sales, newest first.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, Params, PathParams, QueryParams};
+use crate::extract::{FromParams, OptionalJsonBody, Params, PathParams, QueryParams};
+use crate::fields::Problems;
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
+use crate::receipt::Rendering;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, TransactionId};
+use serde_json::Value;
+use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
 use till_core::instant::{Zone, format_utc, parse_instant};
 use till_core::sale::SaleType;
 use till_store::page::Newest;
+use till_store::receipts::Receipt;
 use till_store::search::{SaleFilter, SaleSummary};
 use utoipa::openapi::schema::Schema;
 use utoipa_axum::router::OpenApiRouter;
@@ -27,6 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_sale))
         .routes(routes!(receipt))
+        .routes(routes!(print_receipt))
         .routes(routes!(search_sales))
 }
 
@@ -51,9 +58,10 @@ enum ReceiptFormat {
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
-    /// `text` (default: 48 columns for a receipt printer) or `html`.
+    /// `text` (48 columns for a receipt printer) or `html`; when left out, the one of
+    /// `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
     #[param(inline, required = false)]
-    format: ReceiptFormat,
+    format: Option<ReceiptFormat>,
 }
 
 impl FromParams for ReceiptQuery {
@@ -63,49 +71,162 @@ impl FromParams for ReceiptQuery {
             "html" => Ok(ReceiptFormat::Html),
             _ => Err("must be text or html"),
         })?;
-        Some(ReceiptQuery {
-            format: format.unwrap_or(ReceiptFormat::Text),
-        })
+        Some(ReceiptQuery { format })
     }
+}
+
+/// The format a request asks for: its `format`, else the one of `text/html` and `text/plain`
+/// its `Accept` header rates higher (a specific type over `text/*` and `*/*`; text on a tie).
+fn asked_format(format: Option<ReceiptFormat>, headers: &HeaderMap) -> ReceiptFormat {
+    if let Some(format) = format {
+        return format;
+    }
+    let (mut html, mut plain, mut any) = (None, None, None);
+    let ranges = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for range in ranges {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|part| part.trim().strip_prefix("q="))
+            .map(thousandths)
+            .next()
+            .unwrap_or(1000);
+        let slot = match media.as_str() {
+            "text/html" => &mut html,
+            "text/plain" => &mut plain,
+            "text/*" | "*/*" => &mut any,
+            _ => continue,
+        };
+        *slot = Some(slot.unwrap_or(0).max(quality));
+    }
+    let (html, plain) = (html.or(any).unwrap_or(0), plain.or(any).unwrap_or(0));
+    if html > plain {
+        ReceiptFormat::Html
+    } else {
+        ReceiptFormat::Text
+    }
+}
+
+/// A quality value (`0.8`) in thousandths; an unreadable one counts as 0.
+fn thousandths(text: &str) -> u16 {
+    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    let digits = || fraction.bytes().all(|b| b.is_ascii_digit()) && fraction.len() <= 3;
+    match whole {
+        "1" if fraction.bytes().all(|b| b == b'0') => 1000,
+        "0" if digits() => format!("{fraction:0<3}").parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The receipt rendered as asked, marked as varying by `Accept`.
+fn rendered(receipt: &Receipt, rendering: Rendering<'_>, format: ReceiptFormat) -> Response {
+    let (content_type, body) = match format {
+        ReceiptFormat::Html => ("text/html; charset=utf-8", crate::receipt::html(receipt, rendering)),
+        ReceiptFormat::Text => ("text/plain; charset=utf-8", crate::receipt::text(receipt, rendering)),
+    };
+    ([(CONTENT_TYPE, content_type), (VARY, "accept")], body).into_response()
+}
+
+/// Show a sale's receipt, printing nothing.
+///
+/// The ticket as text (48 columns) or HTML, by `format` or `Accept`: store, lines, promotions
+/// and discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract
+/// and the software version. It is marked as a consultation, not a ticket, and lists the prints
+/// made (their number is in `x-till-prints`). Nothing is recorded or sealed: printing is
+/// `printReceipt`. Read-only; safe to call at any time. A till's token reads the receipts of
+/// its own store's sales.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "getReceipt", tag = "checkout",
+    params(("transactionId" = Text, Path), ReceiptQuery),
+    responses((status = 200, description = "The ticket as shown, as text (48 columns) or HTML",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-prints" = i64, description = "How many prints were made: 0 before the first"))),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn receipt(
+    caller: Authorized<ops::GetReceipt>,
+    State(state): State<AppState>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let receipt = till_app::receipts::receipt(state.app(), &caller.principal, &id).await?;
+    let mut response = rendered(&receipt, Rendering::Shown, asked_format(format, &headers));
+    let count = i64::try_from(receipt.prints.len()).unwrap_or(i64::MAX);
+    response
+        .headers_mut()
+        .insert("x-till-prints", HeaderValue::from(count));
+    Ok(response)
+}
+
+/// Body of `POST /v1/sales/{transactionId}/prints`; may be left out.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_print` reads the body
+struct PrintBody {
+    /// The till's id for this print: sent again (its answer lost), the same print is answered
+    /// and nothing more is recorded. Without it, every call is a print.
+    #[schema(value_type = Option<Text>)]
+    print_id: Option<String>,
+}
+
+fn parse_print(body: Option<&Value>) -> Result<Option<PrintId>, ApiError> {
+    let Some(body) = body.filter(|body| !body.is_null()) else {
+        return Ok(None);
+    };
+    let problems = Problems::new();
+    let print_id = problems
+        .root(body)
+        .map(|root| root.optional("printId", |f| f.parse_text(PrintId::parse)));
+    problems.finish(|| print_id?)
 }
 
 /// Print a sale's receipt.
 ///
-/// The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
-/// discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
-/// the software version. Every print after the first is a DUPLICATA with its number, and is
-/// itself sealed in the register's duplicate chain, so a person should confirm a reprint.
-#[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
+/// Records a print and answers the ticket to print, as text (48 columns) or HTML by `format`
+/// or `Accept`. The first print is the original; every later one is a DUPLICATA with its
+/// number, itself sealed in the register's duplicate chain, so a person should confirm a
+/// reprint. With a `printId` sent before for this sale, the same print is answered (200,
+/// `x-idempotent-replay`) and nothing is recorded. A till's token prints the receipts of its
+/// own store's sales.
+#[utoipa::path(post, path = "/v1/sales/{transactionId}/prints", operation_id = "printReceipt", tag = "checkout",
     params(("transactionId" = Text, Path), ReceiptQuery),
-    responses((status = 200, description = "The ticket, as text (48 columns) or HTML by `format`",
+    request_body(content = Option<PrintBody>, description = "The print's id; may be left out"),
+    responses((status = 201, description = "Printed: the ticket, as text (48 columns) or HTML",
                   content((String = "text/plain"), (String = "text/html")),
-                  headers(("x-till-print" = i64, description = "The print's number: 1 for the first, a DUPLICATA after"))),
+                  headers(("x-till-print" = i64, description = "The print's number: 1 for the original, a DUPLICATA after"))),
+              (status = 200, description = "The print this printId made before, answered again; nothing recorded",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-print" = i64, description = "The print's number"),
+                          ("x-idempotent-replay" = String, description = "`true`"))),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
-async fn receipt(
+async fn print_receipt(
     caller: Authorized<ops::PrintReceipt>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
     QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    headers: HeaderMap,
+    OptionalJsonBody(body): OptionalJsonBody,
 ) -> Result<Response, ApiError> {
-    let html = format == ReceiptFormat::Html;
-    let receipt = state
-        .store()
-        .receipt(&id)
-        .await?
-        .ok_or_else(crate::phrases::no_such_sale)?;
-    let print = state
-        .store()
-        .record_print(&id, caller.principal.subject.as_str(), state.now())
-        .await?;
-    let (content_type, body) = if html {
-        ("text/html; charset=utf-8", crate::receipt::html(&receipt, &print))
+    let print_id = parse_print(body.as_ref())?;
+    let printed = till_app::receipts::print(state.app(), &caller.principal, &id, print_id.as_ref()).await?;
+    let mut response = rendered(
+        &printed.receipt,
+        Rendering::Print(&printed.print),
+        asked_format(format, &headers),
+    );
+    *response.status_mut() = if printed.replayed {
+        StatusCode::OK
     } else {
-        ("text/plain; charset=utf-8", crate::receipt::text(&receipt, &print))
+        StatusCode::CREATED
     };
-    let mut response = ([(CONTENT_TYPE, content_type)], body).into_response();
-    response
-        .headers_mut()
-        .insert("x-till-print", axum::http::HeaderValue::from(print.print_no));
+    let headers = response.headers_mut();
+    headers.insert("x-till-print", HeaderValue::from(printed.print.print_no));
+    if printed.replayed {
+        headers.insert("x-idempotent-replay", HeaderValue::from_static("true"));
+    }
     Ok(response)
 }
 
