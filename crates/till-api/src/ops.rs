@@ -98,6 +98,7 @@ operations! {
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;
     SearchSales = "searchSales", [SalesRead], Allow;
+    GetSaleLines = "getSaleLines", [SalesRead], Allow;
     CreateReturn = "createReturn", [ReturnsCreate], Confirm;
     GetSaleReturns = "getSaleReturns", [SalesRead], Allow;
     RequestElevation = "requestElevationGrant", [ElevationRequest], Human;

@@ -8,6 +8,7 @@ pub mod committed;
 pub mod coupon;
 pub mod drawer;
 pub mod events;
+pub mod explained;
 pub mod exports;
 pub mod fiscal;
 pub mod grant;

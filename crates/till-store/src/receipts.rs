@@ -131,6 +131,26 @@ impl Store {
         }))
     }
 
+    /// A committed sale's sealed record, with the record of the sale it gives goods back from
+    /// when it is a return against a receipt.
+    pub async fn sale_record(
+        &self,
+        transaction_id: &TransactionId,
+    ) -> Result<Option<(SaleRecord, Option<SaleRecord>)>, StoreError> {
+        let mut conn = self.reader().acquire().await?;
+        let mut sales = sale_records(&mut conn, SaleScope::Transaction(transaction_id.as_str())).await?;
+        let Some(sale) = sales.remove(transaction_id.as_str()) else {
+            return Ok(None);
+        };
+        let original = match &sale.original {
+            Some(ticket) => sale_records(&mut conn, SaleScope::Transaction(&ticket.transaction_id))
+                .await?
+                .remove(&ticket.transaction_id),
+            None => None,
+        };
+        Ok(Some((sale, original)))
+    }
+
     /// Records a print of the receipt; from the second on, seals a DUPLICATA. A print id
     /// recorded before with this sale answers the print it named, and records nothing.
     pub async fn record_print(

@@ -20,7 +20,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
+use till_core::explained::{LineReduction, ReductionSource, explain};
+use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::{Zone, format_utc, parse_instant};
+use till_core::money::VatRate;
 use till_core::sale::SaleType;
 use till_store::page::Newest;
 use till_store::receipts::Receipt;
@@ -34,6 +37,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_sale))
         .routes(routes!(receipt))
         .routes(routes!(print_receipt))
+        .routes(routes!(sale_lines))
         .routes(routes!(search_sales))
 }
 
@@ -228,6 +232,158 @@ async fn print_receipt(
         headers.insert("x-idempotent-replay", HeaderValue::from_static("true"));
     }
     Ok(response)
+}
+
+/// A committed sale's pricing, line by line: what each line cost before reductions, each
+/// reduction with its source, what it came to and the VAT in it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleLinesView {
+    transaction_id: String,
+    #[serde(rename = "type")]
+    #[schema(schema_with = sale_type_schema)]
+    kind: String,
+    /// On a return against a receipt, the sale it gives goods back from; else null.
+    #[schema(required = true, value_type = Option<Text>)]
+    original_transaction_id: Option<String>,
+    /// In the sale's order.
+    lines: Vec<ExplainedLineView>,
+    /// The sale's subtotal: the sum of the lines' `grossCents`.
+    subtotal_cents: i64,
+    /// Everything the reductions took: the sum of every line's reductions.
+    reduction_cents: i64,
+    /// The sale's total: the sum of the lines' `netCents`.
+    total_cents: i64,
+    /// The VAT the total contains: the sum of the lines' `vatCents`.
+    vat_cents: i64,
+}
+
+/// One line of a sale, explained. Its `grossCents` less the sum of its reductions is its
+/// `netCents`. Amounts of a return are negative.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainedLineView {
+    /// The cart line's id.
+    id: String,
+    /// Null for a custom line.
+    #[schema(required = true)]
+    sku_id: Option<String>,
+    /// The article's name at the time of the sale; null for a custom line.
+    #[schema(required = true)]
+    label: Option<String>,
+    quantity: i64,
+    unit_price_cents: i64,
+    /// Unit price times quantity.
+    gross_cents: i64,
+    /// In the order pricing applied them: promotions on products, declared line discounts,
+    /// then the line's share of the ticket-level reductions.
+    reductions: Vec<LineReductionView>,
+    net_cents: i64,
+    /// In percent.
+    #[schema(value_type = f64)]
+    vat_rate: serde_json::Number,
+    /// The VAT the line's net contains: the sale's VAT at this rate shared over its lines in
+    /// proportion to their nets.
+    vat_cents: i64,
+}
+
+/// What one reduction took off one line.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineReductionView {
+    #[schema(schema_with = reduction_source_schema)]
+    source: &'static str,
+    /// The promotion rule's id, the declared discount's id, the coupon's code, or for
+    /// `original` the original sale's transaction id.
+    id: String,
+    /// A promotion's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    amount_cents: i64,
+}
+
+fn reduction_source_schema() -> Schema {
+    crate::openapi::words(
+        ["promotion", "declared", "coupon", "original"],
+        false,
+        "Where the reduction comes from: a `promotion` rule, a discount the till `declared`, a \
+         `coupon`, or on a return the `original` sale's reductions its record does not tell apart.",
+    )
+}
+
+impl From<LineReduction> for LineReductionView {
+    fn from(reduction: LineReduction) -> Self {
+        let (source, id) = match reduction.source {
+            ReductionSource::Promotion(id) => ("promotion", id),
+            ReductionSource::Declared(id) => ("declared", id),
+            ReductionSource::Coupon(code) => ("coupon", code),
+            ReductionSource::Original(transaction) => ("original", transaction),
+        };
+        LineReductionView {
+            source,
+            id,
+            name: reduction.label,
+            amount_cents: reduction.amount,
+        }
+    }
+}
+
+impl SaleLinesView {
+    fn new(sale: SaleRecord, original: Option<&SaleRecord>) -> SaleLinesView {
+        let explained = explain(&sale, original);
+        let lines = sale
+            .lines
+            .into_iter()
+            .zip(explained)
+            .map(|(line, explained)| ExplainedLineView {
+                id: line.line_id,
+                sku_id: line.sku_id,
+                label: line.label,
+                quantity: line.quantity,
+                unit_price_cents: line.unit_price_cents,
+                gross_cents: line.gross_cents,
+                reductions: explained.reductions.into_iter().map(LineReductionView::from).collect(),
+                net_cents: line.net_cents,
+                vat_rate: VatRate::from_hundredths(line.vat_rate)
+                    .map_or_else(|| serde_json::Number::from(line.vat_rate), VatRate::as_json_number),
+                vat_cents: explained.vat,
+            })
+            .collect();
+        SaleLinesView {
+            transaction_id: sale.transaction_id,
+            kind: sale.kind,
+            original_transaction_id: sale.original.map(|original| original.transaction_id),
+            lines,
+            subtotal_cents: sale.subtotal_cents,
+            reduction_cents: sale.subtotal_cents.saturating_sub(sale.total_cents),
+            total_cents: sale.total_cents,
+            vat_cents: sale.vat.iter().map(|vat| vat.vat_cents).fold(0, i64::saturating_add),
+        }
+    }
+}
+
+/// Explain a committed sale's price.
+///
+/// Per line: the gross (unit price times quantity), each reduction with its source (a
+/// promotion rule, a declared discount, the coupon; ticket-level ones as the line's share), the
+/// net, the VAT rate and the VAT it contains. The lines' reductions and nets add up to the
+/// sale's totals to the cent. A return's lines refund their share of the original sale's
+/// reductions, with negative amounts. Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/lines", operation_id = "getSaleLines", tag = "checkout",
+    params(("transactionId" = Text, Path)),
+    responses((status = 200, description = "The sale's lines, explained", body = SaleLinesView),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn sale_lines(
+    _caller: Authorized<ops::GetSaleLines>,
+    State(state): State<AppState>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+) -> Result<Json<SaleLinesView>, ApiError> {
+    let (sale, original) = state
+        .store()
+        .sale_record(&id)
+        .await?
+        .ok_or_else(crate::phrases::no_such_sale)?;
+    Ok(Json(SaleLinesView::new(sale, original.as_ref())))
 }
 
 /// Read a committed sale.
