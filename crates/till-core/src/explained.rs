@@ -322,11 +322,10 @@ fn line_vat(sale: &SaleRecord, sign: i64) -> Vec<i64> {
     let lines = &sale.lines;
     let mut vat = vec![0; lines.len()];
     for rate in &sale.vat {
-        let at_rate: Vec<usize> = (0..lines.len()).filter(|i| lines[*i].vat_rate == rate.vat_rate).collect();
-        let nets: Option<Vec<Cents>> = at_rate
-            .iter()
-            .map(|i| Cents::new(sign * lines[*i].net_cents))
+        let at_rate: Vec<usize> = (0..lines.len())
+            .filter(|i| lines[*i].vat_rate == rate.vat_rate)
             .collect();
+        let nets: Option<Vec<Cents>> = at_rate.iter().map(|i| Cents::new(sign * lines[*i].net_cents)).collect();
         let mut order: Vec<usize> = (0..at_rate.len()).collect();
         order.sort_by(|a, b| lines[at_rate[*a]].line_id.cmp(&lines[at_rate[*b]].line_id));
         let shares = Cents::new(sign * rate.vat_cents)
@@ -363,7 +362,10 @@ mod tests {
                 crate::pricing::Source::Declared(id) => ("declared", id),
                 crate::pricing::Source::Coupon(code) => ("coupon", code),
             };
-            match adjustments.iter_mut().find(|a| a.source == source && &a.source_id == id) {
+            match adjustments
+                .iter_mut()
+                .find(|a| a.source == source && &a.source_id == id)
+            {
                 Some(existing) => existing.amount_cents += applied.amount.get(),
                 None => adjustments.push(SaleRecordAdjustment {
                     source: source.to_owned(),
@@ -466,9 +468,19 @@ mod tests {
 
     #[test]
     fn every_kind_of_reduction_is_given_to_its_lines() {
-        let lines = [line("a", 130, 3, 550), line("b", 1450, 2, 2000), line("c", 999, 1, 2000)];
+        let lines = [
+            line("a", 130, 3, 550),
+            line("b", 1450, 2, 2000),
+            line("c", 999, 1, 2000),
+        ];
         let declared = [
-            declared("d-line", DeclaredKind::LinePercent { line_id: "b".into(), percent: crate::money::Bps::new(1000).unwrap() }),
+            declared(
+                "d-line",
+                DeclaredKind::LinePercent {
+                    line_id: "b".into(),
+                    percent: crate::money::Bps::new(1000).unwrap(),
+                },
+            ),
             declared("d-ticket", DeclaredKind::TicketAmount { amount: cents(77) }),
         ];
         let sale = record(
@@ -495,13 +507,32 @@ mod tests {
         );
         let explained = explain(&sale, None);
         assert_adds_up(&sale, &explained);
-        assert_eq!(explained[0].reductions[0].source, ReductionSource::Promotion("bogo".into()));
+        assert_eq!(
+            explained[0].reductions[0].source,
+            ReductionSource::Promotion("bogo".into())
+        );
         assert_eq!(explained[0].reductions[0].amount, 130);
-        assert_eq!(explained[1].reductions[0].source, ReductionSource::Declared("d-line".into()));
-        assert!(explained[2].reductions.iter().all(|r| !matches!(&r.source, ReductionSource::Declared(id) if id == "d-line")));
+        assert_eq!(
+            explained[1].reductions[0].source,
+            ReductionSource::Declared("d-line".into())
+        );
+        assert!(
+            explained[2]
+                .reductions
+                .iter()
+                .all(|r| !matches!(&r.source, ReductionSource::Declared(id) if id == "d-line"))
+        );
         for line in &explained {
-            assert!(line.reductions.iter().any(|r| r.source == ReductionSource::Coupon("WELCOME".into())));
-            assert!(line.reductions.iter().any(|r| r.source == ReductionSource::Promotion("basket".into())));
+            assert!(
+                line.reductions
+                    .iter()
+                    .any(|r| r.source == ReductionSource::Coupon("WELCOME".into()))
+            );
+            assert!(
+                line.reductions
+                    .iter()
+                    .any(|r| r.source == ReductionSource::Promotion("basket".into()))
+            );
         }
     }
 
@@ -509,15 +540,35 @@ mod tests {
     fn line_reductions_of_one_kind_on_several_lines_go_where_they_match() {
         let lines = [line("a", 500, 1, 2000), line("b", 800, 1, 2000)];
         let declared = [
-            declared("on-b", DeclaredKind::LinePercent { line_id: "b".into(), percent: crate::money::Bps::new(2500).unwrap() }),
-            declared("on-a", DeclaredKind::LinePercent { line_id: "a".into(), percent: crate::money::Bps::new(1000).unwrap() }),
+            declared(
+                "on-b",
+                DeclaredKind::LinePercent {
+                    line_id: "b".into(),
+                    percent: crate::money::Bps::new(2500).unwrap(),
+                },
+            ),
+            declared(
+                "on-a",
+                DeclaredKind::LinePercent {
+                    line_id: "a".into(),
+                    percent: crate::money::Bps::new(1000).unwrap(),
+                },
+            ),
         ];
         let sale = record(
             &lines,
             PricingInput {
                 promotions: vec![
-                    PromotionOnLine { line: 1, amount: cents(100), promotion_id: "p-b".into() },
-                    PromotionOnLine { line: 0, amount: cents(60), promotion_id: "p-a".into() },
+                    PromotionOnLine {
+                        line: 1,
+                        amount: cents(100),
+                        promotion_id: "p-b".into(),
+                    },
+                    PromotionOnLine {
+                        line: 0,
+                        amount: cents(60),
+                        promotion_id: "p-a".into(),
+                    },
                 ],
                 declared: &declared,
                 ..Default::default()
@@ -525,19 +576,46 @@ mod tests {
         );
         let explained = explain(&sale, None);
         assert_adds_up(&sale, &explained);
-        let sources = |i: usize| explained[i].reductions.iter().map(|r| r.source.clone()).collect::<Vec<_>>();
-        assert_eq!(sources(0), [ReductionSource::Promotion("p-a".into()), ReductionSource::Declared("on-a".into())]);
-        assert_eq!(sources(1), [ReductionSource::Promotion("p-b".into()), ReductionSource::Declared("on-b".into())]);
+        let sources = |i: usize| {
+            explained[i]
+                .reductions
+                .iter()
+                .map(|r| r.source.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            sources(0),
+            [
+                ReductionSource::Promotion("p-a".into()),
+                ReductionSource::Declared("on-a".into())
+            ]
+        );
+        assert_eq!(
+            sources(1),
+            [
+                ReductionSource::Promotion("p-b".into()),
+                ReductionSource::Declared("on-b".into())
+            ]
+        );
     }
 
     #[test]
     fn a_return_refunds_its_share_of_each_reduction() {
         let lines = [line("a", 1000, 4, 2000), line("b", 300, 1, 550)];
-        let declared = [declared("d", DeclaredKind::TicketPercent { percent: crate::money::Bps::new(1000).unwrap() })];
+        let declared = [declared(
+            "d",
+            DeclaredKind::TicketPercent {
+                percent: crate::money::Bps::new(1000).unwrap(),
+            },
+        )];
         let original = record(
             &lines,
             PricingInput {
-                promotions: vec![PromotionOnLine { line: 0, amount: cents(1000), promotion_id: "p".into() }],
+                promotions: vec![PromotionOnLine {
+                    line: 0,
+                    amount: cents(1000),
+                    promotion_id: "p".into(),
+                }],
                 declared: &declared,
                 ..Default::default()
             },
@@ -557,21 +635,47 @@ mod tests {
             kind: "return".into(),
             subtotal_cents: back.gross_cents,
             total_cents: back.net_cents,
-            vat: vec![SaleRecordVat { vat_rate: 2000, total_cents: back.net_cents, vat_cents: -vat.get() }],
+            vat: vec![SaleRecordVat {
+                vat_rate: 2000,
+                total_cents: back.net_cents,
+                vat_cents: -vat.get(),
+            }],
             lines: vec![back.clone()],
             adjustments: Vec::new(),
-            original: Some(OriginalTicket { transaction_id: "t1".into(), register_id: "r1".into(), seq: 1 }),
+            original: Some(OriginalTicket {
+                transaction_id: "t1".into(),
+                register_id: "r1".into(),
+                seq: 1,
+            }),
             ..original.clone()
         };
         let explained = explain(&sale, Some(&original));
         let reductions = &explained[0].reductions;
-        assert_eq!(reductions[0], LineReduction { source: ReductionSource::Promotion("p".into()), label: None, amount: -500 });
+        assert_eq!(
+            reductions[0],
+            LineReduction {
+                source: ReductionSource::Promotion("p".into()),
+                label: None,
+                amount: -500
+            }
+        );
         assert_eq!(reductions[1].source, ReductionSource::Declared("d".into()));
-        assert_eq!(back.gross_cents - reductions.iter().map(|r| r.amount).sum::<i64>(), back.net_cents);
+        assert_eq!(
+            back.gross_cents - reductions.iter().map(|r| r.amount).sum::<i64>(),
+            back.net_cents
+        );
         assert_eq!(explained[0].vat, -vat.get());
         // Without its original, the refunded sums still add up, named by the original's id.
         let alone = explain(&sale, None);
-        assert!(alone[0].reductions.iter().all(|r| r.source == ReductionSource::Original("t1".into())));
-        assert_eq!(alone[0].reductions.iter().map(|r| r.amount).sum::<i64>(), back.gross_cents - back.net_cents);
+        assert!(
+            alone[0]
+                .reductions
+                .iter()
+                .all(|r| r.source == ReductionSource::Original("t1".into()))
+        );
+        assert_eq!(
+            alone[0].reductions.iter().map(|r| r.amount).sum::<i64>(),
+            back.gross_cents - back.net_cents
+        );
     }
 }

@@ -274,16 +274,31 @@ mod tests {
 
     #[test]
     fn new_ids_refuse_what_steers_an_address() {
-        for good in ["s1", "paris-marais", "till_1", "camille", "a.b", "auth0|abc", "caisse·1", "x@y.fr"] {
+        for good in [
+            "s1",
+            "paris-marais",
+            "till_1",
+            "camille",
+            "a.b",
+            "auth0|abc",
+            "caisse·1",
+            "x@y.fr",
+        ] {
             assert_eq!(check_new_id(good), Ok(()), "{good}");
         }
         assert_eq!(check_new_id(&"x".repeat(64)), Ok(()));
         assert_eq!(check_new_id(&"x".repeat(65)), Err(NewIdError::TooLong));
         assert_eq!(check_new_id(""), Err(NewIdError::Empty));
         for reserved in ['/', '?', '#', '%'] {
-            assert_eq!(check_new_id(&format!("r{reserved}1")), Err(NewIdError::Reserved(reserved)));
+            assert_eq!(
+                check_new_id(&format!("r{reserved}1")),
+                Err(NewIdError::Reserved(reserved))
+            );
         }
-        assert_eq!(check_new_id("r/../../promotions/X/deactivate#"), Err(NewIdError::Reserved('/')));
+        assert_eq!(
+            check_new_id("r/../../promotions/X/deactivate#"),
+            Err(NewIdError::Reserved('/'))
+        );
         assert_eq!(check_new_id("a..b"), Err(NewIdError::DotDot));
         assert_eq!(check_new_id("."), Err(NewIdError::DotDot));
         for blank in ["a b", "a\tb", "a\u{a0}b", "a\u{7f}b", "a\u{2028}b"] {

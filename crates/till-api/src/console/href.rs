@@ -106,7 +106,13 @@ mod tests {
             .query("q", "café & thé")
             .query_some("sku", None)
             .query("store", "a&store=b#c");
-        assert_eq!(href.as_str(), "/console/stock?q=caf%C3%A9%20%26%20th%C3%A9&store=a%26store%3Db%23c");
-        assert_eq!(maud::html! { a href=(href) {} }.into_string(), format!("<a href=\"{}\"></a>", href.as_str().replace('&', "&amp;")));
+        assert_eq!(
+            href.as_str(),
+            "/console/stock?q=caf%C3%A9%20%26%20th%C3%A9&store=a%26store%3Db%23c"
+        );
+        assert_eq!(
+            maud::html! { a href=(href) {} }.into_string(),
+            format!("<a href=\"{}\"></a>", href.as_str().replace('&', "&amp;"))
+        );
     }
 }

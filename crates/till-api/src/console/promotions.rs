@@ -1,6 +1,7 @@
 //! `GET /console/promotions`: every promotion rule; `POST
 //! /console/promotions/{id}/deactivate` stops one, as `deactivatePromotion` does.
 
+use super::href::Href;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
@@ -14,7 +15,6 @@ use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use super::href::Href;
 use till_core::ids::PromotionId;
 use till_core::promotions::Mechanics;
 

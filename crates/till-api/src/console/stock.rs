@@ -4,6 +4,7 @@
 //! holds the article.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -14,7 +15,6 @@ use crate::ops;
 use crate::state::AppState;
 use axum::extract::State;
 use maud::{Markup, html};
-use super::href::Href;
 use till_core::barcode::Gtin;
 use till_core::ids::{SkuId, StoreId};
 use till_core::words::NameQuery;
@@ -166,9 +166,7 @@ pub async fn page(
 }
 
 fn article_link(q: Option<&str>, sku: &SkuId) -> Href {
-    Href::to("/console/stock")
-        .query_some("q", q)
-        .query("sku", sku.as_str())
+    Href::to("/console/stock").query_some("q", q).query("sku", sku.as_str())
 }
 
 /// An article in one store.

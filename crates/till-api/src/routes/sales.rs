@@ -8,8 +8,8 @@ use crate::extract::{FromParams, OptionalJsonBody, Params, PathParams, QueryPara
 use crate::fields::Problems;
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
-use crate::receipt::Rendering;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::receipt::Rendering;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
@@ -19,9 +19,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
-use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
 use till_core::explained::{LineReduction, ReductionSource, explain};
 use till_core::fiscal::payload::SaleRecord;
+use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
 use till_core::instant::{Zone, format_utc, parse_instant};
 use till_core::money::VatRate;
 use till_core::sale::SaleType;
@@ -159,9 +159,7 @@ async fn receipt(
     let receipt = till_app::receipts::receipt(state.app(), &caller.principal, &id).await?;
     let mut response = rendered(&receipt, Rendering::Shown, asked_format(format, &headers));
     let count = i64::try_from(receipt.prints.len()).unwrap_or(i64::MAX);
-    response
-        .headers_mut()
-        .insert("x-till-prints", HeaderValue::from(count));
+    response.headers_mut().insert("x-till-prints", HeaderValue::from(count));
     Ok(response)
 }
 

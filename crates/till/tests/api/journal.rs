@@ -676,7 +676,10 @@ async fn receipts_print_and_reprints_are_sealed(engine: Engine) {
     let second = shop.server.post(path, &shop.till, json!({})).await;
     assert!(second.text.contains("DUPLICATA n° 1"), "{}", second.text);
     assert_eq!(second.headers["x-till-print"], "2");
-    let html = shop.server.post(&format!("{path}?format=html"), &shop.till, json!({})).await;
+    let html = shop
+        .server
+        .post(&format!("{path}?format=html"), &shop.till, json!({}))
+        .await;
     assert!(html.headers["content-type"].to_str().unwrap().starts_with("text/html"));
     assert!(html.text.contains("&lt;Marais&gt; &amp; Fils") && html.text.contains("DUPLICATA n° 2"));
     assert_eq!(shop.chain("r1", "duplicate").await.len(), 2);
@@ -684,7 +687,11 @@ async fn receipts_print_and_reprints_are_sealed(engine: Engine) {
         .post(&format!("{path}?format=pdf"), &shop.till, json!({}))
         .await
         .assert_error(400, "VALIDATION_FAILED");
-    assert_eq!(shop.chain("r1", "duplicate").await.len(), 2, "a refused print seals nothing");
+    assert_eq!(
+        shop.chain("r1", "duplicate").await.len(),
+        2,
+        "a refused print seals nothing"
+    );
     shop.server
         .get("/v1/sales/nope/receipt", &shop.till)
         .await

@@ -41,7 +41,9 @@ async fn ids_that_steer_an_address_are_refused_when_made(engine: Engine) {
     for (text, id) in REFUSED {
         // `..` alone as a path segment would be a step of the path, not an id.
         if id != ".." {
-            let store = server.put(&format!("/v1/stores/{id}"), &admin, json!({"name": "x"})).await;
+            let store = server
+                .put(&format!("/v1/stores/{id}"), &admin, json!({"name": "x"}))
+                .await;
             store.assert_error(400, "VALIDATION_FAILED");
             assert_eq!(store.fields(), ["storeId"], "{id}: {}", store.text);
             let body = json!({"displayName": "x", "role": "cashier", "pin": "1234"});
@@ -62,7 +64,9 @@ async fn ids_that_steer_an_address_are_refused_when_made(engine: Engine) {
     // The ids the demo and the tests use still pass, up to 64 characters.
     let longest = "y".repeat(64);
     for id in ["paris-marais", "lyon-presqu-ile", "s.1", "magasin_2", longest.as_str()] {
-        let reply = server.put(&format!("/v1/stores/{id}"), &admin, json!({"name": "x"})).await;
+        let reply = server
+            .put(&format!("/v1/stores/{id}"), &admin, json!({"name": "x"}))
+            .await;
         assert_eq!(reply.status, 201, "{id}: {}", reply.text);
     }
     for id in ["till-1", "reg-0", "r1"] {
@@ -186,7 +190,9 @@ async fn the_console_encodes_every_id_it_writes_into_an_address(engine: Engine) 
     assert_eq!(page.status(), StatusCode::OK);
     let html = page.text().await.unwrap();
     assert!(
-        html.contains(&format!("href=\"/console/stock?sku={article}&amp;store=a%26store%3Db%23c\"")),
+        html.contains(&format!(
+            "href=\"/console/stock?sku={article}&amp;store=a%26store%3Db%23c\""
+        )),
         "{html}"
     );
     server.stop().await;

@@ -31,7 +31,10 @@ async fn sold(shop: &Shop, transaction: &str, lines: Vec<Value>) {
 
 async fn duplicates(shop: &Shop) -> usize {
     let path = "/v1/fiscal/registers/r1/chains/duplicate";
-    let reply = shop.server.get(path, &shop.server.token("auditor", "pos.fiscal.read")).await;
+    let reply = shop
+        .server
+        .get(path, &shop.server.token("auditor", "pos.fiscal.read"))
+        .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     reply.body["entries"].as_array().map_or(0, Vec::len)
 }
@@ -55,7 +58,11 @@ async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplic
         assert_eq!(shown.status, 200, "{}", shown.text);
         assert!(header(&shown, "content-type").starts_with("text/plain"));
         assert_eq!(header(&shown, "x-till-prints"), "0");
-        assert!(shown.text.contains("NE VAUT PAS TICKET") && shown.text.contains("Jamais imprimé"), "{}", shown.text);
+        assert!(
+            shown.text.contains("NE VAUT PAS TICKET") && shown.text.contains("Jamais imprimé"),
+            "{}",
+            shown.text
+        );
         assert!(!shown.text.contains("DUPLICATA"), "{}", shown.text);
         assert!(shown.headers.get("x-till-print").is_none());
     }
@@ -65,7 +72,11 @@ async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplic
     let first = print(&shop, &shop.till, None).await;
     assert_eq!(first.status, 201, "{}", first.text);
     assert_eq!(header(&first, "x-till-print"), "1");
-    assert!(first.text.contains("TOTAL TTC") && !first.text.contains("DUPLICATA"), "{}", first.text);
+    assert!(
+        first.text.contains("TOTAL TTC") && !first.text.contains("DUPLICATA"),
+        "{}",
+        first.text
+    );
     assert!(!first.text.contains("NE VAUT PAS TICKET"));
     assert!(first.text.lines().all(|l| l.chars().count() <= 48), "{}", first.text);
     assert_eq!(duplicates(&shop).await, 0, "the original is no reprint");
@@ -78,7 +89,11 @@ async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplic
     // Shown again, it lists both prints and still seals nothing.
     let shown = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
     assert_eq!(header(&shown, "x-till-prints"), "2");
-    for expected in ["Imprimé 2 fois", "Impression 1 : original", "Impression 2 : DUPLICATA n° 1"] {
+    for expected in [
+        "Imprimé 2 fois",
+        "Impression 1 : original",
+        "Impression 2 : DUPLICATA n° 1",
+    ] {
         assert!(shown.text.contains(expected), "{expected} missing from\n{}", shown.text);
     }
     assert!(shown.text.lines().all(|l| l.chars().count() <= 48), "{}", shown.text);
@@ -100,7 +115,10 @@ async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplic
                 .header("accept", "text/html")
         })
         .await;
-    assert!(header(&plain, "content-type").starts_with("text/plain"), "format wins over Accept");
+    assert!(
+        header(&plain, "content-type").starts_with("text/plain"),
+        "format wins over Accept"
+    );
     let printed_html = shop
         .server
         .send(|http, base| {
@@ -116,7 +134,11 @@ async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplic
 
     // Refusals change nothing.
     for path in ["/v1/sales/nope/receipt", "/v1/sales/nope/prints"] {
-        let method = if path.ends_with("prints") { reqwest::Method::POST } else { reqwest::Method::GET };
+        let method = if path.ends_with("prints") {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::GET
+        };
         shop.server
             .call(method, path, Some(&shop.till), None)
             .await

@@ -106,7 +106,10 @@ async fn a_sales_lines_explain_its_price_to_the_cent(engine: Engine) {
         "get": {"productIds": [sku(MUG.0)], "quantity": 1, "percentBps": 10000},
     });
     assert_eq!(shop.server.post("/v1/promotions", &admin, bogo).await.status, 201);
-    let coupon = shop.server.put("/v1/coupons/WELCOME", &admin, json!({"amountCents": 100})).await;
+    let coupon = shop
+        .server
+        .put("/v1/coupons/WELCOME", &admin, json!({"amountCents": 100}))
+        .await;
     assert!(coupon.status == 201 || coupon.status == 200, "{}", coupon.text);
     let lines = vec![line("l1", MUG, 3), line("l2", BOOK, 1), line("l3", BAGUETTE, 2)];
     let extra = json!({
@@ -142,7 +145,11 @@ async fn a_sales_lines_explain_its_price_to_the_cent(engine: Engine) {
     assert_eq!(mugs[0], ("promotion".to_owned(), "mugs".to_owned(), 1450));
     let book = reductions_of(&explained, "l2");
     assert_eq!(book[0], ("declared".to_owned(), "damaged".to_owned(), 249));
-    assert!(reductions_of(&explained, "l3").iter().all(|(_, id, _)| id != "damaged" && id != "mugs"));
+    assert!(
+        reductions_of(&explained, "l3")
+            .iter()
+            .all(|(_, id, _)| id != "damaged" && id != "mugs")
+    );
     assert_eq!(taken(&explained, "coupon", "WELCOME"), 100);
     let adjustments = quoted.body["adjustments"].as_array().unwrap();
     for adjustment in adjustments {
@@ -155,8 +162,14 @@ async fn a_sales_lines_explain_its_price_to_the_cent(engine: Engine) {
         );
     }
     for line in ["l1", "l2", "l3"] {
-        let ids: Vec<String> = reductions_of(&explained, line).into_iter().map(|(_, id, _)| id).collect();
-        assert!(ids.contains(&"goodwill".to_owned()) && ids.contains(&"WELCOME".to_owned()), "{line}: {ids:?}");
+        let ids: Vec<String> = reductions_of(&explained, line)
+            .into_iter()
+            .map(|(_, id, _)| id)
+            .collect();
+        assert!(
+            ids.contains(&"goodwill".to_owned()) && ids.contains(&"WELCOME".to_owned()),
+            "{line}: {ids:?}"
+        );
     }
     let first = &explained["lines"][0];
     assert_eq!(first["skuId"], sku(MUG.0));
@@ -204,7 +217,11 @@ async fn a_sales_lines_explain_its_price_to_the_cent(engine: Engine) {
     assert!(mug_back.iter().all(|(_, _, amount)| *amount <= 0), "{mug_back:?}");
     let book_back = reductions_of(&explained, "l2");
     assert_eq!(book_back[0], ("declared".to_owned(), "damaged".to_owned(), -249));
-    assert!(book_back.iter().any(|(source, id, _)| source == "coupon" && id == "WELCOME"));
+    assert!(
+        book_back
+            .iter()
+            .any(|(source, id, _)| source == "coupon" && id == "WELCOME")
+    );
 
     shop.server
         .get("/v1/sales/nope/lines", &shop.server.token("clerk", "pos.sales.read"))
