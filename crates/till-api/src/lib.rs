@@ -62,6 +62,7 @@ fn service(max_body: usize) -> Router<AppState> {
         }))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(NewRequestId))
+        .layer(axum::middleware::map_request(drop_unfit_request_id))
         .layer(SetSensitiveRequestHeadersLayer::new([
             axum::http::header::AUTHORIZATION,
             axum::http::HeaderName::from_static("x-elevation-token"),
@@ -182,7 +183,36 @@ fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     ApiError::internal(std::io::Error::other(format!("handler panicked: {detail}"))).into_response()
 }
 
-/// Request ids of the form `req_...`, unless the caller sent its own `x-request-id`.
+/// The longest `x-request-id` a caller may choose.
+const MAX_REQUEST_ID_CHARS: usize = 64;
+
+/// Whether a caller's `x-request-id` is taken as it is: 1 to 64 characters among letters,
+/// digits, `.`, `_` and `-`. Anything else could forge a line of a text log or pass for
+/// another request's id there.
+fn fit_request_id(value: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID_CHARS).contains(&value.len())
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// A caller's `x-request-id` that is not fit is dropped: the request gets an id of till's
+/// own, which its answer carries, as for a request that sent none.
+async fn drop_unfit_request_id(mut request: Request<axum::body::Body>) -> Request<axum::body::Body> {
+    let headers = request.headers_mut();
+    let unfit = headers
+        .get_all(X_REQUEST_ID)
+        .iter()
+        .any(|value| !fit_request_id(value.as_bytes()));
+    if unfit || headers.get_all(X_REQUEST_ID).iter().count() > 1 {
+        headers.remove(X_REQUEST_ID);
+    }
+    request
+}
+
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Request ids of the form `req_...`, unless the caller sent its own fit `x-request-id`.
 #[derive(Clone, Copy)]
 struct NewRequestId;
 
@@ -198,6 +228,22 @@ impl MakeRequestId for NewRequestId {
 mod tests {
     use super::*;
     use axum::body::to_bytes;
+
+    #[test]
+    fn only_short_plain_request_ids_are_taken() {
+        assert!(fit_request_id(b"req-2026.01_a"));
+        assert!(fit_request_id("a".repeat(64).as_bytes()));
+        for unfit in [
+            &b""[..],
+            "a".repeat(65).as_bytes(),
+            b"a b",
+            b"a\nINFO forged",
+            b"a\"b",
+            b"\xc3\xa9",
+        ] {
+            assert!(!fit_request_id(unfit), "{unfit:?}");
+        }
+    }
 
     #[tokio::test]
     async fn a_panic_becomes_an_opaque_500_envelope() {

@@ -1,6 +1,7 @@
 //! Prometheus metrics: one process-wide recorder, rendered at `/metrics`.
 
 use axum::extract::{MatchedPath, Request};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -48,19 +49,64 @@ fn keep_up(handle: PrometheusHandle) {
     }
 }
 
-/// Counts requests and times them by route template, method and status.
+/// Counts requests and times them by route template, method and status class. Every label
+/// comes from a closed set, so that no request, however made up, adds a series: a method
+/// outside the standard ones is `other`, a path no route matches is `unmatched`.
 pub async fn track(request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map(|path| path.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let method = request.method().as_str().to_owned();
+        .map_or_else(|| "unmatched".to_owned(), |path| path.as_str().to_owned());
+    let method = method_label(request.method());
     let started = Instant::now();
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    let labels = [("route", route), ("method", method), ("status", status)];
+    let labels = [
+        ("route", route),
+        ("method", method.to_owned()),
+        ("status", status_class(response.status()).to_owned()),
+    ];
     metrics::counter!("till_http_requests_total", &labels).increment(1);
     metrics::histogram!("till_http_request_duration_seconds", &labels).record(started.elapsed().as_secs_f64());
     response
+}
+
+/// The method as a label: one of the standard methods, else `other`.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
+/// The status as a label: its class, `2xx` to `5xx`.
+fn status_class(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_come_from_closed_sets() {
+        assert_eq!(method_label(&Method::POST), "POST");
+        assert_eq!(method_label(&Method::from_bytes(b"MADEUP").unwrap()), "other");
+        assert_eq!(status_class(StatusCode::CREATED), "2xx");
+        assert_eq!(status_class(StatusCode::NOT_FOUND), "4xx");
+        assert_eq!(status_class(StatusCode::SERVICE_UNAVAILABLE), "5xx");
+    }
 }

@@ -3,11 +3,14 @@
 
 use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
+use jiff::SignedDuration;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::{Error, Refusal};
+use till_core::exports::Today;
 use till_core::ids::SessionId;
+use till_core::instant::format_utc;
 use till_core::money::{Bps, Cents};
-use till_core::offline::{CLOCK_DRIFT, IssuedAtProblem};
+use till_core::offline::IssuedAtProblem;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{RefundPolicyError, TenderProblem};
@@ -53,9 +56,21 @@ impl From<Refusal> for ApiError {
                 "The sale was rung (issuedAt) more than {} hours ago, too long ago to be booked; nothing was changed.",
                 max_age.as_hours()
             )),
-            Refusal::IssuedAt(IssuedAtProblem::InFuture) => business(format!(
-                "The sale's issuedAt is more than {} minutes ahead of the server's clock: check the till's clock.",
-                CLOCK_DRIFT.as_mins()
+            Refusal::IssuedAt(IssuedAtProblem::InFuture { tolerance }) => business(format!(
+                "The sale's issuedAt is more than {} ahead of the server's clock: check the till's clock.",
+                duration(tolerance)
+            )),
+            Refusal::IssuedAt(IssuedAtProblem::BeforeSession { opened_at, skew }) => business(format!(
+                "The sale's issuedAt is more than {} before its session opened ({}): a sale is rung, and priced, \
+                 within its session; check the till's clock. Nothing was changed.",
+                duration(skew),
+                format_utc(opened_at)
+            )),
+            Refusal::IssuedAt(IssuedAtProblem::AfterClose { closed_at, skew }) => business(format!(
+                "The sale's issuedAt is more than {} after its session closed ({}): a closed session books only \
+                 the sales rung before its close; open a new session to sell. Nothing was changed.",
+                duration(skew),
+                format_utc(closed_at)
             )),
             Refusal::ReturnNeedsScope => ApiError::Forbidden("A return needs the scope pos.returns.create.".into()),
             Refusal::CouponWithReturn => business("A coupon cannot be presented with a return."),
@@ -173,6 +188,10 @@ impl From<Refusal> for ApiError {
                 "This register already has an open session ({session}); close it first."
             )),
             Refusal::Open(OpenRefusal::NewRegisterId(problem)) => ApiError::field("registerId", problem.to_string()),
+            Refusal::Open(OpenRefusal::DayClosed { day, through }) => business(format!(
+                "This register's day {day} is closed (closed early, through {through}): no session opens on it \
+                 until that period is over."
+            )),
             Refusal::NoSuchSession(_) => ApiError::NotFound("Register session not found.".into()),
             Refusal::DrawerOfAnotherSession { token, named } => ApiError::Forbidden(format!(
                 "This till's token belongs to session {token}; it cannot reach the drawer of session {named}."
@@ -201,6 +220,14 @@ impl From<Rule> for ApiError {
             }
             Rule::PeriodClosed { register_id, through } => business(format!(
                 "Register {register_id} is closed through {through}; no sale can be booked into a closed period."
+            )),
+            Rule::SessionOpenOnDay {
+                register_id,
+                day,
+                session,
+            } => business(format!(
+                "Register {register_id}'s day {day} is not over and session {session} is open on it: close the \
+                 session (its Z report) first, then the day. Nothing was sealed."
             )),
             Rule::RedemptionsAboveMaximum { redemptions } => business(format!(
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
@@ -275,6 +302,14 @@ impl From<Conflict> for ApiError {
     }
 }
 
+/// A period of an export or an archive that ends on a day not begun yet in one of its stores.
+pub(crate) fn period_ends_after_today(today: &Today) -> ApiError {
+    ApiError::field(
+        "to",
+        format!("must not be after today ({} in {})", today.date, today.zone),
+    )
+}
+
 /// A look-up of a sale by its transaction id that found none.
 pub(crate) fn no_such_sale() -> ApiError {
     ApiError::NotFound("No sale with this transaction id.".into())
@@ -315,6 +350,17 @@ fn stock(refusal: StockRefusal) -> ApiError {
         StockRefusal::NotStated(sku) => business(format!(
             "The receipt does not state article {sku} of the transfer: list every article sent, with 0 when none arrived; nothing was received."
         )),
+    }
+}
+
+/// A tolerance as a person reads it: `5 minutes`, `90 seconds`.
+fn duration(span: SignedDuration) -> String {
+    let seconds = span.as_secs();
+    match (seconds % 60, seconds / 60) {
+        (0, 1) => "1 minute".to_owned(),
+        (0, minutes) if minutes > 0 => format!("{minutes} minutes"),
+        (_, _) if seconds == 1 => "1 second".to_owned(),
+        _ => format!("{seconds} seconds"),
     }
 }
 

@@ -25,6 +25,8 @@ pub struct ApiConfig {
     pub webhooks: WebhookSettings,
     /// The accounts of the FEC export.
     pub fec: FecAccounts,
+    /// When set, `/metrics` is read only with this bearer token.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for ApiConfig {
@@ -34,6 +36,7 @@ impl Default for ApiConfig {
             app: Settings::default(),
             webhooks: WebhookSettings::default(),
             fec: FecAccounts::default(),
+            metrics_token: None,
         }
     }
 }

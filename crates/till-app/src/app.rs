@@ -30,6 +30,9 @@ pub struct Settings {
     /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
     /// booked.
     pub max_sale_age: Duration,
+    /// How far a sale's `issuedAt` may lie outside its session (before its opening, after its
+    /// close): the till's clock and the server's differ a little.
+    pub clock_skew: Duration,
     /// The elevation channel; when off, requests get ELEVATION_UNAVAILABLE.
     pub elevation_enabled: bool,
     /// Elevation attempts a manager may make per window before RATE_LIMITED.
@@ -55,6 +58,7 @@ impl Default for Settings {
             external_tenders: Vec::new(),
             credit_note_validity: Duration::from_secs(365 * 24 * 3600),
             max_sale_age: Duration::from_secs(72 * 3600),
+            clock_skew: Duration::from_secs(300),
             elevation_enabled: true,
             elevation_rate_limit: 10,
             elevation_rate_window: Duration::from_secs(60),

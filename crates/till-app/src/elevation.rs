@@ -76,7 +76,7 @@ pub async fn request_grant(app: &App, till: &SessionPrincipal, request: &GrantRe
             )
             .await);
     }
-    let staff = match check_pin(app, &request.manager, &request.pin, now).await? {
+    let staff = match check_pin(app, &request.manager, &till.session.register_id, &request.pin, now).await? {
         PinCheck::Matched(staff) => staff,
         PinCheck::LockedOut { retry_after } => {
             let holder = PinHolder::Manager;

@@ -21,7 +21,7 @@ use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
 use till_core::grant::Grant;
 use till_core::ids::{RegisterId, SkuId};
 use till_core::money::{Cents, checked_sum};
-use till_core::offline::check_issued_at;
+use till_core::offline::{SessionSpan, check_issued_at, check_within_session};
 use till_core::pricing::LineToPrice;
 use till_core::sale::{Cart, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
@@ -76,6 +76,16 @@ async fn book_sale(
     // nothing more.
     if timing == Timing::Late && request.issued_at.is_none() {
         return Err(Refusal::SessionClosed(session.session_id).into());
+    }
+    // The instant prices the sale: the till picks it within its session only, so a closed
+    // session's token books only the sales rung before the close.
+    if let Some(issued_at) = request.issued_at {
+        let span = SessionSpan {
+            opened_at: session.opened_at,
+            closed_at: session.closed_at,
+        };
+        let skew = SignedDuration::try_from(app.settings().clock_skew).unwrap_or(SignedDuration::MAX);
+        check_within_session(issued_at, span, now, skew).map_err(Refusal::IssuedAt)?;
     }
     let register_id = register_of(request.register_id.as_ref(), &session)?;
     let is_return = request.kind == SaleType::Return;

@@ -1,12 +1,15 @@
 //! A PIN typed at the till, weighed against the lockout: the attempt is reserved first (a
-//! subject locked out is not checked at all), a wrong PIN counts against the subject, a right
-//! one clears the count. The same for a manager approving and a cashier opening a session.
+//! subject locked out is not checked at all), a wrong PIN counts against the subject at that
+//! register and at every register together, a right one clears both counts. The same for a
+//! manager approving and a cashier opening a session. A till's wrong PINs thus lock the
+//! subject out of that register; only many more, wherever typed, lock them out everywhere.
 
 use crate::app::App;
 use crate::refusal::Error;
 use crate::secret::{pin_work, verify_pin};
 use jiff::Timestamp;
-use till_core::ids::Subject;
+use till_core::ids::{RegisterId, Subject};
+use till_core::staff::PinLimits;
 use till_store::staff::{PinAttempt, StaffRecord};
 
 /// How a PIN check went.
@@ -22,10 +25,17 @@ pub(crate) enum PinCheck {
     },
 }
 
-pub(crate) async fn check_pin(app: &App, subject: &Subject, pin: &str, now: Timestamp) -> Result<PinCheck, Error> {
+pub(crate) async fn check_pin(
+    app: &App,
+    subject: &Subject,
+    register: &RegisterId,
+    pin: &str,
+    now: Timestamp,
+) -> Result<PinCheck, Error> {
     let (store, settings) = (app.store(), app.settings());
+    let limits = PinLimits::of(settings.pin_max_failures);
     let attempt = store
-        .reserve_pin_attempt(subject.as_str(), now, settings.pin_max_failures, settings.pin_lockout)
+        .reserve_pin_attempt(subject.as_str(), register, now, limits, settings.pin_lockout)
         .await?;
     let last_chance = match attempt {
         PinAttempt::Allowed { last } => last,
@@ -43,7 +53,7 @@ pub(crate) async fn check_pin(app: &App, subject: &Subject, pin: &str, now: Time
         .map_err(Error::internal)?;
     match staff {
         Some(staff) if matched => {
-            store.clear_pin_failures(subject.as_str(), now).await?;
+            store.clear_pin_failures(subject.as_str(), register, now).await?;
             Ok(PinCheck::Matched(staff))
         }
         _ => Ok(PinCheck::Wrong { last_chance }),

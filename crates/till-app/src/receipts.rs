@@ -47,7 +47,5 @@ pub async fn print(
 
 /// Whether the caller may see this receipt: a till's token, those of its own store's sales.
 fn within_reach(caller: &Principal, receipt: &Receipt) -> bool {
-    caller
-        .session()
-        .is_none_or(|session| session.session.store_id.as_str() == receipt.sale.store_id)
+    caller.reads_store(&receipt.sale.store_id)
 }

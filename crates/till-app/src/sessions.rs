@@ -35,7 +35,7 @@ pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
     if store.store_in_network(&request.store_id).await? == Some(false) {
         return Err(Refusal::StoreNotInNetwork.into());
     }
-    let staff = match check_pin(app, &request.cashier, &request.pin, app.now()).await? {
+    let staff = match check_pin(app, &request.cashier, &request.register_id, &request.pin, app.now()).await? {
         PinCheck::Matched(staff) => staff,
         PinCheck::LockedOut { retry_after } => {
             let holder = PinHolder::Cashier;

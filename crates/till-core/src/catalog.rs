@@ -96,6 +96,11 @@ impl<P: Dated> Schedule<P> {
         &self.0[self.0.partition_point(|p| p.effective_from() <= at)..]
     }
 
+    /// The earliest price, if any.
+    pub fn first(&self) -> Option<&P> {
+        self.0.first()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -143,9 +148,12 @@ impl Article {
 
     /// The article as a store sells it at `at`, given the store's own prices of it: the
     /// store's price in force then if it has one, else the catalog's. Precedence holds per
-    /// instant: before its first own price the store sells at the catalog's. None when the
-    /// catalog had no price yet (a store's price never starts before the article's first).
+    /// instant: before its first own price the store sells at the catalog's. Before the
+    /// article's first price it sells as at that price's start: a till's clock a little behind
+    /// the back office's, or an `issuedAt` to the minute, may name an instant just before the
+    /// article was created. None only for an article without any price.
     pub fn in_store(self: &Arc<Self>, own: Option<&StorePrices>, at: Timestamp) -> Option<ArticleAt> {
+        let at = at.max(self.prices.first()?.effective_from);
         let mut in_force = self.at(at)?;
         if let Some(own) = own.and_then(|own| own.price_at(at)) {
             in_force.price = own;
@@ -268,7 +276,11 @@ mod tests {
                 .in_store(Some(&store), at(instant))
                 .map(|a| (a.price.get(), a.vat_rate.hundredths()))
         };
-        assert_eq!(sold("2025-12-31T00:00:00Z"), None, "not in the catalog yet");
+        assert_eq!(
+            sold("2025-12-31T23:58:30Z"),
+            Some((100, 2000)),
+            "before the article's first price, its first"
+        );
         assert_eq!(
             sold("2026-02-01T11:59:59.999999Z"),
             Some((100, 2000)),

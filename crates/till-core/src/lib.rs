@@ -6,6 +6,7 @@ pub mod canonical;
 pub mod catalog;
 pub mod committed;
 pub mod coupon;
+pub mod csv_cell;
 pub mod drawer;
 pub mod events;
 pub mod explained;

@@ -5,6 +5,7 @@
 //! year's its months'.
 
 use crate::fiscal::payload::{ClosureRecord, Period, SaleRecordVat};
+use crate::ids::SessionId;
 
 /// The month a day falls in.
 pub fn month_of(day: &str) -> &str {
@@ -66,6 +67,31 @@ fn to_close(shorter: Option<&str>, closed: Option<&str>, of: fn(&str) -> &str, t
     (closed.is_none_or(|closed| closed < period) && period < of(today)).then(|| period.to_owned())
 }
 
+/// The day through which a register was closed early, when `today` falls in that closed
+/// period: no ticket is booked on the register then, and no session opens on it.
+pub fn closed_early<'a>(today: &str, closed_through: Option<&'a str>) -> Option<&'a str> {
+    closed_through.filter(|through| today <= *through)
+}
+
+/// A day closed while it is not over and a session of its register is open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionOpenOnDay {
+    pub session: SessionId,
+}
+
+/// Whether `day` may be closed on the local day `today`, `open_session` being the register's
+/// session open now, if any. A day that is over closes whatever is open (a shift running past
+/// midnight). A day that is not over closes only with no session open: the session would stay
+/// open on a day that books nothing more, every one of its sales refused until midnight.
+pub fn may_close_day(day: &str, today: &str, open_session: Option<&SessionId>) -> Result<(), SessionOpenOnDay> {
+    match open_session {
+        Some(session) if day >= today => Err(SessionOpenOnDay {
+            session: session.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A month's closure from its days', or a year's from its months': their totals and VAT
 /// summed, the tickets they cover, and the grand totals the last of them reached. `None`
 /// without a closure beneath.
@@ -122,6 +148,35 @@ mod tests {
             month: month.map(str::to_owned),
             year: year.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn a_day_not_over_closes_only_with_no_session_open() {
+        let session = SessionId::from_trusted("ses_1".to_owned());
+        assert_eq!(may_close_day("2026-11-26", "2026-11-26", None), Ok(()));
+        assert_eq!(
+            may_close_day("2026-11-26", "2026-11-26", Some(&session)),
+            Err(SessionOpenOnDay {
+                session: session.clone()
+            })
+        );
+        assert_eq!(
+            may_close_day("2026-11-25", "2026-11-26", Some(&session)),
+            Ok(()),
+            "yesterday closes while today's shift runs"
+        );
+    }
+
+    #[test]
+    fn a_day_closed_early_stays_closed_through_its_period() {
+        assert_eq!(closed_early("2026-11-26", None), None);
+        assert_eq!(closed_early("2026-11-26", Some("2026-11-26")), Some("2026-11-26"));
+        assert_eq!(
+            closed_early("2026-11-26", Some("2026-11-30")),
+            Some("2026-11-30"),
+            "a month closed early"
+        );
+        assert_eq!(closed_early("2026-11-27", Some("2026-11-26")), None, "the next day");
     }
 
     #[test]

@@ -77,9 +77,47 @@ impl std::fmt::Debug for Pin {
     }
 }
 
+/// How many more wrong PINs a holder may type across every register than at one: a till's
+/// wrong PINs lock the holder out of that till, and only this many times as many, wherever
+/// typed, lock them out of every till.
+pub const PIN_FAILURES_EVERYWHERE_FACTOR: u32 = 3;
+
+/// The wrong PINs in a row after which a holder is locked out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinLimits {
+    /// At one register: that register refuses the holder's PIN for a while.
+    pub at_one_register: u32,
+    /// At every register together: every register refuses it.
+    pub everywhere: u32,
+}
+
+impl PinLimits {
+    /// The limits for a setting of `at_one_register` wrong PINs (at least one).
+    pub fn of(at_one_register: u32) -> PinLimits {
+        let at_one_register = at_one_register.max(1);
+        PinLimits {
+            at_one_register,
+            everywhere: at_one_register.saturating_mul(PIN_FAILURES_EVERYWHERE_FACTOR),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrong_pins_lock_one_register_before_every_register() {
+        assert_eq!(
+            PinLimits::of(5),
+            PinLimits {
+                at_one_register: 5,
+                everywhere: 15
+            }
+        );
+        assert_eq!(PinLimits::of(0).at_one_register, 1);
+        assert_eq!(PinLimits::of(u32::MAX).everywhere, u32::MAX);
+    }
 
     #[test]
     fn pins_are_four_to_twelve_digits() {

@@ -114,6 +114,14 @@ impl Reach {
         }
     }
 
+    /// Where a host name leads by its name alone, before it is resolved: `localhost` and every
+    /// name under it (in any case, with or without the final dot) are loopback names, answered
+    /// by the machine itself whatever a DNS server says; any other name is known once resolved.
+    pub fn of_name(name: &str) -> Option<Reach> {
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        (name == "localhost" || name.ends_with(".localhost")).then_some(Reach::Loopback)
+    }
+
     /// How a refusal names it: "a loopback address".
     pub fn described(self) -> &'static str {
         match self {
@@ -493,6 +501,23 @@ mod tests {
         }
         assert_eq!(reach("172.32.0.1"), Reach::Global);
         assert_eq!(reach("100.128.0.1"), Reach::Global);
+    }
+
+    #[test]
+    fn localhost_and_the_names_under_it_are_loopback_by_name() {
+        for name in [
+            "localhost",
+            "localhost.",
+            "LocalHost",
+            "LOCALHOST.",
+            "a.localhost",
+            "deep.er.LOCALHOST.",
+        ] {
+            assert_eq!(Reach::of_name(name), Some(Reach::Loopback), "{name}");
+        }
+        for name in ["example.com", "localhost.example.com", "notlocalhost", "localhost.."] {
+            assert_eq!(Reach::of_name(name), None, "{name}");
+        }
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub(crate) struct PricedArticles {
 impl PricedArticles {
     /// The article as a store sells it at `at`, given what this node holds of the store's
     /// prices (`store`, looked up once per sale); `Err` when it does not hold the article or
-    /// the store's prices of it yet. `Ok(None)` when the catalog had no price then.
+    /// the store's prices of it yet. `Ok(None)` for an article without any price.
     fn in_store(
         &self,
         store: Option<&HashMap<SkuId, StorePrices>>,
@@ -224,8 +224,8 @@ impl Store {
 
     /// The articles among `sku_ids` that the authority carries, each at the price `store_id`
     /// sells it at `at` (the store's own in force then, else the catalog's), from this node's
-    /// cache where it has them (see [`crate::cache`]). An article with no catalog price yet at
-    /// `at` is left out, as one the authority does not carry.
+    /// cache where it has them (see [`crate::cache`]). An article whose first price starts
+    /// after `at` is sold at that first price (see [`Article::in_store`]).
     pub async fn catalog_items(
         &self,
         store_id: &StoreId,

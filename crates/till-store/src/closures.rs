@@ -5,7 +5,8 @@
 //! Days are the store's, in its time zone. A day closes by itself at the first write to the
 //! register's journal after its midnight (a sale, a session opened or closed); a month and a
 //! year close the same way once a later one has begun. The back office may close the current
-//! day, month or year early; no sale is then booked into that period.
+//! day, month or year early, once no session of the register is open; no sale is then booked
+//! into that period, and no session opens in it.
 
 use crate::batch::Batch;
 use crate::db::Store;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, LateTickets, Period};
+use till_core::ids::{RegisterId, SessionId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::period::{self, Due, Standing, month_of, year_of};
 use till_core::store::Timezone;
@@ -76,14 +78,19 @@ pub(crate) struct Today {
 }
 
 impl Today {
+    /// The day through which the register was closed early, when today is in that period.
+    pub(crate) fn closed_early(&self) -> Option<&str> {
+        period::closed_early(&self.date.to_string(), self.closed_through.as_deref())
+    }
+
     /// Refuses a ticket in a period closed early.
     pub(crate) fn ensure_open(&self, register_id: &str) -> Result<(), StoreError> {
-        match &self.closed_through {
-            Some(through) if self.date.to_string() <= *through => Err(StoreError::Rule(Rule::PeriodClosed {
+        match self.closed_early() {
+            Some(through) => Err(StoreError::Rule(Rule::PeriodClosed {
                 register_id: register_id.to_owned(),
-                through: through.clone(),
+                through: through.to_owned(),
             })),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 
@@ -156,6 +163,11 @@ impl Today {
             zone_name: state.timezone_name.clone(),
         }
     }
+}
+
+/// The register's local day at `now`, as it stands (nothing is closed).
+pub(crate) async fn today(conn: &mut Conn, register_id: &str, now: i64) -> Result<Today, StoreError> {
+    Ok(Today::of(&periods(conn, register_id).await?, now))
 }
 
 /// Closes whatever periods ended before `now`, then answers the register's local day. In the
@@ -508,9 +520,21 @@ struct ClosePeriod {
     key: Arc<Sealer>,
 }
 
+/// A register whose current day was closed early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosedDay {
+    pub register_id: RegisterId,
+    /// The register's local day, closed.
+    pub day: String,
+    /// The last day of the period closed early (the day itself, or the end of its month or
+    /// year).
+    pub through: String,
+}
+
 impl Store {
     /// Closes the register's current day, month or year now (and what ended before it); no
-    /// sale can then be booked into that period.
+    /// sale can then be booked into that period, and no session opens in it. Refused
+    /// ([`Rule::SessionOpenOnDay`]) while a session of the register is open.
     pub async fn close_period(
         &self,
         register_id: &str,
@@ -524,6 +548,39 @@ impl Store {
             key: self.fiscal_key()?,
         };
         self.write(input, |c, i| Box::pin(close_period(c, i))).await
+    }
+
+    /// The registers of `store_id` (of every store when `None`) whose current day at `now` was
+    /// closed early, by id.
+    pub async fn closed_days(&self, store_id: Option<&StoreId>, now: Timestamp) -> Result<Vec<ClosedDay>, StoreError> {
+        // No time zone is a day behind UTC: a register closed through an earlier day is open.
+        let utc_day = now.to_zoned(TimeZone::UTC).date();
+        let earliest = utc_day.yesterday().unwrap_or(utc_day).to_string();
+        let select = "SELECT r.register_id, r.closed_through, s.timezone \
+             FROM registers r LEFT JOIN stores s ON s.store_id = r.store_id WHERE r.closed_through >= $1";
+        let rows = match store_id {
+            Some(store_id) => query(format!("{select} AND r.store_id = $2 ORDER BY r.register_id"))
+                .bind(earliest)
+                .bind(store_id.as_str()),
+            None => query(format!("{select} ORDER BY r.register_id")).bind(earliest),
+        }
+        .fetch_all(self.reader())
+        .await?;
+        let mut closed = Vec::new();
+        for row in rows {
+            let timezone: Option<String> = row.try_get("timezone")?;
+            let zone = Timezone::from_trusted(timezone.unwrap_or_else(|| Timezone::DEFAULT.to_owned())).zone();
+            let day = local_day(&zone, to_micros(now)).to_string();
+            let through: Option<String> = row.try_get("closed_through")?;
+            if let Some(through) = period::closed_early(&day, through.as_deref()) {
+                closed.push(ClosedDay {
+                    register_id: RegisterId::from_trusted(row.try_get("register_id")?),
+                    through: through.to_owned(),
+                    day,
+                });
+            }
+        }
+        Ok(closed)
     }
 
     /// The register's period closures in chain order.
@@ -547,8 +604,14 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
         }
         let (register, now, key) = (input.register_id.as_str(), input.now, &*input.key);
         // The till's ticket chain first, as a session's close does: a sale committing meanwhile
-        // is either in the day closed here or finds the day closed.
+        // is either in the day closed here or finds the day closed. Then the register's row,
+        // which a session's opening takes first: an opening committed meanwhile is seen open
+        // below, and one after this finds the day closed.
         journal::hold(conn, register, ChainKind::Ticket).await?;
+        query("UPDATE registers SET store_id = store_id WHERE register_id = $1")
+            .bind(register)
+            .execute(&mut *conn)
+            .await?;
         let first_new = next_closure_seq(conn, register).await?;
         let today = close_due(conn, register, now, key).await?;
         let day = today.date.to_string();
@@ -562,6 +625,16 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
             return Ok(CloseRequest::AlreadyClosed);
         }
         if state.last_day.as_deref() != Some(day.as_str()) {
+            // The day closed here is the current one, not over: refused while a session is
+            // open on it, and then nothing is kept, not even the periods closed above.
+            let open = open_session(conn, register, now).await?;
+            period::may_close_day(&day, &day, open.as_ref()).map_err(|refused| {
+                StoreError::Rule(Rule::SessionOpenOnDay {
+                    register_id: register.to_owned(),
+                    day: day.clone(),
+                    session: refused.session,
+                })
+            })?;
             close_day(conn, register, &day, now, key).await?;
         }
         let through = match input.period {
@@ -593,6 +666,19 @@ fn close_period<'a>(conn: &'a mut Conn, input: &'a ClosePeriod) -> BoxFuture<'a,
         let sealed = rows.iter().map(sealed_from_row).collect::<Result<_, StoreError>>()?;
         Ok(CloseRequest::Closed(sealed))
     })
+}
+
+/// The register's session open at `now`, if any.
+async fn open_session(conn: &mut Conn, register_id: &str, now: i64) -> Result<Option<SessionId>, StoreError> {
+    let row = query(
+        "SELECT session_id FROM register_sessions WHERE register_id = $1 AND closed_at IS NULL AND expires_at > $2",
+    )
+    .bind(register_id)
+    .bind(now)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(|row| Ok(SessionId::from_trusted(row.try_get("session_id")?)))
+        .transpose()
 }
 
 async fn next_closure_seq(conn: &mut Conn, register_id: &str) -> Result<i64, StoreError> {

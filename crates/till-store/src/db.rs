@@ -73,6 +73,20 @@ impl Default for StoreOptions {
     }
 }
 
+/// What a database URL leads to, as a tool that only reads finds it: looking creates nothing,
+/// neither a file nor a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// No SQLite database file at this path.
+    NoFile(std::path::PathBuf),
+    /// A file or a database that holds no till schema.
+    NotTill,
+    /// A till database whose schema is older than this build's: `till migrate` brings it up.
+    Behind,
+    /// A till database this build reads.
+    Current,
+}
+
 /// The database behind till. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -106,6 +120,13 @@ impl Store {
 
     pub(crate) fn ticket_heads(&self) -> &TicketHeads {
         &self.inner.ticket_heads
+    }
+
+    /// What is at `url`, without creating anything there: a tool that only reads (the audit,
+    /// the auditor's bundle) looks first, so that in the wrong folder it says so rather than
+    /// make an empty database.
+    pub async fn inspect(url: &str) -> Result<Found, StoreError> {
+        crate::engine::inspect(url).await
     }
 
     /// Connects without touching the schema; call [`Store::migrate`] before use, and

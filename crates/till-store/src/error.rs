@@ -65,6 +65,12 @@ pub enum Rule {
     CouponExhausted(CouponCode),
     /// A ticket falls in a period the register was closed through early.
     PeriodClosed { register_id: String, through: String },
+    /// The register's current day is asked to close early while `session` is open on it.
+    SessionOpenOnDay {
+        register_id: String,
+        day: String,
+        session: SessionId,
+    },
     /// A coupon's `maxRedemptions` set below the redemptions it already has.
     RedemptionsAboveMaximum { redemptions: i64 },
     /// A new staff member is put without a PIN.

@@ -53,6 +53,45 @@ struct Tender {
 }
 
 impl Store {
+    /// The time zones the days of a period are cut in: those of the stores of the registers
+    /// it covers (every register, a store's or one), the default one for a register of no
+    /// store, and the named store's own.
+    pub async fn period_zones(
+        &self,
+        store_id: Option<&str>,
+        register_id: Option<&str>,
+    ) -> Result<Vec<Timezone>, StoreError> {
+        let mut clause = String::new();
+        let mut values = Vec::new();
+        if let Some(store) = store_id {
+            values.push(store);
+            clause.push_str(&format!(" AND r.store_id = ${}", values.len() + 1));
+        }
+        if let Some(register) = register_id {
+            values.push(register);
+            clause.push_str(&format!(" AND r.register_id = ${}", values.len() + 1));
+        }
+        if let Some(store) = store_id {
+            values.push(store);
+            clause.push_str(&format!(
+                " UNION SELECT timezone FROM stores WHERE store_id = ${}",
+                values.len() + 1
+            ));
+        }
+        let mut zones = query(format!(
+            "SELECT DISTINCT COALESCE(s.timezone, $1) AS timezone FROM registers r \
+             LEFT JOIN stores s ON s.store_id = r.store_id WHERE 1 = 1{clause}"
+        ))
+        .bind(Timezone::DEFAULT);
+        for value in values {
+            zones = zones.bind(value);
+        }
+        let rows = zones.fetch_all(self.reader()).await?;
+        rows.iter()
+            .map(|row| Ok(Timezone::from_trusted(row.try_get("timezone")?)))
+            .collect()
+    }
+
     /// The closed days of `asked`, or the first day of it still open.
     pub async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError> {
         self.long_read(move |conn| Box::pin(async move { read_days(conn, &asked).await }))

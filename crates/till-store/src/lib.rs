@@ -10,6 +10,7 @@ pub mod barcodes;
 pub mod cache;
 pub mod catalog;
 pub mod closures;
+pub mod console_sign_outs;
 pub mod coupons;
 pub mod customers;
 pub mod db;
@@ -47,7 +48,7 @@ pub mod stored_value;
 pub mod stores;
 pub mod webhooks;
 
-pub use db::{Engine, SqliteSynchronous, Store, StoreOptions};
+pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
 pub use error::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale, StoreError};

@@ -29,7 +29,9 @@ pub(crate) fn sqlite() -> Migrator {
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
-        17 "0017_print_ids"))
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards",
+        19 "0019_print_ids"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -41,7 +43,9 @@ pub(crate) fn postgres() -> Migrator {
         14 "0014_stock_ledger",
         15 "0015_mcp_confirmations",
         16 "0016_search_words",
-        17 "0017_print_ids"))
+        17 "0017_console_sign_outs",
+        18 "0018_register_pin_guards",
+        19 "0019_print_ids"))
 }
 
 /// What a failed migration means for the operator.

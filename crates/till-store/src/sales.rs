@@ -26,7 +26,7 @@ pub use till_core::committed::{Adjustment, NewSaleLine, RenderWithCreditNote, Re
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecord};
-use till_core::ids::{CouponCode, SessionId, TransactionId};
+use till_core::ids::{CouponCode, SessionId, StoreId, TransactionId};
 use till_core::instant::{format_utc, to_micros};
 use till_core::sale::SaleType;
 use till_core::stock::StockReason;
@@ -267,6 +267,19 @@ impl Store {
             }
             Some(_) => Err(error),
         }
+    }
+
+    /// The store and the stored answer of a committed transaction.
+    pub async fn sale_answer(&self, transaction_id: &TransactionId) -> Result<Option<(StoreId, String)>, StoreError> {
+        let row = query("SELECT store_id, packed FROM sales WHERE transaction_id = $1")
+            .bind(transaction_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| {
+            let store: String = row.try_get("store_id")?;
+            Ok((StoreId::from_trusted(store), packed::response_of(&row)?))
+        })
+        .transpose()
     }
 
     /// The fingerprint and stored answer of a committed transaction.

@@ -103,6 +103,9 @@ pub enum OpenRefusal {
     AlreadyOpen(SessionId),
     /// A register opened for the first time with an id that cannot name a new one.
     NewRegisterId(NewIdError),
+    /// The register's current `day` was closed early, through `through`: nothing can be sold
+    /// on it until that period is over.
+    DayClosed { day: String, through: String },
 }
 
 /// How the close of a session went.
@@ -228,7 +231,9 @@ fn open_session<'a>(
             return Ok(Err(OpenRefusal::UnknownStore));
         }
         let now = to_micros(open.opened_at);
-        let register = query("SELECT store_id FROM registers WHERE register_id = $1")
+        // A no-op update takes the register's row lock on PostgreSQL, as a day closed early
+        // does before it looks for an open session: of the two, the later sees the other.
+        let register = query("UPDATE registers SET store_id = store_id WHERE register_id = $1 RETURNING store_id")
             .bind(open.register_id.as_str())
             .fetch_optional(&mut *conn)
             .await?;
@@ -238,6 +243,13 @@ fn open_session<'a>(
                 let home: String = row.try_get("store_id")?;
                 if home != open.store_id.as_str() {
                     return Ok(Err(OpenRefusal::RegisterInOtherStore(StoreId::from_trusted(home))));
+                }
+                let today = closures::today(conn, register_id, now).await?;
+                if let Some(through) = today.closed_early() {
+                    return Ok(Err(OpenRefusal::DayClosed {
+                        day: today.date.to_string(),
+                        through: through.to_owned(),
+                    }));
                 }
                 false
             }

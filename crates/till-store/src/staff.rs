@@ -1,4 +1,5 @@
-//! Staff members and the wrong-PIN guard.
+//! Staff members and the wrong-PIN guard: a holder's wrong PINs are counted at the register
+//! they were typed at and at every register together, each count with its own limit.
 
 use crate::db::Store;
 use crate::error::{NewIdOf, Rule, StoreError};
@@ -7,10 +8,10 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use till_core::grant::{GrantSet, Role};
-use till_core::ids::{Subject, check_new_id};
+use till_core::ids::{RegisterId, Subject, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Bps, Cents};
-use till_core::staff::{DiscountLimit, StaffMember};
+use till_core::staff::{DiscountLimit, PinLimits, StaffMember};
 
 #[derive(Clone, Debug)]
 pub struct StaffRecord {
@@ -46,15 +47,21 @@ pub enum PinAttempt {
 
 struct ReservePin {
     subject: String,
+    register_id: String,
     now: i64,
-    max_failures: i64,
+    limits: PinLimits,
     lockout_micros: i64,
 }
 
 struct ClearPin {
     subject: String,
+    register_id: String,
     now: i64,
 }
+
+/// The guard counting a holder's wrong PINs at every register together: the row whose
+/// `register_id` is empty (no register has an empty id).
+const EVERY_REGISTER: &str = "";
 
 impl Store {
     /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
@@ -91,29 +98,40 @@ impl Store {
         rows.iter().map(staff_from_row).collect()
     }
 
-    /// Reserves one PIN attempt for `subject` before its PIN is evaluated, so that concurrent
-    /// guesses cannot exceed `max_failures`: the reservation that reaches the maximum locks the
-    /// subject at once, and only a correct PIN ([`Store::clear_pin_failures`]) lifts it early.
+    /// Reserves one PIN attempt for `subject` at `register` before its PIN is evaluated, in
+    /// two counts: the register's and every register's. Concurrent guesses cannot exceed either
+    /// limit: the reservation that reaches one locks the subject at once (at that register, or
+    /// at every register), and only a correct PIN ([`Store::clear_pin_failures`]) lifts it
+    /// early.
     pub async fn reserve_pin_attempt(
         &self,
         subject: &str,
+        register: &RegisterId,
         now: Timestamp,
-        max_failures: u32,
+        limits: PinLimits,
         lockout: std::time::Duration,
     ) -> Result<PinAttempt, StoreError> {
         let input = ReservePin {
             subject: subject.to_owned(),
+            register_id: register.as_str().to_owned(),
             now: to_micros(now),
-            max_failures: i64::from(max_failures.max(1)),
+            limits,
             lockout_micros: i64::try_from(lockout.as_micros()).unwrap_or(i64::MAX / 4),
         };
         self.write(input, |c, i| Box::pin(reserve_pin(c, i))).await
     }
 
-    /// A correct PIN: the count starts again from zero and any lock is lifted.
-    pub async fn clear_pin_failures(&self, subject: &str, now: Timestamp) -> Result<(), StoreError> {
+    /// A correct PIN at `register`: the register's count and every register's start again
+    /// from zero, and their locks are lifted. Another register's own count stays.
+    pub async fn clear_pin_failures(
+        &self,
+        subject: &str,
+        register: &RegisterId,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         let input = ClearPin {
             subject: subject.to_owned(),
+            register_id: register.as_str().to_owned(),
             now: to_micros(now),
         };
         self.write(input, |c, i| Box::pin(clear_pin(c, i))).await
@@ -177,57 +195,104 @@ fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Res
 
 fn reserve_pin<'a>(conn: &'a mut Conn, input: &'a ReservePin) -> BoxFuture<'a, Result<PinAttempt, StoreError>> {
     Box::pin(async move {
-        // An expired lock starts a fresh count; a live lock refuses without counting.
-        let row = query(
-            "INSERT INTO pin_guards (subject, attempts, locked_until, updated_at) VALUES ($1, 1, NULL, $2) \
-             ON CONFLICT (subject) DO UPDATE SET \
-                 attempts = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $2 \
-                                 THEN 1 ELSE pin_guards.attempts + 1 END, \
-                 locked_until = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $2 \
-                                     THEN NULL ELSE pin_guards.locked_until END, \
-                 updated_at = $2 \
-             WHERE pin_guards.locked_until IS NULL OR pin_guards.locked_until <= $2 \
-             RETURNING attempts",
+        // A live lock, at this register or at every register, refuses without counting.
+        let locked: Option<i64> = query(
+            "SELECT MAX(locked_until) AS locked_until FROM pin_guards \
+             WHERE subject = $1 AND register_id IN ($2, $3) AND locked_until > $4",
         )
         .bind(&input.subject)
+        .bind(&input.register_id)
+        .bind(EVERY_REGISTER)
         .bind(input.now)
-        .fetch_optional(&mut *conn)
-        .await?;
-        let Some(row) = row else {
-            let locked: Option<i64> = query("SELECT locked_until FROM pin_guards WHERE subject = $1")
-                .bind(&input.subject)
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get("locked_until")?;
-            return Ok(PinAttempt::LockedUntil(from_micros(locked.unwrap_or(input.now))));
-        };
-        let attempts: i64 = row.try_get("attempts")?;
-        if attempts >= input.max_failures {
-            // This reservation is the last one allowed: lock now, before its PIN is even
-            // evaluated, so no concurrent guess can slip in behind it.
-            let until = input.now.saturating_add(input.lockout_micros);
-            query("UPDATE pin_guards SET locked_until = $2 WHERE subject = $1")
-                .bind(&input.subject)
-                .bind(until)
-                .execute(&mut *conn)
-                .await?;
-            if attempts > input.max_failures {
-                return Ok(PinAttempt::LockedUntil(from_micros(until)));
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get("locked_until")?;
+        if let Some(until) = locked {
+            return Ok(PinAttempt::LockedUntil(from_micros(until)));
+        }
+        // The register's count first, then every register's: always in this order, so that
+        // two reservations never wait on each other's rows.
+        let guards = [
+            (input.register_id.as_str(), input.limits.at_one_register),
+            (EVERY_REGISTER, input.limits.everywhere),
+        ];
+        let mut last = false;
+        for (register_id, max_failures) in guards {
+            match reserve_one(conn, input, register_id, i64::from(max_failures)).await? {
+                PinAttempt::Allowed { last: here } => last |= here,
+                locked @ PinAttempt::LockedUntil(_) => return Ok(locked),
             }
         }
-        Ok(PinAttempt::Allowed {
-            last: attempts >= input.max_failures,
-        })
+        Ok(PinAttempt::Allowed { last })
+    })
+}
+
+/// One attempt counted by one guard: the subject's at `register_id`.
+async fn reserve_one(
+    conn: &mut Conn,
+    input: &ReservePin,
+    register_id: &str,
+    max_failures: i64,
+) -> Result<PinAttempt, StoreError> {
+    // An expired lock starts a fresh count; a live lock (taken by a reservation running at the
+    // same time) refuses without counting.
+    let row = query(
+        "INSERT INTO pin_guards (subject, register_id, attempts, locked_until, updated_at) VALUES ($1, $2, 1, NULL, $3) \
+         ON CONFLICT (subject, register_id) DO UPDATE SET \
+             attempts = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $3 \
+                             THEN 1 ELSE pin_guards.attempts + 1 END, \
+             locked_until = CASE WHEN pin_guards.locked_until IS NOT NULL AND pin_guards.locked_until <= $3 \
+                                 THEN NULL ELSE pin_guards.locked_until END, \
+             updated_at = $3 \
+         WHERE pin_guards.locked_until IS NULL OR pin_guards.locked_until <= $3 \
+         RETURNING attempts",
+    )
+    .bind(&input.subject)
+    .bind(register_id)
+    .bind(input.now)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        let locked: Option<i64> = query("SELECT locked_until FROM pin_guards WHERE subject = $1 AND register_id = $2")
+            .bind(&input.subject)
+            .bind(register_id)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("locked_until")?;
+        return Ok(PinAttempt::LockedUntil(from_micros(locked.unwrap_or(input.now))));
+    };
+    let attempts: i64 = row.try_get("attempts")?;
+    if attempts >= max_failures {
+        // This reservation is the last one allowed: lock now, before its PIN is even
+        // evaluated, so no concurrent guess can slip in behind it.
+        let until = input.now.saturating_add(input.lockout_micros);
+        query("UPDATE pin_guards SET locked_until = $3 WHERE subject = $1 AND register_id = $2")
+            .bind(&input.subject)
+            .bind(register_id)
+            .bind(until)
+            .execute(&mut *conn)
+            .await?;
+        if attempts > max_failures {
+            return Ok(PinAttempt::LockedUntil(from_micros(until)));
+        }
+    }
+    Ok(PinAttempt::Allowed {
+        last: attempts >= max_failures,
     })
 }
 
 fn clear_pin<'a>(conn: &'a mut Conn, input: &'a ClearPin) -> BoxFuture<'a, Result<(), StoreError>> {
     Box::pin(async move {
-        query("UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $2 WHERE subject = $1")
-            .bind(&input.subject)
-            .bind(input.now)
-            .execute(&mut *conn)
-            .await?;
+        query(
+            "UPDATE pin_guards SET attempts = 0, locked_until = NULL, updated_at = $4 \
+             WHERE subject = $1 AND register_id IN ($2, $3)",
+        )
+        .bind(&input.subject)
+        .bind(&input.register_id)
+        .bind(EVERY_REGISTER)
+        .bind(input.now)
+        .execute(&mut *conn)
+        .await?;
         Ok(())
     })
 }

@@ -7,14 +7,14 @@
 //! import at that line; the articles before it are written. Writing an article is idempotent,
 //! so running the import again on the corrected file is safe.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
-use std::io::BufRead;
+use std::hash::BuildHasher;
+use std::io::{BufRead, Read as _};
 use std::time::{Duration, Instant};
 use till_api::error::ApiError;
 use till_api::routes::catalog::import_line;
 use till_core::catalog::price_starts;
-use till_core::ids::SkuId;
 use till_store::Store;
 use till_store::catalog::CatalogWrite;
 use tokio::sync::mpsc::Sender;
@@ -115,33 +115,61 @@ enum Read {
     Stop(Reason),
 }
 
-/// Articles of consecutive lines, none twice, with the first and last of those lines.
+/// Articles of consecutive lines, with the first and last of those lines.
 struct Chunk {
     writes: Vec<CatalogWrite>,
     lines: (usize, usize),
 }
 
+/// Longest line read, in bytes: an article's fields take a few kilobytes at most, and a line
+/// with no end (a file that is no catalog, `/dev/zero`) is refused here rather than read until
+/// memory runs out.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
 /// Reads `file` into chunks of [`CHUNK`] articles, sent in order until the file ends or a
 /// line is bad; returns early when the writer has stopped listening.
-fn read_chunks(file: impl BufRead, sender: &Sender<Read>) {
+fn read_chunks(mut file: impl BufRead, sender: &Sender<Read>) {
     let mut filling = Filling::default();
-    for (index, line) in file.lines().enumerate() {
-        let number = index + 1;
-        let line = match line {
-            Ok(line) => line,
+    let mut seen = Seen::default();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        number += 1;
+        line.clear();
+        let limit = u64::try_from(MAX_LINE_BYTES + 1).unwrap_or(u64::MAX);
+        match (&mut file).take(limit).read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(error) => return filling.stop(sender, Reason::Read(error)),
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        } else if line.len() > MAX_LINE_BYTES {
+            let reason = Reason::BadLine {
+                line: number,
+                field: String::new(),
+                message: format!("is longer than {MAX_LINE_BYTES} bytes, the longest line an article takes"),
+            };
+            return filling.stop(sender, reason);
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            let reason = Reason::BadLine {
+                line: number,
+                field: String::new(),
+                message: "is not UTF-8 text".to_owned(),
+            };
+            return filling.stop(sender, reason);
         };
-        if line.trim().is_empty() {
+        if text.trim().is_empty() {
             continue;
         }
-        let write = match parse(&line, number) {
+        let write = match parse(text, number).and_then(|write| seen.first_time(write, number)) {
             Ok(write) => write,
             Err(reason) => return filling.stop(sender, reason),
         };
-        // Two lines of one article go to separate transactions, the later one last.
-        if filling.ids.contains(&write.item.sku_id) && !filling.hand_over(sender) {
-            return;
-        }
         filling.push(write, number);
         if filling.writes.len() == CHUNK && !filling.hand_over(sender) {
             return;
@@ -150,11 +178,59 @@ fn read_chunks(file: impl BufRead, sender: &Sender<Read>) {
     filling.hand_over(sender);
 }
 
-/// The chunk the reading thread is filling, with the ids it holds.
+/// The keys the file gave so far, an article's id and each of its barcodes, with the line
+/// that gave each: as `POST /v1/catalog/import` refuses an article twice or a barcode on two
+/// articles, so does the file, whatever the lines between them. A key is kept as a keyed
+/// 128-bit hash (two draws of the standard library's keyed hasher), not as its text, so that
+/// a file of millions of articles costs some tens of bytes each; two different keys meeting
+/// on one hash is beyond any file's reach.
+#[derive(Default)]
+struct Seen {
+    hashers: (std::hash::RandomState, std::hash::RandomState),
+    lines: HashMap<(u64, u64), usize>,
+}
+
+impl Seen {
+    fn fingerprint(&self, kind: u8, key: &str) -> (u64, u64) {
+        let hash = |hasher: &std::hash::RandomState| hasher.hash_one((kind, key));
+        (hash(&self.hashers.0), hash(&self.hashers.1))
+    }
+
+    /// `write` when none of its keys came before, else the line naming the first one that did.
+    fn first_time(&mut self, write: CatalogWrite, line: usize) -> Result<CatalogWrite, Reason> {
+        let bad = |field: String, message: String| Reason::BadLine { line, field, message };
+        let sku = self.fingerprint(0, write.item.sku_id.as_str());
+        if let Some(first) = self.lines.get(&sku) {
+            return Err(bad(
+                "skuId".to_owned(),
+                format!("appears more than once in the file (first on line {first})"),
+            ));
+        }
+        let barcodes: Vec<(u64, u64)> = write
+            .barcodes
+            .iter()
+            .flatten()
+            .map(|barcode| self.fingerprint(1, barcode.gtin.as_str()))
+            .collect();
+        for (index, barcode) in barcodes.iter().enumerate() {
+            if let Some(first) = self.lines.get(barcode) {
+                return Err(bad(
+                    format!("barcodes.{index}"),
+                    format!("is also a barcode of the article on line {first}; a barcode belongs to one article"),
+                ));
+            }
+        }
+        for key in std::iter::once(sku).chain(barcodes) {
+            self.lines.insert(key, line);
+        }
+        Ok(write)
+    }
+}
+
+/// The chunk the reading thread is filling.
 #[derive(Default)]
 struct Filling {
     writes: Vec<CatalogWrite>,
-    ids: HashSet<SkuId>,
     lines: (usize, usize),
 }
 
@@ -164,14 +240,13 @@ impl Filling {
             self.lines.0 = line;
         }
         self.lines.1 = line;
-        self.ids.insert(write.item.sku_id.clone());
         self.writes.push(write);
     }
 
     /// Sends the chunk (when it holds an article) and starts the next; false when the writer
     /// has stopped listening.
     fn hand_over(&mut self, sender: &Sender<Read>) -> bool {
-        let Filling { writes, lines, .. } = std::mem::take(self);
+        let Filling { writes, lines } = std::mem::take(self);
         writes.is_empty() || sender.blocking_send(Read::Chunk(Chunk { writes, lines })).is_ok()
     }
 

@@ -67,6 +67,9 @@ pub struct Config {
     pub credit_note_validity_days: u64,
     /// How long after it was rung a sale from a till that was offline can still be booked.
     pub max_sale_age_hours: u64,
+    /// How far a sale's `issuedAt` may lie outside its session, before its opening or after
+    /// its close: the till's clock and the server's differ a little.
+    pub clock_skew_seconds: u64,
     /// Lifetime of a register session and its token.
     pub session_ttl_seconds: u64,
     pub pin_max_failures: u32,
@@ -116,6 +119,11 @@ pub struct Config {
     /// What a tender gave over the amount due and the shop kept.
     #[serde(deserialize_with = "text::required")]
     pub fec_forfeited_account: String,
+    /// `account=label` pairs, each over the French default of its account (the `CompteLib` of
+    /// every line of that account); a comma list in the environment, a list or a comma list in
+    /// the file.
+    #[serde(deserialize_with = "list::comma_separated")]
+    pub fec_account_labels: Vec<String>,
 
     // Identity (till-api's JwtSettings).
     /// HS256 shared secret for identity-provider tokens (development, tests).
@@ -153,6 +161,9 @@ pub struct Config {
     pub http_idle_timeout_seconds: u64,
     /// Connections served at once; past it, 503 with `Retry-After` (docs/deploy.md).
     pub max_connections: usize,
+    /// When set, `/metrics` answers only a request carrying it as a bearer token.
+    #[serde(deserialize_with = "text::optional")]
+    pub metrics_token: Option<String>,
 }
 
 /// How the node writes its log lines.
@@ -195,6 +206,7 @@ impl Default for Config {
             external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
             max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
+            clock_skew_seconds: app.clock_skew.as_secs(),
             session_ttl_seconds: app.session_ttl.as_secs(),
             pin_max_failures: app.pin_max_failures,
             pin_lockout_seconds: app.pin_lockout.as_secs(),
@@ -222,6 +234,12 @@ impl Default for Config {
                 .collect(),
             fec_other_tender_account: api.fec.other_tenders.clone(),
             fec_forfeited_account: api.fec.forfeited.clone(),
+            fec_account_labels: api
+                .fec
+                .labels
+                .iter()
+                .map(|(account, label)| format!("{account}={label}"))
+                .collect(),
 
             jwt_secret: jwt.hs256_secret,
             jwt_jwks_url: None,
@@ -240,6 +258,7 @@ impl Default for Config {
             http_body_timeout_seconds: http.body_timeout.as_secs(),
             http_idle_timeout_seconds: http.idle_timeout.as_secs(),
             max_connections: http.max_connections,
+            metrics_token: api.metrics_token,
         }
     }
 }
@@ -329,6 +348,7 @@ impl Config {
                     )?)?,
                 max_sale_age: Duration::from_secs(3600)
                     * u32::try_from(at_least_one("max_sale_age_hours", self.max_sale_age_hours)?)?,
+                clock_skew: Duration::from_secs(self.clock_skew_seconds),
                 elevation_enabled: self.elevation_enabled,
                 elevation_rate_limit: u32::try_from(at_least_one(
                     "elevation_rate_limit",
@@ -356,6 +376,7 @@ impl Config {
                 },
             },
             fec: self.fec_accounts()?,
+            metrics_token: self.metrics_token.as_deref().map(metrics_token).transpose()?,
         })
     }
 
@@ -371,6 +392,13 @@ impl Config {
                 .ok_or_else(|| anyhow!("TILL_FEC_TENDER_ACCOUNTS: {} is not a tender method", method.trim()))?;
             tenders.insert(method.as_str().to_owned(), account.trim().to_owned());
         }
+        let mut labels = FecAccounts::default().labels;
+        for pair in &self.fec_account_labels {
+            let (account, label) = pair.split_once('=').ok_or_else(|| {
+                anyhow!("TILL_FEC_ACCOUNT_LABELS: `{pair}` is not account=label, such as 5112=Cartes bancaires")
+            })?;
+            labels.insert(account.trim().to_owned(), label.trim().to_owned());
+        }
         let accounts = FecAccounts {
             journal_code: self.fec_journal_code.clone(),
             journal_label: self.fec_journal_label.clone(),
@@ -379,6 +407,7 @@ impl Config {
             tenders,
             other_tenders: self.fec_other_tender_account.clone(),
             forfeited: self.fec_forfeited_account.clone(),
+            labels,
         };
         accounts.check().map_err(|bad| match bad.setting.split_once(' ') {
             Some((setting, method)) => anyhow!("TILL_FEC_{}: {method} {}", setting.to_ascii_uppercase(), bad.reason),
@@ -415,6 +444,7 @@ impl Config {
             body_timeout: seconds("http_body_timeout_seconds", self.http_body_timeout_seconds)?,
             idle_timeout: seconds("http_idle_timeout_seconds", self.http_idle_timeout_seconds)?,
             max_connections: self.max_connections,
+            max_body_bytes: self.max_body_bytes,
         })
     }
 
@@ -449,6 +479,14 @@ fn at_least_one(name: &str, value: u64) -> anyhow::Result<u64> {
         bail!("TILL_{} must be at least 1", name.to_ascii_uppercase());
     }
     Ok(value)
+}
+
+/// `TILL_METRICS_TOKEN`: printable characters a bearer header carries as they are.
+fn metrics_token(token: &str) -> anyhow::Result<String> {
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        bail!("TILL_METRICS_TOKEN must be printable ASCII without spaces, and not empty");
+    }
+    Ok(token.to_owned())
 }
 
 /// One entry of `TILL_CORS_ORIGINS`: an exact origin as a browser sends it, never a wildcard.
@@ -676,6 +714,20 @@ mod tests {
                 },
                 "TILL_FEC_TENDER_ACCOUNTS",
             ),
+            (
+                Config {
+                    metrics_token: Some(String::new()),
+                    ..Config::default()
+                },
+                "TILL_METRICS_TOKEN",
+            ),
+            (
+                Config {
+                    metrics_token: Some("two words".to_owned()),
+                    ..Config::default()
+                },
+                "TILL_METRICS_TOKEN",
+            ),
         ] {
             let error = config.api_config().expect_err(variable);
             assert!(error.to_string().contains(variable), "{variable}: {error}");
@@ -853,6 +905,27 @@ mod tests {
                 .fec;
             assert_eq!((fec.tender("card"), fec.tender("cash")), ("5115", "530"));
             assert_eq!(fec.sales, "7071");
+            assert_eq!(
+                (fec.label("5115"), fec.label("7071"), fec.label("530")),
+                ("Cartes bancaires à encaisser", "Ventes de marchandises", "Caisse")
+            );
+            jail.set_env("TILL_FEC_ACCOUNT_LABELS", "5115=CB Paris, 530=Caisse centrale");
+            let fec = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap()
+                .fec;
+            assert_eq!((fec.label("5115"), fec.label("530")), ("CB Paris", "Caisse centrale"));
+            assert_eq!(fec.label("44571"), "TVA collectée");
+            jail.set_env("TILL_FEC_ACCOUNT_LABELS", "530=");
+            let refused = Config::load(None, &Overrides::default())
+                .unwrap()
+                .api_config()
+                .unwrap_err();
+            assert!(
+                refused.to_string().contains("TILL_FEC_ACCOUNT_LABELS: 530"),
+                "{refused}"
+            );
             Ok(())
         });
     }

@@ -4,10 +4,12 @@
 //! second till, so that the console has a day to show; and a second store in Lyon, empty, for
 //! goods to be transferred to.
 
+use crate::config::Config;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
@@ -183,19 +185,39 @@ pub fn dev_secret(data_dir: &Path) -> anyhow::Result<String> {
     Ok(secret)
 }
 
-/// What a newcomer needs to make requests right away.
+/// What a newcomer needs to make requests right away: the lines the demo prints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DemoSession {
     pub session_id: String,
     pub token: String,
+    /// A back-office token with every scope.
+    pub admin_token: String,
+    admin_expires_at: Timestamp,
+    /// A digest of the signing settings the admin token was minted with: another secret,
+    /// issuer or audience mints a new one.
+    signed_with: String,
 }
 
-/// Writes the demo data (idempotent), sells the day so far on the second till (once a day) and
-/// opens a fresh session on the demo till.
+/// How long the demo's back-office token is valid.
+const ADMIN_TOKEN_TTL: SignedDuration = SignedDuration::from_hours(24);
+/// A kept back-office token closer than this to its end is minted anew.
+const ADMIN_TOKEN_MARGIN: SignedDuration = SignedDuration::from_hours(1);
+/// Where the demo keeps the lines it printed, readable by the data directory's owner only.
+const KEPT_SESSION_FILE: &str = "demo-session.json";
+
+/// Writes the demo data on a data directory that does not hold it yet, sells the day so far on
+/// the second till (once a day), and answers the demo till's session and a back-office token.
+///
+/// A restart on the same data directory changes nothing of the demo: the data is written once
+/// (the regular customer last, so that their account says the rest is there), and the session and
+/// token printed last time are printed again while they hold; only a session that was closed
+/// or ran out, or a token near its end, is replaced.
 ///
 /// The shop opens in the morning: the data is written then, and the day's sales follow it, each
 /// at its own instant, through a use-case context whose clock the demo sets (a sale is committed
 /// at its context's now, and priced with the catalog in force then).
-pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
+pub async fn seed(state: &AppState, config: &Config) -> anyhow::Result<DemoSession> {
     let store_id = StoreId::parse(STORE)?;
     let day = ShopDay::of(state.now(), state.config().app.session_ttl)?;
     let clock = Arc::new(ManualClock::new(day.opening));
@@ -205,10 +227,85 @@ pub async fn seed(state: &AppState) -> anyhow::Result<DemoSession> {
         clock.clone(),
         Arc::new(TicketAnswers),
     );
-    provision(&morning).await?;
+    let regular = CustomerId::parse(REGULAR_CUSTOMER)?;
+    if state.store().loyalty_account(&regular).await?.is_none() {
+        provision(&morning).await?;
+    }
     state.promotions().refresh(state.store()).await?;
     sell_the_day(&morning, &clock, &day).await?;
-    open_demo_session(state, &store_id).await
+    let kept = read_kept_session(&config.data_dir);
+    let session = demo_session(state, &store_id, kept.as_ref()).await?;
+    let signed_with = signing_digest(config);
+    let now = state.now();
+    let admin = match kept {
+        Some(kept)
+            if kept.signed_with == signed_with
+                && now
+                    .checked_add(ADMIN_TOKEN_MARGIN)
+                    .is_ok_and(|soon| soon < kept.admin_expires_at) =>
+        {
+            (kept.admin_token, kept.admin_expires_at)
+        }
+        _ => {
+            let secret = config.jwt_secret.as_deref().unwrap_or_default();
+            let scopes = GrantSet::all().to_words();
+            let ttl = std::time::Duration::try_from(ADMIN_TOKEN_TTL)?;
+            let token = crate::token::mint(
+                secret,
+                &config.jwt_issuer,
+                &config.jwt_audience,
+                "demo-admin",
+                &scopes,
+                now,
+                ttl,
+            );
+            (token, now.checked_add(ADMIN_TOKEN_TTL)?)
+        }
+    };
+    let (admin_token, admin_expires_at) = admin;
+    let demo = DemoSession {
+        session_id: session.session_id,
+        token: session.token,
+        admin_token,
+        admin_expires_at,
+        signed_with,
+    };
+    keep_session(&config.data_dir, &demo)?;
+    Ok(demo)
+}
+
+/// The lines a previous start kept, if they can be read.
+fn read_kept_session(data_dir: &Path) -> Option<DemoSession> {
+    let text = std::fs::read_to_string(data_dir.join(KEPT_SESSION_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Keeps the printed lines for the next start, replacing the file whole.
+fn keep_session(data_dir: &Path, demo: &DemoSession) -> anyhow::Result<()> {
+    if read_kept_session(data_dir).as_ref() == Some(demo) {
+        return Ok(());
+    }
+    let path = data_dir.join(KEPT_SESSION_FILE);
+    let next = data_dir.join(format!("{KEPT_SESSION_FILE}.new"));
+    let _ = std::fs::remove_file(&next);
+    crate::server::write_private(&next, &serde_json::to_string(demo)?)?;
+    std::fs::rename(&next, &path)?;
+    Ok(())
+}
+
+/// Which signing settings a token is minted with, without keeping the secret itself.
+fn signing_digest(config: &Config) -> String {
+    use sha2::Digest;
+    let mut digest = sha2::Sha256::new();
+    for part in [
+        config.jwt_secret.as_deref().unwrap_or_default(),
+        &config.jwt_issuer,
+        &config.jwt_audience,
+    ] {
+        digest.update(part.as_bytes());
+        digest.update([0]);
+    }
+    digest.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Writes the demo data at `app`'s now.
@@ -357,6 +454,8 @@ async fn provision(app: &App) -> anyhow::Result<()> {
         Ok(_) | Err(StoreError::Conflict(Conflict::GiftCardExists)) => {}
         Err(other) => return Err(other.into()),
     }
+    // Last: its enrollment says the rest is there, so a start that stopped half-way writes
+    // everything again.
     store
         .enroll_customer(Enrollment {
             customer_id: CustomerId::parse(REGULAR_CUSTOMER)?,
@@ -528,7 +627,30 @@ fn basket_sale(
     })
 }
 
-async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Result<DemoSession> {
+/// The demo till's session and its token: the one a previous start printed while it is open,
+/// else a new one.
+struct TillSession {
+    session_id: String,
+    token: String,
+}
+
+async fn demo_session(state: &AppState, store_id: &StoreId, kept: Option<&DemoSession>) -> anyhow::Result<TillSession> {
+    if let Some(kept) = kept {
+        let found = state.store().session_by_token(&token_hash(&kept.token)).await?;
+        let still_open = found.is_some_and(|principal| {
+            principal.session.session_id.as_str() == kept.session_id && principal.session.is_open_at(state.now())
+        });
+        if still_open {
+            return Ok(TillSession {
+                session_id: kept.session_id.clone(),
+                token: kept.token.clone(),
+            });
+        }
+    }
+    open_demo_session(state, store_id).await
+}
+
+async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Result<TillSession> {
     let store = state.store();
     for _ in 0..2 {
         let token = new_token(SESSION_TOKEN_PREFIX);
@@ -547,7 +669,7 @@ async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Resu
             .await?;
         match opened {
             Ok(record) => {
-                return Ok(DemoSession {
+                return Ok(TillSession {
                     session_id: record.session_id.into_string(),
                     token,
                 });

@@ -9,27 +9,25 @@
 //! - `new-key --out FILE` writes a new signing key for a rotation.
 
 use crate::config::Config;
-use crate::server::load_fiscal_key;
-use anyhow::Context;
+use crate::files::{Links, Unreadable, read_file};
+use crate::server::{existing_fiscal_key, open_existing_store};
+use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::fs::File;
-use std::io::Read as _;
 use std::path::Path;
 use till_core::fiscal::FiscalKey;
 use till_core::fiscal::archive::{
     self, ArchiveError, KeySet, KeySetError, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, Trust, Verified,
 };
 use till_core::fiscal::audit::audit;
+use till_store::StoreError;
 use till_store::journal::jet;
-use till_store::{Store, StoreError};
 
-/// Audits the journals; true when every one holds.
+/// Audits the journals of the database as it is (nothing is created where there is none);
+/// true when every one holds.
 pub async fn verify(config: &Config, register: Option<&str>) -> anyhow::Result<bool> {
-    let store = Store::connect(&config.database_url(), &config.store_options())
-        .await
-        .context("cannot open the database")?;
-    // The key is needed only to record failures; an audit runs without it.
-    let can_record = match load_fiscal_key(config) {
+    let store = open_existing_store(config).await?;
+    // The key is needed only to record failures; an audit runs without it, and never makes one.
+    let can_record = match existing_fiscal_key(config) {
         Ok(key) => store.use_fiscal_key(key, jiff::Timestamp::now()).await.is_ok(),
         Err(error) => {
             eprintln!("warning: failures will not be recorded in the journal ({error:#})");
@@ -100,54 +98,46 @@ pub enum ArchiveCheck {
 }
 
 /// Checks an archive file offline, with the keys it carries or, given `keys`, with the JWK
-/// set the auditor saved from `GET /v1/fiscal/keys`. Neither file is read past its size limit.
-pub fn check_archive(path: &Path, keys: Option<&Path>) -> anyhow::Result<ArchiveCheck> {
+/// set the auditor saved from `GET /v1/fiscal/keys`. Both are regular files read up to their
+/// size limit; `links` says whether either may be a symbolic link.
+pub fn check_archive(path: &Path, keys: Option<&Path>, links: Links) -> anyhow::Result<ArchiveCheck> {
     let trusted = match keys {
-        Some(keys) => match read_at_most(keys, MAX_KEY_SET_BYTES)? {
-            Ok(bytes) => match KeySet::from_json(&bytes) {
-                Ok(set) => Some(set),
-                Err(error) => return Ok(ArchiveCheck::UnusableKeys(error)),
-            },
-            Err(bytes) => return Ok(ArchiveCheck::UnusableKeys(KeySetError::TooLarge { bytes })),
+        Some(keys) => match read_file(keys, MAX_KEY_SET_BYTES, links) {
+            Ok(bytes) => Some(bytes),
+            Err(Unreadable::TooLarge { bytes, .. }) => {
+                return Ok(ArchiveCheck::UnusableKeys(KeySetError::TooLarge { bytes }));
+            }
+            Err(why) => return Err(anyhow!("cannot read {}: it {why}", keys.display())),
         },
         None => None,
     };
-    let bytes = match read_at_most(path, MAX_FILE_BYTES)? {
+    let bytes = match read_file(path, MAX_FILE_BYTES, links) {
         Ok(bytes) => bytes,
-        Err(bytes) => return Ok(ArchiveCheck::Refused(ArchiveError::TooLarge { bytes })),
+        Err(Unreadable::TooLarge { bytes, .. }) => return Ok(ArchiveCheck::Refused(ArchiveError::TooLarge { bytes })),
+        Err(why) => return Err(anyhow!("cannot read {}: it {why}", path.display())),
     };
-    let trust = trusted.as_ref().map_or(Trust::ArchiveKeys, Trust::KeySet);
-    Ok(match archive::verify(&bytes, trust) {
-        Ok(verified) => ArchiveCheck::Holds {
-            verified,
-            sha256: archive::file_digest(&bytes),
-        },
-        Err(error) => ArchiveCheck::Refused(error),
-    })
+    Ok(check_archive_bytes(&bytes, trusted.as_deref()))
 }
 
-/// The bytes of the file at `path`, or its size when it holds more than `limit`: a file too
-/// large is refused from its size, and one that grows while read stops at `limit`.
-fn read_at_most(path: &Path, limit: u64) -> anyhow::Result<Result<Vec<u8>, u64>> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let size = file
-        .metadata()
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .len();
-    if size > limit {
-        return Ok(Err(size));
+/// Checks the archive `bytes`, with the keys it carries or those of the JWK set `keys`.
+pub fn check_archive_bytes(bytes: &[u8], keys: Option<&[u8]>) -> ArchiveCheck {
+    let trusted = match keys.map(KeySet::from_json).transpose() {
+        Ok(trusted) => trusted,
+        Err(error) => return ArchiveCheck::UnusableKeys(error),
+    };
+    let trust = trusted.as_ref().map_or(Trust::ArchiveKeys, Trust::KeySet);
+    match archive::verify(bytes, trust) {
+        Ok(verified) => ArchiveCheck::Holds {
+            verified,
+            sha256: archive::file_digest(bytes),
+        },
+        Err(error) => ArchiveCheck::Refused(error),
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or_default());
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    Ok(if read > limit { Err(read) } else { Ok(bytes) })
 }
 
 /// Checks an archive file offline and says what was found; true when it holds.
 pub fn verify_archive(path: &Path, keys: Option<&Path>) -> anyhow::Result<bool> {
-    let check = check_archive(path, keys)?;
+    let check = check_archive(path, keys, Links::Follow)?;
     for line in report(path, keys, &check) {
         println!("{line}");
     }

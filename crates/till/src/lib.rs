@@ -5,6 +5,7 @@ pub mod bundle;
 pub mod catalog_import;
 pub mod config;
 pub mod demo;
+pub mod files;
 pub mod fiscal;
 pub mod server;
 pub mod token;

@@ -86,6 +86,7 @@ enum Command {
 #[derive(Subcommand)]
 enum FiscalAction {
     /// Audit the journals in the database (every register, or one); exits 1 on a failure.
+    /// Where there is no till database it says so and creates nothing.
     Verify {
         /// Only this register.
         #[arg(long)]
@@ -111,10 +112,11 @@ enum FiscalAction {
         /// The first day, `YYYY-MM-DD` in the store's time zone.
         #[arg(long)]
         from: jiff::civil::Date,
-        /// The last day, inclusive.
+        /// The last day, inclusive: today at the latest, in the store's time zone.
         #[arg(long)]
         to: jiff::civil::Date,
-        /// The folder to write; created when absent.
+        /// The folder to write: a new one, created with its missing parents, or an empty one;
+        /// an existing file, link or folder holding anything is refused.
         #[arg(long)]
         out: PathBuf,
     },
@@ -139,8 +141,9 @@ enum FiscalAction {
 #[derive(Subcommand)]
 enum CatalogAction {
     /// Create or replace the articles of an NDJSON file, one per line with the fields of an
-    /// item of POST /v1/catalog/import, a chunk per transaction. A bad line stops the import
-    /// (exit 1) with its line number; the articles before it are written, and running the
+    /// item of POST /v1/catalog/import, a chunk per transaction. A bad line (not an article,
+    /// longer than 64 KiB, or an id or a barcode an earlier line gave) stops the import with
+    /// exit code 1 and its line number; the articles before it are written, and running the
     /// import again on the corrected file is safe.
     Import {
         /// The NDJSON file.
@@ -261,25 +264,15 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     let scheme = transport.scheme();
     tracing::info!(%addr, scheme, database = state.store().engine().as_str(), "till is serving");
     if demo {
-        let session = demo::seed(&state).await.context("cannot load the demo data")?;
-        print_demo(&config, &format!("{scheme}://{addr}"), &session);
+        let session = demo::seed(&state, &config).await.context("cannot load the demo data")?;
+        print_demo(&format!("{scheme}://{addr}"), &session);
     }
     server::serve(listener, state, transport, shutdown_signal()).await?;
     tracing::info!("till stopped");
     Ok(())
 }
 
-fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
-    let secret = config.jwt_secret.as_deref().unwrap_or_default();
-    let admin = token::mint(
-        secret,
-        &config.jwt_issuer,
-        &config.jwt_audience,
-        "demo-admin",
-        &till_core::grant::GrantSet::all().to_words(),
-        jiff::Timestamp::now(),
-        Duration::from_secs(24 * 3600),
-    );
+fn print_demo(url: &str, session: &demo::DemoSession) {
     println!(
         "\ntill demo is ready on {url}\n\n\
          Paste these into your shell:\n\n\
@@ -293,6 +286,7 @@ fn print_demo(config: &Config, url: &str, session: &demo::DemoSession) {
          The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
          # console: {url}/console\n\n\
          A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
+        admin = session.admin_token,
         session_id = session.session_id,
         session_token = session.token,
         register = demo::REGISTER,

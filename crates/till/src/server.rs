@@ -2,15 +2,16 @@
 
 use crate::config::Config;
 use crate::transport;
-use anyhow::Context;
+use anyhow::{Context, bail};
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use till_api::auth::Authenticator;
 use till_api::delivery::Deliveries;
 use till_api::{AppState, Clock};
 use till_core::fiscal::FiscalKey;
-use till_store::{Engine, Store, StoreOptions};
+use till_store::{Engine, Found, Store, StoreOptions};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -59,15 +60,25 @@ pub async fn open_store_with(config: &Config, options: StoreOptions) -> anyhow::
     Ok(store)
 }
 
-/// The key sealing the journal: `fiscal_key_file` if set, else `fiscal-key.pem` in the data
-/// directory, generated (readable by the owner only) the first time.
-pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
-    let (path, generate) = match &config.fiscal_key_file {
+/// Where the key sealing the journal is: `fiscal_key_file` if set, else `fiscal-key.pem` in
+/// the data directory; and whether it is generated there when absent.
+fn fiscal_key_path(config: &Config) -> (PathBuf, bool) {
+    match &config.fiscal_key_file {
         Some(path) => (path.clone(), false),
         None => (config.data_dir.join("fiscal-key.pem"), true),
-    };
+    }
+}
+
+fn parse_fiscal_key(pem: &str, path: &Path) -> anyhow::Result<FiscalKey> {
+    FiscalKey::from_pkcs8_pem(pem).with_context(|| format!("{} is not a P-256 key", path.display()))
+}
+
+/// The key sealing the journal (see [`fiscal_key_path`]), generated (readable by the owner
+/// only) the first time.
+pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
+    let (path, generate) = fiscal_key_path(config);
     match std::fs::read_to_string(&path) {
-        Ok(pem) => FiscalKey::from_pkcs8_pem(&pem).with_context(|| format!("{} is not a P-256 key", path.display())),
+        Ok(pem) => parse_fiscal_key(&pem, &path),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && generate => {
             let key = loop {
                 let mut secret = [0u8; 32];
@@ -84,6 +95,44 @@ pub fn load_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
         }
         Err(error) => Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display())),
     }
+}
+
+/// The key sealing the journal as it is, for the tools that read: never generated. `Err`
+/// names the path where it was looked for.
+pub fn existing_fiscal_key(config: &Config) -> anyhow::Result<FiscalKey> {
+    let (path, _) = fiscal_key_path(config);
+    match std::fs::read_to_string(&path) {
+        Ok(pem) => parse_fiscal_key(&pem, &path),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(anyhow::anyhow!(
+            "there is no fiscal key at {} (TILL_FISCAL_KEY_FILE, else fiscal-key.pem in the data directory)",
+            path.display()
+        )),
+        Err(error) => Err(error).with_context(|| format!("cannot read the fiscal key {}", path.display())),
+    }
+}
+
+/// The database as it is, for the tools that read it (`till fiscal verify`, `till fiscal
+/// bundle`): no data directory, no database file, no table and no migration is made. Where no
+/// till database is, the answer says so and names the place.
+pub async fn open_existing_store(config: &Config) -> anyhow::Result<Store> {
+    let url = config.database_url();
+    let shown = redact(&url);
+    let found = Store::inspect(&url)
+        .await
+        .with_context(|| format!("cannot open the database at {shown}"))?;
+    match found {
+        Found::NoFile(path) => bail!(
+            "there is no till database at {}: run this where till's data directory is, or name the \
+             database with --data-dir or --database-url (TILL_DATA_DIR, TILL_DATABASE_URL)",
+            path.display()
+        ),
+        Found::NotTill => bail!("the database at {shown} is not a till database"),
+        Found::Behind => bail!("the database at {shown} was made by an older till; run `till migrate` first"),
+        Found::Current => {}
+    }
+    Store::connect(&url, &config.store_options())
+        .await
+        .with_context(|| format!("cannot open the database at {shown}"))
 }
 
 /// Creates the data directory (and its missing parents) open to the service's user alone: it

@@ -52,6 +52,8 @@ impl Default for JwtSettings {
 pub struct VerifiedToken {
     pub subject: String,
     pub grants: GrantSet,
+    /// The last instant the token is accepted: its `exp`, with the leeway.
+    pub expires_at: jiff::Timestamp,
 }
 
 /// Why a token was refused; the text is shown to the caller.
@@ -69,7 +71,7 @@ pub enum TokenError {
     Expired,
     #[error("the token is not valid yet")]
     NotYetValid,
-    #[error("the token was issued by an issuer this service does not trust")]
+    #[error("the token was not issued by the one issuer this service trusts")]
     Issuer,
     #[error("the token is meant for another audience")]
     Audience,
@@ -77,9 +79,15 @@ pub enum TokenError {
     MissingClaim(String),
 }
 
+/// The claims read from a token whose signature, expiry and audience were checked. `iss` and
+/// `sub` are read as any JSON value, so that one that is not a single string is refused here
+/// by name: the verifier's own issuer check accepts a list holding the trusted issuer.
 #[derive(Deserialize)]
 struct Claims {
-    sub: String,
+    iss: serde_json::Value,
+    sub: serde_json::Value,
+    /// Checked by the verifier; read for the instant the token stops being accepted.
+    exp: serde_json::Value,
     #[serde(default)]
     scope: Option<serde_json::Value>,
     #[serde(default)]
@@ -154,9 +162,13 @@ impl JwtVerifier {
             _ => TokenError::Malformed,
         })?;
         let claims = data.claims;
-        if till_core::ids::check_text(&claims.sub).is_err() {
-            return Err(TokenError::Malformed);
+        if claims.iss.as_str() != Some(self.settings.issuer.as_str()) {
+            return Err(TokenError::Issuer);
         }
+        let subject = match claims.sub {
+            serde_json::Value::String(subject) if till_core::ids::check_text(&subject).is_ok() => subject,
+            _ => return Err(TokenError::Malformed),
+        };
         let scope_words: Vec<String> = match claims.scope {
             Some(serde_json::Value::String(words)) => words.split_whitespace().map(str::to_owned).collect(),
             Some(serde_json::Value::Array(items)) => items
@@ -171,9 +183,17 @@ impl JwtVerifier {
                 .map(String::as_str)
                 .chain(claims.permissions.iter().flatten().map(String::as_str)),
         );
+        let exp = claims
+            .exp
+            .as_i64()
+            .or_else(|| claims.exp.as_f64().map(|seconds| seconds as i64))
+            .ok_or(TokenError::Malformed)?;
+        let leeway = i64::try_from(self.settings.leeway.as_secs()).unwrap_or(0);
+        let expires_at = jiff::Timestamp::from_second(exp.saturating_add(leeway)).map_err(|_| TokenError::Malformed)?;
         Ok(VerifiedToken {
-            subject: claims.sub,
+            subject,
             grants,
+            expires_at,
         })
     }
 

@@ -63,6 +63,20 @@ impl FromRequestParts<AppState> for Principal {
 /// The principal `token` names, however it came (a bearer header, the console's cookie): a
 /// session token is looked up, any other token verified as a JWT.
 pub async fn principal_of_token(state: &AppState, token: &str) -> Result<Principal, ApiError> {
+    authenticate(state, token)
+        .await
+        .map(|authenticated| authenticated.principal)
+}
+
+/// A token checked: who it names, and until when it is accepted.
+pub struct Authenticated {
+    pub principal: Principal,
+    /// A JWT's `exp` (with the leeway), a session token's session expiry.
+    pub expires_at: jiff::Timestamp,
+}
+
+/// As [`principal_of_token`], with the token's expiry.
+pub async fn authenticate(state: &AppState, token: &str) -> Result<Authenticated, ApiError> {
     if token.starts_with(secret::ELEVATION_TOKEN_PREFIX) {
         return Err(unauthorized(
             "An elevation token is not a credential; send it as x-elevation-token with the till's own token.",
@@ -78,14 +92,17 @@ pub async fn principal_of_token(state: &AppState, token: &str) -> Result<Princip
         .verify(token)
         .await
         .map_err(|error| unauthorized(format!("The bearer token is not valid: {error}.")))?;
-    Ok(Principal {
-        subject: Subject::from_trusted(verified.subject),
-        grants: verified.grants,
-        credential: Credential::Token,
+    Ok(Authenticated {
+        principal: Principal {
+            subject: Subject::from_trusted(verified.subject),
+            grants: verified.grants,
+            credential: Credential::Token,
+        },
+        expires_at: verified.expires_at,
     })
 }
 
-async fn session_principal(state: &AppState, token: &str) -> Result<Principal, ApiError> {
+async fn session_principal(state: &AppState, token: &str) -> Result<Authenticated, ApiError> {
     let unknown = || unauthorized("The session token is not valid.");
     if !secret::is_token_shaped(token, secret::SESSION_TOKEN_PREFIX) {
         return Err(unknown());
@@ -97,10 +114,13 @@ async fn session_principal(state: &AppState, token: &str) -> Result<Principal, A
     if state.now() >= session.session.expires_at {
         return Err(unauthorized("The register session has expired; open a new one."));
     }
-    Ok(Principal {
-        subject: session.cashier.subject.clone(),
-        grants: session.cashier.member.grants(),
-        credential: Credential::Session(Box::new(session)),
+    Ok(Authenticated {
+        expires_at: session.session.expires_at,
+        principal: Principal {
+            subject: session.cashier.subject.clone(),
+            grants: session.cashier.member.grants(),
+            credential: Credential::Session(Box::new(session)),
+        },
     })
 }
 

@@ -30,7 +30,7 @@ use axum::Router;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 
 pub use session::SecureCookies;
 
@@ -57,7 +57,18 @@ pub fn router() -> Router<AppState> {
         .route("/console/stored-value", get(stored_value::page))
         .route("/console/stock", get(stock::page))
         .route("/console/static/console.css", get(stylesheet))
+        // Any other address under the console is a page of the console that does not exist.
+        .route("/console/{*rest}", any(not_found))
         .layer(axum::middleware::map_response(protect))
+}
+
+/// An address under `/console` that is no page: a page saying so, with the console's headers,
+/// rather than the API's JSON.
+async fn not_found() -> Response {
+    refused::Refused::Api(crate::error::ApiError::NotFound(
+        "There is no such page in the console.".to_owned(),
+    ))
+    .into_response()
 }
 
 async fn stylesheet() -> Response {

@@ -1,6 +1,7 @@
-//! `GET /console/registers`: each register of a store with its open session and its latest Z
-//! reports, from the session list the API reads; `POST /console/registers/{registerId}/verify`
-//! audits a register's journal as `verifyRegisterJournal` does and shows each chain's state.
+//! `GET /console/registers`: each register of a store with its open session, its day when
+//! closed early, and its latest Z reports, from the session list the API reads;
+//! `POST /console/registers/{registerId}/verify` audits a register's journal as
+//! `verifyRegisterJournal` does and shows each chain's state.
 
 use super::forms::Query;
 use super::href::Href;
@@ -90,6 +91,7 @@ async fn render(
     };
     let sessions = state.store().list_sessions(&filter, now, &window).await?;
     let views = registers(sessions, now);
+    let closed_days = state.store().closed_days(store.map(|s| &s.store_id), now).await?;
     let zone = day_zone(&stores, store);
     let currency = currency_of(store.or(stores.first()));
     let may_verify = visitor.may::<ops::VerifyRegisterJournal>();
@@ -112,6 +114,16 @@ async fn render(
                         ", float " (money(open.opening_float.get(), &currency)) "."
                     },
                     None => p { "No session open." },
+                }
+                @if let Some(closed) = closed_days.iter().find(|closed| closed.register_id == view.register_id) {
+                    p.day-closed {
+                        @if closed.through == closed.day {
+                            "Day " (closed.day) " is closed: no session opens on this register until tomorrow."
+                        } @else {
+                            "Day " (closed.day) " is closed, with the period through " (closed.through)
+                            ": no session opens on this register until that period is over."
+                        }
+                    }
                 }
                 (z_reports(&view.closed, &zone, &currency))
                 @if may_verify {

@@ -3,13 +3,15 @@
 //! The cookie holds the token itself, `HttpOnly` (no script reads it), `SameSite=Strict` (no
 //! other site's page sends it) and `Path=/console`, plus `Secure` over TLS: each request
 //! checks it exactly as a bearer header is checked, so an expired or revoked token signs the
-//! visitor out, and any node of a deployment serves any page. A form that writes carries a
-//! digest of that token: another site cannot read the cookie, so it cannot make the digest.
+//! visitor out, and any node of a deployment serves any page. Signing out records the token's
+//! hash in the database until the token expires: from then on the console refuses it, on every
+//! node, even from a copy of the cookie made before. A form that writes carries a digest of
+//! that token: another site cannot read the cookie, so it cannot make the digest.
 
 use super::forms::{self, FormBody};
 use super::layout;
 use super::refused::Refused;
-use crate::auth::principal_of_token;
+use crate::auth::{authenticate, secret};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params};
 use crate::ops::Op;
@@ -21,6 +23,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jiff::Timestamp;
 use maud::html;
 use sha2::{Digest, Sha256};
 use till_app::Principal;
@@ -41,6 +44,9 @@ pub struct SecureCookies;
 pub struct Visitor {
     pub principal: Principal,
     form_token: String,
+    /// The hash of the cookie's token, and when the token expires: what signing out records.
+    token_hash: Vec<u8>,
+    expires_at: Timestamp,
 }
 
 impl Visitor {
@@ -100,10 +106,16 @@ impl FromRequestParts<AppState> for Visitor {
         if !token_shaped(&token) {
             return Err(Refused::SignIn { clear: true });
         }
-        match principal_of_token(state, &token).await {
-            Ok(principal) => Ok(Visitor {
-                principal,
+        let token_hash = secret::token_hash(&token);
+        if state.store().signed_out_of_console(&token_hash, state.now()).await? {
+            return Err(Refused::SignIn { clear: true });
+        }
+        match authenticate(state, &token).await {
+            Ok(authenticated) => Ok(Visitor {
+                principal: authenticated.principal,
                 form_token: form_token(&token),
+                token_hash,
+                expires_at: authenticated.expires_at,
             }),
             Err(ApiError::Unauthorized(_)) => Err(Refused::SignIn { clear: true }),
             Err(other) => Err(other.into()),
@@ -260,26 +272,51 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Respons
         }
         Err(other) => return other.into_response(),
     };
-    match principal_of_token(&state, &form.token).await {
-        Ok(_) => match session_cookie(&form.token, secure) {
-            Some(cookie) => (
-                StatusCode::SEE_OTHER,
-                [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)],
-            )
-                .into_response(),
-            None => (
-                StatusCode::BAD_REQUEST,
-                sign_in_form(Some("This token cannot be kept in a cookie.")),
-            )
-                .into_response(),
-        },
-        Err(ApiError::Unauthorized(reason)) => (StatusCode::UNAUTHORIZED, sign_in_form(Some(&reason))).into_response(),
-        Err(other) => Refused::Api(other).into_response(),
+    match authenticate(&state, &form.token).await {
+        Ok(_) => {}
+        Err(ApiError::Unauthorized(reason)) => {
+            return (StatusCode::UNAUTHORIZED, sign_in_form(Some(&reason))).into_response();
+        }
+        Err(other) => return Refused::Api(other).into_response(),
+    }
+    match state
+        .store()
+        .signed_out_of_console(&secret::token_hash(&form.token), state.now())
+        .await
+    {
+        Ok(false) => {}
+        Ok(true) => {
+            let problem = "This token was signed out of the console; sign in with a new one.";
+            return (StatusCode::UNAUTHORIZED, sign_in_form(Some(problem))).into_response();
+        }
+        Err(error) => return Refused::from(error).into_response(),
+    }
+    match session_cookie(&form.token, secure) {
+        Some(cookie) => (
+            StatusCode::SEE_OTHER,
+            [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)],
+        )
+            .into_response(),
+        None => (
+            StatusCode::BAD_REQUEST,
+            sign_in_form(Some("This token cannot be kept in a cookie.")),
+        )
+            .into_response(),
     }
 }
 
-/// Clears the cookie and goes back to the sign-in page.
-pub async fn sign_out(_write: Write<NoFields>) -> Response {
+/// Keeps the cookie's token out of the console until it expires, clears the cookie and goes
+/// back to the sign-in page. The token itself is the identity provider's (or the till's): the
+/// API still takes it until it expires.
+pub async fn sign_out(State(state): State<AppState>, write: Write<NoFields>) -> Response {
+    let visitor = write.visitor;
+    let signed_out = state
+        .store()
+        .sign_out_of_console(visitor.token_hash, visitor.expires_at, state.now())
+        .await;
+    if let Err(error) = signed_out {
+        return Refused::from(error).into_response();
+    }
     (
         StatusCode::SEE_OTHER,
         [

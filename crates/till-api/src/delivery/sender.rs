@@ -1,7 +1,8 @@
 //! Sending one delivery, and the rule on addresses it is sent to.
 //!
 //! Unless the operator allows private addresses, a delivery goes to public addresses only:
-//! an address written in the URL is checked before the request, and a name is resolved by
+//! an address written in the URL is checked before the request, a loopback name (`localhost`
+//! and the names under it) is refused by its name, and any other name is resolved by
 //! [`CheckedResolver`], which checks every address the name resolves to and hands the
 //! connection those alone. The connection goes to an address that was checked, so a name
 //! whose answer changes between a check and the connection (DNS rebinding) cannot lead it
@@ -21,18 +22,33 @@ const MOST_ANSWER_READ: usize = 64 * 1024;
 /// The longest a new endpoint's name may take to resolve when it is checked.
 const RESOLVE_WITHIN: Duration = Duration::from_secs(5);
 
-/// An address a delivery may not go to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{address}, {}", reach.described())]
+/// An address, or a name by itself, a delivery may not go to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{target}, {}", reach.described())]
 pub struct AddressRefused {
-    pub address: IpAddr,
+    /// The address, or the name, as the URL has it.
+    pub target: String,
     pub reach: Reach,
 }
 
 fn check(address: IpAddr) -> Result<(), AddressRefused> {
     match Reach::of(address) {
         Reach::Global => Ok(()),
-        reach => Err(AddressRefused { address, reach }),
+        reach => Err(AddressRefused {
+            target: address.to_string(),
+            reach,
+        }),
+    }
+}
+
+/// A name refused by itself, whatever it resolves to.
+fn check_name(name: &str) -> Result<(), AddressRefused> {
+    match Reach::of_name(name) {
+        Some(reach) => Err(AddressRefused {
+            target: name.to_owned(),
+            reach,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -46,6 +62,7 @@ pub async fn check_url(url: &WebhookUrl, allow_private: bool) -> Result<(), Addr
     match url.host() {
         Host::Address(address) => check(address),
         Host::Name(name) => {
+            check_name(name)?;
             match tokio::time::timeout(RESOLVE_WITHIN, tokio::net::lookup_host((name, url.port()))).await {
                 Ok(Ok(mut addresses)) => addresses.try_for_each(|address| check(address.ip())),
                 _ => Ok(()),
@@ -64,6 +81,9 @@ impl Resolve for CheckedResolver {
         let allow_private = self.allow_private;
         let name = name.as_str().to_owned();
         Box::pin(async move {
+            if !allow_private {
+                check_name(&name)?;
+            }
             let addresses: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
             if !allow_private {
                 addresses.iter().try_for_each(|address| check(address.ip()))?;

@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use till_core::exports::fec::{fec, file_name};
-use till_core::exports::{ClosedDay, ExportError, ereporting};
+use till_core::exports::{ClosedDay, ExportError, ereporting, last_day_begun};
 use till_core::ids::{RegisterId, StoreId};
 use till_store::exports::{DaysAsked, ExportDays};
 use utoipa::openapi::RefOr;
@@ -61,7 +61,8 @@ struct ExportQuery {
     /// The first day, inclusive.
     #[param(value_type = LocalDate, inline)]
     from: Date,
-    /// The last day, inclusive; not before `from`, and less than a year after it.
+    /// The last day, inclusive; not before `from`, less than a year after it, and not after
+    /// today in the time zone of any store the period covers.
     #[param(value_type = LocalDate, inline)]
     to: Date,
     /// Only the registers of this store.
@@ -101,11 +102,30 @@ impl FromParams for ExportQuery {
     }
 }
 
+/// Refuses (400 on `to`) a period ending after today in the time zone of one of the stores it
+/// covers: a day that has not begun there holds nothing to export or archive yet.
+pub(crate) async fn ensure_begun(
+    state: &AppState,
+    store_id: Option<&str>,
+    register_id: Option<&str>,
+    to: Date,
+) -> Result<(), ApiError> {
+    let zones = state.store().period_zones(store_id, register_id).await?;
+    let today = last_day_begun(&zones, state.now());
+    if to > today.date {
+        return Err(crate::phrases::period_ends_after_today(&today));
+    }
+    Ok(())
+}
+
 /// The closed days asked for, or the 422 naming the first day still open.
 async fn closed_days(
     state: &AppState,
     query: &ExportQuery,
 ) -> Result<(Vec<ClosedDay>, BTreeMap<String, Option<String>>), ApiError> {
+    let store_id = query.store_id.as_ref().map(StoreId::as_str);
+    let register_id = query.register_id.as_ref().map(RegisterId::as_str);
+    ensure_begun(state, store_id, register_id, query.to).await?;
     let asked = DaysAsked {
         from: query.from,
         to: query.to,

@@ -363,14 +363,16 @@ impl From<SealedClosure> for ClosureView {
 ///
 /// Seals the closure (and any earlier period not yet closed) in the register's closure chain
 /// with its VAT breakdown, total, perpetual grand totals and ticket anchors. No sale can then be
-/// booked into the closed period. Days also close by themselves at the first write after the
+/// booked into the closed period, and no session opens in it. Refused while a session of the
+/// register is open: close it first. Days also close by themselves at the first write after the
 /// store's midnight. A person should confirm: a closed period cannot be reopened.
 #[utoipa::path(post, path = "/v1/fiscal/registers/{registerId}/closures", operation_id = "closeFiscalPeriod", tag = "fiscal",
     params(("registerId" = Text, Path)),
     request_body = CloseBody,
     responses((status = 201, description = "The closures sealed by this request", body = ClosureList),
               (status = 404, description = "Unknown register", body = crate::error::ErrorEnvelope),
-              (status = 409, description = "That period is already closed", body = crate::error::ErrorEnvelope)))]
+              (status = 409, description = "That period is already closed", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "A session of the register is open; nothing was sealed", body = crate::error::ErrorEnvelope)))]
 async fn close(
     _caller: Authorized<ops::CloseFiscalPeriod>,
     State(state): State<AppState>,
@@ -430,7 +432,8 @@ struct ArchiveBody {
     /// First day, `YYYY-MM-DD` in the store's time zone.
     #[schema(format = Date)]
     from: String,
-    /// Last day, inclusive; not before `from`, and less than a year after it.
+    /// Last day, inclusive; not before `from`, less than a year after it, and not after today
+    /// in the store's time zone.
     #[schema(format = Date)]
     to: String,
 }
@@ -473,6 +476,7 @@ async fn make_archive(
         Some((register?, from, to))
     });
     let (register, from, to) = problems.finish(|| request)?;
+    super::exports::ensure_begun(&state, None, Some(register.as_str()), to).await?;
     let request = ArchiveRequest {
         archive_id: new_id("arc"),
         register_id: register.into_string(),

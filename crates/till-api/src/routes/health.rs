@@ -1,12 +1,15 @@
-//! Liveness, readiness, metrics and the OpenAPI document: public, no credential.
+//! Liveness, readiness, metrics and the OpenAPI document: public, no credential (the metrics
+//! ask for the operator's metrics token when one is set).
 
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderMap;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::response::IntoResponse;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -56,11 +59,33 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
 
 /// Prometheus metrics in the text exposition format.
 ///
-/// Request counts and latencies per route. Safe to scrape at any time.
+/// Request counts and latencies per route template, method and status class. Open to anyone
+/// unless the operator set a metrics token (`TILL_METRICS_TOKEN`): then only a request that
+/// carries it as `Authorization: Bearer <token>` reads them. Safe to scrape at any time.
 #[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics().render())
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String),
+              (status = 401, description = "A metrics token is set and the request does not carry it", body = crate::error::ErrorEnvelope)))]
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Result<impl IntoResponse, ApiError> {
+    if let Some(expected) = &state.config().metrics_token
+        && !carries_token(&headers, expected)
+    {
+        return Err(ApiError::Unauthorized(
+            "The metrics are read with the metrics token (Authorization: Bearer <token>).".to_owned(),
+        ));
+    }
+    Ok(([(CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics().render()))
+}
+
+/// Whether the request's bearer token is `expected`. Digests are compared, so that the time
+/// taken says nothing of how much of the token was right.
+fn carries_token(headers: &HeaderMap, expected: &str) -> bool {
+    let digest = |text: &str| Sha256::digest(text.as_bytes());
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .is_some_and(|(_, token)| digest(token.trim()) == digest(expected))
 }
 
 /// This OpenAPI 3.1 document.

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use jiff::{Span, Timestamp};
 use serde::Serialize;
 use till_app::reports::{ReportRequest, sales_report};
+use till_core::csv_cell::text_cell;
 use till_core::ids::{RegisterId, StoreId};
 use till_core::instant::{format_utc, parse_quarter_hour};
 use till_core::money::MAX_SAFE_INTEGER;
@@ -135,7 +136,7 @@ pub struct SalesReport {
 
 /// One row: the sales under one key. A ticket counts under each key it touches (a ticket of
 /// two articles counts in both rows); amounts are net of returns.
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportRow {
     /// `day`: the local date (`2026-03-29`). `hour`: the local start with the store's offset
@@ -298,7 +299,9 @@ impl SalesReport {
     }
 
     /// The rows as CSV: a header line, then one line per row, in the order of the JSON rows;
-    /// no totals line, so that every line is a row.
+    /// no totals line, so that every line is a row. The key is text a person may have typed (a
+    /// seller's or an article's id), written so that a spreadsheet never reads it as a formula;
+    /// counts and amounts are numbers till writes and go as they are.
     fn csv(&self, group_by: GroupBy) -> Result<String, ApiError> {
         let header = COUNTS
             .into_iter()
@@ -306,6 +309,10 @@ impl SalesReport {
         let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
         writer.write_record(header).map_err(ApiError::internal)?;
         for row in &self.rows {
+            let row = ReportRow {
+                key: text_cell(&row.key).into_owned(),
+                ..row.clone()
+            };
             writer.serialize(row).map_err(ApiError::internal)?;
         }
         let bytes = writer.into_inner().map_err(|e| ApiError::internal(e.into_error()))?;

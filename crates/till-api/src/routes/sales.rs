@@ -14,7 +14,7 @@ use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
+use axum::http::header::{ACCEPT, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -126,13 +126,22 @@ fn thousandths(text: &str) -> u16 {
     }
 }
 
-/// The receipt rendered as asked, marked as varying by `Accept`.
+/// The receipt rendered as asked, marked as varying by `Accept`; HTML under its policy.
 fn rendered(receipt: &Receipt, rendering: Rendering<'_>, format: ReceiptFormat) -> Response {
     let (content_type, body) = match format {
         ReceiptFormat::Html => ("text/html; charset=utf-8", crate::receipt::html(receipt, rendering)),
         ReceiptFormat::Text => ("text/plain; charset=utf-8", crate::receipt::text(receipt, rendering)),
     };
-    ([(CONTENT_TYPE, content_type), (VARY, "accept")], body).into_response()
+    let mut response = ([(CONTENT_TYPE, content_type), (VARY, "accept")], body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if format == ReceiptFormat::Html {
+        headers.insert(
+            CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(crate::receipt::HTML_POLICY),
+        );
+    }
+    response
 }
 
 /// Show a sale's receipt, printing nothing.
@@ -366,13 +375,14 @@ impl SaleLinesView {
 /// promotion rule, a declared discount, the coupon; ticket-level ones as the line's share), the
 /// net, the VAT rate and the VAT it contains. The lines' reductions and nets add up to the
 /// sale's totals to the cent. A return's lines refund their share of the original sale's
-/// reductions, with negative amounts. Read-only; safe to call at any time.
+/// reductions, with negative amounts. A till's session token reads its own store's sales only
+/// (another store's is 404). Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/lines", operation_id = "getSaleLines", tag = "checkout",
     params(("transactionId" = Text, Path)),
     responses((status = 200, description = "The sale's lines, explained", body = SaleLinesView),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn sale_lines(
-    _caller: Authorized<ops::GetSaleLines>,
+    caller: Authorized<ops::GetSaleLines>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Json<SaleLinesView>, ApiError> {
@@ -380,26 +390,29 @@ async fn sale_lines(
         .store()
         .sale_record(&id)
         .await?
+        .filter(|(sale, _)| caller.principal.reads_store(&sale.store_id))
         .ok_or_else(crate::phrases::no_such_sale)?;
     Ok(Json(SaleLinesView::new(sale, original.as_ref())))
 }
 
 /// Read a committed sale.
 ///
-/// Returns the sale event exactly as finalize answered it. Read-only; safe to call at any time.
+/// Returns the sale event exactly as finalize answered it. A till's session token reads its own
+/// store's sales only (another store's is 404). Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/sales/{transactionId}", operation_id = "getSale", tag = "checkout",
     params(("transactionId" = Text, Path)),
     responses((status = 200, description = "The sale event", body = SaleEvent),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn get_sale(
-    _caller: Authorized<ops::GetSale>,
+    caller: Authorized<ops::GetSale>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Response, ApiError> {
     let (_, body) = state
         .store()
-        .find_sale(&id)
+        .sale_answer(&id)
         .await?
+        .filter(|(store, _)| caller.principal.reads_store(store.as_str()))
         .ok_or_else(crate::phrases::no_such_sale)?;
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
@@ -540,15 +553,20 @@ type SalePage = Page<SaleSummaryView>;
 /// Filter by store, till, register session, customer, type and when they were committed
 /// (`from` inclusive, `to` exclusive); every filter given must hold. A page at a time: follow
 /// `nextCursor` until it is null, with the same filters. Each item is a summary; getSale reads
-/// the whole sale. Read-only; safe to call at any time.
+/// the whole sale. A till's session token lists its own store's sales only. Read-only; safe to
+/// call at any time.
 #[utoipa::path(get, path = "/v1/sales", operation_id = "searchSales", tag = "checkout",
     params(SalesQuery, PageQuery),
     responses((status = 200, description = "A page of sales, newest first", body = SalePage)))]
 async fn search_sales(
-    _caller: Authorized<ops::SearchSales>,
+    caller: Authorized<ops::SearchSales>,
     State(state): State<AppState>,
-    QueryParams(SaleSearch { filter, paging }): QueryParams<SaleSearch>,
+    QueryParams(SaleSearch { mut filter, paging }): QueryParams<SaleSearch>,
 ) -> Result<Json<SalePage>, ApiError> {
+    let Some(store_id) = caller.principal.store_to_list(filter.store_id.take()) else {
+        return Ok(Json(paging.page(Vec::new(), SaleSummary::key, SaleSummaryView::from)));
+    };
+    filter.store_id = store_id;
     let sales = state.store().search_sales(&filter, &paging.window()).await?;
     Ok(Json(paging.page(sales, SaleSummary::key, SaleSummaryView::from)))
 }

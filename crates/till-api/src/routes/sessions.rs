@@ -223,13 +223,14 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
 /// Open a register session for a cashier and mint the till's token.
 ///
 /// Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
-/// cashier and lock them out for a while after too many. One open session per till at a time.
+/// cashier and lock them out for a while after too many. One open session per till at a time;
+/// none on a day the register's closure has closed early.
 #[utoipa::path(post, path = "/v1/register-sessions", operation_id = "openRegisterSession", tag = "sessions",
     request_body = OpenSessionBody,
     responses((status = 201, description = "Opened; the token is in the body", body = OpenedSessionView),
               (status = 401, description = "Unknown cashier or wrong PIN (indistinguishable)", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The till already has an open session", body = crate::error::ErrorEnvelope),
-              (status = 422, description = "The till belongs to another store", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The till belongs to another store, or its day is closed", body = crate::error::ErrorEnvelope),
               (status = 429, description = "LOCKED_OUT after too many wrong PINs; see Retry-After", body = crate::error::ErrorEnvelope)))]
 async fn open_session(
     _caller: Authorized<ops::OpenSession>,
@@ -266,13 +267,14 @@ impl FromParams for SessionPath {
 
 /// Read a register session's state (never its token).
 ///
+/// A till's session token reads its own store's sessions only (another store's is 404).
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/register-sessions/{sessionId}", operation_id = "getRegisterSession", tag = "sessions",
     params(("sessionId" = Text, Path)),
     responses((status = 200, description = "The session", body = SessionView),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
 async fn get_session(
-    _caller: Authorized<ops::GetSession>,
+    caller: Authorized<ops::GetSession>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<SessionView>, ApiError> {
@@ -280,6 +282,7 @@ async fn get_session(
         .store()
         .get_session(&id)
         .await?
+        .filter(|record| caller.principal.reads_store(record.store_id.as_str()))
         .ok_or_else(|| ApiError::NotFound("Register session not found.".into()))?;
     Ok(Json(SessionView::new(record, state.now())))
 }
@@ -331,21 +334,28 @@ type SessionPage = Page<SessionView>;
 /// List register sessions, newest opened first (never their tokens).
 ///
 /// Filter by store, till and whether a session is open now; a page at a time: follow
-/// `nextCursor` until it is null, with the same filters. Read-only; safe to call at any time.
+/// `nextCursor` until it is null, with the same filters. A till's session token lists its own
+/// store's sessions only. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/register-sessions", operation_id = "listRegisterSessions", tag = "sessions",
     params(SessionsQuery, PageQuery),
     responses((status = 200, description = "A page of sessions, newest opened first", body = SessionPage)))]
 async fn list_sessions(
-    _caller: Authorized<ops::ListSessions>,
+    caller: Authorized<ops::ListSessions>,
     State(state): State<AppState>,
-    QueryParams(SessionList { filter, paging }): QueryParams<SessionList>,
+    QueryParams(SessionList { mut filter, paging }): QueryParams<SessionList>,
 ) -> Result<Json<SessionPage>, ApiError> {
     let now = state.now();
-    let records = state.store().list_sessions(&filter, now, &paging.window()).await?;
     let key = |record: &SessionRecord| Newest {
         at: record.opened_at,
         id: record.session_id.clone(),
     };
+    let Some(store_id) = caller.principal.store_to_list(filter.store_id.take()) else {
+        return Ok(Json(
+            paging.page(Vec::new(), key, |record| SessionView::new(record, now)),
+        ));
+    };
+    filter.store_id = store_id;
+    let records = state.store().list_sessions(&filter, now, &paging.window()).await?;
     Ok(Json(paging.page(records, key, |record| SessionView::new(record, now))))
 }
 

@@ -164,15 +164,26 @@ async fn a_return_without_a_receipt_needs_an_approval() {
 #[tokio::test]
 async fn a_sale_past_a_period_closed_early_is_refused_by_the_store() {
     let (till, cashier, article) = selling(1000).await;
-    till.app
-        .store()
+    let rung = till.clock.now();
+    // A day not over closes early once its session is closed.
+    let store = till.app.store();
+    let open = store.close_period(REGISTER, Period::Day, till.clock.now()).await;
+    assert!(
+        matches!(open, Err(StoreError::Rule(Rule::SessionOpenOnDay { ref session, .. })) if *session == session_of(&cashier)),
+        "{open:?}"
+    );
+    till_app::sessions::close(&till.app, session_of(&cashier), Vec::new())
+        .await
+        .unwrap();
+    store
         .close_period(REGISTER, Period::Day, till.clock.now())
         .await
         .unwrap();
 
-    let outcome = till
-        .finalize(&cashier, sale("t-1", &cashier, &article, 1, 1000, 1000))
-        .await;
+    // A sale the till rang before the close, arriving late, finds the day closed.
+    let mut late = sale("t-1", &cashier, &article, 1, 1000, 1000);
+    late.issued_at = Some(rung);
+    let outcome = till.finalize(&cashier, late).await;
     assert!(
         matches!(outcome, Err(Error::Store(StoreError::Rule(Rule::PeriodClosed { .. })))),
         "{outcome:?}"

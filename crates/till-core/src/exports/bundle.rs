@@ -4,6 +4,7 @@
 
 use super::fec::{self, parse_amount};
 use crate::canonical::to_canonical_string;
+use crate::csv_cell::text_cell;
 use crate::fiscal::archive::{ArchiveDocument, DetachedSignature};
 use crate::fiscal::payload::{ClosureRecord, Period};
 use crate::fiscal::{ALGORITHM, FiscalKey};
@@ -63,8 +64,12 @@ pub fn sequences_csv(report: &[ChainSequence]) -> String {
             chain.gaps.iter().map(i64::to_string).collect::<Vec<_>>().join("|")
         };
         text.push_str(&format!(
-            "{},{},{},{},{gaps}\n",
-            chain.chain, chain.first, chain.last, chain.count
+            "{},{},{},{},{}\n",
+            text_cell(&chain.chain),
+            chain.first,
+            chain.last,
+            chain.count,
+            text_cell(&gaps)
         ));
     }
     text
@@ -138,7 +143,7 @@ pub fn reconcile(
     fec::check(fec_text).map_err(|defect| format!("the FEC does not pass the format's checks: {defect}"))?;
     for line in fec_text.lines().skip(1) {
         let fields: Vec<&str> = line.split('\t').collect();
-        let (account, label, date) = (fields[4], fields[5], fields[3]);
+        let (account, account_label, line_label, date) = (fields[4], fields[5], fields[10], fields[3]);
         let amount = |text: &str| parse_amount(text).ok_or_else(|| format!("the FEC amount {text:?}"));
         let credit = amount(fields[12])?
             .checked_sub(amount(fields[11])?)
@@ -148,7 +153,12 @@ pub fn reconcile(
             continue;
         }
         let date = Date::strptime("%Y%m%d", date).map_err(|_| format!("the FEC date {date:?}"))?;
-        let rate = label.rsplit(' ').next().unwrap_or_default().to_owned();
+        // The rate ends the line's label; bundles made before the accounts had one label each
+        // ended the account's label with it.
+        let last_word = |label: &str| label.rsplit(' ').next().unwrap_or_default().to_owned();
+        let rate = Some(last_word(line_label))
+            .filter(|word| word.ends_with('%'))
+            .unwrap_or_else(|| last_word(account_label));
         let figures = &mut views.entry((date, rate)).or_default()[1];
         if is_sales {
             figures.add(credit, 0)?;
@@ -194,7 +204,7 @@ pub fn reconciliation_csv(rows: &[Reconciled]) -> String {
         text.push_str(&format!(
             "{},{},{},{},{},{},{},{},{}\n",
             row.date,
-            row.rate,
+            text_cell(&row.rate),
             row.journal.base_cents,
             row.journal.vat_cents,
             row.fec.base_cents,
@@ -267,7 +277,34 @@ pub fn open_manifest(bytes: &[u8], keys: &Value) -> Result<(Manifest, String), S
     if manifest.format != FORMAT {
         return Err(format!("the manifest's format is not {FORMAT}"));
     }
+    let names = manifest.files.iter().map(|file| file.name.as_str());
+    if let Some(name) = names
+        .chain([manifest.fec_file.as_str()])
+        .find(|name| !is_file_name(name))
+    {
+        return Err(format!(
+            "the manifest names {name:?}, which is not a plain file name of the folder \
+             (letters, digits, '.', '-' and '_', not starting with '.')"
+        ));
+    }
+    if !manifest.files.iter().any(|file| file.name == manifest.fec_file) {
+        return Err(format!(
+            "the manifest's FEC {} is not among its files",
+            manifest.fec_file
+        ));
+    }
     Ok((manifest, key_id))
+}
+
+/// Whether `name` is a plain name of a file in the bundle's folder itself: 1 to 100 letters,
+/// digits, `.`, `-` and `_`, not starting with a dot. Every name till writes is one, and no
+/// such name reaches outside the folder (no separator, no `..`, nothing absolute).
+pub fn is_file_name(name: &str) -> bool {
+    (1..=100).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
 }
 
 #[cfg(test)]
@@ -326,6 +363,60 @@ mod tests {
     }
 
     #[test]
+    fn a_manifest_naming_a_file_outside_its_folder_does_not_open() {
+        let key = FiscalKey::from_secret_bytes(&[7; 32]).unwrap();
+        let set = serde_json::json!({"keys": [key.public_jwk()]});
+        let manifest = |names: &[&str], fec_file: &str| Manifest {
+            format: FORMAT.into(),
+            register_id: "r1".into(),
+            period_from: "2026-03-30".into(),
+            period_to: "2026-03-30".into(),
+            fec_file: fec_file.into(),
+            sales_account: "707".into(),
+            vat_account: "44571".into(),
+            files: names
+                .iter()
+                .map(|name| ManifestFile {
+                    name: (*name).into(),
+                    sha256: "00".into(),
+                })
+                .collect(),
+        };
+        let good = manifest(
+            &["archive.json", "123456789FEC20260330.txt"],
+            "123456789FEC20260330.txt",
+        );
+        let sealed = seal_manifest(&good, &key).unwrap();
+        assert_eq!(open_manifest(sealed.as_bytes(), &set).unwrap().0, good);
+        for bad in [
+            "../outside.txt",
+            "/etc/passwd",
+            "sub/file",
+            ".hidden",
+            "",
+            "..",
+            "a\\b",
+            "é.txt",
+        ] {
+            let sealed = seal_manifest(&manifest(&["archive.json", bad], "FEC.txt"), &key).unwrap();
+            let refused = open_manifest(sealed.as_bytes(), &set).unwrap_err();
+            assert!(refused.contains("not a plain file name"), "{bad}: {refused}");
+        }
+        let sealed = seal_manifest(&manifest(&["archive.json"], "../FEC.txt"), &key).unwrap();
+        assert!(
+            open_manifest(sealed.as_bytes(), &set)
+                .unwrap_err()
+                .contains("not a plain file name")
+        );
+        let sealed = seal_manifest(&manifest(&["archive.json"], "FEC.txt"), &key).unwrap();
+        assert!(
+            open_manifest(sealed.as_bytes(), &set)
+                .unwrap_err()
+                .contains("not among its files")
+        );
+    }
+
+    #[test]
     fn a_manifest_opens_only_under_the_key_that_signed_it_and_unchanged() {
         let key = FiscalKey::from_secret_bytes(&[7; 32]).unwrap();
         let other = FiscalKey::from_secret_bytes(&[9; 32]).unwrap();
@@ -337,10 +428,16 @@ mod tests {
             fec_file: "FEC20260330.txt".into(),
             sales_account: "707".into(),
             vat_account: "44571".into(),
-            files: vec![ManifestFile {
-                name: "archive.json".into(),
-                sha256: "00".into(),
-            }],
+            files: vec![
+                ManifestFile {
+                    name: "archive.json".into(),
+                    sha256: "00".into(),
+                },
+                ManifestFile {
+                    name: "FEC20260330.txt".into(),
+                    sha256: "11".into(),
+                },
+            ],
         };
         let file = seal_manifest(&manifest, &key).unwrap();
         let set = |k: &FiscalKey| serde_json::json!({"keys": [k.public_jwk()]});

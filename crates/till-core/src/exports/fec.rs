@@ -5,8 +5,11 @@
 
 use super::{ClosedDay, ExportError};
 use crate::money::VatRate;
+use crate::sale::TenderMethod;
 use jiff::civil::Date;
 use std::collections::BTreeMap;
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
 
 /// The 18 columns, in the order the article fixes.
 pub const COLUMNS: [&str; 18] = [
@@ -47,6 +50,55 @@ pub struct FecAccounts {
     /// What a tender gave over the amount due and the shop kept (7588 Produits divers de
     /// gestion courante).
     pub forfeited: String,
+    /// The label (`CompteLib`) of each account, by its number. An account the map does not
+    /// name takes the label of the first part that goes to it (see [`FecAccounts::label`]).
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The French chart of accounts' names of the default accounts.
+const DEFAULT_LABELS: [(&str, &str); 10] = [
+    ("707", "Ventes de marchandises"),
+    ("44571", "TVA collectée"),
+    ("530", "Caisse"),
+    ("5112", "Cartes bancaires à encaisser"),
+    ("511", "Valeurs à l'encaissement"),
+    ("5116", "Titres-restaurant à encaisser"),
+    ("4191", "Clients - avances et acomptes reçus"),
+    ("411", "Clients"),
+    ("471", "Compte d'attente"),
+    ("7588", "Produits divers de gestion courante"),
+];
+
+/// What a tender method is called in French, in the lines' labels.
+fn method_words(method: &str) -> &str {
+    match TenderMethod::parse(method) {
+        Some(TenderMethod::Cash) => "espèces",
+        Some(TenderMethod::Card) => "carte bancaire",
+        Some(TenderMethod::Cheque) => "chèque",
+        Some(TenderMethod::MealVoucher) => "titre-restaurant",
+        Some(TenderMethod::GiftCard) => "carte cadeau",
+        Some(TenderMethod::CreditNote) => "avoir",
+        Some(TenderMethod::Loyalty) => "points de fidélité",
+        Some(TenderMethod::Installment) => "paiement différé",
+        None => method,
+    }
+}
+
+/// The label of an account by the part that goes to it, for an account the configuration
+/// moved a part to without naming it.
+fn part_label(part: &str) -> &'static str {
+    match part {
+        "sales" => "Ventes de marchandises",
+        "vat" => "TVA collectée",
+        "cash" => "Caisse",
+        "card" => "Cartes bancaires à encaisser",
+        "cheque" => "Chèques à encaisser",
+        "meal_voucher" => "Titres-restaurant à encaisser",
+        "gift_card" | "credit_note" | "loyalty" => "Clients - avances et acomptes reçus",
+        "installment" => "Clients",
+        "forfeited" => "Produits divers de gestion courante",
+        _ => "Compte d'attente",
+    }
 }
 
 impl Default for FecAccounts {
@@ -74,6 +126,10 @@ impl Default for FecAccounts {
                 .collect(),
             other_tenders: "471".to_owned(),
             forfeited: "7588".to_owned(),
+            labels: DEFAULT_LABELS
+                .into_iter()
+                .map(|(account, label)| (account.to_owned(), label.to_owned()))
+                .collect(),
         }
     }
 }
@@ -90,6 +146,23 @@ impl FecAccounts {
     /// The account of a tender method.
     pub fn tender(&self, method: &str) -> &str {
         self.tenders.get(method).unwrap_or(&self.other_tenders)
+    }
+
+    /// The one label of `account`: the one `labels` gives it, else that of the first part
+    /// going to it (sales, VAT, the tender methods in alphabetical order, other methods, what
+    /// was kept over the amount due), so that every line of an account carries the same label.
+    pub fn label(&self, account: &str) -> &str {
+        if let Some(label) = self.labels.get(account) {
+            return label;
+        }
+        let parts = [("sales", &self.sales), ("vat", &self.vat)]
+            .into_iter()
+            .chain(self.tenders.iter().map(|(method, account)| (method.as_str(), account)))
+            .chain([("other", &self.other_tenders), ("forfeited", &self.forfeited)]);
+        parts
+            .into_iter()
+            .find(|(_, to)| to.as_str() == account)
+            .map_or("Compte d'attente", |(part, _)| part_label(part))
     }
 
     /// Refuses an account that is empty, longer than an account number or holds anything but
@@ -121,17 +194,31 @@ impl FecAccounts {
                 return Err(BadAccount { setting, reason });
             }
         }
-        if self.journal_label.is_empty()
-            || self.journal_label.len() > 60
-            || self.journal_label.chars().any(char::is_control)
-        {
+        if !fits_a_column(&self.journal_label) {
             return Err(BadAccount {
                 setting: "journal_label".to_owned(),
                 reason: "must be 1 to 60 characters without tabs or line breaks",
             });
         }
+        for (account, label) in &self.labels {
+            if !fits_a_column(label) {
+                return Err(BadAccount {
+                    setting: format!("account_labels {account}"),
+                    reason: "must be 1 to 60 characters without tabs or line breaks",
+                });
+            }
+        }
         Ok(())
     }
+}
+
+/// A label of 1 to 60 characters, not blank, with nothing that would break a line or a column.
+fn fits_a_column(label: &str) -> bool {
+    !label.trim().is_empty()
+        && label.chars().count() <= 60
+        && !label
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
 }
 
 /// One line of the file.
@@ -156,11 +243,12 @@ pub struct Fec {
     pub lines: Vec<FecLine>,
 }
 
-/// A line of an entry before it is numbered: which account, which label, and a signed amount
-/// (positive on the side the part normally sits, negative on the other).
+/// A line of an entry before it is numbered: which account, what the line is, and a signed
+/// amount (positive on the side the part normally sits, negative on the other).
 struct Part {
     account: String,
-    account_label: String,
+    /// What the line holds, as `Ventes TVA 20%`: a sales or VAT line ends with its rate.
+    detail: String,
     /// True for a part that sits on the credit side when positive.
     credit: bool,
     cents: i64,
@@ -180,7 +268,7 @@ pub fn fec(days: &[ClosedDay], accounts: &FecAccounts) -> Result<Fec, ExportErro
             continue;
         }
         number += 1;
-        let entry = entry(day, number, parts)?;
+        let entry = entry(day, number, parts, accounts)?;
         lines.extend(entry);
     }
     Ok(Fec {
@@ -203,15 +291,15 @@ fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportErr
         for (side, what) in [(figures.sales, "Ventes"), (figures.returns, "Retours")] {
             parts.push(Part {
                 account: accounts.sales.clone(),
-                account_label: format!("{what} TVA {label}"),
+                detail: format!("{what} TVA {label}"),
                 credit: true,
                 cents: side.net_cents().map_err(|_| overflow())?,
             });
         }
-        for (side, what) in [(figures.sales, "TVA collectee"), (figures.returns, "TVA sur retours")] {
+        for (side, what) in [(figures.sales, "TVA collectée"), (figures.returns, "TVA sur retours")] {
             parts.push(Part {
                 account: accounts.vat.clone(),
-                account_label: format!("{what} {label}"),
+                detail: format!("{what} {label}"),
                 credit: true,
                 cents: side.vat_cents,
             });
@@ -219,13 +307,14 @@ fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportErr
     }
     let mut forfeited = 0i64;
     for (method, figures) in &day.tickets.tenders {
+        let words = method_words(method);
         for (cents, what) in [
             (figures.received_cents, "Encaissements"),
             (figures.refunded_cents, "Remboursements"),
         ] {
             parts.push(Part {
                 account: accounts.tender(method).to_owned(),
-                account_label: format!("{what} {method}"),
+                detail: format!("{what} {words}"),
                 credit: false,
                 cents,
             });
@@ -234,7 +323,7 @@ fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportErr
     }
     parts.push(Part {
         account: accounts.forfeited.clone(),
-        account_label: "Trop-percus conserves".to_owned(),
+        detail: "Trop-perçus conservés".to_owned(),
         credit: true,
         cents: forfeited,
     });
@@ -242,7 +331,7 @@ fn parts(day: &ClosedDay, accounts: &FecAccounts) -> Result<Vec<Part>, ExportErr
 }
 
 /// The lines of one entry, zero parts left out, refused unless it balances.
-fn entry(day: &ClosedDay, number: u64, parts: Vec<Part>) -> Result<Vec<FecLine>, ExportError> {
+fn entry(day: &ClosedDay, number: u64, parts: Vec<Part>, accounts: &FecAccounts) -> Result<Vec<FecLine>, ExportError> {
     let (mut debit, mut credit) = (0i64, 0i64);
     let mut lines = Vec::new();
     for part in parts.into_iter().filter(|part| part.cents != 0) {
@@ -255,10 +344,10 @@ fn entry(day: &ClosedDay, number: u64, parts: Vec<Part>) -> Result<Vec<FecLine>,
         lines.push(FecLine {
             entry_number: number,
             entry_date: day.date,
+            account_label: accounts.label(&part.account).to_owned(),
             account: part.account,
-            account_label: part.account_label,
             piece_ref: format!("Z-{}-{}", day.register_id, day.closure_seq),
-            label: format!("Ventes du {} caisse {}", day.date, day.register_id),
+            label: format!("Caisse {} du {}: {}", day.register_id, day.date, part.detail),
             debit_cents: d,
             credit_cents: c,
             valid_date: day.closed_on.max(day.date),
@@ -300,9 +389,25 @@ pub fn fec_amount(cents: i64) -> String {
     format!("{sign}{},{:02}", magnitude / 100, magnitude % 100)
 }
 
-/// Text that goes in a column: tabs and line breaks would split it, so they become spaces.
-fn column(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+/// Text that goes in a column, in plain ASCII: accents are dropped and ligatures spelled out
+/// (`é` is `e`, `œ` is `oe`), control characters and every kind of space or line separator
+/// (a tab or a line break would split the line) are a space, and any other character outside
+/// printable ASCII is a `?`.
+pub fn column(text: &str) -> String {
+    let mut ascii = String::with_capacity(text.len());
+    for c in text.nfkd().filter(|c| !is_combining_mark(*c)) {
+        match c {
+            ' '..='~' => ascii.push(c),
+            'œ' => ascii.push_str("oe"),
+            'Œ' => ascii.push_str("OE"),
+            'æ' => ascii.push_str("ae"),
+            'Æ' => ascii.push_str("AE"),
+            'ß' => ascii.push_str("ss"),
+            c if c.is_control() || c.is_whitespace() => ascii.push(' '),
+            _ => ascii.push('?'),
+        }
+    }
+    ascii
 }
 
 impl Fec {
@@ -552,7 +657,10 @@ mod tests {
             ]
         );
         assert!(text.starts_with("JournalCode\tJournalLib\tEcritureNum\t"));
-        assert!(text.contains("VE\tVentes\t1\t20260331\t707\tVentes TVA 20%\t\t\tZ-r1-1\t20260331\t"));
+        assert!(text.contains(
+            "VE\tVentes\t1\t20260331\t707\tVentes de marchandises\t\t\tZ-r1-1\t20260331\t\
+             Caisse r1 du 2026-03-31: Ventes TVA 20%\t"
+        ));
         assert!(text.contains("\t0,00\t12,08\t\t\t20260401\t\t\r\n"));
     }
 
@@ -619,6 +727,79 @@ mod tests {
         let mut bad = FecAccounts::default();
         bad.tenders.insert("card".into(), "51\t12".into());
         assert_eq!(bad.check().unwrap_err().setting, "tender_accounts card");
+    }
+
+    #[test]
+    fn every_line_of_an_account_carries_its_one_french_label() {
+        let days = [day(
+            "2026-03-31",
+            &[
+                (2000, 1450, 242, "card"),
+                (550, 260, 14, "cash"),
+                (2000, -1450, -242, "credit_note"),
+                (550, 300, 16, "gift_card"),
+                (550, 100, 5, "loyalty"),
+            ],
+        )];
+        let fec = fec(&days, &FecAccounts::default()).unwrap();
+        let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for line in &fec.lines {
+            labels.entry(&line.account).or_default().insert(&line.account_label);
+        }
+        let labels: Vec<(&str, Vec<&str>)> = labels
+            .into_iter()
+            .map(|(account, set)| (account, set.into_iter().collect()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("4191", vec!["Clients - avances et acomptes reçus"]),
+                ("44571", vec!["TVA collectée"]),
+                ("5112", vec!["Cartes bancaires à encaisser"]),
+                ("530", vec!["Caisse"]),
+                ("707", vec!["Ventes de marchandises"]),
+            ]
+        );
+        let text = fec.render();
+        assert!(text.is_ascii(), "{text}");
+        for detail in [
+            "Encaissements carte bancaire",
+            "Encaissements especes",
+            "Remboursements avoir",
+            "Encaissements carte cadeau",
+            "Encaissements points de fidelite",
+            "TVA collectee 5.5%",
+            "Clients - avances et acomptes recus",
+        ] {
+            assert!(text.contains(detail), "{detail}: {text}");
+        }
+        assert!(!text.contains("credit_note") && !text.contains(" card"), "{text}");
+    }
+
+    #[test]
+    fn an_account_moved_without_a_label_takes_its_parts_and_a_label_set_wins() {
+        let mut accounts = FecAccounts::default();
+        accounts.tenders.insert("card".into(), "5115".into());
+        accounts.tenders.insert("meal_voucher".into(), "5115".into());
+        assert_eq!(accounts.label("5115"), "Cartes bancaires à encaisser");
+        accounts.labels.insert("5115".into(), "CB et titres".into());
+        assert_eq!(accounts.label("5115"), "CB et titres");
+        assert_eq!(accounts.check(), Ok(()));
+        accounts.labels.insert("530".into(), "Caisse\u{2028}centrale".into());
+        assert_eq!(accounts.check().unwrap_err().setting, "account_labels 530");
+    }
+
+    #[test]
+    fn columns_are_plain_ascii_without_separators() {
+        assert_eq!(column("Caisse Élysée n°2"), "Caisse Elysee n?2");
+        assert_eq!(column("Œuf\tà\u{2028}la\u{2029}coque\r\n"), "OEuf a la coque  ");
+        assert_eq!(column("caisse-東京\u{202e}"), "caisse-???");
+        let mut closed = day("2026-03-31", &[(2000, 1200, 200, "cash")]);
+        closed.register_id = "Tŕ\u{2028}1".into();
+        let text = fec(&[closed], &FecAccounts::default()).unwrap().render();
+        assert!(text.is_ascii(), "{text:?}");
+        assert!(text.contains("\tZ-Tr 1-1\t"), "{text:?}");
+        assert_eq!(check(&text).map(|c| c.entries), Ok(1));
     }
 
     fn ticket() -> impl Strategy<Value = (i64, i64, i64, &'static str)> {

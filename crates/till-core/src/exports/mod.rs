@@ -8,6 +8,8 @@ pub mod ereporting;
 pub mod fec;
 
 use crate::fiscal::payload::SaleRecordVat;
+use crate::store::Timezone;
+use jiff::Timestamp;
 use jiff::civil::Date;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -208,6 +210,30 @@ impl ClosedDay {
     }
 }
 
+/// The local day it is in a store's time zone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Today {
+    pub date: Date,
+    /// The IANA name of the zone.
+    pub zone: String,
+}
+
+/// The last day a period of an export, an archive or a bundle may end on: today in the zone,
+/// among `zones` (those of the stores the period covers), where today began last. A later day
+/// has not begun in at least one of those stores, so nothing of it can be closed, exported or
+/// archived yet. With no zone, the default one's today.
+pub fn last_day_begun(zones: &[Timezone], now: Timestamp) -> Today {
+    let today = |zone: &Timezone| Today {
+        date: now.to_zoned(zone.zone()).date(),
+        zone: zone.as_str().to_owned(),
+    };
+    zones
+        .iter()
+        .map(today)
+        .min_by(|a, b| (a.date, &a.zone).cmp(&(b.date, &b.zone)))
+        .unwrap_or_else(|| today(&Timezone::default_zone()))
+}
+
 #[cfg(test)]
 pub(crate) mod tests_support {
     use super::*;
@@ -290,5 +316,22 @@ mod tests {
         };
         figures.add(&[part(i64::MAX)], &[]).unwrap();
         assert_eq!(figures.add(&[part(1)], &[]), Err(Overflow));
+    }
+
+    #[test]
+    fn a_period_may_end_today_where_today_began_last() {
+        let zones = |names: &[&str]| -> Vec<Timezone> { names.iter().map(|n| Timezone::parse(n).unwrap()).collect() };
+        // 23:30 in Paris on the 26th is already the 27th in Noumea.
+        let now: Timestamp = "2026-11-26T22:30:00Z".parse().unwrap();
+        let paris = last_day_begun(&zones(&["Europe/Paris"]), now);
+        assert_eq!(
+            (paris.date.to_string(), paris.zone.as_str()),
+            ("2026-11-26".to_owned(), "Europe/Paris")
+        );
+        let noumea = last_day_begun(&zones(&["Pacific/Noumea"]), now);
+        assert_eq!(noumea.date.to_string(), "2026-11-27");
+        let both = last_day_begun(&zones(&["Pacific/Noumea", "Europe/Paris"]), now);
+        assert_eq!(both, paris);
+        assert_eq!(last_day_begun(&[], now), paris, "the default zone");
     }
 }

@@ -73,6 +73,38 @@ impl Engine {
     }
 }
 
+/// What is at `url` (see [`crate::db::Found`]), opening it read-only.
+pub(crate) async fn inspect(url: &str) -> Result<crate::db::Found, StoreError> {
+    use crate::db::Found;
+    let (engine, latest) = match Engine::from_url(url)? {
+        Engine::Sqlite => (Engine::Sqlite, migrations::sqlite()),
+        Engine::Postgres => (Engine::Postgres, migrations::postgres()),
+    };
+    let latest = latest.iter().map(|m| m.version).max().unwrap_or_default();
+    let applied = match engine {
+        Engine::Sqlite => {
+            let path = sqlite::sqlite_path(url)?;
+            match std::fs::metadata(&path) {
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Found::NoFile(path)),
+                Err(error) => {
+                    return Err(StoreError::Config(format!("cannot read {}: {error}", path.display())));
+                }
+                Ok(meta) if !meta.is_file() => return Ok(Found::NotTill),
+                Ok(_) => {}
+            }
+            tokio::task::spawn_blocking(move || sqlite::applied_migration(&path))
+                .await
+                .map_err(|_| StoreError::Config("the database could not be read".to_owned()))??
+        }
+        Engine::Postgres => postgres::applied_migration(url).await?,
+    };
+    Ok(match applied {
+        None => Found::NotTill,
+        Some(version) if version < latest => Found::Behind,
+        Some(_) => Found::Current,
+    })
+}
+
 /// How units of work meet on an engine: what business code may choose its statements by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Writers {

@@ -1,5 +1,5 @@
-//! The service hyper calls with each request head of a connection: till's limits on the head,
-//! the body's deadline, then the router.
+//! The service hyper calls with each request head of a connection: till's limits on the head
+//! (and on the body its head announces), the body's deadline, then the router.
 
 use super::guard::Progress;
 use super::{MAX_HEADER_BYTES, MAX_TARGET_BYTES};
@@ -21,21 +21,43 @@ use tokio::time::Sleep;
 use tower::ServiceExt;
 use tower::util::Oneshot;
 
+/// What the transport holds every request of a connection to.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A body must arrive within this time once the handler waits for it.
+    pub body_timeout: Duration,
+    /// A body announced larger than this is refused from the head.
+    pub max_body_bytes: usize,
+    /// Answers say `Strict-Transport-Security`: the connection is HTTPS.
+    pub hsts: bool,
+}
+
 /// One connection's requests, answered by the router unless the transport refuses them.
 pub struct Exchange {
     app: Router,
     progress: Arc<Progress>,
-    body_timeout: Duration,
+    limits: Limits,
 }
 
 impl Exchange {
-    pub fn new(app: Router, progress: Arc<Progress>, body_timeout: Duration) -> Exchange {
-        Exchange {
-            app,
-            progress,
-            body_timeout,
-        }
+    pub fn new(app: Router, progress: Arc<Progress>, limits: Limits) -> Exchange {
+        Exchange { app, progress, limits }
     }
+}
+
+/// What a browser is told on every answer over HTTPS: this host is to be reached over HTTPS
+/// alone for a year. Never sent over plain HTTP, where it would mean nothing (and where a
+/// proxy in front of till decides).
+const STRICT_TRANSPORT_SECURITY: HeaderValue = HeaderValue::from_static("max-age=31536000");
+
+/// `response` as the connection sends it: with `Strict-Transport-Security` over HTTPS.
+pub fn over_transport<B>(mut response: Response<B>, hsts: bool) -> Response<B> {
+    if hsts {
+        response
+            .headers_mut()
+            .insert(header::STRICT_TRANSPORT_SECURITY, STRICT_TRANSPORT_SECURITY);
+    }
+    response
 }
 
 impl hyper::service::Service<Request<Incoming>> for Exchange {
@@ -46,25 +68,54 @@ impl hyper::service::Service<Request<Incoming>> for Exchange {
     fn call(&self, request: Request<Incoming>) -> Answer {
         self.progress.begin();
         let progress = Some(self.progress.clone());
+        let limits = self.limits;
         if let Some(refusal) = over_limits(&request) {
             return Answer::Refused {
                 response: Some(refusal.into_response()),
                 progress,
+                hsts: limits.hsts,
             };
         }
-        let body_timeout = self.body_timeout;
+        if let Some(refusal) = body_over_limit(&request, limits.max_body_bytes) {
+            // The body is never read: the connection closes after the answer (lingering so
+            // that the client, still sending, reads the answer rather than a reset).
+            self.progress.refused_unread();
+            let mut response = refusal.into_response();
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return Answer::Refused {
+                response: Some(response),
+                progress,
+                hsts: limits.hsts,
+            };
+        }
         let request = request.map(|body| TimedBody {
             body,
             deadline: None,
-            timeout: body_timeout,
+            timeout: limits.body_timeout,
             progress: self.progress.clone(),
         });
         Answer::Routed {
             future: self.app.clone().oneshot(request),
             progress,
-            body_timeout,
+            limits,
         }
     }
+}
+
+/// A body its head announces larger than till accepts: refused from the head, before a byte of
+/// it is read and before `100 Continue`, which hyper sends only once the body is read.
+fn body_over_limit<B>(request: &Request<B>, max_body_bytes: usize) -> Option<ApiError> {
+    let announced = request
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    (announced > u64::try_from(max_body_bytes).unwrap_or(u64::MAX)).then_some(ApiError::PayloadTooLarge(max_body_bytes))
 }
 
 /// A request target or header section over till's limits.
@@ -90,12 +141,13 @@ pin_project! {
         Refused {
             response: Option<Response<Body>>,
             progress: Option<Arc<Progress>>,
+            hsts: bool,
         },
         Routed {
             #[pin]
             future: Oneshot<Router, Request<TimedBody>>,
             progress: Option<Arc<Progress>>,
-            body_timeout: Duration,
+            limits: Limits,
         },
     }
 }
@@ -104,12 +156,16 @@ impl Future for Answer {
     type Output = Result<Response<Answered>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let (response, progress) = match self.project() {
-            AnswerProjection::Refused { response, progress } => (response.take().unwrap_or_default(), progress.take()),
+        let (response, progress, hsts) = match self.project() {
+            AnswerProjection::Refused {
+                response,
+                progress,
+                hsts,
+            } => (response.take().unwrap_or_default(), progress.take(), *hsts),
             AnswerProjection::Routed {
                 future,
                 progress,
-                body_timeout,
+                limits,
             } => {
                 let response = match ready!(future.poll(cx)) {
                     Ok(response) => response,
@@ -117,12 +173,13 @@ impl Future for Answer {
                 };
                 let progress = progress.take();
                 let response = match &progress {
-                    Some(progress) if progress.was_body_late() => body_too_slow(*body_timeout, &response),
+                    Some(progress) if progress.was_body_late() => body_too_slow(limits.body_timeout, &response),
                     _ => response,
                 };
-                (response, progress)
+                (response, progress, limits.hsts)
             }
         };
+        let response = over_transport(response, hsts);
         Poll::Ready(Ok(response.map(|body| Answered { body, progress })))
     }
 }
@@ -220,8 +277,11 @@ impl Drop for Answered {
     }
 }
 
-/// The service of a connection accepted past the cap: 503 to its request, then close.
-pub struct Overloaded;
+/// The service of a connection accepted past the cap: 503 to its request, then close. Over
+/// HTTPS its answer says `Strict-Transport-Security` like any other.
+pub struct Overloaded {
+    pub hsts: bool,
+}
 
 impl hyper::service::Service<Request<Incoming>> for Overloaded {
     type Response = Response<Body>;
@@ -237,6 +297,6 @@ impl hyper::service::Service<Request<Incoming>> for Overloaded {
         response
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        std::future::ready(Ok(response))
+        std::future::ready(Ok(over_transport(response, self.hsts)))
     }
 }

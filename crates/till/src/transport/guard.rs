@@ -30,6 +30,8 @@ pub struct Progress {
     steps: AtomicU64,
     /// The body of the request under way did not arrive in time.
     body_late: AtomicBool,
+    /// A request was refused with its body unread: the connection lingers on close.
+    unread: AtomicBool,
 }
 
 impl Progress {
@@ -50,6 +52,15 @@ impl Progress {
 
     pub fn was_body_late(&self) -> bool {
         self.body_late.load(Ordering::Relaxed)
+    }
+
+    /// A request was answered without its body being read; the connection closes after it.
+    pub fn refused_unread(&self) {
+        self.unread.store(true, Ordering::Relaxed);
+    }
+
+    fn left_unread(&self) -> bool {
+        self.unread.load(Ordering::Relaxed)
     }
 
     fn steps(&self) -> u64 {
@@ -284,6 +295,9 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Guarded<IO> {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         ready!(this.poll_answer(cx))?;
+        if this.linger == Linger::No && this.progress.left_unread() {
+            this.linger = Linger::Wanted;
+        }
         match this.linger {
             Linger::No => return Pin::new(&mut this.io).poll_shutdown(cx),
             Linger::Wanted => {
@@ -324,11 +338,13 @@ struct Rendered {
 }
 
 impl Refusals {
-    pub async fn render() -> Refusals {
+    /// The envelopes, with `Strict-Transport-Security` when `hsts` (over HTTPS).
+    pub async fn render(hsts: bool) -> Refusals {
         let mut rendered = Vec::new();
         for status in [400, 414, 431] {
             if let Some(error) = unreadable(status) {
-                rendered.push((status, Rendered::from(error.into_response()).await));
+                let response = super::exchange::over_transport(error.into_response(), hsts);
+                rendered.push((status, Rendered::from(response).await));
             }
         }
         Refusals { rendered }
@@ -376,7 +392,7 @@ mod tests {
             header_timeout: Duration::from_secs(1),
             idle_timeout: Duration::from_secs(1),
         };
-        Guarded::new(io, timeouts, Arc::default(), Arc::new(Refusals::render().await))
+        Guarded::new(io, timeouts, Arc::default(), Arc::new(Refusals::render(false).await))
     }
 
     #[tokio::test]

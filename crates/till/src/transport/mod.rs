@@ -4,8 +4,10 @@
 //! A connection is served by hyper's HTTP/1.1 connection between two pieces of till's:
 //!
 //! - [`exchange::Exchange`], the service hyper calls with each request head it parsed: it
-//!   refuses a request target or header section over till's limits (414, 431), gives the
-//!   body a deadline (408 past it), and hands the rest to the router.
+//!   refuses a request target or header section over till's limits (414, 431) and a body its
+//!   head announces larger than till accepts (413, without reading it or sending
+//!   `100 Continue`), gives the body a deadline (408 past it), and hands the rest to the
+//!   router. Over HTTPS every answer says `Strict-Transport-Security`.
 //! - [`guard::Guarded`], the connection's bytes as hyper reads and writes them: it closes a
 //!   connection whose request head is too slow to arrive, or that stays idle between
 //!   requests too long (hyper's own header timeout counts that idle time as part of the next
@@ -63,6 +65,8 @@ pub struct Settings {
     pub idle_timeout: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// A request whose head announces a larger body is refused (413) without reading it.
+    pub max_body_bytes: usize,
 }
 
 impl Default for Settings {
@@ -75,6 +79,7 @@ impl Default for Settings {
             body_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(75),
             max_connections: 512,
+            max_body_bytes: till_api::ApiConfig::default().max_body_bytes,
         }
     }
 }
@@ -106,10 +111,11 @@ impl Server {
             Some(files) => Some(tls::Certificate::load(files.clone()).await?),
             None => None,
         };
+        let hsts = tls.is_some();
         Ok(Server {
             settings,
             tls,
-            refusals: Arc::new(guard::Refusals::render().await),
+            refusals: Arc::new(guard::Refusals::render(hsts).await),
         })
     }
 
@@ -189,7 +195,7 @@ struct Connections {
     app: Router,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     timeouts: guard::Timeouts,
-    body_timeout: Duration,
+    limits: exchange::Limits,
     refusals: Arc<guard::Refusals>,
     serving: Arc<Semaphore>,
     refusing: Arc<Semaphore>,
@@ -212,7 +218,11 @@ impl Connections {
                 header_timeout: settings.header_timeout,
                 idle_timeout: settings.idle_timeout,
             },
-            body_timeout: settings.body_timeout,
+            limits: exchange::Limits {
+                body_timeout: settings.body_timeout,
+                max_body_bytes: settings.max_body_bytes,
+                hsts: server.tls.is_some(),
+            },
             refusals: server.refusals.clone(),
             serving: Arc::new(Semaphore::new(settings.max_connections)),
             // A refusal is short; an eighth of the cap keeps a flood from holding more.
@@ -243,7 +253,7 @@ impl Connections {
             Slot::Serve => {
                 let progress = Arc::new(guard::Progress::default());
                 let io = guard::Guarded::new(io, self.timeouts, progress.clone(), self.refusals.clone());
-                let service = exchange::Exchange::new(self.app.clone(), progress, self.body_timeout);
+                let service = exchange::Exchange::new(self.app.clone(), progress, self.limits);
                 watcher
                     .watch(self.http.serve_connection(TokioIo::new(io), service))
                     .await
@@ -253,7 +263,7 @@ impl Connections {
                 watcher
                     .watch(
                         self.http_refusing
-                            .serve_connection(TokioIo::new(io), exchange::Overloaded),
+                            .serve_connection(TokioIo::new(io), exchange::Overloaded { hsts: self.limits.hsts }),
                     )
                     .await
             }

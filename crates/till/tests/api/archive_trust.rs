@@ -703,6 +703,9 @@ async fn closed_day(engine: Engine) -> Shop {
             .await;
         assert_eq!(sold.status, 201, "{}", sold.text);
     }
+    let session = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&session, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let manager = shop.server.token("manager", "pos.fiscal.close");
     let day = shop
         .server

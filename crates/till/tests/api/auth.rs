@@ -135,6 +135,29 @@ async fn issuer_and_audience_are_required_and_checked(engine: Engine) {
     server.stop().await;
 }
 
+/// `iss` and `sub` are single strings: a list, even one naming the trusted issuer, or any other
+/// type is refused.
+async fn an_issuer_or_subject_that_is_not_a_string_is_refused(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    for (claim, value) in [
+        ("iss", json!(["till-dev"])),
+        ("iss", json!(["till-dev", "someone-else"])),
+        ("iss", json!({"name": "till-dev"})),
+        ("iss", json!(1)),
+        ("iss", json!(null)),
+        ("sub", json!(["auditor"])),
+        ("sub", json!(42)),
+        ("sub", json!({"id": "auditor"})),
+        ("sub", json!(true)),
+    ] {
+        let token = hs256(&claims(|c| c[claim] = value.clone()));
+        let reply = server.get(READ, &token).await;
+        assert_eq!(reply.status, 401, "{claim} = {value}: {}", reply.text);
+        reply.assert_error(401, "UNAUTHORIZED");
+    }
+    server.stop().await;
+}
+
 async fn forged_algorithms_are_refused(engine: Engine) {
     let server = with_jwks_file(engine).await;
     // alg none: no signature at all.
@@ -254,6 +277,7 @@ on_both_engines!(
     missing_or_garbage_credentials_are_refused,
     expiry_and_not_before_are_enforced_with_leeway,
     issuer_and_audience_are_required_and_checked,
+    an_issuer_or_subject_that_is_not_a_string_is_refused,
     forged_algorithms_are_refused,
     unknown_keys_and_tampered_signatures_are_refused,
     opaque_tokens_are_never_parsed_as_jwts,

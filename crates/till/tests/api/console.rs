@@ -16,6 +16,8 @@ on_both_engines!(
     a_form_that_writes_needs_its_token_and_this_origin,
     todays_figures_are_the_sales_reports,
     the_stock_page_shows_the_latest_movements,
+    an_unknown_console_page_is_a_page_with_the_consoles_headers,
+    signing_out_keeps_a_copied_cookie_out,
 );
 
 /// A browser that follows no redirect, so that each answer can be checked.
@@ -392,5 +394,92 @@ async fn the_stock_page_shows_the_latest_movements(engine: Engine) {
     assert_eq!(shown, latest);
     let unknown = open(&server, &format!("/console/stock?sku={}", "0".repeat(63) + "1"), &token).await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.html);
+    server.stop().await;
+}
+
+/// An address under `/console` that is no page answers a 404 page of the console, with its
+/// headers, signed in or not, whatever the method: never the API's JSON.
+async fn an_unknown_console_page_is_a_page_with_the_consoles_headers(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let token = server.admin();
+    for path in [
+        "/console/nothing-here",
+        "/console/sales/t1/more",
+        "/console/static/other.css",
+    ] {
+        for cookie in [None, Some(token.as_str())] {
+            for method in [reqwest::Method::GET, reqwest::Method::POST] {
+                let mut request = browser().request(method.clone(), format!("{}{path}", server.base));
+                if let Some(token) = cookie {
+                    request = request.header(COOKIE, format!("till_console={token}"));
+                }
+                let page = read(request.send().await.expect("sent")).await;
+                let what = format!("{method} {path} signed in: {}", cookie.is_some());
+                assert_eq!(page.status, StatusCode::NOT_FOUND, "{what}: {}", page.html);
+                assert!(
+                    page.headers[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"),
+                    "{what}"
+                );
+                assert!(page.html.contains("<h1>"), "{what}: {}", page.html);
+                assert!(serde_json::from_str::<serde_json::Value>(&page.html).is_err(), "{what}");
+                let policy = page.headers["content-security-policy"].to_str().unwrap();
+                assert!(policy.contains("default-src 'none'"), "{what}: {policy}");
+                assert_eq!(page.headers["x-frame-options"], "DENY", "{what}");
+                assert_eq!(page.headers["x-content-type-options"], "nosniff", "{what}");
+                assert_eq!(page.headers["cache-control"], "no-store", "{what}");
+            }
+        }
+    }
+    // The API's own unknown routes stay JSON.
+    server
+        .get("/v1/nothing-here", &token)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    server.stop().await;
+}
+
+/// Signing out keeps the token out of the console on the server: a copy of the cookie taken
+/// before opens nothing after, and the token cannot sign in again. The API, which the token
+/// belongs to, still takes it; another token still signs in.
+async fn signing_out_keeps_a_copied_cookie_out(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let token = server.admin();
+    let signed = sign_in(&server, &token).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.html);
+    let copied =
+        signed.headers[SET_COOKIE].to_str().unwrap().split(';').next().unwrap()["till_console=".len()..].to_owned();
+    let page = open(&server, "/console/sales", &copied).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+
+    let out = post_form(
+        &server,
+        "/console/sign-out",
+        &copied,
+        &format!("csrf={}", form_token(&page.html)),
+        &server.base,
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.html);
+    assert_eq!(out.headers[LOCATION], "/console/sign-in");
+
+    for path in ["/console/sales", "/console", "/console/promotions"] {
+        let after = open(&server, path, &copied).await;
+        assert_eq!(after.status, StatusCode::SEE_OTHER, "{path}: {}", after.html);
+        assert_eq!(after.headers[LOCATION], "/console/sign-in");
+        assert!(after.headers[SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    }
+    let again = sign_in(&server, &token).await;
+    assert_eq!(again.status, StatusCode::UNAUTHORIZED, "{}", again.html);
+    assert!(again.html.contains("signed out"), "{}", again.html);
+    assert!(!again.headers.contains_key(SET_COOKIE));
+
+    assert_eq!(
+        server.get("/v1/stores", &token).await.status,
+        200,
+        "the API still takes it"
+    );
+    let other = server.token("admin", "pos.sales.read");
+    assert_eq!(sign_in(&server, &other).await.status, StatusCode::SEE_OTHER);
+    assert_eq!(open(&server, "/console/sales", &other).await.status, StatusCode::OK);
     server.stop().await;
 }

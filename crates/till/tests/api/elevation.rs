@@ -207,6 +207,30 @@ async fn fifty_wrong_pins_lock_the_manager_after_five(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// A till's wrong PINs lock the manager out at that till only: another till of the chain
+/// still takes the manager's PIN.
+async fn one_tills_wrong_pins_lock_the_manager_out_of_that_till_only(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    managers(&shop).await;
+    let (_, second_till) = shop.server.open_session("s1", "r2", "paul", "1357").await;
+    for _ in 0..5 {
+        shop.ask("mathis", "0000", "discount.ticket", 1000)
+            .await
+            .assert_error(401, "INVALID_CREDENTIAL");
+    }
+    shop.ask("mathis", "9876", "discount.ticket", 1000)
+        .await
+        .assert_error(429, "LOCKED_OUT");
+    let body = json!({"managerSubject": "mathis", "pin": "9876", "operation": "discount.ticket", "percentBps": 1000});
+    let elsewhere = shop.server.post("/v1/elevation-grants", &second_till, body).await;
+    assert_eq!(elsewhere.status, 201, "{}", elsewhere.text);
+    // The right PIN there does not lift the lock here.
+    shop.ask("mathis", "9876", "discount.ticket", 1000)
+        .await
+        .assert_error(429, "LOCKED_OUT");
+    shop.server.stop().await;
+}
+
 async fn a_right_pin_resets_the_count(engine: Engine) {
     let shop = Shop::open(engine).await;
     for _ in 0..4 {
@@ -354,6 +378,7 @@ on_both_engines!(
     a_refused_sale_leaves_the_grant_unspent,
     a_grant_is_bound_to_its_session_scope_and_time,
     fifty_wrong_pins_lock_the_manager_after_five,
+    one_tills_wrong_pins_lock_the_manager_out_of_that_till_only,
     a_right_pin_resets_the_count,
     the_rate_limiter_answers_429_with_retry_after,
     the_error_table_of_the_elevation_channel,

@@ -133,8 +133,40 @@ async fn responses_carry_a_request_id(engine: Engine) {
     server.stop().await;
 }
 
+/// A request id a caller chose is taken only if it is 1 to 64 letters, digits, `.`, `_` or
+/// `-`: anything else (which a text log would show as it is) is replaced by one of till's.
+async fn unfit_request_ids_are_replaced(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let fit = format!("{}.9_z-", "a".repeat(59));
+    let echoed = server
+        .send(|http, base| http.get(format!("{base}/healthz")).header("x-request-id", fit.as_str()))
+        .await;
+    assert_eq!(echoed.headers["x-request-id"], fit.as_str());
+    let too_long = "a".repeat(65);
+    let unfit: [&[u8]; 7] = [
+        too_long.as_bytes(),
+        b"two words",
+        b"req_1 method=GET status=200",
+        b"quote\"d",
+        b"tab\tin",
+        b"semi;colon",
+        "caf\u{e9}".as_bytes(),
+    ];
+    for sent in unfit {
+        let value = reqwest::header::HeaderValue::from_bytes(sent).unwrap();
+        let reply = server
+            .send(|http, base| http.get(format!("{base}/v1/nothing")).header("x-request-id", value))
+            .await;
+        reply.assert_error(404, "NOT_FOUND");
+        let id = reply.headers["x-request-id"].to_str().unwrap();
+        assert!(id.starts_with("req_"), "{sent:?} answered {id}");
+    }
+    server.stop().await;
+}
+
 on_both_engines!(
     malformed_bodies_are_validation_failures_on_body,
+    unfit_request_ids_are_replaced,
     wrong_types_and_ranges_name_their_fields,
     unknown_routes_and_methods_answer_in_the_envelope,
     oversized_bodies_are_refused_with_413,

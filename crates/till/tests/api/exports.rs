@@ -33,7 +33,7 @@ impl Shop {
         assert_eq!(reply.status, 201, "{}", reply.text);
     }
 
-    /// A new session on r1 the next morning (the previous one expired overnight).
+    /// A new session on r1 the next morning.
     async fn next_morning(&mut self, instant: &str) {
         self.server.clock.set(at(instant));
         let (session, till) = self.server.open_session("s1", "r1", "camille", "1234").await;
@@ -73,17 +73,17 @@ fn column(name: &str) -> usize {
     COLUMNS.iter().position(|c| *c == name).unwrap()
 }
 
-/// Credit less debit on `account` on the lines whose account label ends with `suffix`.
+/// Credit less debit on `account` on the lines whose label ends with `suffix`.
 fn balance_of(rows: &[Vec<String>], account: &str, suffix: &str) -> i64 {
     rows.iter()
-        .filter(|r| r[column("CompteNum")] == account && r[column("CompteLib")].ends_with(suffix))
+        .filter(|r| r[column("CompteNum")] == account && r[column("EcritureLib")].ends_with(suffix))
         .map(|r| parse_amount(&r[column("Credit")]).unwrap() - parse_amount(&r[column("Debit")]).unwrap())
         .sum()
 }
 
 /// Day one: a sale of a mug and two baguettes by card, a book in cash, the mug given back
-/// (refunded by card), the day closed by the back office. Day two: a baguette, closed by the
-/// first write of day three.
+/// (refunded by card), the shift then the day closed by the back office. Day two: a baguette,
+/// closed by the first write of day three.
 async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     let mut shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
     let store = json!({"name": "s1", "siret": "12345678900012"});
@@ -111,6 +111,9 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     });
     let returned = shop.server.post("/v1/returns", &shop.till, give_back).await;
     assert_eq!(returned.status, 201, "{}", returned.text);
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let close = shop
         .server
         .post(
@@ -133,25 +136,41 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     }
     let first_day = shop.export("fec", "2026-03-30", "2026-03-30").await;
     assert_eq!(first_day.status, 200, "{}", first_day.text);
-    // The worked example of docs/fiscal.md, line for line.
+    // The worked example of docs/fiscal.md, line for line: one French label per account, what
+    // each line holds in its own label.
     let documented = [
-        ("707", "Ventes TVA 20%", "0,00", "12,08"),
-        ("707", "Retours TVA 20%", "12,08", "0,00"),
-        ("44571", "TVA collectee 20%", "0,00", "2,42"),
-        ("44571", "TVA sur retours 20%", "2,42", "0,00"),
-        ("707", "Ventes TVA 5.5%", "0,00", "26,06"),
-        ("44571", "TVA collectee 5.5%", "0,00", "1,44"),
-        ("5112", "Encaissements card", "17,10", "0,00"),
-        ("5112", "Remboursements card", "0,00", "14,50"),
-        ("530", "Encaissements cash", "24,90", "0,00"),
+        ("707", "Ventes de marchandises", "Ventes TVA 20%", "0,00", "12,08"),
+        ("707", "Ventes de marchandises", "Retours TVA 20%", "12,08", "0,00"),
+        ("44571", "TVA collectee", "TVA collectee 20%", "0,00", "2,42"),
+        ("44571", "TVA collectee", "TVA sur retours 20%", "2,42", "0,00"),
+        ("707", "Ventes de marchandises", "Ventes TVA 5.5%", "0,00", "26,06"),
+        ("44571", "TVA collectee", "TVA collectee 5.5%", "0,00", "1,44"),
+        (
+            "5112",
+            "Cartes bancaires a encaisser",
+            "Encaissements carte bancaire",
+            "17,10",
+            "0,00",
+        ),
+        (
+            "5112",
+            "Cartes bancaires a encaisser",
+            "Remboursements carte bancaire",
+            "0,00",
+            "14,50",
+        ),
+        ("530", "Caisse", "Encaissements especes", "24,90", "0,00"),
     ];
     let first_rows = rows(&first_day.text);
-    let got: Vec<(&str, &str, &str, &str)> = first_rows
+    let got: Vec<(&str, &str, &str, &str, &str)> = first_rows
         .iter()
         .map(|r| {
             (
                 r[column("CompteNum")].as_str(),
                 r[column("CompteLib")].as_str(),
+                r[column("EcritureLib")]
+                    .strip_prefix("Caisse r1 du 2026-03-30: ")
+                    .unwrap_or(&r[column("EcritureLib")]),
                 r[column("Debit")].as_str(),
                 r[column("Credit")].as_str(),
             )
@@ -164,19 +183,11 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
             &r[column("EcritureDate")],
             &r[column("PieceRef")],
             &r[column("PieceDate")],
-            &r[column("EcritureLib")],
             &r[column("ValidDate")],
         ];
         assert_eq!(
             fixed,
-            [
-                "1",
-                "20260330",
-                "Z-r1-1",
-                "20260330",
-                "Ventes du 2026-03-30 caisse r1",
-                "20260330"
-            ],
+            ["1", "20260330", "Z-r1-2", "20260330", "20260330"],
             "{}",
             first_day.text
         );
@@ -231,7 +242,7 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
     let mug_net = 1450 - (1450 * 20 + 60) / 120;
     let back = |account: &str, label: &str| {
         rows.iter()
-            .find(|r| r[column("CompteNum")] == account && r[column("CompteLib")].starts_with(label))
+            .find(|r| r[column("CompteNum")] == account && r[column("EcritureLib")].contains(label))
             .unwrap_or_else(|| panic!("{account} {label}: {}", fec.text))
             .clone()
     };
@@ -243,9 +254,9 @@ async fn the_fec_and_e_reporting_add_up_to_the_sealed_closures(engine: Engine) {
         ),
         (Some(mug_net), Some(0))
     );
-    let refunded = back("5112", "Remboursements card");
+    let refunded = back("5112", "Remboursements carte bancaire");
     assert_eq!(refunded[column("Credit")], "14,50");
-    assert_eq!(back("530", "Encaissements cash")[column("Debit")], "24,90");
+    assert_eq!(back("530", "Encaissements especes")[column("Debit")], "24,90");
 
     // The e-reporting aggregates are the closures' breakdowns, with their tickets counted.
     let report = shop.export("e-reporting", "2026-03-30", "2026-03-31").await;
@@ -328,9 +339,138 @@ async fn exports_need_the_fiscal_read_scope_and_a_sound_period(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// Exports and archives end today at the latest, in the time zone of every store the period
+/// covers: a day not begun in one of them is refused on `to`, and nothing is sealed.
+async fn a_period_ending_after_today_is_refused_on_to(engine: Engine) {
+    // 21:00 in Paris on 30 March is already 31 March, 08:00, in Noumea.
+    let shop = Shop::open_at(engine, at("2026-03-30T20:00:00Z"), |_| {}).await;
+    let admin = shop.server.admin();
+    let noumea = json!({"name": "Nouméa", "timezone": "Pacific/Noumea"});
+    assert_eq!(shop.server.put("/v1/stores/nc", &admin, noumea).await.status, 201);
+    let accountant = shop.server.token("accountant", "pos.fiscal.read");
+    for what in ["fec", "e-reporting"] {
+        for (query, today) in [
+            ("to=2026-03-31", "2026-03-30 in Europe/Paris"),
+            ("to=2026-03-31&registerId=r1", "2026-03-30 in Europe/Paris"),
+            ("to=2026-03-31&storeId=s1", "2026-03-30 in Europe/Paris"),
+            ("to=2026-04-01&storeId=nc", "2026-03-31 in Pacific/Noumea"),
+        ] {
+            let path = format!("/v1/exports/{what}?from=2026-03-01&{query}");
+            let refused = shop.server.get(&path, &accountant).await;
+            refused.assert_error(400, "VALIDATION_FAILED");
+            assert_eq!(
+                refused.field_errors(),
+                [("to".to_owned(), format!("must not be after today ({today})"))],
+                "{path}"
+            );
+        }
+        for query in ["to=2026-03-30", "to=2026-03-31&storeId=nc"] {
+            let path = format!("/v1/exports/{what}?from=2026-03-01&{query}");
+            let ok = shop.server.get(&path, &accountant).await;
+            assert_eq!(ok.status, 200, "{path}: {}", ok.text);
+        }
+    }
+    let archive = |to: &str| json!({"registerId": "r1", "from": "2026-03-01", "to": to});
+    let closer = shop.server.token("manager", "pos.fiscal.close pos.fiscal.read");
+    let refused = shop
+        .server
+        .post("/v1/fiscal/archives", &closer, archive("2026-12-31"))
+        .await;
+    refused.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(
+        refused.field_errors(),
+        [(
+            "to".to_owned(),
+            "must not be after today (2026-03-30 in Europe/Paris)".to_owned()
+        )]
+    );
+    assert_eq!(shop.server.count_rows("fiscal_archives").await, 0, "nothing sealed");
+    let made = shop
+        .server
+        .post("/v1/fiscal/archives", &closer, archive("2026-03-30"))
+        .await;
+    assert_eq!(made.status, 201, "{}", made.text);
+    shop.server.stop().await;
+}
+
+/// The FEC of a register whose id is not plain ASCII is plain ASCII all the same, with one
+/// French label per account whatever the lines of the account hold.
+async fn the_fec_is_plain_ascii_with_one_label_per_account(engine: Engine) {
+    let shop = Shop::open_at(engine, at("2026-03-30T08:00:00Z"), |_| {}).await;
+    let register = "caisse-Élysée";
+    let (session, till) = shop.server.open_session("s1", register, "camille", "1234").await;
+    for (transaction, method) in [("t1", "card"), ("t2", "cash"), ("t3", "cheque")] {
+        let mut sale = shop.sale(
+            transaction,
+            vec![line("l1", MUG, 1), line("l2", BAGUETTE, 1)],
+            1450 + 130,
+        );
+        sale["sessionId"] = json!(session);
+        sale["tenders"]["tenders"][0]["method"] = json!(method);
+        let sold = shop.server.post("/v1/checkout/finalize", &till, sale).await;
+        assert_eq!(sold.status, 201, "{}", sold.text);
+    }
+    let closed = shop
+        .server
+        .post(
+            &format!("/v1/register-sessions/{session}/close"),
+            &shop.server.admin(),
+            json!({}),
+        )
+        .await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
+    let day = shop
+        .server
+        .post(
+            "/v1/fiscal/registers/caisse-%C3%89lys%C3%A9e/closures",
+            &shop.server.token("manager", "pos.fiscal.close"),
+            json!({"period": "day"}),
+        )
+        .await;
+    assert_eq!(day.status, 201, "{}", day.text);
+    let fec = shop
+        .server
+        .get(
+            "/v1/exports/fec?from=2026-03-30&to=2026-03-30&registerId=caisse-%C3%89lys%C3%A9e",
+            &shop.server.token("accountant", "pos.fiscal.read"),
+        )
+        .await;
+    assert_eq!(fec.status, 200, "{}", fec.text);
+    assert!(fec.text.is_ascii(), "{}", fec.text);
+    check(&fec.text).unwrap_or_else(|defect| panic!("{defect}\n{}", fec.text));
+    let rows = rows(&fec.text);
+    let mut labels: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r[column("CompteNum")].clone(), r[column("CompteLib")].clone()))
+        .collect();
+    labels.sort();
+    labels.dedup();
+    assert_eq!(
+        labels,
+        [
+            ("44571", "TVA collectee"),
+            ("511", "Valeurs a l'encaissement"),
+            ("5112", "Cartes bancaires a encaisser"),
+            ("530", "Caisse"),
+            ("707", "Ventes de marchandises"),
+        ]
+        .map(|(a, l)| (a.to_owned(), l.to_owned()))
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r[column("PieceRef")].starts_with("Z-caisse-Elysee-")
+                && r[column("EcritureLib")].starts_with("Caisse caisse-Elysee du 2026-03-30: ")),
+        "{}",
+        fec.text
+    );
+    shop.server.stop().await;
+}
+
 on_both_engines!(
     the_fec_and_e_reporting_add_up_to_the_sealed_closures,
     exports_need_the_fiscal_read_scope_and_a_sound_period,
+    a_period_ending_after_today_is_refused_on_to,
+    the_fec_is_plain_ascii_with_one_label_per_account,
 );
 
 /// Runs the `till` binary on the test server's database and data directory (its fiscal key).
@@ -375,6 +515,9 @@ async fn a_bundle_reconciles_and_an_edited_fec_fails_its_manifest_and_reconcilia
     let (made, text) = till(&args, &shop.server);
     assert!(!made && text.contains("2026-03-30"), "{text}");
     assert!(!out.exists());
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let close = shop
         .server
         .post(

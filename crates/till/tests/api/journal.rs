@@ -65,6 +65,15 @@ impl Shop {
             .await
     }
 
+    /// Closes the till's session (its Z report), then `period`: a period not over closes
+    /// early only once no session of the register is open.
+    async fn close_shift_then(&self, period: &str) -> crate::harness::Reply {
+        let close = format!("/v1/register-sessions/{}/close", self.session);
+        let shift = self.server.post(&close, &self.server.admin(), json!({})).await;
+        assert_eq!(shift.status, 200, "{}", shift.text);
+        self.close(period).await
+    }
+
     /// Sells `lines`, paid by card, at whatever the server says they cost.
     async fn sell(&self, transaction: &str, lines: Vec<Value>) -> Value {
         let total = self.total_of(lines.clone()).await;
@@ -172,16 +181,25 @@ async fn days_and_months_close_by_themselves(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// A day closed early while the till's sales are in flight: each sale is either counted in
-/// the day's closure or refused as booked into a closed period, never booked and left out.
+/// A day closed early while the till's sales are in flight (the queue of a till that was
+/// offline, reaching the server as its shift is closed): each sale is either counted in the
+/// day's closure or refused as booked into a closed period, never booked and left out.
 async fn a_day_closed_early_counts_exactly_the_sales_it_let_through(engine: Engine) {
     let shop = Shop::open_at(engine, at("2026-06-15T08:00:00Z"), |_| {}).await;
     // The node then knows the till's chain head and day, and trusts its guess of the racing
     // sales' place.
     let opening = shop.sell_until_the_guess_is_trusted().await;
     let sales: Vec<Value> = (opening..opening + 23)
-        .map(|i| shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
+        .map(|i| {
+            let mut sale = shop.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450);
+            sale["issuedAt"] = json!("2026-06-15T08:00:00Z");
+            sale
+        })
         .collect();
+    shop.server.clock.advance(Duration::from_secs(60));
+    let close = format!("/v1/register-sessions/{}/close", shop.session);
+    let shift = shop.server.post(&close, &shop.server.admin(), json!({})).await;
+    assert_eq!(shift.status, 200, "{}", shift.text);
     let mut pending: FuturesUnordered<_> = sales.iter().map(|s| shop.finalize(s)).collect();
     let first = pending.next().await.expect("23 sales");
     let (mut replies, closed) = futures::join!(pending.collect::<Vec<_>>(), shop.close("day"));
@@ -205,10 +223,14 @@ async fn a_day_closed_early_counts_exactly_the_sales_it_let_through(engine: Engi
 async fn a_closed_day_takes_no_more_sales(engine: Engine) {
     let mut shop = Shop::open_at(engine, at("2026-06-15T08:00:00Z"), |_| {}).await;
     shop.sell("t1", vec![line("l1", MUG, 1)]).await;
-    let closed = shop.close("day").await;
+    shop.server.clock.advance(Duration::from_secs(60));
+    let closed = shop.close_shift_then("day").await;
     assert_eq!(closed.status, 201, "{}", closed.text);
     assert_eq!(closed.body["closures"][0]["ticketCount"], 1);
-    let refused = shop.finalize(&shop.sale("t2", vec![line("l1", MUG, 1)], 1450)).await;
+    // A sale the till rang before its shift closed, arriving late, finds the day closed.
+    let mut late = shop.sale("t2", vec![line("l1", MUG, 1)], 1450);
+    late["issuedAt"] = json!("2026-06-15T08:00:30Z");
+    let refused = shop.finalize(&late).await;
     refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
     assert!(refused.text.contains("closed"), "{}", refused.text);
     shop.close("day").await.assert_error(409, "CONFLICT");
@@ -284,7 +306,7 @@ async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
             assert!(replies.iter().all(|r| r.status == 201), "a sale was refused");
         }
     }
-    assert_eq!(shop.close("day").await.status, 201);
+    assert_eq!(shop.close_shift_then("day").await.status, 201);
     let closures = shop.closures().await;
     let days: Vec<&Value> = closures.iter().filter(|c| c["period"] == "DAY").collect();
     assert_eq!(days.len(), 4);
@@ -309,13 +331,19 @@ async fn thousands_of_sales_sum_exactly_into_their_closures(engine: Engine) {
     shop.server.stop().await;
 }
 
-/// Three sales and a closed day: the state every tampering test starts from.
-async fn closed_day(engine: Engine) -> Shop {
+/// Three sales of a shift still open.
+async fn three_sales(engine: Engine) -> Shop {
     let shop = Shop::open(engine).await;
     for n in 1..=3 {
         shop.sell(&format!("t{n}"), vec![line("l1", MUG, n)]).await;
     }
-    assert_eq!(shop.close("day").await.status, 201);
+    shop
+}
+
+/// Three sales, their shift and their day closed: the state every tampering test starts from.
+async fn closed_day(engine: Engine) -> Shop {
+    let shop = three_sales(engine).await;
+    assert_eq!(shop.close_shift_then("day").await.status, 201);
     assert_eq!(shop.verify("r1").await["ok"], true);
     shop
 }
@@ -350,7 +378,8 @@ async fn a_changed_sale_field_is_found_and_named(engine: Engine) {
 /// A sale's packed answer and document that no longer unpack (a byte cut off the end) make its
 /// ticket altered in the audit, as a changed field does, not a failed audit.
 async fn a_damaged_packed_sale_is_found_as_altered(engine: Engine) {
-    let shop = closed_day(engine).await;
+    // The shift still open: the ticket's own check is what reads the damaged sale.
+    let shop = three_sales(engine).await;
     let cut = match engine {
         Engine::Sqlite => "substr(packed, 1, length(packed) - 1)",
         Engine::Postgres => "substring(packed from 1 for length(packed) - 1)",
@@ -418,7 +447,8 @@ async fn removed_entries_are_found_through_gaps_and_anchors(engine: Engine) {
         .await;
     assert_eq!(
         failure(&shop.verify("r1").await),
-        ("closure".into(), 1, "anchor".into())
+        ("closure".into(), 2, "anchor".into()),
+        "the day closure, sealed after the shift's"
     );
     shop.server.stop().await;
 }
@@ -794,7 +824,245 @@ async fn the_first_sale_after_midnight_closes_the_day_before_its_ticket(engine: 
     shop.server.stop().await;
 }
 
+/// A shift running past midnight: the day that is over closes by itself at the next write,
+/// the shift still open; the current day, not over, closes early only once the shift is
+/// closed, and then no session opens on it until the next day.
+async fn a_day_that_is_over_closes_with_a_shift_open_the_current_day_once_it_is_closed(engine: Engine) {
+    // 23:00 in Paris; the shift goes on past midnight.
+    let mut shop = Shop::open_at(engine, at("2026-10-10T21:00:00Z"), |_| {}).await;
+    shop.sell("t1", vec![line("l1", MUG, 1)]).await;
+    shop.server.clock.advance(Duration::from_secs(2 * 3600));
+
+    // 01:00: closing the day is refused while the shift is open, and seals nothing, not even
+    // the day that ended at midnight.
+    let refused = shop.close("day").await;
+    refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(
+        refused.text.contains(&shop.session),
+        "names the open session: {}",
+        refused.text
+    );
+    assert!(refused.text.contains("2026-10-11"), "names the day: {}", refused.text);
+    assert!(shop.chain("r1", "closure").await.is_empty(), "nothing sealed");
+
+    // The day that ended closes at the next write, the shift still open.
+    shop.sell("t2", vec![line("l1", MUG, 1)]).await;
+    let closures = shop.closures().await;
+    let days: Vec<&str> = closures.iter().map(|c| c["periodFrom"].as_str().unwrap()).collect();
+    assert_eq!(days, ["2026-10-10"]);
+
+    // Once the shift is closed, the current day closes early; no session opens on it.
+    let closed = shop.close_shift_then("day").await;
+    assert_eq!(closed.status, 201, "{}", closed.text);
+    assert_eq!(closed.body["closures"][0]["periodFrom"], "2026-10-11");
+    let body = json!({"storeId": "s1", "registerId": "r1", "cashierSubject": "camille", "pin": "1234"});
+    let refused = shop
+        .server
+        .post("/v1/register-sessions", &shop.server.admin(), body)
+        .await;
+    refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(
+        refused.text.contains("2026-10-11") && refused.text.contains("closed"),
+        "{}",
+        refused.text
+    );
+    // Another register of the store is not closed.
+    shop.server.open_session("s1", "r2", "camille", "1234").await;
+
+    // The next day, the register opens again.
+    shop.server.clock.set(at("2026-10-11T22:30:00Z"));
+    shop.reopen().await;
+    shop.sell("t3", vec![line("l1", MUG, 1)]).await;
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+/// `till serve` as a process of its own, and the back office's token for it.
+struct Served {
+    node: till_load::cluster::Node,
+    client: till_load::client::Client,
+    admin: String,
+    _dir: tempfile::TempDir,
+}
+
+const SERVED_SECRET: &str = "served-test-secret-of-at-least-32-bytes";
+
+impl Served {
+    async fn start(engine: Engine) -> Served {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let key = dir.path().join("fiscal-key.pem");
+        till::fiscal::new_key(&key).expect("a signing key");
+        let database_url = match engine {
+            Engine::Sqlite => format!("sqlite://{}", dir.path().join("till.db").display()),
+            Engine::Postgres => crate::harness::fresh_postgres_database().await,
+        };
+        let config = till_load::cluster::NodeConfig {
+            binary: env!("CARGO_BIN_EXE_till").into(),
+            database_url,
+            jwt_secret: SERVED_SECRET.into(),
+            fiscal_key_file: key,
+            env: Vec::new(),
+            work_dir: dir.path().to_path_buf(),
+        };
+        let mut node = till_load::cluster::Node::new(0, config).expect("a port");
+        node.start().await.expect("till serve starts");
+        let client = till_load::client::Client::new(vec![node.url()]).expect("a client");
+        Served {
+            node,
+            client,
+            admin: till_load::shop::admin_token(SERVED_SECRET),
+            _dir: dir,
+        }
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (u16, Value, String) {
+        let reply = self
+            .client
+            .send(method, path, token, body.as_ref())
+            .await
+            .expect("an answer");
+        (reply.status, reply.json(), reply.text)
+    }
+
+    async fn closure_chain(&self) -> Value {
+        let (status, body, text) = self
+            .send(
+                reqwest::Method::GET,
+                "/v1/fiscal/registers/r1/chains/closure",
+                &self.admin,
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "{text}");
+        body["entries"].clone()
+    }
+}
+
+/// The day-closure trap, through the real binary: closing the day while a session is open is
+/// refused, naming the session, and seals nothing (the register goes on selling); once the
+/// session is closed the day closes, a session cannot open on it that day, and the console's
+/// registers page says the day is closed.
+async fn a_day_closes_early_only_once_its_session_is_closed_through_the_real_binary(engine: Engine) {
+    use reqwest::Method;
+    let served = Served::start(engine).await;
+    let admin = served.admin.as_str();
+    // A store whose day is around its noon whatever hour the test runs at: no midnight passes.
+    let utc_hour = i64::from(Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).hour());
+    let zone = match 12 - utc_hour {
+        0 => "Etc/GMT".to_owned(),
+        ahead if ahead > 0 => format!("Etc/GMT-{ahead}"),
+        behind => format!("Etc/GMT+{}", -behind),
+    };
+    let today = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::get(&zone).expect("a zone"))
+        .date()
+        .to_string();
+    let (status, _, text) = served
+        .send(
+            Method::PUT,
+            "/v1/stores/s1",
+            admin,
+            Some(json!({"name": "s1", "timezone": zone})),
+        )
+        .await;
+    assert_eq!(status, 201, "{text}");
+    let mug = crate::harness::sku(MUG.0);
+    let article = json!({"name": MUG.0, "priceCents": MUG.1, "vatRate": MUG.2});
+    let (status, _, text) = served
+        .send(Method::PUT, &format!("/v1/catalog/skus/{mug}"), admin, Some(article))
+        .await;
+    assert_eq!(status, 201, "{text}");
+    let cashier = json!({"displayName": "Camille", "role": "cashier", "pin": "1234"});
+    let (status, _, text) = served
+        .send(Method::PUT, "/v1/staff/camille", admin, Some(cashier))
+        .await;
+    assert_eq!(status, 201, "{text}");
+    let opening = json!({"storeId": "s1", "registerId": "r1", "cashierSubject": "camille", "pin": "1234"});
+    let (status, opened, text) = served
+        .send(Method::POST, "/v1/register-sessions", admin, Some(opening.clone()))
+        .await;
+    assert_eq!(status, 201, "{text}");
+    let (session, till) = (opened["sessionId"].as_str().unwrap(), opened["token"].as_str().unwrap());
+    let sale = |transaction: &str| {
+        json!({"transactionId": transaction, "number": format!("T-{transaction}"), "storeId": "s1",
+               "sellerId": "camille", "customerId": null, "sessionId": session,
+               "cart": {"freeLineSequence": 0, "lines": [
+                   {"id": "l1", "skuId": mug, "quantity": 1, "unitPrice": MUG.1, "vatRate": MUG.2, "free": false}]},
+               "tenders": {"amountDue": MUG.1, "sequence": 1, "tenders": [
+                   {"id": "p1", "method": "card", "applied": MUG.1, "presented": MUG.1, "change": 0, "forfeited": 0}]}})
+    };
+    let finalize = |body: Value| served.send(Method::POST, "/v1/checkout/finalize", till, Some(body));
+    let (status, _, text) = finalize(sale("t1")).await;
+    assert_eq!(status, 201, "{text}");
+
+    let chain_before = served.closure_chain().await;
+    let close_day = || {
+        served.send(
+            Method::POST,
+            "/v1/fiscal/registers/r1/closures",
+            admin,
+            Some(json!({"period": "day"})),
+        )
+    };
+    let (status, refused, text) = close_day().await;
+    assert_eq!(status, 422, "{text}");
+    assert_eq!(refused["error"]["code"], "BUSINESS_RULE_VIOLATION");
+    assert!(text.contains(session), "names the open session: {text}");
+    assert_eq!(served.closure_chain().await, chain_before, "nothing sealed");
+    let (status, _, text) = finalize(sale("t2")).await;
+    assert_eq!(status, 201, "the register still sells: {text}");
+
+    let (status, _, text) = served
+        .send(
+            Method::POST,
+            &format!("/v1/register-sessions/{session}/close"),
+            admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{text}");
+    let (status, closed, text) = close_day().await;
+    assert_eq!(status, 201, "{text}");
+    let day = &closed["closures"][0];
+    assert_eq!(
+        (day["period"].as_str(), day["periodFrom"].as_str()),
+        (Some("DAY"), Some(today.as_str()))
+    );
+    assert_eq!(day["ticketCount"], 2);
+
+    let (status, refused, text) = served
+        .send(Method::POST, "/v1/register-sessions", admin, Some(opening))
+        .await;
+    assert_eq!(status, 422, "no session opens on a closed day: {text}");
+    assert_eq!(refused["error"]["code"], "BUSINESS_RULE_VIOLATION");
+    assert!(
+        text.contains(&today) && text.contains("closed"),
+        "says the day is closed: {text}"
+    );
+
+    let page = reqwest::Client::new()
+        .get(format!("{}/console/registers", served.node.url()))
+        .header(reqwest::header::COOKIE, format!("till_console={admin}"))
+        .send()
+        .await
+        .expect("the console answers");
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.expect("a page");
+    assert!(html.contains(&format!("Day {today} is closed")), "{html}");
+    assert!(html.contains("No session open."), "{html}");
+    let mut served = served;
+    served.node.kill().await.expect("the process ends");
+}
+
 on_both_engines!(
+    a_day_that_is_over_closes_with_a_shift_open_the_current_day_once_it_is_closed,
+    a_day_closes_early_only_once_its_session_is_closed_through_the_real_binary,
     the_first_sale_after_midnight_closes_the_day_before_its_ticket,
     the_journal_records_events_and_audits_clean,
     days_and_months_close_by_themselves,

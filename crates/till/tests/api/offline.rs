@@ -210,8 +210,8 @@ struct Queued {
 }
 
 /// The offline night of issue 40: the till on r1 goes offline at 22:30 while its mug's price
-/// changes at 23:00 and the day closes at midnight; it reconnects at 01:30 and sends 300 queued
-/// sales in random order, a tenth of them twice.
+/// changes at 23:00 and the day ends at midnight; the back office closes its shift at 01:30,
+/// as the till reconnects and sends 300 queued sales in random order, a tenth of them twice.
 async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engine) {
     const QUEUED: usize = 300;
     const NEW_MUG: i64 = 1590;
@@ -249,12 +249,13 @@ async fn a_night_offline_is_booked_once_at_the_prices_of_its_sales(engine: Engin
             Queued { body, total }
         })
         .collect();
-    // Midnight: the back office closes the shift the till could not close.
-    clock.set(at("2028-03-01T23:00:30Z"));
+    // 01:30, after the last sale of the queue was rung: the back office closes the shift the
+    // till could not close, which closes the day that ended at midnight first.
+    clock.set(at("2028-03-02T00:29:50Z"));
     let first_z = shop.close_session(&shop.session).await;
     assert_eq!(first_z["salesCount"], 10);
 
-    // 01:30: back online. A tenth sent twice, all in random order, four at a time.
+    // Back online. A tenth sent twice, all in random order, four at a time.
     clock.set(at("2028-03-02T00:30:00Z"));
     let mut sends: Vec<(usize, &Queued)> = queue.iter().chain(queue.iter().step_by(10)).enumerate().collect();
     // A fixed scramble of the sending order: 97 steps around a circle of 331 places.
@@ -389,7 +390,80 @@ async fn a_queue_sent_in_order_is_one_gap_in_the_journal(engine: Engine) {
     shop.server.stop().await;
 }
 
+/// A till picks the instant its sale is priced at only within its session: a sale rung 90
+/// minutes before its session opened is refused, one a few minutes before (a till's clock a
+/// little behind) is booked; once the session is closed, its token books the sales rung before
+/// the close as late sales, and nothing rung after it.
+async fn a_sale_is_rung_within_its_session_give_or_take_the_clock_skew(engine: Engine) {
+    // The articles are in the catalog from 05:00, the early shift runs until 08:00, and the
+    // session under test opens at 08:00.
+    let mut shop = Shop::open_at(engine, at("2028-03-01T05:00:00Z"), |_| {}).await;
+    let clock = shop.server.clock.clone();
+    clock.set(at("2028-03-01T08:00:00Z"));
+    shop.close_session(&shop.session).await;
+    let (session, till) = shop.server.open_session("s1", "r1", "camille", "1234").await;
+    shop.session = session;
+    shop.till = till;
+    clock.set(at("2028-03-01T10:00:00Z"));
+    let before = shop
+        .finalize(&shop.rung("before", &shop.session, MUG, at("2028-03-01T06:30:00Z")))
+        .await;
+    before.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(before.text.contains("issuedAt"), "{}", before.text);
+    assert!(
+        before.text.contains("2028-03-01T08:00:00"),
+        "names the opening: {}",
+        before.text
+    );
+    assert_eq!(
+        shop.server.count_rows("sales").await,
+        0,
+        "a refused sale changes nothing"
+    );
+    let skewed = shop
+        .finalize(&shop.rung("skewed", &shop.session, MUG, at("2028-03-01T07:56:00Z")))
+        .await;
+    assert_eq!(skewed.status, 201, "a till's clock 4 minutes behind: {}", skewed.text);
+
+    // The shift closes at 10:00; its queue reaches the server at 10:30.
+    let closed = shop.close_session(&shop.session).await;
+    assert_eq!(closed["salesCount"], 1);
+    clock.set(at("2028-03-01T10:30:00Z"));
+    let after = shop
+        .finalize(&shop.rung("after", &shop.session, BAGUETTE, at("2028-03-01T10:06:00Z")))
+        .await;
+    after.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(after.text.contains("issuedAt"), "{}", after.text);
+    assert!(after.text.contains("closed"), "{}", after.text);
+    let rung_before = shop
+        .finalize(&shop.rung("rung-before", &shop.session, BAGUETTE, at("2028-03-01T09:50:00Z")))
+        .await;
+    assert_eq!(
+        rung_before.status, 201,
+        "a late sale rung before the close: {}",
+        rung_before.text
+    );
+    let just_after = shop
+        .finalize(&shop.rung("just-after", &shop.session, BAGUETTE, at("2028-03-01T10:04:00Z")))
+        .await;
+    assert_eq!(just_after.status, 201, "within the skew: {}", just_after.text);
+    assert_eq!(shop.server.count_rows("sales").await, 3);
+
+    // The tolerance is the deployment's: at 0, a minute before the opening is refused.
+    let strict = Shop::open_at(engine, at("2028-03-01T08:00:00Z"), |config| {
+        config.clock_skew_seconds = 0
+    })
+    .await;
+    let early = strict
+        .finalize(&strict.rung("early", &strict.session, MUG, at("2028-03-01T07:59:00Z")))
+        .await;
+    early.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    strict.server.stop().await;
+    shop.server.stop().await;
+}
+
 on_both_engines!(
+    a_sale_is_rung_within_its_session_give_or_take_the_clock_skew,
     a_queue_sent_in_order_is_one_gap_in_the_journal,
     a_sale_reaching_a_closed_session_is_booked_late_and_shown_apart,
     sales_too_old_in_the_future_or_of_another_register_are_refused,

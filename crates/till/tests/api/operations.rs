@@ -36,6 +36,95 @@ async fn health_readiness_and_metrics_answer_without_credentials(engine: Engine)
     server.stop().await;
 }
 
+/// The series of the request metrics whose labels a made-up request could reach: a method
+/// outside the standard ones, or a path no route matches. Each series once, without its value.
+async fn open_ended_series(server: &TestServer) -> std::collections::BTreeSet<String> {
+    let metrics = server.call(Method::GET, "/metrics", None, None).await;
+    assert_eq!(metrics.status, 200, "{}", metrics.text);
+    metrics
+        .text
+        .lines()
+        .filter(|line| line.starts_with("till_http_"))
+        .filter(|line| line.contains("method=\"other\"") || line.contains("route=\"unmatched\""))
+        .map(|line| line.rsplit_once(' ').map_or(line, |(series, _)| series).to_owned())
+        .collect()
+}
+
+/// Made-up methods and paths are counted under closed labels: once each kind of request has
+/// been seen, 200 more of them, every one with a method and a path of its own, add no series.
+async fn made_up_methods_and_paths_add_no_metrics_series(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let shapes = |n: usize| {
+        [
+            format!("/made-up/{n}"),
+            format!("/v1/stores/made-up-{n}"),
+            format!("/healthz?n={n}"),
+            format!("/v1/made-up-{n}/deeper/{n}"),
+        ]
+    };
+    let standard = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::PATCH,
+        Method::OPTIONS,
+    ];
+    // Every kind of request once: the closed labels they are counted under now exist.
+    for path in shapes(0) {
+        let made_up = Method::from_bytes(b"MADEUP").unwrap();
+        for method in standard.iter().cloned().chain([made_up]) {
+            server.call(method, &path, None, None).await;
+        }
+    }
+    let before = open_ended_series(&server).await;
+    assert!(!before.is_empty());
+    for n in 1..=200 {
+        let method = Method::from_bytes(format!("MADEUP{n}").as_bytes()).unwrap();
+        let path = &shapes(n)[n % 4];
+        let reply = server.call(method, path, None, None).await;
+        assert!((400..500).contains(&reply.status), "{path}: {}", reply.status);
+        server
+            .call(
+                standard[n % standard.len()].clone(),
+                &format!("/made-up-{n}"),
+                None,
+                None,
+            )
+            .await;
+    }
+    let after = open_ended_series(&server).await;
+    assert_eq!(after, before, "no new series");
+    let metrics = server.call(Method::GET, "/metrics", None, None).await;
+    assert!(!metrics.text.contains("MADEUP"), "no method as it was sent");
+    assert!(!metrics.text.contains("made-up"), "no path as it was sent");
+    server.stop().await;
+}
+
+/// With a metrics token set, `/metrics` answers that bearer token alone.
+async fn the_metrics_token_guards_the_metrics(engine: Engine) {
+    let server = TestServer::start_with(engine, |config| {
+        config.metrics_token = Some("scrape-me-7f3a".to_owned())
+    })
+    .await;
+    let without = server.call(Method::GET, "/metrics", None, None).await;
+    without.assert_error(401, "UNAUTHORIZED");
+    assert_eq!(without.headers["www-authenticate"], "Bearer");
+    assert!(!without.text.contains("till_http_requests_total"));
+    for wrong in ["scrape-me-7f3b", "scrape-me", &server.admin()] {
+        let reply = server.call(Method::GET, "/metrics", Some(wrong), None).await;
+        reply.assert_error(401, "UNAUTHORIZED");
+    }
+    let with = server.call(Method::GET, "/metrics", Some("scrape-me-7f3a"), None).await;
+    assert_eq!(with.status, 200, "{}", with.text);
+    assert!(with.text.contains("till_http_requests_total{"), "{}", with.text);
+    // The rest of the operations stays open.
+    let health = server.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(health.status, 200);
+    server.stop().await;
+}
+
 async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
     let pem_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ec-private.pem");
     let key = till_core::fiscal::FiscalKey::from_pkcs8_pem(&std::fs::read_to_string(&pem_path).unwrap()).unwrap();
@@ -55,7 +144,9 @@ async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
 /// The README's first sale, run against the demo data: it must keep working as documented.
 async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
     let server = TestServer::start(engine).await;
-    let session = till::demo::seed(server.state()).await.expect("demo data loads");
+    let session = till::demo::seed(server.state(), &server.config)
+        .await
+        .expect("demo data loads");
     let sale = body_of(&till::demo::first_sale_command(), &session.session_id);
     let reply = server.post("/v1/checkout/finalize", &session.token, sale).await;
     assert_eq!(reply.status, 201, "{}", reply.text);
@@ -65,9 +156,11 @@ async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
         {"id": "l1", "skuId": till::demo::sku_id("Baguette tradition").as_str(), "quantity": 3, "unitPrice": 130, "vatRate": 5.5, "free": false}]}});
     let quote = server.post("/v1/checkout/price", &session.token, price).await;
     assert_eq!(quote.body["totals"]["total"], 260, "{}", quote.text);
-    // Seeding again (a restart) keeps the data and opens a fresh session.
-    let again = till::demo::seed(server.state()).await.expect("seeding twice works");
-    assert_ne!(again.session_id, session.session_id);
+    // Seeding again (a restart) keeps the data and the session it printed.
+    let again = till::demo::seed(server.state(), &server.config)
+        .await
+        .expect("seeding twice works");
+    assert_eq!(again, session);
     server.stop().await;
 }
 
@@ -88,7 +181,9 @@ fn body_of(command: &str, session_id: &str) -> serde_json::Value {
 async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine: Engine) {
     use till::demo::{GIFT_CARD, GIFT_CARD_CENTS, REGULAR_CUSTOMER, REGULAR_CUSTOMER_POINTS};
     let server = TestServer::start(engine).await;
-    let session = till::demo::seed(server.state()).await.expect("demo data loads");
+    let session = till::demo::seed(server.state(), &server.config)
+        .await
+        .expect("demo data loads");
     let card_path = format!("/v1/gift-cards/{GIFT_CARD}");
     let points_path = format!("/v1/customers/{REGULAR_CUSTOMER}/loyalty");
     let card = server.get(&card_path, &session.token).await;
@@ -121,7 +216,9 @@ async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine:
     let ledger = server.state().store().loyalty_ledger(&customer).await.unwrap();
     assert_eq!(ledger.iter().map(|(_, points)| points).sum::<i64>(), points_left);
 
-    till::demo::seed(server.state()).await.expect("seeding twice works");
+    till::demo::seed(server.state(), &server.config)
+        .await
+        .expect("seeding twice works");
     let card = server.get(&card_path, &session.token).await;
     assert_eq!(card.body["balanceCents"], left_on_card, "{}", card.text);
     let points = server.get(&points_path, &server.admin()).await;
@@ -183,6 +280,8 @@ async fn a_node_serves_again_after_its_idle_database_connections_were_cut() {
 
 on_both_engines!(
     health_readiness_and_metrics_answer_without_credentials,
+    made_up_methods_and_paths_add_no_metrics_series,
+    the_metrics_token_guards_the_metrics,
     the_configured_fiscal_key_signs_the_journal,
     the_demo_sells_the_readme_first_sale,
     the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points,

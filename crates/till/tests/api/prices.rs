@@ -153,12 +153,78 @@ async fn sales_rung_before_and_after_a_price_change_pay_the_price_of_their_insta
         quoted(&shop.server, till, Some("2026-03-02T08:30:00Z")).await,
         (MUG.1, MUG.2)
     );
-    // Before the article was in the catalog it had no price: it is unknown then.
-    let early = json!({"storeId": "s1", "issuedAt": "2026-03-02T07:59:00Z",
-                       "cart": {"freeLineSequence": 0, "lines": [line("l1", MUG, 1)]}});
-    let unknown = shop.server.post("/v1/checkout/price", till, early).await;
-    unknown.assert_error(422, "BUSINESS_RULE_VIOLATION");
-    assert!(unknown.text.contains(&sku("Mug")), "{}", unknown.text);
+    // Before the article was in the catalog it had no price of its own then: its first.
+    assert_eq!(
+        quoted(&shop.server, till, Some("2026-03-02T07:59:00Z")).await,
+        (MUG.1, MUG.2)
+    );
+    shop.server.stop().await;
+}
+
+/// A till's clock a little behind the back office's: a sale rung 90 seconds before its
+/// article was created is priced with the article's first price, not refused as unknown, in
+/// the sale and in the dry run, in a store with prices of its own too; a later price change
+/// still applies by the instant each sale was rung.
+async fn a_sale_rung_just_before_its_article_was_created_takes_its_first_price(engine: Engine) {
+    const SPOON: (&str, i64, f64) = ("Spoon", 500, 20.0);
+    let shop = open(engine).await;
+    let server = &shop.server;
+    server.clock.set(at("2026-03-02T08:10:00Z"));
+    let spoon = server.provision_sku(SPOON.0, SPOON.1, SPOON.2).await;
+    let raise =
+        json!({"name": SPOON.0, "priceCents": 600, "vatRate": SPOON.2, "effectiveFrom": "2026-03-02T08:30:00Z"});
+    let raised = server
+        .put(&format!("/v1/catalog/skus/{spoon}"), &server.admin(), raise)
+        .await;
+    assert_eq!(raised.status, 200, "{}", raised.text);
+    server.clock.set(at("2026-03-02T08:40:00Z"));
+
+    let spoon_sale = |transaction: &str, price: i64, issued_at: &str| {
+        let mut sale = shop.sale(transaction, vec![line("l1", (SPOON.0, price, SPOON.2), 1)], price);
+        sale["issuedAt"] = json!(issued_at);
+        sale
+    };
+    let early = shop
+        .finalize(&spoon_sale("t-early", SPOON.1, "2026-03-02T08:08:30Z"))
+        .await;
+    assert_eq!(
+        charged(&early),
+        (SPOON.1, SPOON.1),
+        "rung 90 s before the article was created"
+    );
+    let to_the_minute = shop
+        .finalize(&spoon_sale("t-minute", SPOON.1, "2026-03-02T08:09Z"))
+        .await;
+    assert_eq!(charged(&to_the_minute), (SPOON.1, SPOON.1), "an issuedAt to the minute");
+    let after = shop.finalize(&spoon_sale("t-after", 600, "2026-03-02T08:31:00Z")).await;
+    assert_eq!(charged(&after), (600, 600), "the later price by its instant");
+
+    let quote = |issued_at: &str| {
+        json!({"storeId": "s1", "issuedAt": issued_at,
+               "cart": {"freeLineSequence": 0, "lines": [line("l1", (SPOON.0, 0, SPOON.2), 1)]}})
+    };
+    let dry_run = server
+        .post("/v1/checkout/price", &shop.till, quote("2026-03-02T08:08:30Z"))
+        .await;
+    assert_eq!(dry_run.status, 200, "{}", dry_run.text);
+    assert_eq!(dry_run.body["lines"][0]["unitPrice"], SPOON.1);
+
+    // A store's own price starts later still: before it, the store sells at the catalog's.
+    let own = server
+        .put(
+            &format!("/v1/stores/s1/prices/{spoon}"),
+            &server.admin(),
+            json!({"priceCents": 450}),
+        )
+        .await;
+    assert!(own.status == 200 || own.status == 201, "{}", own.text);
+    server.clock.set(at("2026-03-02T08:45:00Z"));
+    let before_own = shop
+        .finalize(&spoon_sale("t-store-early", SPOON.1, "2026-03-02T08:08:30Z"))
+        .await;
+    assert_eq!(charged(&before_own), (SPOON.1, SPOON.1));
+    let own_price = shop.finalize(&spoon_sale("t-store", 450, "2026-03-02T08:42:00Z")).await;
+    assert_eq!(charged(&own_price), (450, 450));
     shop.server.stop().await;
 }
 
@@ -290,4 +356,5 @@ on_both_engines!(
     a_scheduled_price_becomes_current_at_its_instant_with_no_write,
     a_price_cannot_start_in_the_past,
     a_scheduled_price_is_replaced_at_its_instant_and_a_price_without_one_applies_now,
+    a_sale_rung_just_before_its_article_was_created_takes_its_first_price,
 );

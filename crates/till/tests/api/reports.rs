@@ -487,6 +487,48 @@ async fn csv_answers_the_same_rows(engine: Engine) {
     server.stop().await;
 }
 
+/// A seller id a spreadsheet would compute (`=`, `+`, `-`, `@`) goes into the CSV as text,
+/// after a quote; counts and amounts are numbers and stay so, negative ones included.
+async fn a_csv_cell_a_spreadsheet_would_compute_is_written_as_text(engine: Engine) {
+    let server = shop(engine, "2026-03-02T08:00:00Z").await;
+    let till = open_till(&server, "s1", "r1").await;
+    let sellers = ["=1+1", "-2+3", "@SUM(A1)", "+336", "=HYPERLINK(\"http://x\")"];
+    for (n, seller) in sellers.iter().enumerate() {
+        let at = format!("2026-03-02T09:0{n}:00Z");
+        let lines = vec![line("l1", BAGUETTE, 1)];
+        sell(&server, &till, &at, &format!("t{n}"), seller, lines, &[("card", 130)]).await;
+    }
+    give_back(&server, &till, "2026-03-02T09:30:00Z", "back", "t0", 130).await;
+    let csv = server
+        .send(|http, base| {
+            http.get(format!("{base}/v1/reports/sales?{MARCH_2}&groupBy=seller"))
+                .bearer_auth(server.admin())
+                .header("accept", "text/csv")
+        })
+        .await;
+    assert_eq!(csv.status, 200, "{}", csv.text);
+    for row in [
+        "\n'=1+1,1,0,1,130,0,",
+        "\n'-2+3,1,0,1,130,0,",
+        "\n'@SUM(A1),1,0,1,130,0,",
+        "\n'+336,1,0,1,130,0,",
+        "\n\"'=HYPERLINK(\"\"http://x\"\")\",1,0,1,130,0,",
+        "\ncamille,0,1,-1,-130,-130,",
+    ] {
+        assert!(csv.text.contains(row), "{row:?} in {}", csv.text);
+    }
+    // JSON carries the ids as they are.
+    let json = report(&server, &format!("{MARCH_2}&groupBy=seller")).await;
+    let keys: Vec<&str> = json.body["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"=1+1") && keys.contains(&"-2+3"), "{keys:?}");
+    server.stop().await;
+}
+
 async fn bad_requests_are_refused_naming_the_field(engine: Engine) {
     let server = shop(engine, "2026-03-02T08:00:00Z").await;
     let admin = server.admin();
@@ -546,6 +588,7 @@ on_both_engines!(
     closed_and_open_sessions_give_the_same_numbers,
     days_and_hours_are_each_stores_own_across_midnight_and_clock_changes,
     csv_answers_the_same_rows,
+    a_csv_cell_a_spreadsheet_would_compute_is_written_as_text,
     bad_requests_are_refused_naming_the_field,
     the_report_needs_its_scope,
 );

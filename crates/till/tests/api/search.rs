@@ -207,14 +207,17 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
         .get(&format!("/v1/catalog/skus/{}", sku("Pain")), &server.admin())
         .await;
     assert_eq!(pain.body["priceCents"], 130);
-    // Two lines of one article: the later one wins, as two writes in that order would.
+    // Two lines of one article: refused as POST /v1/catalog/import refuses it, at the second.
     let (ok, text) = import_file(&server, &[line("Pain", 140), line("Pain", 150)]);
-    assert!(ok, "{text}");
-    assert!(text.contains("0 created, 2 updated"), "{text}");
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("line 2: skuId appears more than once in the file (first on line 1)"),
+        "{text}"
+    );
     let pain = server
         .get(&format!("/v1/catalog/skus/{}", sku("Pain")), &server.admin())
         .await;
-    assert_eq!(pain.body["priceCents"], 150);
+    assert_eq!(pain.body["priceCents"], 140);
     // A bad line stops the import there; the lines before it are written, none after.
     let bad = vec![
         line("Farine", 180),
@@ -240,6 +243,68 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
     assert!(text.contains("lines 1 to 2"), "{text}");
     assert!(found(&server, "miel").await.is_empty());
     assert_eq!(found(&server, EAN).await, ["Lait entier"]);
+    server.stop().await;
+}
+
+/// Runs `till catalog import FILE` on the server's database: its exit code (`None` when a
+/// signal ended it) and what it printed.
+fn import_path(server: &TestServer, path: &std::path::Path) -> (Option<i32>, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
+        .args([std::ffi::OsStr::new("catalog"), "import".as_ref(), path.as_os_str()])
+        .env_remove("TILL_CONFIG")
+        .env("TILL_DATABASE_URL", server.config.database_url())
+        .env("TILL_DATA_DIR", &server.config.data_dir)
+        .env("TILL_LOG", "error")
+        .output()
+        .expect("the till binary runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code(), printed)
+}
+
+/// A line with no end is refused at its length, not read until the process dies; a barcode
+/// on two articles of the file is refused as the API refuses it, wherever the two lines are.
+async fn the_import_command_bounds_a_line_and_refuses_a_key_given_twice(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let (code, text) = import_path(&server, std::path::Path::new("/dev/zero"));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("line 1: is longer than 65536 bytes"), "{text}");
+    assert!(text.contains("after writing 0 articles"), "{text}");
+
+    let path = server.config.data_dir.join("catalog.ndjson");
+    let long = json!({"skuId": sku("Long"), "name": "x".repeat(70_000), "priceCents": 1, "vatRate": 20});
+    std::fs::write(
+        &path,
+        format!("{}\n{long}\n{}\n", line("Farine", 180), line("Sucre", 210)),
+    )
+    .unwrap();
+    let (code, text) = import_path(&server, &path);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("line 2: is longer than 65536 bytes"), "{text}");
+    assert_eq!(found(&server, "farine").await, ["Farine"]);
+    assert!(found(&server, "sucre").await.is_empty());
+
+    // One barcode on two articles, far apart, in two of its forms.
+    let mut lines = vec![
+        json!({"skuId": sku("Lait"), "name": "Lait", "priceCents": 99, "vatRate": 5.5, "barcodes": ["0036000291452"]})
+            .to_string(),
+    ];
+    lines.extend((0..50).map(|n| line(&format!("Article {n}"), 100 + n)));
+    lines.push(
+        json!({"skuId": sku("Yaourt"), "name": "Yaourt", "priceCents": 150, "vatRate": 5.5, "barcodes": [EAN, UPC]})
+            .to_string(),
+    );
+    let (ok, text) = import_file(&server, &lines);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("line 52: barcodes.1 is also a barcode of the article on line 1"),
+        "{text}"
+    );
+    assert!(found(&server, "yaourt").await.is_empty());
+    assert_eq!(found(&server, UPC).await, ["Lait"]);
     server.stop().await;
 }
 
@@ -270,6 +335,7 @@ async fn two_writes_of_one_new_article_at_once_both_succeed(engine: Engine) {
 }
 
 on_both_engines!(
+    the_import_command_bounds_a_line_and_refuses_a_key_given_twice,
     words_and_a_prefix_find_articles_whatever_their_case_and_accents,
     a_barcode_finds_the_article_carrying_it,
     paging_through_a_broad_prefix_lists_each_match_once_in_order,

@@ -115,6 +115,36 @@ async fn repeated_wrong_pins_lock_the_cashier_out(engine: Engine) {
     server.stop().await;
 }
 
+/// One till's wrong PINs lock the cashier out of that till only; wrong PINs spread over
+/// several tills lock them out of every till once they reach three times the limit.
+async fn wrong_pins_lock_a_register_first_and_every_register_at_three_times_the_limit(engine: Engine) {
+    let server = TestServer::start_with(engine, |config| config.pin_max_failures = 2).await;
+    server.provision_store("s1").await;
+    server.provision_staff("camille", "cashier", "1234").await;
+    server.provision_staff("lea", "cashier", "5555").await;
+    let admin = server.admin();
+    let open = |register: &'static str, cashier: &'static str, pin: &'static str| {
+        server.post("/v1/register-sessions", &admin, open_body(register, cashier, pin))
+    };
+    for _ in 0..2 {
+        open("r1", "camille", "0000").await.assert_error(401, "UNAUTHORIZED");
+    }
+    open("r1", "camille", "1234").await.assert_error(429, "LOCKED_OUT");
+    // Another till takes her PIN.
+    assert_eq!(open("r2", "camille", "1234").await.status, 201);
+
+    // One wrong PIN at each of six tills: no till reaches two, all of them together reach six.
+    for register in ["r3", "r4", "r5", "r6", "r7", "r8"] {
+        open(register, "lea", "0000").await.assert_error(401, "UNAUTHORIZED");
+    }
+    let everywhere = open("r9", "lea", "5555").await;
+    everywhere.assert_error(429, "LOCKED_OUT");
+    let retry: u64 = everywhere.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    server.clock.advance(Duration::from_secs(retry));
+    assert_eq!(open("r9", "lea", "5555").await.status, 201);
+    server.stop().await;
+}
+
 async fn a_till_has_one_open_session_and_stays_in_its_store(engine: Engine) {
     let server = ready(engine).await;
     let admin = server.admin();
@@ -228,6 +258,7 @@ async fn opening_needs_its_scope_and_a_valid_body(engine: Engine) {
 
 on_both_engines!(
     a_session_opens_with_the_right_pin_and_mints_a_token,
+    wrong_pins_lock_a_register_first_and_every_register_at_three_times_the_limit,
     a_wrong_pin_and_an_unknown_cashier_look_the_same,
     repeated_wrong_pins_lock_the_cashier_out,
     a_till_has_one_open_session_and_stays_in_its_store,

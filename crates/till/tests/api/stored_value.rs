@@ -287,6 +287,9 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
     let verified = shop.verify("r1").await;
     assert_eq!(verified["ok"], json!(true), "{verified}");
     // The sealed record carries the card's code: the day's archive follows it, in its schema.
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(closed.status, 200, "{}", closed.text);
     let closing = shop.server.token("manager", "pos.fiscal.close");
     let closed = shop
         .server

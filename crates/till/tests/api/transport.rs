@@ -263,7 +263,7 @@ async fn a_body_that_never_comes_is_408_in_the_envelope(engine: Engine) {
     let mut stream = connect(&server).await;
     let head = format!(
         "PUT /v1/stores/s1 HTTP/1.1\r\nHost: till\r\nAuthorization: Bearer {admin}\r\n\
-         Content-Type: application/json\r\nContent-Length: 5000000\r\n\r\n"
+         Content-Type: application/json\r\nContent-Length: 500000\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     let reply = read_answer(&mut stream).await;
@@ -271,6 +271,41 @@ async fn a_body_that_never_comes_is_408_in_the_envelope(engine: Engine) {
     assert_eq!(reply.headers["connection"], "close");
     assert!(reply.headers.contains_key("x-request-id"));
     assert!(closed_without_a_word(&mut stream).await);
+    server.get("/v1/stores/s1", &admin).await.assert_error(404, "NOT_FOUND");
+    server.stop().await;
+}
+
+/// A body announced larger than `TILL_MAX_BODY_BYTES` is refused from the head: at once, in
+/// the envelope, never `100 Continue`, nothing read or done.
+async fn a_body_announced_over_the_limit_is_413_from_its_head(engine: Engine) {
+    // A short body timeout: a server that waited for the body would answer 408 soon.
+    let server = TestServer::start_with(engine, |config| config.http_body_timeout_seconds = 3).await;
+    let admin = server.admin();
+    let head = |expect: &str| {
+        format!(
+            "PUT /v1/stores/s1 HTTP/1.1\r\nHost: till\r\nAuthorization: Bearer {admin}\r\n\
+             Content-Type: application/json\r\n{expect}Content-Length: 1000000000000\r\n\r\n"
+        )
+    };
+    // The client waits for `100 Continue` before it sends the body.
+    let mut stream = connect(&server).await;
+    let asked = std::time::Instant::now();
+    stream
+        .write_all(head("Expect: 100-continue\r\n").as_bytes())
+        .await
+        .unwrap();
+    let reply = read_answer(&mut stream).await;
+    reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+    assert!(asked.elapsed() < Duration::from_secs(2), "answered from the head");
+    assert_eq!(reply.headers["connection"], "close");
+    assert!(closed_without_a_word(&mut stream).await);
+    // The client sends its body at once: the answer comes all the same, and the connection
+    // closes without a reset that would lose it.
+    let mut request = head("").into_bytes();
+    request.extend_from_slice(&[b'{'; 256 * 1024]);
+    let reply = answer_to(&server, request).await;
+    reply.assert_error(413, "PAYLOAD_TOO_LARGE");
+    assert_eq!(reply.headers["connection"], "close");
     server.get("/v1/stores/s1", &admin).await.assert_error(404, "NOT_FOUND");
     server.stop().await;
 }
@@ -661,6 +696,86 @@ async fn garbage_over_https_is_400_in_the_envelope(engine: Engine) {
     server.stop().await;
 }
 
+/// Over HTTPS every answer tells the browser to keep to HTTPS (`Strict-Transport-Security`):
+/// the router's, the transport's own refusals, hyper's replaced ones. Over plain HTTP, none.
+async fn https_answers_carry_strict_transport_security(engine: Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let authority = Authority::new();
+    let (cert, key, _) = authority.issue();
+    std::fs::write(dir.path().join("cert.pem"), cert).unwrap();
+    std::fs::write(dir.path().join("key.pem"), key).unwrap();
+    let server = TestServer::start_with(engine, |config| {
+        config.tls_cert = Some(dir.path().join("cert.pem"));
+        config.tls_key = Some(dir.path().join("key.pem"));
+    })
+    .await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(authority.pem.as_bytes()).unwrap()])
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let hsts = "max-age=31536000";
+    for path in ["/healthz", "/v1/nothing", "/console", "/console/sign-in", "/v1/stores"] {
+        let response = client.get(format!("{}{path}", server.base)).send().await.unwrap();
+        assert_eq!(
+            response
+                .headers()
+                .get("strict-transport-security")
+                .map(|v| v.to_str().unwrap()),
+            Some(hsts),
+            "{path}: {}",
+            response.status()
+        );
+    }
+    let oversized = client
+        .put(format!("{}/v1/stores/s1", server.base))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 5 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversized.status(), 413);
+    assert_eq!(oversized.headers()["strict-transport-security"], hsts);
+
+    // A head hyper cannot parse, answered by the envelope that replaces hyper's answer.
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(authority.pem.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = TcpStream::connect(server.base.trim_start_matches("https://"))
+        .await
+        .unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .expect("handshake");
+    tls.write_all(b"GARBAGE\r\n\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, tls.read_to_end(&mut answer))
+        .await
+        .expect("answered and closed");
+    let reply = parse_whole(&answer);
+    reply.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(reply.headers["strict-transport-security"], hsts);
+    server.stop().await;
+
+    let plain = TestServer::start(engine).await;
+    for path in ["/healthz", "/v1/nothing", "/console/sign-in"] {
+        let reply = plain.call(reqwest::Method::GET, path, None, None).await;
+        assert!(!reply.headers.contains_key("strict-transport-security"), "{path}");
+    }
+    let reply = answer_to(&plain, b"GARBAGE\r\n\r\n".to_vec()).await;
+    assert!(!reply.headers.contains_key("strict-transport-security"));
+    plain.stop().await;
+}
+
 on_both_engines!(
     a_target_hyper_cannot_read_is_414_in_the_envelope,
     a_megabyte_of_headers_is_431_in_the_envelope,
@@ -669,6 +784,7 @@ on_both_engines!(
     a_slow_request_head_is_closed_by_the_header_timeout,
     an_idle_connection_is_kept_for_the_idle_timeout_then_closed,
     a_body_that_never_comes_is_408_in_the_envelope,
+    a_body_announced_over_the_limit_is_413_from_its_head,
     connections_over_the_cap_are_answered_503,
     a_request_in_flight_finishes_when_the_node_stops,
     listed_origins_get_cors_and_others_none,
@@ -676,4 +792,5 @@ on_both_engines!(
     https_serves_and_takes_a_new_certificate_without_restart,
     a_silent_https_connection_is_closed,
     garbage_over_https_is_400_in_the_envelope,
+    https_answers_carry_strict_transport_security,
 );

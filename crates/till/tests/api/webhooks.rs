@@ -26,6 +26,7 @@ on_both_engines!(
     an_endpoint_failing_for_the_whole_window_is_disabled_until_a_replay,
     a_replay_delivers_again_from_its_cursor,
     private_addresses_are_refused_when_created_and_when_delivering,
+    localhost_names_are_refused_by_name,
     a_redirect_is_not_followed,
     a_slow_receiver_holds_up_no_other_endpoint,
     an_endpoint_receives_the_types_it_asked_for,
@@ -599,6 +600,56 @@ async fn private_addresses_are_refused_when_created_and_when_delivering(engine: 
         "{attempt}"
     );
     assert!(receiver.got().is_empty(), "nothing reached the loopback address");
+    server.stop().await;
+}
+
+/// `localhost` and the names under it lead to this machine whatever a DNS server answers:
+/// refused by name like a loopback address, when created and when delivering, unless private
+/// addresses are allowed.
+async fn localhost_names_are_refused_by_name(engine: Engine) {
+    let (server, sku) = start(engine, |config| config.webhook_allow_private = false).await;
+    for url in [
+        "http://localhost./hook",
+        "http://LOCALHOST.:8080/hook",
+        "http://till.localhost/hook",
+        "https://a.b.LocalHost./hook",
+        "http://metadata.localhost.:80/",
+    ] {
+        let reply = server.post("/v1/webhooks", &server.admin(), json!({"url": url})).await;
+        reply.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(reply.fields(), ["url"], "{url}: {}", reply.text);
+        assert!(reply.text.contains("loopback"), "{url}: {}", reply.text);
+    }
+    let listed = server.get("/v1/webhooks", &server.admin()).await;
+    assert_eq!(listed.body["webhooks"], json!([]), "nothing was created");
+
+    // Written past the API: every delivery refuses the name before resolving it.
+    count(&server, &sku, 1).await;
+    server
+        .run_sql(
+            "INSERT INTO webhook_endpoints (id, url, secret, created_at, delivered_through, due_at) \
+             VALUES ('whk_named', 'http://till.localhost:9/hook', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 0, 0, 0)",
+        )
+        .await
+        .expect("an endpoint written past the API");
+    let attempt = eventually("a refused attempt", || async {
+        let reply = server.get("/v1/webhooks/whk_named/deliveries", &server.admin()).await;
+        reply.body["deliveries"].as_array().and_then(|a| a.first().cloned())
+    })
+    .await;
+    assert_eq!(attempt["error"], json!("address_refused"), "{attempt}");
+    server.stop().await;
+
+    // Allowed, as for any loopback address.
+    let (server, _) = start(engine, |_| {}).await;
+    let reply = server
+        .post(
+            "/v1/webhooks",
+            &server.admin(),
+            json!({"url": "http://till.localhost./hook"}),
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
     server.stop().await;
 }
 

@@ -87,6 +87,29 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
     Ok((Readers::Postgres(pool), writer))
 }
 
+/// The last schema migration applied to the PostgreSQL database at `url`, on a connection of
+/// its own that writes nothing; `None` when it holds no till schema.
+pub(crate) async fn applied_migration(url: &str) -> Result<Option<i64>, StoreError> {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url).await?;
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM information_schema.tables \
+         WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+    )
+    .fetch_one(&mut conn)
+    .await?;
+    let applied = if tables == 0 {
+        None
+    } else {
+        sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            .fetch_one(&mut conn)
+            .await?
+    };
+    conn.close().await?;
+    Ok(applied)
+}
+
 /// Runs `migrator` under sqlx's advisory lock, so that nodes starting together apply each
 /// migration once.
 pub(crate) async fn migrate(readers: &Readers, migrator: &sqlx::migrate::Migrator) -> Result<(), StoreError> {

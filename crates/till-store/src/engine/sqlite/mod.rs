@@ -276,6 +276,31 @@ pub(crate) fn sqlite_path(url: &str) -> Result<PathBuf, StoreError> {
     Ok(PathBuf::from(path))
 }
 
+/// The last schema migration applied to the SQLite database at `path`, opened read-only;
+/// `None` when it is no database or holds no till schema.
+pub(crate) fn applied_migration(path: &Path) -> Result<Option<i64>, StoreError> {
+    process_settings();
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(conn) = rusqlite::Connection::open_with_flags(path, flags) else {
+        return Ok(None);
+    };
+    let read = || -> rusqlite::Result<Option<i64>> {
+        let tables: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+            [],
+            |row| row.get(0),
+        )?;
+        if tables == 0 {
+            return Ok(None);
+        }
+        conn.query_row("SELECT MAX(version) FROM _sqlx_migrations WHERE success", [], |row| {
+            row.get(0)
+        })
+    };
+    // A file that is not a SQLite database fails its first read.
+    Ok(read().unwrap_or(None))
+}
+
 /// Creates the database file, readable and writable by the service's user alone, if it does
 /// not exist yet: it holds PIN hashes and customer identifiers. SQLite gives its log and
 /// shared-memory files the database file's permissions.
