@@ -60,7 +60,10 @@ async fn a_till_reads_the_sales_and_sessions_of_its_own_store_only(engine: Engin
 
     // Nor can it print it, and the refused print counts none: Lyon's till printed it once.
     let prints = "/v1/sales/lyon-1/prints";
-    server.post(prints, paris, json!({})).await.assert_error(404, "NOT_FOUND");
+    server
+        .post(prints, paris, json!({}))
+        .await
+        .assert_error(404, "NOT_FOUND");
     assert_eq!(server.post(prints, &lyon_till, json!({})).await.status, 201);
     let shown = server.get("/v1/sales/lyon-1/receipt", &admin).await;
     assert_eq!(shown.headers["x-till-prints"], "1", "{}", shown.text);
