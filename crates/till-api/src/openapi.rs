@@ -530,6 +530,22 @@ const LINKS: &[LinkSpec] = &[
     (
         "finalizeSale",
         &["201"],
+        "getReceipt",
+        "getReceipt",
+        &[("transactionId", "$response.body#/transaction/id")],
+        None,
+    ),
+    (
+        "finalizeSale",
+        &["201"],
+        "getSaleLines",
+        "getSaleLines",
+        &[("transactionId", "$response.body#/transaction/id")],
+        None,
+    ),
+    (
+        "finalizeSale",
+        &["201"],
         "getSaleReturns",
         "getSaleReturns",
         &[("transactionId", "$response.body#/transaction/id")],

@@ -98,6 +98,7 @@ operations! {
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;
     SearchSales = "searchSales", [SalesRead], Allow;
+    GetSaleLines = "getSaleLines", [SalesRead], Allow;
     CreateReturn = "createReturn", [ReturnsCreate], Avoid;
     GetSaleReturns = "getSaleReturns", [SalesRead], Allow;
     RequestElevation = "requestElevationGrant", [ElevationRequest], Human;
@@ -111,6 +112,7 @@ operations! {
     GetFiscalArchive = "getFiscalArchive", [FiscalRead], Allow;
     GetFecExport = "getFecExport", [FiscalRead], Allow;
     GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;
+    GetReceipt = "getReceipt", [SalesRead], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
     IssueGiftCard = "issueGiftCard", [StoredValueWrite], Avoid;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;

@@ -15,7 +15,7 @@ use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{NotACode, RefundPolicyError, TenderProblem};
 use till_store::sessions::OpenRefusal;
-use till_store::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale};
+use till_store::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
@@ -126,6 +126,7 @@ impl From<Refusal> for ApiError {
                 "The elevation token cannot approve this return without a receipt: {}.",
                 unapproved(why, "a return")
             )),
+            Refusal::NoSuchSale(_) => no_such_sale(),
             Refusal::NoOriginal(id) => business(format!("There is no sale {id} to return goods from.")),
             Refusal::OriginalIsReturn(id) => business(format!(
                 "{id} is itself a return; goods are returned against the sale they were bought in."
@@ -191,6 +192,7 @@ impl From<Refusal> for ApiError {
             Refusal::Open(OpenRefusal::AlreadyOpen(session)) => ApiError::Conflict(format!(
                 "This register already has an open session ({session}); close it first."
             )),
+            Refusal::Open(OpenRefusal::NewRegisterId(problem)) => ApiError::field("registerId", problem.to_string()),
             Refusal::Open(OpenRefusal::DayClosed { day, through }) => business(format!(
                 "This register's day {day} is closed (closed early, through {through}): no session opens on it \
                  until that period is over."
@@ -236,6 +238,13 @@ impl From<Rule> for ApiError {
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
             )),
             Rule::PinNeeded => business("a new staff member needs a PIN"),
+            Rule::NewId { of, problem } => ApiError::field(
+                match of {
+                    NewIdOf::Store => "storeId",
+                    NewIdOf::Staff => "subject",
+                },
+                problem.to_string(),
+            ),
             Rule::FirstPriceLater(sku) => business(format!(
                 "Article {sku} is not in the catalog yet: its first price applies now (leave out \
                  effectiveFrom); later prices can then be scheduled."

@@ -1,7 +1,8 @@
-//! The printed ticket: 48 columns of text for a receipt printer, or the same in HTML. French,
-//! as the NF525 journal it comes from: store, lines, promotions and discounts, VAT breakdown,
-//! tenders, change, the ticket's sequence, a signature extract and the software version. A
-//! reprint says DUPLICATA with its number.
+//! The ticket: 48 columns of text for a receipt printer, or the same in HTML. French, as the
+//! NF525 journal it comes from: store, lines, promotions and discounts, VAT breakdown, tenders,
+//! change, the ticket's sequence, a signature extract and the software version. A print after
+//! the first says DUPLICATA with its number; a receipt shown, not printed, says so and lists
+//! the prints made.
 
 use jiff::tz::TimeZone;
 use till_core::fiscal::payload::SaleRecord;
@@ -13,6 +14,16 @@ use till_store::sales::credit_note_number;
 /// Width of a receipt printer's line.
 pub const COLUMNS: usize = 48;
 
+/// What the receipt is rendered for.
+#[derive(Clone, Copy, Debug)]
+pub enum Rendering<'a> {
+    /// A print: the original, or a DUPLICATA with its number.
+    Print(&'a Print),
+    /// Shown on a screen or read by a program: no print, so it says it is not a ticket and
+    /// lists the prints made.
+    Shown,
+}
+
 /// What a receipt says, ready to lay out.
 struct Layout {
     header: Vec<String>,
@@ -21,6 +32,8 @@ struct Layout {
     vat: Vec<[String; 4]>,
     tenders: Vec<(String, String)>,
     footer: Vec<String>,
+    /// A receipt shown: how many prints were made, then each with when.
+    prints: Vec<(String, String)>,
 }
 
 /// `1234` → `12,34`
@@ -54,19 +67,43 @@ pub fn signature_extract(signature: &str) -> String {
     [3, 7, 13, 19].iter().filter_map(|n| chars.get(n - 1)).collect()
 }
 
-fn layout(receipt: &Receipt, print: &Print) -> Layout {
+/// What the list of a shown receipt says of one print, and when it was made.
+fn print_line(print: &Print, zone: &TimeZone) -> (String, String) {
+    let what = match print.duplicata() {
+        None => "original".to_owned(),
+        Some(number) => format!("DUPLICATA n° {number}"),
+    };
+    let when = print.printed_at.to_zoned(zone.clone()).strftime("%d/%m/%Y %H:%M");
+    (format!("Impression {} : {what}", print.print_no), when.to_string())
+}
+
+fn layout(receipt: &Receipt, rendering: Rendering<'_>) -> Layout {
     let sale: &SaleRecord = &receipt.sale;
     let zone = receipt
         .store
         .as_ref()
         .map_or(TimeZone::UTC, |s| s.profile.timezone.zone());
     let when = from_micros(sale.emitted_at)
-        .to_zoned(zone)
+        .to_zoned(zone.clone())
         .strftime("%d/%m/%Y %H:%M")
         .to_string();
     let mut header = Vec::new();
-    if print.print_no > 1 {
-        header.push(format!("*** DUPLICATA n° {} ***", print.print_no - 1));
+    let mut prints = Vec::new();
+    match rendering {
+        Rendering::Print(print) => {
+            if let Some(number) = print.duplicata() {
+                header.push(format!("*** DUPLICATA n° {number} ***"));
+            }
+        }
+        Rendering::Shown => {
+            header.push("CONSULTATION - NE VAUT PAS TICKET".to_owned());
+            let count = match receipt.prints.len() {
+                0 => "Jamais imprimé".to_owned(),
+                n => format!("Imprimé {n} fois"),
+            };
+            prints.push((count, String::new()));
+            prints.extend(receipt.prints.iter().map(|print| print_line(print, &zone)));
+        }
     }
     match &receipt.store {
         Some(store) => {
@@ -177,6 +214,7 @@ fn layout(receipt: &Receipt, print: &Print) -> Layout {
         vat,
         tenders,
         footer,
+        prints,
     }
 }
 
@@ -195,8 +233,8 @@ fn center(text: &str) -> String {
 }
 
 /// The ticket for a receipt printer: every line at most 48 characters.
-pub fn text(receipt: &Receipt, print: &Print) -> String {
-    let layout = layout(receipt, print);
+pub fn text(receipt: &Receipt, rendering: Rendering<'_>) -> String {
+    let layout = layout(receipt, rendering);
     let rule = "-".repeat(COLUMNS);
     let mut out: Vec<String> = layout.header.iter().map(|h| center(h)).collect();
     out.push(rule.clone());
@@ -212,8 +250,12 @@ pub fn text(receipt: &Receipt, print: &Print) -> String {
     );
     out.push(rule.clone());
     out.extend(layout.tenders.iter().map(|(l, r)| spread(l, r)));
-    out.push(rule);
+    out.push(rule.clone());
     out.extend(layout.footer.iter().map(|f| center(f)));
+    if !layout.prints.is_empty() {
+        out.push(rule);
+        out.extend(layout.prints.iter().map(|(l, r)| spread(l, r).trim_end().to_owned()));
+    }
     out.join("\n") + "\n"
 }
 
@@ -231,8 +273,8 @@ pub const HTML_POLICY: &str =
     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'none'; base-uri 'none'";
 
 /// The ticket as an HTML page.
-pub fn html(receipt: &Receipt, print: &Print) -> String {
-    let layout = layout(receipt, print);
+pub fn html(receipt: &Receipt, rendering: Rendering<'_>) -> String {
+    let layout = layout(receipt, rendering);
     let rows = |pairs: &[(String, String)]| {
         pairs
             .iter()
@@ -254,7 +296,7 @@ pub fn html(receipt: &Receipt, print: &Print) -> String {
          <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}</style></head>\
          <body><header>{}</header><table class=\"lines\">{}</table>\
          <p class=\"total\"><strong>TOTAL TTC {} EUR</strong></p><table class=\"vat\">{}</table>\
-         <table class=\"tenders\">{}</table><footer>{}</footer></body></html>\n",
+         <table class=\"tenders\">{}</table><footer>{}</footer>{}</body></html>\n",
         layout
             .header
             .iter()
@@ -269,6 +311,11 @@ pub fn html(receipt: &Receipt, print: &Print) -> String {
             .iter()
             .map(|f| format!("<p>{}</p>", escape(f)))
             .collect::<String>(),
+        if layout.prints.is_empty() {
+            String::new()
+        } else {
+            format!("<table class=\"prints\">{}</table>", rows(&layout.prints))
+        },
     )
 }
 

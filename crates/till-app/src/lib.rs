@@ -16,6 +16,7 @@ pub mod finalize;
 mod pin;
 pub mod promotion_cache;
 pub mod quote;
+pub mod receipts;
 pub mod refusal;
 pub mod reports;
 pub mod returns;

@@ -139,6 +139,10 @@ pub enum Refusal {
     ReturnNeedsApproval,
     ReturnNotApproved(Unapproved),
 
+    // A committed sale's receipt.
+    /// No such sale, or one of another store than a till's token's.
+    NoSuchSale(TransactionId),
+
     // A return against a receipt.
     NoOriginal(TransactionId),
     OriginalIsReturn(TransactionId),

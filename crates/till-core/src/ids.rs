@@ -43,6 +43,50 @@ pub fn check_text(value: &str) -> Result<(), TextError> {
     Ok(())
 }
 
+/// Longest id of a new store, register or staff member, in characters: it is written into
+/// addresses, receipts and fiscal records.
+pub const MAX_NEW_ID_CHARS: usize = 64;
+
+/// Why text cannot name a new store, register or staff member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NewIdError {
+    #[error("must not be empty")]
+    Empty,
+    #[error("must be at most {MAX_NEW_ID_CHARS} characters")]
+    TooLong,
+    /// A character that means something in an address: `/`, `?`, `#` or `%`.
+    #[error("must not contain {0}")]
+    Reserved(char),
+    /// A step out of a path: `..` anywhere, or `.` alone.
+    #[error("must not contain .. nor be .")]
+    DotDot,
+    #[error("must not contain spaces or control characters")]
+    Blank,
+}
+
+/// Checks the id of a store, register or staff member made now: 1 to `MAX_NEW_ID_CHARS`
+/// characters, none of them a space, a control character or one that steers an address (`/`,
+/// `?`, `#`, `%`), no `..`, and not `.` alone. Such an id reads the same in a path, a query or a page. Ids
+/// made before the rule stay valid (they pass [`check_text`]).
+pub fn check_new_id(value: &str) -> Result<(), NewIdError> {
+    if value.is_empty() {
+        return Err(NewIdError::Empty);
+    }
+    if value.chars().count() > MAX_NEW_ID_CHARS {
+        return Err(NewIdError::TooLong);
+    }
+    if let Some(reserved) = value.chars().find(|c| matches!(c, '/' | '?' | '#' | '%')) {
+        return Err(NewIdError::Reserved(reserved));
+    }
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(NewIdError::Blank);
+    }
+    if value.contains("..") || value == "." {
+        return Err(NewIdError::DotDot);
+    }
+    Ok(())
+}
+
 macro_rules! text_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -144,6 +188,10 @@ text_id!(
     TransferId
 );
 text_id!(
+    /// The idempotency key of a receipt's print, chosen by the till.
+    PrintId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference
@@ -222,6 +270,40 @@ mod tests {
             .collect();
         let documented: Vec<char> = ('\u{0}'..='\u{1F}').chain('\u{7F}'..='\u{9F}').collect();
         assert_eq!(refused, documented);
+    }
+
+    #[test]
+    fn new_ids_refuse_what_steers_an_address() {
+        for good in [
+            "s1",
+            "paris-marais",
+            "till_1",
+            "camille",
+            "a.b",
+            "auth0|abc",
+            "caisse·1",
+            "x@y.fr",
+        ] {
+            assert_eq!(check_new_id(good), Ok(()), "{good}");
+        }
+        assert_eq!(check_new_id(&"x".repeat(64)), Ok(()));
+        assert_eq!(check_new_id(&"x".repeat(65)), Err(NewIdError::TooLong));
+        assert_eq!(check_new_id(""), Err(NewIdError::Empty));
+        for reserved in ['/', '?', '#', '%'] {
+            assert_eq!(
+                check_new_id(&format!("r{reserved}1")),
+                Err(NewIdError::Reserved(reserved))
+            );
+        }
+        assert_eq!(
+            check_new_id("r/../../promotions/X/deactivate#"),
+            Err(NewIdError::Reserved('/'))
+        );
+        assert_eq!(check_new_id("a..b"), Err(NewIdError::DotDot));
+        assert_eq!(check_new_id("."), Err(NewIdError::DotDot));
+        for blank in ["a b", "a\tb", "a\u{a0}b", "a\u{7f}b", "a\u{2028}b"] {
+            assert_eq!(check_new_id(blank), Err(NewIdError::Blank), "{blank:?}");
+        }
     }
 
     #[test]

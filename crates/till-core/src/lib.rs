@@ -9,6 +9,7 @@ pub mod coupon;
 pub mod csv_cell;
 pub mod drawer;
 pub mod events;
+pub mod explained;
 pub mod exports;
 pub mod fiscal;
 pub mod grant;

@@ -1,6 +1,6 @@
 use thiserror::Error;
 use till_core::fiscal::ChainKind;
-use till_core::ids::{CouponCode, RegisterId, SessionId, SkuId, TransactionId};
+use till_core::ids::{CouponCode, NewIdError, RegisterId, SessionId, SkuId, TransactionId};
 use till_core::money::Cents;
 
 /// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
@@ -82,6 +82,16 @@ pub enum Rule {
     Tender { tender: usize, why: InstrumentRefusal },
     /// A cart line selling a gift card cannot activate or load it.
     GiftCardLine { line_id: String, why: InstrumentRefusal },
+    /// A store or a staff member that does not exist yet is put with an id that cannot name a
+    /// new one; one made before the rule keeps its id.
+    NewId { of: NewIdOf, problem: NewIdError },
+}
+
+/// What a refused new id was to name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewIdOf {
+    Store,
+    Staff,
 }
 
 /// Why a gift card, a credit note or a customer's points refused a move.

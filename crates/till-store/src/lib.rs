@@ -53,4 +53,4 @@ pub mod webhooks;
 pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
-pub use error::{Conflict, Forbidden, InstrumentRefusal, Rule, Stale, StoreError};
+pub use error::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale, StoreError};

@@ -31,7 +31,8 @@ pub(crate) fn sqlite() -> Migrator {
         16 "0016_search_words",
         17 "0017_console_sign_outs",
         18 "0018_register_pin_guards",
-        19 "0019_instrument_codes"))
+        19 "0019_instrument_codes",
+        20 "0020_print_ids"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -45,7 +46,8 @@ pub(crate) fn postgres() -> Migrator {
         16 "0016_search_words",
         17 "0017_console_sign_outs",
         18 "0018_register_pin_guards",
-        19 "0019_instrument_codes"))
+        19 "0019_instrument_codes",
+        20 "0020_print_ids"))
 }
 
 /// What a failed migration means for the operator.

@@ -1,5 +1,6 @@
-//! Receipts: what a printed ticket shows, and the reprints, each a DUPLICATA sealed in the
-//! register's duplicate chain.
+//! Receipts: what a printed ticket shows, and its prints: the first is the original, every
+//! later one a DUPLICATA sealed in the register's duplicate chain. Reading a receipt records
+//! nothing.
 
 use crate::db::Store;
 use crate::error::StoreError;
@@ -14,8 +15,8 @@ use jiff::Timestamp;
 use std::sync::Arc;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord, SaleRecordTender};
-use till_core::ids::{StoreId, TransactionId};
-use till_core::instant::to_micros;
+use till_core::ids::{PrintId, StoreId, TransactionId};
+use till_core::instant::{from_micros, to_micros};
 use till_core::sale::SaleType;
 use till_core::stored_value::{InstrumentKind, code_lookup};
 
@@ -30,6 +31,8 @@ pub struct Receipt {
     pub seller_name: Option<String>,
     /// Per tender, in order: the gift card or credit note it moved and its balance after.
     pub instruments: Vec<Option<TenderInstrument>>,
+    /// The prints made so far, the original first.
+    pub prints: Vec<Print>,
 }
 
 /// A gift card or a credit note as a receipt names it.
@@ -50,13 +53,38 @@ pub struct Print {
     pub print_no: i64,
     /// The reprint's entry in the duplicate chain.
     pub duplicate_seq: Option<i64>,
+    pub printed_at: Timestamp,
+}
+
+impl Print {
+    /// The DUPLICATA's number: none for the original.
+    pub fn duplicata(&self) -> Option<i64> {
+        (self.print_no > 1).then(|| self.print_no - 1)
+    }
+}
+
+/// A print recorded, or found made before under the same print id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Printed {
+    pub print: Print,
+    /// The print id named a print made before: nothing was recorded now.
+    pub replayed: bool,
 }
 
 struct RecordPrint {
     transaction_id: String,
+    print_id: Option<String>,
     operator: String,
     now: i64,
     key: Arc<Sealer>,
+}
+
+fn print_from_row(row: &crate::sql::Row) -> Result<Print, StoreError> {
+    Ok(Print {
+        print_no: row.try_get("print_no")?,
+        duplicate_seq: row.try_get("duplicate_seq")?,
+        printed_at: from_micros(row.try_get("printed_at")?),
+    })
 }
 
 impl Store {
@@ -83,6 +111,16 @@ impl Store {
         for tender in &sale.tenders {
             instruments.push(tender_instrument(&mut conn, &sale, tender, entry.try_get("seq")?).await?);
         }
+        let prints = query(
+            "SELECT print_no, duplicate_seq, printed_at FROM receipt_prints WHERE transaction_id = $1 \
+             ORDER BY print_no",
+        )
+        .bind(transaction_id.as_str())
+        .fetch_all(&mut conn)
+        .await?
+        .iter()
+        .map(print_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
         drop(conn);
         let store = self.get_store(&StoreId::from_trusted(sale.store_id.clone())).await?;
         Ok(Some(Receipt {
@@ -92,18 +130,42 @@ impl Store {
             store,
             seller_name: seller.map(|row| row.try_get("display_name")).transpose()?,
             sale,
+            prints,
         }))
     }
 
-    /// Counts a print of the receipt; from the second on, seals a DUPLICATA.
+    /// A committed sale's sealed record, with the record of the sale it gives goods back from
+    /// when it is a return against a receipt.
+    pub async fn sale_record(
+        &self,
+        transaction_id: &TransactionId,
+    ) -> Result<Option<(SaleRecord, Option<SaleRecord>)>, StoreError> {
+        let mut conn = self.reader().acquire().await?;
+        let mut sales = sale_records(&mut conn, SaleScope::Transaction(transaction_id.as_str())).await?;
+        let Some(sale) = sales.remove(transaction_id.as_str()) else {
+            return Ok(None);
+        };
+        let original = match &sale.original {
+            Some(ticket) => sale_records(&mut conn, SaleScope::Transaction(&ticket.transaction_id))
+                .await?
+                .remove(&ticket.transaction_id),
+            None => None,
+        };
+        Ok(Some((sale, original)))
+    }
+
+    /// Records a print of the receipt; from the second on, seals a DUPLICATA. A print id
+    /// recorded before with this sale answers the print it named, and records nothing.
     pub async fn record_print(
         &self,
         transaction_id: &TransactionId,
+        print_id: Option<&PrintId>,
         operator: &str,
         now: Timestamp,
-    ) -> Result<Print, StoreError> {
+    ) -> Result<Printed, StoreError> {
         let input = RecordPrint {
             transaction_id: transaction_id.as_str().to_owned(),
+            print_id: print_id.map(|id| id.as_str().to_owned()),
             operator: operator.to_owned(),
             now: to_micros(now),
             key: self.fiscal_key()?,
@@ -112,9 +174,30 @@ impl Store {
     }
 }
 
-fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a, Result<Print, StoreError>> {
+fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a, Result<Printed, StoreError>> {
     Box::pin(async move {
-        // The counter's row lock orders concurrent prints of one receipt.
+        // The counter's row lock orders concurrent prints of one receipt: a print sent twice
+        // at once finds the first one's row once it holds the lock.
+        query("UPDATE sales SET prints = prints WHERE transaction_id = $1")
+            .bind(&input.transaction_id)
+            .execute(&mut *conn)
+            .await?;
+        if let Some(print_id) = &input.print_id {
+            let made = query(
+                "SELECT print_no, duplicate_seq, printed_at FROM receipt_prints \
+                 WHERE transaction_id = $1 AND print_id = $2",
+            )
+            .bind(&input.transaction_id)
+            .bind(print_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+            if let Some(row) = made {
+                return Ok(Printed {
+                    print: print_from_row(&row)?,
+                    replayed: true,
+                });
+            }
+        }
         let row = query(
             "UPDATE sales SET prints = prints + 1 WHERE transaction_id = $1 RETURNING prints, kind, fiscal_seq, register_id",
         )
@@ -150,8 +233,9 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
             None
         };
         query(
-            "INSERT INTO receipt_prints (transaction_id, print_no, register_id, operator, printed_at, duplicate_seq) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO receipt_prints (transaction_id, print_no, register_id, operator, printed_at, duplicate_seq, \
+                 print_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&input.transaction_id)
         .bind(print_no)
@@ -159,11 +243,16 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
         .bind(&input.operator)
         .bind(input.now)
         .bind(duplicate_seq)
+        .bind(input.print_id.as_deref())
         .execute(&mut *conn)
         .await?;
-        Ok(Print {
-            print_no,
-            duplicate_seq,
+        Ok(Printed {
+            print: Print {
+                print_no,
+                duplicate_seq,
+                printed_at: from_micros(input.now),
+            },
+            replayed: false,
         })
     })
 }

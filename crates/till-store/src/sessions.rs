@@ -19,7 +19,7 @@ use std::time::Instant;
 use till_core::drawer::Count;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
-use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
+use till_core::ids::{NewIdError, RegisterId, SessionId, StoreId, Subject, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
 
@@ -101,6 +101,8 @@ pub enum OpenRefusal {
     RegisterInOtherStore(StoreId),
     /// The register already has an open session.
     AlreadyOpen(SessionId),
+    /// A register opened for the first time with an id that cannot name a new one.
+    NewRegisterId(NewIdError),
     /// The register's current `day` was closed early, through `through`: nothing can be sold
     /// on it until that period is over.
     DayClosed { day: String, through: String },
@@ -252,6 +254,9 @@ fn open_session<'a>(
                 false
             }
             None => {
+                if let Err(problem) = check_new_id(register_id) {
+                    return Ok(Err(OpenRefusal::NewRegisterId(problem)));
+                }
                 query("INSERT INTO registers (register_id, store_id, created_at) VALUES ($1, $2, $3)")
                     .bind(register_id)
                     .bind(open.store_id.as_str())

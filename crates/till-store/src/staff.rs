@@ -2,13 +2,13 @@
 //! they were typed at and at every register together, each count with its own limit.
 
 use crate::db::Store;
-use crate::error::{Rule, StoreError};
+use crate::error::{NewIdOf, Rule, StoreError};
 use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use till_core::grant::{GrantSet, Role};
-use till_core::ids::{RegisterId, Subject};
+use till_core::ids::{RegisterId, Subject, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Bps, Cents};
 use till_core::staff::{DiscountLimit, PinLimits, StaffMember};
@@ -152,6 +152,14 @@ fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Res
             .fetch_optional(&mut *conn)
             .await?;
         let created = existing.is_none();
+        if created {
+            check_new_id(put.subject.as_str()).map_err(|problem| {
+                StoreError::Rule(Rule::NewId {
+                    of: NewIdOf::Staff,
+                    problem,
+                })
+            })?;
+        }
         let pin_hash = match (&put.pin_hash, existing) {
             (Some(hash), _) => hash.clone(),
             (None, Some(row)) => row.try_get("pin_hash")?,

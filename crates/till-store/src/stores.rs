@@ -1,13 +1,13 @@
 //! The store network.
 
 use crate::db::Store;
-use crate::error::StoreError;
+use crate::error::{NewIdOf, Rule, StoreError};
 use crate::page::{Keyset, Window};
 use crate::sql::{Conn, On, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashSet;
-use till_core::ids::{SkuId, StoreId};
+use till_core::ids::{SkuId, StoreId, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 
@@ -104,6 +104,14 @@ fn put_store<'a>(conn: &'a mut Conn, input: &'a PutStore) -> BoxFuture<'a, Resul
             .fetch_optional(&mut *conn)
             .await?
             .is_some();
+        if !existed {
+            check_new_id(input.store_id.as_str()).map_err(|problem| {
+                StoreError::Rule(Rule::NewId {
+                    of: NewIdOf::Store,
+                    problem,
+                })
+            })?;
+        }
         let profile = &input.profile;
         let row = query(
             "INSERT INTO stores (store_id, name, timezone, currency, siret, created_at, updated_at) \

@@ -14,6 +14,7 @@
 
 mod chart;
 mod forms;
+mod href;
 mod layout;
 mod promotions;
 mod refused;
@@ -50,6 +51,7 @@ pub fn router() -> Router<AppState> {
         .route("/console/registers/{registerId}/verify", post(registers::verify))
         .route("/console/sales", get(sales::search))
         .route("/console/sales/{transactionId}", get(sales::sale))
+        .route("/console/sales/{transactionId}/prints", post(sales::print))
         .route("/console/promotions", get(promotions::page))
         .route("/console/promotions/{id}/deactivate", post(promotions::deactivate))
         .route("/console/stored-value", get(stored_value::page))

@@ -1,6 +1,7 @@
 //! `GET /console/promotions`: every promotion rule; `POST
 //! /console/promotions/{id}/deactivate` stops one, as `deactivatePromotion` does.
 
+use super::href::Href;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
@@ -14,7 +15,6 @@ use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use till_core::ids::PromotionId;
 use till_core::promotions::Mechanics;
 
@@ -57,7 +57,7 @@ pub async fn page(visitor: Visitor, State(state): State<AppState>) -> Result<Mar
                         td {
                             @if rule.active && may_deactivate {
                                 form.inline method="post"
-                                    action=(format!("/console/promotions/{}/deactivate", utf8_percent_encode(rule.id.as_str(), NON_ALPHANUMERIC))) {
+                                    action=(Href::to("/console/promotions").segment(rule.id.as_str()).then("deactivate")) {
                                     input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                                     button.danger type="submit" { "Deactivate" }
                                 }

@@ -4,6 +4,7 @@
 //! `verifyRegisterJournal` does and shows each chain's state.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, Visitor, Write};
@@ -126,7 +127,7 @@ async fn render(
                 }
                 (z_reports(&view.closed, &zone, &currency))
                 @if may_verify {
-                    form.verify method="post" action=(format!("/console/registers/{}/verify", view.register_id.as_str())) {
+                    form.verify method="post" action=(Href::to("/console/registers").segment(view.register_id.as_str()).then("verify")) {
                         input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                         @if let Some(store) = store {
                             input type="hidden" name="store" value=(store.store_id.as_str());

@@ -1,27 +1,29 @@
 //! `GET /console/sales`: the sales search of `GET /v1/sales` (store, register, customer, type,
 //! a local day), newest first a page at a time; `GET /console/sales/{transactionId}`: a sale
-//! with its receipt as the printer lays it out.
+//! with its receipt as the printer lays it out, printing nothing; `POST
+//! /console/sales/{transactionId}/prints`: prints it as `printReceipt` does.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
-use super::session::Visitor;
+use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
 use super::today::{chosen, currency_of, day_zone, local_day, parse_date, store_select, stores, zone_of};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
 use crate::pagination::{PageParams, Paging, Scope};
+use crate::receipt::Rendering;
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::extract::State;
 use jiff::civil::Date;
 use maud::{Markup, html};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
 use till_store::page::Newest;
-use till_store::receipts::Print;
+use till_store::receipts::{Print, Receipt};
 use till_store::search::{SaleFilter, SaleSummary};
 
 /// The search form's fields, and the page.
@@ -67,23 +69,15 @@ impl FromParams for SalesQuery {
 }
 
 impl SalesQuery {
-    /// The query string of the same search, for the link to the next page.
-    fn with_cursor(&self, cursor: &str) -> String {
-        let fields = [
-            ("store", self.store.as_ref().map(|s| s.as_str().to_owned())),
-            ("register", self.register.as_ref().map(|r| r.as_str().to_owned())),
-            ("customer", self.customer.as_ref().map(|c| c.as_str().to_owned())),
-            ("type", self.kind.map(|k| k.as_str().to_owned())),
-            ("date", self.date.map(|d| d.to_string())),
-            ("cursor", Some(cursor.to_owned())),
-        ];
-        let pairs: Vec<String> = fields
-            .into_iter()
-            .filter_map(|(name, value)| {
-                value.map(|value| format!("{name}={}", utf8_percent_encode(&value, NON_ALPHANUMERIC)))
-            })
-            .collect();
-        format!("/console/sales?{}", pairs.join("&"))
+    /// The address of the same search, for the link to the next page.
+    fn with_cursor(&self, cursor: &str) -> Href {
+        Href::to("/console/sales")
+            .query_some("store", self.store.as_ref().map(StoreId::as_str))
+            .query_some("register", self.register.as_ref().map(RegisterId::as_str))
+            .query_some("customer", self.customer.as_ref().map(CustomerId::as_str))
+            .query_some("type", self.kind.map(SaleType::as_str))
+            .query_some("date", self.date.map(|d| d.to_string()).as_deref())
+            .query("cursor", cursor)
     }
 }
 
@@ -151,7 +145,7 @@ pub async fn search(
                 @for sale in &sales {
                     tr data-transaction=(sale.transaction_id.as_str()) data-total=(sale.total_cents) {
                         td { (layout::local_time(sale.emitted_at, &zone)) }
-                        td { a href=(format!("/console/sales/{}", utf8_percent_encode(sale.transaction_id.as_str(), NON_ALPHANUMERIC))) { (sale.number) } }
+                        td { a href=(Href::to("/console/sales").segment(sale.transaction_id.as_str())) { (sale.number) } }
                         td { (sale.kind.as_str()) }
                         td { (sale.store_id.as_str()) }
                         td { (sale.register_id.as_str()) }
@@ -173,8 +167,8 @@ pub async fn search(
     Ok(layout::page("Sales", Nav::Sales, &visitor, body))
 }
 
-/// The sale with its receipt. Shown on a screen, not printed: no print is counted and no
-/// DUPLICATA is sealed (printing is `GET /v1/sales/{transactionId}/receipt`).
+/// The sale with its receipt as shown, and the prints made: viewing it records nothing and
+/// seals nothing.
 pub async fn sale(
     visitor: Visitor,
     State(state): State<AppState>,
@@ -182,19 +176,33 @@ pub async fn sale(
 ) -> Result<Markup, Refused> {
     visitor.require::<ops::GetSale>()?;
     let PathParams(SalePath(id)) = path?;
-    let receipt = state
-        .store()
-        .receipt(&id)
-        .await?
-        .ok_or_else(crate::phrases::no_such_sale)?;
+    let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
+    Ok(sale_page(&visitor, &receipt, None))
+}
+
+/// Prints the receipt as `printReceipt` does (the original, or a DUPLICATA sealed in the
+/// register's duplicate chain), then shows the sale with the receipt printed, for the browser
+/// to print.
+pub async fn print(
+    State(state): State<AppState>,
+    path: Result<PathParams<SalePath>, ApiError>,
+    write: Write<NoFields>,
+) -> Result<Markup, Refused> {
+    let PathParams(SalePath(id)) = path?;
+    let visitor = write.visitor;
+    visitor.require::<ops::PrintReceipt>()?;
+    let printed = till_app::receipts::print(state.app(), &visitor.principal, &id, None).await?;
+    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print)))
+}
+
+/// A sale with its receipt: as shown, or as `printed` just now.
+fn sale_page(visitor: &Visitor, receipt: &Receipt, printed: Option<&Print>) -> Markup {
     let sale = &receipt.sale;
     let zone = zone_of(receipt.store.as_ref());
     let currency = currency_of(receipt.store.as_ref());
-    let screen = Print {
-        print_no: 1,
-        duplicate_seq: None,
-    };
-    let text = crate::receipt::text(&receipt, &screen);
+    let rendering = printed.map_or(Rendering::Shown, Rendering::Print);
+    let text = crate::receipt::text(receipt, rendering);
+    let may_print = visitor.may::<ops::PrintReceipt>();
     let body = html! {
         h1 { "Ticket " (sale.number) }
         dl.facts {
@@ -209,15 +217,29 @@ pub async fn sale(
         }
         section {
             h2 { "Receipt" }
-            p.note { "As the printer lays it out; viewing it here prints nothing." }
+            @match printed {
+                Some(print) => p.note #printed data-print=(print.print_no) {
+                    @match print.duplicata() {
+                        None => { "Print 1 recorded: the original. " }
+                        Some(number) => {
+                            "Print " (print.print_no) " recorded: DUPLICATA " (number) ", sealed in the register's journal. "
+                        }
+                    }
+                    "Print this page for the customer."
+                },
+                None => p.note { "As the printer lays it out; viewing it here prints nothing." },
+            }
             pre.receipt #receipt { (text) }
+            @if may_print {
+                form.print method="post" action=(Href::to("/console/sales").segment(&sale.transaction_id).then("prints")) {
+                    input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
+                    button type="submit" {
+                        @if receipt.prints.is_empty() && printed.is_none() { "Print" } @else { "Print a DUPLICATA" }
+                    }
+                }
+            }
         }
         p { a href="/console/sales" { "Back to the sales" } }
     };
-    Ok(layout::page(
-        &format!("Ticket {}", sale.number),
-        Nav::Sales,
-        &visitor,
-        body,
-    ))
+    layout::page(&format!("Ticket {}", sale.number), Nav::Sales, visitor, body)
 }

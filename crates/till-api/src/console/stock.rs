@@ -4,6 +4,7 @@
 //! holds the article.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -14,7 +15,6 @@ use crate::ops;
 use crate::state::AppState;
 use axum::extract::State;
 use maud::{Markup, html};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use till_core::barcode::Gtin;
 use till_core::ids::{SkuId, StoreId};
 use till_core::words::NameQuery;
@@ -151,7 +151,7 @@ pub async fn page(
                             tr.level data-store=(level.store_id.as_str()) data-on-hand=(level.on_hand) {
                                 td { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
                                 td.n { (level.on_hand) }
-                                td { a href=(format!("{}&store={}", article_link(q, &article.item.sku_id), level.store_id.as_str())) { "Latest movements" } }
+                                td { a href=(article_link(q, &article.item.sku_id).query("store", level.store_id.as_str())) { "Latest movements" } }
                             }
                         }
                     }
@@ -165,15 +165,8 @@ pub async fn page(
     Ok(layout::page("Stock", Nav::Stock, &visitor, body))
 }
 
-fn article_link(q: Option<&str>, sku: &SkuId) -> String {
-    match q {
-        Some(q) => format!(
-            "/console/stock?q={}&sku={}",
-            utf8_percent_encode(q, NON_ALPHANUMERIC),
-            sku.as_str()
-        ),
-        None => format!("/console/stock?sku={}", sku.as_str()),
-    }
+fn article_link(q: Option<&str>, sku: &SkuId) -> Href {
+    Href::to("/console/stock").query_some("q", q).query("sku", sku.as_str())
 }
 
 /// An article in one store.

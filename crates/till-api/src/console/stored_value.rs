@@ -2,6 +2,7 @@
 //! balance, state and ledger, as `getGiftCard` and `getCreditNote` read them.
 
 use super::forms::Query;
+use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -108,7 +109,7 @@ fn instrument(
                             td.n { (money(activity.balance_after, currency)) }
                             td {
                                 @if let Some(transaction) = &activity.transaction_id {
-                                    a href=(format!("/console/sales/{}", percent_encoding::utf8_percent_encode(transaction, percent_encoding::NON_ALPHANUMERIC))) { (transaction) }
+                                    a href=(Href::to("/console/sales").segment(transaction)) { (transaction) }
                                 }
                             }
                         }

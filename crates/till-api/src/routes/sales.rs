@@ -1,24 +1,32 @@
-//! `GET /v1/sales/{transactionId}`: a committed sale, as its event; `GET /v1/sales`: the search
-//! of committed sales, newest first.
+//! `GET /v1/sales/{transactionId}`: a committed sale, as its event; its receipt, shown
+//! (`GET .../receipt`) or printed (`POST .../prints`); `GET /v1/sales`: the search of
+//! committed sales, newest first.
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, Params, PathParams, QueryParams};
+use crate::extract::{FromParams, OptionalJsonBody, Params, PathParams, QueryParams};
+use crate::fields::Problems;
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::receipt::Rendering;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderValue;
-use axum::http::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
+use axum::http::header::{ACCEPT, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, TransactionId};
+use serde_json::Value;
+use till_core::explained::{LineReduction, ReductionSource, explain};
+use till_core::fiscal::payload::SaleRecord;
+use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
 use till_core::instant::{Zone, format_utc, parse_instant};
+use till_core::money::VatRate;
 use till_core::sale::SaleType;
 use till_store::page::Newest;
+use till_store::receipts::Receipt;
 use till_store::search::{SaleFilter, SaleSummary};
 use utoipa::openapi::schema::Schema;
 use utoipa_axum::router::OpenApiRouter;
@@ -28,6 +36,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_sale))
         .routes(routes!(receipt))
+        .routes(routes!(print_receipt))
+        .routes(routes!(sale_lines))
         .routes(routes!(search_sales))
 }
 
@@ -52,9 +62,10 @@ enum ReceiptFormat {
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
-    /// `text` (default: 48 columns for a receipt printer) or `html`.
+    /// `text` (48 columns for a receipt printer) or `html`; when left out, the one of
+    /// `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
     #[param(inline, required = false)]
-    format: ReceiptFormat,
+    format: Option<ReceiptFormat>,
 }
 
 impl FromParams for ReceiptQuery {
@@ -64,60 +75,324 @@ impl FromParams for ReceiptQuery {
             "html" => Ok(ReceiptFormat::Html),
             _ => Err("must be text or html"),
         })?;
-        Some(ReceiptQuery {
-            format: format.unwrap_or(ReceiptFormat::Text),
-        })
+        Some(ReceiptQuery { format })
     }
 }
 
-/// Print a sale's receipt.
-///
-/// The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
-/// discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
-/// the software version. Every print after the first is a DUPLICATA with its number, and is
-/// itself sealed in the register's duplicate chain, so a person should confirm a reprint. A
-/// till's session token prints its own store's receipts only (another store's is 404).
-#[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "printReceipt", tag = "checkout",
-    params(("transactionId" = Text, Path), ReceiptQuery),
-    responses((status = 200, description = "The ticket, as text (48 columns) or HTML by `format`",
-                  content((String = "text/plain"), (String = "text/html")),
-                  headers(("x-till-print" = i64, description = "The print's number: 1 for the first, a DUPLICATA after"))),
-              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
-async fn receipt(
-    caller: Authorized<ops::PrintReceipt>,
-    State(state): State<AppState>,
-    PathParams(SalePath(id)): PathParams<SalePath>,
-    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
-) -> Result<Response, ApiError> {
-    let html = format == ReceiptFormat::Html;
-    // Another store's sale is as unknown to a till as a sale that does not exist; no print is
-    // counted for it.
-    let receipt = state
-        .store()
-        .receipt(&id)
-        .await?
-        .filter(|receipt| caller.principal.reads_store(&receipt.sale.store_id))
-        .ok_or_else(crate::phrases::no_such_sale)?;
-    let print = state
-        .store()
-        .record_print(&id, caller.principal.subject.as_str(), state.now())
-        .await?;
-    let (content_type, body) = if html {
-        ("text/html; charset=utf-8", crate::receipt::html(&receipt, &print))
+/// The format a request asks for: its `format`, else the one of `text/html` and `text/plain`
+/// its `Accept` header rates higher (a specific type over `text/*` and `*/*`; text on a tie).
+fn asked_format(format: Option<ReceiptFormat>, headers: &HeaderMap) -> ReceiptFormat {
+    if let Some(format) = format {
+        return format;
+    }
+    let (mut html, mut plain, mut any) = (None, None, None);
+    let ranges = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for range in ranges {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|part| part.trim().strip_prefix("q="))
+            .map(thousandths)
+            .next()
+            .unwrap_or(1000);
+        let slot = match media.as_str() {
+            "text/html" => &mut html,
+            "text/plain" => &mut plain,
+            "text/*" | "*/*" => &mut any,
+            _ => continue,
+        };
+        *slot = Some(slot.unwrap_or(0).max(quality));
+    }
+    let (html, plain) = (html.or(any).unwrap_or(0), plain.or(any).unwrap_or(0));
+    if html > plain {
+        ReceiptFormat::Html
     } else {
-        ("text/plain; charset=utf-8", crate::receipt::text(&receipt, &print))
+        ReceiptFormat::Text
+    }
+}
+
+/// A quality value (`0.8`) in thousandths; an unreadable one counts as 0.
+fn thousandths(text: &str) -> u16 {
+    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    let digits = || fraction.bytes().all(|b| b.is_ascii_digit()) && fraction.len() <= 3;
+    match whole {
+        "1" if fraction.bytes().all(|b| b == b'0') => 1000,
+        "0" if digits() => format!("{fraction:0<3}").parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The receipt rendered as asked, marked as varying by `Accept`; HTML under its policy.
+fn rendered(receipt: &Receipt, rendering: Rendering<'_>, format: ReceiptFormat) -> Response {
+    let (content_type, body) = match format {
+        ReceiptFormat::Html => ("text/html; charset=utf-8", crate::receipt::html(receipt, rendering)),
+        ReceiptFormat::Text => ("text/plain; charset=utf-8", crate::receipt::text(receipt, rendering)),
     };
-    let mut response = ([(CONTENT_TYPE, content_type)], body).into_response();
+    let mut response = ([(CONTENT_TYPE, content_type), (VARY, "accept")], body).into_response();
     let headers = response.headers_mut();
-    headers.insert("x-till-print", axum::http::HeaderValue::from(print.print_no));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    if html {
+    if format == ReceiptFormat::Html {
         headers.insert(
             CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(crate::receipt::HTML_POLICY),
         );
     }
+    response
+}
+
+/// Show a sale's receipt, printing nothing.
+///
+/// The ticket as text (48 columns) or HTML, by `format` or `Accept`: store, lines, promotions
+/// and discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract
+/// and the software version. It is marked as a consultation, not a ticket, and lists the prints
+/// made (their number is in `x-till-prints`). Nothing is recorded or sealed: printing is
+/// `printReceipt`. Read-only; safe to call at any time. A till's token reads the receipts of
+/// its own store's sales.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "getReceipt", tag = "checkout",
+    params(("transactionId" = Text, Path), ReceiptQuery),
+    responses((status = 200, description = "The ticket as shown, as text (48 columns) or HTML",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-prints" = i64, description = "How many prints were made: 0 before the first"))),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn receipt(
+    caller: Authorized<ops::GetReceipt>,
+    State(state): State<AppState>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let receipt = till_app::receipts::receipt(state.app(), &caller.principal, &id).await?;
+    let mut response = rendered(&receipt, Rendering::Shown, asked_format(format, &headers));
+    let count = i64::try_from(receipt.prints.len()).unwrap_or(i64::MAX);
+    response.headers_mut().insert("x-till-prints", HeaderValue::from(count));
     Ok(response)
+}
+
+/// Body of `POST /v1/sales/{transactionId}/prints`; may be left out.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the wire shape for the document; `parse_print` reads the body
+struct PrintBody {
+    /// The till's id for this print: sent again (its answer lost), the same print is answered
+    /// and nothing more is recorded. Without it, every call is a print.
+    #[schema(value_type = Option<Text>)]
+    print_id: Option<String>,
+}
+
+fn parse_print(body: Option<&Value>) -> Result<Option<PrintId>, ApiError> {
+    let Some(body) = body.filter(|body| !body.is_null()) else {
+        return Ok(None);
+    };
+    let problems = Problems::new();
+    let print_id = problems
+        .root(body)
+        .map(|root| root.optional("printId", |f| f.parse_text(PrintId::parse)));
+    problems.finish(|| print_id?)
+}
+
+/// Print a sale's receipt.
+///
+/// Records a print and answers the ticket to print, as text (48 columns) or HTML by `format`
+/// or `Accept`. The first print is the original; every later one is a DUPLICATA with its
+/// number, itself sealed in the register's duplicate chain, so a person should confirm a
+/// reprint. With a `printId` sent before for this sale, the same print is answered (200,
+/// `x-idempotent-replay`) and nothing is recorded. A till's token prints the receipts of its
+/// own store's sales.
+#[utoipa::path(post, path = "/v1/sales/{transactionId}/prints", operation_id = "printReceipt", tag = "checkout",
+    params(("transactionId" = Text, Path), ReceiptQuery),
+    request_body(content = Option<PrintBody>, description = "The print's id; may be left out"),
+    responses((status = 201, description = "Printed: the ticket, as text (48 columns) or HTML",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-print" = i64, description = "The print's number: 1 for the original, a DUPLICATA after"))),
+              (status = 200, description = "The print this printId made before, answered again; nothing recorded",
+                  content((String = "text/plain"), (String = "text/html")),
+                  headers(("x-till-print" = i64, description = "The print's number"),
+                          ("x-idempotent-replay" = String, description = "`true`"))),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn print_receipt(
+    caller: Authorized<ops::PrintReceipt>,
+    State(state): State<AppState>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    headers: HeaderMap,
+    OptionalJsonBody(body): OptionalJsonBody,
+) -> Result<Response, ApiError> {
+    let print_id = parse_print(body.as_ref())?;
+    let printed = till_app::receipts::print(state.app(), &caller.principal, &id, print_id.as_ref()).await?;
+    let mut response = rendered(
+        &printed.receipt,
+        Rendering::Print(&printed.print),
+        asked_format(format, &headers),
+    );
+    *response.status_mut() = if printed.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let headers = response.headers_mut();
+    headers.insert("x-till-print", HeaderValue::from(printed.print.print_no));
+    if printed.replayed {
+        headers.insert("x-idempotent-replay", HeaderValue::from_static("true"));
+    }
+    Ok(response)
+}
+
+/// A committed sale's pricing, line by line: what each line cost before reductions, each
+/// reduction with its source, what it came to and the VAT in it.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SaleLinesView {
+    transaction_id: String,
+    #[serde(rename = "type")]
+    #[schema(schema_with = sale_type_schema)]
+    kind: String,
+    /// On a return against a receipt, the sale it gives goods back from; else null.
+    #[schema(required = true, value_type = Option<Text>)]
+    original_transaction_id: Option<String>,
+    /// In the sale's order.
+    lines: Vec<ExplainedLineView>,
+    /// The sale's subtotal: the sum of the lines' `grossCents`.
+    subtotal_cents: i64,
+    /// Everything the reductions took: the sum of every line's reductions.
+    reduction_cents: i64,
+    /// The sale's total: the sum of the lines' `netCents`.
+    total_cents: i64,
+    /// The VAT the total contains: the sum of the lines' `vatCents`.
+    vat_cents: i64,
+}
+
+/// One line of a sale, explained. Its `grossCents` less the sum of its reductions is its
+/// `netCents`. Amounts of a return are negative.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainedLineView {
+    /// The cart line's id.
+    id: String,
+    /// Null for a custom line.
+    #[schema(required = true)]
+    sku_id: Option<String>,
+    /// The article's name at the time of the sale; null for a custom line.
+    #[schema(required = true)]
+    label: Option<String>,
+    quantity: i64,
+    unit_price_cents: i64,
+    /// Unit price times quantity.
+    gross_cents: i64,
+    /// In the order pricing applied them: promotions on products, declared line discounts,
+    /// then the line's share of the ticket-level reductions.
+    reductions: Vec<LineReductionView>,
+    net_cents: i64,
+    /// In percent.
+    #[schema(value_type = f64)]
+    vat_rate: serde_json::Number,
+    /// The VAT the line's net contains: the sale's VAT at this rate shared over its lines in
+    /// proportion to their nets.
+    vat_cents: i64,
+}
+
+/// What one reduction took off one line.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineReductionView {
+    #[schema(schema_with = reduction_source_schema)]
+    source: &'static str,
+    /// The promotion rule's id, the declared discount's id, the coupon's code, or for
+    /// `original` the original sale's transaction id.
+    id: String,
+    /// A promotion's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    amount_cents: i64,
+}
+
+fn reduction_source_schema() -> Schema {
+    crate::openapi::words(
+        ["promotion", "declared", "coupon", "original"],
+        false,
+        "Where the reduction comes from: a `promotion` rule, a discount the till `declared`, a \
+         `coupon`, or on a return the `original` sale's reductions its record does not tell apart.",
+    )
+}
+
+impl From<LineReduction> for LineReductionView {
+    fn from(reduction: LineReduction) -> Self {
+        let (source, id) = match reduction.source {
+            ReductionSource::Promotion(id) => ("promotion", id),
+            ReductionSource::Declared(id) => ("declared", id),
+            ReductionSource::Coupon(code) => ("coupon", code),
+            ReductionSource::Original(transaction) => ("original", transaction),
+        };
+        LineReductionView {
+            source,
+            id,
+            name: reduction.label,
+            amount_cents: reduction.amount,
+        }
+    }
+}
+
+impl SaleLinesView {
+    fn new(sale: SaleRecord, original: Option<&SaleRecord>) -> SaleLinesView {
+        let explained = explain(&sale, original);
+        let lines = sale
+            .lines
+            .into_iter()
+            .zip(explained)
+            .map(|(line, explained)| ExplainedLineView {
+                id: line.line_id,
+                sku_id: line.sku_id,
+                label: line.label,
+                quantity: line.quantity,
+                unit_price_cents: line.unit_price_cents,
+                gross_cents: line.gross_cents,
+                reductions: explained.reductions.into_iter().map(LineReductionView::from).collect(),
+                net_cents: line.net_cents,
+                vat_rate: VatRate::from_hundredths(line.vat_rate)
+                    .map_or_else(|| serde_json::Number::from(line.vat_rate), VatRate::as_json_number),
+                vat_cents: explained.vat,
+            })
+            .collect();
+        SaleLinesView {
+            transaction_id: sale.transaction_id,
+            kind: sale.kind,
+            original_transaction_id: sale.original.map(|original| original.transaction_id),
+            lines,
+            subtotal_cents: sale.subtotal_cents,
+            reduction_cents: sale.subtotal_cents.saturating_sub(sale.total_cents),
+            total_cents: sale.total_cents,
+            vat_cents: sale.vat.iter().map(|vat| vat.vat_cents).fold(0, i64::saturating_add),
+        }
+    }
+}
+
+/// Explain a committed sale's price.
+///
+/// Per line: the gross (unit price times quantity), each reduction with its source (a
+/// promotion rule, a declared discount, the coupon; ticket-level ones as the line's share), the
+/// net, the VAT rate and the VAT it contains. The lines' reductions and nets add up to the
+/// sale's totals to the cent. A return's lines refund their share of the original sale's
+/// reductions, with negative amounts. A till's session token reads its own store's sales only
+/// (another store's is 404). Read-only; safe to call at any time.
+#[utoipa::path(get, path = "/v1/sales/{transactionId}/lines", operation_id = "getSaleLines", tag = "checkout",
+    params(("transactionId" = Text, Path)),
+    responses((status = 200, description = "The sale's lines, explained", body = SaleLinesView),
+              (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
+async fn sale_lines(
+    caller: Authorized<ops::GetSaleLines>,
+    State(state): State<AppState>,
+    PathParams(SalePath(id)): PathParams<SalePath>,
+) -> Result<Json<SaleLinesView>, ApiError> {
+    let (sale, original) = state
+        .store()
+        .sale_record(&id)
+        .await?
+        .filter(|(sale, _)| caller.principal.reads_store(&sale.store_id))
+        .ok_or_else(crate::phrases::no_such_sale)?;
+    Ok(Json(SaleLinesView::new(sale, original.as_ref())))
 }
 
 /// Read a committed sale.

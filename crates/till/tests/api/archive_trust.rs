@@ -69,8 +69,8 @@ async fn a_days_evidence(engine: Engine) -> (Shop, Evidence) {
         assert_eq!(sold.status, 201, "{}", sold.text);
     }
     for _ in 0..3 {
-        let printed = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
-        assert_eq!(printed.status, 200, "{}", printed.text);
+        let printed = shop.server.post("/v1/sales/t1/prints", &shop.till, json!({})).await;
+        assert_eq!(printed.status, 201, "{}", printed.text);
     }
     let session = format!("/v1/register-sessions/{}/close", shop.session);
     let closed = shop.server.post(&session, &shop.server.admin(), json!({})).await;

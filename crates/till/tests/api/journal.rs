@@ -695,9 +695,9 @@ async fn receipts_print_and_reprints_are_sealed(engine: Engine) {
         )
         .await;
     shop.sell("t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
-    let path = "/v1/sales/t1/receipt";
-    let first = shop.server.get(path, &shop.till).await;
-    assert_eq!(first.status, 200, "{}", first.text);
+    let path = "/v1/sales/t1/prints";
+    let first = shop.server.post(path, &shop.till, json!({})).await;
+    assert_eq!(first.status, 201, "{}", first.text);
     assert!(
         first.headers["content-type"]
             .to_str()
@@ -723,17 +723,25 @@ async fn receipts_print_and_reprints_are_sealed(engine: Engine) {
         shop.chain("r1", "duplicate").await.is_empty(),
         "the original is not a reprint"
     );
-    let second = shop.server.get(path, &shop.till).await;
+    let second = shop.server.post(path, &shop.till, json!({})).await;
     assert!(second.text.contains("DUPLICATA n° 1"), "{}", second.text);
     assert_eq!(second.headers["x-till-print"], "2");
-    let html = shop.server.get(&format!("{path}?format=html"), &shop.till).await;
+    let html = shop
+        .server
+        .post(&format!("{path}?format=html"), &shop.till, json!({}))
+        .await;
     assert!(html.headers["content-type"].to_str().unwrap().starts_with("text/html"));
     assert!(html.text.contains("&lt;Marais&gt; &amp; Fils") && html.text.contains("DUPLICATA n° 2"));
     assert_eq!(shop.chain("r1", "duplicate").await.len(), 2);
     shop.server
-        .get(&format!("{path}?format=pdf"), &shop.till)
+        .post(&format!("{path}?format=pdf"), &shop.till, json!({}))
         .await
         .assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(
+        shop.chain("r1", "duplicate").await.len(),
+        2,
+        "a refused print seals nothing"
+    );
     shop.server
         .get("/v1/sales/nope/receipt", &shop.till)
         .await

@@ -295,14 +295,20 @@ fn promotion_rules_are_a_discriminated_union_of_named_shapes() {
     }
 }
 
-/// The receipt says what it may answer: text or HTML, with its print number.
+/// The receipt says what it may answer: text or HTML, a print with its number, a receipt shown
+/// with the number of prints made.
 #[test]
 fn the_receipt_documents_both_renderings_and_its_print_number() {
     let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
     let receipt = operation(&document, "printReceipt");
-    let ok = &receipt["responses"]["200"];
-    assert!(ok["content"].get("text/plain").is_some() && ok["content"].get("text/html").is_some());
-    assert!(ok["headers"].get("x-till-print").is_some());
+    for status in ["201", "200"] {
+        let printed = &receipt["responses"][status];
+        assert!(printed["content"].get("text/plain").is_some() && printed["content"].get("text/html").is_some());
+        assert!(printed["headers"].get("x-till-print").is_some());
+    }
+    let shown = &operation(&document, "getReceipt")["responses"]["200"];
+    assert!(shown["content"].get("text/plain").is_some() && shown["content"].get("text/html").is_some());
+    assert!(shown["headers"].get("x-till-prints").is_some());
     let format = receipt["parameters"]
         .as_array()
         .unwrap()

@@ -58,9 +58,15 @@ async fn a_till_reads_the_sales_and_sessions_of_its_own_store_only(engine: Engin
     assert_eq!(other.body, unknown.body, "the same answer as for no sale at all");
     assert_eq!(server.get("/v1/sales/paris-1", paris).await.status, 200);
 
-    // The refused receipt counted no print: Lyon's till printed it twice, this is the third.
-    let third = server.get("/v1/sales/lyon-1/receipt", &admin).await;
-    assert_eq!(third.headers["x-till-print"], "3", "{}", third.text);
+    // Nor can it print it, and the refused print counts none: Lyon's till printed it once.
+    let prints = "/v1/sales/lyon-1/prints";
+    server
+        .post(prints, paris, json!({}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    assert_eq!(server.post(prints, &lyon_till, json!({})).await.status, 201);
+    let shown = server.get("/v1/sales/lyon-1/receipt", &admin).await;
+    assert_eq!(shown.headers["x-till-prints"], "1", "{}", shown.text);
 
     // Lists: narrowed to the till's store, empty when it asks for another.
     let listed = server.get("/v1/sales", paris).await;

@@ -1,0 +1,253 @@
+//! Receipts shown and printed: reading a receipt seals nothing, however often; a print is a
+//! write that records the original, then DUPLICATA 1, 2... each sealed in the register's
+//! duplicate chain; a print sent again under its print id is answered, not made again; the
+//! console's sale page prints through the same use case.
+
+use crate::finalize::{Shop, line};
+use crate::harness::{Reply, TestServer};
+use crate::on_both_engines;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, COOKIE, ORIGIN};
+use serde_json::{Value, json};
+
+on_both_engines!(
+    showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplicatas,
+    a_print_sent_again_under_its_id_is_answered_not_made_again,
+    the_consoles_print_button_prints_through_the_same_use_case,
+);
+
+const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
+
+/// Sells `lines` on the shop's till at the server's price, paid by card.
+async fn sold(shop: &Shop, transaction: &str, lines: Vec<Value>) {
+    let cart = json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}});
+    let quoted = shop.server.post("/v1/checkout/price", &shop.till, cart).await;
+    assert_eq!(quoted.status, 200, "{}", quoted.text);
+    let total = quoted.body["totals"]["total"].as_i64().unwrap();
+    let reply = shop.finalize(&shop.sale(transaction, lines, total)).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+}
+
+async fn duplicates(shop: &Shop) -> usize {
+    let path = "/v1/fiscal/registers/r1/chains/duplicate";
+    let reply = shop
+        .server
+        .get(path, &shop.server.token("auditor", "pos.fiscal.read"))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.body["entries"].as_array().map_or(0, Vec::len)
+}
+
+async fn print(shop: &Shop, token: &str, body: Option<Value>) -> Reply {
+    shop.server
+        .call(reqwest::Method::POST, "/v1/sales/t1/prints", Some(token), body)
+        .await
+}
+
+fn header(reply: &Reply, name: &str) -> String {
+    reply.headers[name].to_str().unwrap().to_owned()
+}
+
+async fn showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplicatas(engine: crate::harness::Engine) {
+    let shop = Shop::open(engine).await;
+    sold(&shop, "t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
+    // Shown twice (a proxy's prefetch, a retried GET): nothing is recorded, nothing sealed.
+    for _ in 0..2 {
+        let shown = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+        assert_eq!(shown.status, 200, "{}", shown.text);
+        assert!(header(&shown, "content-type").starts_with("text/plain"));
+        assert_eq!(header(&shown, "x-till-prints"), "0");
+        assert!(
+            shown.text.contains("NE VAUT PAS TICKET") && shown.text.contains("Jamais imprimé"),
+            "{}",
+            shown.text
+        );
+        assert!(!shown.text.contains("DUPLICATA"), "{}", shown.text);
+        assert!(shown.headers.get("x-till-print").is_none());
+    }
+    assert_eq!(duplicates(&shop).await, 0, "showing a receipt seals nothing");
+
+    // The first print is the original; the second DUPLICATA 1, sealed.
+    let first = print(&shop, &shop.till, None).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    assert_eq!(header(&first, "x-till-print"), "1");
+    assert!(
+        first.text.contains("TOTAL TTC") && !first.text.contains("DUPLICATA"),
+        "{}",
+        first.text
+    );
+    assert!(!first.text.contains("NE VAUT PAS TICKET"));
+    assert!(first.text.lines().all(|l| l.chars().count() <= 48), "{}", first.text);
+    assert_eq!(duplicates(&shop).await, 0, "the original is no reprint");
+    let second = print(&shop, &shop.till, Some(json!({}))).await;
+    assert_eq!(second.status, 201, "{}", second.text);
+    assert_eq!(header(&second, "x-till-print"), "2");
+    assert!(second.text.contains("DUPLICATA n° 1"), "{}", second.text);
+    assert_eq!(duplicates(&shop).await, 1);
+
+    // Shown again, it lists both prints and still seals nothing.
+    let shown = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert_eq!(header(&shown, "x-till-prints"), "2");
+    for expected in [
+        "Imprimé 2 fois",
+        "Impression 1 : original",
+        "Impression 2 : DUPLICATA n° 1",
+    ] {
+        assert!(shown.text.contains(expected), "{expected} missing from\n{}", shown.text);
+    }
+    assert!(shown.text.lines().all(|l| l.chars().count() <= 48), "{}", shown.text);
+    let html = shop
+        .server
+        .send(|http, base| {
+            http.get(format!("{base}/v1/sales/t1/receipt"))
+                .bearer_auth(&shop.till)
+                .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        })
+        .await;
+    assert!(header(&html, "content-type").starts_with("text/html"), "{}", html.text);
+    assert!(html.text.contains("Impression 2 : DUPLICATA n° 1"), "{}", html.text);
+    let plain = shop
+        .server
+        .send(|http, base| {
+            http.get(format!("{base}/v1/sales/t1/receipt?format=text"))
+                .bearer_auth(&shop.till)
+                .header("accept", "text/html")
+        })
+        .await;
+    assert!(
+        header(&plain, "content-type").starts_with("text/plain"),
+        "format wins over Accept"
+    );
+    let printed_html = shop
+        .server
+        .send(|http, base| {
+            http.post(format!("{base}/v1/sales/t1/prints"))
+                .bearer_auth(&shop.till)
+                .header("accept", "text/html")
+        })
+        .await;
+    assert_eq!(printed_html.status, 201, "{}", printed_html.text);
+    assert!(header(&printed_html, "content-type").starts_with("text/html"));
+    assert!(printed_html.text.contains("DUPLICATA n° 2"), "{}", printed_html.text);
+    assert_eq!(duplicates(&shop).await, 2);
+
+    // Refusals change nothing.
+    for path in ["/v1/sales/nope/receipt", "/v1/sales/nope/prints"] {
+        let method = if path.ends_with("prints") {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::GET
+        };
+        shop.server
+            .call(method, path, Some(&shop.till), None)
+            .await
+            .assert_error(404, "NOT_FOUND");
+    }
+    shop.server
+        .get("/v1/sales/t1/receipt?format=pdf", &shop.till)
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    let unreadable = print(&shop, &shop.till, Some(json!({"printId": ""}))).await;
+    unreadable.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(unreadable.fields(), ["printId"]);
+    let without_scope = shop.server.token("bo", "pos.catalog.read");
+    print(&shop, &without_scope, None).await.assert_error(403, "FORBIDDEN");
+    // A till of another store reaches none of this store's receipts.
+    shop.server.provision_store("s2").await;
+    let (_, elsewhere) = shop.server.open_session("s2", "r2", "mathis", "9876").await;
+    print(&shop, &elsewhere, None).await.assert_error(404, "NOT_FOUND");
+    shop.server
+        .get("/v1/sales/t1/receipt", &elsewhere)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    assert_eq!(duplicates(&shop).await, 2);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+    shop.server.stop().await;
+}
+
+async fn a_print_sent_again_under_its_id_is_answered_not_made_again(engine: crate::harness::Engine) {
+    let shop = Shop::open(engine).await;
+    sold(&shop, "t1", vec![line("l1", MUG, 1)]).await;
+    let original = print(&shop, &shop.till, Some(json!({"printId": "till-1-print-1"}))).await;
+    assert_eq!(original.status, 201, "{}", original.text);
+    let again = print(&shop, &shop.till, Some(json!({"printId": "till-1-print-1"}))).await;
+    assert_eq!(again.status, 200, "{}", again.text);
+    assert_eq!(header(&again, "x-idempotent-replay"), "true");
+    assert_eq!(header(&again, "x-till-print"), "1");
+    assert_eq!(again.text, original.text);
+    let reprint = print(&shop, &shop.till, Some(json!({"printId": "till-1-print-2"}))).await;
+    assert_eq!(reprint.status, 201, "{}", reprint.text);
+    assert!(reprint.text.contains("DUPLICATA n° 1"));
+    for _ in 0..2 {
+        let replayed = print(&shop, &shop.till, Some(json!({"printId": "till-1-print-2"}))).await;
+        assert_eq!(replayed.status, 200, "{}", replayed.text);
+        assert_eq!(header(&replayed, "x-till-print"), "2");
+        assert!(replayed.text.contains("DUPLICATA n° 1"));
+    }
+    assert_eq!(duplicates(&shop).await, 1, "one reprint, however often it was sent");
+    let shown = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert_eq!(header(&shown, "x-till-prints"), "2");
+    shop.server.stop().await;
+}
+
+async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crate::harness::Engine) {
+    let shop = Shop::open(engine).await;
+    sold(&shop, "t 1/x#y", vec![line("l1", MUG, 1)]).await;
+    let server: &TestServer = &shop.server;
+    let token = server.admin();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let cookie = format!("till_console={token}");
+    let page = browser
+        .get(format!("{}/console/sales/t%201%2Fx%23y", server.base))
+        .header(COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains(r#"action="/console/sales/t%201%2Fx%23y/prints""#),
+        "the print form, its id encoded: {html}"
+    );
+    assert!(html.contains("Jamais imprimé"), "{html}");
+    assert_eq!(duplicates(&shop).await, 0, "viewing the sale page seals nothing");
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).expect("a form token") + marker.len();
+    let csrf = &html[start..start + html[start..].find('"').unwrap()];
+    let press = || {
+        browser
+            .post(format!("{}/console/sales/t%201%2Fx%23y/prints", server.base))
+            .header(COOKIE, &cookie)
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(ORIGIN, server.base.clone())
+            .body(format!("csrf={csrf}"))
+            .send()
+    };
+    let first = press().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let first = first.text().await.unwrap();
+    assert!(first.contains("Print 1 recorded: the original"), "{first}");
+    assert!(!first.contains("DUPLICATA n°"), "{first}");
+    let second = press().await.unwrap().text().await.unwrap();
+    assert!(second.contains("DUPLICATA n° 1"), "{second}");
+    assert_eq!(duplicates(&shop).await, 1);
+    // A form without its token prints nothing.
+    let forged = browser
+        .post(format!("{}/console/sales/t%201%2Fx%23y/prints", server.base))
+        .header(COOKIE, &cookie)
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(ORIGIN, server.base.clone())
+        .body("csrf=nope")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(forged.status(), StatusCode::OK);
+    assert_eq!(duplicates(&shop).await, 1);
+    let shown = shop.server.get("/v1/sales/t%201%2Fx%23y/receipt", &shop.till).await;
+    assert_eq!(header(&shown, "x-till-prints"), "2");
+    shop.server.stop().await;
+}
