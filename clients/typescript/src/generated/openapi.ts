@@ -972,6 +972,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sales/{transactionId}/lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Explain a committed sale's price.
+         * @description Per line: the gross (unit price times quantity), each reduction with its source (a
+         *     promotion rule, a declared discount, the coupon; ticket-level ones as the line's share), the
+         *     net, the VAT rate and the VAT it contains. The lines' reductions and nets add up to the
+         *     sale's totals to the cent. A return's lines refund their share of the original sale's
+         *     reductions, with negative amounts. A till's session token reads its own store's sales only
+         *     (another store's is 404). Read-only; safe to call at any time.
+         */
+        get: operations["getSaleLines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sales/{transactionId}/prints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Print a sale's receipt.
+         * @description Records a print and answers the ticket to print, as text (48 columns) or HTML by `format`
+         *     or `Accept`. The first print is the original; every later one is a DUPLICATA with its
+         *     number, itself sealed in the register's duplicate chain, so a person should confirm a
+         *     reprint. With a `printId` sent before for this sale, the same print is answered (200,
+         *     `x-idempotent-replay`) and nothing is recorded. A till's token prints the receipts of its
+         *     own store's sales.
+         */
+        post: operations["printReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sales/{transactionId}/receipt": {
         parameters: {
             query?: never;
@@ -980,14 +1030,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Print a sale's receipt.
-         * @description The ticket as printer-ready text (48 columns) or HTML: store, lines, promotions and
-         *     discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract and
-         *     the software version. Every print after the first is a DUPLICATA with its number, and is
-         *     itself sealed in the register's duplicate chain, so a person should confirm a reprint. A
-         *     till's session token prints its own store's receipts only (another store's is 404).
+         * Show a sale's receipt, printing nothing.
+         * @description The ticket as text (48 columns) or HTML, by `format` or `Accept`: store, lines, promotions
+         *     and discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature extract
+         *     and the software version. It is marked as a consultation, not a ticket, and lists the prints
+         *     made (their number is in `x-till-prints`). Nothing is recorded or sealed: printing is
+         *     `printReceipt`. Read-only; safe to call at any time. A till's token reads the receipts of
+         *     its own store's sales.
          */
-        get: operations["printReceipt"];
+        get: operations["getReceipt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2111,6 +2162,45 @@ export interface components {
             /** @description The sale that spent the grant. */
             transactionId?: string | null;
         };
+        /**
+         * @description One line of a sale, explained. Its `grossCents` less the sum of its reductions is its
+         *     `netCents`. Amounts of a return are negative.
+         */
+        ExplainedLineView: {
+            /**
+             * Format: int64
+             * @description Unit price times quantity.
+             */
+            grossCents: number;
+            /** @description The cart line's id. */
+            id: string;
+            /** @description The article's name at the time of the sale; null for a custom line. */
+            label: string | null;
+            /** Format: int64 */
+            netCents: number;
+            /** Format: int64 */
+            quantity: number;
+            /**
+             * @description In the order pricing applied them: promotions on products, declared line discounts,
+             *     then the line's share of the ticket-level reductions.
+             */
+            reductions: components["schemas"]["LineReductionView"][];
+            /** @description Null for a custom line. */
+            skuId: string | null;
+            /** Format: int64 */
+            unitPriceCents: number;
+            /**
+             * Format: int64
+             * @description The VAT the line's net contains: the sale's VAT at this rate shared over its lines in
+             *     proportion to their nets.
+             */
+            vatCents: number;
+            /**
+             * Format: double
+             * @description In percent.
+             */
+            vatRate: number;
+        };
         FailureView: {
             /** @description `ticket`, `closure`, `duplicate`, `event` or `archive`. */
             chain: string;
@@ -2363,6 +2453,23 @@ export interface components {
             reason: "manual_markdown" | "promotional" | "loyalty_reward" | "damaged_goods" | "manager_goodwill";
             /** @enum {string} */
             scope: "line";
+        };
+        /** @description What one reduction took off one line. */
+        LineReductionView: {
+            /** Format: int64 */
+            amountCents: number;
+            /**
+             * @description The promotion rule's id, the declared discount's id, the coupon's code, or for
+             *     `original` the original sale's transaction id.
+             */
+            id: string;
+            /** @description A promotion's name. */
+            name?: string | null;
+            /**
+             * @description Where the reduction comes from: a `promotion` rule, a discount the till `declared`, a `coupon`, or on a return the `original` sale's reductions its record does not tell apart.
+             * @enum {string}
+             */
+            source: "promotion" | "declared" | "coupon" | "original";
         };
         Loyalty: {
             customerId?: string | null;
@@ -2875,6 +2982,10 @@ export interface components {
          * @enum {string}
          */
         PriceSource: "store" | "catalog";
+        /** @description Body of `POST /v1/sales/{transactionId}/prints`; may be left out. */
+        PrintBody: {
+            printId?: components["schemas"]["Text"] | null;
+        };
         /** @description A promotion rule as written, with its version. */
         PromotionChangedData: {
             active: boolean;
@@ -3244,6 +3355,41 @@ export interface components {
             stockMovements: components["schemas"]["StockMovement"][];
             ticket: components["schemas"]["Ticket"];
             transaction: components["schemas"]["SaleTransaction"];
+        };
+        /**
+         * @description A committed sale's pricing, line by line: what each line cost before reductions, each
+         *     reduction with its source, what it came to and the VAT in it.
+         */
+        SaleLinesView: {
+            /** @description In the sale's order. */
+            lines: components["schemas"]["ExplainedLineView"][];
+            originalTransactionId: components["schemas"]["Text"] | null;
+            /**
+             * Format: int64
+             * @description Everything the reductions took: the sum of every line's reductions.
+             */
+            reductionCents: number;
+            /**
+             * Format: int64
+             * @description The sale's subtotal: the sum of the lines' `grossCents`.
+             */
+            subtotalCents: number;
+            /**
+             * Format: int64
+             * @description The sale's total: the sum of the lines' `netCents`.
+             */
+            totalCents: number;
+            transactionId: string;
+            /**
+             * @description The transaction's type: `sale`, `rental`, `repair` or `return`.
+             * @enum {string}
+             */
+            type: "sale" | "rental" | "repair" | "return";
+            /**
+             * Format: int64
+             * @description The VAT the total contains: the sum of the lines' `vatCents`.
+             */
+            vatCents: number;
         };
         /** @description Body of `POST /v1/checkout/finalize`. */
         SaleRequestBody: {
@@ -9105,10 +9251,256 @@ export interface operations {
             };
         };
     };
+    getSaleLines: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                transactionId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sale's lines, explained */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SaleLinesView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No sale with this transaction id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     printReceipt: {
         parameters: {
             query?: {
-                /** @description `text` (default: 48 columns for a receipt printer) or `html`. */
+                /**
+                 * @description `text` (48 columns for a receipt printer) or `html`; when left out, the one of
+                 *     `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
+                 */
+                format?: "text" | "html";
+            };
+            header?: never;
+            path: {
+                transactionId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        /** @description The print's id; may be left out */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PrintBody"] | null;
+            };
+        };
+        responses: {
+            /** @description The print this printId made before, answered again; nothing recorded */
+            200: {
+                headers: {
+                    /** @description `true` */
+                    "x-idempotent-replay"?: string;
+                    /** @description The print's number */
+                    "x-till-print"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description Printed: the ticket, as text (48 columns) or HTML */
+            201: {
+                headers: {
+                    /** @description The print's number: 1 for the original, a DUPLICATA after */
+                    "x-till-print"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No sale with this transaction id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReceipt: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `text` (48 columns for a receipt printer) or `html`; when left out, the one of
+                 *     `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
+                 */
                 format?: "text" | "html";
             };
             header?: never;
@@ -9119,11 +9511,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The ticket, as text (48 columns) or HTML by `format` */
+            /** @description The ticket as shown, as text (48 columns) or HTML */
             200: {
                 headers: {
-                    /** @description The print's number: 1 for the first, a DUPLICATA after */
-                    "x-till-print"?: number;
+                    /** @description How many prints were made: 0 before the first */
+                    "x-till-prints"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -312,7 +312,6 @@ pub struct LineReductionView {
 fn reduction_source_schema() -> Schema {
     crate::openapi::words(
         ["promotion", "declared", "coupon", "original"],
-        false,
         "Where the reduction comes from: a `promotion` rule, a discount the till `declared`, a \
          `coupon`, or on a return the `original` sale's reductions its record does not tell apart.",
     )
