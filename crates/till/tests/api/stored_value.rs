@@ -847,6 +847,9 @@ async fn an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scop
         )
         .await;
     assert_eq!(second.status, 201, "{}", second.text);
+    let shift = format!("/v1/register-sessions/{}/close", shop.session);
+    let shift_closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
+    assert_eq!(shift_closed.status, 200, "{}", shift_closed.text);
     let closed = shop
         .server
         .post(
