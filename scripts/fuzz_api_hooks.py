@@ -28,7 +28,9 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
   that starts after the current quarter hour, a replay from past the feed's last event, and a
   webhook URL whose host is, or resolves to, an address this deployment does not deliver to; an
-  export (FEC, e-reporting) of a period holding a day its register has not closed yet (422).
+  export (FEC, e-reporting) of a period holding a day its register has not closed yet (422), or
+  an archive or export whose `to` is after today by the server's clock (400); a new store's,
+  register's or staff member's id that would steer an address (ids made before stay valid).
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ import schemathesis
 
 # A list's cursor is opaque: only one the list handed out, under the same filters, reads back.
 # The document gives its alphabet and length; which strings the server handed out, it cannot.
+# A new store's, register's or staff member's id is refused where it would steer an address; ids
+# made before the rule stay valid, so the document cannot narrow the parameter.
+_NEW_ID = [
+    "must be at most 64 characters",
+    "must not contain *",
+    "must not contain .. nor be .",
+    "must not contain spaces or control characters",
+]
+
 _CURSORS = [
     ("cursor", "is not a cursor this server handed out"),
     ("cursor", "was not handed out by this list with these filters; start again from the first page"),
@@ -68,7 +79,10 @@ _BETWEEN_FIELDS = {
         ("cart.lines.*.id", "is already the id of another line"),
         ("declaredDiscounts.*.lineId", "does not match the id of any cart line"),
     ],
-    "POST /v1/register-sessions": [("storeId", "is not a store of the network")],
+    "POST /v1/register-sessions": [
+        ("storeId", "is not a store of the network"),
+        *[("registerId", message) for message in _NEW_ID],
+    ],
     "POST /v1/returns": [
         ("storeId", "is not a store of the network"),
         ("originalTransactionId", "must name another transaction than the return's own"),
@@ -86,17 +100,24 @@ _BETWEEN_FIELDS = {
     "PUT /v1/coupons/{code}": [("validUntil", "must not be earlier than validFrom")],
     "POST /v1/fiscal/archives": [
         ("to", "must not be before from"),
+        ("to", "must not be after today *"),
         ("to", "must be less than a year after from"),
     ],
     "GET /v1/exports/fec": [
         ("to", "must not be before from"),
+        ("to", "must not be after today *"),
         ("to", "must be less than a year after from"),
     ],
     "GET /v1/exports/e-reporting": [
         ("to", "must not be before from"),
+        ("to", "must not be after today *"),
         ("to", "must be less than a year after from"),
     ],
-    "PUT /v1/staff/{subject}": [("pin", "is required for a new staff member")],
+    "PUT /v1/staff/{subject}": [
+        ("pin", "is required for a new staff member"),
+        *[("subject", message) for message in _NEW_ID],
+    ],
+    "PUT /v1/stores/{storeId}": [("storeId", message) for message in _NEW_ID],
     "POST /v1/register-sessions/{sessionId}/close": [("counted.*.method", "is counted twice")],
     "GET /v1/sales": [("to", "must be later than from"), *_CURSORS],
     "GET /v1/reports/sales": [
