@@ -51,6 +51,8 @@ pub mod stores;
 pub mod webhooks;
 
 pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};
+/// SQLite's page cache, wrapped before SQLite starts (a store's first connection installs it).
+pub use engine::sqlite::page_cache;
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
 pub use error::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale, StoreError};

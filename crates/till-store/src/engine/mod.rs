@@ -23,7 +23,7 @@
 pub(crate) mod batch;
 mod postgres;
 pub(crate) mod sql;
-pub(crate) mod sqlite;
+pub mod sqlite;
 
 pub use postgres::stock_fold::FOLD_LIMIT;
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod checkpointer;
 pub(crate) mod gathered_log;
+pub mod page_cache;
 #[cfg(test)]
 mod power_cut;
 pub(crate) mod writer;
@@ -49,6 +50,9 @@ pub(crate) fn connect(
     options: &StoreOptions,
     vfs: Option<&'static CStr>,
 ) -> Result<(Readers, Writer), StoreError> {
+    if let Err(error) = page_cache::install() {
+        tracing::warn!(%error, "SQLite started before its page cache was wrapped; commits may scan the cache");
+    }
     let files = Files {
         path: sqlite_path(url)?,
         vfs,
