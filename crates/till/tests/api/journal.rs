@@ -58,7 +58,7 @@ impl Shop {
             .await
     }
 
-    async fn close(&self, period: &str) -> crate::harness::Reply {
+    pub(crate) async fn close(&self, period: &str) -> crate::harness::Reply {
         let token = self.server.token("manager", "pos.fiscal.close");
         self.server
             .post("/v1/fiscal/registers/r1/closures", &token, json!({"period": period}))
@@ -67,7 +67,7 @@ impl Shop {
 
     /// Closes the till's session (its Z report), then `period`: a period not over closes
     /// early only once no session of the register is open.
-    async fn close_shift_then(&self, period: &str) -> crate::harness::Reply {
+    pub(crate) async fn close_shift_then(&self, period: &str) -> crate::harness::Reply {
         let close = format!("/v1/register-sessions/{}/close", self.session);
         let shift = self.server.post(&close, &self.server.admin(), json!({})).await;
         assert_eq!(shift.status, 200, "{}", shift.text);

@@ -292,19 +292,19 @@ async fn a_card_pays_part_of_a_sale_and_its_ledger_sums_to_its_balance(engine: E
     assert_eq!(verified["ok"], json!(true), "{verified}");
     // The sealed record names the card masked, never by its code: the day's archive follows
     // it, in its schema.
-    let shift = format!("/v1/register-sessions/{}/close", shop.session);
-    let closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
-    assert_eq!(closed.status, 200, "{}", closed.text);
-    let closing = shop.server.token("manager", "pos.fiscal.close");
-    let closed = shop
-        .server
-        .post("/v1/fiscal/registers/r1/closures", &closing, json!({"period": "day"}))
-        .await;
+    let closed = shop.close_shift_then("day").await;
     assert_eq!(closed.status, 201, "{}", closed.text);
     let today = jiff::Zoned::new(jiff::Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
     let span =
         json!({"registerId": "r1", "from": (today - jiff::Span::new().days(1)).to_string(), "to": today.to_string()});
-    let archive = shop.server.post("/v1/fiscal/archives", &closing, span).await;
+    let archive = shop
+        .server
+        .post(
+            "/v1/fiscal/archives",
+            &shop.server.token("manager", "pos.fiscal.close"),
+            span,
+        )
+        .await;
     assert_eq!(archive.status, 201, "{}", archive.text);
     let schema: Value = serde_json::from_str(include_str!("../../../../docs/nf525-archive.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
@@ -847,17 +847,7 @@ async fn an_archive_names_cards_and_credit_notes_masked_and_needs_the_close_scop
         )
         .await;
     assert_eq!(second.status, 201, "{}", second.text);
-    let shift = format!("/v1/register-sessions/{}/close", shop.session);
-    let shift_closed = shop.server.post(&shift, &shop.server.admin(), json!({})).await;
-    assert_eq!(shift_closed.status, 200, "{}", shift_closed.text);
-    let closed = shop
-        .server
-        .post(
-            "/v1/fiscal/registers/r1/closures",
-            &shop.server.token("manager", "pos.fiscal.close"),
-            json!({"period": "day"}),
-        )
-        .await;
+    let closed = shop.close_shift_then("day").await;
     assert_eq!(closed.status, 201, "{}", closed.text);
     let today = jiff::Zoned::new(jiff::Timestamp::now(), jiff::tz::TimeZone::get("Europe/Paris").unwrap()).date();
     let span =
