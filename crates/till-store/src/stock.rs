@@ -449,7 +449,11 @@ mod tests {
         before.migrations = before.migrations[..20].to_vec().into();
         let writer = store.database().sqlite_writer().expect("a SQLite store");
         writer.migrate(&before).await.unwrap();
-        let (mug, pen, cup) = (SkuId::from_trusted("mug".into()), SkuId::from_trusted("pen".into()), SkuId::from_trusted("cup".into()));
+        let (mug, pen, cup) = (
+            SkuId::from_trusted("mug".into()),
+            SkuId::from_trusted("pen".into()),
+            SkuId::from_trusted("cup".into()),
+        );
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch(
@@ -483,7 +487,10 @@ mod tests {
         let now = Timestamp::from_second(1_800_000_000).unwrap();
         for level in 0..40 {
             for sku in [&mug, &cup] {
-                store.put_stock(StoreId::from_trusted("s1".into()), sku.clone(), level, now).await.unwrap();
+                store
+                    .put_stock(StoreId::from_trusted("s1".into()), sku.clone(), level, now)
+                    .await
+                    .unwrap();
             }
         }
         let mug_after = paged(&store, &mug, 1000).await;
@@ -497,7 +504,11 @@ mod tests {
         let s1 = StoreId::from_trusted("s1".into());
         for count in [1, 6, 32, 33, 70, 200] {
             let latest = store.latest_stock_movements(&s1, &mug, count).await.unwrap();
-            assert_eq!(ids(&latest), mug_after[mug_after.len().saturating_sub(count)..], "the last {count}");
+            assert_eq!(
+                ids(&latest),
+                mug_after[mug_after.len().saturating_sub(count)..],
+                "the last {count}"
+            );
         }
         let level = store.get_stock(&s1, &mug).await.unwrap().unwrap();
         assert_eq!(level.on_hand, 39, "the level is the last one set");
@@ -519,10 +530,15 @@ mod tests {
         for (sql, params) in statements {
             let plan = crate::db::query_plan(&conn, sql, params).join("\n");
             for table in ["stock", "stock_movement_chunks"] {
-                assert!(!plan.contains(&format!("SCAN {table}\n")) && !plan.ends_with(&format!("SCAN {table}")),
-                    "{sql}\n{plan}");
+                assert!(
+                    !plan.contains(&format!("SCAN {table}\n")) && !plan.ends_with(&format!("SCAN {table}")),
+                    "{sql}\n{plan}"
+                );
             }
-            assert!(!plan.contains("SCAN s\n") && !plan.contains("SCAN m\n"), "{sql}\n{plan}");
+            assert!(
+                !plan.contains("SCAN s\n") && !plan.contains("SCAN m\n"),
+                "{sql}\n{plan}"
+            );
         }
     }
 }

@@ -396,7 +396,9 @@ mod tests {
         let conn = open(&dir.path().join("till.db"), None).unwrap();
         conn.execute_batch("CREATE TABLE n (v INTEGER PRIMARY KEY); INSERT INTO n (v) VALUES (1), (2), (3)")
             .unwrap();
-        let mut page = conn.prepare("SELECT v FROM n WHERE v > ?1 ORDER BY v LIMIT ?2").unwrap();
+        let mut page = conn
+            .prepare("SELECT v FROM n WHERE v > ?1 ORDER BY v LIMIT ?2")
+            .unwrap();
         for (after, take) in [(0, 1), (1, 2), (0, 3), (2, 1)] {
             let seen: Vec<i64> = page
                 .query_map([after, take], |row| row.get(0))
