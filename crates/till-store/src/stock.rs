@@ -15,6 +15,11 @@
 //! wanted and the level the write sees, holding the article's row so that two settings take
 //! turns; a sale committed meanwhile is not in what the write saw, and its own movement adds on
 //! top. So no sale is ever lost to a count, on either engine.
+//!
+//! An article's movements are found through an index by store and article where writers run
+//! at once; where one writer runs, through the article's `stock` row, which lists the ids of
+//! its latest movements, and the chunks those lists are moved into once they hold 32 (the
+//! schema's migration 0021 says why and how).
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::db::Store;
