@@ -32,7 +32,8 @@ pub(crate) fn sqlite() -> Migrator {
         17 "0017_console_sign_outs",
         18 "0018_register_pin_guards",
         19 "0019_instrument_codes",
-        20 "0020_print_ids"))
+        20 "0020_print_ids",
+        21 "0021_ledger_in_stock_rows"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -47,7 +48,8 @@ pub(crate) fn postgres() -> Migrator {
         17 "0017_console_sign_outs",
         18 "0018_register_pin_guards",
         19 "0019_instrument_codes",
-        20 "0020_print_ids"))
+        20 "0020_print_ids",
+        21 "0021_ledger_in_stock_rows"))
 }
 
 /// What a failed migration means for the operator.

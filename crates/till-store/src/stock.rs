@@ -15,6 +15,11 @@
 //! wanted and the level the write sees, holding the article's row so that two settings take
 //! turns; a sale committed meanwhile is not in what the write saw, and its own movement adds on
 //! top. So no sale is ever lost to a count, on either engine.
+//!
+//! An article's movements are found through an index by store and article where writers run
+//! at once; where one writer runs, through the article's `stock` row, which lists the ids of
+//! its latest movements, and the chunks those lists are moved into once they hold 32 (the
+//! schema's migration 0021 says why and how).
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::db::Store;
@@ -108,36 +113,42 @@ impl Store {
         sku_id: &SkuId,
         window: &Window<i64>,
     ) -> Result<Vec<Movement>, StoreError> {
-        let rows = query(
-            "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
-             WHERE store_id = $1 AND sku_id = $2 AND movement_id > $3 ORDER BY movement_id LIMIT $4",
-        )
-        .bind(store_id.as_str())
-        .bind(sku_id.as_str())
-        .bind(window.after.unwrap_or(0))
-        .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
-        .fetch_all(self.reader())
-        .await?;
+        let take = i64::try_from(window.take).unwrap_or(i64::MAX);
+        let read = match self.writers() {
+            Writers::One => query(PAGE_FROM_STOCK_ROWS),
+            Writers::Many => query(PAGE_FROM_INDEX),
+        };
+        let read = read
+            .bind(store_id.as_str())
+            .bind(sku_id.as_str())
+            .bind(window.after.unwrap_or(0))
+            .bind(take);
+        let read = match self.writers() {
+            Writers::One => read.bind(chunks_holding(take)),
+            Writers::Many => read,
+        };
+        let rows = read.fetch_all(self.reader()).await?;
         rows.iter().map(|row| movement(row, store_id, sku_id)).collect()
     }
 
-    /// The last `count` movements of an article in a store, oldest first: the index by store,
-    /// article and id read backwards.
+    /// The last `count` movements of an article in a store, oldest first.
     pub async fn latest_stock_movements(
         &self,
         store_id: &StoreId,
         sku_id: &SkuId,
         count: usize,
     ) -> Result<Vec<Movement>, StoreError> {
-        let rows = query(
-            "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
-             WHERE store_id = $1 AND sku_id = $2 ORDER BY movement_id DESC LIMIT $3",
-        )
-        .bind(store_id.as_str())
-        .bind(sku_id.as_str())
-        .bind(i64::try_from(count).unwrap_or(i64::MAX))
-        .fetch_all(self.reader())
-        .await?;
+        let count = i64::try_from(count).unwrap_or(i64::MAX);
+        let read = match self.writers() {
+            Writers::One => query(LATEST_FROM_STOCK_ROWS),
+            Writers::Many => query(LATEST_FROM_INDEX),
+        };
+        let read = read.bind(store_id.as_str()).bind(sku_id.as_str()).bind(count);
+        let read = match self.writers() {
+            Writers::One => read.bind(chunks_holding(count)),
+            Writers::Many => read,
+        };
+        let rows = read.fetch_all(self.reader()).await?;
         rows.iter().rev().map(|row| movement(row, store_id, sku_id)).collect()
     }
 
@@ -242,14 +253,69 @@ const ROWS_PER_INSERT: usize = 200;
 /// Row counts whose statement text is kept once built; longer carts build theirs each time.
 const KEPT_SHAPES: usize = 65;
 
-static MOVES_IN_PLACE: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    format!(
-        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at) VALUES {} \
-         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
-             updated_at = excluded.updated_at",
-        rows_with(count, 3, |sku, delta| format!("($1, {sku}, {delta}, $2)"))
-    )
-});
+/// Where one writer updates `stock` in place (SQLite), the fewest ids a chunk of an article's
+/// ledger holds (the schema's migration 0021 says how the chunks and lists are kept).
+const CHUNK: i64 = 32;
+
+/// How many chunks hold at least `ids` ids after any id: the one holding that id, then enough
+/// full ones.
+fn chunks_holding(ids: i64) -> i64 {
+    ids.div_euclid(CHUNK).saturating_add(2)
+}
+
+/// Where writers run at once: a page of the ledger through its index by article.
+const PAGE_FROM_INDEX: &str = "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
+     WHERE store_id = $1 AND sku_id = $2 AND movement_id > $3 ORDER BY movement_id LIMIT $4";
+
+/// Where one writer runs: the ids listed by the article's chunks after `$3` (at most `$5`
+/// chunks) and by its `stock` row, in one statement and so one snapshot.
+const PAGE_FROM_STOCK_ROWS: &str = "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
+     FROM (SELECT j.value AS id FROM (SELECT ids FROM stock_movement_chunks \
+               WHERE store_id = $1 AND sku_id = $2 AND last_id > $3 ORDER BY last_id LIMIT $5) AS c, \
+               json_each('[' || c.ids || ']') AS j \
+           UNION ALL SELECT j.value FROM stock AS s, json_each('[' || s.recent || ']') AS j \
+               WHERE s.store_id = $1 AND s.sku_id = $2) AS listed \
+     JOIN stock_movements AS m ON m.movement_id = listed.id \
+     WHERE listed.id > $3 ORDER BY listed.id LIMIT $4";
+
+/// The last `$3` movements of an article, newest first.
+const LATEST_FROM_INDEX: &str = "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
+     WHERE store_id = $1 AND sku_id = $2 ORDER BY movement_id DESC LIMIT $3";
+
+const LATEST_FROM_STOCK_ROWS: &str = "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
+     FROM (SELECT j.value AS id FROM (SELECT ids FROM stock_movement_chunks \
+               WHERE store_id = $1 AND sku_id = $2 ORDER BY last_id DESC LIMIT $4) AS c, \
+               json_each('[' || c.ids || ']') AS j \
+           UNION ALL SELECT j.value FROM stock AS s, json_each('[' || s.recent || ']') AS j \
+               WHERE s.store_id = $1 AND s.sku_id = $2) AS listed \
+     JOIN stock_movements AS m ON m.movement_id = listed.id \
+     ORDER BY listed.id DESC LIMIT $3";
+
+/// Where one writer runs: the full lists of the articles the last `$1` movements moved, each
+/// moved into a chunk; [`LEVELS_FROM_MOVEMENTS`], next, starts those lists again.
+const CHUNKS_FROM_FULL_LISTS: &str = "INSERT INTO stock_movement_chunks (store_id, sku_id, last_id, ids) \
+     SELECT s.store_id, s.sku_id, s.recent_last, s.recent \
+     FROM (SELECT DISTINCT store_id, sku_id FROM \
+               (SELECT store_id, sku_id FROM stock_movements ORDER BY movement_id DESC LIMIT $1)) AS moved \
+     JOIN stock AS s ON s.store_id = moved.store_id AND s.sku_id = moved.sku_id \
+     WHERE s.recent_count >= 32";
+
+/// Where one writer runs: the last `$1` movements added into their articles' levels, and their
+/// ids onto the articles' lists (started again where the list was full). Grouped by article,
+/// so that each row is written once.
+const LEVELS_FROM_MOVEMENTS: &str = "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) \
+     SELECT store_id, sku_id, sum(delta), max(moved_at), group_concat(movement_id, ',' ORDER BY movement_id), \
+         count(*), max(movement_id) \
+     FROM (SELECT store_id, sku_id, delta, moved_at, movement_id FROM stock_movements \
+           ORDER BY movement_id DESC LIMIT $1) \
+     WHERE true GROUP BY store_id, sku_id \
+     ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+         updated_at = excluded.updated_at, \
+         recent = CASE WHEN stock.recent_count >= 32 OR stock.recent = '' THEN excluded.recent \
+             ELSE stock.recent || ',' || excluded.recent END, \
+         recent_count = CASE WHEN stock.recent_count >= 32 THEN excluded.recent_count \
+             ELSE stock.recent_count + excluded.recent_count END, \
+         recent_last = excluded.recent_last";
 
 static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     format!(
@@ -265,9 +331,10 @@ static MOVEMENTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     )
 });
 
-/// Queues the movements of one cause in a store, one statement for every article into the
-/// ledger and one into the level: in place with one writer, into `stock_moves` where writers
-/// run at once (see the module's comment).
+/// Queues the movements of one cause in a store: one statement for every article into the
+/// ledger, then their levels. Where one writer runs, the levels are added into the articles'
+/// `stock` rows from the movements just written, with their ids (the ledger's index by
+/// article); where writers run at once, queued into `stock_moves` (see the module's comment).
 pub(crate) fn push_moves(
     batch: &mut Batch,
     writers: Writers,
@@ -276,25 +343,30 @@ pub(crate) fn push_moves(
     cause: Cause<'_>,
     now: i64,
 ) {
-    let levels = match writers {
-        Writers::One => &MOVES_IN_PLACE,
-        Writers::Many => &MOVES_QUEUED,
-    };
     for chunk in moves.chunks(ROWS_PER_INSERT) {
         let pairs = chunk
             .iter()
             .flat_map(|(sku, delta)| [Param::from(sku.as_str()), Param::from(*delta)]);
-        let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
-        level_params.extend(pairs.clone());
-        batch.push(levels.get(chunk.len()), level_params);
         let mut ledger_params: Vec<Param> = vec![
             store_id.as_str().into(),
             now.into(),
             cause.reason.as_str().into(),
             cause.reference.into(),
         ];
-        ledger_params.extend(pairs);
+        ledger_params.extend(pairs.clone());
         batch.push(MOVEMENTS.get(chunk.len()), ledger_params);
+        match writers {
+            Writers::One => {
+                let written = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
+                batch.push(CHUNKS_FROM_FULL_LISTS, vec![written.into()]);
+                batch.push(LEVELS_FROM_MOVEMENTS, vec![written.into()]);
+            }
+            Writers::Many => {
+                let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
+                level_params.extend(pairs);
+                batch.push(MOVES_QUEUED.get(chunk.len()), level_params);
+            }
+        }
     }
 }
 
@@ -343,4 +415,135 @@ pub(crate) async fn record_adjusted(conn: &mut Conn, level: &StockLevel) -> Resu
     }
     .record(conn)
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::scratch_sqlite_store;
+
+    fn ids(movements: &[Movement]) -> Vec<i64> {
+        movements.iter().map(|m| m.id).collect()
+    }
+
+    /// Every movement of `sku` in `s1`, read `take` at a time.
+    async fn paged(store: &Store, sku: &SkuId, take: usize) -> Vec<i64> {
+        let (mut all, mut after) = (Vec::new(), None);
+        loop {
+            let page = store
+                .stock_movements(&StoreId::from_trusted("s1".into()), sku, &Window { after, take })
+                .await
+                .unwrap();
+            assert!(page.len() <= take);
+            all.extend(ids(&page));
+            if page.len() < take {
+                return all;
+            }
+            after = page.last().map(|m| m.id);
+        }
+    }
+
+    /// Ledgers recorded before SQLite kept their index in the `stock` rows (migration 0021) read
+    /// the same after it, at every page size, and go on as movements are added: across the
+    /// chunks the rows fill, and for an article whose row lists none.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_ledger_reads_the_same_across_its_chunks_and_the_migration_that_made_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store) = scratch_sqlite_store(dir.path()).await;
+        let mut before = crate::migrations::sqlite();
+        before.migrations = before.migrations[..20].to_vec().into();
+        let writer = store.database().sqlite_writer().expect("a SQLite store");
+        writer.migrate(&before).await.unwrap();
+        let (mug, pen, cup) = (
+            SkuId::from_trusted("mug".into()),
+            SkuId::from_trusted("pen".into()),
+            SkuId::from_trusted("cup".into()),
+        );
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
+                     VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
+                 INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
+                     VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0), ('cup', 'Cup', 100, 2000, 0, 0); \
+                 INSERT INTO stock (store_id, sku_id, on_hand, updated_at) \
+                     VALUES ('s1', 'mug', 70, 0), ('s1', 'pen', 5, 0), ('s1', 'cup', 0, 0);",
+            )
+            .unwrap();
+            // 70 for the mug (two full chunks and a list of 6), 5 for the pen between them.
+            for i in 0..75 {
+                let sku = if i % 15 == 7 { "pen" } else { "mug" };
+                conn.execute(
+                    "INSERT INTO stock_movements (store_id, sku_id, delta, reason, reference, moved_at) \
+                     VALUES ('s1', ?1, 1, 'adjustment', NULL, ?2)",
+                    rusqlite::params![sku, i],
+                )
+                .unwrap();
+            }
+        }
+        store.migrate().await.unwrap();
+        let mug_before = paged(&store, &mug, 1000).await;
+        assert_eq!(mug_before.len(), 70);
+        assert_eq!(paged(&store, &pen, 1000).await.len(), 5);
+        assert_eq!(paged(&store, &cup, 1000).await, Vec::<i64>::new());
+        for take in [1, 7, 31, 32, 33, 64, 65] {
+            assert_eq!(paged(&store, &mug, take).await, mug_before, "pages of {take}");
+        }
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        for level in 0..40 {
+            for sku in [&mug, &cup] {
+                store
+                    .put_stock(StoreId::from_trusted("s1".into()), sku.clone(), level, now)
+                    .await
+                    .unwrap();
+            }
+        }
+        let mug_after = paged(&store, &mug, 1000).await;
+        assert_eq!(mug_after[..70], mug_before[..]);
+        assert_eq!(mug_after.len(), 110);
+        assert!(mug_after.windows(2).all(|w| w[0] < w[1]));
+        for take in [1, 5, 32, 33, 100] {
+            assert_eq!(paged(&store, &mug, take).await, mug_after, "pages of {take}");
+            assert_eq!(paged(&store, &cup, take).await.len(), 40, "pages of {take}");
+        }
+        let s1 = StoreId::from_trusted("s1".into());
+        for count in [1, 6, 32, 33, 70, 200] {
+            let latest = store.latest_stock_movements(&s1, &mug, count).await.unwrap();
+            assert_eq!(
+                ids(&latest),
+                mug_after[mug_after.len().saturating_sub(count)..],
+                "the last {count}"
+            );
+        }
+        let level = store.get_stock(&s1, &mug).await.unwrap().unwrap();
+        assert_eq!(level.on_hand, 39, "the level is the last one set");
+        store.close().await;
+    }
+
+    /// Where one writer runs, a movement reaches its article's row and a read its article's
+    /// chunks by their keys: none of these statements reads a whole table.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_ledger_in_the_stock_rows_is_reached_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::migrated_scratch_database(dir.path()).await;
+        let statements: [(&str, &[&str]); 4] = [
+            (CHUNKS_FROM_FULL_LISTS, &["3"]),
+            (LEVELS_FROM_MOVEMENTS, &["3"]),
+            (PAGE_FROM_STOCK_ROWS, &["s1", "mug", "0", "50", "3"]),
+            (LATEST_FROM_STOCK_ROWS, &["s1", "mug", "50", "3"]),
+        ];
+        for (sql, params) in statements {
+            let plan = crate::db::query_plan(&conn, sql, params).join("\n");
+            for table in ["stock", "stock_movement_chunks"] {
+                assert!(
+                    !plan.contains(&format!("SCAN {table}\n")) && !plan.ends_with(&format!("SCAN {table}")),
+                    "{sql}\n{plan}"
+                );
+            }
+            assert!(
+                !plan.contains("SCAN s\n") && !plan.contains("SCAN m\n"),
+                "{sql}\n{plan}"
+            );
+        }
+    }
 }
