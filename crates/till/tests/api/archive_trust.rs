@@ -3,8 +3,8 @@
 //! hostile files through the real binary; thousands of mutated archives, none of which
 //! panics, hangs or passes; damaged journal rows in the database.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};

@@ -1,7 +1,7 @@
 //! Rolling deploys: nodes of two releases share one database while the new one rolls out.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::json;
 use sqlx::Connection;
@@ -63,6 +63,7 @@ on_both_engines!(a_node_of_the_previous_release_restarts_on_a_newer_schema);
 /// admin tokens, the fiscal key seals the journal.
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_sqlite, ignore = "SQLite is not among TILL_TEST_ENGINES")]
 async fn the_data_directory_is_private() {
     use std::os::unix::fs::PermissionsExt;
     if !Engine::Sqlite.enabled() {

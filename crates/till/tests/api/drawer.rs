@@ -1,8 +1,8 @@
 //! The cash drawer: movements besides sales, the X report, and a close that seals what the
 //! cashier counted (DESIGN.md section 15).
 
-use crate::finalize::{Shop, line};
 use crate::harness::Engine;
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::{Value, json};
 

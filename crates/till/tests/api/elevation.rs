@@ -1,8 +1,8 @@
 //! Manager elevation: the grant, its single use at finalize, the PIN lockout, the rate limiter,
 //! every row of the interface document's elevation error table, and the audit trail.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};

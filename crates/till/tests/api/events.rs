@@ -1,8 +1,8 @@
 //! The event feed (DESIGN.md section 14): every fact once, in commit order, with the data the
 //! fact's own answer gave; a consumer pages through it by `nextCursor`.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Reply, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

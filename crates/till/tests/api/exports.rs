@@ -2,8 +2,8 @@
 //! day closures, checked against those closures and against the checks of the tax
 //! administration's test tool that can be made offline.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use jiff::Timestamp;
 use serde_json::{Value, json};

@@ -2,135 +2,12 @@
 //! of its error table, the validation matrix, idempotency and concurrency. Every 201 body is
 //! checked against a JSON Schema written from the interface document.
 
-use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::harness::{BAGUETTE, BOOK, Engine, MUG, Shop, TestServer, line, sku};
 use crate::on_both_engines;
 use futures::StreamExt;
 use futures::future::join_all;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
-use std::sync::OnceLock;
-
-const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
-const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
-const BOOK: (&str, i64, f64) = ("Livre", 2490, 5.5);
-
-/// A store with three articles, a cashier (may grant 5 % / 5.00 alone), a manager, and an open
-/// session on till `r1` run by the cashier.
-pub struct Shop {
-    pub server: TestServer,
-    pub session: String,
-    pub till: String,
-}
-
-impl Shop {
-    pub async fn open(engine: Engine) -> Shop {
-        Shop::open_with(engine, |_| {}).await
-    }
-
-    pub async fn open_with(engine: Engine, tweak: impl FnOnce(&mut till::config::Config)) -> Shop {
-        Shop::open_at(engine, jiff::Timestamp::now(), tweak).await
-    }
-
-    /// A shop whose clock reads `start`.
-    pub async fn open_at(
-        engine: Engine,
-        start: jiff::Timestamp,
-        tweak: impl FnOnce(&mut till::config::Config),
-    ) -> Shop {
-        let server = TestServer::start_at(engine, start, tweak).await;
-        server.provision_store("s1").await;
-        for (name, price, vat) in [BAGUETTE, MUG, BOOK] {
-            server.provision_sku(name, price, vat).await;
-        }
-        let admin = server.admin();
-        let cashier = json!({"displayName": "Camille", "role": "cashier", "pin": "1234",
-                             "discountLimit": {"percentBps": 500, "amountCents": 500}});
-        assert_eq!(server.put("/v1/staff/camille", &admin, cashier).await.status, 201);
-        server.provision_staff("mathis", "manager", "9876").await;
-        let (session, till) = server.open_session("s1", "r1", "camille", "1234").await;
-        Shop { server, session, till }
-    }
-
-    /// A sale paid by card of `amount_due`, with `lines` as built by [`line`].
-    pub fn sale(&self, transaction: &str, lines: Vec<Value>, amount_due: i64) -> Value {
-        json!({
-            "transactionId": transaction,
-            "number": format!("T-{transaction}"),
-            "storeId": "s1",
-            "sellerId": "camille",
-            "customerId": null,
-            "sessionId": self.session,
-            "cart": {"lines": lines, "freeLineSequence": 0},
-            "tenders": {"amountDue": amount_due, "sequence": 1, "tenders": [
-                {"id": "p1", "method": "card", "applied": amount_due, "presented": amount_due, "change": 0, "forfeited": 0}
-            ]}
-        })
-    }
-
-    pub async fn finalize(&self, body: &Value) -> Reply {
-        self.finalize_as(&self.till, body).await
-    }
-
-    pub async fn finalize_as(&self, token: &str, body: &Value) -> Reply {
-        let reply = self.server.post("/v1/checkout/finalize", token, body.clone()).await;
-        if reply.status == 201 {
-            assert_matches_interface(&reply.body);
-        }
-        reply
-    }
-
-    /// Books one-mug sales `t0`, `t1`... one after another until the node trusts its guess of
-    /// the till's next ticket (eight right guesses follow the first sale), so that its next
-    /// plain sale is committed against that guess: in one statement on PostgreSQL. Answers how
-    /// many it booked.
-    pub async fn sell_until_the_guess_is_trusted(&self) -> i64 {
-        const SALES: i64 = 9;
-        for i in 0..SALES {
-            let sold = self
-                .finalize(&self.sale(&format!("t{i}"), vec![line("l1", MUG, 1)], 1450))
-                .await;
-            assert_eq!(sold.status, 201, "{}", sold.text);
-        }
-        SALES
-    }
-
-    pub async fn stock(&self, article: (&str, i64, f64)) -> i64 {
-        let path = format!("/v1/stores/s1/stock/{}", sku(article.0));
-        self.server.get(&path, &self.server.admin()).await.body["onHand"]
-            .as_i64()
-            .unwrap()
-    }
-
-    pub async fn verify(&self, register: &str) -> Value {
-        let path = format!("/v1/fiscal/registers/{register}/verify");
-        self.server
-            .get(&path, &self.server.token("auditor", "pos.fiscal.read"))
-            .await
-            .body
-    }
-}
-
-/// A catalog line with the till's advisory price equal to the catalog's.
-pub fn line(id: &str, article: (&str, i64, f64), quantity: i64) -> Value {
-    json!({"id": id, "skuId": sku(article.0), "quantity": quantity, "unitPrice": article.1, "vatRate": article.2, "free": false})
-}
-
-fn assert_matches_interface(body: &Value) {
-    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let validator = SCHEMA.get_or_init(|| {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sale-event.schema.json");
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        jsonschema::validator_for(&schema).expect("a valid schema")
-    });
-    let errors: Vec<String> = validator
-        .iter_errors(body)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "sale event breaks the interface schema: {errors:?}\n{body}"
-    );
-}
 
 async fn a_sale_is_priced_from_the_catalog_not_the_cart(engine: Engine) {
     let shop = Shop::open(engine).await;
@@ -792,6 +669,7 @@ async fn a_count_stands_for_the_sales_before_it_and_later_sales_move_it(engine: 
 
 /// PostgreSQL: nodes fold the queued moves at the same time, and each move counts once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn queued_stock_moves_fold_once_however_many_nodes_fold() {
     if !Engine::Postgres.enabled() {
         return;
@@ -835,6 +713,7 @@ async fn queued_stock_moves_fold_once_however_many_nodes_fold() {
 /// taking. Whichever goes first, the article's level is the count once the queue is folded,
 /// and no move of the other article is lost or counted twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_count_during_a_fold_stands() {
     if !Engine::Postgres.enabled() {
         return;
@@ -935,6 +814,7 @@ async fn a_close_racing_sales_counts_exactly_the_sales_it_let_through(engine: En
 /// head no longer stands; without that count the sale would claim the head, pass the session
 /// check on its older snapshot, and be booked after the Z report that left it out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_sale_waiting_on_its_sessions_close_is_refused_once_the_close_is_done() {
     if !Engine::Postgres.enabled() {
         return;

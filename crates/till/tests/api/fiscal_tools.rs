@@ -3,7 +3,7 @@
 //! own and never through a link, and read a bundle or an archive by plain names, regular files
 //! only, of a bounded size.
 
-use crate::finalize::Shop;
+use crate::harness::Shop;
 use crate::harness::{Engine, TestServer, fresh_postgres_database};
 use crate::on_both_engines;
 use serde_json::json;

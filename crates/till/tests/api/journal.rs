@@ -1,8 +1,8 @@
 //! The NF525 journal: closures and their automation, technical events, receipts and sealed
 //! reprints, archives verified offline, key rotation, and tampering found and named.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::StreamExt;
 use futures::future::join_all;

@@ -3,8 +3,8 @@
 //! checked, every filter of the sales search and of the session list holds, and each list
 //! needs its scope.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::{Value, json};
 use std::time::Duration;

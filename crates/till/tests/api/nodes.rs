@@ -161,6 +161,7 @@ fn statuses(replies: &[Reply]) -> Vec<u16> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn identical_finalizes_on_different_nodes_make_one_sale() {
     let Some(nodes) = Nodes::start(1, &[]).await else {
         return;
@@ -181,6 +182,7 @@ async fn identical_finalizes_on_different_nodes_make_one_sale() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn one_approval_spent_on_two_nodes_at_once_succeeds_once() {
     let Some(nodes) = Nodes::start(1, &[]).await else {
         return;
@@ -236,6 +238,7 @@ async fn one_approval_spent_on_two_nodes_at_once_succeeds_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn wrong_pins_spread_over_nodes_count_toward_one_lockout() {
     let Some(nodes) = Nodes::start(1, &[("TILL_ELEVATION_RATE_LIMIT", "1000")]).await else {
         return;
@@ -270,6 +273,7 @@ async fn wrong_pins_spread_over_nodes_count_toward_one_lockout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_coupons_redemption_limit_holds_across_nodes() {
     let Some(nodes) = Nodes::start(4, &[]).await else {
         return;
@@ -315,6 +319,7 @@ async fn a_coupons_redemption_limit_holds_across_nodes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn one_registers_chain_appended_from_three_nodes_stays_gapless() {
     let Some(nodes) = Nodes::start(1, &[]).await else {
         return;
@@ -360,6 +365,7 @@ async fn one_registers_chain_appended_from_three_nodes_stays_gapless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_tills_sales_moving_between_nodes_keep_its_chain_gapless() {
     let Some(nodes) = Nodes::start(1, &[]).await else {
         return;
@@ -393,6 +399,7 @@ async fn a_tills_sales_moving_between_nodes_keep_its_chain_gapless() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_session_closed_on_one_node_books_only_late_sales_on_another() {
     let Some(nodes) = Nodes::start(1, &[("TILL_SESSION_CACHE_SECONDS", "60")]).await else {
         return;
@@ -459,6 +466,7 @@ async fn sell_at_five_percent_off(nodes: &Nodes, transaction: &str) -> Reply {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_cashier_changed_on_one_node_applies_to_its_till_on_another_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_SESSION_CACHE_SECONDS", "1")]).await else {
         return;
@@ -477,6 +485,7 @@ async fn a_cashier_changed_on_one_node_applies_to_its_till_on_another_within_the
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_CATALOG_CACHE_SECONDS", "1")]).await else {
         return;
@@ -511,6 +520,7 @@ async fn a_price_written_on_one_node_applies_on_the_others_within_the_bound() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound() {
     let Some(nodes) = Nodes::start(1, &[("TILL_PROMOTION_CACHE_SECONDS", "1")]).await else {
         return;
@@ -536,6 +546,7 @@ async fn a_promotion_written_on_one_node_applies_on_the_others_within_the_bound(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn twenty_sales_on_one_gift_card_across_nodes_give_three() {
     let Some(nodes) = Nodes::start(2, &[]).await else {
         return;
@@ -587,6 +598,7 @@ async fn twenty_sales_on_one_gift_card_across_nodes_give_three() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_card_drawn_on_in_one_statement_by_many_tills_is_spent_once_with_its_ledger_in_order() {
     let Some(nodes) = Nodes::start(8, &[]).await else {
         return;
@@ -639,6 +651,7 @@ async fn a_card_drawn_on_in_one_statement_by_many_tills_is_spent_once_with_its_l
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn points_spent_and_earned_in_one_statement_are_both_kept() {
     let Some(nodes) = Nodes::start(8, &[]).await else {
         return;
@@ -726,6 +739,7 @@ async fn feed_from(nodes: &Nodes, node: usize, after: &mut String, events: &mut 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_reader_following_the_feed_sees_every_sale_of_sixteen_tills_on_two_nodes_once_in_order() {
     let Some(nodes) = Nodes::start(16, &[]).await else {
         return;
@@ -798,6 +812,7 @@ async fn a_reader_following_the_feed_sees_every_sale_of_sixteen_tills_on_two_nod
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_killed_nodes_acknowledged_sales_are_in_the_feed() {
     let Some(mut nodes) = Nodes::start(2, &[]).await else {
         return;
@@ -831,6 +846,7 @@ async fn a_killed_nodes_acknowledged_sales_are_in_the_feed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order() {
     let Some(nodes) = Nodes::start(4, &[("TILL_WEBHOOK_ALLOW_PRIVATE", "true")]).await else {
         return;

@@ -3,8 +3,8 @@
 //! the meantime, is booked late: sealed at its arrival, kept out of the session's sealed Z
 //! report, shown apart in the register's next one and in the day that received it.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::journal::codes;
 use crate::on_both_engines;
 use futures::future::join_all;

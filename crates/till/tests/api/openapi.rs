@@ -622,7 +622,7 @@ fn assert_answers(validator: &jsonschema::Validator, answer: &Value, what: &str)
 /// What the server answers matches the typed schemas: an event of every type of the feed, the
 /// keys, a chain and an archive.
 async fn the_answers_match_their_typed_schemas(engine: Engine) {
-    use crate::finalize::{Shop, line};
+    use crate::harness::{Shop, line};
     use serde_json::json;
     const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
     let shop = Shop::open(engine).await;

@@ -1,7 +1,7 @@
 //! What an operator relies on: health, readiness, metrics, the document, the journal's key.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use reqwest::Method;
 use serde_json::json;
@@ -248,6 +248,7 @@ async fn a_fiscal_key_file_that_is_not_a_key_stops_the_start() {
 /// PostgreSQL restarted, or a proxy cut the node's idle connections: once they have sat idle
 /// for a moment, the next request is served on fresh ones instead of failing on a dead one.
 #[tokio::test]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_node_serves_again_after_its_idle_database_connections_were_cut() {
     if !Engine::Postgres.enabled() {
         return;

@@ -2,8 +2,8 @@
 //! instant, and a sale is priced with the price in force when it was rung, however late it
 //! reaches the server: a till that was offline through a price change charges what it showed.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use jiff::Timestamp;
 use serde_json::{Value, json};

@@ -3,8 +3,8 @@
 //! duplicate chain; a print sent again under its print id is answered, not made again; the
 //! console's sale page prints through the same use case.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Reply, TestServer};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, ORIGIN};

@@ -1,8 +1,8 @@
 //! Promotion rules over HTTP (the replace contract of the interface document, point by point),
 //! promotions and coupons applied at finalize, the pricing dry run, and the rule cache.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};

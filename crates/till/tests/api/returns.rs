@@ -3,8 +3,8 @@
 //! refusals that change nothing, returns without a receipt, and the fiscal journal with
 //! negative tickets in it.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};

@@ -2,8 +2,8 @@
 //! net and the VAT, adding up to the sale's totals to the cent, for a sale with every kind of
 //! reduction and for a return of part of it.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::{Value, json};
 

@@ -3,8 +3,8 @@
 //! none of them, and a transfer that arrives short records the difference.
 
 use crate::events::read_feed;
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};

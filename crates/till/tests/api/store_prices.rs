@@ -2,8 +2,8 @@
 //! catalog's in that store, from its instant on, at finalize and in the price dry run. The VAT
 //! rate stays the catalog's.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use jiff::Timestamp;
 use reqwest::Method;

@@ -2,8 +2,8 @@
 //! spent as tenders inside the sale's transaction, refused with a 422 naming the tender and
 //! nothing changed, exact under concurrency, every balance explained by its ledger.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use futures::future::join_all;
 use serde_json::{Value, json};

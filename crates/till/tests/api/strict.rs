@@ -3,8 +3,8 @@
 //! keep is still type-checked, integral numbers count as integers however they are written, and
 //! a refusal says what is wrong.
 
-use crate::finalize::{Shop, line};
 use crate::harness::{Engine, Reply, TestServer, sku};
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use reqwest::Method;
 use serde_json::{Value, json};

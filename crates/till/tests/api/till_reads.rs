@@ -2,8 +2,8 @@
 //! store, another store's being as unknown to it as what does not exist; a back-office token
 //! reads every store's. And what a browser may do with an HTML receipt.
 
-use crate::finalize::{Shop, line};
 use crate::harness::Engine;
+use crate::harness::{Shop, line};
 use crate::on_both_engines;
 use serde_json::{Value, json};
 
