@@ -102,7 +102,7 @@ impl ApiError {
         }
     }
 
-    /// The kernel code by status (DESIGN.md section 9), or the channel's own code. Statuses the
+    /// The kernel code by status, or the channel's own code. Statuses the
     /// kernel list does not name have a code of their own, so that a client branching on `code`
     /// never mistakes a wrong method for a missing resource or a stale `If-Match` for a
     /// duplicate.

@@ -41,7 +41,7 @@ impl Default for ApiConfig {
     }
 }
 
-/// How webhook deliveries are made (DESIGN.md section 14).
+/// How webhook deliveries are made (docs/events.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookSettings {
     /// Whether an endpoint may be on a loopback, private or otherwise non-public address: for

@@ -23,7 +23,7 @@ pub(crate) enum Timing {
     /// In the session, which is open: counted in its report.
     InSession,
     /// After the session was closed, from a till that was offline: sealed at its arrival, kept
-    /// out of the session's sealed report and shown apart (DESIGN.md section 15).
+    /// out of the session's sealed report and shown apart (docs/drawer.md).
     Late,
 }
 

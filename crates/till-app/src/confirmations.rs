@@ -1,4 +1,4 @@
-//! An agent's confirmation of a `confirm`-tier operation (DESIGN.md section 19). Asking acts on
+//! An agent's confirmation of a `confirm`-tier operation (docs/agents.md). Asking acts on
 //! nothing: it issues a single-use token, kept in the database as its hash beside the caller,
 //! the operation and a hash of the arguments. Presenting the token deletes its row as it is
 //! read, so a token acts at most once on any number of nodes; one presented by someone else,

@@ -1,5 +1,5 @@
 //! The cash drawer of a register session: movements of money besides sales, and the X report
-//! of the shift while it runs (DESIGN.md section 15). The close with counts is
+//! of the shift while it runs (docs/drawer.md). The close with counts is
 //! [`crate::sessions::close`].
 
 use crate::app::App;

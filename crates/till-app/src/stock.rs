@@ -1,4 +1,4 @@
-//! Stock counts and transfers between stores (DESIGN.md section 16): each recorded once under
+//! Stock counts and transfers between stores (docs/stock.md): each recorded once under
 //! its id, answered again when sent again, refused with a typed reason otherwise. The ledger's
 //! guarantees (a count loses no sale committed during it) live in storage.
 

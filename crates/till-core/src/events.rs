@@ -1,5 +1,5 @@
 //! The event feed's vocabulary: the types of business facts till publishes, and the cursor a
-//! consumer follows (DESIGN.md section 14).
+//! consumer follows (docs/events.md).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The stock ledger's arithmetic (DESIGN.md section 16): why goods moved, what a count changes,
+//! The stock ledger's arithmetic (docs/stock.md): why goods moved, what a count changes,
 //! and what a transfer that arrived short or over records. Quantities are whole units; a level
 //! may be negative (goods already in a customer's hands are never refused), a count or a
 //! quantity received never is.

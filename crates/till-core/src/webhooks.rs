@@ -1,4 +1,4 @@
-//! Webhooks (DESIGN.md section 14): the event feed pushed to an integrator's URL in the
+//! Webhooks (docs/events.md): the event feed pushed to an integrator's URL in the
 //! Standard Webhooks form. What a delivery decides without I/O lives here: which URLs and
 //! addresses may be called, the signature, when a failed delivery is tried again and when an
 //! endpoint is given up on, and how far an endpoint's cursor may move after a batch.

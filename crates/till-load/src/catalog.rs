@@ -1,4 +1,4 @@
-//! A chain-sized catalog (DESIGN.md section 16): writes an NDJSON file of articles, times
+//! A chain-sized catalog (docs/stock.md): writes an NDJSON file of articles, times
 //! `till catalog import` on it with that process's peak memory, then measures, on one node
 //! serving the database, barcode look-ups and searches by name, and finally finalizeSale
 //! throughput with that catalog against a catalog of the benchmark's usual 5,000 articles, in

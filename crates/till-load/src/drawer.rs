@@ -1,4 +1,4 @@
-//! The two costs of the cash drawer and offline tills (DESIGN.md section 15).
+//! The two costs of the cash drawer and offline tills (docs/drawer.md, docs/offline.md).
 //!
 //! The X report of a big session: one till books many sales on one session, then asks for
 //! its X report again and again, each request sent when the one before it was answered. The
@@ -375,7 +375,7 @@ pub fn check(report: &DrawerReport) -> Result<()> {
     }
     refused("on-time burst", &report.on_time)?;
     refused(
-        "late burst (DESIGN.md section 15: a sale of a closed session is booked as a late sale)",
+        "late burst (docs/offline.md: a sale of a closed session is booked as a late sale)",
         &report.late,
     )?;
     if let Some(first) = &report.replays.first_mismatch {

@@ -1,4 +1,4 @@
-//! Stored value as tills spend it (DESIGN.md section 13): gift cards issued before a run,
+//! Stored value as tills spend it (docs/stored-value.md): gift cards issued before a run,
 //! customers who earned points at a sale of their own, and what each may still spend as the
 //! sender reckons it. A sale takes its share from that reckoning before it is sent, so that no
 //! sale is refused for want of balance however many are in flight: what was taken is never

@@ -1,4 +1,4 @@
-//! The cash drawer's records (DESIGN.md section 15): movements of money besides sales, each
+//! The cash drawer's records (docs/drawer.md): movements of money besides sales, each
 //! sealed as a technical event of its register in the transaction that records it, and the
 //! figures of a shift that its X and Z reports are computed from.
 

@@ -1,4 +1,4 @@
-//! The event feed (DESIGN.md section 14): an outbox row written in the transaction of each
+//! The event feed (docs/events.md): an outbox row written in the transaction of each
 //! business fact, read back in the order of its position.
 //!
 //! On SQLite the position is the row id, given by the one writer in commit order. On

@@ -1,4 +1,4 @@
-//! Late sales (DESIGN.md section 15): sales that reach the server after their session was
+//! Late sales (docs/offline.md): sales that reach the server after their session was
 //! closed, from a till that was offline. Each is sealed at its arrival in its register's ticket
 //! chain, marked late, and kept out of its session's totals, which its Z report sealed at the
 //! close. They are shown apart instead: in the next shift report of the register (the late

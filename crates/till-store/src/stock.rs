@@ -1,5 +1,5 @@
 //! Stock on hand per store and article, and the ledger of every movement that changed it
-//! (DESIGN.md section 16).
+//! (docs/stock.md).
 //!
 //! Every change of stock is a row of `stock_movements` with its reason and reference, written
 //! with the change; an article's level is the sum of its movements. Reading a level does not

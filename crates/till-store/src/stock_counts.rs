@@ -1,4 +1,4 @@
-//! Stock counts (DESIGN.md section 16): the quantities found on a store's shelves, each setting
+//! Stock counts (docs/stock.md): the quantities found on a store's shelves, each setting
 //! its article's level at the moment of the count as one `count` movement. Sales committed
 //! after the count apply on top (see `crate::stock`). A count is kept with its answer, so that
 //! sending it again answers it again rather than counting twice.

@@ -1,4 +1,4 @@
-//! Transfers of goods between two stores (DESIGN.md section 16). Sending takes the goods out
+//! Transfers of goods between two stores (docs/stock.md). Sending takes the goods out
 //! of the sending store (`transfer_out` movements); receiving puts what arrived into the
 //! receiving store (`transfer_in`) and records, per article, received minus sent. Both are
 //! answered again when sent again, and feed a `stock.transferred` event.

@@ -1,5 +1,5 @@
 //! Webhook endpoints, the leases by which one node task at a time works on each, and the
-//! record of every delivery attempt (DESIGN.md section 14; docs/events.md, "Webhooks").
+//! record of every delivery attempt (docs/events.md, "Webhooks").
 //!
 //! An endpoint's cursor (`delivered_through`) only moves past events its receiver answered
 //! 2xx, so an event is sent at least once. Nodes share the work through the database: a node

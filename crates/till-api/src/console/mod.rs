@@ -1,5 +1,5 @@
 //! The console: a back office in the browser, served by the same binary under `/console`
-//! (DESIGN.md section 18).
+//! (docs/console.md).
 //!
 //! Every page is HTML rendered on the server from typed values (maud escapes whatever it
 //! interpolates), styled by one same-origin stylesheet, with no script at all; charts are SVG

@@ -1,4 +1,4 @@
-//! The delivery of the event feed to webhook endpoints (DESIGN.md section 14; docs/events.md,
+//! The delivery of the event feed to webhook endpoints (docs/events.md,
 //! "Webhooks"), running on every node.
 //!
 //! The database decides who sends what: every few milliseconds a node claims the endpoints

@@ -1,5 +1,5 @@
-//! `GET /v1/events`: the feed of business facts, in the order they committed (DESIGN.md
-//! section 14; how the order is kept across nodes: docs/events.md).
+//! `GET /v1/events`: the feed of business facts, in the order they committed (how the order is kept
+//! across nodes: docs/events.md).
 
 use crate::auth::Authorized;
 use crate::error::ApiError;

@@ -1,4 +1,4 @@
-//! Stock on hand per store and article (DESIGN.md section 16): `PUT/GET
+//! Stock on hand per store and article (docs/stock.md): `PUT/GET
 //! /v1/stores/{storeId}/stock/{skuId}`, the article's ledger of movements, and counts of a
 //! store's shelves.
 

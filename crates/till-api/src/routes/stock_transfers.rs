@@ -1,4 +1,4 @@
-//! Transfers of goods between two stores (DESIGN.md section 16): `POST /v1/stock-transfers`
+//! Transfers of goods between two stores (docs/stock.md): `POST /v1/stock-transfers`
 //! sends, `POST /v1/stock-transfers/{transferId}/receive` receives with the differences
 //! recorded, `GET /v1/stock-transfers/{transferId}` reads.
 

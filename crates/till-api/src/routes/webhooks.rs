@@ -1,6 +1,6 @@
 //! Webhooks: `POST /v1/webhooks`, `GET /v1/webhooks`, `DELETE /v1/webhooks/{id}`,
-//! `GET /v1/webhooks/{id}/deliveries` and `POST /v1/webhooks/{id}/replay` (DESIGN.md section
-//! 14). An endpoint receives the event feed in the Standard Webhooks form; the delivery itself
+//! `GET /v1/webhooks/{id}/deliveries` and `POST /v1/webhooks/{id}/replay` (docs/events.md).
+//! An endpoint receives the event feed in the Standard Webhooks form; the delivery itself
 //! runs in the background on every node ([`crate::delivery`]).
 
 use crate::auth::Authorized;

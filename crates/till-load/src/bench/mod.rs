@@ -12,7 +12,7 @@
 //! the spread between the two says how far one run's ratio can be trusted.
 //!
 //! The stored-value mix sends the same carts with a fifth paid partly with a gift card and a
-//! tenth partly with points (DESIGN.md section 13). Measured with the plain mix on the same
+//! tenth partly with points (docs/stored-value.md). Measured with the plain mix on the same
 //! nodes and database, in windows ordered plain, stored value, stored value, plain (each half
 //! the duration), neither mix gains from coming later, when caches are warm, or loses from a
 //! database grown by the other: the two throughputs compare within one run. On PostgreSQL each

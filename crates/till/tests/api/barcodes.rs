@@ -1,4 +1,4 @@
-//! Barcodes on the catalog's articles (DESIGN.md section 16): checked, one article each
+//! Barcodes on the catalog's articles (docs/stock.md): checked, one article each
 //! whichever form is written or scanned, found by a scan.
 
 use crate::harness::{Engine, TestServer, sku};

@@ -1,5 +1,5 @@
 //! The cash drawer: movements besides sales, the X report, and a close that seals what the
-//! cashier counted (DESIGN.md section 15).
+//! cashier counted (docs/drawer.md).
 
 use crate::harness::Engine;
 use crate::harness::{Shop, line};

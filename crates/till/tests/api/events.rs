@@ -1,4 +1,4 @@
-//! The event feed (DESIGN.md section 14): every fact once, in commit order, with the data the
+//! The event feed (docs/events.md): every fact once, in commit order, with the data the
 //! fact's own answer gave; a consumer pages through it by `nextCursor`.
 
 use crate::harness::{Reply, TestServer, sku};

@@ -1,4 +1,4 @@
-//! The agent tools (DESIGN.md section 19) with rmcp's own client: over streamable HTTP at
+//! The agent tools (docs/agents.md) with rmcp's own client: over streamable HTTP at
 //! `/v1/mcp` through till's transport, and over stdio from a `till mcp` process on the same
 //! database. The tools follow the tiers and the token's scopes; a `confirm` tool acts only
 //! with the single-use token its first call answered, for the same arguments.

@@ -1,4 +1,4 @@
-//! Tills that keep selling while the network is down (DESIGN.md section 15): a queued sale
+//! Tills that keep selling while the network is down (docs/offline.md): a queued sale
 //! carries the instant it was rung, is priced as of then, and, when its session was closed in
 //! the meantime, is booked late: sealed at its arrival, kept out of the session's sealed Z
 //! report, shown apart in the register's next one and in the day that received it.

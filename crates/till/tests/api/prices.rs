@@ -1,4 +1,4 @@
-//! Effective-dated catalog prices (DESIGN.md section 15): a price may be scheduled for a later
+//! Effective-dated catalog prices (docs/offline.md): a price may be scheduled for a later
 //! instant, and a sale is priced with the price in force when it was rung, however late it
 //! reaches the server: a till that was offline through a price change charges what it showed.
 

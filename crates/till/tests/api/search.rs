@@ -1,4 +1,4 @@
-//! The catalog search (DESIGN.md section 16): `GET /v1/catalog/skus?q=` finds an article by a
+//! The catalog search (docs/stock.md): `GET /v1/catalog/skus?q=` finds an article by a
 //! barcode or by the words of its name, folded for case and accents, a page at a time; and
 //! `till catalog import`, the streaming import of a catalog file.
 

@@ -1,4 +1,4 @@
-//! The stock ledger, counts and transfers (DESIGN.md section 16): every change of stock is a
+//! The stock ledger, counts and transfers (docs/stock.md): every change of stock is a
 //! movement with its reason and reference, the level is their sum, a count racing sales loses
 //! none of them, and a transfer that arrives short records the difference.
 

@@ -1,4 +1,4 @@
-//! Per-store prices (DESIGN.md section 16): a store's own price of an article overrides the
+//! Per-store prices (docs/stock.md): a store's own price of an article overrides the
 //! catalog's in that store, from its instant on, at finalize and in the price dry run. The VAT
 //! rate stays the catalog's.
 

@@ -1,4 +1,4 @@
-//! Stored value end to end (DESIGN.md section 13): gift cards, credit notes and loyalty points
+//! Stored value end to end (docs/stored-value.md): gift cards, credit notes and loyalty points
 //! spent as tenders inside the sale's transaction, refused with a 422 naming the tender and
 //! nothing changed, exact under concurrency, every balance explained by its ledger.
 

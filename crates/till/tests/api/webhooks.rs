@@ -1,4 +1,4 @@
-//! Webhooks (DESIGN.md section 14): the feed pushed to a receiver in the Standard Webhooks
+//! Webhooks (docs/events.md): the feed pushed to a receiver in the Standard Webhooks
 //! form, at least once and in feed order, retried, disabled after the retry window, replayed
 //! from a cursor, never to a private address unless allowed, never through a redirect, a slow
 //! receiver holding up no other. The receiver here is a small server of the test's own that
