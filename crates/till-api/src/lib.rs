@@ -1,6 +1,8 @@
 //! The HTTP surface of till: one router per resource, the credentials and scope guards, the
 //! error envelope every failure is written in, and the OpenAPI document generated from it all.
 
+#![forbid(unsafe_code)]
+
 pub mod auth;
 pub mod console;
 pub mod delivery;

@@ -4,6 +4,8 @@
 //! answers a typed outcome or a typed [`Refusal`]: no HTTP status, no SQL, no sentence (the
 //! API words each refusal once).
 
+#![forbid(unsafe_code)]
+
 mod answers;
 mod app;
 mod authority;

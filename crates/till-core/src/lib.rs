@@ -1,6 +1,8 @@
 //! The pure domain core of till. Nothing here performs I/O, reads a clock or awaits: callers
 //! pass in the time, the catalog and the configuration, and get values back.
 
+#![forbid(unsafe_code)]
+
 pub mod barcode;
 pub mod canonical;
 pub mod catalog;

@@ -1,310 +1,17 @@
-//! The crash test: tills selling without pause while nodes are SIGKILLed and started again,
-//! over and over; then the proof that nothing was lost or booked twice. Every sale a till
-//! sends is sent again until acknowledged, as a real till must, so at the end every sale is
-//! acknowledged exactly once, and the database must hold exactly those sales, their stock
-//! movements and their gapless, verifiable tickets, and the event feed exactly their events,
-//! once each, without a gap.
-//!
-//! With stored value, sales are also paid partly with gift cards of a pool and with customers'
-//! points; then every card's ledger must hold exactly one redemption per acknowledged sale that
-//! spent it, of its amount, and no other, its balance what was issued less those; every
-//! customer's points what they earned less what acknowledged sales spent, the points ledger
-//! holding exactly those redemptions.
+//! After the run: the proof that the database holds exactly the acknowledged sales, their stock,
+//! tickets and events, every stored-value redemption once, and that the fiscal audit passes.
 
-use super::client::Client;
-use super::cluster::{Cluster, NodeConfig};
-use super::shop::{Shop, ShopSpec, Till, admin_token, provision};
-use super::stored_value::{Budget, Spend, gift_card_share, issue_cards, loyalty_share, point_value, points_of};
+use super::{Booked, CARD_BALANCE_CENTS, Pool, points_earned};
+use crate::client::Client;
+use crate::shop::Shop;
+use crate::stored_value::{Spend, points_of};
 use anyhow::{Context, Result, bail, ensure};
 use futures::StreamExt;
 use serde_json::Value;
 use sqlx::{Connection, Row};
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use till::config::Config;
-
-#[derive(Clone, Debug)]
-pub struct CrashPlan {
-    /// The `till` binary.
-    pub binary: PathBuf,
-    /// `sqlite://...` or `postgres://...`; the database must be new.
-    pub database_url: String,
-    pub nodes: usize,
-    pub cycles: usize,
-    pub tills: usize,
-    pub articles: usize,
-    pub work_dir: PathBuf,
-    pub seed: u64,
-    /// Sales pay partly with gift cards and points too.
-    pub stored_value: bool,
-}
-
-/// What a run did and found.
-#[derive(Clone, Debug, Default)]
-pub struct CrashReport {
-    pub kills: usize,
-    pub sales: usize,
-    /// Sends beyond the first, over all sales: the sales a kill interrupted.
-    pub resends: u64,
-    /// Acknowledged sales paid partly with a gift card, and partly with points.
-    pub gift_card_sales: usize,
-    pub loyalty_sales: usize,
-    pub elapsed: Duration,
-}
-
-/// A sale as its till remembers it once acknowledged.
-struct Booked {
-    transaction_id: String,
-    register: String,
-    lines: Vec<(usize, i64)>,
-    body: String,
-    customer: Option<String>,
-    spend: Option<Spend>,
-}
-
-/// Gift cards in the pool, each of [`CARD_BALANCE_CENTS`]: a few, so that tills race for
-/// the same card, and small enough that some run out during a long run.
-const CARDS: usize = 8;
-const CARD_BALANCE_CENTS: i64 = 200_000;
-
-/// Customers who spend points, each given them by a sale of [`POINTS_QUANTITY`] units.
-const LOYALTY_CUSTOMERS: usize = 4;
-const POINTS_QUANTITY: i64 = 100_000;
-
-/// The stored value the tills spend, and what each instrument may still give.
-struct Pool {
-    cards: Vec<(String, Budget)>,
-    /// Each customer with the points it may still spend.
-    customers: Vec<(String, Budget)>,
-    /// Each customer's points once it earned them, before the tills started.
-    points_before: Vec<i64>,
-    point_value: i64,
-}
-
-pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
-    let started = Instant::now();
-    std::fs::create_dir_all(&plan.work_dir)?;
-    let key_file = plan.work_dir.join("fiscal-key.pem");
-    till::fiscal::new_key(&key_file)?;
-    let secret = format!("crash-test-secret-{}", plan.seed);
-    let config = NodeConfig {
-        binary: plan.binary.clone(),
-        database_url: plan.database_url.clone(),
-        jwt_secret: secret.clone(),
-        fiscal_key_file: key_file.clone(),
-        env: vec![("TILL_SQLITE_SYNCHRONOUS".into(), "full".into())],
-        work_dir: plan.work_dir.clone(),
-    };
-    let mut cluster = Cluster::start(config, plan.nodes).await?;
-    let client = Client::new(cluster.urls())?;
-    let admin = admin_token(&secret);
-    let shop = Arc::new(
-        provision(
-            &client,
-            &admin,
-            &ShopSpec {
-                store: "crash-store".into(),
-                articles: plan.articles,
-                stock: Some(1_000_000),
-                registers: plan.tills,
-                cashier_discount_bps: None,
-            },
-        )
-        .await?,
-    );
-    let mut booked = Vec::new();
-    let pool = if plan.stored_value {
-        let (pool, earning) = stored_value_pool(&client, &admin, &shop).await?;
-        booked.extend(earning);
-        Some(Arc::new(pool))
-    } else {
-        None
-    };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let tills: Vec<_> = (0..plan.tills)
-        .map(|t| {
-            let (client, shop, stop, pool) = (client.clone(), shop.clone(), stop.clone(), pool.clone());
-            let seed = plan.seed.wrapping_add(t as u64);
-            tokio::spawn(async move { sell_until_stopped(client, shop, pool, t, seed, stop).await })
-        })
-        .collect();
-
-    let mut rng = fastrand::Rng::with_seed(plan.seed);
-    let mut kills = 0;
-    for cycle in 0..plan.cycles {
-        tokio::time::sleep(Duration::from_millis(rng.u64(20..120))).await;
-        let node = &mut cluster.nodes[cycle % plan.nodes];
-        node.kill().await?;
-        kills += 1;
-        node.start()
-            .await
-            .with_context(|| format!("restart after kill {kills}"))?;
-    }
-    stop.store(true, Ordering::Relaxed);
-    let mut resends = 0;
-    for till in tills {
-        let (sales, extra) = till.await??;
-        booked.extend(sales);
-        resends += extra;
-    }
-
-    check(&client, &admin, &shop, &booked).await?;
-    check_feed(&client, &admin, &booked).await?;
-    if let Some(pool) = &pool {
-        check_stored_value(&client, &admin, pool, &booked).await?;
-    }
-    cluster.kill_all().await?;
-    audit(&plan.database_url, &plan.work_dir, &key_file).await?;
-    if let Some(pool) = &pool {
-        audit_points_ledger(&plan.database_url, pool, &booked).await?;
-    }
-    let paid = |kind: fn(&Spend) -> bool| booked.iter().filter(|b| b.spend.as_ref().is_some_and(kind)).count();
-    Ok(CrashReport {
-        kills,
-        sales: booked.len(),
-        resends,
-        gift_card_sales: paid(|spend| matches!(spend, Spend::GiftCard { .. })),
-        loyalty_sales: paid(|spend| matches!(spend, Spend::Loyalty { .. })),
-        elapsed: started.elapsed(),
-    })
-}
-
-/// Issues the pool's cards and gives its customers points, each by a sale on the first till,
-/// before any node is killed: answers the pool and those sales.
-async fn stored_value_pool(client: &Client, admin: &str, shop: &Shop) -> Result<(Pool, Vec<Booked>)> {
-    let codes = issue_cards(client, admin, CARDS, CARD_BALANCE_CENTS).await?;
-    let till = &shop.tills[0];
-    let (mut customers, mut points_before, mut booked) = (Vec::new(), Vec::new(), Vec::new());
-    for n in 0..LOYALTY_CUSTOMERS {
-        let customer = format!("crash-customer-{n}");
-        let transaction_id = format!("points-{n}");
-        let lines = vec![(n % shop.articles.len(), POINTS_QUANTITY)];
-        let sale = shop.sale_paying(till, &transaction_id, &lines, Some(&customer), None);
-        let ack = client
-            .finalize_until_acknowledged(&till.token, &sale, Duration::from_secs(120))
-            .await?;
-        let points = points_of(client, admin, &customer).await?;
-        ensure!(
-            points > 0,
-            "{customer} earned no points at a sale of {}",
-            shop.total(&lines)
-        );
-        booked.push(Booked {
-            transaction_id,
-            register: till.register.clone(),
-            lines,
-            body: ack.body,
-            customer: Some(customer.clone()),
-            spend: None,
-        });
-        customers.push((customer, Budget::new(points)));
-        points_before.push(points);
-    }
-    let pool = Pool {
-        cards: codes
-            .into_iter()
-            .map(|code| (code, Budget::new(CARD_BALANCE_CENTS)))
-            .collect(),
-        customers,
-        points_before,
-        point_value: point_value(&[])?,
-    };
-    Ok((pool, booked))
-}
-
-impl Pool {
-    /// Picks how a sale of `total` is paid: a third partly with a card of the pool, a third
-    /// partly with a customer's points, the rest by card alone; by card alone too when the
-    /// instrument picked has not enough left. Its share is taken from the instrument's budget.
-    fn pick(&self, rng: &mut fastrand::Rng, total: i64) -> (Option<String>, Option<Spend>) {
-        match rng.u8(0..3) {
-            0 => {
-                let (code, budget) = &self.cards[rng.usize(0..self.cards.len())];
-                match gift_card_share(total) {
-                    Some(applied) if budget.take(applied) => (
-                        None,
-                        Some(Spend::GiftCard {
-                            code: code.clone(),
-                            applied,
-                        }),
-                    ),
-                    _ => (None, None),
-                }
-            }
-            1 => {
-                let (customer, budget) = &self.customers[rng.usize(0..self.customers.len())];
-                match loyalty_share(total, self.point_value) {
-                    Some(applied) if budget.take(applied / self.point_value) => {
-                        (Some(customer.clone()), Some(Spend::Loyalty { applied }))
-                    }
-                    _ => (Some(customer.clone()), None),
-                }
-            }
-            _ => (None, None),
-        }
-    }
-
-    /// Adds what an acknowledged sale of `customer` earned, as its 201 `body` says, to what
-    /// they may spend.
-    fn earned(&self, customer: &str, body: &str) -> Result<()> {
-        let earned = points_earned(body)?;
-        if let Some((_, budget)) = self.customers.iter().find(|(name, _)| name == customer) {
-            budget.give(earned);
-        }
-        Ok(())
-    }
-}
-
-/// The points a sale earned, from its 201 body.
-fn points_earned(body: &str) -> Result<i64> {
-    let ack: serde_json::Value = serde_json::from_str(body)?;
-    ack["loyalty"]["pointsEarned"]
-        .as_i64()
-        .context("a sale for a customer without pointsEarned")
-}
-
-/// One till: sale after sale, each sent until acknowledged, until told to stop.
-async fn sell_until_stopped(
-    client: Client,
-    shop: Arc<Shop>,
-    pool: Option<Arc<Pool>>,
-    index: usize,
-    seed: u64,
-    stop: Arc<AtomicBool>,
-) -> Result<(Vec<Booked>, u64)> {
-    let till: &Till = &shop.tills[index];
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut booked, mut resends) = (Vec::new(), 0u64);
-    while !stop.load(Ordering::Relaxed) {
-        let transaction_id = format!("{}-{}", till.register, booked.len() + 1);
-        let lines = shop.random_lines(&mut rng, 4);
-        let (customer, spend) = match &pool {
-            Some(pool) => pool.pick(&mut rng, shop.total(&lines)),
-            None => (None, None),
-        };
-        let sale = shop.sale_paying(till, &transaction_id, &lines, customer.as_deref(), spend.as_ref());
-        let ack = client
-            .finalize_until_acknowledged(&till.token, &sale, Duration::from_secs(120))
-            .await?;
-        resends += u64::from(ack.attempts - 1);
-        if let (Some(pool), Some(customer)) = (&pool, &customer) {
-            pool.earned(customer, &ack.body)?;
-        }
-        booked.push(Booked {
-            transaction_id,
-            register: till.register.clone(),
-            lines,
-            body: ack.body,
-            customer,
-            spend,
-        });
-    }
-    Ok((booked, resends))
-}
 
 /// The sum of the movements in the stock ledger at `level_path` (a level's path), every page.
 async fn ledger_sum(client: &Client, admin: &str, level_path: &str) -> Result<i64> {
@@ -329,7 +36,7 @@ async fn ledger_sum(client: &Client, admin: &str, level_path: &str) -> Result<i6
 /// Through the API: every acknowledged sale reads back byte for byte, stock is what the
 /// acknowledged sales left and the sum of its ledger, and each register's ticket chain holds
 /// exactly its sales and verifies.
-async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> Result<()> {
+pub(super) async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> Result<()> {
     let mismatches = futures::stream::iter(booked.iter().map(|sale| async move {
         let read = client.get(&format!("/v1/sales/{}", sale.transaction_id), admin).await?;
         anyhow::Ok((read.status != 200 || read.text != sale.body).then(|| sale.transaction_id.clone()))
@@ -394,7 +101,7 @@ async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[Booked]) -> 
 /// acknowledged sale's event once, with the answer the till got, and no other sale; its
 /// positions run without a gap. On PostgreSQL the last commits are numbered within moments, so
 /// the feed is read again until every sale is there, for at most half a minute.
-async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<()> {
+pub(super) async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let (mut after, mut events) = ("0".to_owned(), Vec::new());
     loop {
@@ -455,7 +162,7 @@ async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<(
 /// it, of what it spent, and no other; its balance is its issue less those and its ledger adds
 /// up to it. Each customer's points are those earned before the tills started, plus what
 /// every acknowledged sale of theirs earned, less what they spent.
-async fn check_stored_value(client: &Client, admin: &str, pool: &Pool, booked: &[Booked]) -> Result<()> {
+pub(super) async fn check_stored_value(client: &Client, admin: &str, pool: &Pool, booked: &[Booked]) -> Result<()> {
     for (code, _) in &pool.cards {
         let mut spent: Vec<(String, i64)> = booked
             .iter()
@@ -528,7 +235,7 @@ fn tail(code: &str) -> &str {
 
 /// Straight on the database, with every node down: the points ledger holds one redemption per
 /// acknowledged sale that spent points, of those points, and no other.
-async fn audit_points_ledger(database_url: &str, pool: &Pool, booked: &[Booked]) -> Result<()> {
+pub(super) async fn audit_points_ledger(database_url: &str, pool: &Pool, booked: &[Booked]) -> Result<()> {
     let mut spent: Vec<(String, String, i64)> = booked
         .iter()
         .filter_map(|sale| match (&sale.spend, &sale.customer) {
@@ -568,7 +275,7 @@ async fn audit_points_ledger(database_url: &str, pool: &Pool, booked: &[Booked])
 /// Straight on the database, with every node down: the full fiscal audit as `till fiscal
 /// verify` runs it, no ticket sequence missing or taken twice, and on SQLite the file's own
 /// integrity check.
-async fn audit(database_url: &str, work_dir: &std::path::Path, key_file: &std::path::Path) -> Result<()> {
+pub(super) async fn audit(database_url: &str, work_dir: &std::path::Path, key_file: &std::path::Path) -> Result<()> {
     let config = Config {
         database_url: Some(database_url.to_owned()),
         data_dir: work_dir.join("audit"),

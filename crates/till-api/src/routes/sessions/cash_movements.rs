@@ -1,0 +1,180 @@
+//! Cash movements of an open session: money put into or taken out of the drawer, and the drawer
+//! opened without a sale.
+
+use super::SessionPath;
+use crate::auth::Authorized;
+use crate::error::ApiError;
+use crate::extract::{JsonBody, PathParams};
+use crate::fields::Problems;
+use crate::openapi::Text;
+use crate::ops;
+use crate::state::AppState;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::Value;
+use till_app::drawer::{Moved, MovementRequest, move_cash};
+use till_core::drawer::{AmountProblem, MovementKind, check_amount};
+use till_core::ids::MovementId;
+use till_store::drawer::movement_json;
+
+/// Body of `POST /v1/register-sessions/{sessionId}/cash-movements`: money moved (an amount
+/// above 0), or the drawer opened without a sale (an amount of 0).
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // the wire shape for the document; `parse_movement` reads the body
+enum CashMovementBody {
+    Money(MoneyMovementBody),
+    NoSale(NoSaleBody),
+}
+
+/// Money put in or taken out of the drawer.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct MoneyMovementBody {
+    /// The till's id for the movement: sent again with the same content, the movement is
+    /// answered again; with other content, 409.
+    #[schema(value_type = Text)]
+    movement_id: String,
+    #[schema(inline)]
+    kind: MoneyKindName,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: i64,
+    /// Why, for the person reading the journal.
+    #[schema(value_type = Option<Text>)]
+    reason: Option<String>,
+}
+
+/// `paid_in` (money put in), `paid_out` (money taken out to pay for something), `drop`
+/// (takings taken to the safe).
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum MoneyKindName {
+    PaidIn,
+    PaidOut,
+    Drop,
+}
+
+/// The drawer opened without a sale: nothing moved.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct NoSaleBody {
+    /// As for money moved.
+    #[schema(value_type = Text)]
+    movement_id: String,
+    #[schema(inline)]
+    kind: NoSaleName,
+    #[schema(minimum = 0, maximum = 0)]
+    amount_cents: i64,
+    /// Why, for the person reading the journal.
+    #[schema(value_type = Option<Text>)]
+    reason: Option<String>,
+}
+
+/// `no_sale`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum NoSaleName {
+    NoSale,
+}
+
+/// `paid_in`, `paid_out`, `drop` or `no_sale`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum MovementKindName {
+    PaidIn,
+    PaidOut,
+    Drop,
+    NoSale,
+}
+
+/// A movement as recorded.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the shape `movement_json` writes, for the document
+struct CashMovementView {
+    movement_id: String,
+    session_id: String,
+    store_id: String,
+    register_id: String,
+    #[schema(inline)]
+    kind: MovementKindName,
+    amount_cents: i64,
+    reason: Option<String>,
+    /// Who recorded it: the till's cashier or the back-office caller.
+    recorded_by: String,
+    occurred_at: String,
+    /// Its technical event in the register's journal.
+    fiscal: MovementSeal,
+}
+
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct MovementSeal {
+    /// `event`.
+    chain: String,
+    seq: i64,
+}
+
+fn parse_movement(body: &Value) -> Result<MovementRequest, ApiError> {
+    let problems = Problems::new();
+    let kinds: Vec<(&str, MovementKind)> = MovementKind::ALL.iter().map(|k| (k.as_str(), *k)).collect();
+    let parsed = problems.root(body).map(|root| {
+        let movement_id = root.required("movementId", |f| f.parse_text(MovementId::parse));
+        let kind = root.required("kind", |f| f.one_of(&kinds));
+        let amount = root.required("amountCents", |f| f.cents());
+        let reason = root.optional("reason", |f| f.text());
+        let checked = match (kind, amount) {
+            (Some(kind), Some(amount)) => match check_amount(kind, amount) {
+                Ok(()) => Some(()),
+                Err(AmountProblem::MustBePositive) => root.fail("amountCents", "must be more than 0"),
+                Err(AmountProblem::NoSaleMovesNothing) => root.fail("amountCents", "must be 0 for no_sale"),
+            },
+            _ => None,
+        };
+        (movement_id, kind, amount, reason, checked)
+    });
+    problems.finish(|| {
+        let (movement_id, kind, amount, reason, checked) = parsed?;
+        checked?;
+        Some(MovementRequest {
+            movement_id: movement_id?,
+            kind: kind?,
+            amount: amount?,
+            reason: reason?,
+        })
+    })
+}
+
+/// Record money put in or taken out of a register's drawer, or the drawer opened without a sale.
+///
+/// Sealed as a technical event of the register and counted in the shift's expected cash. Sent
+/// again with the same `movementId` and content, the movement is answered again (200) and
+/// recorded once. With a till's token, only its own session's drawer. Money moves: a person
+/// does this, never an agent.
+#[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/cash-movements", operation_id = "recordCashMovement", tag = "sessions",
+    params(("sessionId" = Text, Path)),
+    request_body = CashMovementBody,
+    responses((status = 201, description = "Recorded", body = CashMovementView),
+              (status = 200, description = "Recorded earlier with the same content", body = CashMovementView),
+              (status = 403, description = "Another session's till token, or a caller without pos.sessions.close", body = crate::error::ErrorEnvelope),
+              (status = 404, description = "No such session", body = crate::error::ErrorEnvelope),
+              (status = 409, description = "The movementId was recorded with other content", body = crate::error::ErrorEnvelope),
+              (status = 422, description = "The session is closed or expired", body = crate::error::ErrorEnvelope)))]
+pub(super) async fn record_cash_movement(
+    caller: Authorized<ops::RecordCashMovement>,
+    State(state): State<AppState>,
+    PathParams(SessionPath(id)): PathParams<SessionPath>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let request = parse_movement(&body)?;
+    let Moved { record, replayed } = move_cash(state.app(), &caller.principal, id, request).await?;
+    let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(movement_json(&record))))
+}

@@ -1,0 +1,60 @@
+//! The subcommands of `till-load`, one module each holding its arguments, its run and the
+//! printing of its report, and what they share: the workspace a run's nodes live in.
+
+pub(crate) mod bench;
+pub(crate) mod catalog;
+pub(crate) mod crash;
+pub(crate) mod drawer;
+pub(crate) mod prefill;
+pub(crate) mod reads;
+
+use std::path::PathBuf;
+
+/// Where a run's nodes come from and write: the `till` binary (by default the one beside this
+/// one) and a work directory (by default a temporary one, removed after a successful run and
+/// kept with the nodes' logs after a failed one).
+pub(crate) struct Workspace {
+    pub(crate) binary: PathBuf,
+    pub(crate) work_dir: PathBuf,
+    temporary: bool,
+}
+
+impl Workspace {
+    pub(crate) fn new(till: Option<PathBuf>, work_dir: Option<PathBuf>) -> anyhow::Result<Workspace> {
+        let binary = match till {
+            Some(path) => path,
+            None => std::env::current_exe()?.with_file_name("till"),
+        };
+        let temporary = work_dir.is_none();
+        let work_dir = match work_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir)?;
+                dir
+            }
+            // A name of its own: a failed run leaves its directory (the node logs) behind, and
+            // a later process may get the same id.
+            None => tempfile::Builder::new().prefix("till-load-").tempdir()?.keep(),
+        };
+        Ok(Workspace {
+            binary,
+            work_dir,
+            temporary,
+        })
+    }
+
+    pub(crate) fn clean_up(self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.work_dir);
+        }
+    }
+}
+
+/// Prints `report` as JSON, or as `print` writes it for a person.
+pub(crate) fn show<R: serde::Serialize>(report: &R, json: bool, print: fn(&R)) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print(report);
+    }
+    Ok(())
+}
