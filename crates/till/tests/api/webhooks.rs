@@ -382,10 +382,15 @@ async fn a_failed_delivery_is_retried_and_the_order_holds_across_it(engine: Engi
     assert!(got.iter().all(|r| verifies(&secret, r)));
     assert_eq!(got[1].id, got[3].id, "a retry carries the same webhook-id");
 
-    let history = server
-        .get(&format!("/v1/webhooks/{id}/deliveries"), &server.admin())
-        .await;
-    let mut attempts = history.body["deliveries"].as_array().unwrap().clone();
+    // The receiver sees a delivery before the server records its answer: wait for all seven.
+    let mut attempts = eventually("seven recorded attempts", || async {
+        let history = server
+            .get(&format!("/v1/webhooks/{id}/deliveries"), &server.admin())
+            .await;
+        let attempts = history.body["deliveries"].as_array().unwrap().clone();
+        (attempts.len() == 7).then_some(attempts)
+    })
+    .await;
     attempts.reverse();
     let seen: Vec<(i64, bool, Value, Value)> = attempts
         .iter()
