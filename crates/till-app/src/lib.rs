@@ -25,6 +25,7 @@ pub mod returns;
 pub mod secret;
 pub mod sessions;
 pub mod stock;
+pub mod storage;
 
 pub use answers::Answers;
 pub use app::{App, Clock, ManualClock, Settings, SystemClock};
