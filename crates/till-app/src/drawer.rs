@@ -5,6 +5,7 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
+use till_core::documents::ShiftDocument;
 use till_core::drawer::MovementKind;
 use till_core::grant::Grant;
 use till_core::ids::{MovementId, SessionId};
@@ -58,7 +59,7 @@ pub async fn move_cash(
 }
 
 /// The X report of an open session: what its Z report would say if it closed now, uncounted.
-pub async fn x_report(app: &App, caller: &Principal, session_id: SessionId) -> Result<serde_json::Value, Error> {
+pub async fn x_report(app: &App, caller: &Principal, session_id: SessionId) -> Result<ShiftDocument, Error> {
     may_reach_drawer(caller, &session_id)?;
     let now = app.now();
     let Some((session, report)) = app.store().x_report(&session_id, now).await? else {

@@ -4,7 +4,7 @@
 
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::feed::NewEvent;
+use crate::feed::{self, NewEvent};
 use crate::journal::{self, jet};
 use crate::late_sales::{self, TicketRange};
 use crate::sale_detail::{self, Sales};
@@ -14,11 +14,12 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
+use till_core::documents::{CashMoved, EventSeal, ShiftDocument};
 use till_core::drawer::{LateFigures, MethodTakings, MovementKind, MovementTotals, ShiftFigures};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
-use till_core::instant::{format_utc, from_micros, to_micros};
+use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
 
 /// A movement as a till or the back office sends it, checked.
@@ -93,7 +94,7 @@ impl Store {
         &self,
         session_id: &SessionId,
         at: Timestamp,
-    ) -> Result<Option<(SessionRecord, serde_json::Value)>, StoreError> {
+    ) -> Result<Option<(SessionRecord, ShiftDocument)>, StoreError> {
         let mut conn = self.reader().acquire().await?;
         let Some(session) = find_session(&mut conn, session_id.as_str()).await? else {
             return Ok(None);
@@ -174,7 +175,7 @@ fn record_movement<'a>(
             store_id: Some(record.store_id.as_str()),
             register_id: Some(register_id),
             subject: record.movement_id.as_str(),
-            data: Some(movement_json(&record).to_string()),
+            data: Some(feed::data_of(&cash_moved(&record))?),
         }
         .record(conn)
         .await?;
@@ -193,19 +194,19 @@ fn jet_of(kind: MovementKind) -> (i64, &'static str) {
 }
 
 /// A movement as the API answers it and the feed's `cash.moved` carries it.
-pub fn movement_json(record: &MovementRecord) -> serde_json::Value {
-    serde_json::json!({
-        "movementId": record.movement_id.as_str(),
-        "sessionId": record.session_id.as_str(),
-        "storeId": record.store_id.as_str(),
-        "registerId": record.register_id.as_str(),
-        "kind": record.kind.as_str(),
-        "amountCents": record.amount.get(),
-        "reason": record.reason,
-        "recordedBy": record.recorded_by.as_str(),
-        "occurredAt": format_utc(record.occurred_at),
-        "fiscal": {"chain": "event", "seq": record.event_seq},
-    })
+pub fn cash_moved(record: &MovementRecord) -> CashMoved<'_> {
+    CashMoved {
+        movement_id: &record.movement_id,
+        session_id: &record.session_id,
+        store_id: &record.store_id,
+        register_id: &record.register_id,
+        kind: record.kind.as_str(),
+        amount_cents: record.amount,
+        reason: record.reason.as_deref(),
+        recorded_by: &record.recorded_by,
+        occurred_at: record.occurred_at,
+        fiscal: EventSeal::at(record.event_seq),
+    }
 }
 
 const SELECT_MOVEMENT_BY_ID: &str = "SELECT movement_id, session_id, store_id, register_id, kind, amount_cents, reason, \

@@ -13,15 +13,10 @@ use crate::batch::Batch;
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::packed;
-use crate::promotions::StoredRule;
-use crate::sessions::SessionRecord;
 use crate::sql::{Conn, Query, Row};
-use crate::stock::StockLevel;
 use jiff::Timestamp;
 use till_core::events::{EventType, FeedCursor};
-use till_core::fiscal::payload::ClosureRecord;
-use till_core::instant::{format_utc, from_micros};
-use till_core::money::VatRate;
+use till_core::instant::from_micros;
 
 /// An event as its fact's transaction records it.
 #[derive(Clone, Debug)]
@@ -139,79 +134,8 @@ fn event_of(row: &Row) -> Result<FeedEvent, StoreError> {
     })
 }
 
-// The data of the events whose facts do not keep an answer of their own, with the names and
-// shapes the API gives the same records.
-
-/// `session.opened`: the session as its read answers it while open.
-pub(crate) fn session_opened(session: &SessionRecord) -> String {
-    serde_json::json!({
-        "sessionId": session.session_id.as_str(),
-        "storeId": session.store_id.as_str(),
-        "registerId": session.register_id.as_str(),
-        "cashierSubject": session.cashier_subject.as_str(),
-        "status": "open",
-        "openingFloatCents": session.opening_float.get(),
-        "openedAt": format_utc(session.opened_at),
-        "expiresAt": format_utc(session.expires_at),
-    })
-    .to_string()
-}
-
-/// `period.closed`: the closure as the register's list of closures answers it.
-pub(crate) fn period_closed(record: &ClosureRecord, seq: i64) -> String {
-    let vat: Vec<serde_json::Value> = record
-        .vat
-        .iter()
-        .map(|v| {
-            serde_json::json!({
-                "vatRate": VatRate::from_hundredths(v.vat_rate).map(VatRate::as_json_number),
-                "totalCents": v.total_cents,
-                "vatCents": v.vat_cents,
-            })
-        })
-        .collect();
-    let mut closure = serde_json::json!({
-        "registerId": record.register_id,
-        "seq": seq,
-        "period": record.period.as_str(),
-        "periodFrom": record.period_from,
-        "periodTo": record.period_to,
-        "ticketCount": record.ticket_count,
-        "firstTicketSeq": record.first_ticket_seq,
-        "lastTicketSeq": record.last_ticket_seq,
-        "totalCents": record.total_cents,
-        "absTotalCents": record.abs_total_cents,
-        "grandTotalCents": record.grand_total_cents,
-        "grandTotalAbsCents": record.grand_total_abs_cents,
-        "vat": vat,
-        "closedAt": format_utc(from_micros(record.closed_at)),
-    });
-    if let Some(late) = record.late {
-        closure["late"] = serde_json::json!({"salesCount": late.sales_count, "totalCents": late.total_cents});
-    }
-    closure.to_string()
-}
-
-/// `promotion.changed`: the rule as written, with its version.
-pub(crate) fn promotion_changed(stored: &StoredRule) -> Result<String, StoreError> {
-    let rule = serde_json::to_value(&stored.rule).map_err(|e| StoreError::Corrupt(format!("rule: {e}")))?;
-    Ok(serde_json::json!({
-        "promotionId": stored.rule.id.as_str(),
-        "version": stored.version,
-        "active": stored.rule.active,
-        "rule": rule,
-        "updatedAt": format_utc(stored.updated_at),
-    })
-    .to_string())
-}
-
-/// `stock.adjusted`: the counted level as the stock read answers it.
-pub(crate) fn stock_adjusted(level: &StockLevel) -> String {
-    serde_json::json!({
-        "storeId": level.store_id.as_str(),
-        "skuId": level.sku_id.as_str(),
-        "onHand": level.on_hand,
-        "updatedAt": format_utc(level.updated_at),
-    })
-    .to_string()
+/// The data of an event whose fact keeps no answer of its own: one of the documents of
+/// till-core, with the names and shapes the API gives the same records.
+pub(crate) fn data_of(document: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(document).map_err(|e| StoreError::Corrupt(format!("an event's data: {e}")))
 }

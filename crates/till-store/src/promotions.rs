@@ -7,6 +7,7 @@ use crate::feed::{self, NewEvent};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::documents::PromotionChanged;
 use till_core::events::EventType;
 use till_core::ids::PromotionId;
 use till_core::instant::{from_micros, to_micros};
@@ -202,7 +203,13 @@ async fn write_rule(
         store_id: None,
         register_id: None,
         subject: rule.id.as_str(),
-        data: Some(feed::promotion_changed(&stored)?),
+        data: Some(feed::data_of(&PromotionChanged {
+            promotion_id: stored.rule.id.as_str(),
+            version: stored.version,
+            active: stored.rule.active,
+            rule: &stored.rule,
+            updated_at: stored.updated_at,
+        })?),
     }
     .record(conn)
     .await?;

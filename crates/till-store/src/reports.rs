@@ -1,7 +1,7 @@
 //! Session reports: the X report of a shift while it runs and its Z report at the close, one
-//! function of the same figures ([`till_core::drawer::shift_report`]), rendered by one
-//! function here. The Z is sealed in the register's closure chain with what the cashier
-//! counted.
+//! function of the same figures ([`till_core::drawer::shift_report`]) written as one document
+//! of till-core ([`ShiftDocument`]). The Z is sealed in the register's closure chain with what
+//! the cashier counted.
 
 use crate::drawer::shift_figures;
 use crate::error::StoreError;
@@ -11,12 +11,12 @@ use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use till_core::documents::{ClosureSeal, ShiftDocument, ShiftMoment, ShiftOf};
 use till_core::drawer::{Count, ShiftReport, shift_report};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ShiftRecord};
-use till_core::instant::{format_utc, from_micros, to_micros};
-use till_core::money::{Cents, VatRate};
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::Cents;
 
 /// What a closed shift's closure sealed, computed again from the stored sales, movements and
 /// counts: the audit compares it with the signed entry.
@@ -35,7 +35,7 @@ pub(crate) async fn shift_record(
 /// A Z report sealed: the report as answered, its place in the closure chain, and the
 /// register's tickets whose late sales it shows apart.
 pub(crate) struct SealedZ {
-    pub(crate) report: Value,
+    pub(crate) report: ShiftDocument,
     pub(crate) closure_seq: i64,
     pub(crate) late: TicketRange,
 }
@@ -73,94 +73,33 @@ pub(crate) async fn seal_z_report(
         |seq, previous| payload::shift_closure(&record, seq, previous),
     )
     .await?;
-    let seal = Seal {
+    let seal = ClosureSeal {
+        chain: "closure".to_owned(),
         seq: sealed.seq,
-        signature: &sealed.signature,
-        key_id: key.key_id(),
+        signature: sealed.signature,
+        key_id: key.key_id().to_owned(),
     };
-    let closed_at = from_micros(now);
+    let closed = ShiftMoment::Closed {
+        at: from_micros(now),
+        seal,
+    };
     Ok(SealedZ {
-        report: render(session, &report, closed_at, Some(seal)),
+        report: ShiftDocument::of(shift_of(session), &report, closed),
         closure_seq: sealed.seq,
         late,
     })
 }
 
-/// Where a Z report is sealed.
-pub(crate) struct Seal<'a> {
-    pub(crate) seq: i64,
-    pub(crate) signature: &'a str,
-    pub(crate) key_id: &'a str,
-}
-
-/// A shift report as the API answers it: an X report (no seal, `at` the instant it was asked)
-/// or a Z report (sealed, `at` the close).
-pub(crate) fn render(session: &SessionRecord, report: &ShiftReport, at: Timestamp, seal: Option<Seal<'_>>) -> Value {
-    let tenders: Vec<Value> = report
-        .tenders
-        .iter()
-        .map(|line| {
-            let mut tender = json!({
-                "method": line.method,
-                "appliedCents": line.applied,
-                "expectedCents": line.expected,
-            });
-            if let (Some(counted), Some(difference)) = (line.counted, line.difference) {
-                tender["countedCents"] = json!(counted);
-                tender["differenceCents"] = json!(difference);
-            }
-            tender
-        })
-        .collect();
-    let vat: Vec<Value> = report
-        .vat
-        .iter()
-        .map(|v| {
-            let rate = VatRate::from_hundredths(v.vat_rate).map(|r| r.as_json_number());
-            json!({"vatRate": rate, "totalCents": v.total_cents, "vatCents": v.vat_cents})
-        })
-        .collect();
-    let movements = &report.movements;
-    let mut rendered = json!({
-        "sessionId": session.session_id,
-        "storeId": session.store_id,
-        "registerId": session.register_id,
-        "cashierSubject": session.cashier_subject,
-        "openedAt": format_utc(session.opened_at),
-        "openingFloatCents": session.opening_float,
-        "salesCount": report.sales_count,
-        "totalCents": report.total,
-        "tenders": tenders,
-        "vat": vat,
-        "movements": {
-            "paidInCents": movements.paid_in,
-            "paidOutCents": movements.paid_out,
-            "dropCents": movements.drops,
-            "noSaleCount": movements.no_sales,
-        },
-        "expectedCashCents": report.expected_cash,
-    });
-    if let Some(late) = &report.late {
-        let tenders: Vec<Value> = late
-            .takings
-            .iter()
-            .map(|taken| json!({"method": taken.method, "appliedCents": taken.applied}))
-            .collect();
-        rendered["lateSales"] = json!({
-            "salesCount": late.sales_count,
-            "totalCents": late.total,
-            "tenders": tenders,
-        });
+/// Whose shift `session` is, as its reports name it.
+fn shift_of(session: &SessionRecord) -> ShiftOf<'_> {
+    ShiftOf {
+        session_id: &session.session_id,
+        store_id: &session.store_id,
+        register_id: &session.register_id,
+        cashier_subject: &session.cashier_subject,
+        opened_at: session.opened_at,
+        opening_float: session.opening_float,
     }
-    match seal {
-        Some(seal) => {
-            rendered["closedAt"] = json!(format_utc(at));
-            rendered["fiscal"] =
-                json!({"chain": "closure", "seq": seal.seq, "signature": seal.signature, "keyId": seal.key_id});
-        }
-        None => rendered["reportedAt"] = json!(format_utc(at)),
-    }
-    rendered
 }
 
 /// The X report of `session` with `figures` as they stand at `at`.
@@ -168,9 +107,9 @@ pub fn x_report(
     session: &SessionRecord,
     figures: &till_core::drawer::ShiftFigures,
     at: Timestamp,
-) -> Result<Value, StoreError> {
+) -> Result<ShiftDocument, StoreError> {
     let report = shift_report(figures, &[]).map_err(|_| overflow(session))?;
-    Ok(render(session, &report, at, None))
+    Ok(ShiftDocument::of(shift_of(session), &report, ShiftMoment::Reported(at)))
 }
 
 fn record_of(session: &SessionRecord, report: &ShiftReport, closed_at: i64) -> ShiftRecord {

@@ -16,6 +16,7 @@ use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use till_core::documents::SessionOpened;
 use till_core::drawer::Count;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
@@ -335,7 +336,16 @@ fn open_session<'a>(
             store_id: Some(open.store_id.as_str()),
             register_id: Some(register_id),
             subject: open.session_id.as_str(),
-            data: Some(feed::session_opened(&record)),
+            data: Some(feed::data_of(&SessionOpened {
+                session_id: &record.session_id,
+                store_id: &record.store_id,
+                register_id: &record.register_id,
+                cashier_subject: &record.cashier_subject,
+                status: "open",
+                opening_float_cents: record.opening_float,
+                opened_at: record.opened_at,
+                expires_at: record.expires_at,
+            })?),
         }
         .record(conn)
         .await?;
@@ -384,7 +394,7 @@ async fn close_session_row(
     // A shift closing after midnight first closes the day it belonged to.
     closures::close_due(conn, register_id, now, key).await?;
     let sealed = crate::reports::seal_z_report(&mut *conn, &session, now, counted, key).await?;
-    let report = sealed.report;
+    let report = serde_json::to_string(&sealed.report).map_err(|e| StoreError::Corrupt(format!("Z report: {e}")))?;
     crate::sales_report::roll_up_session(conn, session_id.as_str(), session.store_id.as_str(), register_id).await?;
     let detail = format!("{session_id} by {}", session.cashier_subject);
     journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
@@ -395,7 +405,7 @@ async fn close_session_row(
     )
     .bind(session_id.as_str())
     .bind(now)
-    .bind(report.to_string())
+    .bind(report.as_str())
     .bind(sealed.closure_seq)
     .bind(sealed.late.after)
     .bind(sealed.late.through)
@@ -407,7 +417,7 @@ async fn close_session_row(
         store_id: Some(session.store_id.as_str()),
         register_id: Some(register_id),
         subject: session_id.as_str(),
-        data: Some(report.to_string()),
+        data: Some(report),
     }
     .record(conn)
     .await?;

@@ -30,6 +30,7 @@ use crate::page::Window;
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::documents::StockAdjusted;
 use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
@@ -411,7 +412,12 @@ pub(crate) async fn record_adjusted(conn: &mut Conn, level: &StockLevel) -> Resu
         store_id: Some(level.store_id.as_str()),
         register_id: None,
         subject: level.sku_id.as_str(),
-        data: Some(feed::stock_adjusted(level)),
+        data: Some(feed::data_of(&StockAdjusted {
+            store_id: &level.store_id,
+            sku_id: &level.sku_id,
+            on_hand: level.on_hand,
+            updated_at: level.updated_at,
+        })?),
     }
     .record(conn)
     .await

@@ -18,6 +18,7 @@ use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
+use till_core::documents::PeriodClosed;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ClosureRecord, LateTickets, Period};
@@ -453,7 +454,7 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
         store_id: store.as_deref(),
         register_id: Some(&register_id),
         subject: &reference,
-        data: Some(feed::period_closed(&record, sealed.seq)),
+        data: Some(feed::data_of(&PeriodClosed::of(&record, sealed.seq))?),
     }
     .record(conn)
     .await?;

@@ -6,10 +6,11 @@
 
 use crate::db::Store;
 use crate::error::{Conflict, StoreError};
-use crate::feed::NewEvent;
+use crate::feed::{self, NewEvent};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use till_core::documents::GiftCardChanged;
 use till_core::events::EventType;
 use till_core::ids::{CustomerId, StoreId};
 use till_core::instant::{from_micros, to_micros};
@@ -321,21 +322,21 @@ struct CardChange<'a> {
 
 impl CardChange<'_> {
     async fn announce(&self, conn: &mut Conn) -> Result<(), StoreError> {
-        let data = serde_json::json!({
-            "codeSha256": self.lookup,
-            "last4": self.label,
-            "activity": self.activity.as_str(),
-            "amountCents": self.amount,
-            "balanceCents": self.balance,
-            "transactionId": self.transaction_id,
-        });
+        let data = feed::data_of(&GiftCardChanged {
+            code_sha256: self.lookup,
+            last4: self.label,
+            activity: self.activity.as_str(),
+            amount_cents: self.amount,
+            balance_cents: self.balance,
+            transaction_id: self.transaction_id,
+        })?;
         NewEvent {
             kind: EventType::GiftCardChanged,
             occurred_at: self.at,
             store_id: self.store_id,
             register_id: None,
             subject: self.lookup,
-            data: Some(data.to_string()),
+            data: Some(data),
         }
         .record(conn)
         .await

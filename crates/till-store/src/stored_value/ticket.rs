@@ -3,12 +3,13 @@
 
 use super::{CardChange, PAY_IN, REDEEM, amount, record, record_points};
 use crate::error::{InstrumentRefusal, Rule, StoreError};
-use crate::feed::NewEvent;
+use crate::feed::{self, NewEvent};
 use crate::sales::NewSale;
 use crate::sql::{Conn, query};
+use till_core::documents::CreditNoteIssued;
 use till_core::events::EventType;
 use till_core::ids::CustomerId;
-use till_core::instant::{format_utc, from_micros, to_micros};
+use till_core::instant::{from_micros, to_micros};
 use till_core::stored_value::{
     ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentDigestKey, InstrumentKind, PointsActivity,
     TenderMove, code_lookup,
@@ -113,19 +114,19 @@ pub(crate) async fn move_for_ticket(
             now,
         )
         .await?;
-        let data = serde_json::json!({
-            "number": number,
-            "amountCents": new_note,
-            "expiresAt": expires_at.map(|at| format_utc(from_micros(at))),
-            "transactionId": transaction,
-        });
+        let data = feed::data_of(&CreditNoteIssued {
+            number,
+            amount_cents: new_note,
+            expires_at: expires_at.map(from_micros),
+            transaction_id: transaction,
+        })?;
         NewEvent {
             kind: EventType::CreditNoteIssued,
             occurred_at: now,
             store_id: Some(store),
             register_id: Some(sale.register_id.as_str()),
             subject: number,
-            data: Some(data.to_string()),
+            data: Some(data),
         }
         .record(conn)
         .await?;

@@ -12,11 +12,12 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use till_app::drawer::{Moved, MovementRequest, move_cash};
 use till_core::drawer::{AmountProblem, MovementKind, check_amount};
 use till_core::ids::MovementId;
-use till_store::drawer::movement_json;
+use till_store::drawer::cash_moved;
 
 /// Body of `POST /v1/register-sessions/{sessionId}/cash-movements`: money moved (an amount
 /// above 0), or the drawer opened without a sale (an amount of 0).
@@ -96,7 +97,7 @@ enum MovementKindName {
 /// A movement as recorded.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape `movement_json` writes, for the document
+#[allow(dead_code)] // the shape `cash_moved` writes, for the document
 struct CashMovementView {
     movement_id: String,
     session_id: String,
@@ -172,9 +173,9 @@ pub(super) async fn record_cash_movement(
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Response, ApiError> {
     let request = parse_movement(&body)?;
     let Moved { record, replayed } = move_cash(state.app(), &caller.principal, id, request).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(movement_json(&record))))
+    Ok((status, Json(cash_moved(&record))).into_response())
 }

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use till_app::drawer::x_report;
 use till_app::sessions::{OpenRequest, Opened, close, open};
+use till_core::documents::ShiftDocument;
 use till_core::drawer::Count;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
@@ -474,6 +475,6 @@ async fn get_x_report(
     caller: Authorized<ops::GetXReport>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ShiftDocument>, ApiError> {
     Ok(Json(x_report(state.app(), &caller.principal, id).await?))
 }

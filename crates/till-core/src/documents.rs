@@ -1,0 +1,399 @@
+//! What storage writes as JSON inside its transactions: the feed's event payloads and the
+//! shift report kept with a closed session. Declared here so that storage builds none of
+//! them by hand and the API answers the very same shapes (docs/architecture.md).
+
+use crate::drawer::ShiftReport;
+use crate::fiscal::payload::{ClosureRecord, LateTickets, Period, SaleRecordVat};
+use crate::ids::{MovementId, RegisterId, SessionId, SkuId, StoreId, Subject};
+use crate::instant::from_micros;
+use crate::money::{Cents, VatRate};
+use crate::promotions::PromotionRule;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// One rate of a VAT breakdown, the rate written as a percentage (`20`, `5.5`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VatShare {
+    pub vat_rate: Option<serde_json::Number>,
+    pub total_cents: i64,
+    pub vat_cents: i64,
+}
+
+impl From<&SaleRecordVat> for VatShare {
+    fn from(v: &SaleRecordVat) -> Self {
+        VatShare {
+            vat_rate: VatRate::from_hundredths(v.vat_rate).map(VatRate::as_json_number),
+            total_cents: v.total_cents,
+            vat_cents: v.vat_cents,
+        }
+    }
+}
+
+/// `session.opened`: the session as its read answers it while open.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOpened<'a> {
+    pub session_id: &'a SessionId,
+    pub store_id: &'a StoreId,
+    pub register_id: &'a RegisterId,
+    pub cashier_subject: &'a Subject,
+    pub status: &'static str,
+    pub opening_float_cents: Cents,
+    pub opened_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// `period.closed`: a closure as the register's list of closures answers it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeriodClosed<'a> {
+    pub register_id: &'a str,
+    pub seq: i64,
+    pub period: Period,
+    pub period_from: &'a str,
+    pub period_to: &'a str,
+    pub ticket_count: i64,
+    pub first_ticket_seq: i64,
+    pub last_ticket_seq: i64,
+    pub total_cents: i64,
+    pub abs_total_cents: i64,
+    pub grand_total_cents: i64,
+    pub grand_total_abs_cents: i64,
+    pub vat: Vec<VatShare>,
+    pub closed_at: Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<LateTickets>,
+}
+
+impl<'a> PeriodClosed<'a> {
+    /// The closure `record`, sealed at `seq` of its register's closure chain.
+    pub fn of(record: &'a ClosureRecord, seq: i64) -> Self {
+        PeriodClosed {
+            register_id: &record.register_id,
+            seq,
+            period: record.period,
+            period_from: &record.period_from,
+            period_to: &record.period_to,
+            ticket_count: record.ticket_count,
+            first_ticket_seq: record.first_ticket_seq,
+            last_ticket_seq: record.last_ticket_seq,
+            total_cents: record.total_cents,
+            abs_total_cents: record.abs_total_cents,
+            grand_total_cents: record.grand_total_cents,
+            grand_total_abs_cents: record.grand_total_abs_cents,
+            vat: record.vat.iter().map(VatShare::from).collect(),
+            closed_at: from_micros(record.closed_at),
+            late: record.late,
+        }
+    }
+}
+
+/// `promotion.changed`: the rule as written, with its version.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromotionChanged<'a> {
+    pub promotion_id: &'a str,
+    pub version: i64,
+    pub active: bool,
+    pub rule: &'a PromotionRule,
+    pub updated_at: Timestamp,
+}
+
+/// `stock.adjusted`: a counted level as the stock read answers it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StockAdjusted<'a> {
+    pub store_id: &'a StoreId,
+    pub sku_id: &'a SkuId,
+    pub on_hand: i64,
+    pub updated_at: Timestamp,
+}
+
+/// `giftcard.changed`: what happened to a card, named by its code's digest and last four
+/// characters, never by its code.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GiftCardChanged<'a> {
+    pub code_sha256: &'a str,
+    pub last4: &'a str,
+    pub activity: &'static str,
+    pub amount_cents: i64,
+    pub balance_cents: i64,
+    pub transaction_id: Option<&'a str>,
+}
+
+/// `creditnote.issued`: the note a return gave, by its printed number.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditNoteIssued<'a> {
+    pub number: &'a str,
+    pub amount_cents: i64,
+    pub expires_at: Option<Timestamp>,
+    pub transaction_id: &'a str,
+}
+
+/// A cash movement as the API answers it and the feed's `cash.moved` carries it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CashMoved<'a> {
+    pub movement_id: &'a MovementId,
+    pub session_id: &'a SessionId,
+    pub store_id: &'a StoreId,
+    pub register_id: &'a RegisterId,
+    pub kind: &'static str,
+    pub amount_cents: Cents,
+    pub reason: Option<&'a str>,
+    pub recorded_by: &'a Subject,
+    pub occurred_at: Timestamp,
+    pub fiscal: EventSeal,
+}
+
+/// Where a technical event sits in its register's chain of events.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct EventSeal {
+    pub chain: &'static str,
+    pub seq: i64,
+}
+
+impl EventSeal {
+    pub fn at(seq: i64) -> Self {
+        EventSeal { chain: "event", seq }
+    }
+}
+
+/// A shift report as answered and, once sealed at the close, kept with its session: an X
+/// report while the shift runs (`reportedAt`), a Z report at the close (`closedAt` and the
+/// closure's seal).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftDocument {
+    pub session_id: SessionId,
+    pub store_id: StoreId,
+    pub register_id: RegisterId,
+    pub cashier_subject: Subject,
+    pub opened_at: Timestamp,
+    pub opening_float_cents: Cents,
+    pub sales_count: i64,
+    pub total_cents: Cents,
+    pub tenders: Vec<ShiftTender>,
+    pub vat: Vec<VatShare>,
+    pub movements: ShiftMovements,
+    pub expected_cash_cents: Cents,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_sales: Option<ShiftLateSales>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fiscal: Option<ClosureSeal>,
+}
+
+/// One tender method of a shift: what it took, what it should hold and, when counted, the
+/// count and the difference.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftTender {
+    pub method: String,
+    pub applied_cents: Cents,
+    pub expected_cents: Cents,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_cents: Option<Cents>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference_cents: Option<Cents>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftMovements {
+    pub paid_in_cents: Cents,
+    pub paid_out_cents: Cents,
+    pub drop_cents: Cents,
+    pub no_sale_count: i64,
+}
+
+/// Sales of earlier sessions that arrived after their session closed, shown apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftLateSales {
+    pub sales_count: i64,
+    pub total_cents: Cents,
+    pub tenders: Vec<ShiftTaking>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftTaking {
+    pub method: String,
+    pub applied_cents: Cents,
+}
+
+/// Where a Z report is sealed in its register's closure chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosureSeal {
+    pub chain: String,
+    pub seq: i64,
+    pub signature: String,
+    pub key_id: String,
+}
+
+/// Whose shift a report is about.
+pub struct ShiftOf<'a> {
+    pub session_id: &'a SessionId,
+    pub store_id: &'a StoreId,
+    pub register_id: &'a RegisterId,
+    pub cashier_subject: &'a Subject,
+    pub opened_at: Timestamp,
+    pub opening_float: Cents,
+}
+
+/// When a report was made: asked at an instant (X), or sealed at the close (Z).
+pub enum ShiftMoment {
+    Reported(Timestamp),
+    Closed { at: Timestamp, seal: ClosureSeal },
+}
+
+impl ShiftDocument {
+    pub fn of(shift: ShiftOf<'_>, report: &ShiftReport, moment: ShiftMoment) -> Self {
+        let (reported_at, closed_at, fiscal) = match moment {
+            ShiftMoment::Reported(at) => (Some(at), None, None),
+            ShiftMoment::Closed { at, seal } => (None, Some(at), Some(seal)),
+        };
+        let movements = &report.movements;
+        ShiftDocument {
+            session_id: shift.session_id.clone(),
+            store_id: shift.store_id.clone(),
+            register_id: shift.register_id.clone(),
+            cashier_subject: shift.cashier_subject.clone(),
+            opened_at: shift.opened_at,
+            opening_float_cents: shift.opening_float,
+            sales_count: report.sales_count,
+            total_cents: report.total,
+            tenders: report
+                .tenders
+                .iter()
+                .map(|line| {
+                    let counted = line.counted.zip(line.difference);
+                    ShiftTender {
+                        method: line.method.clone(),
+                        applied_cents: line.applied,
+                        expected_cents: line.expected,
+                        counted_cents: counted.map(|(counted, _)| counted),
+                        difference_cents: counted.map(|(_, difference)| difference),
+                    }
+                })
+                .collect(),
+            vat: report.vat.iter().map(VatShare::from).collect(),
+            movements: ShiftMovements {
+                paid_in_cents: movements.paid_in,
+                paid_out_cents: movements.paid_out,
+                drop_cents: movements.drops,
+                no_sale_count: movements.no_sales,
+            },
+            expected_cash_cents: report.expected_cash,
+            late_sales: report.late.as_ref().map(|late| ShiftLateSales {
+                sales_count: late.sales_count,
+                total_cents: late.total,
+                tenders: late
+                    .takings
+                    .iter()
+                    .map(|taken| ShiftTaking {
+                        method: taken.method.clone(),
+                        applied_cents: taken.applied,
+                    })
+                    .collect(),
+            }),
+            reported_at,
+            closed_at,
+            fiscal,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drawer::{Count, MovementTotals, ShiftFigures, shift_report};
+    use serde_json::json;
+
+    fn cents(n: i64) -> Cents {
+        Cents::new(n).unwrap()
+    }
+
+    fn document(counted: &[Count], moment: ShiftMoment) -> ShiftDocument {
+        let figures = ShiftFigures {
+            opening_float: cents(10_000),
+            sales_count: 2,
+            total: cents(3_000),
+            vat: vec![SaleRecordVat {
+                vat_rate: 550,
+                total_cents: 3_000,
+                vat_cents: 156,
+            }],
+            takings: vec![crate::drawer::MethodTakings {
+                method: "cash".into(),
+                applied: cents(3_000),
+                forfeited: Cents::ZERO,
+            }],
+            movements: MovementTotals::default(),
+            late: Default::default(),
+        };
+        let report = shift_report(&figures, counted).unwrap();
+        let (session, store, register, cashier) = (
+            SessionId::parse("s1").unwrap(),
+            StoreId::parse("paris").unwrap(),
+            RegisterId::parse("r1").unwrap(),
+            Subject::parse("alice").unwrap(),
+        );
+        let shift = ShiftOf {
+            session_id: &session,
+            store_id: &store,
+            register_id: &register,
+            cashier_subject: &cashier,
+            opened_at: Timestamp::UNIX_EPOCH,
+            opening_float: cents(10_000),
+        };
+        ShiftDocument::of(shift, &report, moment)
+    }
+
+    #[test]
+    fn an_x_report_says_when_it_was_asked_and_carries_no_seal() {
+        let at = Timestamp::from_second(60).unwrap();
+        let x = serde_json::to_value(document(&[], ShiftMoment::Reported(at))).unwrap();
+        assert_eq!(x["reportedAt"], "1970-01-01T00:01:00Z");
+        assert!(x.get("closedAt").is_none() && x.get("fiscal").is_none(), "{x}");
+        assert_eq!(
+            x["tenders"],
+            json!([{"method": "cash", "appliedCents": 3000, "expectedCents": 13000}])
+        );
+        assert_eq!(x["vat"], json!([{"vatRate": 5.5, "totalCents": 3000, "vatCents": 156}]));
+    }
+
+    #[test]
+    fn a_z_report_keeps_its_counts_and_seal_and_reads_back_as_kept() {
+        let counted = [Count {
+            method: "cash".into(),
+            counted: cents(12_950),
+        }];
+        let seal = ClosureSeal {
+            chain: "closure".into(),
+            seq: 4,
+            signature: "sig".into(),
+            key_id: "k1".into(),
+        };
+        let at = Timestamp::from_second(3_600).unwrap();
+        let z = document(&counted, ShiftMoment::Closed { at, seal });
+        let kept = serde_json::to_string(&z).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&kept).unwrap();
+        assert_eq!(value["tenders"][0]["countedCents"], 12_950);
+        assert_eq!(value["tenders"][0]["differenceCents"], -50);
+        assert_eq!(
+            value["fiscal"],
+            json!({"chain": "closure", "seq": 4, "signature": "sig", "keyId": "k1"})
+        );
+        assert!(value.get("reportedAt").is_none());
+        assert_eq!(serde_json::from_str::<ShiftDocument>(&kept).unwrap(), z);
+    }
+}
