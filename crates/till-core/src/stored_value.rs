@@ -526,6 +526,53 @@ pub fn check_refund(share: RefundShare, tenders: &[Tender]) -> Result<(), Refund
     Ok(())
 }
 
+/// Why a gift card, a credit note or a customer's points refused a move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstrumentRefusal {
+    /// No such instrument, or one this store may not take: the two are not told apart.
+    Unknown,
+    Blocked,
+    Expired,
+    /// Less on it than the tender takes.
+    Insufficient {
+        balance: Cents,
+    },
+    /// Fewer points than the tender spends.
+    NotEnoughPoints {
+        points: i64,
+    },
+    /// A card activated again.
+    AlreadyActive,
+}
+
+/// An instrument as it stood when a move on it was refused.
+pub struct Standing {
+    /// Whether the store asking may take it.
+    pub taken_here: bool,
+    pub blocked: bool,
+    pub expires_at: Option<Timestamp>,
+    pub balance: Cents,
+}
+
+/// Why a move the instrument's guard refused was refused, in the order a cashier is told:
+/// an instrument this store may not take answers as an unknown one, so that a code tried at
+/// the wrong store tells nothing more than a wrong code.
+pub fn why_refused(standing: Option<&Standing>, now: Timestamp) -> InstrumentRefusal {
+    match standing {
+        None => InstrumentRefusal::Unknown,
+        Some(s) if !s.taken_here => InstrumentRefusal::Unknown,
+        Some(s) if s.blocked => InstrumentRefusal::Blocked,
+        Some(s) if s.expires_at.is_some_and(|expiry| expiry <= now) => InstrumentRefusal::Expired,
+        Some(s) => InstrumentRefusal::Insufficient { balance: s.balance },
+    }
+}
+
+/// The credit-note (avoir) number of a return: its register and ticket sequence, so credit
+/// notes are numbered without gaps along the register's tickets.
+pub fn credit_note_number(register_id: &str, seq: i64) -> String {
+    format!("AV-{register_id}-{seq:06}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,6 +580,34 @@ mod tests {
 
     fn cents(value: i64) -> Cents {
         Cents::new(value).unwrap()
+    }
+
+    #[test]
+    fn a_refused_instrument_is_unknown_elsewhere_then_blocked_then_expired_then_short() {
+        let now = Timestamp::from_second(1_000).unwrap();
+        let standing = |taken_here, blocked, expires_at: Option<i64>| Standing {
+            taken_here,
+            blocked,
+            expires_at: expires_at.map(|s| Timestamp::from_second(s).unwrap()),
+            balance: cents(250),
+        };
+        assert_eq!(why_refused(None, now), InstrumentRefusal::Unknown);
+        assert_eq!(
+            why_refused(Some(&standing(false, true, Some(1))), now),
+            InstrumentRefusal::Unknown
+        );
+        assert_eq!(
+            why_refused(Some(&standing(true, true, Some(1))), now),
+            InstrumentRefusal::Blocked
+        );
+        assert_eq!(
+            why_refused(Some(&standing(true, false, Some(1_000))), now),
+            InstrumentRefusal::Expired
+        );
+        assert_eq!(
+            why_refused(Some(&standing(true, false, Some(1_001))), now),
+            InstrumentRefusal::Insufficient { balance: cents(250) }
+        );
     }
 
     fn tender(method: TenderMethod, applied: i64, reference: Option<&str>) -> Tender {

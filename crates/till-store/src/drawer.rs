@@ -140,7 +140,8 @@ fn record_movement<'a>(
             session.session_id.as_str(),
             new.recorded_by.as_str()
         );
-        let sealed = journal::append_event(conn, register_id, jet_of(new.kind), &detail, now, &input.key).await?;
+        let sealed =
+            journal::append_event(conn, register_id, jet::cash_moved(new.kind), &detail, now, &input.key).await?;
         query(
             "INSERT INTO cash_movements (movement_id, session_id, store_id, register_id, kind, amount_cents, \
              reason, recorded_by, occurred_at, event_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -181,16 +182,6 @@ fn record_movement<'a>(
         .await?;
         Ok(MovementOutcome::Recorded(record))
     })
-}
-
-/// The technical event a movement of `kind` is sealed as.
-fn jet_of(kind: MovementKind) -> (i64, &'static str) {
-    match kind {
-        MovementKind::PaidIn => jet::CASH_PAID_IN,
-        MovementKind::PaidOut => jet::CASH_PAID_OUT,
-        MovementKind::Drop => jet::CASH_DROPPED,
-        MovementKind::NoSale => jet::NO_SALE,
-    }
 }
 
 /// A movement as the API answers it and the feed's `cash.moved` carries it.

@@ -1,7 +1,7 @@
 use thiserror::Error;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{CouponCode, NewIdError, RegisterId, SessionId, SkuId, TransactionId};
-use till_core::money::Cents;
+pub use till_core::stored_value::InstrumentRefusal;
 
 /// What can go wrong below the HTTP layer. Variants other than `Database`, `Unavailable` and
 /// `Corrupt` describe a business outcome the caller turns into a 4xx answer.
@@ -92,25 +92,6 @@ pub enum Rule {
 pub enum NewIdOf {
     Store,
     Staff,
-}
-
-/// Why a gift card, a credit note or a customer's points refused a move.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum InstrumentRefusal {
-    /// No such instrument, or one this store may not take: the two are not told apart.
-    Unknown,
-    Blocked,
-    Expired,
-    /// Less on it than the tender takes.
-    Insufficient {
-        balance: Cents,
-    },
-    /// Fewer points than the tender spends.
-    NotEnoughPoints {
-        points: i64,
-    },
-    /// A card activated again.
-    AlreadyActive,
 }
 
 /// What changed under a write computed from stored state; nothing was written.

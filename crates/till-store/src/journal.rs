@@ -420,38 +420,21 @@ impl TicketHeads {
     }
 }
 
-/// The JET codes this service writes (certified products' codes, and till's own from 1000).
-pub mod jet {
-    pub const JOURNAL_INITIALISED: (i64, &str) = (260, "journal initialised");
-    pub const SESSION_OPENED: (i64, &str) = (80, "session opened");
-    pub const SESSION_CLOSED: (i64, &str) = (40, "session closed");
-    pub const DAY_CLOSED: (i64, &str) = (50, "day closed");
-    pub const MONTH_CLOSED: (i64, &str) = (50, "month closed");
-    pub const YEAR_CLOSED: (i64, &str) = (60, "year closed");
-    pub const ARCHIVE_MADE: (i64, &str) = (20, "archive made");
-    pub const INTEGRITY_FAILURE: (i64, &str) = (90, "integrity failure found");
-    pub const APPROVAL_ISSUED: (i64, &str) = (1010, "manager approval issued");
-    pub const APPROVAL_SPENT: (i64, &str) = (1020, "manager approval spent");
-    pub const CASH_PAID_IN: (i64, &str) = (1030, "cash paid in");
-    pub const CASH_PAID_OUT: (i64, &str) = (1031, "cash paid out");
-    pub const CASH_DROPPED: (i64, &str) = (1032, "cash dropped to the safe");
-    pub const NO_SALE: (i64, &str) = (1033, "drawer opened without a sale");
-    pub const LATE_SALES_RECEIVED: (i64, &str) = (1040, "late sales received");
-}
+pub use till_core::fiscal::jet;
 
 /// Appends a technical event to the register's event chain, with its business record.
 pub(crate) async fn append_event(
     conn: &mut Conn,
     register_id: &str,
-    (code, label): (i64, &str),
+    event: jet::TechnicalEvent,
     detail: &str,
     now: i64,
     key: &Sealer,
 ) -> Result<Sealed, StoreError> {
     let record = till_core::fiscal::payload::EventRecord {
         register_id: register_id.to_owned(),
-        code,
-        label: label.to_owned(),
+        code: event.code,
+        label: event.label.to_owned(),
         detail: detail.to_owned(),
         occurred_at: now,
     };
@@ -470,8 +453,8 @@ pub(crate) async fn append_event(
     )
     .bind(register_id)
     .bind(sealed.seq)
-    .bind(code)
-    .bind(label)
+    .bind(event.code)
+    .bind(event.label)
     .bind(detail)
     .bind(now)
     .execute(&mut *conn)
@@ -481,7 +464,7 @@ pub(crate) async fn append_event(
 
 struct RecordEvent {
     register_id: String,
-    code: (i64, &'static str),
+    event: jet::TechnicalEvent,
     detail: String,
     now: i64,
     key: std::sync::Arc<Sealer>,
@@ -493,20 +476,20 @@ impl Store {
     pub async fn record_technical_event(
         &self,
         register_id: &str,
-        code: (i64, &'static str),
+        event: jet::TechnicalEvent,
         detail: &str,
         now: Timestamp,
     ) -> Result<(), StoreError> {
         let input = RecordEvent {
             register_id: register_id.to_owned(),
-            code,
+            event,
             detail: detail.to_owned(),
             now: to_micros(now),
             key: self.fiscal_key()?,
         };
         self.write(input, |c, i| {
             Box::pin(async move {
-                append_event(c, &i.register_id, i.code, &i.detail, i.now, &i.key)
+                append_event(c, &i.register_id, i.event, &i.detail, i.now, &i.key)
                     .await
                     .map(drop)
             })

@@ -5,7 +5,6 @@
 use crate::db::Store;
 use crate::error::StoreError;
 use crate::journal;
-use crate::sales::credit_note_number;
 use crate::sealer::Sealer;
 use crate::snapshot::{SaleScope, sale_records};
 use crate::sql::{Conn, query};
@@ -18,6 +17,7 @@ use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord, SaleRecordTe
 use till_core::ids::{PrintId, StoreId, TransactionId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::sale::SaleType;
+use till_core::stored_value::credit_note_number;
 use till_core::stored_value::{InstrumentKind, code_lookup};
 
 /// Everything a receipt prints.

@@ -31,7 +31,7 @@ use till_core::instant::{format_utc, to_micros};
 use till_core::sale::SaleType;
 use till_core::stock::StockReason;
 use till_core::store::Timezone;
-use till_core::stored_value::InstrumentDigestKey;
+use till_core::stored_value::{InstrumentDigestKey, credit_note_number};
 
 /// A priced, checked sale ready to be written, with the returned units of its original (on a
 /// return) counted as this store counts them.
@@ -39,12 +39,6 @@ pub type NewSale = committed::NewSale<ReturnedCounts>;
 
 /// What a return takes from its original sale, counted as this store counts returned units.
 pub type ReturnOf = committed::ReturnOf<ReturnedCounts>;
-
-/// The credit-note (avoir) number of a return: its register and ticket sequence, so credit
-/// notes are numbered without gaps along the register's tickets.
-pub fn credit_note_number(register_id: &str, seq: i64) -> String {
-    format!("AV-{register_id}-{seq:06}")
-}
 
 /// How a commit went.
 #[derive(Clone, Debug, PartialEq, Eq)]

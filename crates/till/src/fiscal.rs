@@ -63,7 +63,7 @@ pub async fn verify(config: &Config, register: Option<&str>) -> anyhow::Result<b
                 let known = journal
                     .events
                     .values()
-                    .any(|e| e.code == jet::INTEGRITY_FAILURE.0 && e.detail == failure.to_string());
+                    .any(|e| e.code == jet::INTEGRITY_FAILURE.code && e.detail == failure.to_string());
                 if can_record && !known {
                     store
                         .record_technical_event(

@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod audit;
+pub mod jet;
 pub mod payload;
 
 use base64::Engine as _;

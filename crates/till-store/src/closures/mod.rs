@@ -421,19 +421,10 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
     .bind(record.late.map(|late| late.total_cents))
     .execute(&mut *conn)
     .await?;
-    let (code, state) = match record.period {
-        Period::Day => (
-            jet::DAY_CLOSED,
-            "UPDATE registers SET last_day_closed = $2, open_day = NULL WHERE register_id = $1",
-        ),
-        Period::Month => (
-            jet::MONTH_CLOSED,
-            "UPDATE registers SET last_month_closed = $2 WHERE register_id = $1",
-        ),
-        Period::Year => (
-            jet::YEAR_CLOSED,
-            "UPDATE registers SET last_year_closed = $2 WHERE register_id = $1",
-        ),
+    let state = match record.period {
+        Period::Day => "UPDATE registers SET last_day_closed = $2, open_day = NULL WHERE register_id = $1",
+        Period::Month => "UPDATE registers SET last_month_closed = $2 WHERE register_id = $1",
+        Period::Year => "UPDATE registers SET last_year_closed = $2 WHERE register_id = $1",
     };
     let marker = match record.period {
         Period::Day => record.period_from.clone(),
@@ -441,7 +432,15 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
         Period::Year => record.period_from[..4].to_owned(),
     };
     query(state).bind(&register_id).bind(marker).execute(&mut *conn).await?;
-    journal::append_event(conn, &register_id, code, &reference, now, key).await?;
+    journal::append_event(
+        conn,
+        &register_id,
+        jet::period_closed(record.period),
+        &reference,
+        now,
+        key,
+    )
+    .await?;
     let store: Option<String> = query("SELECT store_id FROM registers WHERE register_id = $1")
         .bind(&register_id)
         .fetch_optional(&mut *conn)

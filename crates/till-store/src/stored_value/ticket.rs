@@ -2,7 +2,7 @@
 //! what its tenders draw on or pay into, the credit note a return issues, and points.
 
 use super::{CardChange, PAY_IN, REDEEM, amount, record, record_points};
-use crate::error::{InstrumentRefusal, Rule, StoreError};
+use crate::error::{Rule, StoreError};
 use crate::feed::{self, NewEvent};
 use crate::sales::NewSale;
 use crate::sql::{Conn, query};
@@ -11,8 +11,8 @@ use till_core::events::EventType;
 use till_core::ids::CustomerId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::stored_value::{
-    ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentDigestKey, InstrumentKind, PointsActivity,
-    TenderMove, code_lookup,
+    ActivityKind, CardAction, CardMove, Direction, Instrument, InstrumentDigestKey, InstrumentKind, InstrumentRefusal,
+    PointsActivity, Standing, TenderMove, code_lookup, why_refused,
 };
 
 /// Everything `sale` moves in stored value, in its transaction: the gift cards its lines sell,
@@ -197,8 +197,7 @@ async fn move_balance(
     Ok(())
 }
 
-/// Why an instrument refused a move. One that does not exist and one the store may not take
-/// answer alike, so that a code tried at the wrong store tells nothing more than a wrong code.
+/// Why an instrument refused a move, as till-core tells it from how the instrument stands.
 async fn why_not(conn: &mut Conn, at: &Place<'_>) -> Result<InstrumentRefusal, StoreError> {
     let row = query(
         "SELECT balance_cents, blocked, expires_at, \
@@ -211,24 +210,16 @@ async fn why_not(conn: &mut Conn, at: &Place<'_>) -> Result<InstrumentRefusal, S
     .bind(at.store)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some(row) = row else {
-        return Ok(InstrumentRefusal::Unknown);
+    let standing = match row {
+        Some(row) => Some(Standing {
+            taken_here: row.try_get("here")?,
+            blocked: row.try_get::<i64>("blocked")? != 0,
+            expires_at: row.try_get::<Option<i64>>("expires_at")?.map(from_micros),
+            balance: amount(row.try_get("balance_cents")?)?,
+        }),
+        None => None,
     };
-    if !row.try_get::<bool>("here")? {
-        return Ok(InstrumentRefusal::Unknown);
-    }
-    if row.try_get::<i64>("blocked")? != 0 {
-        return Ok(InstrumentRefusal::Blocked);
-    }
-    if row
-        .try_get::<Option<i64>>("expires_at")?
-        .is_some_and(|expiry| expiry <= at.now)
-    {
-        return Ok(InstrumentRefusal::Expired);
-    }
-    Ok(InstrumentRefusal::Insufficient {
-        balance: amount(row.try_get("balance_cents")?)?,
-    })
+    Ok(why_refused(standing.as_ref(), from_micros(at.now)))
 }
 
 /// Activates or loads the gift card a cart line sells.

@@ -308,7 +308,7 @@ pub(crate) async fn report_failure(state: &AppState, register: &str, failure: &F
     let known = journal
         .events
         .values()
-        .any(|e| e.code == jet::INTEGRITY_FAILURE.0 && e.detail == detail);
+        .any(|e| e.code == jet::INTEGRITY_FAILURE.code && e.detail == detail);
     if !known {
         tracing::error!(register, %detail, "fiscal journal integrity failure");
         state
