@@ -1,9 +1,8 @@
 //! `till-load bench`: runs the finalizeSale benchmark (optionally against a prefilled database too)
 //! and prints its throughput, latency, memory and baseline report.
 
-use super::Workspace;
+use super::RunArgs;
 use anyhow::Context;
-use std::path::PathBuf;
 use std::time::Duration;
 use till_load::bench::{self, BenchPlan, Mixes, Pace};
 
@@ -47,12 +46,8 @@ pub(crate) struct BenchArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    #[arg(long)]
-    till: Option<PathBuf>,
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    run: RunArgs,
     /// Measure on a copy of this prefilled database (`till-load prefill`) too, in the same
     /// run as the empty one, and report its throughput over the empty database's. The copy
     /// goes beside `--database-url`, named after it.
@@ -75,12 +70,10 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
         gift_cards,
         no_baseline,
         json,
-        till,
-        work_dir,
-        seed,
+        run,
         prefilled,
     } = args;
-    let workspace = Workspace::new(till, work_dir)?;
+    let workspace = run.workspace()?;
     let plan = BenchPlan {
         binary: workspace.binary.clone(),
         database_url,
@@ -95,7 +88,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
         tills: tills.max(1),
         customers,
         work_dir: workspace.work_dir.clone(),
-        seed,
+        seed: run.seed,
         baseline: !no_baseline,
         env: Vec::new(),
         mixes: mix,

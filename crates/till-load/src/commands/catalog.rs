@@ -1,9 +1,8 @@
 //! `till-load catalog`: times a chain-sized catalog's import, look-ups and finalize throughput,
 //! and prints the result.
 
-use super::{Workspace, show};
+use super::{RunArgs, show};
 use anyhow::Context;
-use std::path::PathBuf;
 use std::time::Duration;
 use till_load::bench::{self, BenchPlan, Mixes, Pace};
 use till_load::catalog::{self, CatalogPlan};
@@ -35,12 +34,8 @@ pub(crate) struct CatalogArgs {
     no_finalize: bool,
     #[arg(long)]
     json: bool,
-    #[arg(long)]
-    till: Option<PathBuf>,
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub(crate) async fn run(args: CatalogArgs) -> anyhow::Result<()> {
@@ -54,11 +49,9 @@ pub(crate) async fn run(args: CatalogArgs) -> anyhow::Result<()> {
         clients,
         no_finalize,
         json,
-        till,
-        work_dir,
-        seed,
+        run,
     } = args;
-    let workspace = Workspace::new(till, work_dir)?;
+    let workspace = run.workspace()?;
     let finalize = (!no_finalize)
         .then(|| -> anyhow::Result<BenchPlan> {
             Ok(BenchPlan {
@@ -72,7 +65,7 @@ pub(crate) async fn run(args: CatalogArgs) -> anyhow::Result<()> {
                 tills: 16,
                 customers: 1_000,
                 work_dir: workspace.work_dir.join("finalize"),
-                seed,
+                seed: run.seed,
                 baseline: false,
                 env: Vec::new(),
                 mixes: Mixes::Plain,
@@ -87,7 +80,7 @@ pub(crate) async fn run(args: CatalogArgs) -> anyhow::Result<()> {
         articles: articles.max(1),
         lookups: lookups.max(1),
         finalize,
-        seed,
+        seed: run.seed,
     };
     let report = catalog::run(&plan)
         .await

@@ -1,9 +1,8 @@
 //! `till-load crash`: kills nodes under load, then checks nothing was lost or booked twice, and
 //! prints what was proven.
 
-use super::Workspace;
+use super::RunArgs;
 use anyhow::Context;
-use std::path::PathBuf;
 use till_load::crash::{self, CrashPlan};
 
 // The arguments of `till-load crash`, as the command line gives them.
@@ -21,14 +20,8 @@ pub(crate) struct CrashArgs {
     tills: usize,
     #[arg(long, default_value_t = 50)]
     articles: usize,
-    /// The `till` binary (default: next to this one).
-    #[arg(long)]
-    till: Option<PathBuf>,
-    /// Where node logs and keys go (default: a new temporary directory).
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    run: RunArgs,
     /// Sales pay partly with gift cards and customers' points too; then every card's
     /// ledger and the points ledger must hold exactly the acknowledged redemptions.
     #[arg(long)]
@@ -42,12 +35,10 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         cycles,
         tills,
         articles,
-        till,
-        work_dir,
-        seed,
+        run,
         stored_value,
     } = args;
-    let workspace = Workspace::new(till, work_dir)?;
+    let workspace = run.workspace()?;
     let plan = CrashPlan {
         binary: workspace.binary.clone(),
         database_url,
@@ -56,7 +47,7 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         tills: tills.max(1),
         articles: articles.max(4),
         work_dir: workspace.work_dir.clone(),
-        seed,
+        seed: run.seed,
         stored_value,
     };
     println!(

@@ -1,9 +1,8 @@
 //! `till-load drawer`: measures the X report of a big session and a burst of late sales, and
 //! prints the result.
 
-use super::{Workspace, show};
+use super::{RunArgs, show};
 use anyhow::Context;
-use std::path::PathBuf;
 use till_load::drawer::{self, DrawerPlan};
 
 // The arguments of `till-load drawer`, as the command line gives them.
@@ -26,12 +25,8 @@ pub(crate) struct DrawerArgs {
     clients: usize,
     #[arg(long)]
     json: bool,
-    #[arg(long)]
-    till: Option<PathBuf>,
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub(crate) async fn run(args: DrawerArgs) -> anyhow::Result<()> {
@@ -42,11 +37,9 @@ pub(crate) async fn run(args: DrawerArgs) -> anyhow::Result<()> {
         late,
         clients,
         json,
-        till,
-        work_dir,
-        seed,
+        run,
     } = args;
-    let workspace = Workspace::new(till, work_dir)?;
+    let workspace = run.workspace()?;
     let plan = DrawerPlan {
         binary: workspace.binary.clone(),
         database_url,
@@ -55,7 +48,7 @@ pub(crate) async fn run(args: DrawerArgs) -> anyhow::Result<()> {
         reports: reports.max(1),
         late: late.max(1),
         clients: clients.max(1),
-        seed,
+        seed: run.seed,
     };
     let report = drawer::run(&plan)
         .await

@@ -10,6 +10,26 @@ pub(crate) mod reads;
 
 use std::path::PathBuf;
 
+/// What every subcommand that starts nodes is given: where the nodes come from and write, and
+/// the seed of the run's random choices.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// The `till` binary (default: next to this one).
+    #[arg(long)]
+    till: Option<PathBuf>,
+    /// Where node logs and keys go (default: a new temporary directory).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+}
+
+impl RunArgs {
+    pub(crate) fn workspace(&self) -> anyhow::Result<Workspace> {
+        Workspace::new(self.till.clone(), self.work_dir.clone())
+    }
+}
+
 /// Where a run's nodes come from and write: the `till` binary (by default the one beside this
 /// one) and a work directory (by default a temporary one, removed after a successful run and
 /// kept with the nodes' logs after a failed one).

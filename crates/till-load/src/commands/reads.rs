@@ -1,8 +1,7 @@
 //! `till-load reads`: measures the read side of a prefilled database and prints its timings.
 
-use super::{Workspace, show};
+use super::{RunArgs, show};
 use anyhow::Context;
-use std::path::PathBuf;
 use till_load::reads::{self, ReadsPlan};
 
 // The arguments of `till-load reads`, as the command line gives them.
@@ -22,12 +21,8 @@ pub(crate) struct ReadsArgs {
     deliveries: u64,
     #[arg(long)]
     json: bool,
-    #[arg(long)]
-    till: Option<PathBuf>,
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub(crate) async fn run(args: ReadsArgs) -> anyhow::Result<()> {
@@ -38,11 +33,9 @@ pub(crate) async fn run(args: ReadsArgs) -> anyhow::Result<()> {
         feed_events,
         deliveries,
         json,
-        till,
-        work_dir,
-        seed,
+        run,
     } = args;
-    let workspace = Workspace::new(till, work_dir)?;
+    let workspace = run.workspace()?;
     let plan = ReadsPlan {
         binary: workspace.binary.clone(),
         database_url,
@@ -51,7 +44,7 @@ pub(crate) async fn run(args: ReadsArgs) -> anyhow::Result<()> {
         reports: reports.max(1),
         feed_events,
         deliveries: deliveries.max(1),
-        seed,
+        seed: run.seed,
     };
     let report = reads::run(&plan)
         .await
