@@ -5,11 +5,10 @@
 //! the prints made.
 
 use jiff::tz::TimeZone;
+use till_app::receipts::{Print, Receipt, credit_note_number};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
 use till_core::stored_value::InstrumentKind;
-use till_store::receipts::{Print, Receipt};
-use till_store::sales::credit_note_number;
 
 /// Width of a receipt printer's line.
 pub const COLUMNS: usize = 48;
