@@ -4,7 +4,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use till_store::StoreError;
+use till_app::storage::StoreError;
 
 /// One problem with one field of a request, named by its dot path (`cart.lines.0.skuId`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -5,6 +5,8 @@ use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
 use jiff::SignedDuration;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
+use till_app::sessions::OpenRefusal;
+use till_app::storage::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 use till_app::{Error, Refusal};
 use till_core::exports::Today;
 use till_core::ids::SessionId;
@@ -14,8 +16,6 @@ use till_core::offline::IssuedAtProblem;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{NotACode, RefundPolicyError, TenderProblem};
-use till_store::sessions::OpenRefusal;
-use till_store::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
@@ -185,6 +185,7 @@ impl From<Refusal> for ApiError {
                 "Manager approval is switched off for this deployment.",
                 None,
             ),
+            Refusal::NewStaffWithoutPin => ApiError::field("pin", "is required for a new staff member"),
             Refusal::MayNotWorkTill(subject) => ApiError::Forbidden(format!("{subject} may not work a till.")),
             Refusal::Open(OpenRefusal::RegisterInOtherStore(home)) => business(format!(
                 "This register belongs to store {home}; it cannot open in another store."

@@ -5,11 +5,11 @@
 //! the prints made.
 
 use jiff::tz::TimeZone;
+use till_app::receipts::{Print, Receipt};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
 use till_core::stored_value::InstrumentKind;
 use till_core::stored_value::credit_note_number;
-use till_store::receipts::{Print, Receipt};
 
 /// Width of a receipt printer's line.
 pub const COLUMNS: usize = 48;

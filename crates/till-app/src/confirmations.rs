@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use till_store::mcp_confirmations::{NewConfirmation, SpentConfirmation};
 
+// How a change is checked before the person is asked: the request run up to its first write.
+pub use till_store::dry_run::{DryRun, until_first_write};
+
 /// Prefix of a confirmation token.
 pub const TOKEN_PREFIX: &str = "pos_cf_";
 

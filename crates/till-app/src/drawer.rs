@@ -10,7 +10,9 @@ use till_core::drawer::MovementKind;
 use till_core::grant::Grant;
 use till_core::ids::{MovementId, SessionId};
 use till_core::money::Cents;
-use till_store::drawer::{MovementOutcome, MovementRecord, NewMovement};
+use till_store::drawer::{MovementOutcome, NewMovement};
+
+pub use till_store::drawer::{MovementRecord, cash_moved};
 
 /// A movement as a till or the back office asks for it, parsed (its amount fits its kind).
 pub struct MovementRequest {

@@ -13,11 +13,13 @@ use crate::refusal::{Error, PinHolder, Refusal};
 use crate::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash};
 use jiff::Timestamp;
 use till_core::grant::Grant;
-use till_core::ids::Subject;
+use till_core::ids::{RegisterId, Subject};
 use till_core::staff::{DiscountLimit, StaffMember};
-use till_store::elevation::{ElevationEvent, GrantOperation, NewGrant, RateDecision};
+use till_store::elevation::{NewGrant, RateDecision};
 use till_store::sessions::SessionPrincipal;
 use till_store::staff::StaffRecord;
+
+pub use till_store::elevation::{ElevationEvent, GrantOperation};
 
 /// The one scope a grant carries.
 pub const GRANT_SCOPE: Grant = Grant::DiscountOverride;
@@ -159,6 +161,19 @@ async fn issue(
     };
     app.store().issue_grant(grant).await?;
     Ok(issued)
+}
+
+/// The audit trail, newest first, of one manager or one register when named: every grant
+/// issued, spent or refused and every lockout.
+pub async fn events(
+    app: &App,
+    manager: Option<&Subject>,
+    register: Option<&RegisterId>,
+    limit: i64,
+) -> Result<Vec<ElevationEvent>, Error> {
+    let manager = manager.map(Subject::as_str);
+    let register = register.map(RegisterId::as_str);
+    Ok(app.store().elevation_events(manager, register, limit).await?)
 }
 
 impl Refusal {

@@ -5,7 +5,8 @@ use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use till_core::ids::{PrintId, TransactionId};
-use till_store::receipts::{Print, Receipt};
+
+pub use till_store::receipts::{Print, Receipt};
 
 /// A print made (or found made before under the same print id), with what it prints.
 pub struct Printed {

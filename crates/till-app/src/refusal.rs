@@ -179,6 +179,10 @@ pub enum Refusal {
     NoElevationRequired,
     ElevationUnavailable,
 
+    // Staff.
+    /// A member not yet known, written without a PIN.
+    NewStaffWithoutPin,
+
     // Register sessions.
     /// The cashier lacks the scope to finalize sales.
     MayNotWorkTill(Subject),

@@ -1,15 +1,20 @@
 //! Register sessions: a cashier's shift on a till, opened with their PIN (which mints the
-//! till's bearer token) and closed with its Z report.
+//! till's bearer token) and closed with its Z report; found again by that token, and read back.
 
 use crate::app::App;
+use crate::caller::Principal;
 use crate::pin::{PinCheck, check_pin};
 use crate::refusal::{Error, PinHolder, Refusal};
 use crate::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash};
+use jiff::Timestamp;
 use till_core::drawer::Count;
 use till_core::grant::{Grant, GrantSet};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::money::Cents;
-use till_store::sessions::{CloseOutcome, OpenSession, SessionRecord};
+use till_store::page::{Newest, Window};
+use till_store::sessions::{CloseOutcome, OpenSession};
+
+pub use till_store::sessions::{OpenRefusal, SessionFilter, SessionPrincipal, SessionRecord};
 
 /// A request to open a session, parsed.
 pub struct OpenRequest {
@@ -76,4 +81,42 @@ pub async fn close(app: &App, session_id: SessionId, counted: Vec<Count>) -> Res
     record
         .z_report
         .ok_or_else(|| Error::internal(std::io::Error::other("closed session without a Z report")))
+}
+
+/// The session a till's bearer token names, with its cashier, whatever its state: whether a
+/// closed or expired session's token still authenticates is the caller's to decide.
+pub async fn of_token(app: &App, token: &str) -> Result<Option<SessionPrincipal>, Error> {
+    Ok(app.store().session_by_token(&token_hash(token)).await?)
+}
+
+/// The session `session_id`, if the caller reads its store's sessions.
+pub async fn session(app: &App, caller: &Principal, session_id: &SessionId) -> Result<Option<SessionRecord>, Error> {
+    let record = app.store().get_session(session_id).await?;
+    Ok(record.filter(|record| caller.reads_store(record.store_id.as_str())))
+}
+
+/// The sessions `filter` admits at `now`, newest opened first, in `window`, whoever asks.
+pub async fn list(
+    app: &App,
+    filter: &SessionFilter,
+    now: Timestamp,
+    window: &Window<Newest<SessionId>>,
+) -> Result<Vec<SessionRecord>, Error> {
+    Ok(app.store().list_sessions(filter, now, window).await?)
+}
+
+/// [`list`] narrowed to the sessions the caller reads: a till's own store's. A till that asks
+/// for another store finds nothing.
+pub async fn list_within_reach(
+    app: &App,
+    caller: &Principal,
+    mut filter: SessionFilter,
+    now: Timestamp,
+    window: &Window<Newest<SessionId>>,
+) -> Result<Vec<SessionRecord>, Error> {
+    let Some(store_id) = caller.store_to_list(filter.store_id.take()) else {
+        return Ok(Vec::new());
+    };
+    filter.store_id = store_id;
+    list(app, &filter, now, window).await
 }

@@ -107,7 +107,7 @@ async fn session_principal(state: &AppState, token: &str) -> Result<Authenticate
     if !secret::is_token_shaped(token, secret::SESSION_TOKEN_PREFIX) {
         return Err(unknown());
     }
-    let found = state.store().session_by_token(&secret::token_hash(token)).await?;
+    let found = till_app::sessions::of_token(state.app(), token).await?;
     let session = found.ok_or_else(unknown)?;
     // A closed session's token still authenticates until it expires, so that a till can replay
     // a sale it sent just before the close; booking new sales on it is refused by finalize.

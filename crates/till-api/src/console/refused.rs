@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::http::header::{LOCATION, SET_COOKIE};
 use axum::response::{IntoResponse, Response};
 use maud::html;
+use till_app::storage::StoreError;
 use till_core::grant::Grant;
 
 /// A page or a form refused.
@@ -35,8 +36,8 @@ impl From<ApiError> for Refused {
     }
 }
 
-impl From<till_store::StoreError> for Refused {
-    fn from(error: till_store::StoreError) -> Self {
+impl From<StoreError> for Refused {
+    fn from(error: StoreError) -> Self {
         Refused::Api(error.into())
     }
 }

@@ -19,10 +19,11 @@ use axum::http::StatusCode;
 use jiff::tz::TimeZone;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
+use till_app::console::closed_days;
+use till_app::sessions::{SessionFilter, SessionRecord};
+use till_app::storage::Window;
+use till_app::stores::StoreRecord;
 use till_core::ids::RegisterId;
-use till_store::page::Window;
-use till_store::sessions::{SessionFilter, SessionRecord};
-use till_store::stores::StoreRecord;
 
 /// Sessions read for the page, newest opened first: the registers of a store at work.
 const SESSIONS_READ: usize = 300;
@@ -89,9 +90,9 @@ async fn render(
         after: None,
         take: SESSIONS_READ,
     };
-    let sessions = state.store().list_sessions(&filter, now, &window).await?;
+    let sessions = till_app::sessions::list(state.app(), &filter, now, &window).await?;
     let views = registers(sessions, now);
-    let closed_days = state.store().closed_days(store.map(|s| &s.store_id), now).await?;
+    let closed_days = closed_days(state.app(), store.map(|s| &s.store_id), now).await?;
     let zone = day_zone(&stores, store);
     let currency = currency_of(store.or(stores.first()));
     let may_verify = visitor.may::<ops::VerifyRegisterJournal>();

@@ -19,12 +19,12 @@ use crate::state::AppState;
 use axum::extract::State;
 use jiff::civil::Date;
 use maud::{Markup, html};
+use till_app::receipts::{Print, Receipt};
+use till_app::sales::{SaleFilter, SaleSummary};
+use till_app::storage::Newest;
 use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
-use till_store::page::Newest;
-use till_store::receipts::{Print, Receipt};
-use till_store::search::{SaleFilter, SaleSummary};
 
 /// The search form's fields, and the page.
 pub struct SalesQuery {
@@ -113,7 +113,7 @@ pub async fn search(
         from,
         to,
     };
-    let found = state.store().search_sales(&filter, &query.paging.window()).await?;
+    let found = till_app::sales::search(state.app(), &filter, &query.paging.window()).await?;
     let (sales, next) = query.paging.page(found, SaleSummary::key, |sale| sale).into_parts();
     let body = html! {
         h1 { "Sales" }

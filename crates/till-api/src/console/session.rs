@@ -26,7 +26,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jiff::Timestamp;
 use maud::html;
 use sha2::{Digest, Sha256};
-use till_app::Principal;
+use till_app::{Principal, console};
 
 /// The cookie's name.
 const COOKIE_NAME: &str = "till_console";
@@ -107,7 +107,7 @@ impl FromRequestParts<AppState> for Visitor {
             return Err(Refused::SignIn { clear: true });
         }
         let token_hash = secret::token_hash(&token);
-        if state.store().signed_out_of_console(&token_hash, state.now()).await? {
+        if console::signed_out(state.app(), &token_hash).await? {
             return Err(Refused::SignIn { clear: true });
         }
         match authenticate(state, &token).await {
@@ -279,11 +279,7 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Respons
         }
         Err(other) => return Refused::Api(other).into_response(),
     }
-    match state
-        .store()
-        .signed_out_of_console(&secret::token_hash(&form.token), state.now())
-        .await
-    {
+    match console::signed_out(state.app(), &secret::token_hash(&form.token)).await {
         Ok(false) => {}
         Ok(true) => {
             let problem = "This token was signed out of the console; sign in with a new one.";
@@ -310,10 +306,7 @@ pub async fn sign_in(State(state): State<AppState>, request: Request) -> Respons
 /// API still takes it until it expires.
 pub async fn sign_out(State(state): State<AppState>, write: Write<NoFields>) -> Response {
     let visitor = write.visitor;
-    let signed_out = state
-        .store()
-        .sign_out_of_console(visitor.token_hash, visitor.expires_at, state.now())
-        .await;
+    let signed_out = console::sign_out(state.app(), visitor.token_hash, visitor.expires_at).await;
     if let Err(error) = signed_out {
         return Refused::from(error).into_response();
     }

@@ -8,13 +8,12 @@ use super::refused::Refused;
 use super::session::Visitor;
 use crate::extract::{FromParams, Params};
 use crate::ops;
-use crate::routes::stored_value::reading_store;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use maud::{Markup, html};
+use till_app::stored_value::{self, InstrumentRecord};
 use till_core::stored_value::{InstrumentCode, InstrumentKind, InstrumentState};
-use till_store::stored_value::InstrumentRecord;
 
 pub struct CodeQuery {
     code: Option<InstrumentCode>,
@@ -34,12 +33,8 @@ pub async fn page(
 ) -> Result<(StatusCode, Markup), Refused> {
     visitor.require::<ops::GetGiftCard>()?;
     visitor.require::<ops::GetCreditNote>()?;
-    let store = reading_store(&visitor.principal);
     let found = match &query.code {
-        Some(code) => match state.store().gift_card(code, store).await? {
-            Some(card) => Some(card),
-            None => state.store().credit_note(code.as_str(), store).await?,
-        },
+        Some(code) => stored_value::instrument(state.app(), &visitor.principal, code).await?,
         None => None,
     };
     let status = if query.code.is_some() && found.is_none() {

@@ -16,12 +16,12 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use maud::{Markup, html};
 use till_app::reports::{ReportRequest, sales_report};
+use till_app::storage::Window;
+use till_app::stores::{StoreRecord, get_store, list_stores};
 use till_core::ids::StoreId;
 use till_core::money::div_round_half_away;
 use till_core::report::{GroupBy, Measures, Period, Report, RowKey};
 use till_core::store::{Currency, Timezone};
-use till_store::page::Window;
-use till_store::stores::StoreRecord;
 
 /// Most stores a picker lists.
 pub const MAX_STORES: usize = 500;
@@ -57,13 +57,13 @@ pub async fn stores(state: &AppState) -> Result<Vec<StoreRecord>, Refused> {
         after: None,
         take: MAX_STORES,
     };
-    Ok(state.store().list_stores(&window).await?)
+    Ok(list_stores(state.app(), &window).await?)
 }
 
 /// The store a page is about: the one asked for, which must exist; none for every store.
 pub async fn chosen(state: &AppState, asked: Option<&StoreId>) -> Result<Option<StoreRecord>, Refused> {
     match asked {
-        Some(id) => match state.store().get_store(id).await? {
+        Some(id) => match get_store(state.app(), id).await? {
             Some(store) => Ok(Some(store)),
             None => Err(ApiError::NotFound("There is no store with this id.".into()).into()),
         },

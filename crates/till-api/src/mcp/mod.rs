@@ -34,8 +34,7 @@ use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::sync::Arc;
-use till_app::confirmations::{self, CONFIRMATION_MINUTES};
-use till_store::dry_run::{self, DryRun};
+use till_app::confirmations::{self, CONFIRMATION_MINUTES, DryRun};
 use tools::{CONFIRMATION, Call, ToolSpec};
 use tower::ServiceExt as _;
 
@@ -118,7 +117,7 @@ impl TillMcp {
             Ok(request) => request,
             Err(refusal) => return Some(enveloped(refusal).await),
         };
-        match dry_run::until_first_write(self.state.service().oneshot(request)).await {
+        match confirmations::until_first_write(self.state.service().oneshot(request)).await {
             DryRun::Finished(Ok(response))
                 if response.status().is_client_error() || response.status().is_server_error() =>
             {

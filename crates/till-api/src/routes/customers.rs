@@ -45,9 +45,7 @@ async fn get_loyalty(
     State(state): State<AppState>,
     PathParams(CustomerPath(customer)): PathParams<CustomerPath>,
 ) -> Result<Json<LoyaltyView>, ApiError> {
-    let account = state
-        .store()
-        .loyalty_account(&customer)
+    let account = till_app::customers::loyalty_account(state.app(), &customer)
         .await?
         .ok_or_else(|| ApiError::NotFound("Customer not found: no sale has named them yet.".into()))?;
     Ok(Json(LoyaltyView {

@@ -15,11 +15,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 use serde_json::Value;
-use till_app::elevation::{GrantRequest, IssuedGrant, asking_till, request_grant as grant};
+use till_app::elevation::{GrantOperation, GrantRequest, IssuedGrant, asking_till, request_grant as grant};
 use till_core::ids::{RegisterId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
-use till_store::elevation::GrantOperation;
 use utoipa::openapi::schema::{AnyOfBuilder, Schema};
 use utoipa::openapi::{Ref, RefOr};
 use utoipa_axum::router::OpenApiRouter;
@@ -260,14 +259,13 @@ async fn events(
     QueryParams(query): QueryParams<EventsQuery>,
 ) -> Result<Json<EventList>, ApiError> {
     let limit = query.limit.unwrap_or(100);
-    let events = state
-        .store()
-        .elevation_events(
-            query.manager_subject.as_ref().map(Subject::as_str),
-            query.register_id.as_ref().map(RegisterId::as_str),
-            limit,
-        )
-        .await?;
+    let events = till_app::elevation::events(
+        state.app(),
+        query.manager_subject.as_ref(),
+        query.register_id.as_ref(),
+        limit,
+    )
+    .await?;
     Ok(Json(EventList {
         events: events
             .into_iter()

@@ -53,10 +53,15 @@ async fn healthz() -> Json<Health> {
     responses((status = 200, description = "Ready to serve", body = Health),
               (status = 503, description = "The database does not answer", body = crate::error::ErrorEnvelope)))]
 async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
-    state.store().ping().await.map_err(ApiError::Unavailable)?;
+    let engine = till_app::health::ready(state.app())
+        .await
+        .map_err(|error| match error {
+            till_app::Error::Store(error) => ApiError::Unavailable(error),
+            other => other.into(),
+        })?;
     Ok(Json(Health {
         status: "ok",
-        database: Some(state.store().engine().as_str()),
+        database: Some(engine.as_str()),
     }))
 }
 

@@ -24,14 +24,13 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use till_app::returns::give_back;
+use till_app::sales::{self, NewSale, ReturnOf, ReturnSummary, Returnable};
 use till_core::committed::{Reader, SaleAnswer};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
-use till_core::returns::{ReturnRequest, ReturnedUnits, plan_return};
+use till_core::returns::{ReturnRequest, ReturnedUnits};
 use till_core::sale::SaleType;
-use till_store::returns::{OriginalSale, ReturnSummary};
-use till_store::sales::{NewSale, ReturnOf};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -320,52 +319,31 @@ async fn sale_returns(
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Json<SaleReturns>, ApiError> {
-    let original = state
-        .store()
-        .original_sale(&id)
-        .await?
-        .ok_or_else(crate::phrases::no_such_sale)?;
-    let returns = state.store().returns_against(&id).await?;
-    let sale = &original.returnable;
+    let found = sales::returns_of(state.app(), &id).await?;
+    let sale = &found.original.returnable;
     Ok(Json(SaleReturns {
         transaction_id: id.as_str().to_owned(),
-        r#type: original.kind.clone(),
+        r#type: found.original.kind.clone(),
         total_cents: sale.total.get(),
         refunded_cents: sale.refunded.get(),
         points_earned: sale.points_earned,
         points_returned: sale.points_returned,
-        lines: returnable_lines(&original),
-        returns: returns.into_iter().map(ReturnMade::from).collect(),
+        lines: found.lines.into_iter().map(ReturnableLineView::from).collect(),
+        returns: found.returns.into_iter().map(ReturnMade::from).collect(),
     }))
 }
 
-/// Per line of a sale: what was sold and returned, and what may still come back.
-fn returnable_lines(original: &OriginalSale) -> Vec<ReturnableLineView> {
-    let is_return = original.kind == SaleType::Return.as_str();
-    let sale = &original.returnable;
-    sale.lines
-        .iter()
-        .zip(&original.lines)
-        .map(|(line, kept)| {
-            let returnable = if is_return { 0 } else { line.remaining() };
-            let everything = [ReturnedUnits {
-                line_id: line.line_id.clone(),
-                units: returnable,
-            }];
-            let returnable_cents = match returnable {
-                0 => 0,
-                _ => plan_return(sale, &everything).map_or(0, |plan| plan.refund.get()),
-            };
-            ReturnableLineView {
-                line_id: line.line_id.clone(),
-                sku_id: reported_sku(kept.sku_id.as_ref()).to_owned(),
-                quantity: line.quantity,
-                returned: line.returned,
-                returnable,
-                returnable_cents,
-            }
-        })
-        .collect()
+impl From<Returnable> for ReturnableLineView {
+    fn from(line: Returnable) -> ReturnableLineView {
+        ReturnableLineView {
+            sku_id: reported_sku(line.sku_id.as_ref()).to_owned(),
+            line_id: line.line_id,
+            quantity: line.quantity,
+            returned: line.returned,
+            returnable: line.units,
+            returnable_cents: line.refund.get(),
+        }
+    }
 }
 
 impl From<ReturnSummary> for ReturnMade {

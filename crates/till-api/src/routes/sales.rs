@@ -19,15 +19,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
+use till_app::receipts::Receipt;
+use till_app::sales::{self, SaleFilter, SaleSummary};
+use till_app::storage::Newest;
 use till_core::explained::{LineReduction, ReductionSource, explain};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::ids::{CustomerId, PrintId, RegisterId, SessionId, StoreId, TransactionId};
 use till_core::instant::{Zone, format_utc, parse_instant};
 use till_core::money::VatRate;
 use till_core::sale::SaleType;
-use till_store::page::Newest;
-use till_store::receipts::Receipt;
-use till_store::search::{SaleFilter, SaleSummary};
 use utoipa::openapi::schema::Schema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -385,12 +385,7 @@ async fn sale_lines(
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Json<SaleLinesView>, ApiError> {
-    let (sale, original) = state
-        .store()
-        .sale_record(&id)
-        .await?
-        .filter(|(sale, _)| caller.principal.reads_store(&sale.store_id))
-        .ok_or_else(crate::phrases::no_such_sale)?;
+    let (sale, original) = sales::sale_record(state.app(), &caller.principal, &id).await?;
     Ok(Json(SaleLinesView::new(sale, original.as_ref())))
 }
 
@@ -407,12 +402,7 @@ async fn get_sale(
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
 ) -> Result<Response, ApiError> {
-    let (_, body) = state
-        .store()
-        .sale_answer(&id)
-        .await?
-        .filter(|(store, _)| caller.principal.reads_store(store.as_str()))
-        .ok_or_else(crate::phrases::no_such_sale)?;
+    let body = sales::sale_answer(state.app(), &caller.principal, &id).await?;
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 
@@ -559,12 +549,8 @@ type SalePage = Page<SaleSummaryView>;
 async fn search_sales(
     caller: Authorized<ops::SearchSales>,
     State(state): State<AppState>,
-    QueryParams(SaleSearch { mut filter, paging }): QueryParams<SaleSearch>,
+    QueryParams(SaleSearch { filter, paging }): QueryParams<SaleSearch>,
 ) -> Result<Json<SalePage>, ApiError> {
-    let Some(store_id) = caller.principal.store_to_list(filter.store_id.take()) else {
-        return Ok(Json(paging.page(Vec::new(), SaleSummary::key, SaleSummaryView::from)));
-    };
-    filter.store_id = store_id;
-    let sales = state.store().search_sales(&filter, &paging.window()).await?;
+    let sales = sales::search_within_reach(state.app(), &caller.principal, filter, &paging.window()).await?;
     Ok(Json(paging.page(sales, SaleSummary::key, SaleSummaryView::from)))
 }

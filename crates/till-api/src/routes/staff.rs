@@ -2,7 +2,6 @@
 //! and limits.
 
 use crate::auth::Authorized;
-use crate::auth::secret::hash_pin;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
 use crate::fields::Problems;
@@ -15,11 +14,11 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use serde_json::Value;
+use till_app::staff::{self, StaffRecord};
 use till_core::grant::{Grant, GrantSet, Role};
 use till_core::ids::Subject;
 use till_core::instant::format_utc;
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
-use till_store::staff::{PutStaff, StaffRecord};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -177,29 +176,8 @@ async fn put_staff(
     JsonBody(body): JsonBody,
 ) -> Result<Written<StaffView>, ApiError> {
     let (member, pin) = parse_staff(&body)?;
-    if pin.is_none() && state.store().get_staff(&subject).await?.is_none() {
-        return Err(ApiError::field("pin", "is required for a new staff member"));
-    }
-    let pin_hash = match pin {
-        Some(pin) => Some(
-            crate::auth::secret::pin_work(move || hash_pin(&pin))
-                .await
-                .map_err(ApiError::internal)?,
-        ),
-        None => None,
-    };
-    let (record, created) = state
-        .store()
-        .put_staff(
-            PutStaff {
-                subject,
-                member,
-                pin_hash,
-            },
-            state.now(),
-        )
-        .await?;
-    Ok(Written::new(created, record.into()))
+    let written = staff::put_staff(state.app(), subject, member, pin).await?;
+    Ok(Written::new(written.created, written.record.into()))
 }
 
 /// Read a staff member (never their PIN).
@@ -214,9 +192,7 @@ async fn get_staff(
     State(state): State<AppState>,
     PathParams(StaffPath(subject)): PathParams<StaffPath>,
 ) -> Result<Json<StaffView>, ApiError> {
-    let record = state
-        .store()
-        .get_staff(&subject)
+    let record = staff::get_staff(state.app(), &subject)
         .await?
         .ok_or_else(|| ApiError::NotFound("Staff member not found.".into()))?;
     Ok(Json(record.into()))
@@ -248,7 +224,7 @@ async fn list_staff(
     State(state): State<AppState>,
     QueryParams(StaffList(paging)): QueryParams<StaffList>,
 ) -> Result<Json<StaffPage>, ApiError> {
-    let records = state.store().list_staff(&paging.window()).await?;
+    let records = staff::list_staff(state.app(), &paging.window()).await?;
     Ok(Json(paging.page(
         records,
         |record| record.subject.clone(),

@@ -16,12 +16,11 @@ use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use till_app::Principal;
 use till_app::secret::new_instrument_code;
+use till_app::stored_value::{self, Activity, InstrumentRecord, NewCard};
 use till_core::ids::{StoreId, TextError, check_text};
 use till_core::instant::{Zone, format_utc};
 use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentState, NotACode};
-use till_store::stored_value::{Activity, InstrumentRecord, NewCard};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -189,12 +188,6 @@ impl FromParams for NotePath {
     }
 }
 
-/// The store whose cards a till's session may read: a till sees only the cards its store may
-/// take; a back-office token sees every card.
-pub(crate) fn reading_store(caller: &Principal) -> Option<&StoreId> {
-    caller.session().map(|session| &session.session.store_id)
-}
-
 fn no_such_card() -> ApiError {
     ApiError::NotFound("No gift card with this code.".into())
 }
@@ -216,7 +209,7 @@ async fn issue_gift_card(
     let now = state.now();
     let card = parse_card(&body, now)?;
     let code = card.code.as_str().to_owned();
-    let record = state.store().issue_gift_card(card).await?;
+    let record = stored_value::issue_gift_card(state.app(), card).await?;
     Ok(Written::new(
         true,
         GiftCardView {
@@ -238,9 +231,7 @@ async fn get_gift_card(
     State(state): State<AppState>,
     PathParams(CardPath(code)): PathParams<CardPath>,
 ) -> Result<Json<GiftCardView>, ApiError> {
-    let record = state
-        .store()
-        .gift_card(&code, reading_store(&caller.principal))
+    let record = stored_value::gift_card(state.app(), &caller.principal, &code)
         .await?
         .ok_or_else(no_such_card)?;
     Ok(Json(GiftCardView {
@@ -280,10 +271,10 @@ async fn unblock_gift_card(
 }
 
 async fn set_blocked(state: &AppState, code: &InstrumentCode, blocked: bool) -> Result<StatusCode, ApiError> {
-    match state.store().block_gift_card(code, blocked, state.now()).await {
-        Ok(()) => Ok(StatusCode::NO_CONTENT),
-        Err(till_store::StoreError::NotFound(_)) => Err(no_such_card()),
-        Err(other) => Err(other.into()),
+    if stored_value::set_blocked(state.app(), code, blocked).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(no_such_card())
     }
 }
 
@@ -301,9 +292,7 @@ async fn get_credit_note(
     State(state): State<AppState>,
     PathParams(NotePath(code)): PathParams<NotePath>,
 ) -> Result<Json<CreditNoteView>, ApiError> {
-    let record = state
-        .store()
-        .credit_note(&code, reading_store(&caller.principal))
+    let record = stored_value::credit_note(state.app(), &caller.principal, &code)
         .await?
         .ok_or_else(|| ApiError::NotFound("No credit note with this code.".into()))?;
     Ok(Json(CreditNoteView {

@@ -15,10 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
+use till_app::stores::{self, StoreRecord};
 use till_core::ids::StoreId;
 use till_core::instant::format_utc;
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
-use till_store::stores::StoreRecord;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -184,8 +184,8 @@ async fn put_store(
     JsonBody(body): JsonBody,
 ) -> Result<Written<StoreView>, ApiError> {
     let profile = parse_store(&body)?;
-    let (record, created) = state.store().put_store(id, profile, state.now()).await?;
-    Ok(Written::new(created, record.into()))
+    let written = stores::put_store(state.app(), id, profile).await?;
+    Ok(Written::new(written.created, written.record.into()))
 }
 
 /// Read a store.
@@ -200,9 +200,7 @@ async fn get_store(
     State(state): State<AppState>,
     PathParams(StorePath(id)): PathParams<StorePath>,
 ) -> Result<Json<StoreView>, ApiError> {
-    let record = state
-        .store()
-        .get_store(&id)
+    let record = stores::get_store(state.app(), &id)
         .await?
         .ok_or_else(|| ApiError::NotFound("Store not found.".into()))?;
     Ok(Json(record.into()))
@@ -234,7 +232,7 @@ async fn list_stores(
     State(state): State<AppState>,
     QueryParams(StoreList(paging)): QueryParams<StoreList>,
 ) -> Result<Json<StorePage>, ApiError> {
-    let records = state.store().list_stores(&paging.window()).await?;
+    let records = stores::list_stores(state.app(), &paging.window()).await?;
     Ok(Json(paging.page(
         records,
         |record| record.store_id.clone(),

@@ -5,13 +5,13 @@
 use crate::routes::checkout::coupon_block;
 use serde::Serialize;
 use till_app::Answers;
+use till_app::sales::{NewSale, ReturnOf};
 use till_core::canonical::to_compact_string;
 use till_core::committed::SaleAnswer;
 use till_core::ids::SkuId;
 use till_core::instant::format_utc;
 use till_core::pricing::CouponEffect;
 use till_core::sale::{Cart, SALE_TEXT_BYTES};
-use till_store::sales::{NewSale, ReturnOf};
 
 /// Writes the answers tickets are committed with: a sale's event, a return's (see
 /// [`crate::routes::returns::return_answer`]).

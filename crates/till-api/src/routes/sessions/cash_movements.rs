@@ -14,10 +14,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use till_app::drawer::{Moved, MovementRequest, move_cash};
+use till_app::drawer::{Moved, MovementRequest, move_cash, cash_moved};
 use till_core::drawer::{AmountProblem, MovementKind, check_amount};
 use till_core::ids::MovementId;
-use till_store::drawer::cash_moved;
 
 /// Body of `POST /v1/register-sessions/{sessionId}/cash-movements`: money moved (an amount
 /// above 0), or the drawer opened without a sale (an amount of 0).

@@ -17,15 +17,14 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use till_app::drawer::x_report;
-use till_app::sessions::{OpenRequest, Opened, close, open};
+use till_app::sessions::{self, OpenRequest, Opened, SessionFilter, SessionRecord, close, open};
+use till_app::storage::Newest;
 use till_core::documents::ShiftDocument;
 use till_core::drawer::Count;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
 use till_core::money::Cents;
 use till_core::sale::TenderMethod;
-use till_store::page::Newest;
-use till_store::sessions::{SessionFilter, SessionRecord};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -280,11 +279,8 @@ async fn get_session(
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
 ) -> Result<Json<SessionView>, ApiError> {
-    let record = state
-        .store()
-        .get_session(&id)
+    let record = sessions::session(state.app(), &caller.principal, &id)
         .await?
-        .filter(|record| caller.principal.reads_store(record.store_id.as_str()))
         .ok_or_else(|| ApiError::NotFound("Register session not found.".into()))?;
     Ok(Json(SessionView::new(record, state.now())))
 }
@@ -344,20 +340,14 @@ type SessionPage = Page<SessionView>;
 async fn list_sessions(
     caller: Authorized<ops::ListSessions>,
     State(state): State<AppState>,
-    QueryParams(SessionList { mut filter, paging }): QueryParams<SessionList>,
+    QueryParams(SessionList { filter, paging }): QueryParams<SessionList>,
 ) -> Result<Json<SessionPage>, ApiError> {
     let now = state.now();
     let key = |record: &SessionRecord| Newest {
         at: record.opened_at,
         id: record.session_id.clone(),
     };
-    let Some(store_id) = caller.principal.store_to_list(filter.store_id.take()) else {
-        return Ok(Json(
-            paging.page(Vec::new(), key, |record| SessionView::new(record, now)),
-        ));
-    };
-    filter.store_id = store_id;
-    let records = state.store().list_sessions(&filter, now, &paging.window()).await?;
+    let records = sessions::list_within_reach(state.app(), &caller.principal, filter, now, &paging.window()).await?;
     Ok(Json(paging.page(records, key, |record| SessionView::new(record, now))))
 }
 
