@@ -45,6 +45,18 @@ impl Error {
     }
 }
 
+/// For logs: storage's and internal errors in their own words, a refusal by its name (the API
+/// words refusals for people).
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Refused(refusal) => write!(f, "refused: {refusal:?}"),
+            Error::Store(error) => error.fmt(f),
+            Error::Internal(error) => error.fmt(f),
+        }
+    }
+}
+
 impl From<Refusal> for Error {
     fn from(refusal: Refusal) -> Self {
         Error::Refused(refusal)

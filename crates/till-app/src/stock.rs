@@ -1,13 +1,20 @@
-//! Stock counts and transfers between stores (docs/stock.md): each recorded once under
-//! its id, answered again when sent again, refused with a typed reason otherwise. The ledger's
-//! guarantees (a count loses no sale committed during it) live in storage.
+//! Stock on hand per store and article (docs/stock.md): levels set by an adjustment or a
+//! count, the ledger of movements that explains them, and transfers between stores. A count or
+//! a transfer is recorded once under its id, answered again when sent again, refused with a
+//! typed reason otherwise. The ledger's guarantees (a count loses no sale committed during it)
+//! live in storage.
 
 use crate::app::App;
 use crate::refusal::{Error, StockRefusal};
-use till_core::ids::{CountId, StoreId, TransferId};
+use crate::storage::Window;
+use till_core::ids::{CountId, SkuId, StoreId, TransferId};
 use till_core::stock::{ReceiptMismatch, ReceivedLine, SentLine};
-use till_store::stock_counts::{CountLine, CountOutcome, CountRecord, NewCount};
-use till_store::stock_transfers::{NewTransfer, ReceiveOutcome, SendOutcome, TransferRecord};
+use till_store::stock_counts::{CountOutcome, NewCount};
+use till_store::stock_transfers::{NewTransfer, ReceiveOutcome, SendOutcome};
+
+pub use till_store::stock::{Movement, StockLevel};
+pub use till_store::stock_counts::{CountLine, CountRecord, CountedLine};
+pub use till_store::stock_transfers::{TransferAnswer, TransferRecord};
 
 /// Recorded now, or answered again from an earlier request with the same content.
 pub struct Done<T> {
@@ -95,6 +102,74 @@ pub async fn receive(
         }
         ReceiveOutcome::Mismatch(ReceiptMismatch::Missing(sku)) => Err(refused(StockRefusal::NotStated(sku))),
     }
+}
+
+/// What a read of an article's stock in a store found, or which of the two is unknown.
+pub enum Stocked<T> {
+    Found(T),
+    NoSuchStore,
+    NotInCatalog,
+}
+
+/// Sets the level of an article in a store as an adjustment, recorded in its ledger as one
+/// movement of the difference. The store and the article must exist.
+pub async fn adjust(app: &App, store_id: StoreId, sku_id: SkuId, on_hand: i64) -> Result<StockLevel, Error> {
+    Ok(app.store().put_stock(store_id, sku_id, on_hand, app.now()).await?)
+}
+
+/// The units of an article on hand in a store: 0 for one never counted nor sold there.
+pub async fn on_hand(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Stocked<i64>, Error> {
+    if let Some(level) = app.store().get_stock(store_id, sku_id).await? {
+        return Ok(Stocked::Found(level.on_hand));
+    }
+    Ok(unknown(app, store_id, sku_id).await?.unwrap_or(Stocked::Found(0)))
+}
+
+/// The level recorded for an article in a store; `None` when none ever was.
+pub async fn level(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, Error> {
+    Ok(app.store().get_stock(store_id, sku_id).await?)
+}
+
+/// A page of an article's ledger in a store, oldest first. An empty page says whether the
+/// store or the article is unknown, since neither has movements.
+pub async fn movements(
+    app: &App,
+    store_id: &StoreId,
+    sku_id: &SkuId,
+    window: &Window<i64>,
+) -> Result<Stocked<Vec<Movement>>, Error> {
+    let movements = app.store().stock_movements(store_id, sku_id, window).await?;
+    if movements.is_empty()
+        && let Some(unknown) = unknown(app, store_id, sku_id).await?
+    {
+        return Ok(unknown);
+    }
+    Ok(Stocked::Found(movements))
+}
+
+/// The last `count` movements of an article in a store, oldest first.
+pub async fn latest_movements(
+    app: &App,
+    store_id: &StoreId,
+    sku_id: &SkuId,
+    count: usize,
+) -> Result<Vec<Movement>, Error> {
+    Ok(app.store().latest_stock_movements(store_id, sku_id, count).await?)
+}
+
+pub async fn transfer(app: &App, transfer_id: &TransferId) -> Result<Option<TransferRecord>, Error> {
+    Ok(app.store().get_transfer(transfer_id).await?)
+}
+
+/// Which of the store and the article is unknown, the store first; `None` when both are known.
+async fn unknown<T>(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<Stocked<T>>, Error> {
+    if app.store().get_store(store_id).await?.is_none() {
+        return Ok(Some(Stocked::NoSuchStore));
+    }
+    if app.store().get_catalog_item(sku_id, app.now()).await?.is_none() {
+        return Ok(Some(Stocked::NotInCatalog));
+    }
+    Ok(None)
 }
 
 fn refused(refusal: StockRefusal) -> Error {

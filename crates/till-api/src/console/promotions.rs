@@ -28,7 +28,7 @@ fn mechanics(mechanics: &Mechanics) -> &'static str {
 
 pub async fn page(visitor: Visitor, State(state): State<AppState>) -> Result<Markup, Refused> {
     visitor.require::<ops::ListPromotions>()?;
-    let rules = state.store().promotions().await?;
+    let rules = till_app::promotions::rules(state.app()).await?;
     let may_deactivate = visitor.may::<ops::DeactivatePromotion>();
     let zone = super::today::zone_of(None);
     let body = html! {

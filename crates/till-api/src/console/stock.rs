@@ -15,12 +15,12 @@ use crate::ops;
 use crate::state::AppState;
 use axum::extract::State;
 use maud::{Markup, html};
+use till_app::catalog::CatalogRecord;
+use till_app::stock::Movement;
+use till_app::storage::Window;
 use till_core::barcode::Gtin;
 use till_core::ids::{SkuId, StoreId};
 use till_core::words::NameQuery;
-use till_store::catalog::CatalogRecord;
-use till_store::page::Window;
-use till_store::stock::Movement;
 
 /// Articles a search shows.
 const FOUND_SHOWN: usize = 25;
@@ -55,19 +55,15 @@ impl FromParams for StockQuery {
 }
 
 async fn find(state: &AppState, search: &Search) -> Result<Vec<CatalogRecord>, Refused> {
-    let store = state.store();
-    let now = state.now();
+    let app = state.app();
     Ok(match search {
-        Search::Barcode(gtin) => match store.sku_of_barcode(gtin).await? {
-            Some(sku) => store.get_catalog_item(&sku, now).await?.into_iter().collect(),
-            None => Vec::new(),
-        },
+        Search::Barcode(gtin) => till_app::catalog::by_barcode(app, gtin).await?.into_iter().collect(),
         Search::Name(name) => {
             let window = Window {
                 after: None,
                 take: FOUND_SHOWN,
             };
-            let found = store.search_catalog(name, &window, now).await?;
+            let found = till_app::catalog::search(app, name, &window).await?;
             found.into_iter().map(|(_, record)| record).collect()
         }
     })
@@ -88,9 +84,7 @@ pub async fn page(
     };
     let article = match &query.sku {
         Some(sku) => Some(
-            state
-                .store()
-                .get_catalog_item(sku, state.now())
+            till_app::catalog::article(state.app(), sku)
                 .await?
                 .ok_or_else(crate::phrases::not_in_catalog)?,
         ),
@@ -112,11 +106,11 @@ pub async fn page(
         return Err(ApiError::NotFound("There is no store with this id.".into()).into());
     }
     let movements = match (&article, shown) {
-        (Some(article), Some(level)) => state
-            .store()
-            .latest_stock_movements(&level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
-            .await
-            .map_err(ApiError::from)?,
+        (Some(article), Some(level)) => {
+            till_app::stock::latest_movements(state.app(), &level.store_id, &article.item.sku_id, MOVEMENTS_SHOWN)
+                .await
+                .map_err(ApiError::from)?
+        }
         _ => Vec::new(),
     };
     let q = query.q.as_deref();
@@ -182,7 +176,7 @@ struct Level {
 async fn levels(state: &AppState, sku: &SkuId) -> Result<Vec<Level>, Refused> {
     let mut levels = Vec::new();
     for store in stores(state).await? {
-        let level = state.store().get_stock(&store.store_id, sku).await?;
+        let level = till_app::stock::level(state.app(), &store.store_id, sku).await?;
         levels.push(Level {
             zone: store.profile.timezone.zone(),
             store_name: store.profile.name,

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use jiff::Timestamp;
 use std::sync::Arc;
 use std::time::Instant;
+use till_app::feed::FeedEvent;
+use till_app::webhooks::{Attempt, Claimed, Progress, Standing, Unsent};
 use till_core::events::FeedCursor;
 use till_core::webhooks::{Failure, Next, RetryPolicy, Signer, Streak, WebhookUrl, delivered_through};
-use till_store::feed::FeedEvent;
-use till_store::webhooks::{Attempt, Claimed, Progress, Standing};
 use tokio::sync::watch;
 
 /// Events read and sent per batch; the cursor is written once per batch.
@@ -50,13 +50,8 @@ pub(super) async fn deliver(claimed: Claimed, context: Arc<Context>, mut stop: w
     let mut streak = endpoint.failing.map(|(streak, _)| streak);
     loop {
         let started = Instant::now();
-        let read = async {
-            let head = context.store.feed_head().await?;
-            let events = context.store.events_after(cursor, BATCH, &types).await?;
-            Ok::<_, till_store::StoreError>((head, events))
-        };
-        let (head, events) = match read.await {
-            Ok(read) => read,
+        let Unsent { head, events } = match till_app::webhooks::unsent(context.app(), cursor, BATCH, &types).await {
+            Ok(unsent) => unsent,
             Err(error) => {
                 tracing::warn!(endpoint = %endpoint.id, %error, "the feed could not be read for a webhook");
                 return;
@@ -90,7 +85,7 @@ pub(super) async fn deliver(claimed: Claimed, context: Arc<Context>, mut stop: w
             prune: cursor.position() / PRUNE_EVERY != through.position() / PRUNE_EVERY,
             now,
         };
-        match context.store.record_progress(&endpoint.id, &lease, progress).await {
+        match till_app::webhooks::record_progress(context.app(), &endpoint.id, &lease, progress).await {
             Ok(true) if more => cursor = through,
             Ok(_) => return,
             Err(error) => {

@@ -17,8 +17,8 @@ use jiff::Timestamp;
 use sender::Sender;
 use std::sync::Arc;
 use std::time::Duration;
+use till_app::App;
 use till_core::webhooks::RetryPolicy;
-use till_store::Store;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -33,7 +33,8 @@ const MOST_AT_ONCE: usize = 64;
 
 /// What every endpoint task of a node shares.
 struct Context {
-    store: Store,
+    /// The service's state, for its use cases' context.
+    state: AppState,
     sender: Sender,
     retry: RetryPolicy,
     lease: Duration,
@@ -43,15 +44,19 @@ struct Context {
 }
 
 impl Context {
-    fn new(store: Store, settings: &WebhookSettings, sender: Sender) -> Context {
+    fn new(state: AppState, settings: &WebhookSettings, sender: Sender) -> Context {
         let lease = (settings.timeout * 4).max(Duration::from_secs(60));
         Context {
-            store,
+            state,
             sender,
             retry: settings.retry,
             lease,
             batch_budget: lease.saturating_sub(settings.timeout * 2),
         }
+    }
+
+    fn app(&self) -> &App {
+        self.state.app()
     }
 
     /// When a lease taken or renewed at `now` runs out.
@@ -70,13 +75,13 @@ pub struct Deliveries {
 }
 
 impl Deliveries {
-    /// Starts delivering with the store and webhook settings of `state`.
+    /// Starts delivering with the use cases and webhook settings of `state`.
     pub fn start(state: &AppState) -> Deliveries {
         let (stop, stopped) = watch::channel(false);
         let settings = &state.config().webhooks;
         let task = match Sender::new(settings.allow_private, settings.timeout) {
             Ok(sender) => {
-                let context = Arc::new(Context::new(state.store().clone(), settings, sender));
+                let context = Arc::new(Context::new(state.clone(), settings, sender));
                 Some(tokio::spawn(run(context, stopped)))
             }
             Err(error) => {
@@ -105,12 +110,7 @@ async fn run(context: Arc<Context>, mut stop: watch::Receiver<bool>) {
         let mut pause = CLAIM_EVERY;
         if room > 0 {
             let now = Timestamp::now();
-            let token = till_app::secret::new_id("lease");
-            match context
-                .store
-                .claim_webhooks(token, now, context.lease_until(now), room as i64)
-                .await
-            {
+            match till_app::webhooks::claim(context.app(), now, context.lease_until(now), room as i64).await {
                 Ok(claimed) => {
                     for endpoint in claimed {
                         tasks.spawn(endpoint::deliver(endpoint, context.clone(), stop.clone()));

@@ -17,14 +17,13 @@ use axum::extract::State;
 use jiff::Timestamp;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use till_app::catalog::{CatalogRecord, CatalogWrite, Import, NewArticle, Put, WordKey};
 use till_core::barcode::{Barcode, Gtin};
-use till_core::catalog::{CatalogItem, DatedPrice, price_starts};
+use till_core::catalog::{CatalogItem, DatedPrice};
 use till_core::ids::SkuId;
 use till_core::instant::{Zone, format_utc};
 use till_core::money::VatRate;
 use till_core::words::{NameQuery, QueryProblem};
-use till_store::catalog::{CatalogRecord, CatalogWrite};
-use till_store::sku_words::WordKey;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -167,25 +166,18 @@ impl FromParams for SkuPath {
     }
 }
 
-/// An article as a request writes it: when its price applies is checked against the clock
-/// once the request is read.
-struct ItemFields {
-    item: CatalogItem,
-    effective_from: Option<Timestamp>,
-    barcodes: Option<Vec<Barcode>>,
-}
-
 /// Most barcodes on one article.
 const MAX_BARCODES: usize = 32;
 
-/// Reads `name`, `priceCents`, `vatRate`, `effectiveFrom` and `barcodes` of an article object.
-fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<ItemFields> {
+/// Reads `name`, `priceCents`, `vatRate`, `effectiveFrom` and `barcodes` of an article object:
+/// when its price applies is checked against the clock once the request is read.
+fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<NewArticle> {
     let name = obj.required("name", |f| f.text());
     let price = obj.required("priceCents", |f| f.cents());
     let vat_rate = obj.required("vatRate", vat_rate);
     let effective_from = obj.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
     let barcodes = obj.optional("barcodes", barcodes);
-    Some(ItemFields {
+    Some(NewArticle {
         item: CatalogItem {
             sku_id: sku_id?,
             name: name?,
@@ -219,23 +211,12 @@ fn barcodes(field: crate::fields::Field<'_>) -> Option<Vec<Barcode>> {
     })
 }
 
-impl ItemFields {
-    /// The write, its price starting at `effectiveFrom` or now; `field` names `effectiveFrom`
-    /// in the refusal of an instant in the past.
-    fn write(self, now: Timestamp, field: impl FnOnce() -> String) -> Result<CatalogWrite, ApiError> {
-        let starts = price_starts(self.effective_from, now).map_err(|_| {
-            ApiError::Business(format!(
-                "{} is in the past: a price cannot change before now, since sales already booked \
-                 were priced with the price in force then.",
-                field()
-            ))
-        })?;
-        Ok(CatalogWrite {
-            item: self.item,
-            starts,
-            barcodes: self.barcodes,
-        })
-    }
+/// The refusal of a price starting before now; `field` names its `effectiveFrom`.
+fn starts_in_the_past(field: &str) -> ApiError {
+    ApiError::Business(format!(
+        "{field} is in the past: a price cannot change before now, since sales already booked \
+         were priced with the price in force then."
+    ))
 }
 
 /// One article of an import, as `POST /v1/catalog/import` reads each, priced from `now` unless
@@ -247,7 +228,10 @@ pub fn import_line(value: &serde_json::Value, now: Timestamp) -> Result<CatalogW
         let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
         item_fields(&obj, id)
     });
-    problems.finish(|| item)?.write(now, || "effectiveFrom".to_owned())
+    problems
+        .finish(|| item)?
+        .write(now)
+        .map_err(|_| starts_in_the_past("effectiveFrom"))
 }
 
 /// A VAT rate in percent. The number must be the one its two decimals write (`5.5`, `0.07`),
@@ -279,13 +263,11 @@ async fn put_item(
 ) -> Result<Written<CatalogItemView>, ApiError> {
     let problems = Problems::new();
     let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
-    let item = problems.finish(|| item)?;
-    let now = state.now();
-    let (record, created) = state
-        .store()
-        .put_catalog_item(item.write(now, || "effectiveFrom".to_owned())?, now)
-        .await?;
-    Ok(Written::new(created, record.into()))
+    let article = problems.finish(|| item)?;
+    match till_app::catalog::put(state.app(), article).await? {
+        Put::Written { record, created } => Ok(Written::new(created, record.into())),
+        Put::StartsInThePast => Err(starts_in_the_past("effectiveFrom")),
+    }
 }
 
 /// Read one article of the price authority.
@@ -300,9 +282,7 @@ async fn get_item(
     State(state): State<AppState>,
     PathParams(SkuPath(id)): PathParams<SkuPath>,
 ) -> Result<Json<CatalogItemView>, ApiError> {
-    let record = state
-        .store()
-        .get_catalog_item(&id, state.now())
+    let record = till_app::catalog::article(state.app(), &id)
         .await?
         .ok_or_else(crate::phrases::not_in_catalog)?;
     Ok(Json(record.into()))
@@ -333,14 +313,7 @@ async fn get_by_barcode(
     State(state): State<AppState>,
     PathParams(BarcodePath(gtin)): PathParams<BarcodePath>,
 ) -> Result<Json<CatalogItemView>, ApiError> {
-    let now = state.now();
-    let store = state.store();
-    let sku = store
-        .sku_of_barcode(&gtin)
-        .await?
-        .ok_or_else(crate::phrases::no_article_with_barcode)?;
-    let record = store
-        .get_catalog_item(&sku, now)
+    let record = till_app::catalog::by_barcode(state.app(), &gtin)
         .await?
         .ok_or_else(crate::phrases::no_article_with_barcode)?;
     Ok(Json(record.into()))
@@ -430,20 +403,17 @@ async fn list_items(
     State(state): State<AppState>,
     QueryParams(list): QueryParams<CatalogList>,
 ) -> Result<Json<CatalogPage>, ApiError> {
-    let now = state.now();
-    let store = state.store();
+    let app = state.app();
     let page = match list {
         CatalogList::All(paging) => {
-            let records = store.list_catalog_items(&paging.window(), now).await?;
+            let records = till_app::catalog::articles(app, &paging.window()).await?;
             paging.page(records, |record| record.item.sku_id.clone(), CatalogItemView::from)
         }
         CatalogList::Barcode(gtin, paging) => {
             // The one article is on the first page; no cursor follows it.
             let mut found = Vec::new();
-            if paging.window().after.is_none()
-                && let Some(sku) = store.sku_of_barcode(&gtin).await?
-            {
-                found.extend(store.get_catalog_item(&sku, now).await?);
+            if paging.window().after.is_none() {
+                found.extend(till_app::catalog::by_barcode(app, &gtin).await?);
             }
             paging.page(
                 found,
@@ -455,7 +425,7 @@ async fn list_items(
             )
         }
         CatalogList::Name(name, paging) => {
-            let found = store.search_catalog(&name, &paging.window(), now).await?;
+            let found = till_app::catalog::search(app, &name, &paging.window()).await?;
             paging.page(found, |(key, _)| key.clone(), |(_, record)| record.into())
         }
     };
@@ -495,14 +465,11 @@ async fn import(
             })
         })
     });
-    let items = problems.finish(|| items)?;
-    let now = state.now();
-    let writes = items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| item.write(now, || format!("skus.{i}.effectiveFrom")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let summary = state.store().write_catalog(writes, now).await?;
+    let articles = problems.finish(|| items)?;
+    let summary = match till_app::catalog::import(state.app(), articles).await? {
+        Import::Written(summary) => summary,
+        Import::StartsInThePast { index } => return Err(starts_in_the_past(&format!("skus.{index}.effectiveFrom"))),
+    };
     Ok(Json(ImportSummaryView {
         created: summary.created,
         updated: summary.updated,

@@ -13,11 +13,11 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use serde_json::Value;
+use till_app::coupons::CouponRecord;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::ids::CouponCode;
 use till_core::instant::{Zone, format_utc};
 use till_core::money::{Cents, MAX_SAFE_INTEGER};
-use till_store::coupons::CouponRecord;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -189,7 +189,7 @@ async fn put_coupon(
     JsonBody(body): JsonBody,
 ) -> Result<Written<CouponView>, ApiError> {
     let coupon = parse_coupon(&body)?;
-    let (record, created) = state.store().put_coupon(code, coupon, state.now()).await?;
+    let (record, created) = till_app::coupons::put(state.app(), code, coupon).await?;
     Ok(Written::new(created, record.into()))
 }
 
@@ -205,9 +205,7 @@ async fn get_coupon(
     State(state): State<AppState>,
     PathParams(CouponPath(code)): PathParams<CouponPath>,
 ) -> Result<Json<CouponView>, ApiError> {
-    let record = state
-        .store()
-        .get_coupon(&code)
+    let record = till_app::coupons::coupon(state.app(), &code)
         .await?
         .ok_or_else(|| ApiError::NotFound("Coupon not found.".into()))?;
     Ok(Json(record.into()))
@@ -239,7 +237,7 @@ async fn list_coupons(
     State(state): State<AppState>,
     QueryParams(CouponList(paging)): QueryParams<CouponList>,
 ) -> Result<Json<CouponPage>, ApiError> {
-    let records = state.store().list_coupons(&paging.window()).await?;
+    let records = till_app::coupons::coupons(state.app(), &paging.window()).await?;
     Ok(Json(paging.page(
         records,
         |record| record.code.clone(),

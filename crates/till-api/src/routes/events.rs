@@ -12,10 +12,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
+use till_app::feed::{FeedEvent, MOST_EVENTS_READ};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::format_utc;
 use till_core::stored_value::ActivityKind;
-use till_store::feed::{FeedEvent, MOST_EVENTS_READ};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -351,10 +351,8 @@ async fn list_events(
 ) -> Result<Json<FeedPage>, ApiError> {
     let after = query.after.unwrap_or(FeedCursor::START);
     let types = query.types.unwrap_or_default();
-    let events = state
-        .store()
-        .events_after(after, query.limit.unwrap_or(DEFAULT_EVENTS), &types)
-        .await?;
+    let limit = query.limit.unwrap_or(DEFAULT_EVENTS);
+    let events = till_app::feed::events_after(state.app(), after, limit, &types).await?;
     let next_cursor = events.last().map_or(after, |event| event.cursor).to_string();
     let events = events
         .into_iter()

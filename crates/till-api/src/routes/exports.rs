@@ -17,10 +17,10 @@ use jiff::civil::Date;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use till_app::exports::{Days, Period};
 use till_core::exports::fec::{fec, file_name};
-use till_core::exports::{ClosedDay, ExportError, ereporting, last_day_begun};
+use till_core::exports::{ClosedDay, ExportError, ereporting};
 use till_core::ids::{RegisterId, StoreId};
-use till_store::exports::{DaysAsked, ExportDays};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa_axum::router::OpenApiRouter;
@@ -102,39 +102,22 @@ impl FromParams for ExportQuery {
     }
 }
 
-/// Refuses (400 on `to`) a period ending after today in the time zone of one of the stores it
-/// covers: a day that has not begun there holds nothing to export or archive yet.
-pub(crate) async fn ensure_begun(
-    state: &AppState,
-    store_id: Option<&str>,
-    register_id: Option<&str>,
-    to: Date,
-) -> Result<(), ApiError> {
-    let zones = state.store().period_zones(store_id, register_id).await?;
-    let today = last_day_begun(&zones, state.now());
-    if to > today.date {
-        return Err(crate::phrases::period_ends_after_today(&today));
-    }
-    Ok(())
-}
-
-/// The closed days asked for, or the 422 naming the first day still open.
+/// The closed days asked for; a 400 on `to` for a period ending after today in the time zone
+/// of a store it covers, or the 422 naming the first day still open.
 async fn closed_days(
     state: &AppState,
     query: &ExportQuery,
 ) -> Result<(Vec<ClosedDay>, BTreeMap<String, Option<String>>), ApiError> {
-    let store_id = query.store_id.as_ref().map(StoreId::as_str);
-    let register_id = query.register_id.as_ref().map(RegisterId::as_str);
-    ensure_begun(state, store_id, register_id, query.to).await?;
-    let asked = DaysAsked {
+    let period = Period {
         from: query.from,
         to: query.to,
-        store_id: query.store_id.as_ref().map(|s| s.as_str().to_owned()),
-        register_id: query.register_id.as_ref().map(|r| r.as_str().to_owned()),
+        store_id: query.store_id.clone(),
+        register_id: query.register_id.clone(),
     };
-    match state.store().export_days(asked).await? {
-        ExportDays::Closed { days, sirets } => Ok((days, sirets)),
-        ExportDays::Open { register_id, date } => Err(ApiError::Business(format!(
+    match till_app::exports::closed_days(state.app(), period).await? {
+        Days::Closed { days, sirets } => Ok((days, sirets)),
+        Days::NotBegun(today) => Err(crate::phrases::period_ends_after_today(&today)),
+        Days::Open { register_id, date } => Err(ApiError::Business(format!(
             "Register {register_id} has sales on {date} that its day closure has not sealed yet; \
              only closed days are exported. Close that day (POST /v1/fiscal/registers/{register_id}/closures) \
              or end the period before it."

@@ -20,11 +20,11 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
+use till_app::promotions::{Replaced, StoredRule};
 use till_core::ids::{PromotionId, SkuId, StoreId};
 use till_core::instant::Zone;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::promotions::{self, BuySide, Component, GetSide, Mechanics, Products};
-use till_store::promotions::{Replaced, StoredRule};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -420,8 +420,7 @@ async fn upsert(
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let rule = parse_rule(&body, None)?;
-    let (stored, created) = state.store().upsert_promotion(rule, state.now()).await?;
-    state.promotions().refresh(state.store()).await?;
+    let (stored, created) = till_app::promotions::upsert(state.app(), rule).await?;
     Ok(rule_response(
         if created { StatusCode::CREATED } else { StatusCode::OK },
         &stored,
@@ -467,7 +466,7 @@ async fn list(
     QueryParams(query): QueryParams<ListQuery>,
 ) -> Result<Json<RuleList>, ApiError> {
     let store = query.store_id;
-    let rules = state.store().promotions().await?;
+    let rules = till_app::promotions::rules(state.app()).await?;
     let promotions = rules
         .into_iter()
         .map(|stored| stored.rule)
@@ -494,7 +493,9 @@ async fn read_rule(
     State(state): State<AppState>,
     PathParams(PromotionPath(id)): PathParams<PromotionPath>,
 ) -> Result<Response, ApiError> {
-    let stored = state.store().get_promotion(&id).await?.ok_or_else(not_found)?;
+    let stored = till_app::promotions::rule(state.app(), &id)
+        .await?
+        .ok_or_else(not_found)?;
     Ok(rule_response(StatusCode::OK, &stored))
 }
 
@@ -519,11 +520,8 @@ async fn replace_rule(
 ) -> Result<Response, ApiError> {
     let rule = parse_rule(&body, Some(id))?;
     let expected = expected_version(&headers)?;
-    match state.store().replace_promotion(rule, expected, state.now()).await? {
-        Replaced::Done(stored) => {
-            state.promotions().refresh(state.store()).await?;
-            Ok(rule_response(StatusCode::OK, &stored))
-        }
+    match till_app::promotions::replace(state.app(), rule, expected).await? {
+        Replaced::Done(stored) => Ok(rule_response(StatusCode::OK, &stored)),
         Replaced::NotFound => Err(not_found()),
         Replaced::Stale(current) => Err(ApiError::PreconditionFailed(format!(
             "The rule changed since you read it: it is at version {current}. Read it again, then replace."
@@ -548,15 +546,11 @@ async fn deactivate(
     Ok(rule_response(StatusCode::OK, &stored))
 }
 
-/// Deactivates the rule `id` and brings this node's rules in memory up to date.
+/// Deactivates the rule `id` (this node's rules in memory follow), or the 404 of an unknown one.
 pub(crate) async fn deactivate_rule(state: &AppState, id: PromotionId) -> Result<StoredRule, ApiError> {
-    let stored = state
-        .store()
-        .deactivate_promotion(id, state.now())
+    till_app::promotions::deactivate(state.app(), id)
         .await?
-        .ok_or_else(not_found)?;
-    state.promotions().refresh(state.store()).await?;
-    Ok(stored)
+        .ok_or_else(not_found)
 }
 
 fn not_found() -> ApiError {

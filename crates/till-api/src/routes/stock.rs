@@ -15,13 +15,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 use std::collections::HashSet;
-use till_app::stock::Done;
+use till_app::stock::{CountLine, CountRecord, CountedLine, Done, Movement, Stocked};
 use till_core::ids::{CountId, SkuId, StoreId};
 use till_core::instant::format_utc;
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::stock::{StockReason, Units};
-use till_store::stock::Movement;
-use till_store::stock_counts::{CountLine, CountRecord, CountedLine};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -92,7 +90,7 @@ async fn put_stock(
         .root(&body)
         .and_then(|root| root.required("onHand", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)));
     let on_hand = problems.finish(|| on_hand)?;
-    let level = state.store().put_stock(store, sku, on_hand, state.now()).await?;
+    let level = till_app::stock::adjust(state.app(), store, sku, on_hand).await?;
     Ok(Json(StockView {
         store_id: level.store_id.into_string(),
         sku_id: level.sku_id.as_str().to_owned(),
@@ -112,23 +110,21 @@ async fn get_stock(
     State(state): State<AppState>,
     PathParams(StockPath { store, sku }): PathParams<StockPath>,
 ) -> Result<Json<StockView>, ApiError> {
-    let on_hand = match state.store().get_stock(&store, &sku).await? {
-        Some(level) => level.on_hand,
-        None => {
-            if state.store().get_store(&store).await?.is_none() {
-                return Err(ApiError::NotFound("Store not found.".into()));
-            }
-            if state.store().get_catalog_item(&sku, state.now()).await?.is_none() {
-                return Err(crate::phrases::not_in_catalog());
-            }
-            0
-        }
-    };
+    let on_hand = found(till_app::stock::on_hand(state.app(), &store, &sku).await?)?;
     Ok(Json(StockView {
         store_id: store.into_string(),
         sku_id: sku.as_str().to_owned(),
         on_hand,
     }))
+}
+
+/// What was read, or the 404 of an unknown store or article.
+fn found<T>(stocked: Stocked<T>) -> Result<T, ApiError> {
+    match stocked {
+        Stocked::Found(found) => Ok(found),
+        Stocked::NoSuchStore => Err(ApiError::NotFound("Store not found.".into())),
+        Stocked::NotInCatalog => Err(crate::phrases::not_in_catalog()),
+    }
 }
 
 /// `{storeId}` of a store's counts.
@@ -217,15 +213,8 @@ async fn list_movements(
     PathParams(StockPath { store, sku }): PathParams<StockPath>,
     QueryParams(MovementList(paging)): QueryParams<MovementList>,
 ) -> Result<Json<StockMovementPage>, ApiError> {
-    let movements = state.store().stock_movements(&store, &sku, &paging.window()).await?;
-    if movements.is_empty() {
-        if state.store().get_store(&store).await?.is_none() {
-            return Err(ApiError::NotFound("Store not found.".into()));
-        }
-        if state.store().get_catalog_item(&sku, state.now()).await?.is_none() {
-            return Err(crate::phrases::not_in_catalog());
-        }
-    }
+    let movements = till_app::stock::movements(state.app(), &store, &sku, &paging.window()).await?;
+    let movements = found(movements)?;
     Ok(Json(paging.page(movements, |m| m.id, StockMovementView::from)))
 }
 

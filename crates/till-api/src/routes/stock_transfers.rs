@@ -13,11 +13,10 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use till_app::stock::Done;
+use till_app::stock::{Done, TransferAnswer};
 use till_core::ids::{StoreId, TransferId};
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::stock::{ReceivedLine, SentLine, Units};
-use till_store::stock_transfers::TransferAnswer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -182,9 +181,7 @@ async fn get_transfer(
     State(state): State<AppState>,
     PathParams(TransferPath(id)): PathParams<TransferPath>,
 ) -> Result<Json<TransferAnswer>, ApiError> {
-    let record = state
-        .store()
-        .get_transfer(&id)
+    let record = till_app::stock::transfer(state.app(), &id)
         .await?
         .ok_or_else(|| ApiError::NotFound("Stock transfer not found.".into()))?;
     Ok(Json(TransferAnswer::from(&record)))

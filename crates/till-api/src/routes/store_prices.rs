@@ -13,12 +13,11 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use jiff::Timestamp;
 use serde::Serialize;
-use till_core::catalog::{StorePrice, StorePrices, price_starts};
+use till_app::store_prices::{Absent, Put, Seen, Source};
+use till_core::catalog::StorePrice;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{Zone, format_utc};
-use till_store::store_prices::StorePriceWrite;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -128,23 +127,15 @@ async fn put_store_price(
         Some((price?, effective_from?))
     });
     let (price, effective_from) = problems.finish(|| fields)?;
-    let now = state.now();
-    let starts = price_starts(effective_from, now).map_err(|_| {
-        ApiError::Business(
+    match till_app::store_prices::put(state.app(), store, sku, price, effective_from).await? {
+        Put::Written { seen, created } => Ok(Written::new(created, view(seen))),
+        Put::StartsInThePast => Err(ApiError::Business(
             "effectiveFrom is in the past: a price cannot change before now, since sales already booked \
              were priced with the price in force then."
                 .to_owned(),
-        )
-    })?;
-    let write = StorePriceWrite {
-        store_id: store.clone(),
-        sku_id: sku.clone(),
-        price,
-        starts,
-    };
-    let (prices, created) = state.store().put_store_price(write, now).await?;
-    let view = view(&state, store, sku, &prices, now).await?;
-    Ok(Written::new(created, view))
+        )),
+        Put::NotInCatalog => Err(crate::phrases::not_in_catalog()),
+    }
 }
 
 /// Read a store's own price of an article.
@@ -161,12 +152,10 @@ async fn get_store_price(
     State(state): State<AppState>,
     PathParams(StorePricePath { store, sku }): PathParams<StorePricePath>,
 ) -> Result<Json<StorePriceView>, ApiError> {
-    let now = state.now();
-    let prices = state.store().store_prices(&store, &sku).await?;
-    if !prices.any_from(now) {
-        return Err(no_price_of_its_own(&state, &store, &sku, now).await);
+    match till_app::store_prices::read(state.app(), &store, &sku).await? {
+        Ok(seen) => Ok(Json(view(seen))),
+        Err(absent) => Err(no_price_of_its_own(absent, &store)),
     }
-    Ok(Json(view(&state, store, sku, &prices, now).await?))
 }
 
 /// Remove a store's own price of an article.
@@ -184,63 +173,39 @@ async fn delete_store_price(
     State(state): State<AppState>,
     PathParams(StorePricePath { store, sku }): PathParams<StorePricePath>,
 ) -> Result<StatusCode, ApiError> {
-    let now = state.now();
-    match state
-        .store()
-        .remove_store_price(store.clone(), sku.clone(), now)
-        .await?
-    {
-        true => Ok(StatusCode::NO_CONTENT),
-        false => Err(no_price_of_its_own(&state, &store, &sku, now).await),
+    match till_app::store_prices::remove(state.app(), store.clone(), sku).await? {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(absent) => Err(no_price_of_its_own(absent, &store)),
     }
 }
 
 /// The 404 of a store without a price of its own for an article, or of an unknown store or
 /// article.
-async fn no_price_of_its_own(state: &AppState, store: &StoreId, sku: &SkuId, now: Timestamp) -> ApiError {
-    match state.store().get_store(store).await {
-        Ok(None) => return ApiError::NotFound("Store not found.".into()),
-        Err(error) => return error.into(),
-        Ok(Some(_)) => {}
-    }
-    match state.store().get_catalog_item(sku, now).await {
-        Ok(None) => crate::phrases::not_in_catalog(),
-        Err(error) => error.into(),
-        Ok(Some(_)) => ApiError::NotFound(format!(
+fn no_price_of_its_own(absent: Absent, store: &StoreId) -> ApiError {
+    match absent {
+        Absent::NoSuchStore => ApiError::NotFound("Store not found.".into()),
+        Absent::NotInCatalog => crate::phrases::not_in_catalog(),
+        Absent::NoPriceOfItsOwn => ApiError::NotFound(format!(
             "Store {store} has no price of its own for this article: it sells at the catalog's price."
         )),
     }
 }
 
-/// The store's prices of an article as seen at `now`: the catalog's price stands in until the
-/// store's first own price starts.
-async fn view(
-    state: &AppState,
-    store: StoreId,
-    sku: SkuId,
-    prices: &StorePrices,
-    now: Timestamp,
-) -> Result<StorePriceView, ApiError> {
-    let (price, source) = match prices.price_at(now) {
-        Some(own) => (own, PriceSource::Store),
-        None => {
-            let catalog = state
-                .store()
-                .get_catalog_item(&sku, now)
-                .await?
-                .ok_or_else(crate::phrases::not_in_catalog)?;
-            (catalog.item.price, PriceSource::Catalog)
-        }
-    };
-    Ok(StorePriceView {
-        store_id: store.into_string(),
-        sku_id: sku.as_str().to_owned(),
-        price_cents: price.get(),
-        price_source: source,
-        scheduled_prices: prices
-            .after(now)
+/// The store's prices of an article as the answer shows them.
+fn view(seen: Seen) -> StorePriceView {
+    StorePriceView {
+        store_id: seen.store_id.into_string(),
+        sku_id: seen.sku_id.as_str().to_owned(),
+        price_cents: seen.price.get(),
+        price_source: match seen.source {
+            Source::Store => PriceSource::Store,
+            Source::Catalog => PriceSource::Catalog,
+        },
+        scheduled_prices: seen
+            .prices
+            .after(seen.at)
             .iter()
             .filter_map(ScheduledStorePriceView::of)
             .collect(),
-    })
+    }
 }

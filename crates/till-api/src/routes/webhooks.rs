@@ -15,14 +15,12 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use till_app::secret::{new_id, new_webhook_secret};
+use till_app::webhooks::{Created, DeliveryRecord, EndpointRecord, MOST_DELIVERIES_READ, Replayed};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::format_utc;
 use till_core::webhooks::{DisableReason, Failure, MAX_URL_CHARS, URL_PATTERN, WebhookUrl};
-use till_store::webhooks::{DeliveryRecord, EndpointRecord, MOST_DELIVERIES_READ, NewEndpoint, Replayed};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ArrayBuilder, ArrayItems, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
 use utoipa_axum::router::OpenApiRouter;
@@ -412,18 +410,8 @@ async fn create_webhook(
             format!("leads to {refused}; webhooks go to public addresses only"),
         )
     })?;
-    let secret = new_webhook_secret();
-    let record = state
-        .store()
-        .create_webhook(NewEndpoint {
-            id: new_id("whk"),
-            url: new.url.as_str().to_owned(),
-            types: new.types,
-            description: new.description,
-            secret: secret.clone(),
-            now: Timestamp::now(),
-        })
-        .await?;
+    let url = new.url.as_str().to_owned();
+    let Created { record, secret } = till_app::webhooks::create(state.app(), url, new.types, new.description).await?;
     Ok(Written::new(
         true,
         CreatedWebhookView {
@@ -444,7 +432,7 @@ async fn list_webhooks(
     State(state): State<AppState>,
 ) -> Result<Json<WebhookList>, ApiError> {
     let window = state.config().webhooks.retry.window;
-    let webhooks = state.store().webhooks().await?;
+    let webhooks = till_app::webhooks::endpoints(state.app()).await?;
     Ok(Json(WebhookList {
         webhooks: webhooks
             .into_iter()
@@ -466,7 +454,7 @@ async fn delete_webhook(
     State(state): State<AppState>,
     PathParams(WebhookPath(id)): PathParams<WebhookPath>,
 ) -> Result<StatusCode, ApiError> {
-    match state.store().delete_webhook(id).await? {
+    match till_app::webhooks::delete(state.app(), id).await? {
         true => Ok(StatusCode::NO_CONTENT),
         false => Err(no_such_webhook()),
     }
@@ -486,9 +474,8 @@ async fn list_deliveries(
     PathParams(WebhookPath(id)): PathParams<WebhookPath>,
     QueryParams(query): QueryParams<DeliveriesQuery>,
 ) -> Result<Json<DeliveryList>, ApiError> {
-    let deliveries = state
-        .store()
-        .webhook_deliveries(&id, query.limit.unwrap_or(DEFAULT_DELIVERIES))
+    let limit = query.limit.unwrap_or(DEFAULT_DELIVERIES);
+    let deliveries = till_app::webhooks::deliveries(state.app(), &id, limit)
         .await?
         .ok_or_else(no_such_webhook)?;
     Ok(Json(DeliveryList {
@@ -513,7 +500,7 @@ async fn replay_webhook(
     JsonBody(body): JsonBody,
 ) -> Result<Json<WebhookView>, ApiError> {
     let after = parse_replay(&body)?;
-    match state.store().replay_webhook(id, after, Timestamp::now()).await? {
+    match till_app::webhooks::replay(state.app(), id, after).await? {
         Replayed::Done(record) => Ok(Json(WebhookView::of(record, state.config().webhooks.retry.window))),
         Replayed::Unknown => Err(no_such_webhook()),
         Replayed::PastHead(head) => Err(ApiError::field(

@@ -1,9 +1,7 @@
 //! Archives of a register's journal: making one for a period, reading one back, and the archive
 //! file's published schema as the document carries it.
 
-use super::JOURNAL_READS;
 use crate::auth::Authorized;
-use crate::auth::secret::new_id;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, PathParams};
 use crate::fields::Problems;
@@ -17,8 +15,8 @@ use axum::response::{IntoResponse, Response};
 use jiff::civil::Date;
 use serde_json::Value;
 use std::borrow::Cow;
+use till_app::fiscal::Archived;
 use till_core::ids::RegisterId;
-use till_store::archives::ArchiveRequest;
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -91,20 +89,11 @@ pub(super) async fn make_archive(
         Some((register?, from, to))
     });
     let (register, from, to) = problems.finish(|| request)?;
-    crate::routes::exports::ensure_begun(&state, None, Some(register.as_str()), to).await?;
-    let request = ArchiveRequest {
-        archive_id: new_id("arc"),
-        register_id: register.into_string(),
-        from,
-        to,
-        software_version: env!("CARGO_PKG_VERSION").to_owned(),
+    let made = match till_app::fiscal::archive(state.app(), register, from, to).await? {
+        Archived::Made(made) => made,
+        Archived::NotBegun(today) => return Err(crate::phrases::period_ends_after_today(&today)),
+        Archived::UnknownRegister => return Err(crate::phrases::no_such_register()),
     };
-    let _turn = JOURNAL_READS.acquire().await.map_err(ApiError::internal)?;
-    let made = state
-        .store()
-        .make_archive(request, state.now())
-        .await?
-        .ok_or_else(crate::phrases::no_such_register)?;
     let mut response = (StatusCode::CREATED, [(CONTENT_TYPE, "application/json")], made.file).into_response();
     let headers = response.headers_mut();
     for (name, value) in [
@@ -138,9 +127,7 @@ pub(super) async fn get_archive(
     State(state): State<AppState>,
     PathParams(ArchivePath(archive_id)): PathParams<ArchivePath>,
 ) -> Result<Response, ApiError> {
-    let file = state
-        .store()
-        .archive_file(&archive_id)
+    let file = till_app::fiscal::archive_file(state.app(), &archive_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("No archive with this id.".into()))?;
     Ok(([(CONTENT_TYPE, "application/json")], file).into_response())

@@ -12,26 +12,17 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use till_core::fiscal::audit::{Failure, audit};
+use till_app::fiscal::{Audited, CloseRequest, SealedClosure};
+use till_core::fiscal::audit::Failure;
 use till_core::fiscal::payload::{ClosureRecord, Period};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::RegisterId;
 use till_core::money::VatRate;
-use till_store::closures::{CloseRequest, SealedClosure};
-use till_store::journal::jet;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 mod archives;
 pub use archives::ArchiveFile;
-
-/// Audits and archives take turns, one at a time on each node, their work on the blocking
-/// pool. An audit holds a register's whole journal in memory and checks a signature per entry:
-/// seconds of a core and a large share of memory for a busy register, and an archive of a busy
-/// day more ("Audits in turns, archives off the writer" in docs/performance.md). Run on the
-/// request threads they would stall every sale queued behind them, and run together they
-/// would take every core and hold every journal.
-static JOURNAL_READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -166,7 +157,7 @@ impl FromParams for ChainPath {
 #[utoipa::path(get, path = "/v1/fiscal/keys", operation_id = "getFiscalKeys", tag = "fiscal",
     responses((status = 200, description = "The public keys as a JWK set", body = KeySet)))]
 async fn keys(State(state): State<AppState>) -> Result<Json<KeySet>, ApiError> {
-    let keys = state.store().fiscal_keys().await?;
+    let keys = till_app::fiscal::keys(state.app()).await?;
     let keys = keys
         .into_iter()
         .map(|key| serde_json::from_value(key.jwk))
@@ -197,28 +188,14 @@ async fn verify(
 /// The audit of a register's journal, as `verifyRegisterJournal` answers it; a failure not
 /// reported before is recorded.
 pub(crate) async fn verify_journal(state: &AppState, register: RegisterId) -> Result<Verification, ApiError> {
-    let store = state.store();
-    if !store.register_has_journal(register.as_str()).await? {
-        return Err(ApiError::NotFound("This register has no fiscal journal.".into()));
-    }
-    // Held through the load too: the journal in memory is the audit's larger cost.
-    let _turn = JOURNAL_READS.acquire().await.map_err(ApiError::internal)?;
-    let journal = store.load_journal(register.as_str()).await?;
-    let (journal, verdict) = tokio::task::spawn_blocking(move || {
-        let verdict = audit(&journal);
-        (journal, verdict)
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    if let Err(failure) = &verdict {
-        report_failure(state, register.as_str(), failure).await?;
-    }
-    let chains = journal
-        .chains
-        .iter()
-        .map(|c| (c.kind.as_str().to_owned(), c.entries.len()))
+    let Audited { chains, verdict } = till_app::fiscal::audit(state.app(), &register)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("This register has no fiscal journal.".into()))?;
+    let entries = chains.iter().map(|(_, entries)| entries).sum();
+    let chains = chains
+        .into_iter()
+        .map(|(kind, entries)| (kind.as_str().to_owned(), entries))
         .collect();
-    let entries = journal.chains.iter().map(|c| c.entries.len()).sum();
     Ok(Verification {
         register_id: register.into_string(),
         ok: verdict.is_ok(),
@@ -293,30 +270,12 @@ async fn chain_entries(
     State(state): State<AppState>,
     PathParams(ChainPath { register, chain }): PathParams<ChainPath>,
 ) -> Result<Json<ChainView>, ApiError> {
-    let entries = state.store().journal(register.as_str(), chain).await?;
+    let entries = till_app::fiscal::chain(state.app(), &register, chain).await?;
     Ok(Json(ChainView {
         register_id: register.into_string(),
         chain: ChainName::from(chain),
         entries: entries.iter().map(EntryView::from).collect(),
     }))
-}
-
-/// Records an integrity failure as a technical event, once per distinct failure.
-pub(crate) async fn report_failure(state: &AppState, register: &str, failure: &Failure) -> Result<(), ApiError> {
-    let detail = failure.to_string();
-    let journal = state.store().load_journal(register).await?;
-    let known = journal
-        .events
-        .values()
-        .any(|e| e.code == jet::INTEGRITY_FAILURE.code && e.detail == detail);
-    if !known {
-        tracing::error!(register, %detail, "fiscal journal integrity failure");
-        state
-            .store()
-            .record_technical_event(register, jet::INTEGRITY_FAILURE, &detail, state.now())
-            .await?;
-    }
-    Ok(())
 }
 
 /// Body of `POST /v1/fiscal/registers/{registerId}/closures`.
@@ -468,11 +427,7 @@ async fn close(
         .root(&body)
         .and_then(|root| root.required("period", |f| f.one_of(&periods)));
     let period = problems.finish(|| period)?;
-    match state
-        .store()
-        .close_period(register.as_str(), period, state.now())
-        .await?
-    {
+    match till_app::fiscal::close(state.app(), &register, period).await? {
         CloseRequest::Closed(closures) => Ok((
             StatusCode::CREATED,
             Json(ClosureList {
@@ -498,7 +453,7 @@ async fn list_closures(
     State(state): State<AppState>,
     PathParams(RegisterPath(register)): PathParams<RegisterPath>,
 ) -> Result<Json<ClosureList>, ApiError> {
-    let closures = state.store().closures(register.as_str()).await?;
+    let closures = till_app::fiscal::closures(state.app(), &register).await?;
     Ok(Json(ClosureList {
         register_id: register.into_string(),
         closures: closures.into_iter().map(ClosureView::from).collect(),
