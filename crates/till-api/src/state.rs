@@ -9,10 +9,9 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use till_app::promotion_cache::PromotionCache;
-use till_app::{App, Clock, Settings};
+use till_app::{Answers, App, Settings};
 use till_core::exports::fec::FecAccounts;
 use till_core::webhooks::RetryPolicy;
-use till_store::Store;
 
 /// The settings the HTTP layer acts on; the binary fills them from its layered configuration.
 #[derive(Clone, Debug)]
@@ -77,8 +76,8 @@ struct Inner {
 }
 
 impl AppState {
-    pub fn new(store: Store, auth: Authenticator, config: ApiConfig, clock: Arc<dyn Clock>) -> AppState {
-        let app = App::new(store, config.app.clone(), clock, Arc::new(TicketAnswers));
+    /// The state of a service whose use cases run in `app`, made with [`AppState::answers`].
+    pub fn new(app: App, auth: Authenticator, config: ApiConfig) -> AppState {
         AppState {
             inner: Arc::new(Inner {
                 app,
@@ -95,8 +94,9 @@ impl AppState {
         &self.inner.app
     }
 
-    pub fn store(&self) -> &Store {
-        self.inner.app.store()
+    /// How finalize's answers are written before their commit: what [`App::new`] is given.
+    pub fn answers() -> Arc<dyn Answers> {
+        Arc::new(TicketAnswers)
     }
 
     pub fn auth(&self) -> &Authenticator {

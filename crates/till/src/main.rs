@@ -229,7 +229,7 @@ async fn main() -> anyhow::Result<()> {
             // The same state as `serve` builds, so that a tool behaves as the API does.
             let state = server::prepare(&config, Arc::new(SystemClock)).await?;
             let served = till_api::mcp::serve_stdio(state.clone(), token).await;
-            state.store().close().await;
+            state.app().store().close().await;
             served.map_err(|error| anyhow::anyhow!("till mcp: {error}"))
         }
         Command::Token { sub, scope, ttl } => {
@@ -262,7 +262,7 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
     let scheme = transport.scheme();
-    tracing::info!(%addr, scheme, database = state.store().engine().as_str(), "till is serving");
+    tracing::info!(%addr, scheme, database = state.app().store().engine().as_str(), "till is serving");
     if demo {
         let session = demo::seed(&state, &config).await.context("cannot load the demo data")?;
         print_demo(&format!("{scheme}://{addr}"), &session);

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use till_api::auth::Authenticator;
 use till_api::delivery::Deliveries;
 use till_api::{AppState, Clock};
+use till_app::App;
 use till_core::fiscal::FiscalKey;
 use till_store::{Engine, Found, Store, StoreOptions};
 use tokio::net::TcpListener;
@@ -35,7 +36,8 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
             tracing::warn!(%error, "identity provider keys unavailable; will retry on first use")
         }
     }
-    Ok(AppState::new(store, auth, api, clock))
+    let app = App::new(store, api.app.clone(), clock, AppState::answers());
+    Ok(AppState::new(app, auth, api))
 }
 
 /// Connects, migrates and starts the database's background work, as the service and the
@@ -196,7 +198,7 @@ impl Running {
             let _ = shutdown.send(());
         }
         (&mut self.task).await.context("server task failed")??;
-        self.state.store().close().await;
+        self.state.app().store().close().await;
         Ok(())
     }
 }

@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 use till_api::auth::secret::{SESSION_TOKEN_PREFIX, hash_pin, new_id, new_token, token_hash};
-use till_api::routes::checkout::event::TicketAnswers;
 use till_api::{AppState, ManualClock};
 use till_app::App;
 use till_core::barcode::Barcode;
@@ -219,16 +218,16 @@ pub async fn seed(state: &AppState, config: &Config) -> anyhow::Result<DemoSessi
     let day = ShopDay::of(state.now(), state.config().app.session_ttl)?;
     let clock = Arc::new(ManualClock::new(day.opening));
     let morning = App::new(
-        state.store().clone(),
+        state.app().store().clone(),
         state.config().app.clone(),
         clock.clone(),
-        Arc::new(TicketAnswers),
+        AppState::answers(),
     );
     let regular = CustomerId::parse(REGULAR_CUSTOMER)?;
-    if state.store().loyalty_account(&regular).await?.is_none() {
+    if state.app().store().loyalty_account(&regular).await?.is_none() {
         provision(&morning).await?;
     }
-    state.promotions().refresh(state.store()).await?;
+    state.promotions().refresh(state.app().store()).await?;
     sell_the_day(&morning, &clock, &day).await?;
     let kept = read_kept_session(&config.data_dir);
     let session = demo_session(state, &store_id, kept.as_ref()).await?;
@@ -472,7 +471,7 @@ struct TillSession {
 
 async fn demo_session(state: &AppState, store_id: &StoreId, kept: Option<&DemoSession>) -> anyhow::Result<TillSession> {
     if let Some(kept) = kept {
-        let found = state.store().session_by_token(&token_hash(&kept.token)).await?;
+        let found = state.app().store().session_by_token(&token_hash(&kept.token)).await?;
         let still_open = found.is_some_and(|principal| {
             principal.session.session_id.as_str() == kept.session_id && principal.session.is_open_at(state.now())
         });
@@ -487,7 +486,7 @@ async fn demo_session(state: &AppState, store_id: &StoreId, kept: Option<&DemoSe
 }
 
 async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Result<TillSession> {
-    let store = state.store();
+    let store = state.app().store();
     for _ in 0..2 {
         let token = new_token(SESSION_TOKEN_PREFIX);
         let now = state.now();

@@ -213,7 +213,7 @@ async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine:
     let points = server.get(&points_path, &server.admin()).await;
     assert_eq!(points.body["points"], points_left, "{}", points.text);
     let customer = till_core::ids::CustomerId::parse(REGULAR_CUSTOMER).unwrap();
-    let ledger = server.state().store().loyalty_ledger(&customer).await.unwrap();
+    let ledger = server.state().app().store().loyalty_ledger(&customer).await.unwrap();
     assert_eq!(ledger.iter().map(|(_, points)| points).sum::<i64>(), points_left);
 
     till::demo::seed(server.state(), &server.config)

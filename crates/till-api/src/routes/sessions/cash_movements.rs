@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use till_app::drawer::{Moved, MovementRequest, move_cash, cash_moved};
+use till_app::drawer::{Moved, MovementRequest, cash_moved, move_cash};
 use till_core::drawer::{AmountProblem, MovementKind, check_amount};
 use till_core::ids::MovementId;
 
