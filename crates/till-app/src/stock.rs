@@ -12,9 +12,10 @@ use till_core::stock::{ReceiptMismatch, ReceivedLine, SentLine};
 use till_store::stock_counts::{CountOutcome, NewCount};
 use till_store::stock_transfers::{NewTransfer, ReceiveOutcome, SendOutcome};
 
+pub use till_core::documents::TransferAnswer;
+pub use till_core::stock::TransferRecord;
 pub use till_store::stock::{Movement, StockLevel};
 pub use till_store::stock_counts::{CountLine, CountRecord, CountedLine};
-pub use till_store::stock_transfers::{TransferAnswer, TransferRecord};
 
 /// Recorded now, or answered again from an earlier request with the same content.
 pub struct Done<T> {

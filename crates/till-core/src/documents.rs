@@ -5,9 +5,10 @@
 use crate::drawer::ShiftReport;
 use crate::fiscal::payload::{ClosureRecord, LateTickets, Period, SaleRecordVat};
 use crate::ids::{MovementId, RegisterId, SessionId, SkuId, StoreId, Subject};
-use crate::instant::from_micros;
+use crate::instant::{format_utc, from_micros};
 use crate::money::{Cents, VatRate};
 use crate::promotions::PromotionRule;
+use crate::stock::TransferRecord;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -308,6 +309,58 @@ impl ShiftDocument {
             reported_at,
             closed_at,
             fiscal,
+        }
+    }
+}
+
+/// A transfer as the API answers it and the feed's `stock.transferred` carries it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransferAnswer {
+    pub transfer_id: String,
+    pub from_store_id: String,
+    pub to_store_id: String,
+    /// `sent`, then `received`.
+    pub status: &'static str,
+    pub lines: Vec<TransferLineAnswer>,
+    pub sent_at: String,
+    pub received_at: Option<String>,
+}
+
+/// One article of a transfer: what was sent and, once received, what arrived.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransferLineAnswer {
+    pub sku_id: String,
+    pub quantity: i64,
+    pub received_quantity: Option<i64>,
+    pub difference_quantity: Option<i64>,
+}
+
+impl From<&TransferRecord> for TransferAnswer {
+    fn from(record: &TransferRecord) -> Self {
+        let received = record.received.as_ref();
+        TransferAnswer {
+            transfer_id: record.transfer_id.as_str().to_owned(),
+            from_store_id: record.from_store_id.as_str().to_owned(),
+            to_store_id: record.to_store_id.as_str().to_owned(),
+            status: if received.is_some() { "received" } else { "sent" },
+            lines: record
+                .lines
+                .iter()
+                .enumerate()
+                .map(|(i, line)| {
+                    let arrived = received.and_then(|r| r.lines.get(i));
+                    TransferLineAnswer {
+                        sku_id: line.sku_id.as_str().to_owned(),
+                        quantity: line.quantity.get(),
+                        received_quantity: arrived.map(|r| r.received.get()),
+                        difference_quantity: arrived.map(|r| r.difference),
+                    }
+                })
+                .collect(),
+            sent_at: format_utc(record.sent_at),
+            received_at: received.map(|r| format_utc(r.at)),
         }
     }
 }

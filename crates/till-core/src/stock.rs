@@ -3,8 +3,9 @@
 //! may be negative (goods already in a customer's hands are never refused), a count or a
 //! quantity received never is.
 
-use crate::ids::SkuId;
+use crate::ids::{SkuId, StoreId, TransferId};
 use crate::money::MAX_SAFE_INTEGER;
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -146,6 +147,24 @@ pub fn reconcile(sent: &[SentLine], received: &[ReceivedLine]) -> Result<Vec<Rec
             })
         })
         .collect()
+}
+
+/// A transfer as recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransferRecord {
+    pub transfer_id: TransferId,
+    pub from_store_id: StoreId,
+    pub to_store_id: StoreId,
+    pub lines: Vec<SentLine>,
+    pub sent_at: Timestamp,
+    pub received: Option<Receipt>,
+}
+
+/// What arrived, article by article in the transfer's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub lines: Vec<Reconciled>,
+    pub at: Timestamp,
 }
 
 #[cfg(test)]

@@ -10,11 +10,11 @@ use crate::sql::{Conn, Row, query};
 use crate::stock::{self, Cause};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
-use serde::Serialize;
+use till_core::documents::TransferAnswer;
 use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId, TransferId};
-use till_core::instant::{format_utc, from_micros, to_micros};
-use till_core::stock::{ReceiptMismatch, ReceivedLine, Reconciled, SentLine, StockReason, reconcile};
+use till_core::instant::{from_micros, to_micros};
+use till_core::stock::{Receipt, ReceiptMismatch, ReceivedLine, SentLine, StockReason, TransferRecord, reconcile};
 
 /// A transfer as the back office sends it: two stores, each article once.
 #[derive(Clone, Debug)]
@@ -23,24 +23,6 @@ pub struct NewTransfer {
     pub from_store_id: StoreId,
     pub to_store_id: StoreId,
     pub lines: Vec<SentLine>,
-    pub at: Timestamp,
-}
-
-/// A transfer as recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TransferRecord {
-    pub transfer_id: TransferId,
-    pub from_store_id: StoreId,
-    pub to_store_id: StoreId,
-    pub lines: Vec<SentLine>,
-    pub sent_at: Timestamp,
-    pub received: Option<Receipt>,
-}
-
-/// What arrived, article by article in the transfer's order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Receipt {
-    pub lines: Vec<Reconciled>,
     pub at: Timestamp,
 }
 
@@ -318,62 +300,8 @@ async fn record_transferred(
         store_id: Some(store_id.as_str()),
         register_id: None,
         subject: record.transfer_id.as_str(),
-        data: Some(
-            serde_json::to_string(&TransferAnswer::from(record)).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        ),
+        data: Some(crate::feed::data_of(&TransferAnswer::from(record))?),
     }
     .record(conn)
     .await
-}
-
-/// A transfer as the API answers it and the feed's `stock.transferred` carries it.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TransferAnswer {
-    pub transfer_id: String,
-    pub from_store_id: String,
-    pub to_store_id: String,
-    /// `sent`, then `received`.
-    pub status: &'static str,
-    pub lines: Vec<TransferLineAnswer>,
-    pub sent_at: String,
-    pub received_at: Option<String>,
-}
-
-/// One article of a transfer: what was sent and, once received, what arrived.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TransferLineAnswer {
-    pub sku_id: String,
-    pub quantity: i64,
-    pub received_quantity: Option<i64>,
-    pub difference_quantity: Option<i64>,
-}
-
-impl From<&TransferRecord> for TransferAnswer {
-    fn from(record: &TransferRecord) -> Self {
-        let received = record.received.as_ref();
-        TransferAnswer {
-            transfer_id: record.transfer_id.as_str().to_owned(),
-            from_store_id: record.from_store_id.as_str().to_owned(),
-            to_store_id: record.to_store_id.as_str().to_owned(),
-            status: if received.is_some() { "received" } else { "sent" },
-            lines: record
-                .lines
-                .iter()
-                .enumerate()
-                .map(|(i, line)| {
-                    let arrived = received.and_then(|r| r.lines.get(i));
-                    TransferLineAnswer {
-                        sku_id: line.sku_id.as_str().to_owned(),
-                        quantity: line.quantity.get(),
-                        received_quantity: arrived.map(|r| r.received.get()),
-                        difference_quantity: arrived.map(|r| r.difference),
-                    }
-                })
-                .collect(),
-            sent_at: format_utc(record.sent_at),
-            received_at: received.map(|r| format_utc(r.at)),
-        }
-    }
 }
