@@ -2,10 +2,11 @@
 //! ticket and replayed byte for byte. Their shape is the API's, which writes them from the
 //! typed ticket; the use cases ask for them before the commit.
 
+use crate::storage::sales::NewSale;
+use crate::storage::sales::ReturnOf;
 use till_core::committed::SaleAnswer;
 use till_core::pricing::CouponEffect;
 use till_core::sale::Cart;
-use till_store::sales::{NewSale, ReturnOf};
 
 pub trait Answers: Send + Sync + 'static {
     /// A sale's answer, complete before the commit: what it commits, with the serial numbers

@@ -3,11 +3,11 @@
 
 use crate::answers::Answers;
 use crate::promotion_cache::PromotionCache;
+use crate::storage::{self, Storage};
 use jiff::Timestamp;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use till_core::sale::TenderMethod;
-use till_store::Store;
 
 /// The settings the use cases act on; the binary fills them from its layered configuration.
 #[derive(Clone, Debug)]
@@ -107,7 +107,7 @@ impl Clock for ManualClock {
 
 /// The use cases' context.
 pub struct App {
-    store: Store,
+    store: Arc<dyn Storage>,
     settings: Settings,
     clock: Arc<dyn Clock>,
     promotions: PromotionCache,
@@ -115,7 +115,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(store: Store, settings: Settings, clock: Arc<dyn Clock>, answers: Arc<dyn Answers>) -> App {
+    pub fn new(store: Arc<dyn Storage>, settings: Settings, clock: Arc<dyn Clock>, answers: Arc<dyn Answers>) -> App {
         let promotions = PromotionCache::new(settings.promotion_cache_ttl);
         App {
             store,
@@ -126,8 +126,61 @@ impl App {
         }
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
+    // Each capability of storage, for the use cases that name it.
+
+    /// The sales book.
+    pub fn sales_book(&self) -> &dyn storage::sales::SalesBook {
+        &*self.store
+    }
+
+    /// The fiscal journal.
+    pub fn journal(&self) -> &dyn storage::fiscal::FiscalJournal {
+        &*self.store
+    }
+
+    /// Register sessions and their drawers.
+    pub fn sessions(&self) -> &dyn storage::sessions::Sessions {
+        &*self.store
+    }
+
+    /// Gift cards, credit notes and loyalty accounts.
+    pub fn stored_value(&self) -> &dyn storage::stored_value::StoredValue {
+        &*self.store
+    }
+
+    /// The catalog and its prices.
+    pub fn catalog(&self) -> &dyn storage::catalog::Catalog {
+        &*self.store
+    }
+
+    /// Promotion rules and coupons.
+    pub fn offers(&self) -> &dyn storage::offers::Offers {
+        &*self.store
+    }
+
+    /// Stock, counts and transfers.
+    pub fn stock(&self) -> &dyn storage::stock::Stock {
+        &*self.store
+    }
+
+    /// The event feed and webhooks.
+    pub fn feed(&self) -> &dyn storage::feed::Feed {
+        &*self.store
+    }
+
+    /// Stores and staff.
+    pub fn people(&self) -> &dyn storage::people::People {
+        &*self.store
+    }
+
+    /// Grants, confirmations and console sign-outs.
+    pub fn access(&self) -> &dyn storage::access::Access {
+        &*self.store
+    }
+
+    /// Whether the database answers.
+    pub fn health(&self) -> &dyn storage::Health {
+        &*self.store
     }
 
     pub fn settings(&self) -> &Settings {

@@ -5,13 +5,14 @@ use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal, Unapproved};
 use crate::secret::{ELEVATION_TOKEN_PREFIX, is_token_shaped, token_hash};
+use crate::storage::access::GrantOperation;
+use crate::storage::access::GrantRecord;
 use till_core::grant::Grant;
 use till_core::ids::SessionId;
 use till_core::money::{Bps, Cents};
 use till_core::pricing::Priced;
 use till_core::sale::{DeclaredKind, SaleRequest};
 use till_core::staff::effective_limit;
-use till_store::elevation::{GrantOperation, GrantRecord};
 
 /// Declared discounts need authority: the caller's own (`price:override`, or within their
 /// discount limit) or a manager's single-use elevation token, whose grant id is returned so the
@@ -33,7 +34,7 @@ pub(crate) async fn authorize_discounts(
         .unwrap_or(priced.subtotal);
     let limit = match caller.session() {
         Some(session) => session.cashier.member.effective_limit(),
-        None => match app.store().get_staff(&caller.subject).await? {
+        None => match app.people().get_staff(&caller.subject).await? {
             Some(staff) => staff.member.effective_limit(),
             None => effective_limit(None, caller.grants),
         },
@@ -99,7 +100,7 @@ async fn usable_grant(
     else {
         return Ok(Err(Unapproved::NotAToken));
     };
-    let Some(grant) = app.store().grant_by_token(&token_hash(token)).await? else {
+    let Some(grant) = app.access().grant_by_token(&token_hash(token)).await? else {
         return Ok(Err(Unapproved::NoSuchGrant));
     };
     Ok(if grant.spent_at.is_some() {

@@ -4,10 +4,10 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
+use crate::storage::sales::SaleOutcome;
+use crate::storage::sessions::SessionRecord;
 use jiff::Timestamp;
 use till_core::ids::{RegisterId, SessionId, StoreId, TransactionId};
-use till_store::sales::SaleOutcome;
-use till_store::sessions::SessionRecord;
 
 /// A committed ticket's answer: the stored 201 body, and whether it is a replay of a commit
 /// made before with the same content.
@@ -50,7 +50,7 @@ pub(crate) async fn booking_session(
     now: Timestamp,
     freshness: Freshness,
 ) -> Result<(SessionRecord, Timing), Error> {
-    if app.store().store_in_network(store_id).await? == Some(false) {
+    if app.people().store_in_network(store_id).await? == Some(false) {
         return Err(Refusal::StoreNotInNetwork.into());
     }
     let own = caller.session().map(|own| &own.session);
@@ -58,7 +58,7 @@ pub(crate) async fn booking_session(
         // A till's token was resolved to its session in this very request: no second read.
         Some(own) if own.session_id == *session_id && freshness == Freshness::AsResolved => own.clone(),
         _ => app
-            .store()
+            .sessions()
             .get_session(session_id)
             .await?
             .ok_or_else(|| Refusal::SessionUnknown(session_id.clone()))?,
@@ -122,7 +122,7 @@ pub(crate) async fn unless_twin_committed(
     outcome: Result<Booked, Error>,
 ) -> Result<Booked, Error> {
     match outcome {
-        Err(refusal) if refusal.may_hide_a_twin() => match app.store().find_sale(transaction_id).await? {
+        Err(refusal) if refusal.may_hide_a_twin() => match app.sales_book().find_sale(transaction_id).await? {
             Some(stored) => replay(stored, fingerprint),
             None => Err(refusal),
         },

@@ -1,8 +1,8 @@
 //! Who is asking: the principal a credential resolved to, as the use cases weigh it.
 
+use crate::storage::sessions::SessionPrincipal;
 use till_core::grant::{Grant, GrantSet};
 use till_core::ids::{StoreId, Subject};
-use till_store::sessions::SessionPrincipal;
 
 /// An authenticated caller.
 #[derive(Clone, Debug)]

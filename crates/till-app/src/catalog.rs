@@ -12,8 +12,10 @@ use till_core::catalog::{CatalogItem, StartsInThePast, price_starts};
 use till_core::ids::SkuId;
 use till_core::words::NameQuery;
 
-pub use till_store::catalog::{CatalogRecord, CatalogWrite, ImportSummary};
-pub use till_store::sku_words::WordKey;
+pub use crate::storage::catalog::CatalogRecord;
+pub use crate::storage::catalog::CatalogWrite;
+pub use crate::storage::catalog::ImportSummary;
+pub use crate::storage::catalog::WordKey;
 
 /// An article as a request writes it, before its price's start is checked against the clock.
 pub struct NewArticle {
@@ -60,7 +62,7 @@ pub async fn put(app: &App, article: NewArticle) -> Result<Put, Error> {
     let Ok(write) = article.write(now) else {
         return Ok(Put::StartsInThePast);
     };
-    let (record, created) = app.store().put_catalog_item(write, now).await?;
+    let (record, created) = app.catalog().put_catalog_item(write, now).await?;
     Ok(Put::Written { record, created })
 }
 
@@ -74,17 +76,17 @@ pub async fn import(app: &App, articles: Vec<NewArticle>) -> Result<Import, Erro
             Err(StartsInThePast) => return Ok(Import::StartsInThePast { index }),
         }
     }
-    Ok(Import::Written(app.store().write_catalog(writes, now).await?))
+    Ok(Import::Written(app.catalog().write_catalog(writes, now).await?))
 }
 
 /// One article, at the price in force now, with those scheduled after.
 pub async fn article(app: &App, sku_id: &SkuId) -> Result<Option<CatalogRecord>, Error> {
-    Ok(app.store().get_catalog_item(sku_id, app.now()).await?)
+    Ok(app.catalog().get_catalog_item(sku_id, app.now()).await?)
 }
 
 /// The article carrying a barcode, in any of its forms.
 pub async fn by_barcode(app: &App, gtin: &Gtin) -> Result<Option<CatalogRecord>, Error> {
-    let Some(sku_id) = app.store().sku_of_barcode(gtin).await? else {
+    let Some(sku_id) = app.catalog().sku_of_barcode(gtin).await? else {
         return Ok(None);
     };
     article(app, &sku_id).await
@@ -92,7 +94,7 @@ pub async fn by_barcode(app: &App, gtin: &Gtin) -> Result<Option<CatalogRecord>,
 
 /// The articles by id, in `window`.
 pub async fn articles(app: &App, window: &Window<SkuId>) -> Result<Vec<CatalogRecord>, Error> {
-    Ok(app.store().list_catalog_items(window, app.now()).await?)
+    Ok(app.catalog().list_catalog_items(window, app.now()).await?)
 }
 
 /// The articles whose name holds the words of `name`, in `window`, each with the key its page
@@ -102,5 +104,5 @@ pub async fn search(
     name: &NameQuery,
     window: &Window<WordKey>,
 ) -> Result<Vec<(WordKey, CatalogRecord)>, Error> {
-    Ok(app.store().search_catalog(name, window, app.now()).await?)
+    Ok(app.catalog().search_catalog(name, window, app.now()).await?)
 }

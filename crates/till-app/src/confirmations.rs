@@ -8,13 +8,15 @@ use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::Error;
 use crate::secret::{is_token_shaped, new_token, token_hash};
+use crate::storage::access::NewConfirmation;
+use crate::storage::access::SpentConfirmation;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use till_store::mcp_confirmations::{NewConfirmation, SpentConfirmation};
 
 // How a change is checked before the person is asked: the request run up to its first write.
-pub use till_store::dry_run::{DryRun, until_first_write};
+pub use crate::storage::dry_run::DryRun;
+pub use crate::storage::dry_run::until_first_write;
 
 /// Prefix of a confirmation token.
 pub const TOKEN_PREFIX: &str = "pos_cf_";
@@ -57,7 +59,7 @@ pub async fn issue(
     let token = new_token(TOKEN_PREFIX);
     let issued_at = app.now();
     let expires_at = issued_at + SignedDuration::from_mins(CONFIRMATION_MINUTES);
-    app.store()
+    app.access()
         .issue_confirmation(NewConfirmation {
             token_hash: token_hash(&token),
             subject: principal.subject.as_str().to_owned(),
@@ -81,7 +83,7 @@ pub async fn spend(
     if !is_token_shaped(token, TOKEN_PREFIX) {
         return Ok(Err(Mismatch::NotAToken));
     }
-    let spent = app.store().spend_confirmation(token_hash(token)).await?;
+    let spent = app.access().spend_confirmation(token_hash(token)).await?;
     Ok(matches(
         spent.as_ref(),
         principal.subject.as_str(),

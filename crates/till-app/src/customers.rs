@@ -5,9 +5,9 @@ use crate::app::App;
 use crate::refusal::Error;
 use till_core::ids::CustomerId;
 
-pub use till_store::customers::LoyaltyAccount;
+pub use crate::storage::stored_value::LoyaltyAccount;
 
 /// `None` for a customer no sale has named yet.
 pub async fn loyalty_account(app: &App, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, Error> {
-    Ok(app.store().loyalty_account(customer_id).await?)
+    Ok(app.stored_value().loyalty_account(customer_id).await?)
 }

@@ -5,14 +5,15 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
+use crate::storage::sessions::MovementOutcome;
+use crate::storage::sessions::NewMovement;
 use till_core::documents::ShiftDocument;
 use till_core::drawer::MovementKind;
 use till_core::grant::Grant;
 use till_core::ids::{MovementId, SessionId};
 use till_core::money::Cents;
-use till_store::drawer::{MovementOutcome, NewMovement};
 
-pub use till_store::drawer::{MovementRecord, cash_moved};
+pub use crate::storage::sessions::{MovementRecord, cash_moved};
 
 /// A movement as a till or the back office asks for it, parsed (its amount fits its kind).
 pub struct MovementRequest {
@@ -37,7 +38,7 @@ pub async fn move_cash(
 ) -> Result<Moved, Error> {
     may_reach_drawer(caller, &session_id)?;
     let outcome = app
-        .store()
+        .sessions()
         .record_cash_movement(NewMovement {
             movement_id: request.movement_id,
             session_id: session_id.clone(),
@@ -64,7 +65,7 @@ pub async fn move_cash(
 pub async fn x_report(app: &App, caller: &Principal, session_id: SessionId) -> Result<ShiftDocument, Error> {
     may_reach_drawer(caller, &session_id)?;
     let now = app.now();
-    let Some((session, report)) = app.store().x_report(&session_id, now).await? else {
+    let Some((session, report)) = app.sessions().x_report(&session_id, now).await? else {
         return Err(Refusal::NoSuchSession(session_id).into());
     };
     if !session.is_open_at(now) {

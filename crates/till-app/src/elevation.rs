@@ -11,15 +11,17 @@ use crate::caller::Principal;
 use crate::pin::{PinCheck, check_pin, seconds_until};
 use crate::refusal::{Error, PinHolder, Refusal};
 use crate::secret::{ELEVATION_TOKEN_PREFIX, new_id, new_token, token_hash};
+use crate::storage::access::NewGrant;
+use crate::storage::access::RateDecision;
+use crate::storage::people::StaffRecord;
+use crate::storage::sessions::SessionPrincipal;
 use jiff::Timestamp;
 use till_core::grant::Grant;
 use till_core::ids::{RegisterId, Subject};
 use till_core::staff::{DiscountLimit, StaffMember};
-use till_store::elevation::{NewGrant, RateDecision};
-use till_store::sessions::SessionPrincipal;
-use till_store::staff::StaffRecord;
 
-pub use till_store::elevation::{ElevationEvent, GrantOperation};
+pub use crate::storage::access::ElevationEvent;
+pub use crate::storage::access::GrantOperation;
 
 /// The one scope a grant carries.
 pub const GRANT_SCOPE: Grant = Grant::DiscountOverride;
@@ -60,7 +62,7 @@ pub async fn request_grant(app: &App, till: &SessionPrincipal, request: &GrantRe
     };
     let (settings, manager) = (app.settings(), request.manager.as_str());
     let rate = app
-        .store()
+        .access()
         .count_elevation_attempt(
             manager,
             now,
@@ -159,7 +161,7 @@ async fn issue(
         operation: request.operation,
         expires_at,
     };
-    app.store().issue_grant(grant).await?;
+    app.access().issue_grant(grant).await?;
     Ok(issued)
 }
 
@@ -173,7 +175,7 @@ pub async fn events(
 ) -> Result<Vec<ElevationEvent>, Error> {
     let manager = manager.map(Subject::as_str);
     let register = register.map(RegisterId::as_str);
-    Ok(app.store().elevation_events(manager, register, limit).await?)
+    Ok(app.access().elevation_events(manager, register, limit).await?)
 }
 
 impl Refusal {
@@ -222,7 +224,7 @@ impl Audit<'_> {
             percent_bps: self.request.percent,
             ..ElevationEvent::default()
         };
-        if let Err(error) = self.app.store().record_elevation_event(event, self.now).await {
+        if let Err(error) = self.app.access().record_elevation_event(event, self.now).await {
             tracing::error!(%error, "could not record an elevation event");
         }
     }

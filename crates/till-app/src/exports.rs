@@ -5,11 +5,12 @@
 
 use crate::app::App;
 use crate::refusal::Error;
+use crate::storage::fiscal::DaysAsked;
+use crate::storage::fiscal::ExportDays;
 use jiff::civil::Date;
 use std::collections::BTreeMap;
 use till_core::exports::{ClosedDay, Today, last_day_begun};
 use till_core::ids::{RegisterId, StoreId};
-use till_store::exports::{DaysAsked, ExportDays};
 
 /// A period of days to export: local dates, both inclusive, of every register or of some.
 pub struct Period {
@@ -48,7 +49,7 @@ pub async fn closed_days(app: &App, period: Period) -> Result<Days, Error> {
         store_id,
         register_id,
     };
-    Ok(match app.store().export_days(asked).await? {
+    Ok(match app.journal().export_days(asked).await? {
         ExportDays::Closed { days, sirets } => Days::Closed { days, sirets },
         ExportDays::Open { register_id, date } => Days::Open { register_id, date },
     })
@@ -63,7 +64,7 @@ pub(crate) async fn begun(
     register_id: Option<&str>,
     to: Date,
 ) -> Result<Result<(), Today>, Error> {
-    let zones = app.store().period_zones(store_id, register_id).await?;
+    let zones = app.journal().period_zones(store_id, register_id).await?;
     let today = last_day_begun(&zones, app.now());
     Ok(if to > today.date { Err(today) } else { Ok(()) })
 }

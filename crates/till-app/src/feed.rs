@@ -5,7 +5,8 @@ use crate::app::App;
 use crate::refusal::Error;
 use till_core::events::{EventType, FeedCursor};
 
-pub use till_store::feed::{FeedEvent, MOST_EVENTS_READ};
+pub use crate::storage::feed::FeedEvent;
+pub use crate::storage::feed::MOST_EVENTS_READ;
 
 /// Up to `limit` events after `after`, in feed order, of `types` only when not empty.
 pub async fn events_after(
@@ -14,5 +15,5 @@ pub async fn events_after(
     limit: i64,
     types: &[EventType],
 ) -> Result<Vec<FeedEvent>, Error> {
-    Ok(app.store().events_after(after, limit, types).await?)
+    Ok(app.feed().events_after(after, limit, types).await?)
 }

@@ -15,6 +15,9 @@ use crate::caller::Principal;
 use crate::quote::{Quote, QuoteRequest, item_count, quote};
 use crate::refusal::{CardLineProblem, Error, PriceGap, Refusal};
 use crate::secret::{new_instrument_code, new_ordered_id};
+use crate::storage::Rule;
+use crate::storage::StoreError;
+use crate::storage::sales::NewSale;
 use jiff::{SignedDuration, Timestamp};
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
@@ -26,8 +29,6 @@ use till_core::pricing::LineToPrice;
 use till_core::sale::{Cart, SaleRequest, SaleType};
 use till_core::settlement::{SettlementError, check_settlement, loyalty_points};
 use till_core::stored_value::{CardMove, Direction, TenderRules, TicketMoves, tender_moves};
-use till_store::sales::NewSale;
-use till_store::{Rule, StoreError};
 
 /// Finalizes `request`; `elevation` is the `x-elevation-token` presented with it, if any.
 pub async fn finalize(
@@ -119,7 +120,7 @@ async fn book_sale(
     sale.stored_value = stored_value;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
-    answer(app.store().commit_sale(sale).await?, &fingerprint)
+    answer(app.sales_book().commit_sale(sale).await?, &fingerprint)
 }
 
 /// What the sale moves in stored value: the gift cards its lines sell, and what its tenders

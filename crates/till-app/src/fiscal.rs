@@ -6,19 +6,20 @@
 use crate::app::App;
 use crate::refusal::Error;
 use crate::secret::new_id;
+use crate::storage::fiscal::ArchiveRequest;
 use jiff::civil::Date;
 use till_core::exports::Today;
 use till_core::fiscal::audit::{Failure, audit as audit_journal};
+use till_core::fiscal::jet;
 use till_core::fiscal::payload::Period;
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::RegisterId;
-use till_store::archives::ArchiveRequest;
-use till_store::journal::jet;
 use tokio::sync::Semaphore;
 
-pub use till_store::archives::MadeArchive;
-pub use till_store::closures::{CloseRequest, SealedClosure};
-pub use till_store::journal::PublishedKey;
+pub use crate::storage::fiscal::CloseRequest;
+pub use crate::storage::fiscal::MadeArchive;
+pub use crate::storage::fiscal::PublishedKey;
+pub use crate::storage::fiscal::SealedClosure;
 
 /// Audits and archives take turns, one at a time on each node, their work on the blocking
 /// pool. An audit holds a register's whole journal in memory and checks a signature per entry:
@@ -30,12 +31,12 @@ static JOURNAL_READS: Semaphore = Semaphore::const_new(1);
 
 /// Every key that ever signed an entry, as published.
 pub async fn keys(app: &App) -> Result<Vec<PublishedKey>, Error> {
-    Ok(app.store().fiscal_keys().await?)
+    Ok(app.journal().fiscal_keys().await?)
 }
 
 /// One chain of a register's journal, in sequence order.
 pub async fn chain(app: &App, register_id: &RegisterId, kind: ChainKind) -> Result<Vec<Entry>, Error> {
-    Ok(app.store().journal(register_id.as_str(), kind).await?)
+    Ok(app.journal().journal(register_id.as_str(), kind).await?)
 }
 
 /// The verdict of an audit of a register's journal.
@@ -49,13 +50,13 @@ pub struct Audited {
 /// Audits a register's journal: every chain's sequence, links, signatures and the records they
 /// seal. A failure not recorded before is recorded. `None` when the register has no journal.
 pub async fn audit(app: &App, register_id: &RegisterId) -> Result<Option<Audited>, Error> {
-    let store = app.store();
-    if !store.register_has_journal(register_id.as_str()).await? {
+    let journal = app.journal();
+    if !journal.register_has_journal(register_id.as_str()).await? {
         return Ok(None);
     }
     // Held through the load too: the journal in memory is the audit's larger cost.
     let _turn = JOURNAL_READS.acquire().await.map_err(Error::internal)?;
-    let journal = store.load_journal(register_id.as_str()).await?;
+    let journal = journal.load_journal(register_id.as_str()).await?;
     let (journal, verdict) = tokio::task::spawn_blocking(move || {
         let verdict = audit_journal(&journal);
         (journal, verdict)
@@ -76,14 +77,14 @@ pub async fn audit(app: &App, register_id: &RegisterId) -> Result<Option<Audited
 /// Records an integrity failure as a technical event, once per distinct failure.
 async fn record_failure(app: &App, register: &str, failure: &Failure) -> Result<(), Error> {
     let detail = failure.to_string();
-    let journal = app.store().load_journal(register).await?;
+    let journal = app.journal().load_journal(register).await?;
     let known = journal
         .events
         .values()
         .any(|e| e.code == jet::INTEGRITY_FAILURE.code && e.detail == detail);
     if !known {
         tracing::error!(register, %detail, "fiscal journal integrity failure");
-        app.store()
+        app.journal()
             .record_technical_event(register, jet::INTEGRITY_FAILURE, &detail, app.now())
             .await?;
     }
@@ -93,14 +94,14 @@ async fn record_failure(app: &App, register: &str, failure: &Failure) -> Result<
 /// Seals the register's current day, month or year (and any earlier period not yet closed).
 pub async fn close(app: &App, register_id: &RegisterId, period: Period) -> Result<CloseRequest, Error> {
     Ok(app
-        .store()
+        .journal()
         .close_period(register_id.as_str(), period, app.now())
         .await?)
 }
 
 /// The register's period closures, in chain order.
 pub async fn closures(app: &App, register_id: &RegisterId) -> Result<Vec<SealedClosure>, Error> {
-    Ok(app.store().closures(register_id.as_str()).await?)
+    Ok(app.journal().closures(register_id.as_str()).await?)
 }
 
 /// What a request for an archive did.
@@ -125,7 +126,7 @@ pub async fn archive(app: &App, register_id: RegisterId, from: Date, to: Date) -
         software_version: env!("CARGO_PKG_VERSION").to_owned(),
     };
     let _turn = JOURNAL_READS.acquire().await.map_err(Error::internal)?;
-    Ok(match app.store().make_archive(request, app.now()).await? {
+    Ok(match app.journal().make_archive(request, app.now()).await? {
         Some(made) => Archived::Made(made),
         None => Archived::UnknownRegister,
     })
@@ -133,5 +134,5 @@ pub async fn archive(app: &App, register_id: RegisterId, from: Date, to: Date) -
 
 /// An archive made earlier, byte for byte.
 pub async fn archive_file(app: &App, archive_id: &str) -> Result<Option<Vec<u8>>, Error> {
-    Ok(app.store().archive_file(archive_id).await?)
+    Ok(app.journal().archive_file(archive_id).await?)
 }

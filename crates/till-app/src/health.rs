@@ -4,10 +4,10 @@
 use crate::app::App;
 use crate::refusal::Error;
 
-pub use till_store::Engine;
+pub use crate::storage::Engine;
 
 /// Asks the database for an answer; the engine it runs on when it gives one.
 pub async fn ready(app: &App) -> Result<Engine, Error> {
-    app.store().ping().await?;
-    Ok(app.store().engine())
+    app.health().ping().await?;
+    Ok(app.health().engine())
 }

@@ -7,10 +7,11 @@
 use crate::app::App;
 use crate::refusal::Error;
 use crate::secret::{pin_work, verify_pin};
+use crate::storage::people::PinAttempt;
+use crate::storage::people::StaffRecord;
 use jiff::Timestamp;
 use till_core::ids::{RegisterId, Subject};
 use till_core::staff::PinLimits;
-use till_store::staff::{PinAttempt, StaffRecord};
 
 /// How a PIN check went.
 pub(crate) enum PinCheck {
@@ -32,9 +33,9 @@ pub(crate) async fn check_pin(
     pin: &str,
     now: Timestamp,
 ) -> Result<PinCheck, Error> {
-    let (store, settings) = (app.store(), app.settings());
+    let (people, settings) = (app.people(), app.settings());
     let limits = PinLimits::of(settings.pin_max_failures);
-    let attempt = store
+    let attempt = people
         .reserve_pin_attempt(subject.as_str(), register, now, limits, settings.pin_lockout)
         .await?;
     let last_chance = match attempt {
@@ -45,7 +46,7 @@ pub(crate) async fn check_pin(
             });
         }
     };
-    let staff = store.get_staff(subject).await?;
+    let staff = people.get_staff(subject).await?;
     let hash = staff.as_ref().map(|s| s.pin_hash.clone());
     let pin = pin.to_owned();
     let matched = pin_work(move || verify_pin(&pin, hash.as_deref()))
@@ -53,7 +54,7 @@ pub(crate) async fn check_pin(
         .map_err(Error::internal)?;
     match staff {
         Some(staff) if matched => {
-            store.clear_pin_failures(subject.as_str(), register, now).await?;
+            people.clear_pin_failures(subject.as_str(), register, now).await?;
             Ok(PinCheck::Matched(staff))
         }
         _ => Ok(PinCheck::Wrong { last_chance }),

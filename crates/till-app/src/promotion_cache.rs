@@ -6,11 +6,12 @@
 //! the writer's next sale sees its own rule. The mechanism is [`Kept`], shared with the
 //! store's caches.
 
+use crate::storage::StoreError;
+use crate::storage::kept::Kept;
+use crate::storage::offers::Offers;
 use std::sync::Arc;
 use std::time::Duration;
 use till_core::promotions::RuleBook;
-use till_store::cache::Kept;
-use till_store::{Store, StoreError};
 
 pub struct PromotionCache {
     book: Kept<Arc<RuleBook>>,
@@ -22,7 +23,7 @@ impl PromotionCache {
     }
 
     /// The current rules, re-read if the revision moved since the last check older than `ttl`.
-    pub async fn book(&self, store: &Store) -> Result<Arc<RuleBook>, StoreError> {
+    pub async fn book(&self, store: &dyn Offers) -> Result<Arc<RuleBook>, StoreError> {
         self.book
             .check(
                 async || store.promotion_revision().await,
@@ -33,7 +34,7 @@ impl PromotionCache {
     }
 
     /// Re-reads now; called after this node wrote a rule.
-    pub async fn refresh(&self, store: &Store) -> Result<(), StoreError> {
+    pub async fn refresh(&self, store: &dyn Offers) -> Result<(), StoreError> {
         self.book
             .check_now(
                 async || store.promotion_revision().await,
@@ -44,7 +45,7 @@ impl PromotionCache {
 }
 
 /// Every stored rule, indexed by article.
-async fn rule_book(store: &Store) -> Result<Arc<RuleBook>, StoreError> {
+async fn rule_book(store: &dyn Offers) -> Result<Arc<RuleBook>, StoreError> {
     let rules = store
         .promotions()
         .await?

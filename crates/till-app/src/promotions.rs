@@ -8,11 +8,12 @@ use crate::refusal::Error;
 use till_core::ids::PromotionId;
 use till_core::promotions::PromotionRule;
 
-pub use till_store::promotions::{Replaced, StoredRule};
+pub use crate::storage::offers::Replaced;
+pub use crate::storage::offers::StoredRule;
 
 /// Creates the rule or replaces the one with its id; `true` when created.
 pub async fn upsert(app: &App, rule: PromotionRule) -> Result<(StoredRule, bool), Error> {
-    let written = app.store().upsert_promotion(rule, app.now()).await?;
+    let written = app.offers().upsert_promotion(rule, app.now()).await?;
     refresh(app).await?;
     Ok(written)
 }
@@ -20,7 +21,7 @@ pub async fn upsert(app: &App, rule: PromotionRule) -> Result<(StoredRule, bool)
 /// Replaces an existing rule wholesale, never creating one; with `expected`, only while the
 /// stored rule is at that version.
 pub async fn replace(app: &App, rule: PromotionRule, expected: Option<i64>) -> Result<Replaced, Error> {
-    let replaced = app.store().replace_promotion(rule, expected, app.now()).await?;
+    let replaced = app.offers().replace_promotion(rule, expected, app.now()).await?;
     if let Replaced::Done(_) = replaced {
         refresh(app).await?;
     }
@@ -29,7 +30,7 @@ pub async fn replace(app: &App, rule: PromotionRule, expected: Option<i64>) -> R
 
 /// Turns a rule off: it stays readable and no longer applies. `None` when there is no such rule.
 pub async fn deactivate(app: &App, id: PromotionId) -> Result<Option<StoredRule>, Error> {
-    let stored = app.store().deactivate_promotion(id, app.now()).await?;
+    let stored = app.offers().deactivate_promotion(id, app.now()).await?;
     if stored.is_some() {
         refresh(app).await?;
     }
@@ -37,15 +38,15 @@ pub async fn deactivate(app: &App, id: PromotionId) -> Result<Option<StoredRule>
 }
 
 pub async fn rule(app: &App, id: &PromotionId) -> Result<Option<StoredRule>, Error> {
-    Ok(app.store().get_promotion(id).await?)
+    Ok(app.offers().get_promotion(id).await?)
 }
 
 /// Every rule, by id.
 pub async fn rules(app: &App) -> Result<Vec<StoredRule>, Error> {
-    Ok(app.store().promotions().await?)
+    Ok(app.offers().promotions().await?)
 }
 
 /// Re-reads this node's rules in memory now, after a write.
 pub async fn refresh(app: &App) -> Result<(), Error> {
-    Ok(app.promotions().refresh(app.store()).await?)
+    Ok(app.promotions().refresh(app.offers()).await?)
 }

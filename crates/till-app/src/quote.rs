@@ -77,13 +77,13 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
         .filter_map(|l| l.sku_id.as_ref())
         .collect();
     let catalog = app
-        .store()
+        .catalog()
         .catalog_items(request.store_id, &articles, request.at)
         .await?;
     let lines = lines_to_price(request.cart, &catalog)?;
     let labels = labels(request.cart, &catalog);
 
-    let book = app.promotions().book(app.store()).await?;
+    let book = app.promotions().book(app.offers()).await?;
     let candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
     let promotions =
         apply_promotions(&candidates, &promo_lines(request.cart, &lines)).map_err(|_| Refusal::AmountsTooLarge)?;
@@ -118,7 +118,7 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
 /// The dry run of finalize's pricing, for a store of the network: nothing is written, no
 /// coupon is redeemed.
 pub async fn price_cart(app: &App, request: QuoteRequest<'_>) -> Result<CartPrice, Error> {
-    if app.store().store_in_network(request.store_id).await? == Some(false) {
+    if app.people().store_in_network(request.store_id).await? == Some(false) {
         return Err(Refusal::StoreNotInNetwork.into());
     }
     let cart = request.cart;
@@ -204,7 +204,7 @@ async fn coupon_to_apply(app: &App, code: &CouponCode, at: Timestamp) -> Result<
         })
     };
     let record = app
-        .store()
+        .offers()
         .get_coupon(code)
         .await?
         .ok_or_else(|| refuse(CouponUnusable::Unknown))?;

@@ -6,7 +6,8 @@ use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use till_core::ids::{PrintId, TransactionId};
 
-pub use till_store::receipts::{Print, Receipt};
+pub use crate::storage::sales::Print;
+pub use crate::storage::sales::Receipt;
 
 /// A print made (or found made before under the same print id), with what it prints.
 pub struct Printed {
@@ -19,7 +20,7 @@ pub struct Printed {
 /// The receipt of a committed sale, to show; records nothing. A till's token reaches the
 /// sales of its own store only.
 pub async fn receipt(app: &App, caller: &Principal, transaction_id: &TransactionId) -> Result<Receipt, Error> {
-    let receipt = app.store().receipt(transaction_id).await?;
+    let receipt = app.sales_book().receipt(transaction_id).await?;
     match receipt {
         Some(receipt) if within_reach(caller, &receipt) => Ok(receipt),
         _ => Err(Refusal::NoSuchSale(transaction_id.clone()).into()),
@@ -36,7 +37,7 @@ pub async fn print(
 ) -> Result<Printed, Error> {
     let receipt = receipt(app, caller, transaction_id).await?;
     let printed = app
-        .store()
+        .sales_book()
         .record_print(transaction_id, print_id, caller.subject.as_str(), app.now())
         .await?;
     Ok(Printed {

@@ -1,6 +1,9 @@
 //! Why a use case refused, as a value. The API layer words each reason once, with its status;
 //! a refused request changed nothing.
 
+use crate::storage::StoreError;
+use crate::storage::access::GrantOperation;
+use crate::storage::sessions::OpenRefusal;
 use till_core::ids::{
     CountId, CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId, TransferId,
 };
@@ -10,9 +13,6 @@ use till_core::pricing::PricingError;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{RefundPolicyError, TenderProblem};
-use till_store::StoreError;
-use till_store::elevation::GrantOperation;
-use till_store::sessions::OpenRefusal;
 
 /// How a use case failed.
 #[derive(Debug)]

@@ -4,9 +4,9 @@
 
 use crate::app::App;
 use crate::refusal::{Error, Refusal};
+use crate::storage::sales::ReportScope;
 use till_core::ids::{RegisterId, StoreId};
 use till_core::report::{GroupBy, Period, Report, ReportError, assemble};
-use till_store::sales_report::ReportScope;
 
 /// A report asked for, parsed.
 pub struct ReportRequest {
@@ -24,8 +24,8 @@ pub async fn sales_report(app: &App, request: ReportRequest) -> Result<Report, E
         register_id: request.register_id,
         period: request.period,
     };
-    app.store().roll_up_pending(&scope).await?;
-    let pieces = app.store().report_pieces(&scope, request.group_by).await?;
+    app.sales_book().roll_up_pending(&scope).await?;
+    let pieces = app.sales_book().report_pieces(&scope, request.group_by).await?;
     assemble(request.group_by, pieces).map_err(|error| match error {
         ReportError::Overflow(_) => Refusal::ReportTooLarge.into(),
         unreadable @ ReportError::UnknownRate(_) => Error::internal(unreadable),

@@ -11,6 +11,10 @@ use crate::booking::{
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use crate::secret::{new_instrument_code, new_ordered_id};
+use crate::storage::StoreError;
+use crate::storage::sales::NewSale;
+use crate::storage::sales::OriginalSale;
+use crate::storage::sales::ReturnOf;
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 use till_core::committed::{NewSaleLine, ReturnedLine, SaleAnswer, Sign};
@@ -20,9 +24,6 @@ use till_core::returns::{ReturnPlan, ReturnRequest, plan_return};
 use till_core::sale::SaleType;
 use till_core::settlement::check_settlement;
 use till_core::stored_value::{Direction, TenderRules, TicketMoves, check_refund, refund_share, tender_moves};
-use till_store::StoreError;
-use till_store::returns::OriginalSale;
-use till_store::sales::{NewSale, ReturnOf};
 
 /// How many times a return is priced again when another return of the same sale commits
 /// between its pricing and its commit.
@@ -32,7 +33,7 @@ const STALE_RETRIES: u32 = 3;
 /// its stored answer (or a refusal for other content).
 pub async fn give_back(app: &App, caller: &Principal, request: &ReturnRequest) -> Result<Booked, Error> {
     let fingerprint = request.fingerprint();
-    if let Some(stored) = app.store().find_sale(&request.transaction_id).await? {
+    if let Some(stored) = app.sales_book().find_sale(&request.transaction_id).await? {
         return replay(stored, &fingerprint);
     }
     let outcome = book_return(app, caller, request, &fingerprint).await;
@@ -72,7 +73,7 @@ async fn book_return(
         let share = refund_share(original.paid_with, original.returnable.refunded, plan.refund);
         check_refund(share, &request.tenders.tenders).map_err(Refusal::RefundPolicy)?;
         let ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
-        match app.store().commit_sale(ticket).await {
+        match app.sales_book().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
             outcome => return answer(outcome?, fingerprint),
@@ -106,7 +107,7 @@ fn refund_moves(
 
 async fn returnable_original(app: &App, id: &TransactionId) -> Result<OriginalSale, Error> {
     let original = app
-        .store()
+        .sales_book()
         .original_sale(id)
         .await?
         .ok_or_else(|| Refusal::NoOriginal(id.clone()))?;

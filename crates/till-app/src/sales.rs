@@ -5,20 +5,24 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
+use crate::storage::Newest;
+use crate::storage::Window;
 use till_core::fiscal::payload::SaleRecord;
 use till_core::ids::{SkuId, TransactionId};
 use till_core::money::Cents;
 use till_core::returns::{ReturnedUnits, plan_return};
 use till_core::sale::SaleType;
-use till_store::page::{Newest, Window};
 
-pub use till_store::returns::{OriginalSale, ReturnSummary};
-pub use till_store::sales::{NewSale, ReturnOf};
-pub use till_store::search::{SaleFilter, SaleSummary};
+pub use crate::storage::sales::NewSale;
+pub use crate::storage::sales::OriginalSale;
+pub use crate::storage::sales::ReturnOf;
+pub use crate::storage::sales::ReturnSummary;
+pub use crate::storage::sales::SaleFilter;
+pub use crate::storage::sales::SaleSummary;
 
 /// The answer a committed sale was finalized with, as stored.
 pub async fn sale_answer(app: &App, caller: &Principal, transaction_id: &TransactionId) -> Result<String, Error> {
-    match app.store().sale_answer(transaction_id).await? {
+    match app.sales_book().sale_answer(transaction_id).await? {
         Some((store, answer)) if caller.reads_store(store.as_str()) => Ok(answer),
         _ => Err(Refusal::NoSuchSale(transaction_id.clone()).into()),
     }
@@ -31,7 +35,7 @@ pub async fn sale_record(
     caller: &Principal,
     transaction_id: &TransactionId,
 ) -> Result<(SaleRecord, Option<SaleRecord>), Error> {
-    match app.store().sale_record(transaction_id).await? {
+    match app.sales_book().sale_record(transaction_id).await? {
         Some((sale, original)) if caller.reads_store(&sale.store_id) => Ok((sale, original)),
         _ => Err(Refusal::NoSuchSale(transaction_id.clone()).into()),
     }
@@ -43,7 +47,7 @@ pub async fn search(
     filter: &SaleFilter,
     window: &Window<Newest<TransactionId>>,
 ) -> Result<Vec<SaleSummary>, Error> {
-    Ok(app.store().search_sales(filter, window).await?)
+    Ok(app.sales_book().search_sales(filter, window).await?)
 }
 
 /// [`search`] narrowed to the sales the caller reads: a till's own store's. A till that asks
@@ -87,11 +91,11 @@ pub struct Returnable {
 /// as a return of every remaining unit would be.
 pub async fn returns_of(app: &App, transaction_id: &TransactionId) -> Result<SaleReturns, Error> {
     let original = app
-        .store()
+        .sales_book()
         .original_sale(transaction_id)
         .await?
         .ok_or_else(|| Refusal::NoSuchSale(transaction_id.clone()))?;
-    let returns = app.store().returns_against(transaction_id).await?;
+    let returns = app.sales_book().returns_against(transaction_id).await?;
     Ok(SaleReturns {
         lines: returnable_lines(&original),
         original,

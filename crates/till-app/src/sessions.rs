@@ -6,15 +6,20 @@ use crate::caller::Principal;
 use crate::pin::{PinCheck, check_pin};
 use crate::refusal::{Error, PinHolder, Refusal};
 use crate::secret::{SESSION_TOKEN_PREFIX, new_id, new_token, token_hash};
+use crate::storage::Newest;
+use crate::storage::Window;
+use crate::storage::sessions::CloseOutcome;
+use crate::storage::sessions::OpenSession;
 use jiff::Timestamp;
 use till_core::drawer::Count;
 use till_core::grant::{Grant, GrantSet};
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::money::Cents;
-use till_store::page::{Newest, Window};
-use till_store::sessions::{CloseOutcome, OpenSession};
 
-pub use till_store::sessions::{OpenRefusal, SessionFilter, SessionPrincipal, SessionRecord};
+pub use crate::storage::sessions::OpenRefusal;
+pub use crate::storage::sessions::SessionFilter;
+pub use crate::storage::sessions::SessionPrincipal;
+pub use crate::storage::sessions::SessionRecord;
 
 /// A request to open a session, parsed.
 pub struct OpenRequest {
@@ -36,8 +41,7 @@ pub struct Opened {
 
 /// Opens a session for a cashier present at the till. One open session per till at a time.
 pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
-    let store = app.store();
-    if store.store_in_network(&request.store_id).await? == Some(false) {
+    if app.people().store_in_network(&request.store_id).await? == Some(false) {
         return Err(Refusal::StoreNotInNetwork.into());
     }
     let staff = match check_pin(app, &request.cashier, &request.register_id, &request.pin, app.now()).await? {
@@ -55,7 +59,8 @@ pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
     let token = new_token(SESSION_TOKEN_PREFIX);
     let now = app.now();
     let expires_at = now.checked_add(app.settings().session_ttl).map_err(Error::internal)?;
-    let opened = store
+    let opened = app
+        .sessions()
         .open_session(OpenSession {
             session_id: SessionId::from_trusted(new_id("ses")),
             token_hash: token_hash(&token),
@@ -75,7 +80,7 @@ pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
 /// `counted` per tender method compared with what was expected and sealed with it. A session
 /// closed earlier answers its report as sealed then, whatever is counted now.
 pub async fn close(app: &App, session_id: SessionId, counted: Vec<Count>) -> Result<serde_json::Value, Error> {
-    let record = match app.store().close_session(session_id, app.now(), counted).await? {
+    let record = match app.sessions().close_session(session_id, app.now(), counted).await? {
         CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
     };
     record
@@ -86,12 +91,12 @@ pub async fn close(app: &App, session_id: SessionId, counted: Vec<Count>) -> Res
 /// The session a till's bearer token names, with its cashier, whatever its state: whether a
 /// closed or expired session's token still authenticates is the caller's to decide.
 pub async fn of_token(app: &App, token: &str) -> Result<Option<SessionPrincipal>, Error> {
-    Ok(app.store().session_by_token(&token_hash(token)).await?)
+    Ok(app.sessions().session_by_token(&token_hash(token)).await?)
 }
 
 /// The session `session_id`, if the caller reads its store's sessions.
 pub async fn session(app: &App, caller: &Principal, session_id: &SessionId) -> Result<Option<SessionRecord>, Error> {
-    let record = app.store().get_session(session_id).await?;
+    let record = app.sessions().get_session(session_id).await?;
     Ok(record.filter(|record| caller.reads_store(record.store_id.as_str())))
 }
 
@@ -102,7 +107,7 @@ pub async fn list(
     now: Timestamp,
     window: &Window<Newest<SessionId>>,
 ) -> Result<Vec<SessionRecord>, Error> {
-    Ok(app.store().list_sessions(filter, now, window).await?)
+    Ok(app.sessions().list_sessions(filter, now, window).await?)
 }
 
 /// [`list`] narrowed to the sessions the caller reads: a till's own store's. A till that asks

@@ -5,12 +5,12 @@
 use crate::app::App;
 use crate::refusal::{Error, Refusal};
 use crate::secret::{hash_pin, pin_work};
+use crate::storage::Window;
+use crate::storage::people::PutStaff;
 use till_core::ids::Subject;
 use till_core::staff::{Pin, StaffMember};
-use till_store::page::Window;
-use till_store::staff::PutStaff;
 
-pub use till_store::staff::StaffRecord;
+pub use crate::storage::people::StaffRecord;
 
 /// A member written: the record as stored, and whether it was created.
 pub struct Written {
@@ -21,7 +21,7 @@ pub struct Written {
 /// Creates or replaces the member `subject`. Without a `pin` the current one is kept, so a
 /// member not yet known needs one.
 pub async fn put_staff(app: &App, subject: Subject, member: StaffMember, pin: Option<Pin>) -> Result<Written, Error> {
-    if pin.is_none() && app.store().get_staff(&subject).await?.is_none() {
+    if pin.is_none() && app.people().get_staff(&subject).await?.is_none() {
         return Err(Refusal::NewStaffWithoutPin.into());
     }
     let pin_hash = match pin {
@@ -33,15 +33,15 @@ pub async fn put_staff(app: &App, subject: Subject, member: StaffMember, pin: Op
         member,
         pin_hash,
     };
-    let (record, created) = app.store().put_staff(put, app.now()).await?;
+    let (record, created) = app.people().put_staff(put, app.now()).await?;
     Ok(Written { record, created })
 }
 
 pub async fn get_staff(app: &App, subject: &Subject) -> Result<Option<StaffRecord>, Error> {
-    Ok(app.store().get_staff(subject).await?)
+    Ok(app.people().get_staff(subject).await?)
 }
 
 /// The staff by subject, in `window`.
 pub async fn list_staff(app: &App, window: &Window<Subject>) -> Result<Vec<StaffRecord>, Error> {
-    Ok(app.store().list_staff(window).await?)
+    Ok(app.people().list_staff(window).await?)
 }

@@ -7,15 +7,21 @@
 use crate::app::App;
 use crate::refusal::{Error, StockRefusal};
 use crate::storage::Window;
+use crate::storage::stock::CountOutcome;
+use crate::storage::stock::NewCount;
+use crate::storage::stock::NewTransfer;
+use crate::storage::stock::ReceiveOutcome;
+use crate::storage::stock::SendOutcome;
 use till_core::ids::{CountId, SkuId, StoreId, TransferId};
 use till_core::stock::{ReceiptMismatch, ReceivedLine, SentLine};
-use till_store::stock_counts::{CountOutcome, NewCount};
-use till_store::stock_transfers::{NewTransfer, ReceiveOutcome, SendOutcome};
 
+pub use crate::storage::stock::CountLine;
+pub use crate::storage::stock::CountRecord;
+pub use crate::storage::stock::CountedLine;
+pub use crate::storage::stock::Movement;
+pub use crate::storage::stock::StockLevel;
 pub use till_core::documents::TransferAnswer;
 pub use till_core::stock::TransferRecord;
-pub use till_store::stock::{Movement, StockLevel};
-pub use till_store::stock_counts::{CountLine, CountRecord, CountedLine};
 
 /// Recorded now, or answered again from an earlier request with the same content.
 pub struct Done<T> {
@@ -50,7 +56,7 @@ pub async fn count(
         at: app.now(),
     };
     let store_id = new.store_id.clone();
-    match app.store().record_stock_count(new).await? {
+    match app.stock().record_stock_count(new).await? {
         CountOutcome::Recorded(record) => Ok(Done::now(record)),
         CountOutcome::Replayed(record) => Ok(Done::again(record)),
         CountOutcome::IdTaken(record) => Err(refused(StockRefusal::CountIdTaken(record.count_id))),
@@ -77,7 +83,7 @@ pub async fn send(
         lines,
         at: app.now(),
     };
-    match app.store().send_transfer(new).await? {
+    match app.stock().send_transfer(new).await? {
         SendOutcome::Sent(record) => Ok(Done::now(record)),
         SendOutcome::Replayed(record) => Ok(Done::again(record)),
         SendOutcome::IdTaken(record) => Err(refused(StockRefusal::TransferIdTaken(record.transfer_id))),
@@ -93,7 +99,7 @@ pub async fn receive(
     lines: Vec<ReceivedLine>,
 ) -> Result<Done<TransferRecord>, Error> {
     let named = transfer_id.clone();
-    match app.store().receive_transfer(transfer_id, lines, app.now()).await? {
+    match app.stock().receive_transfer(transfer_id, lines, app.now()).await? {
         ReceiveOutcome::Received(record) => Ok(Done::now(record)),
         ReceiveOutcome::Replayed(record) => Ok(Done::again(record)),
         ReceiveOutcome::AlreadyReceived(record) => Err(refused(StockRefusal::AlreadyReceived(record.transfer_id))),
@@ -115,12 +121,12 @@ pub enum Stocked<T> {
 /// Sets the level of an article in a store as an adjustment, recorded in its ledger as one
 /// movement of the difference. The store and the article must exist.
 pub async fn adjust(app: &App, store_id: StoreId, sku_id: SkuId, on_hand: i64) -> Result<StockLevel, Error> {
-    Ok(app.store().put_stock(store_id, sku_id, on_hand, app.now()).await?)
+    Ok(app.stock().put_stock(store_id, sku_id, on_hand, app.now()).await?)
 }
 
 /// The units of an article on hand in a store: 0 for one never counted nor sold there.
 pub async fn on_hand(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Stocked<i64>, Error> {
-    if let Some(level) = app.store().get_stock(store_id, sku_id).await? {
+    if let Some(level) = app.stock().get_stock(store_id, sku_id).await? {
         return Ok(Stocked::Found(level.on_hand));
     }
     Ok(unknown(app, store_id, sku_id).await?.unwrap_or(Stocked::Found(0)))
@@ -128,7 +134,7 @@ pub async fn on_hand(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<St
 
 /// The level recorded for an article in a store; `None` when none ever was.
 pub async fn level(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, Error> {
-    Ok(app.store().get_stock(store_id, sku_id).await?)
+    Ok(app.stock().get_stock(store_id, sku_id).await?)
 }
 
 /// A page of an article's ledger in a store, oldest first. An empty page says whether the
@@ -139,7 +145,7 @@ pub async fn movements(
     sku_id: &SkuId,
     window: &Window<i64>,
 ) -> Result<Stocked<Vec<Movement>>, Error> {
-    let movements = app.store().stock_movements(store_id, sku_id, window).await?;
+    let movements = app.stock().stock_movements(store_id, sku_id, window).await?;
     if movements.is_empty()
         && let Some(unknown) = unknown(app, store_id, sku_id).await?
     {
@@ -155,19 +161,19 @@ pub async fn latest_movements(
     sku_id: &SkuId,
     count: usize,
 ) -> Result<Vec<Movement>, Error> {
-    Ok(app.store().latest_stock_movements(store_id, sku_id, count).await?)
+    Ok(app.stock().latest_stock_movements(store_id, sku_id, count).await?)
 }
 
 pub async fn transfer(app: &App, transfer_id: &TransferId) -> Result<Option<TransferRecord>, Error> {
-    Ok(app.store().get_transfer(transfer_id).await?)
+    Ok(app.stock().get_transfer(transfer_id).await?)
 }
 
 /// Which of the store and the article is unknown, the store first; `None` when both are known.
 async fn unknown<T>(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<Stocked<T>>, Error> {
-    if app.store().get_store(store_id).await?.is_none() {
+    if app.people().get_store(store_id).await?.is_none() {
         return Ok(Some(Stocked::NoSuchStore));
     }
-    if app.store().get_catalog_item(sku_id, app.now()).await?.is_none() {
+    if app.catalog().get_catalog_item(sku_id, app.now()).await?.is_none() {
         return Ok(Some(Stocked::NotInCatalog));
     }
     Ok(None)

@@ -5,11 +5,11 @@
 
 use crate::app::App;
 use crate::refusal::Error;
+use crate::storage::catalog::StorePriceWrite;
 use jiff::Timestamp;
 use till_core::catalog::{StorePrices, price_starts};
 use till_core::ids::{SkuId, StoreId};
 use till_core::money::Cents;
-use till_store::store_prices::StorePriceWrite;
 
 /// Whose price an article sells at in a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub async fn put(
         price,
         starts,
     };
-    let (prices, created) = app.store().put_store_price(write, now).await?;
+    let (prices, created) = app.catalog().put_store_price(write, now).await?;
     Ok(match seen(app, store_id, sku_id, prices, now).await? {
         Some(seen) => Put::Written { seen, created },
         None => Put::NotInCatalog,
@@ -84,7 +84,7 @@ pub async fn put(
 /// The store's prices of an article now, when it has one of its own now or scheduled.
 pub async fn read(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Result<Seen, Absent>, Error> {
     let now = app.now();
-    let prices = app.store().store_prices(store_id, sku_id).await?;
+    let prices = app.catalog().store_prices(store_id, sku_id).await?;
     if !prices.any_from(now) {
         return Ok(Err(absent(app, store_id, sku_id, now).await?));
     }
@@ -97,7 +97,7 @@ pub async fn read(app: &App, store_id: &StoreId, sku_id: &SkuId) -> Result<Resul
 pub async fn remove(app: &App, store_id: StoreId, sku_id: SkuId) -> Result<Result<(), Absent>, Error> {
     let now = app.now();
     if app
-        .store()
+        .catalog()
         .remove_store_price(store_id.clone(), sku_id.clone(), now)
         .await?
     {
@@ -108,10 +108,10 @@ pub async fn remove(app: &App, store_id: StoreId, sku_id: SkuId) -> Result<Resul
 
 /// Why the store has no price of its own for the article: the store first, then the article.
 async fn absent(app: &App, store_id: &StoreId, sku_id: &SkuId, now: Timestamp) -> Result<Absent, Error> {
-    if app.store().get_store(store_id).await?.is_none() {
+    if app.people().get_store(store_id).await?.is_none() {
         return Ok(Absent::NoSuchStore);
     }
-    if app.store().get_catalog_item(sku_id, now).await?.is_none() {
+    if app.catalog().get_catalog_item(sku_id, now).await?.is_none() {
         return Ok(Absent::NotInCatalog);
     }
     Ok(Absent::NoPriceOfItsOwn)
@@ -128,7 +128,7 @@ async fn seen(
 ) -> Result<Option<Seen>, Error> {
     let (price, source) = match prices.price_at(now) {
         Some(own) => (own, Source::Store),
-        None => match app.store().get_catalog_item(&sku_id, now).await? {
+        None => match app.catalog().get_catalog_item(&sku_id, now).await? {
             Some(catalog) => (catalog.item.price, Source::Catalog),
             None => return Ok(None),
         },

@@ -5,15 +5,17 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::Error;
+use crate::storage::StoreError;
 use till_core::stored_value::InstrumentCode;
-use till_store::StoreError;
 
-pub use till_store::stored_value::{Activity, InstrumentRecord, NewCard};
+pub use crate::storage::stored_value::Activity;
+pub use crate::storage::stored_value::InstrumentRecord;
+pub use crate::storage::stored_value::NewCard;
 
 /// Issues a gift card whose balance is given, not paid at a till. A card with this code
 /// already is a conflict.
 pub async fn issue_gift_card(app: &App, card: NewCard) -> Result<InstrumentRecord, Error> {
-    Ok(app.store().issue_gift_card(card).await?)
+    Ok(app.stored_value().issue_gift_card(card).await?)
 }
 
 /// The gift card `code` with its ledger, if the caller may read it: a till reads only the
@@ -24,13 +26,13 @@ pub async fn gift_card(
     caller: &Principal,
     code: &InstrumentCode,
 ) -> Result<Option<InstrumentRecord>, Error> {
-    Ok(app.store().gift_card(code, caller.reads_one_store()).await?)
+    Ok(app.stored_value().gift_card(code, caller.reads_one_store()).await?)
 }
 
 /// The credit note whose code is `code`, read as [`gift_card`] reads a card. Any text is
 /// looked up: a fiscal number, or anything else that is not a code, finds nothing.
 pub async fn credit_note(app: &App, caller: &Principal, code: &str) -> Result<Option<InstrumentRecord>, Error> {
-    Ok(app.store().credit_note(code, caller.reads_one_store()).await?)
+    Ok(app.stored_value().credit_note(code, caller.reads_one_store()).await?)
 }
 
 /// What a code names when the kind is not said: the gift card first, else the credit note.
@@ -48,7 +50,7 @@ pub async fn instrument(
 /// Blocks the gift card `code` (lost or stolen: nothing may spend or load it) or unblocks it.
 /// Answers whether there was such a card.
 pub async fn set_blocked(app: &App, code: &InstrumentCode, blocked: bool) -> Result<bool, Error> {
-    match app.store().block_gift_card(code, blocked, app.now()).await {
+    match app.stored_value().block_gift_card(code, blocked, app.now()).await {
         Ok(()) => Ok(true),
         Err(StoreError::NotFound(_)) => Ok(false),
         Err(other) => Err(other.into()),

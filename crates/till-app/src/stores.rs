@@ -3,11 +3,11 @@
 
 use crate::app::App;
 use crate::refusal::Error;
+use crate::storage::Window;
 use till_core::ids::StoreId;
 use till_core::store::StoreProfile;
-use till_store::page::Window;
 
-pub use till_store::stores::StoreRecord;
+pub use crate::storage::people::StoreRecord;
 
 /// A store written: the record as stored, and whether it was created.
 pub struct Written {
@@ -17,15 +17,15 @@ pub struct Written {
 
 /// Creates or replaces the store `store_id`; the same profile again changes nothing.
 pub async fn put_store(app: &App, store_id: StoreId, profile: StoreProfile) -> Result<Written, Error> {
-    let (record, created) = app.store().put_store(store_id, profile, app.now()).await?;
+    let (record, created) = app.people().put_store(store_id, profile, app.now()).await?;
     Ok(Written { record, created })
 }
 
 pub async fn get_store(app: &App, store_id: &StoreId) -> Result<Option<StoreRecord>, Error> {
-    Ok(app.store().get_store(store_id).await?)
+    Ok(app.people().get_store(store_id).await?)
 }
 
 /// The stores by id, in `window`.
 pub async fn list_stores(app: &App, window: &Window<StoreId>) -> Result<Vec<StoreRecord>, Error> {
-    Ok(app.store().list_stores(window).await?)
+    Ok(app.people().list_stores(window).await?)
 }

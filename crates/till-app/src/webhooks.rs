@@ -7,15 +7,21 @@
 use crate::app::App;
 use crate::refusal::Error;
 use crate::secret::{new_id, new_webhook_secret};
+use crate::storage::feed::FeedEvent;
+use crate::storage::feed::NewEndpoint;
 use jiff::Timestamp;
 use till_core::events::{EventType, FeedCursor};
 use till_core::webhooks::WebhookSecret;
-use till_store::feed::FeedEvent;
-use till_store::webhooks::NewEndpoint;
 
-pub use till_store::webhooks::{
-    Attempt, Claimed, DeliveryRecord, EndpointRecord, Lease, MOST_DELIVERIES_READ, Progress, Replayed, Standing,
-};
+pub use crate::storage::feed::Attempt;
+pub use crate::storage::feed::Claimed;
+pub use crate::storage::feed::DeliveryRecord;
+pub use crate::storage::feed::EndpointRecord;
+pub use crate::storage::feed::Lease;
+pub use crate::storage::feed::MOST_DELIVERIES_READ;
+pub use crate::storage::feed::Progress;
+pub use crate::storage::feed::Replayed;
+pub use crate::storage::feed::Standing;
 
 /// An endpoint created, with its signing secret: shown this once, kept only by storage.
 pub struct Created {
@@ -33,7 +39,7 @@ pub async fn create(
 ) -> Result<Created, Error> {
     let secret = new_webhook_secret();
     let record = app
-        .store()
+        .feed()
         .create_webhook(NewEndpoint {
             id: new_id("whk"),
             url,
@@ -48,28 +54,28 @@ pub async fn create(
 
 /// Every endpoint, oldest first.
 pub async fn endpoints(app: &App) -> Result<Vec<EndpointRecord>, Error> {
-    Ok(app.store().webhooks().await?)
+    Ok(app.feed().webhooks().await?)
 }
 
 /// Deletes an endpoint with its record of attempts; `false` when there is no such endpoint.
 pub async fn delete(app: &App, id: String) -> Result<bool, Error> {
-    Ok(app.store().delete_webhook(id).await?)
+    Ok(app.feed().delete_webhook(id).await?)
 }
 
 /// An endpoint's latest `limit` attempts, newest first; `None` when there is no such endpoint.
 pub async fn deliveries(app: &App, id: &str, limit: i64) -> Result<Option<Vec<DeliveryRecord>>, Error> {
-    Ok(app.store().webhook_deliveries(id, limit).await?)
+    Ok(app.feed().webhook_deliveries(id, limit).await?)
 }
 
 /// Moves an endpoint's cursor back to `after`, clears its failures and enables it.
 pub async fn replay(app: &App, id: String, after: FeedCursor) -> Result<Replayed, Error> {
-    Ok(app.store().replay_webhook(id, after, Timestamp::now()).await?)
+    Ok(app.feed().replay_webhook(id, after, Timestamp::now()).await?)
 }
 
 /// Takes up to `most` endpoints that are due and behind the feed, for this node until `until`.
 pub async fn claim(app: &App, now: Timestamp, until: Timestamp, most: i64) -> Result<Vec<Claimed>, Error> {
     let token = new_id("lease");
-    Ok(app.store().claim_webhooks(token, now, until, most).await?)
+    Ok(app.feed().claim_webhooks(token, now, until, most).await?)
 }
 
 /// The feed as a delivery task reads it for an endpoint.
@@ -83,13 +89,13 @@ pub struct Unsent {
 /// Up to `most` events after `after`, of `types` only when not empty, with the feed's last
 /// position.
 pub async fn unsent(app: &App, after: FeedCursor, most: i64, types: &[EventType]) -> Result<Unsent, Error> {
-    let head = app.store().feed_head().await?;
-    let events = app.store().events_after(after, most, types).await?;
+    let head = app.feed().feed_head().await?;
+    let events = app.feed().events_after(after, most, types).await?;
     Ok(Unsent { head, events })
 }
 
 /// Writes a batch's attempts and where it leaves the endpoint, while `lease` still holds it;
 /// answers whether it did.
 pub async fn record_progress(app: &App, id: &str, lease: &Lease, progress: Progress) -> Result<bool, Error> {
-    Ok(app.store().record_progress(id, lease, progress).await?)
+    Ok(app.feed().record_progress(id, lease, progress).await?)
 }

@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+pub use till_app::storage::fiscal::{ArchiveRequest, MadeArchive};
 use till_core::fiscal::archive::{
     self, ArchiveChain, ArchiveDocument, ArchiveOpening, FORMAT, Sequenced, Software, StoreIdentity,
 };
@@ -22,25 +23,6 @@ use till_core::fiscal::payload::{self, ArchiveRecord, ClosureRecord, Period};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::instant::to_micros;
 use till_core::store::Timezone;
-
-/// What to archive.
-#[derive(Clone, Debug)]
-pub struct ArchiveRequest {
-    pub archive_id: String,
-    pub register_id: String,
-    /// Local dates of the store, inclusive.
-    pub from: Date,
-    pub to: Date,
-    pub software_version: String,
-}
-
-/// An archive made: its id and the file.
-#[derive(Clone, Debug)]
-pub struct MadeArchive {
-    pub archive_id: String,
-    pub sha256: String,
-    pub file: Bytes,
-}
 
 /// An archive's file as the bytes of an answer.
 struct SharedText(Arc<String>);

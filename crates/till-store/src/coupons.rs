@@ -6,19 +6,11 @@ use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+pub use till_app::storage::offers::CouponRecord;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::ids::CouponCode;
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Bps, Cents};
-
-#[derive(Clone, Debug)]
-pub struct CouponRecord {
-    pub code: CouponCode,
-    pub coupon: Coupon,
-    pub redemptions: i64,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
 
 struct PutCoupon {
     code: CouponCode,

@@ -5,26 +5,10 @@ use crate::error::StoreError;
 use crate::sql::{Conn, query};
 use crate::stored_value::RECORD_POINTS;
 use futures::future::BoxFuture;
-use jiff::Timestamp;
+pub use till_app::storage::stored_value::{Enrollment, LoyaltyAccount};
 use till_core::ids::CustomerId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::stored_value::PointsActivity;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoyaltyAccount {
-    pub customer_id: CustomerId,
-    pub points: i64,
-    pub enrolled_at: Timestamp,
-}
-
-/// A customer enrolled before any sale with the points they already hold, as when a loyalty
-/// programme is brought over from another system (and the demo's regular customer).
-#[derive(Clone, Debug)]
-pub struct Enrollment {
-    pub customer_id: CustomerId,
-    pub points: u32,
-    pub now: Timestamp,
-}
 
 impl Store {
     /// Enrolls a customer with their opening points, an `adjust` activity of their ledger;

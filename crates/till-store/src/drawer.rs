@@ -14,64 +14,14 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
-use till_core::documents::{CashMoved, EventSeal, ShiftDocument};
+pub use till_app::storage::sessions::{MovementOutcome, MovementRecord, NewMovement, cash_moved};
+use till_core::documents::ShiftDocument;
 use till_core::drawer::{LateFigures, MethodTakings, MovementKind, MovementTotals, ShiftFigures};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
-
-/// A movement as a till or the back office sends it, checked.
-#[derive(Clone, Debug)]
-pub struct NewMovement {
-    pub movement_id: MovementId,
-    pub session_id: SessionId,
-    pub kind: MovementKind,
-    pub amount: Cents,
-    pub reason: Option<String>,
-    pub recorded_by: Subject,
-    pub at: Timestamp,
-}
-
-/// A movement as recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MovementRecord {
-    pub movement_id: MovementId,
-    pub session_id: SessionId,
-    pub store_id: StoreId,
-    pub register_id: RegisterId,
-    pub kind: MovementKind,
-    pub amount: Cents,
-    pub reason: Option<String>,
-    pub recorded_by: Subject,
-    pub occurred_at: Timestamp,
-    /// Its entry in the register's chain of technical events.
-    pub event_seq: i64,
-}
-
-impl MovementRecord {
-    /// Whether `new` asks for this movement again: the same session, kind, amount and reason.
-    fn is_asked_again_by(&self, new: &NewMovement) -> bool {
-        self.session_id == new.session_id
-            && self.kind == new.kind
-            && self.amount == new.amount
-            && self.reason == new.reason
-    }
-}
-
-/// How a movement went.
-#[derive(Clone, Debug)]
-pub enum MovementOutcome {
-    Recorded(MovementRecord),
-    /// Recorded earlier with the same content: answered again.
-    Replayed(MovementRecord),
-    /// Its id was used for another movement.
-    IdTaken(MovementRecord),
-    NoSuchSession,
-    /// The session is closed or expired: its drawer's count is over.
-    SessionNotOpen(SessionRecord),
-}
 
 struct RecordMovement {
     movement: NewMovement,
@@ -182,22 +132,6 @@ fn record_movement<'a>(
         .await?;
         Ok(MovementOutcome::Recorded(record))
     })
-}
-
-/// A movement as the API answers it and the feed's `cash.moved` carries it.
-pub fn cash_moved(record: &MovementRecord) -> CashMoved<'_> {
-    CashMoved {
-        movement_id: &record.movement_id,
-        session_id: &record.session_id,
-        store_id: &record.store_id,
-        register_id: &record.register_id,
-        kind: record.kind.as_str(),
-        amount_cents: record.amount,
-        reason: record.reason.as_deref(),
-        recorded_by: &record.recorded_by,
-        occurred_at: record.occurred_at,
-        fiscal: EventSeal::at(record.event_seq),
-    }
 }
 
 const SELECT_MOVEMENT_BY_ID: &str = "SELECT movement_id, session_id, store_id, register_id, kind, amount_cents, reason, \

@@ -8,85 +8,8 @@ use crate::journal::{self, jet};
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+pub use till_app::storage::access::{ElevationEvent, GrantOperation, GrantRecord, NewGrant, RateDecision};
 use till_core::instant::{from_micros, to_micros};
-
-/// What a grant authorizes: a line-scoped or a ticket-scoped declared discount.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GrantOperation {
-    DiscountLine,
-    DiscountTicket,
-}
-
-impl GrantOperation {
-    pub const ALL: [GrantOperation; 2] = [GrantOperation::DiscountLine, GrantOperation::DiscountTicket];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GrantOperation::DiscountLine => "discount.line",
-            GrantOperation::DiscountTicket => "discount.ticket",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<GrantOperation> {
-        GrantOperation::ALL.into_iter().find(|op| op.as_str() == text)
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct NewGrant {
-    pub grant_id: String,
-    pub token_hash: Vec<u8>,
-    pub manager_subject: String,
-    pub session_id: String,
-    pub register_id: String,
-    pub cashier_subject: String,
-    pub operation: GrantOperation,
-    pub scope: String,
-    pub amount_cents: Option<i64>,
-    pub percent_bps: Option<i64>,
-    pub issued_at: Timestamp,
-    pub expires_at: Timestamp,
-}
-
-#[derive(Clone, Debug)]
-pub struct GrantRecord {
-    pub grant_id: String,
-    pub manager_subject: String,
-    pub session_id: String,
-    pub register_id: String,
-    pub operation: GrantOperation,
-    /// The size the manager approved: an amount, a percentage, or both.
-    pub amount_cents: Option<i64>,
-    pub percent_bps: Option<i64>,
-    pub expires_at: Timestamp,
-    pub spent_at: Option<Timestamp>,
-}
-
-/// Where a subject stands with the rate limiter after one more attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RateDecision {
-    Allowed,
-    /// Too many attempts in the window; it ends at that instant.
-    LimitedUntil(Timestamp),
-}
-
-/// One line of the audit trail.
-#[derive(Clone, Debug, Default)]
-pub struct ElevationEvent {
-    pub event_id: i64,
-    pub occurred_at: Option<Timestamp>,
-    pub outcome: String,
-    pub code: Option<String>,
-    pub manager_subject: String,
-    pub session_id: Option<String>,
-    pub register_id: Option<String>,
-    pub cashier_subject: Option<String>,
-    pub operation: Option<String>,
-    pub amount_cents: Option<i64>,
-    pub percent_bps: Option<i64>,
-    pub grant_id: Option<String>,
-    pub transaction_id: Option<String>,
-}
 
 struct RateAttempt {
     subject: String,

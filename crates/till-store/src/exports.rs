@@ -10,32 +10,11 @@ use crate::sql::{Conn, Row, query};
 use jiff::civil::Date;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+pub use till_app::storage::fiscal::{DaysAsked, ExportDays};
 use till_core::exports::{ClosedDay, DayTickets, TicketTender};
 use till_core::fiscal::payload::SaleRecordVat;
 use till_core::instant::from_micros;
 use till_core::store::Timezone;
-
-/// Which days an export covers: local dates, both inclusive, of every register or of some.
-#[derive(Clone, Debug)]
-pub struct DaysAsked {
-    pub from: Date,
-    pub to: Date,
-    pub store_id: Option<String>,
-    pub register_id: Option<String>,
-}
-
-/// What the period holds.
-#[derive(Clone, Debug)]
-pub enum ExportDays {
-    /// Every day of the period with tickets is closed: these, in order of day and register.
-    Closed {
-        days: Vec<ClosedDay>,
-        /// The SIRET of each store the days belong to, when known.
-        sirets: BTreeMap<String, Option<String>>,
-    },
-    /// A register has tickets on a day of the period that its day closure has not yet sealed.
-    Open { register_id: String, date: String },
-}
 
 /// What an export reads of a sale's document: its VAT breakdown and tenders, not its lines.
 #[derive(Deserialize)]

@@ -14,7 +14,7 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::packed;
 use crate::sql::{Conn, Query, Row};
-use jiff::Timestamp;
+pub use till_app::storage::feed::{FeedEvent, MOST_EVENTS_READ};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::from_micros;
 
@@ -60,23 +60,6 @@ impl NewEvent<'_> {
         Ok(())
     }
 }
-
-/// An event as the feed answers it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FeedEvent {
-    /// Never changes, on any node: what a consumer de-duplicates by.
-    pub id: i64,
-    pub cursor: FeedCursor,
-    pub kind: EventType,
-    pub occurred_at: Timestamp,
-    pub store_id: Option<String>,
-    pub register_id: Option<String>,
-    /// The event's data, JSON.
-    pub data: String,
-}
-
-/// Most events one read answers.
-pub const MOST_EVENTS_READ: i64 = 1_000;
 
 impl Store {
     /// Up to `limit` events after `after`, in feed order, of `types` only when not empty.

@@ -17,14 +17,6 @@ use std::sync::Mutex;
 use till_core::fiscal::{ALGORITHM, ChainKind, Entry, FiscalKey};
 use till_core::instant::{from_micros, to_micros};
 
-/// A public key that signed entries, as a JWK.
-#[derive(Clone, Debug)]
-pub struct PublishedKey {
-    pub key_id: String,
-    pub jwk: serde_json::Value,
-    pub created_at: Timestamp,
-}
-
 struct RegisterKey {
     key_id: String,
     jwk: String,
@@ -420,6 +412,7 @@ impl TicketHeads {
     }
 }
 
+pub use till_app::storage::fiscal::PublishedKey;
 pub use till_core::fiscal::jet;
 
 /// Appends a technical event to the register's event chain, with its business record.

@@ -7,7 +7,7 @@
 
 pub mod archives;
 pub mod barcodes;
-pub mod cache;
+mod capabilities;
 pub mod catalog;
 pub mod closures;
 pub mod console_sign_outs;
@@ -15,10 +15,9 @@ pub mod coupons;
 pub mod customers;
 pub mod db;
 pub mod drawer;
-pub mod dry_run;
 pub mod elevation;
 mod engine;
-mod error;
+pub mod error;
 pub mod exports;
 pub mod feed;
 pub mod journal;
@@ -51,8 +50,13 @@ pub mod stores;
 pub mod webhooks;
 
 pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};
+pub use engine::EngineOf;
 /// SQLite's page cache, wrapped before SQLite starts (a store's first connection installs it).
 pub use engine::sqlite::page_cache;
 /// The statement layer and batches every business module writes its SQL with.
 pub(crate) use engine::{batch, sql};
-pub use error::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale, StoreError};
+pub use error::{Cause, Conflict, DbError, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale, StoreError};
+/// A request run up to its first write: every write stops here in a dry run.
+pub use till_app::storage::dry_run;
+/// What a node keeps in memory of data any node may change, shared with the use cases.
+pub use till_app::storage::kept as cache;

@@ -7,28 +7,8 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
-use jiff::Timestamp;
+pub use till_app::storage::access::{NewConfirmation, SpentConfirmation};
 use till_core::instant::{from_micros, to_micros};
-
-/// A confirmation to hold until it is presented or expires.
-#[derive(Clone, Debug)]
-pub struct NewConfirmation {
-    pub token_hash: Vec<u8>,
-    pub subject: String,
-    pub operation: String,
-    pub arguments_hash: Vec<u8>,
-    pub issued_at: Timestamp,
-    pub expires_at: Timestamp,
-}
-
-/// What a presented token had been issued for; the caller decides whether it matches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpentConfirmation {
-    pub subject: String,
-    pub operation: String,
-    pub arguments_hash: Vec<u8>,
-    pub expires_at: Timestamp,
-}
 
 /// The hash of a token presented to act.
 struct Presented {

@@ -55,7 +55,7 @@ pub(crate) fn postgres() -> Migrator {
 /// What a failed migration means for the operator.
 pub(crate) fn error(error: MigrateError) -> StoreError {
     match error {
-        MigrateError::Execute(error) => StoreError::from(error),
+        MigrateError::Execute(error) => crate::error::db(error),
         // The baseline replaced migrations of the same number that no deployment ran.
         MigrateError::VersionMismatch(1) => StoreError::Config(
             "the database was made by a build from before the schema baseline; recreate it (docs/deploy.md)".to_owned(),

@@ -4,24 +4,7 @@
 //! deep in the list it is.
 
 use crate::sql::{Param, Query};
-use jiff::Timestamp;
-
-/// Where a page starts and how many rows it reads.
-#[derive(Clone, Debug)]
-pub struct Window<K> {
-    /// The key of the last item the previous page showed; `None` for the first page.
-    pub after: Option<K>,
-    /// How many rows to read at most.
-    pub take: usize,
-}
-
-/// The key of a list read newest first: an instant, then the id that orders the items of one
-/// instant.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Newest<Id> {
-    pub at: Timestamp,
-    pub id: Id,
-}
+pub use till_app::storage::{Newest, Window};
 
 /// A list's statement under construction: its filters joined by AND, each value bound to the
 /// next placeholder, then the keyset's own condition, order and limit.
@@ -120,6 +103,7 @@ impl Keyset {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiff::Timestamp;
 
     #[test]
     fn conditions_bind_in_order_and_the_key_comes_last() {

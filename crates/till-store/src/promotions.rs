@@ -7,28 +7,12 @@ use crate::feed::{self, NewEvent};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+pub use till_app::storage::offers::{Replaced, StoredRule};
 use till_core::documents::PromotionChanged;
 use till_core::events::EventType;
 use till_core::ids::PromotionId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::promotions::PromotionRule;
-
-#[derive(Clone, Debug)]
-pub struct StoredRule {
-    pub rule: PromotionRule,
-    pub version: i64,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-/// How a conditional replace went.
-#[derive(Clone, Debug)]
-pub enum Replaced {
-    Done(Box<StoredRule>),
-    NotFound,
-    /// `If-Match` named another version; this is the current one.
-    Stale(i64),
-}
 
 struct Upsert {
     rule: PromotionRule,

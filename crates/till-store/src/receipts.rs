@@ -8,10 +8,10 @@ use crate::journal;
 use crate::sealer::Sealer;
 use crate::snapshot::{SaleScope, sale_records};
 use crate::sql::{Conn, query};
-use crate::stores::StoreRecord;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
+pub use till_app::storage::sales::{Print, Printed, Receipt, TenderInstrument};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, DuplicateRecord, SaleRecord, SaleRecordTender};
 use till_core::ids::{PrintId, StoreId, TransactionId};
@@ -19,57 +19,6 @@ use till_core::instant::{from_micros, to_micros};
 use till_core::sale::SaleType;
 use till_core::stored_value::credit_note_number;
 use till_core::stored_value::{InstrumentKind, code_lookup};
-
-/// Everything a receipt prints.
-#[derive(Clone, Debug)]
-pub struct Receipt {
-    pub sale: SaleRecord,
-    /// The ticket's sequence and signature in the register's ticket chain.
-    pub seq: i64,
-    pub signature: String,
-    pub store: Option<StoreRecord>,
-    pub seller_name: Option<String>,
-    /// Per tender, in order: the gift card or credit note it moved and its balance after.
-    pub instruments: Vec<Option<TenderInstrument>>,
-    /// The prints made so far, the original first.
-    pub prints: Vec<Print>,
-}
-
-/// A gift card or a credit note as a receipt names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TenderInstrument {
-    pub kind: InstrumentKind,
-    /// A card's last four symbols, a credit note's number.
-    pub label: String,
-    pub balance_after: i64,
-    /// The code that redeems the credit note a return issued, printed on that return's
-    /// receipt; `None` for every other tender.
-    pub code: Option<String>,
-}
-
-/// A print of a receipt: the first is the original, every later one a sealed DUPLICATA.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Print {
-    pub print_no: i64,
-    /// The reprint's entry in the duplicate chain.
-    pub duplicate_seq: Option<i64>,
-    pub printed_at: Timestamp,
-}
-
-impl Print {
-    /// The DUPLICATA's number: none for the original.
-    pub fn duplicata(&self) -> Option<i64> {
-        (self.print_no > 1).then(|| self.print_no - 1)
-    }
-}
-
-/// A print recorded, or found made before under the same print id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Printed {
-    pub print: Print,
-    /// The print id named a print made before: nothing was recorded now.
-    pub replayed: bool,
-}
 
 struct RecordPrint {
     transaction_id: String,

@@ -6,7 +6,7 @@ use crate::error::{Stale, StoreError};
 use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sql::{Row, query};
-use jiff::Timestamp;
+pub use till_app::storage::sales::{OriginalLine, OriginalSale, ReturnSummary, ReturnedCounts};
 use till_core::fiscal::payload::SaleRecordLine;
 use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::instant::from_micros;
@@ -15,104 +15,10 @@ use till_core::returns::{ReturnableLine, ReturnableSale};
 use till_core::sale::TenderMethod;
 use till_core::stored_value::PaidWith;
 
-/// A committed sale as a return reads it.
-#[derive(Clone, Debug)]
-pub struct OriginalSale {
-    pub transaction_id: TransactionId,
-    /// `sale`, `rental`, `repair` or `return`.
-    pub kind: String,
-    pub store_id: String,
-    pub register_id: RegisterId,
-    /// Its ticket's sequence in the register's chain.
-    pub seq: i64,
-    pub customer_id: Option<CustomerId>,
-    /// What it was paid with: a return owes stored value its share.
-    pub paid_with: PaidWith,
-    pub returnable: ReturnableSale,
-    /// In the sale's line order, alongside `returnable.lines`.
-    pub lines: Vec<OriginalLine>,
-    /// The units returned of its lines as read, which a return against it adds to.
-    pub counted: ReturnedCounts,
-}
-
-/// The units returned of a sale's lines, counted in the sale's own row (`returned_units`), as
-/// they were read: a return adds to them only if no other return moved them since.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReturnedCounts {
-    /// The column as read, which a return's update requires unchanged; NULL until a first return.
-    stored: Option<String>,
-    /// Units returned of each line, in line order.
-    returned: Vec<i64>,
-    /// Units sold on each line.
-    sold: Vec<i64>,
-}
-
 /// The `returned_units` a return writes, and the value it requires to find there.
 pub(crate) struct ReturnedUnitsUpdate {
     pub before: String,
     pub after: String,
-}
-
-impl ReturnedCounts {
-    /// Counts kept in the sale's row: `stored` is its `returned_units`, `sold` the units of
-    /// each of its lines.
-    fn read(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
-        let returned = match &stored {
-            None => vec![0; sold.len()],
-            Some(text) => serde_json::from_str::<Vec<i64>>(text).map_err(|_| corrupt("returned units"))?,
-        };
-        if returned.len() != sold.len() {
-            return Err(corrupt("returned units"));
-        }
-        Ok(ReturnedCounts { stored, returned, sold })
-    }
-
-    /// The update that adds `units` returned on the line at each position. A count that has
-    /// moved since it was read, or that would pass what was sold, is stale.
-    pub(crate) fn adding(&self, units: &[(i64, i64)]) -> Result<ReturnedUnitsUpdate, StoreError> {
-        let counts = self;
-        let mut returned = counts.returned.clone();
-        for &(line_no, more) in units {
-            let index = usize::try_from(line_no).map_err(|_| corrupt("line number"))?;
-            let (Some(count), Some(sold)) = (returned.get_mut(index), counts.sold.get(index)) else {
-                return Err(corrupt("line number"));
-            };
-            match count.checked_add(more) {
-                Some(total) if (0..=*sold).contains(&total) => *count = total,
-                _ => return Err(StoreError::Stale(Stale::ReturnedUnitsMoved)),
-            }
-        }
-        let after = serde_json::to_string(&returned).map_err(|_| corrupt("returned units"))?;
-        Ok(ReturnedUnitsUpdate {
-            before: counts.stored.clone().unwrap_or_default(),
-            after,
-        })
-    }
-}
-
-/// What a return repeats of an original line.
-#[derive(Clone, Debug)]
-pub struct OriginalLine {
-    pub line_no: i64,
-    /// `None` for a custom line, which moves no stock.
-    pub sku_id: Option<SkuId>,
-    pub label: Option<String>,
-    pub unit_price: Cents,
-}
-
-/// A return made against a sale.
-#[derive(Clone, Debug)]
-pub struct ReturnSummary {
-    pub transaction_id: String,
-    pub credit_note: Option<String>,
-    pub register_id: String,
-    pub seq: i64,
-    /// Negative: the refund.
-    pub total_cents: i64,
-    pub points_earned: i64,
-    pub emitted_at: Timestamp,
-    /// `(original line id, units, refund)` per returned line.
-    pub lines: Vec<(String, i64, i64)>,
 }
 
 /// The returns made against one original sale, found through `sales_by_original`, which holds
@@ -231,6 +137,49 @@ fn cents(row: &Row, column: &str) -> Result<Cents, StoreError> {
 
 fn corrupt(what: &str) -> StoreError {
     StoreError::Corrupt(format!("sale {what} out of range"))
+}
+
+/// How a sale's returned units are read from its row and updated.
+pub(crate) trait Counting: Sized {
+    fn read(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError>;
+    fn adding(&self, units: &[(i64, i64)]) -> Result<ReturnedUnitsUpdate, StoreError>;
+}
+
+impl Counting for ReturnedCounts {
+    /// Counts kept in the sale's row: `stored` is its `returned_units`, `sold` the units of
+    /// each of its lines.
+    fn read(stored: Option<String>, sold: Vec<i64>) -> Result<Self, StoreError> {
+        let returned = match &stored {
+            None => vec![0; sold.len()],
+            Some(text) => serde_json::from_str::<Vec<i64>>(text).map_err(|_| corrupt("returned units"))?,
+        };
+        if returned.len() != sold.len() {
+            return Err(corrupt("returned units"));
+        }
+        Ok(ReturnedCounts { stored, returned, sold })
+    }
+
+    /// The update that adds `units` returned on the line at each position. A count that has
+    /// moved since it was read, or that would pass what was sold, is stale.
+    fn adding(&self, units: &[(i64, i64)]) -> Result<ReturnedUnitsUpdate, StoreError> {
+        let counts = self;
+        let mut returned = counts.returned.clone();
+        for &(line_no, more) in units {
+            let index = usize::try_from(line_no).map_err(|_| corrupt("line number"))?;
+            let (Some(count), Some(sold)) = (returned.get_mut(index), counts.sold.get(index)) else {
+                return Err(corrupt("line number"));
+            };
+            match count.checked_add(more) {
+                Some(total) if (0..=*sold).contains(&total) => *count = total,
+                _ => return Err(StoreError::Stale(Stale::ReturnedUnitsMoved)),
+            }
+        }
+        let after = serde_json::to_string(&returned).map_err(|_| corrupt("returned units"))?;
+        Ok(ReturnedUnitsUpdate {
+            before: counts.stored.clone().unwrap_or_default(),
+            after,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use crate::closures;
 use crate::db::Store;
 use crate::elevation;
 use crate::engine::Writers;
-use crate::error::{Rule, Stale, StoreError};
+use crate::error::{Classified, Rule, Stale, StoreError};
 use crate::feed::NewEvent;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::late_sales;
 use crate::packed;
-use crate::returns::ReturnedCounts;
+use crate::returns::Counting;
 use crate::sale_detail::SaleDetail;
 use crate::sale_row;
 use crate::sealer::Sealer;
@@ -21,7 +21,7 @@ use crate::stored_value;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
-use till_core::committed;
+pub use till_app::storage::sales::{NewSale, ReturnOf, SaleOutcome};
 pub use till_core::committed::{Adjustment, NewSaleLine, Reader, RenderWithCreditNote, ReturnedLine, SaleAnswer};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
@@ -32,22 +32,6 @@ use till_core::sale::SaleType;
 use till_core::stock::StockReason;
 use till_core::store::Timezone;
 use till_core::stored_value::{InstrumentDigestKey, credit_note_number};
-
-/// A priced, checked sale ready to be written, with the returned units of its original (on a
-/// return) counted as this store counts them.
-pub type NewSale = committed::NewSale<ReturnedCounts>;
-
-/// What a return takes from its original sale, counted as this store counts returned units.
-pub type ReturnOf = committed::ReturnOf<ReturnedCounts>;
-
-/// How a commit went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SaleOutcome {
-    /// Written and sealed with this ticket sequence; `response` is the stored body.
-    Committed { fiscal_seq: i64, response: String },
-    /// The transaction id was already used; nothing was written.
-    Existing { fingerprint: String, response: String },
-}
 
 struct CommitSale {
     sale: NewSale,

@@ -15,18 +15,10 @@ use crate::error::StoreError;
 use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sql::{Conn, Param, Query, Row, query};
-use till_core::ids::{RegisterId, StoreId};
-use till_core::report::{Bucket, Dimension, Grain, GroupBy, Measures, Period, Piece, ReportedSale, Rollup, Segment};
+pub use till_app::storage::sales::ReportScope;
+use till_core::report::{Bucket, Dimension, Grain, GroupBy, Measures, Piece, ReportedSale, Rollup, Segment};
 use till_core::sale::SaleType;
 use till_core::store::Timezone;
-
-/// The sales a report covers.
-#[derive(Clone, Debug)]
-pub struct ReportScope {
-    pub store_id: Option<StoreId>,
-    pub register_id: Option<RegisterId>,
-    pub period: Period,
-}
 
 /// A level of rollup rows: what their scope names and how much time each spans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,47 +87,6 @@ impl Statement {
 
     fn push(&mut self, text: &str) {
         self.sql.push_str(text);
-    }
-}
-
-impl ReportScope {
-    /// The scopes a report reads rows of `level` under: a store or a register named, or every
-    /// one in the registers' table (a register stays in the store it first opened in).
-    fn scopes(&self, level: Level, statement: &mut Statement) -> String {
-        match (level.per_register(), &self.store_id, &self.register_id) {
-            (true, _, Some(register)) => statement.bind(register.as_str()),
-            (true, Some(store), None) => format!(
-                "SELECT register_id FROM registers WHERE store_id = {}",
-                statement.bind(store.as_str())
-            ),
-            (true, None, None) => "SELECT register_id FROM registers".to_owned(),
-            (false, Some(store), _) => statement.bind(store.as_str()),
-            (false, None, _) => "SELECT DISTINCT store_id FROM registers".to_owned(),
-        }
-    }
-
-    /// The filters on a row aliased `alias` with `store_id` and `register_id` columns.
-    fn filters(&self, alias: &str, statement: &mut Statement, register: bool) -> String {
-        let mut clause = String::new();
-        if let Some(store) = &self.store_id {
-            clause.push_str(&format!(" AND {alias}.store_id = {}", statement.bind(store.as_str())));
-        }
-        if let (true, Some(register)) = (register, &self.register_id) {
-            clause.push_str(&format!(
-                " AND {alias}.register_id = {}",
-                statement.bind(register.as_str())
-            ));
-        }
-        clause
-    }
-
-    /// The runs of whole days, hours and quarter hours the period is read in.
-    fn segments(&self) -> Vec<Segment> {
-        let grains: &[Grain] = match self.register_id {
-            Some(_) => &[Grain::Day, Grain::Quarter],
-            None => &[Grain::Day, Grain::Hour, Grain::Quarter],
-        };
-        self.period.segments(grains)
     }
 }
 
@@ -475,11 +426,62 @@ fn measures_of(row: &Row) -> Result<Measures, StoreError> {
     })
 }
 
+/// How a report's scope reads in SQL: the scopes and filters its rows are read under, and the
+/// runs of days, hours and quarters its period is read in.
+trait Scoped {
+    fn scopes(&self, level: Level, statement: &mut Statement) -> String;
+    fn filters(&self, alias: &str, statement: &mut Statement, register: bool) -> String;
+    fn segments(&self) -> Vec<Segment>;
+}
+
+impl Scoped for ReportScope {
+    /// The scopes a report reads rows of `level` under: a store or a register named, or every
+    /// one in the registers' table (a register stays in the store it first opened in).
+    fn scopes(&self, level: Level, statement: &mut Statement) -> String {
+        match (level.per_register(), &self.store_id, &self.register_id) {
+            (true, _, Some(register)) => statement.bind(register.as_str()),
+            (true, Some(store), None) => format!(
+                "SELECT register_id FROM registers WHERE store_id = {}",
+                statement.bind(store.as_str())
+            ),
+            (true, None, None) => "SELECT register_id FROM registers".to_owned(),
+            (false, Some(store), _) => statement.bind(store.as_str()),
+            (false, None, _) => "SELECT DISTINCT store_id FROM registers".to_owned(),
+        }
+    }
+
+    /// The filters on a row aliased `alias` with `store_id` and `register_id` columns.
+    fn filters(&self, alias: &str, statement: &mut Statement, register: bool) -> String {
+        let mut clause = String::new();
+        if let Some(store) = &self.store_id {
+            clause.push_str(&format!(" AND {alias}.store_id = {}", statement.bind(store.as_str())));
+        }
+        if let (true, Some(register)) = (register, &self.register_id) {
+            clause.push_str(&format!(
+                " AND {alias}.register_id = {}",
+                statement.bind(register.as_str())
+            ));
+        }
+        clause
+    }
+
+    /// The runs of whole days, hours and quarter hours the period is read in.
+    fn segments(&self) -> Vec<Segment> {
+        let grains: &[Grain] = match self.register_id {
+            Some(_) => &[Grain::Day, Grain::Quarter],
+            None => &[Grain::Day, Grain::Hour, Grain::Quarter],
+        };
+        self.period.segments(grains)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::{migrated_scratch_database, query_plan};
     use jiff::Timestamp;
+    use till_core::ids::{RegisterId, StoreId};
+    use till_core::report::Period;
 
     fn scope(store: Option<&str>, register: Option<&str>) -> ReportScope {
         // Quarter hours, hours and days.

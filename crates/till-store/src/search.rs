@@ -12,51 +12,10 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::{Keyset, Newest, Window};
 use crate::sql::{Query, Row};
-use jiff::Timestamp;
+pub use till_app::storage::sales::{SaleFilter, SaleSummary};
 use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::sale::SaleType;
-
-/// Which sales a search answers; every filter given must hold.
-#[derive(Clone, Debug, Default)]
-pub struct SaleFilter {
-    pub store_id: Option<StoreId>,
-    pub register_id: Option<RegisterId>,
-    pub session_id: Option<SessionId>,
-    pub customer_id: Option<CustomerId>,
-    pub kind: Option<SaleType>,
-    /// Emitted at or after this instant.
-    pub from: Option<Timestamp>,
-    /// Emitted before this instant.
-    pub to: Option<Timestamp>,
-}
-
-/// A sale as the search lists it: what tells it apart, without its lines.
-#[derive(Clone, Debug)]
-pub struct SaleSummary {
-    pub transaction_id: TransactionId,
-    pub number: String,
-    pub kind: SaleType,
-    pub store_id: StoreId,
-    pub register_id: RegisterId,
-    pub session_id: SessionId,
-    pub seller_id: Subject,
-    pub customer_id: Option<CustomerId>,
-    /// Negative for a return.
-    pub total_cents: i64,
-    pub item_count: i64,
-    pub emitted_at: Timestamp,
-}
-
-impl SaleSummary {
-    /// Its place in the search's order.
-    pub fn key(&self) -> Newest<TransactionId> {
-        Newest {
-            at: self.emitted_at,
-            id: self.transaction_id.clone(),
-        }
-    }
-}
 
 const SELECT_SUMMARY: &str = "SELECT transaction_id, number, kind, store_id, register_id, session_id, seller_id, \
      customer_id, total_cents, item_count, emitted_at FROM sales";
@@ -120,6 +79,7 @@ fn summary_from_row(row: &Row) -> Result<SaleSummary, StoreError> {
 mod tests {
     use super::*;
     use crate::db::{migrated_scratch_database, plan_of};
+    use jiff::Timestamp;
 
     /// SQLite's plan of the search for `filter`, on its first page or after a key.
     fn plan(conn: &rusqlite::Connection, filter: &SaleFilter, after: Option<Newest<TransactionId>>) -> Vec<String> {

@@ -3,24 +3,27 @@
 use crate::cache::insert_within;
 use crate::closures;
 use crate::db::Store;
-use crate::error::{Conflict, StoreError};
+use crate::error::{Classified, Conflict, StoreError};
 use crate::feed::{self, NewEvent};
 use crate::journal::{self, jet};
 use crate::page::{Keyset, Newest, Window};
 use crate::sealer::Sealer;
 use crate::sql::{Conn, Row, query};
-use crate::staff::{StaffRecord, staff_from_row};
+use crate::staff::staff_from_row;
 use crate::stores::store_in_network;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+pub use till_app::storage::sessions::{
+    CloseOutcome, OpenRefusal, OpenSession, SessionFilter, SessionPrincipal, SessionRecord,
+};
 use till_core::documents::SessionOpened;
 use till_core::drawer::Count;
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
-use till_core::ids::{NewIdError, RegisterId, SessionId, StoreId, Subject, check_new_id};
+use till_core::ids::{RegisterId, SessionId, StoreId, Subject, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
 
@@ -43,78 +46,6 @@ macro_rules! select_session {
             $where
         )
     };
-}
-
-#[derive(Clone, Debug)]
-pub struct SessionRecord {
-    pub session_id: SessionId,
-    pub store_id: StoreId,
-    pub register_id: RegisterId,
-    pub cashier_subject: Subject,
-    pub opening_float: Cents,
-    pub opened_at: Timestamp,
-    pub expires_at: Timestamp,
-    pub closed_at: Option<Timestamp>,
-    /// The Z report recorded at close, as JSON.
-    pub z_report: Option<serde_json::Value>,
-}
-
-impl SessionRecord {
-    pub fn is_open_at(&self, now: Timestamp) -> bool {
-        self.closed_at.is_none() && now < self.expires_at
-    }
-}
-
-/// Which sessions a list answers; every filter given must hold.
-#[derive(Clone, Debug, Default)]
-pub struct SessionFilter {
-    pub store_id: Option<StoreId>,
-    pub register_id: Option<RegisterId>,
-    /// Only sessions open (true) or closed or expired (false) at the list's instant, as
-    /// [`SessionRecord::is_open_at`] tells.
-    pub open: Option<bool>,
-}
-
-/// A session token resolved: the session and the cashier behind it, as stored now.
-#[derive(Clone, Debug)]
-pub struct SessionPrincipal {
-    pub session: SessionRecord,
-    pub cashier: StaffRecord,
-}
-
-pub struct OpenSession {
-    pub session_id: SessionId,
-    pub token_hash: Vec<u8>,
-    pub store_id: StoreId,
-    pub register_id: RegisterId,
-    pub cashier_subject: Subject,
-    pub opening_float: Cents,
-    pub opened_at: Timestamp,
-    pub expires_at: Timestamp,
-}
-
-/// Why a session could not be opened.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OpenRefusal {
-    /// The network has stores and this is not one of them.
-    UnknownStore,
-    /// The register was first opened in another store and stays there.
-    RegisterInOtherStore(StoreId),
-    /// The register already has an open session.
-    AlreadyOpen(SessionId),
-    /// A register opened for the first time with an id that cannot name a new one.
-    NewRegisterId(NewIdError),
-    /// The register's current `day` was closed early, through `through`: nothing can be sold
-    /// on it until that period is over.
-    DayClosed { day: String, through: String },
-}
-
-/// How the close of a session went.
-#[derive(Clone, Debug)]
-pub enum CloseOutcome {
-    Closed(SessionRecord),
-    /// Closed earlier: the stored report is returned again.
-    AlreadyClosed(SessionRecord),
 }
 
 struct CloseSession {

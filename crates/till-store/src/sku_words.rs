@@ -23,6 +23,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+pub use till_app::storage::catalog::WordKey;
 use till_core::ids::SkuId;
 use till_core::instant::to_micros;
 use till_core::words::{NameQuery, name_words};
@@ -33,13 +34,6 @@ const DELETE_ROWS: usize = 500;
 const INSERT_ROWS: usize = 1_000;
 /// Articles whose words one transaction of the backfill writes.
 const BACKFILL_CHUNK: usize = 5_000;
-
-/// Where a page of a search by name ends: the word it was found by and the article.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WordKey {
-    pub word: String,
-    pub sku_id: SkuId,
-}
 
 /// An article found by its word `w.word`, read whole (`$1`: the instant it is read at).
 const SEARCH_COLUMNS: &str = concat!(

@@ -7,42 +7,16 @@ use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+pub use till_app::storage::people::{PinAttempt, PutStaff, StaffRecord};
 use till_core::grant::{GrantSet, Role};
 use till_core::ids::{RegisterId, Subject, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Bps, Cents};
 use till_core::staff::{DiscountLimit, PinLimits, StaffMember};
 
-#[derive(Clone, Debug)]
-pub struct StaffRecord {
-    pub subject: Subject,
-    pub member: StaffMember,
-    /// argon2id PHC string.
-    pub pin_hash: String,
-    pub grants_synced_at: Timestamp,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-/// A staff write. `pin_hash` is `None` to keep the current PIN of an existing member.
-pub struct PutStaff {
-    pub subject: Subject,
-    pub member: StaffMember,
-    pub pin_hash: Option<String>,
-}
-
 struct PutStaffAt {
     put: PutStaff,
     now: i64,
-}
-
-/// Where a subject stands after reserving a PIN attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PinAttempt {
-    /// The attempt may be evaluated; `last` when a wrong PIN now leaves the subject locked.
-    Allowed { last: bool },
-    /// Locked until that instant.
-    LockedUntil(Timestamp),
 }
 
 struct ReservePin {

@@ -36,30 +36,6 @@ use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::stock::StockReason;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StockLevel {
-    pub store_id: StoreId,
-    pub sku_id: SkuId,
-    pub on_hand: i64,
-    pub updated_at: Timestamp,
-}
-
-/// One movement of the ledger.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Movement {
-    /// Increases with each movement written; on PostgreSQL two nodes' movements may commit out
-    /// of this order.
-    pub id: i64,
-    pub store_id: StoreId,
-    pub sku_id: SkuId,
-    pub delta: i64,
-    pub reason: StockReason,
-    /// The sale's or return's transaction id, the count's or the transfer's id; none for an
-    /// adjustment.
-    pub reference: Option<String>,
-    pub at: Timestamp,
-}
-
 /// A level set by a count or an adjustment: what the write saw and the movement it made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LevelSet {
@@ -162,6 +138,7 @@ impl Store {
 }
 
 pub use crate::engine::FOLD_LIMIT;
+pub use till_app::storage::stock::{Movement, StockLevel};
 
 fn movement(row: &Row, store_id: &StoreId, sku_id: &SkuId) -> Result<Movement, StoreError> {
     let reason: String = row.try_get("reason")?;

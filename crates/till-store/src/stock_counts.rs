@@ -8,65 +8,10 @@ use crate::error::StoreError;
 use crate::sql::{Conn, Row, query};
 use crate::stock::{self, Cause, StockLevel};
 use futures::future::BoxFuture;
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use till_core::ids::{CountId, SkuId, StoreId};
+pub use till_app::storage::stock::{CountLine, CountOutcome, CountRecord, CountedLine, NewCount};
+use till_core::ids::SkuId;
 use till_core::instant::{from_micros, to_micros};
-use till_core::stock::{StockReason, Units};
-
-/// One article as counted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CountLine {
-    pub sku_id: SkuId,
-    pub counted_quantity: Units,
-}
-
-/// A count as the back office sends it, each article once.
-#[derive(Clone, Debug)]
-pub struct NewCount {
-    pub count_id: CountId,
-    pub store_id: StoreId,
-    pub lines: Vec<CountLine>,
-    pub at: Timestamp,
-}
-
-/// One article of a recorded count: the level the count saw and the movement it made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CountedLine {
-    pub sku_id: SkuId,
-    pub counted_quantity: i64,
-    pub previous_quantity: i64,
-    pub delta_quantity: i64,
-}
-
-/// A count as recorded, lines in the order they were sent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CountRecord {
-    pub count_id: CountId,
-    pub store_id: StoreId,
-    #[serde(skip)]
-    pub counted_at: Timestamp,
-    pub lines: Vec<CountedLine>,
-}
-
-/// How a count went.
-#[derive(Clone, Debug)]
-pub enum CountOutcome {
-    Recorded(CountRecord),
-    /// Recorded earlier with the same store and lines: answered again.
-    Replayed(CountRecord),
-    /// Its id was used for another count.
-    IdTaken(CountRecord),
-    NoSuchStore,
-    /// The article of line `line` is not in the catalog.
-    NotInCatalog {
-        line: usize,
-        sku_id: SkuId,
-    },
-}
+use till_core::stock::StockReason;
 
 impl Store {
     /// Records a count: each article's level set to what was counted, in one transaction.

@@ -10,49 +10,12 @@ use crate::sql::{Conn, Row, query};
 use crate::stock::{self, Cause};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+pub use till_app::storage::stock::{NewTransfer, ReceiveOutcome, SendOutcome};
 use till_core::documents::TransferAnswer;
 use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId, TransferId};
 use till_core::instant::{from_micros, to_micros};
-use till_core::stock::{Receipt, ReceiptMismatch, ReceivedLine, SentLine, StockReason, TransferRecord, reconcile};
-
-/// A transfer as the back office sends it: two stores, each article once.
-#[derive(Clone, Debug)]
-pub struct NewTransfer {
-    pub transfer_id: TransferId,
-    pub from_store_id: StoreId,
-    pub to_store_id: StoreId,
-    pub lines: Vec<SentLine>,
-    pub at: Timestamp,
-}
-
-/// How sending went.
-#[derive(Clone, Debug)]
-pub enum SendOutcome {
-    Sent(TransferRecord),
-    /// Sent earlier with the same stores and lines: answered again.
-    Replayed(TransferRecord),
-    /// Its id was used for another transfer.
-    IdTaken(TransferRecord),
-    NoSuchStore(StoreId),
-    NotInCatalog {
-        line: usize,
-        sku_id: SkuId,
-    },
-}
-
-/// How receiving went.
-#[derive(Clone, Debug)]
-pub enum ReceiveOutcome {
-    Received(TransferRecord),
-    /// Received earlier with the same lines: answered again.
-    Replayed(TransferRecord),
-    /// Received earlier with other quantities.
-    AlreadyReceived(TransferRecord),
-    NoSuchTransfer,
-    /// The receipt does not state exactly the transfer's articles.
-    Mismatch(ReceiptMismatch),
-}
+use till_core::stock::{Receipt, ReceivedLine, SentLine, StockReason, TransferRecord, reconcile};
 
 struct Receiving {
     transfer_id: TransferId,

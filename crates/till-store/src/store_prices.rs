@@ -12,6 +12,7 @@ use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
+pub use till_app::storage::catalog::StorePriceWrite;
 use till_core::catalog::{StorePrice, StorePrices};
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
@@ -19,17 +20,6 @@ use till_core::money::Cents;
 
 /// Articles per look-up statement: far below the bind-parameter limits of both engines.
 const READ_CHUNK: usize = 500;
-
-/// A store's price for an article to write, from `starts` (see
-/// [`till_core::catalog::price_starts`]).
-#[derive(Clone, Debug)]
-pub struct StorePriceWrite {
-    pub store_id: StoreId,
-    pub sku_id: SkuId,
-    /// Unit price including VAT.
-    pub price: Cents,
-    pub starts: Timestamp,
-}
 
 struct PutStorePrice {
     write: StorePriceWrite,

@@ -7,17 +7,10 @@ use crate::sql::{Conn, On, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashSet;
+pub use till_app::storage::people::StoreRecord;
 use till_core::ids::{SkuId, StoreId, check_new_id};
 use till_core::instant::{from_micros, to_micros};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
-
-#[derive(Clone, Debug)]
-pub struct StoreRecord {
-    pub store_id: StoreId,
-    pub profile: StoreProfile,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
 
 struct PutStore {
     store_id: StoreId,

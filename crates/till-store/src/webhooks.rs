@@ -13,121 +13,16 @@ use crate::sql::{Conn, Param, Query, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::time::Duration;
+pub use till_app::storage::feed::{
+    Attempt, Claimed, DeliveryRecord, Disabled, EndpointRecord, Lease, MOST_DELIVERIES_READ, NewEndpoint, Progress,
+    Replayed, Standing,
+};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::{from_micros, to_micros};
 use till_core::webhooks::{DisableReason, Failure, Streak, WebhookSecret};
 
 /// Attempts kept per endpoint; older ones are pruned now and then.
 pub const KEPT_DELIVERIES: i64 = 10_000;
-
-/// Most attempts one read of an endpoint's deliveries answers.
-pub const MOST_DELIVERIES_READ: i64 = 500;
-
-/// An endpoint as it is created.
-#[derive(Clone, Debug)]
-pub struct NewEndpoint {
-    pub id: String,
-    pub url: String,
-    /// `None`: every type.
-    pub types: Option<Vec<EventType>>,
-    pub description: Option<String>,
-    pub secret: WebhookSecret,
-    pub now: Timestamp,
-}
-
-/// An endpoint and where its deliveries stand.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EndpointRecord {
-    pub id: String,
-    pub url: String,
-    pub types: Option<Vec<EventType>>,
-    pub description: Option<String>,
-    pub created_at: Timestamp,
-    pub delivered_through: FeedCursor,
-    /// When it may next be tried.
-    pub due_at: Timestamp,
-    /// Its failed attempts in a row, and the last of them (also once it is disabled).
-    pub failing: Option<(Streak, Failure)>,
-    pub disabled: Option<Disabled>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Disabled {
-    pub at: Timestamp,
-    pub reason: DisableReason,
-}
-
-/// An endpoint a node task holds until its lease expires.
-#[derive(Debug)]
-pub struct Claimed {
-    pub endpoint: EndpointRecord,
-    pub secret: WebhookSecret,
-    pub lease: Lease,
-}
-
-/// The proof that a task holds an endpoint: its progress is written only while it does, and
-/// only if no replay came since it took it.
-#[derive(Clone, Debug)]
-pub struct Lease {
-    token: String,
-    generation: i64,
-}
-
-/// One attempt to deliver one event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempt {
-    /// The event's id, its `evt_` number.
-    pub event_id: i64,
-    /// 1 for the event's first try since the endpoint last moved on.
-    pub attempt: u32,
-    /// The receiver's status, if it answered.
-    pub status: Option<u16>,
-    /// `None` when delivered.
-    pub failure: Option<Failure>,
-    pub at: Timestamp,
-    pub duration: Duration,
-}
-
-/// How an endpoint stands after a batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Standing {
-    /// Every attempt delivered: tried again as soon as there is more.
-    Healthy,
-    /// The last attempt failed: tried again at `retry_at`.
-    Failing {
-        streak: Streak,
-        failure: Failure,
-        retry_at: Timestamp,
-    },
-    /// Given up on until a replay.
-    Disabled {
-        reason: DisableReason,
-        streak: Streak,
-        failure: Failure,
-    },
-}
-
-/// What a batch of deliveries did.
-#[derive(Clone, Debug)]
-pub struct Progress {
-    pub delivered_through: FeedCursor,
-    pub attempts: Vec<Attempt>,
-    pub standing: Standing,
-    /// Keep the lease until then (there is more to send at once), or release it.
-    pub hold_until: Option<Timestamp>,
-    /// Prune the attempts past the [`KEPT_DELIVERIES`] latest.
-    pub prune: bool,
-    pub now: Timestamp,
-}
-
-/// What a replay did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Replayed {
-    Done(EndpointRecord),
-    Unknown,
-    /// The cursor given lies past the feed's last event.
-    PastHead(FeedCursor),
-}
 
 const ENDPOINT_COLUMNS: &str = "id, url, types, description, secret, created_at, delivered_through, due_at, \
      failing_since, failures, last_failure, last_status, disabled_at, disabled_reason, generation";
@@ -465,13 +360,6 @@ async fn insert_attempts(conn: &mut Conn, endpoint: &str, attempts: &[Attempt]) 
     .execute(&mut *conn)
     .await?;
     Ok(())
-}
-
-/// One recorded attempt.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeliveryRecord {
-    pub id: i64,
-    pub attempt: Attempt,
 }
 
 fn delivery_of(row: &Row) -> Result<DeliveryRecord, StoreError> {

@@ -227,9 +227,9 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Mcp { token } => {
             // The same state as `serve` builds, so that a tool behaves as the API does.
-            let state = server::prepare(&config, Arc::new(SystemClock)).await?;
-            let served = till_api::mcp::serve_stdio(state.clone(), token).await;
-            state.app().store().close().await;
+            let service = server::prepare(&config, Arc::new(SystemClock)).await?;
+            let served = till_api::mcp::serve_stdio(service.state.clone(), token).await;
+            service.store.close().await;
             served.map_err(|error| anyhow::anyhow!("till mcp: {error}"))
         }
         Command::Token { sub, scope, ttl } => {
@@ -256,15 +256,17 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
         config.jwt_secret = Some(demo::dev_secret(&config.data_dir)?);
     }
     let transport = server::transport(&config).await?;
-    let state = server::prepare(&config, Arc::new(SystemClock)).await?;
+    let server::Service { state, store } = server::prepare(&config, Arc::new(SystemClock)).await?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
     let scheme = transport.scheme();
-    tracing::info!(%addr, scheme, database = state.app().store().engine().as_str(), "till is serving");
+    tracing::info!(%addr, scheme, database = store.engine().as_str(), "till is serving");
     if demo {
-        let session = demo::seed(&state, &config).await.context("cannot load the demo data")?;
+        let session = demo::seed(&state, &store, &config)
+            .await
+            .context("cannot load the demo data")?;
         print_demo(&format!("{scheme}://{addr}"), &session);
     }
     server::serve(listener, state, transport, shutdown_signal()).await?;

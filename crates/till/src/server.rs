@@ -12,14 +12,23 @@ use till_api::delivery::Deliveries;
 use till_api::{AppState, Clock};
 use till_app::App;
 use till_core::fiscal::FiscalKey;
-use till_store::{Engine, Found, Store, StoreOptions};
+use till_store::{Engine, EngineOf, Found, Store, StoreOptions};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// The shared state the API serves from, and the store the app was given: the binary keeps it
+/// for what only the binary does (demo data, the tools, closing the database at shutdown).
+#[derive(Clone)]
+pub struct Service {
+    pub state: AppState,
+    pub store: Store,
+}
+
 /// Connects, migrates, starts the database's background work (the SQLite checkpointer, the
-/// PostgreSQL stock fold) and builds the shared state.
-pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<AppState> {
+/// PostgreSQL stock fold) and builds the shared state: the one place the store is wired into
+/// the app.
+pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<Service> {
     let api = config.api_config().context("invalid configuration")?;
     let store = open_store(config).await?;
     let key = load_fiscal_key(config)?;
@@ -36,8 +45,11 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<A
             tracing::warn!(%error, "identity provider keys unavailable; will retry on first use")
         }
     }
-    let app = App::new(store, api.app.clone(), clock, AppState::answers());
-    Ok(AppState::new(app, auth, api))
+    let app = App::new(Arc::new(store.clone()), api.app.clone(), clock, AppState::answers());
+    Ok(Service {
+        state: AppState::new(app, auth, api),
+        store,
+    })
 }
 
 /// Connects, migrates and starts the database's background work, as the service and the
@@ -182,6 +194,7 @@ pub fn write_private(path: &std::path::Path, contents: &str) -> anyhow::Result<(
 pub struct Running {
     pub addr: SocketAddr,
     pub state: AppState,
+    pub store: Store,
     scheme: &'static str,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
@@ -198,7 +211,7 @@ impl Running {
             let _ = shutdown.send(());
         }
         (&mut self.task).await.context("server task failed")??;
-        self.state.app().store().close().await;
+        self.store.close().await;
         Ok(())
     }
 }
@@ -206,7 +219,7 @@ impl Running {
 /// Binds `config.listen` and serves until [`Running::stop`].
 pub async fn start(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<Running> {
     let transport = transport(config).await?;
-    let state = prepare(config, clock).await?;
+    let Service { state, store } = prepare(config, clock).await?;
     let listener = TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -219,6 +232,7 @@ pub async fn start(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<Run
     Ok(Running {
         addr,
         state,
+        store,
         scheme,
         shutdown: Some(shutdown),
         task,

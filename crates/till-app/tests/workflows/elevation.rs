@@ -55,12 +55,7 @@ async fn wrong_pins_lock_the_manager_out_until_the_lockout_ends() {
     till.clock.advance(Duration::from_secs(601));
     let granted = request_grant(&till.app, asking_till, &asking(PIN, 100)).await.unwrap();
     assert_eq!(granted.operation, GrantOperation::DiscountTicket);
-    let events = till
-        .app
-        .store()
-        .elevation_events(Some(MANAGER), None, 10)
-        .await
-        .unwrap();
+    let events = till.store.elevation_events(Some(MANAGER), None, 10).await.unwrap();
     let outcomes: Vec<(&str, Option<&str>)> = events.iter().map(|e| (e.outcome.as_str(), e.code.as_deref())).collect();
     assert!(outcomes.contains(&("locked_out", Some("LOCKED_OUT"))), "{outcomes:?}");
     assert!(outcomes.iter().any(|(outcome, _)| *outcome == "issued"), "{outcomes:?}");

@@ -93,8 +93,7 @@ async fn a_sale_whose_tenders_miss_the_total_is_refused_and_names_the_price_the_
     assert_eq!(differing.len(), 1);
     assert_eq!((differing[0].till.get(), differing[0].catalog.get()), (900, 1000));
     assert_eq!(
-        till.app
-            .store()
+        till.store
             .find_sale(&TransactionId::parse("t-1").unwrap())
             .await
             .unwrap(),
@@ -166,7 +165,7 @@ async fn a_sale_past_a_period_closed_early_is_refused_by_the_store() {
     let (till, cashier, article) = selling(1000).await;
     let rung = till.clock.now();
     // A day not over closes early once its session is closed.
-    let store = till.app.store();
+    let store = &till.store;
     let open = store.close_period(REGISTER, Period::Day, till.clock.now()).await;
     assert!(
         matches!(open, Err(StoreError::Rule(Rule::SessionOpenOnDay { ref session, .. })) if *session == session_of(&cashier)),
@@ -191,6 +190,6 @@ async fn a_sale_past_a_period_closed_early_is_refused_by_the_store() {
 }
 
 async fn spent_at(till: &Till, token: &str) -> Option<jiff::Timestamp> {
-    let grant = till.app.store().grant_by_token(&token_hash(token)).await.unwrap();
+    let grant = till.store.grant_by_token(&token_hash(token)).await.unwrap();
     grant.expect("the grant is stored").spent_at
 }

@@ -27,6 +27,8 @@ pub const REGISTER: &str = "till-1";
 /// A till and its clock, on a database of its own.
 pub struct Till {
     pub app: App,
+    /// The store the app was given, for what a test sets up or checks below the use cases.
+    pub store: Store,
     pub clock: Arc<ManualClock>,
     _dir: tempfile::TempDir,
 }
@@ -50,8 +52,13 @@ impl Till {
             .use_fiscal_key(key, clock.now())
             .await
             .expect("the key is published");
-        let app = App::new(store, settings, clock.clone(), Arc::new(PlainAnswers));
-        let till = Till { app, clock, _dir: dir };
+        let app = App::new(Arc::new(store.clone()), settings, clock.clone(), Arc::new(PlainAnswers));
+        let till = Till {
+            app,
+            store,
+            clock,
+            _dir: dir,
+        };
         till.staff(CASHIER, Role::Cashier).await;
         till.staff(MANAGER, Role::Manager).await;
         till
@@ -69,7 +76,7 @@ impl Till {
             member,
             pin_hash: Some(hash_pin(&Pin::parse(PIN).unwrap())),
         };
-        self.app.store().put_staff(put, self.clock.now()).await.unwrap();
+        self.store.put_staff(put, self.clock.now()).await.unwrap();
     }
 
     /// Finalizes `sale` as `till` sends it, without a manager's approval.
@@ -85,11 +92,7 @@ impl Till {
             price: Cents::new(price).unwrap(),
             vat_rate: VatRate::from_hundredths(2000).unwrap(),
         };
-        self.app
-            .store()
-            .import_catalog(vec![item], self.clock.now())
-            .await
-            .unwrap();
+        self.store.import_catalog(vec![item], self.clock.now()).await.unwrap();
     }
 
     /// Opens a session for `cashier` with `pin`, on [`REGISTER`].
@@ -112,7 +115,7 @@ impl Till {
 
     /// The principal a till's token resolves to now, as each request resolves it.
     pub async fn principal(&self, token: &str) -> Principal {
-        let found = self.app.store().session_by_token(&token_hash(token)).await.unwrap();
+        let found = self.store.session_by_token(&token_hash(token)).await.unwrap();
         let session = found.expect("the token resolves to its session");
         Principal {
             subject: session.cashier.subject.clone(),

@@ -38,7 +38,7 @@ async fn issue(till: &Till, code: &str, balance: i64) {
         store_ids: Vec::new(),
         now: till_app::Clock::now(&*till.clock),
     };
-    till.app.store().issue_gift_card(card).await.unwrap();
+    till.store.issue_gift_card(card).await.unwrap();
 }
 
 fn tender_refusal<T: std::fmt::Debug>(outcome: Result<T, Error>) -> (usize, InstrumentRefusal) {
@@ -82,8 +82,7 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
         (0, InstrumentRefusal::Unknown)
     );
     let card = till
-        .app
-        .store()
+        .store
         .gift_card(&InstrumentCode::parse(CARD).unwrap(), None)
         .await
         .unwrap()
@@ -100,8 +99,7 @@ async fn a_card_that_cannot_pay_refuses_the_sale_by_its_tender_and_keeps_nothing
     );
     till.finalize(&cashier, paid).await.unwrap();
     let card = till
-        .app
-        .store()
+        .store
         .gift_card(&InstrumentCode::parse(CARD).unwrap(), None)
         .await
         .unwrap()
@@ -169,8 +167,7 @@ async fn a_method_another_system_keeps_is_taken_unchecked_with_its_reference() {
     );
     till.finalize(&cashier, elsewhere).await.unwrap();
     let receipt = till
-        .app
-        .store()
+        .store
         .receipt(&till_core::ids::TransactionId::parse("t-1").unwrap())
         .await
         .unwrap()

@@ -10,7 +10,6 @@ use crate::sql::{Row, query};
 use jiff::Timestamp;
 use std::collections::HashMap;
 use std::sync::Arc;
-use till_core::barcode::Barcode;
 use till_core::catalog::{Article, ArticleAt, CatalogItem, DatedPrice, PriceSchedule, StorePrices};
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
@@ -18,31 +17,9 @@ use till_core::money::{Cents, VatRate};
 
 mod writes;
 
+pub use till_app::storage::catalog::{CatalogRecord, CatalogWrite, ImportSummary};
 use writes::{PutItems, put_items};
 pub(crate) use writes::{Rows, placeholders, value_rows};
-
-/// An article as the back office reads it.
-#[derive(Clone, Debug)]
-pub struct CatalogRecord {
-    /// The article at the price in force now.
-    pub item: CatalogItem,
-    /// The prices that start later, soonest first.
-    pub scheduled: Vec<DatedPrice>,
-    /// Its barcodes as written, in their order.
-    pub barcodes: Vec<String>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-/// One article to write: its name applies at once, its price and VAT rate from `starts`
-/// (see [`till_core::catalog::price_starts`]).
-#[derive(Clone, Debug)]
-pub struct CatalogWrite {
-    pub item: CatalogItem,
-    pub starts: Timestamp,
-    /// The article's barcodes from now on; `None` leaves them as they are.
-    pub barcodes: Option<Vec<Barcode>>,
-}
 
 /// The articles this node priced lately, each with its whole schedule, by SKU, and the own
 /// prices of the stores it priced them for (see [`crate::cache`]): a moved catalog revision
@@ -124,13 +101,6 @@ pub(crate) use article_columns;
 
 const SELECT_SKUS: &str = concat!("SELECT ", article_columns!(), " FROM skus s");
 const SELECT_SKU: &str = concat!("SELECT ", article_columns!(), " FROM skus s WHERE s.sku_id = $2");
-
-/// Counts of a bulk import.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImportSummary {
-    pub created: usize,
-    pub updated: usize,
-}
 
 impl Store {
     /// Creates or replaces one article; `true` when it was created.

@@ -3,7 +3,7 @@
 
 use super::{CatalogWrite, IMPORT_CHUNK, ImportSummary, cents, vat_rate};
 use crate::barcodes;
-use crate::error::{Rule, StoreError};
+use crate::error::{Classified, Rule, StoreError};
 use crate::sku_words;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;

@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use std::sync::Arc;
+pub use till_app::storage::fiscal::{CloseRequest, ClosedDay};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::Period;
 use till_core::ids::{RegisterId, SessionId, StoreId};
@@ -18,31 +19,11 @@ use till_core::instant::to_micros;
 use till_core::period::{self, month_of, year_of};
 use till_core::store::Timezone;
 
-/// How a closure request went.
-#[derive(Clone, Debug)]
-pub enum CloseRequest {
-    Closed(Vec<SealedClosure>),
-    /// The period was already closed.
-    AlreadyClosed,
-    UnknownRegister,
-}
-
 struct ClosePeriod {
     register_id: String,
     period: Period,
     now: i64,
     key: Arc<Sealer>,
-}
-
-/// A register whose current day was closed early.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClosedDay {
-    pub register_id: RegisterId,
-    /// The register's local day, closed.
-    pub day: String,
-    /// The last day of the period closed early (the day itself, or the end of its month or
-    /// year).
-    pub through: String,
 }
 
 impl Store {

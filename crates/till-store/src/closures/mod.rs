@@ -53,6 +53,7 @@ macro_rules! closure_select {
 
 mod early;
 pub use early::{CloseRequest, ClosedDay};
+pub use till_app::storage::fiscal::SealedClosure;
 
 /// Where a register's periods stand.
 struct Periods {
@@ -486,13 +487,6 @@ pub(crate) fn closure_from_row(row: &Row) -> Result<ClosureRecord, StoreError> {
             _ => None,
         },
     })
-}
-
-/// A closure as answered.
-#[derive(Clone, Debug)]
-pub struct SealedClosure {
-    pub seq: i64,
-    pub record: ClosureRecord,
 }
 
 fn sealed_from_row(row: &Row) -> Result<SealedClosure, StoreError> {

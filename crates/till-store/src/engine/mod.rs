@@ -39,14 +39,20 @@ use std::sync::Weak;
 /// it after a lost race), so it must not have effects outside the connection.
 pub(crate) type Work<I, T> = for<'a> fn(&'a mut Conn, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Sqlite,
-    Postgres,
+pub use till_app::storage::Engine;
+
+/// The engine a database URL names.
+pub trait EngineOf: Sized {
+    fn from_url(url: &str) -> Result<Self, StoreError>;
 }
 
-impl Engine {
-    pub fn from_url(url: &str) -> Result<Engine, StoreError> {
+/// How writers meet on an engine.
+pub(crate) trait WritersOf {
+    fn writers(self) -> Writers;
+}
+
+impl EngineOf for Engine {
+    fn from_url(url: &str) -> Result<Engine, StoreError> {
         if url.starts_with("sqlite:") {
             Ok(Engine::Sqlite)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
@@ -57,14 +63,9 @@ impl Engine {
             ))
         }
     }
+}
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "sqlite",
-            Engine::Postgres => "postgres",
-        }
-    }
-
+impl WritersOf for Engine {
     fn writers(self) -> Writers {
         match self {
             Engine::Sqlite => Writers::One,

@@ -134,7 +134,10 @@ impl Query {
             Link::Sqlite(sqlite) => sqlite_run(sqlite, &sqlite_text(&self.sql), &self.params, each).map(|_| ()),
             Link::Postgres(pg) => {
                 let mut rows = self.sqlx().fetch(pg.as_mut());
-                while let Some(row) = futures::TryStreamExt::try_next(&mut rows).await? {
+                while let Some(row) = futures::TryStreamExt::try_next(&mut rows)
+                    .await
+                    .map_err(crate::error::db)?
+                {
                     each(Row(RowData::Postgres(row)))?;
                 }
                 Ok(())
@@ -157,7 +160,12 @@ impl Query {
             Link::Sqlite(sqlite) => {
                 sqlite_run(sqlite, &sqlite_text(&self.sql), &self.params, |_| Ok(())).map(|(_, changed)| changed)
             }
-            Link::Postgres(pg) => Ok(self.sqlx().execute(pg.as_mut()).await?.rows_affected()),
+            Link::Postgres(pg) => Ok(self
+                .sqlx()
+                .execute(pg.as_mut())
+                .await
+                .map_err(crate::error::db)?
+                .rows_affected()),
         }
     }
 
@@ -174,7 +182,8 @@ impl Query {
             Link::Postgres(pg) => Ok(self
                 .sqlx()
                 .fetch_all(pg.as_mut())
-                .await?
+                .await
+                .map_err(crate::error::db)?
                 .into_iter()
                 .map(|row| Row(RowData::Postgres(row)))
                 .collect()),
@@ -208,7 +217,7 @@ fn sqlite_run(
     params: &[Param],
     mut each: impl FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(u64, u64), StoreError> {
-    let mut statement = conn.prepare_cached(sql)?;
+    let mut statement = conn.prepare_cached(sql).map_err(crate::error::db)?;
     let expected = statement.parameter_count();
     if expected != params.len() {
         return Err(StoreError::Corrupt(format!(
@@ -219,20 +228,31 @@ fn sqlite_run(
     for (index, param) in params.iter().enumerate() {
         let position = index + 1;
         match param {
-            Param::Int(value) => statement.raw_bind_parameter(position, value)?,
-            Param::Text(value) => statement.raw_bind_parameter(position, value)?,
-            Param::Bool(value) => statement.raw_bind_parameter(position, value)?,
-            Param::Blob(value) => statement.raw_bind_parameter(position, value)?,
-            Param::Shared(value) => statement.raw_bind_parameter(position, value.as_str())?,
+            Param::Int(value) => statement
+                .raw_bind_parameter(position, value)
+                .map_err(crate::error::db)?,
+            Param::Text(value) => statement
+                .raw_bind_parameter(position, value)
+                .map_err(crate::error::db)?,
+            Param::Bool(value) => statement
+                .raw_bind_parameter(position, value)
+                .map_err(crate::error::db)?,
+            Param::Blob(value) => statement
+                .raw_bind_parameter(position, value)
+                .map_err(crate::error::db)?,
+            Param::Shared(value) => statement
+                .raw_bind_parameter(position, value.as_str())
+                .map_err(crate::error::db)?,
         }
     }
     let columns: Arc<[String]> = statement.column_names().into_iter().map(str::to_owned).collect();
     let mut seen = 0;
     let mut rows = statement.raw_query();
-    while let Some(row) = rows.next()? {
+    while let Some(row) = rows.next().map_err(crate::error::db)? {
         let cells = (0..columns.len())
             .map(|index| row.get_ref(index).map(Cell::from))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(crate::error::db)?;
         seen += 1;
         each(Row(RowData::Sqlite {
             columns: columns.clone(),
@@ -333,7 +353,7 @@ impl Row {
                 T::from_cell(cell)
                     .ok_or_else(|| StoreError::Corrupt(format!("column {name} holds {cell:?}, not what was expected")))
             }
-            RowData::Postgres(row) => Ok(sqlx::Row::try_get(row, name)?),
+            RowData::Postgres(row) => Ok(sqlx::Row::try_get(row, name).map_err(crate::error::db)?),
         }
     }
 }
@@ -505,7 +525,9 @@ impl Readers {
     pub(crate) async fn acquire(&self) -> Result<Conn, StoreError> {
         match self {
             Readers::Sqlite(pool) => Ok(Conn(Link::Sqlite(SqliteHandle::Leased(pool.lease()?)))),
-            Readers::Postgres(pool) => Ok(Conn(Link::Postgres(PgLink::Pooled(pool.acquire().await?)))),
+            Readers::Postgres(pool) => Ok(Conn(Link::Postgres(PgLink::Pooled(
+                pool.acquire().await.map_err(crate::error::db)?,
+            )))),
         }
     }
 

@@ -17,41 +17,6 @@ use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
 use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentKind, PointsActivity, code_lookup};
 
-/// An instrument as read, with its ledger, oldest activity first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InstrumentRecord {
-    pub kind: InstrumentKind,
-    /// A card's last four symbols, a credit note's number.
-    pub label: String,
-    pub balance: Cents,
-    pub issued_at: Timestamp,
-    pub expires_at: Option<Timestamp>,
-    pub blocked: bool,
-    /// Empty: every store may take it.
-    pub store_ids: Vec<String>,
-    pub activities: Vec<Activity>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Activity {
-    pub id: i64,
-    pub kind: ActivityKind,
-    pub amount: i64,
-    pub balance_after: i64,
-    pub transaction_id: Option<String>,
-    pub at: Timestamp,
-}
-
-/// A gift card issued without a sale.
-#[derive(Clone, Debug)]
-pub struct NewCard {
-    pub code: InstrumentCode,
-    pub balance: Cents,
-    pub expires_at: Option<Timestamp>,
-    pub store_ids: Vec<StoreId>,
-    pub now: Timestamp,
-}
-
 /// A card to issue, with the digest sealed records will name it by.
 struct IssuedCard {
     card: NewCard,
@@ -72,6 +37,7 @@ mod ticket;
 pub(crate) use one_statement::{in_one_statement, push_points_earned};
 use ticket::ADD_POINTS;
 pub(crate) use ticket::move_for_ticket;
+pub use till_app::storage::stored_value::{Activity, InstrumentRecord, NewCard};
 
 /// An update of the balance of the instrument of kind `$1` and look-up `$2` by `$3`, where it
 /// may be taken: not blocked, not expired at `$4`, and in the store `$5` when it names its

@@ -13,6 +13,7 @@ use till_app::App;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::money::VatRate;
 use till_core::store::Timezone;
+use till_store::Store;
 use till_store::sessions::OpenSession;
 
 /// The baskets of the day's earlier sales: (article, quantity), none of the articles, cards or
@@ -75,11 +76,10 @@ impl ShopDay {
 /// Sells [`DAY_BASKETS`] on the second till through the finalize use case, each at its instant
 /// of the day, paid alternately by card and in cash, then closes the shift (its Z report).
 /// Once a day: a restart the same day finds them sold.
-pub(super) async fn sell_the_day(app: &App, clock: &ManualClock, day: &ShopDay) -> anyhow::Result<()> {
+pub(super) async fn sell_the_day(app: &App, store: &Store, clock: &ManualClock, day: &ShopDay) -> anyhow::Result<()> {
     let tag = day.date.strftime("%Y%m%d").to_string();
     let transaction = |n: usize| format!("demo-{tag}-t2-{n:02}");
-    if app
-        .store()
+    if store
         .find_sale(&TransactionId::parse(&transaction(1))?)
         .await?
         .is_some()
@@ -93,8 +93,7 @@ pub(super) async fn sell_the_day(app: &App, clock: &ManualClock, day: &ShopDay) 
     let token = new_token(SESSION_TOKEN_PREFIX);
     let session_id = SessionId::from_trusted(new_id("ses"));
     let opened_at = app.now();
-    let opened = app
-        .store()
+    let opened = store
         .open_session(OpenSession {
             session_id: session_id.clone(),
             token_hash: token_hash(&token),
@@ -109,8 +108,7 @@ pub(super) async fn sell_the_day(app: &App, clock: &ManualClock, day: &ShopDay) 
     if let Err(refusal) = opened {
         anyhow::bail!("cannot open the second till's session: {refusal:?}");
     }
-    let session = app
-        .store()
+    let session = store
         .session_by_token(&token_hash(&token))
         .await?
         .ok_or_else(|| anyhow::anyhow!("the second till's session vanished"))?;

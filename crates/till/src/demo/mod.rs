@@ -29,7 +29,7 @@ use till_store::customers::Enrollment;
 use till_store::sessions::{OpenRefusal, OpenSession};
 use till_store::staff::PutStaff;
 use till_store::stored_value::NewCard;
-use till_store::{Conflict, StoreError};
+use till_store::{Conflict, Store, StoreError};
 
 mod day;
 use day::{ShopDay, sell_the_day};
@@ -213,24 +213,24 @@ const KEPT_SESSION_FILE: &str = "demo-session.json";
 /// The shop opens in the morning: the data is written then, and the day's sales follow it, each
 /// at its own instant, through a use-case context whose clock the demo sets (a sale is committed
 /// at its context's now, and priced with the catalog in force then).
-pub async fn seed(state: &AppState, config: &Config) -> anyhow::Result<DemoSession> {
+pub async fn seed(state: &AppState, store: &Store, config: &Config) -> anyhow::Result<DemoSession> {
     let store_id = StoreId::parse(STORE)?;
     let day = ShopDay::of(state.now(), state.config().app.session_ttl)?;
     let clock = Arc::new(ManualClock::new(day.opening));
     let morning = App::new(
-        state.app().store().clone(),
+        Arc::new(store.clone()),
         state.config().app.clone(),
         clock.clone(),
         AppState::answers(),
     );
     let regular = CustomerId::parse(REGULAR_CUSTOMER)?;
-    if state.app().store().loyalty_account(&regular).await?.is_none() {
-        provision(&morning).await?;
+    if store.loyalty_account(&regular).await?.is_none() {
+        provision(&morning, store).await?;
     }
-    state.promotions().refresh(state.app().store()).await?;
-    sell_the_day(&morning, &clock, &day).await?;
+    state.promotions().refresh(store).await?;
+    sell_the_day(&morning, store, &clock, &day).await?;
     let kept = read_kept_session(&config.data_dir);
-    let session = demo_session(state, &store_id, kept.as_ref()).await?;
+    let session = demo_session(state, store, &store_id, kept.as_ref()).await?;
     let signed_with = signing_digest(config);
     let now = state.now();
     let admin = match kept {
@@ -305,8 +305,7 @@ fn signing_digest(config: &Config) -> String {
 }
 
 /// Writes the demo data at `app`'s now.
-async fn provision(app: &App) -> anyhow::Result<()> {
-    let store = app.store();
+async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
     let now = app.now();
     let store_id = StoreId::parse(STORE)?;
     store
@@ -469,9 +468,14 @@ struct TillSession {
     token: String,
 }
 
-async fn demo_session(state: &AppState, store_id: &StoreId, kept: Option<&DemoSession>) -> anyhow::Result<TillSession> {
+async fn demo_session(
+    state: &AppState,
+    store: &Store,
+    store_id: &StoreId,
+    kept: Option<&DemoSession>,
+) -> anyhow::Result<TillSession> {
     if let Some(kept) = kept {
-        let found = state.app().store().session_by_token(&token_hash(&kept.token)).await?;
+        let found = store.session_by_token(&token_hash(&kept.token)).await?;
         let still_open = found.is_some_and(|principal| {
             principal.session.session_id.as_str() == kept.session_id && principal.session.is_open_at(state.now())
         });
@@ -482,11 +486,10 @@ async fn demo_session(state: &AppState, store_id: &StoreId, kept: Option<&DemoSe
             });
         }
     }
-    open_demo_session(state, store_id).await
+    open_demo_session(state, store, store_id).await
 }
 
-async fn open_demo_session(state: &AppState, store_id: &StoreId) -> anyhow::Result<TillSession> {
-    let store = state.app().store();
+async fn open_demo_session(state: &AppState, store: &Store, store_id: &StoreId) -> anyhow::Result<TillSession> {
     for _ in 0..2 {
         let token = new_token(SESSION_TOKEN_PREFIX);
         let now = state.now();

@@ -659,7 +659,7 @@ async fn a_count_stands_for_the_sales_before_it_and_later_sales_move_it(engine: 
     let after = shop.sale("t-after", vec![line("l1", MUG, 1)], 1450);
     assert_eq!(shop.finalize(&after).await.status, 201);
     assert_eq!(shop.stock(MUG).await, 49);
-    shop.server.state().app().store().fold_stock_moves().await.unwrap();
+    shop.server.store().fold_stock_moves().await.unwrap();
     assert_eq!(shop.stock(MUG).await, 49, "folding moves no level");
     if engine == Engine::Postgres {
         assert_eq!(shop.server.count_rows("stock_moves").await, 0);
@@ -683,7 +683,7 @@ async fn queued_stock_moves_fold_once_however_many_nodes_fold() {
     shop.server.run_sql(&queued_moves(MUG.0, -1, limit)).await.unwrap();
     shop.server.run_sql(&queued_moves(BAGUETTE.0, 2, 7_000)).await.unwrap();
     let url = shop.server.config.database_url();
-    let mut nodes = vec![shop.server.state().app().store().clone()];
+    let mut nodes = vec![shop.server.store().clone()];
     for _ in 0..3 {
         let node = till_store::Store::connect(&url, &Default::default()).await.unwrap();
         nodes.push(node);
@@ -721,7 +721,7 @@ async fn a_count_during_a_fold_stands() {
     let shop = Shop::open(Engine::Postgres).await;
     let admin = shop.server.admin();
     let mug = format!("/v1/stores/s1/stock/{}", sku(MUG.0));
-    let store = shop.server.state().app().store().clone();
+    let store = shop.server.store().clone();
     for round in 1..=8_i64 {
         shop.server.run_sql(&queued_moves(MUG.0, -1, 3_000)).await.unwrap();
         shop.server.run_sql(&queued_moves(BOOK.0, -1, 3_000)).await.unwrap();

@@ -563,7 +563,7 @@ async fn an_archive_read_before_a_ticket_of_its_period_takes_the_ticket_in(engin
     let shop = Shop::open(engine).await;
     shop.sell("t1", vec![line("l1", MUG, 1)]).await;
     let today = shop_today();
-    let store = shop.server.state().app().store();
+    let store = shop.server.store();
     let request = till_store::archives::ArchiveRequest {
         archive_id: "arc_drafted_early".into(),
         register_id: "r1".into(),

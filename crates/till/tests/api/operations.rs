@@ -144,7 +144,7 @@ async fn the_configured_fiscal_key_signs_the_journal(engine: Engine) {
 /// The README's first sale, run against the demo data: it must keep working as documented.
 async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
     let server = TestServer::start(engine).await;
-    let session = till::demo::seed(server.state(), &server.config)
+    let session = till::demo::seed(server.state(), server.store(), &server.config)
         .await
         .expect("demo data loads");
     let sale = body_of(&till::demo::first_sale_command(), &session.session_id);
@@ -157,7 +157,7 @@ async fn the_demo_sells_the_readme_first_sale(engine: Engine) {
     let quote = server.post("/v1/checkout/price", &session.token, price).await;
     assert_eq!(quote.body["totals"]["total"], 260, "{}", quote.text);
     // Seeding again (a restart) keeps the data and the session it printed.
-    let again = till::demo::seed(server.state(), &server.config)
+    let again = till::demo::seed(server.state(), server.store(), &server.config)
         .await
         .expect("seeding twice works");
     assert_eq!(again, session);
@@ -181,7 +181,7 @@ fn body_of(command: &str, session_id: &str) -> serde_json::Value {
 async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine: Engine) {
     use till::demo::{GIFT_CARD, GIFT_CARD_CENTS, REGULAR_CUSTOMER, REGULAR_CUSTOMER_POINTS};
     let server = TestServer::start(engine).await;
-    let session = till::demo::seed(server.state(), &server.config)
+    let session = till::demo::seed(server.state(), server.store(), &server.config)
         .await
         .expect("demo data loads");
     let card_path = format!("/v1/gift-cards/{GIFT_CARD}");
@@ -213,10 +213,10 @@ async fn the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points(engine:
     let points = server.get(&points_path, &server.admin()).await;
     assert_eq!(points.body["points"], points_left, "{}", points.text);
     let customer = till_core::ids::CustomerId::parse(REGULAR_CUSTOMER).unwrap();
-    let ledger = server.state().app().store().loyalty_ledger(&customer).await.unwrap();
+    let ledger = server.store().loyalty_ledger(&customer).await.unwrap();
     assert_eq!(ledger.iter().map(|(_, points)| points).sum::<i64>(), points_left);
 
-    till::demo::seed(server.state(), &server.config)
+    till::demo::seed(server.state(), server.store(), &server.config)
         .await
         .expect("seeding twice works");
     let card = server.get(&card_path, &session.token).await;

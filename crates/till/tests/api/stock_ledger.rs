@@ -151,7 +151,7 @@ async fn a_count_racing_sixteen_sellers_loses_no_sale(engine: Engine) {
     let sales = ledger.iter().filter(|m| m["reason"] == "sale").count();
     assert_eq!(sales, SELLERS * SALES_EACH, "one movement per sale");
     // Once the queue is folded (PostgreSQL), the level is still the same.
-    while shop.server.state().app().store().fold_stock_moves().await.unwrap() > 0 {}
+    while shop.server.store().fold_stock_moves().await.unwrap() > 0 {}
     assert_eq!(level(&shop, "s1", MUG.0).await, expected);
     shop.server.stop().await;
 }

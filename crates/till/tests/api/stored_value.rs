@@ -68,14 +68,7 @@ impl Shop {
     /// The points of a customer's ledger, added up.
     async fn points_ledger(&self, customer: &str) -> i64 {
         let customer = till_core::ids::CustomerId::parse(customer).unwrap();
-        let ledger = self
-            .server
-            .state()
-            .app()
-            .store()
-            .loyalty_ledger(&customer)
-            .await
-            .unwrap();
+        let ledger = self.server.store().loyalty_ledger(&customer).await.unwrap();
         ledger.iter().map(|(_, points)| points).sum()
     }
 
@@ -930,7 +923,7 @@ async fn credit_notes_issued_before_codes_get_one_when_the_store_starts(engine: 
         shop.server.run_sql(statement).await.unwrap();
     }
     // The store starts.
-    shop.server.state().app().store().migrate().await.unwrap();
+    shop.server.store().migrate().await.unwrap();
 
     // The reprint of the return's receipt shows the code it was given; its number no longer
     // redeems it, its code does.

@@ -9,7 +9,7 @@ pub(crate) mod stock_fold;
 use super::Work;
 use super::sql::{Conn, Readers};
 use crate::db::StoreOptions;
-use crate::error::{DbError, StoreError};
+use crate::error::{Classified, StoreError};
 use sqlx::Executor;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use std::str::FromStr;
@@ -38,7 +38,7 @@ pub(crate) struct Writer {
 
 pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Readers, Writer), StoreError> {
     let statement_timeout = options.statement_timeout.as_millis();
-    let mut connect = AnyConnectOptions::from_str(url)?;
+    let mut connect = AnyConnectOptions::from_str(url).map_err(crate::error::db)?;
     let kept = connect
         .database_url
         .query_pairs()
@@ -78,7 +78,8 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
             })
         })
         .connect_with(connect)
-        .await?;
+        .await
+        .map_err(crate::error::db)?;
     let writer = Writer {
         max_retries: options.max_retries,
         folding: AtomicBool::new(false),
@@ -92,21 +93,23 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
 pub(crate) async fn applied_migration(url: &str) -> Result<Option<i64>, StoreError> {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(url).await?;
+    let mut conn = sqlx::AnyConnection::connect(url).await.map_err(crate::error::db)?;
     let tables: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.tables \
          WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
     )
     .fetch_one(&mut conn)
-    .await?;
+    .await
+    .map_err(crate::error::db)?;
     let applied = if tables == 0 {
         None
     } else {
         sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
             .fetch_one(&mut conn)
-            .await?
+            .await
+            .map_err(crate::error::db)?
     };
-    conn.close().await?;
+    conn.close().await.map_err(crate::error::db)?;
     Ok(applied)
 }
 
@@ -128,14 +131,14 @@ impl Writer {
         let mut attempt = 0;
         loop {
             let result: Result<T, StoreError> = async {
-                let mut conn = Conn::postgres_transaction(pool(readers)?.begin().await?);
+                let mut conn = Conn::postgres_transaction(pool(readers)?.begin().await.map_err(crate::error::db)?);
                 let outcome = work(&mut conn, input).await;
                 let tx = conn
                     .into_postgres_transaction()
                     .ok_or_else(|| StoreError::Corrupt("a PostgreSQL write lost its transaction".to_owned()))?;
                 match outcome {
                     Ok(value) => {
-                        tx.commit().await?;
+                        tx.commit().await.map_err(crate::error::db)?;
                         Ok(value)
                     }
                     Err(error) => {
@@ -155,8 +158,8 @@ impl Writer {
                 }
                 // Still losing after every retry: nothing was written, and the client may
                 // send the same request again; that is a busy answer, not a failure.
-                Err(StoreError::Database(DbError::Postgres(error))) if crate::error::is_retryable(&error) => {
-                    return Err(StoreError::Contended(DbError::Postgres(error)));
+                Err(StoreError::Database(cause)) if crate::error::lost_a_race(&cause) => {
+                    return Err(StoreError::Contended(cause));
                 }
                 Err(StoreError::Raced(error)) => return Err(StoreError::Contended(error)),
                 other => return other,

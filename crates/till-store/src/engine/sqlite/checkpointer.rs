@@ -56,7 +56,7 @@ impl Checkpointer {
     /// when the checkpointer is dropped.
     pub(crate) fn start(files: &Files, synchronous: &str) -> Result<Checkpointer, StoreError> {
         let conn = super::open(&files.path, files.vfs)?;
-        conn.execute_batch(synchronous)?;
+        conn.execute_batch(synchronous).map_err(crate::error::db)?;
         // One pending nudge is enough: it means "something was committed since".
         let (nudge, nudges) = mpsc::sync_channel(1);
         let restart_due = Arc::new(AtomicBool::new(false));

@@ -107,11 +107,12 @@ impl Writer {
     /// Runs `migrator` on a connection of its own: migrations manage their own transactions,
     /// which cannot nest inside the writer's batches.
     pub(crate) async fn migrate(&self, migrator: &sqlx::migrate::Migrator) -> Result<(), StoreError> {
-        let mut conn = AnyConnection::connect(&self.url).await?;
+        let mut conn = AnyConnection::connect(&self.url).await.map_err(crate::error::db)?;
         conn.execute("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")
-            .await?;
+            .await
+            .map_err(crate::error::db)?;
         migrator.run(&mut conn).await.map_err(crate::migrations::error)?;
-        conn.close().await?;
+        conn.close().await.map_err(crate::error::db)?;
         Ok(())
     }
 
@@ -149,7 +150,8 @@ fn connect_writer(
          PRAGMA wal_autocheckpoint = {WRITER_BACKSTOP_PAGES}; {}",
         i64::from(cache_mib) * 1024,
         synchronous_pragma(synchronous)
-    ))?;
+    ))
+    .map_err(crate::error::db)?;
     Ok(Conn::sqlite(conn))
 }
 
@@ -181,16 +183,19 @@ pub(crate) fn process_settings() {
 pub(crate) fn open(path: &Path, vfs: Option<&CStr>) -> Result<rusqlite::Connection, StoreError> {
     process_settings();
     let conn = match vfs {
-        None => rusqlite::Connection::open(path)?,
-        Some(vfs) => rusqlite::Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), vfs)?,
+        None => rusqlite::Connection::open(path).map_err(crate::error::db)?,
+        Some(vfs) => rusqlite::Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), vfs)
+            .map_err(crate::error::db)?,
     };
-    conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")?;
+    conn.execute_batch("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON")
+        .map_err(crate::error::db)?;
     // A sale's statements differ by their number of rows; keep the common shapes prepared.
     conn.set_prepared_statement_cache_capacity(256);
     // Plans made without looking at bound values: otherwise SQLite reads the value bound to
     // a `LIMIT $n` when it plans, and so prepares such a statement again each time it is
     // bound, which a kept statement is for.
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map_err(crate::error::db)?;
     Ok(conn)
 }
 
@@ -225,7 +230,8 @@ impl SqliteReaders {
                 // cache in place, rather than copying each into its own small cache.
                 conn.execute_batch(&format!(
                     "PRAGMA query_only = ON; PRAGMA mmap_size = {READER_MAP_BYTES}"
-                ))?;
+                ))
+                .map_err(crate::error::db)?;
                 conn
             }
         };

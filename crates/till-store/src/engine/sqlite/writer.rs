@@ -8,7 +8,7 @@
 use super::checkpointer::Checkpointer;
 use crate::engine::Work;
 use crate::engine::sql::Conn;
-use crate::error::{DbError, StoreError};
+use crate::error::{Cause, DbError, StoreError};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::panic::AssertUnwindSafe;
@@ -115,7 +115,7 @@ impl<I: Send + Sync, T: Send> Job for Pending<I, T> {
             // Its own failure stands: nothing it wrote was kept.
             (Some(Err(error)), _) => Err(error),
             (Some(Ok(value)), Ok(())) => Ok(value),
-            (_, Err(error)) => Err(StoreError::CommitFailed(error)),
+            (_, Err(error)) => Err(StoreError::CommitFailed(Cause(error))),
             (None, Ok(())) => Err(StoreError::Corrupt("a write was never run".to_owned())),
         };
         // The caller may have gone away (client disconnected); the write stands regardless.

@@ -101,6 +101,11 @@ impl TestServer {
         }
     }
 
+    /// The store the server's app was given: what a test reaches below the API.
+    pub fn store(&self) -> &till_store::Store {
+        &self.running.as_ref().expect("running").store
+    }
+
     pub fn state(&self) -> &till_api::AppState {
         &self.running.as_ref().expect("running").state
     }

@@ -150,7 +150,7 @@ impl<T: Default> Kept<T> {
 
 /// Inserts `value` under `key` into a map of at most `capacity` entries: a full map starts
 /// over first, which bounds a cache's memory whatever the size of what it caches.
-pub(crate) fn insert_within<K: Hash + Eq, V>(map: &mut HashMap<K, V>, capacity: usize, key: K, value: V) {
+pub fn insert_within<K: Hash + Eq, V>(map: &mut HashMap<K, V>, capacity: usize, key: K, value: V) {
     if map.len() >= capacity && !map.contains_key(&key) {
         map.clear();
     }

@@ -2,9 +2,8 @@
 //! before a person is asked to agree to it.
 //!
 //! [`until_first_write`] runs a future (an API request made in the process) with a mark that
-//! every write of the store looks for before it starts ([`Store::write`](crate::Store) and
-//! [`Store::write_one_statement`](crate::Store)). Marked, a write never starts: it tells the dry
-//! run it was reached and waits for ever, and the dry run drops the request there, as a client
+//! storage looks for before each write starts ([`stop_before_writing`]). Marked, a write never
+//! starts: it tells the dry run it was reached and waits for ever, and the dry run drops the request there, as a client
 //! that hangs up drops it. So the request's parsing and the reads and rules its handler runs
 //! before writing are those of the real request, and nothing is written.
 //!
@@ -44,7 +43,7 @@ pub async fn until_first_write<F: Future>(request: F) -> DryRun<F::Output> {
 }
 
 /// Called before a write starts: in a dry run, says so and never returns; otherwise nothing.
-pub(crate) async fn stop_before_writing() {
+pub async fn stop_before_writing() {
     if let Ok(reached) = DRY_RUN.try_with(Arc::clone) {
         reached.notify_one();
         std::future::pending::<()>().await;

@@ -1,0 +1,119 @@
+//! The fiscal journal: published keys, closures of periods, archives and the days an export
+//! covers.
+
+use super::*;
+use bytes::Bytes;
+use jiff::Timestamp;
+use jiff::civil::Date;
+use std::collections::BTreeMap;
+use till_core::exports;
+use till_core::fiscal::audit::Journal;
+use till_core::fiscal::jet;
+use till_core::fiscal::payload::{ClosureRecord, Period};
+use till_core::fiscal::{ChainKind, Entry};
+use till_core::ids::{RegisterId, StoreId};
+use till_core::store::Timezone;
+
+/// A public key that signed entries, as a JWK.
+#[derive(Clone, Debug)]
+pub struct PublishedKey {
+    pub key_id: String,
+    pub jwk: serde_json::Value,
+    pub created_at: Timestamp,
+}
+
+/// What to archive.
+#[derive(Clone, Debug)]
+pub struct ArchiveRequest {
+    pub archive_id: String,
+    pub register_id: String,
+    /// Local dates of the store, inclusive.
+    pub from: Date,
+    pub to: Date,
+    pub software_version: String,
+}
+
+/// An archive made: its id and the file.
+#[derive(Clone, Debug)]
+pub struct MadeArchive {
+    pub archive_id: String,
+    pub sha256: String,
+    pub file: Bytes,
+}
+
+/// A register whose current day was closed early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosedDay {
+    pub register_id: RegisterId,
+    /// The register's local day, closed.
+    pub day: String,
+    /// The last day of the period closed early (the day itself, or the end of its month or
+    /// year).
+    pub through: String,
+}
+
+/// How a closure request went.
+#[derive(Clone, Debug)]
+pub enum CloseRequest {
+    Closed(Vec<SealedClosure>),
+    /// The period was already closed.
+    AlreadyClosed,
+    UnknownRegister,
+}
+
+/// A closure as answered.
+#[derive(Clone, Debug)]
+pub struct SealedClosure {
+    pub seq: i64,
+    pub record: ClosureRecord,
+}
+
+/// Which days an export covers: local dates, both inclusive, of every register or of some.
+#[derive(Clone, Debug)]
+pub struct DaysAsked {
+    pub from: Date,
+    pub to: Date,
+    pub store_id: Option<String>,
+    pub register_id: Option<String>,
+}
+
+/// What the period holds.
+#[derive(Clone, Debug)]
+pub enum ExportDays {
+    /// Every day of the period with tickets is closed: these, in order of day and register.
+    Closed {
+        days: Vec<exports::ClosedDay>,
+        /// The SIRET of each store the days belong to, when known.
+        sirets: BTreeMap<String, Option<String>>,
+    },
+    /// A register has tickets on a day of the period that its day closure has not yet sealed.
+    Open { register_id: String, date: String },
+}
+
+/// The fiscal journal: the registers' chains, their keys, the technical events, closures, archives and exports.
+#[async_trait::async_trait]
+pub trait FiscalJournal: Send + Sync {
+    async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError>;
+    async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError>;
+    async fn load_journal(&self, register_id: &str) -> Result<Journal, StoreError>;
+    async fn record_technical_event(
+        &self,
+        register_id: &str,
+        event: jet::TechnicalEvent,
+        detail: &str,
+        now: Timestamp,
+    ) -> Result<(), StoreError>;
+    async fn register_has_journal(&self, register_id: &str) -> Result<bool, StoreError>;
+    async fn make_archive(&self, request: ArchiveRequest, now: Timestamp) -> Result<Option<MadeArchive>, StoreError>;
+    async fn archive_file(&self, archive_id: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    async fn close_period(&self, register_id: &str, period: Period, now: Timestamp)
+    -> Result<CloseRequest, StoreError>;
+    async fn closed_days(&self, store_id: Option<&StoreId>, now: Timestamp) -> Result<Vec<ClosedDay>, StoreError>;
+    async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError>;
+    async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError>;
+    async fn period_zones(
+        &self,
+        store_id: Option<&str>,
+        register_id: Option<&str>,
+    ) -> Result<Vec<Timezone>, StoreError>;
+}
