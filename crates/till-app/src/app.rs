@@ -153,8 +153,13 @@ impl App {
         &*self.store
     }
 
-    /// Promotion rules and coupons.
-    pub fn offers(&self) -> &dyn storage::offers::Offers {
+    /// Promotion rules as stored (priced from through [`App::promotions`]).
+    pub fn promotion_rules(&self) -> &dyn storage::offers::Promotions {
+        &*self.store
+    }
+
+    /// Coupons.
+    pub fn coupons(&self) -> &dyn storage::offers::Coupons {
         &*self.store
     }
 

@@ -11,14 +11,14 @@ pub use crate::storage::offers::CouponRecord;
 
 /// Creates or replaces a coupon's terms; `true` when created.
 pub async fn put(app: &App, code: CouponCode, coupon: Coupon) -> Result<(CouponRecord, bool), Error> {
-    Ok(app.offers().put_coupon(code, coupon, app.now()).await?)
+    Ok(app.coupons().put_coupon(code, coupon, app.now()).await?)
 }
 
 pub async fn coupon(app: &App, code: &CouponCode) -> Result<Option<CouponRecord>, Error> {
-    Ok(app.offers().get_coupon(code).await?)
+    Ok(app.coupons().get_coupon(code).await?)
 }
 
 /// The coupons by code, in `window`.
 pub async fn coupons(app: &App, window: &Window<CouponCode>) -> Result<Vec<CouponRecord>, Error> {
-    Ok(app.offers().list_coupons(window).await?)
+    Ok(app.coupons().list_coupons(window).await?)
 }

@@ -13,7 +13,7 @@ pub use crate::storage::offers::StoredRule;
 
 /// Creates the rule or replaces the one with its id; `true` when created.
 pub async fn upsert(app: &App, rule: PromotionRule) -> Result<(StoredRule, bool), Error> {
-    let written = app.offers().upsert_promotion(rule, app.now()).await?;
+    let written = app.promotion_rules().upsert_promotion(rule, app.now()).await?;
     refresh(app).await?;
     Ok(written)
 }
@@ -21,7 +21,10 @@ pub async fn upsert(app: &App, rule: PromotionRule) -> Result<(StoredRule, bool)
 /// Replaces an existing rule wholesale, never creating one; with `expected`, only while the
 /// stored rule is at that version.
 pub async fn replace(app: &App, rule: PromotionRule, expected: Option<i64>) -> Result<Replaced, Error> {
-    let replaced = app.offers().replace_promotion(rule, expected, app.now()).await?;
+    let replaced = app
+        .promotion_rules()
+        .replace_promotion(rule, expected, app.now())
+        .await?;
     if let Replaced::Done(_) = replaced {
         refresh(app).await?;
     }
@@ -30,7 +33,7 @@ pub async fn replace(app: &App, rule: PromotionRule, expected: Option<i64>) -> R
 
 /// Turns a rule off: it stays readable and no longer applies. `None` when there is no such rule.
 pub async fn deactivate(app: &App, id: PromotionId) -> Result<Option<StoredRule>, Error> {
-    let stored = app.offers().deactivate_promotion(id, app.now()).await?;
+    let stored = app.promotion_rules().deactivate_promotion(id, app.now()).await?;
     if stored.is_some() {
         refresh(app).await?;
     }
@@ -38,15 +41,15 @@ pub async fn deactivate(app: &App, id: PromotionId) -> Result<Option<StoredRule>
 }
 
 pub async fn rule(app: &App, id: &PromotionId) -> Result<Option<StoredRule>, Error> {
-    Ok(app.offers().get_promotion(id).await?)
+    Ok(app.promotion_rules().get_promotion(id).await?)
 }
 
 /// Every rule, by id.
 pub async fn rules(app: &App) -> Result<Vec<StoredRule>, Error> {
-    Ok(app.offers().promotions().await?)
+    Ok(app.promotion_rules().promotions().await?)
 }
 
 /// Re-reads this node's rules in memory now, after a write.
 pub async fn refresh(app: &App) -> Result<(), Error> {
-    Ok(app.promotions().refresh(app.offers()).await?)
+    Ok(app.promotions().refresh(app.promotion_rules()).await?)
 }

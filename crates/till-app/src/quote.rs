@@ -83,7 +83,7 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
     let lines = lines_to_price(request.cart, &catalog)?;
     let labels = labels(request.cart, &catalog);
 
-    let book = app.promotions().book(app.offers()).await?;
+    let book = app.promotions().book(app.promotion_rules()).await?;
     let candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
     let promotions =
         apply_promotions(&candidates, &promo_lines(request.cart, &lines)).map_err(|_| Refusal::AmountsTooLarge)?;
@@ -204,7 +204,7 @@ async fn coupon_to_apply(app: &App, code: &CouponCode, at: Timestamp) -> Result<
         })
     };
     let record = app
-        .offers()
+        .coupons()
         .get_coupon(code)
         .await?
         .ok_or_else(|| refuse(CouponUnusable::Unknown))?;

@@ -252,7 +252,7 @@ impl catalog::Catalog for Store {
 }
 
 #[async_trait::async_trait]
-impl offers::Offers for Store {
+impl offers::Promotions for Store {
     async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError> {
         Store::promotions(self).await
     }
@@ -276,6 +276,10 @@ impl offers::Offers for Store {
     async fn deactivate_promotion(&self, id: PromotionId, now: Timestamp) -> Result<Option<StoredRule>, StoreError> {
         Store::deactivate_promotion(self, id, now).await
     }
+}
+
+#[async_trait::async_trait]
+impl offers::Coupons for Store {
     async fn get_coupon(&self, code: &CouponCode) -> Result<Option<CouponRecord>, StoreError> {
         Store::get_coupon(self, code).await
     }

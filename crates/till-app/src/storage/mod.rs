@@ -209,7 +209,8 @@ pub trait Storage:
     + sessions::Sessions
     + stored_value::StoredValue
     + catalog::Catalog
-    + offers::Offers
+    + offers::Promotions
+    + offers::Coupons
     + stock::Stock
     + feed::Feed
     + people::People
@@ -224,7 +225,8 @@ impl<T> Storage for T where
         + sessions::Sessions
         + stored_value::StoredValue
         + catalog::Catalog
-        + offers::Offers
+        + offers::Promotions
+        + offers::Coupons
         + stock::Stock
         + feed::Feed
         + people::People

@@ -32,9 +32,9 @@ pub struct CouponRecord {
     pub updated_at: Timestamp,
 }
 
-/// Promotion rules and coupons.
+/// Promotion rules, with the revision every write moves.
 #[async_trait::async_trait]
-pub trait Offers: Send + Sync {
+pub trait Promotions: Send + Sync {
     async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError>;
     async fn promotion_revision(&self) -> Result<i64, StoreError>;
     async fn get_promotion(&self, id: &PromotionId) -> Result<Option<StoredRule>, StoreError>;
@@ -46,6 +46,11 @@ pub trait Offers: Send + Sync {
         now: Timestamp,
     ) -> Result<Replaced, StoreError>;
     async fn deactivate_promotion(&self, id: PromotionId, now: Timestamp) -> Result<Option<StoredRule>, StoreError>;
+}
+
+/// Coupons and their redemptions.
+#[async_trait::async_trait]
+pub trait Coupons: Send + Sync {
     async fn get_coupon(&self, code: &CouponCode) -> Result<Option<CouponRecord>, StoreError>;
     async fn list_coupons(&self, window: &Window<CouponCode>) -> Result<Vec<CouponRecord>, StoreError>;
     async fn put_coupon(
