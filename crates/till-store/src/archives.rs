@@ -280,11 +280,8 @@ fn seal<'a>(conn: &'a mut Conn, draft: &'a ArchiveDraft) -> BoxFuture<'a, Result
         .bind(draft.now)
         .execute(&mut *conn)
         .await?;
-        let detail = format!(
-            "{} {}..{} sha256 {sha256}",
-            request.archive_id, record.period_from, record.period_to
-        );
-        journal::append_event(conn, register, jet::ARCHIVE_MADE, &detail, draft.now, &draft.key).await?;
+        let made = jet::archive_made(&request.archive_id, &record.period_from, &record.period_to, sha256);
+        journal::append_event(conn, register, made.event, &made.detail, draft.now, &draft.key).await?;
         Ok(())
     })
 }

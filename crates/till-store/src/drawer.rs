@@ -83,15 +83,14 @@ fn record_movement<'a>(
         }
         let now = to_micros(new.at);
         let register_id = session.register_id.as_str();
-        let detail = format!(
-            "{} of {} in {} by {}",
+        let moved = jet::drawer_moved(
+            new.kind,
             new.movement_id.as_str(),
             new.amount,
             session.session_id.as_str(),
-            new.recorded_by.as_str()
+            new.recorded_by.as_str(),
         );
-        let sealed =
-            journal::append_event(conn, register_id, jet::cash_moved(new.kind), &detail, now, &input.key).await?;
+        let sealed = journal::append_event(conn, register_id, moved.event, &moved.detail, now, &input.key).await?;
         query(
             "INSERT INTO cash_movements (movement_id, session_id, store_id, register_id, kind, amount_cents, \
              reason, recorded_by, occurred_at, event_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",

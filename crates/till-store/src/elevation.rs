@@ -193,17 +193,12 @@ fn issue<'a>(conn: &'a mut Conn, input: &'a Issue) -> BoxFuture<'a, Result<(), S
             ..ElevationEvent::default()
         };
         insert_event(conn, &event, issued_at).await?;
-        let detail = format!(
-            "{} by {} ({})",
-            grant.grant_id,
-            grant.manager_subject,
-            grant.operation.as_str()
-        );
+        let issued = jet::approval_issued(&grant.grant_id, &grant.manager_subject, grant.operation.as_str());
         journal::append_event(
             conn,
             &grant.register_id,
-            jet::APPROVAL_ISSUED,
-            &detail,
+            issued.event,
+            &issued.detail,
             issued_at,
             &input.key,
         )

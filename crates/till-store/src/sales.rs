@@ -27,7 +27,7 @@ use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, SaleRecord};
 use till_core::ids::{CouponCode, SessionId, StoreId, TransactionId};
-use till_core::instant::{format_utc, to_micros};
+use till_core::instant::to_micros;
 use till_core::sale::SaleType;
 use till_core::stock::StockReason;
 use till_core::store::Timezone;
@@ -290,14 +290,13 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         today.ensure_open(register)?;
         if sale.late && !late_sales::is_late(conn, register, place.seq - 1).await? {
             // The first late sale after a gap: the journal says when the till's queue arrived.
-            let rung = sale.issued_at.map(format_utc).unwrap_or_default();
-            let detail = format!("{} of session {} rung {rung}", sale.transaction_id, sale.session_id);
-            journal::append_event(conn, register, jet::LATE_SALES_RECEIVED, &detail, now, &input.key).await?;
+            let arrived = jet::late_sales_received(&sale.transaction_id, &sale.session_id, sale.issued_at);
+            journal::append_event(conn, register, arrived.event, &arrived.detail, now, &input.key).await?;
         }
         if let Some(grant) = &sale.spends_grant {
             elevation::spend_grant(conn, grant, sale.transaction_id.as_str(), now).await?;
-            let detail = format!("{grant} for {}", sale.transaction_id);
-            journal::append_event(conn, register, jet::APPROVAL_SPENT, &detail, now, &input.key).await?;
+            let spent = jet::approval_spent(grant, &sale.transaction_id);
+            journal::append_event(conn, register, spent.event, &spent.detail, now, &input.key).await?;
         }
         if let Some(code) = &sale.coupon_code {
             redeem_coupon(conn, code, now).await?;

@@ -213,15 +213,8 @@ fn open_session<'a>(
             close_session_row(&mut *conn, &session_id, now, &[], &input.key).await?;
         }
         if new_register {
-            journal::append_event(
-                conn,
-                register_id,
-                jet::JOURNAL_INITIALISED,
-                register_id,
-                now,
-                &input.key,
-            )
-            .await?;
+            let started = jet::journal_initialised(register_id);
+            journal::append_event(conn, register_id, started.event, &started.detail, now, &input.key).await?;
         }
         closures::close_due(conn, register_id, now, &input.key).await?;
         let inserted = query(
@@ -248,8 +241,8 @@ fn open_session<'a>(
             }
             Err(error) => return Err(error),
         }
-        let detail = format!("{} by {}", open.session_id, open.cashier_subject);
-        journal::append_event(conn, register_id, jet::SESSION_OPENED, &detail, now, &input.key).await?;
+        let opened = jet::session_opened(&open.session_id, &open.cashier_subject);
+        journal::append_event(conn, register_id, opened.event, &opened.detail, now, &input.key).await?;
         let record = SessionRecord {
             session_id: open.session_id.clone(),
             store_id: open.store_id.clone(),
@@ -327,8 +320,8 @@ async fn close_session_row(
     let sealed = crate::reports::seal_z_report(&mut *conn, &session, now, counted, key).await?;
     let report = serde_json::to_string(&sealed.report).map_err(|e| StoreError::Corrupt(format!("Z report: {e}")))?;
     crate::sales_report::roll_up_session(conn, session_id.as_str(), session.store_id.as_str(), register_id).await?;
-    let detail = format!("{session_id} by {}", session.cashier_subject);
-    journal::append_event(conn, register_id, jet::SESSION_CLOSED, &detail, now, key).await?;
+    let closed = jet::session_closed(session_id, &session.cashier_subject);
+    journal::append_event(conn, register_id, closed.event, &closed.detail, now, key).await?;
     query(
         "UPDATE register_sessions SET closed_at = $2, z_report = $3, closure_seq = $4, late_after = $5, \
              late_through = $6 \

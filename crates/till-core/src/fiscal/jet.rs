@@ -3,6 +3,9 @@
 
 use crate::drawer::MovementKind;
 use crate::fiscal::payload::Period;
+use crate::instant::format_utc;
+use jiff::Timestamp;
+use std::fmt::Display;
 
 /// A kind of technical event: its code and the label sealed with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,4 +51,67 @@ pub fn cash_moved(kind: MovementKind) -> TechnicalEvent {
         MovementKind::Drop => CASH_DROPPED,
         MovementKind::NoSale => NO_SALE,
     }
+}
+
+/// A technical event as the journal seals it: its kind, and the detail that says what happened
+/// (ids and amounts only: never a name, a PIN or a token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub event: TechnicalEvent,
+    pub detail: String,
+}
+
+fn recorded(event: TechnicalEvent, detail: String) -> Recorded {
+    Recorded { event, detail }
+}
+
+/// A register's first session starts its journal.
+pub fn journal_initialised(register: impl Display) -> Recorded {
+    recorded(JOURNAL_INITIALISED, register.to_string())
+}
+
+pub fn session_opened(session: impl Display, cashier: impl Display) -> Recorded {
+    recorded(SESSION_OPENED, format!("{session} by {cashier}"))
+}
+
+pub fn session_closed(session: impl Display, cashier: impl Display) -> Recorded {
+    recorded(SESSION_CLOSED, format!("{session} by {cashier}"))
+}
+
+/// A closure of `period`, named by the closure's own reference.
+pub fn closure(period: Period, reference: impl Display) -> Recorded {
+    recorded(period_closed(period), reference.to_string())
+}
+
+/// The first sale of a queue that reached the server after its session closed: when the till
+/// rang it (empty when it did not say).
+pub fn late_sales_received(transaction: impl Display, session: impl Display, rung: Option<Timestamp>) -> Recorded {
+    let rung = rung.map(format_utc).unwrap_or_default();
+    recorded(
+        LATE_SALES_RECEIVED,
+        format!("{transaction} of session {session} rung {rung}"),
+    )
+}
+
+pub fn approval_issued(grant: impl Display, manager: impl Display, operation: &str) -> Recorded {
+    recorded(APPROVAL_ISSUED, format!("{grant} by {manager} ({operation})"))
+}
+
+pub fn approval_spent(grant: impl Display, transaction: impl Display) -> Recorded {
+    recorded(APPROVAL_SPENT, format!("{grant} for {transaction}"))
+}
+
+pub fn archive_made(archive: impl Display, from: impl Display, to: impl Display, sha256: &str) -> Recorded {
+    recorded(ARCHIVE_MADE, format!("{archive} {from}..{to} sha256 {sha256}"))
+}
+
+/// A movement of the drawer: which, how much, in which session, recorded by whom.
+pub fn drawer_moved(
+    kind: MovementKind,
+    movement: impl Display,
+    amount: impl Display,
+    session: impl Display,
+    by: impl Display,
+) -> Recorded {
+    recorded(cash_moved(kind), format!("{movement} of {amount} in {session} by {by}"))
 }

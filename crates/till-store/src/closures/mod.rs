@@ -433,15 +433,8 @@ async fn seal(conn: &mut Conn, record: ClosureRecord, now: i64, key: &Sealer) ->
         Period::Year => record.period_from[..4].to_owned(),
     };
     query(state).bind(&register_id).bind(marker).execute(&mut *conn).await?;
-    journal::append_event(
-        conn,
-        &register_id,
-        jet::period_closed(record.period),
-        &reference,
-        now,
-        key,
-    )
-    .await?;
+    let closed = jet::closure(record.period, &reference);
+    journal::append_event(conn, &register_id, closed.event, &closed.detail, now, key).await?;
     let store: Option<String> = query("SELECT store_id FROM registers WHERE register_id = $1")
         .bind(&register_id)
         .fetch_optional(&mut *conn)
