@@ -100,13 +100,6 @@ async fn read_period(
 }
 
 impl Store {
-    /// Builds and seals the archive of the register's period; `None` for an unknown register.
-    ///
-    /// The journal is read and the file built on a reader and the blocking pool, and only the
-    /// seal takes the writer: on SQLite every sale waits for the writer, and reading and building
-    /// a busy day takes seconds ("Audits in turns, archives off the writer" in
-    /// docs/performance.md). An entry of the period written in between sends
-    /// the archive back to be read again.
     pub async fn make_archive(
         &self,
         request: ArchiveRequest,
@@ -216,7 +209,6 @@ impl Store {
         })
     }
 
-    /// An archive made earlier, byte for byte.
     pub async fn archive_file(&self, archive_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let row = query("SELECT document FROM fiscal_archives WHERE archive_id = $1")
             .bind(archive_id)

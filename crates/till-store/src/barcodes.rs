@@ -14,7 +14,6 @@ use till_core::ids::SkuId;
 const CHUNK: usize = 500;
 
 impl Store {
-    /// The article `gtin` belongs to.
     pub async fn sku_of_barcode(&self, gtin: &Gtin) -> Result<Option<SkuId>, StoreError> {
         let row = query("SELECT sku_id FROM sku_barcodes WHERE gtin = $1")
             .bind(gtin.as_str())

@@ -1,5 +1,7 @@
 //! The capabilities the use cases name ([`till_app::storage`]), each implemented by the store
-//! for both engines: every method forwards to the store's own.
+//! for both engines. A family's methods live in the store's modules beside their SQL (a trait is
+//! implemented once per type, and a family spans several modules), so each method here forwards to
+//! the store's own; what each does is documented on the trait.
 
 use crate::Store;
 use jiff::Timestamp;

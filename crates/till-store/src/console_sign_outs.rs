@@ -15,8 +15,6 @@ struct SignOut {
 }
 
 impl Store {
-    /// Keeps the token of `token_hash` out of the console until `expires_at`, and forgets the
-    /// tokens that expired by `now`. Signing out twice keeps the first record.
     pub async fn sign_out_of_console(
         &self,
         token_hash: Vec<u8>,
@@ -31,7 +29,6 @@ impl Store {
         self.write(input, |c, i| Box::pin(sign_out(c, i))).await
     }
 
-    /// Whether the token of `token_hash` was signed out of the console and has not expired.
     pub async fn signed_out_of_console(&self, token_hash: &[u8], now: Timestamp) -> Result<bool, StoreError> {
         let row = query("SELECT 1 AS signed_out FROM console_sign_outs WHERE token_hash = $1 AND expires_at > $2")
             .bind(token_hash.to_vec())

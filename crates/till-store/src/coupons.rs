@@ -19,7 +19,6 @@ struct PutCoupon {
 }
 
 impl Store {
-    /// Creates or replaces a coupon's terms; the redemption count is kept.
     pub async fn put_coupon(
         &self,
         code: CouponCode,
@@ -45,7 +44,6 @@ impl Store {
         row.as_ref().map(coupon_from_row).transpose()
     }
 
-    /// The coupons by code, in `window`.
     pub async fn list_coupons(&self, window: &Window<CouponCode>) -> Result<Vec<CouponRecord>, StoreError> {
         let after = window.after.as_ref().map(CouponCode::as_str);
         let rows = Keyset::new(LIST_COUPONS)

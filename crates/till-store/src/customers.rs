@@ -18,7 +18,6 @@ impl Store {
             .await
     }
 
-    /// `None` for a customer never seen at a sale.
     pub async fn loyalty_account(&self, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, StoreError> {
         let row = query("SELECT points, enrolled_at FROM customers WHERE customer_id = $1")
             .bind(customer_id.as_str())

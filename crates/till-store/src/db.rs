@@ -210,8 +210,6 @@ impl Store {
             .cloned()
     }
 
-    /// Succeeds when the database answers a trivial query and, on SQLite, the writer every
-    /// sale goes through is still running.
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.inner.database.ping().await
     }

@@ -29,8 +29,6 @@ struct RecordMovement {
 }
 
 impl Store {
-    /// Records a movement of the session's drawer, sealed as a technical event of its register
-    /// and put in the feed; a movement id seen before is answered from what it recorded.
     pub async fn record_cash_movement(&self, movement: NewMovement) -> Result<MovementOutcome, StoreError> {
         let input = RecordMovement {
             movement,
@@ -39,7 +37,6 @@ impl Store {
         self.write(input, |c, i| Box::pin(record_movement(c, i))).await
     }
 
-    /// The X report of a session as it stands at `at`, with the session as read.
     pub async fn x_report(
         &self,
         session_id: &SessionId,

@@ -29,7 +29,6 @@ struct Record {
 }
 
 impl Store {
-    /// Counts one elevation attempt for `subject` in a fixed window of `window` length.
     pub async fn count_elevation_attempt(
         &self,
         subject: &str,
@@ -46,13 +45,11 @@ impl Store {
         self.write(input, |c, i| Box::pin(rate_attempt(c, i))).await
     }
 
-    /// Stores a new grant and its `issued` audit row.
     pub async fn issue_grant(&self, grant: NewGrant) -> Result<(), StoreError> {
         let key = self.fiscal_key()?;
         self.write(Issue { grant, key }, |c, i| Box::pin(issue(c, i))).await
     }
 
-    /// Appends a line to the audit trail.
     pub async fn record_elevation_event(&self, event: ElevationEvent, now: Timestamp) -> Result<(), StoreError> {
         self.write(
             Record {
@@ -91,7 +88,6 @@ impl Store {
         .transpose()
     }
 
-    /// The audit trail, newest first, optionally for one manager or one register.
     pub async fn elevation_events(
         &self,
         manager: Option<&str>,

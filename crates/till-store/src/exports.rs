@@ -32,9 +32,6 @@ struct Tender {
 }
 
 impl Store {
-    /// The time zones the days of a period are cut in: those of the stores of the registers
-    /// it covers (every register, a store's or one), the default one for a register of no
-    /// store, and the named store's own.
     pub async fn period_zones(
         &self,
         store_id: Option<&str>,
@@ -71,7 +68,6 @@ impl Store {
             .collect()
     }
 
-    /// The closed days of `asked`, or the first day of it still open.
     pub async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError> {
         self.long_read(move |conn| Box::pin(async move { read_days(conn, &asked).await }))
             .await

@@ -62,7 +62,6 @@ impl NewEvent<'_> {
 }
 
 impl Store {
-    /// Up to `limit` events after `after`, in feed order, of `types` only when not empty.
     pub async fn events_after(
         &self,
         after: FeedCursor,

@@ -52,12 +52,10 @@ impl Store {
             .collect()
     }
 
-    /// The whole chain of `kind` for `register_id`, in sequence order.
     pub async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
         crate::snapshot::entries(&mut self.reader().acquire().await?, register_id, kind).await
     }
 
-    /// Whether any chain exists for the register.
     pub async fn register_has_journal(&self, register_id: &str) -> Result<bool, StoreError> {
         let row = query("SELECT COUNT(*) AS chains FROM fiscal_heads WHERE register_id = $1")
             .bind(register_id)
@@ -464,8 +462,6 @@ struct RecordEvent {
 }
 
 impl Store {
-    /// Records a technical event in its own transaction (an integrity failure found by an
-    /// audit, for instance).
     pub async fn record_technical_event(
         &self,
         register_id: &str,

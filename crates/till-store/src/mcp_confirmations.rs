@@ -16,13 +16,10 @@ struct Presented {
 }
 
 impl Store {
-    /// Holds a new confirmation, and forgets those that expired by its issue.
     pub async fn issue_confirmation(&self, confirmation: NewConfirmation) -> Result<(), StoreError> {
         self.write(confirmation, |c, i| Box::pin(issue(c, i))).await
     }
 
-    /// Deletes the confirmation of `token_hash` and answers what it was for; `None` when no
-    /// such token is held (never issued, already presented, or pruned after its expiry).
     pub async fn spend_confirmation(&self, token_hash: Vec<u8>) -> Result<Option<SpentConfirmation>, StoreError> {
         self.write(Presented { token_hash }, |c, i| Box::pin(spend(c, i))).await
     }

@@ -31,7 +31,6 @@ struct Deactivate {
 }
 
 impl Store {
-    /// Creates or replaces a rule; `true` when created.
     pub async fn upsert_promotion(
         &self,
         rule: PromotionRule,
@@ -47,8 +46,6 @@ impl Store {
         .await
     }
 
-    /// Replaces an existing rule wholesale, never creating one. With `expected`, only if the
-    /// stored version is that one.
     pub async fn replace_promotion(
         &self,
         rule: PromotionRule,
@@ -66,7 +63,6 @@ impl Store {
         .await
     }
 
-    /// Turns a rule off; `None` when it does not exist.
     pub async fn deactivate_promotion(
         &self,
         id: PromotionId,
@@ -90,7 +86,6 @@ impl Store {
         row.as_ref().map(stored_from_row).transpose()
     }
 
-    /// Every rule, by id.
     pub async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError> {
         let rows = query("SELECT rule, version, created_at, updated_at FROM promotions ORDER BY promotion_id")
             .fetch_all(self.reader())
@@ -98,7 +93,6 @@ impl Store {
         rows.iter().map(stored_from_row).collect()
     }
 
-    /// The revision of the rule set: it changes with every promotion write, on any node.
     pub async fn promotion_revision(&self) -> Result<i64, StoreError> {
         let row = query("SELECT revision FROM promotion_revision WHERE singleton = 1")
             .fetch_one(self.reader())

@@ -37,7 +37,6 @@ fn print_from_row(row: &crate::sql::Row) -> Result<Print, StoreError> {
 }
 
 impl Store {
-    /// The receipt of a committed sale.
     pub async fn receipt(&self, transaction_id: &TransactionId) -> Result<Option<Receipt>, StoreError> {
         let mut conn = self.reader().acquire().await?;
         let mut sales = sale_records(&mut conn, SaleScope::Transaction(transaction_id.as_str())).await?;
@@ -83,8 +82,6 @@ impl Store {
         }))
     }
 
-    /// A committed sale's sealed record, with the record of the sale it gives goods back from
-    /// when it is a return against a receipt.
     pub async fn sale_record(
         &self,
         transaction_id: &TransactionId,
@@ -103,8 +100,6 @@ impl Store {
         Ok(Some((sale, original)))
     }
 
-    /// Records a print of the receipt; from the second on, seals a DUPLICATA. A print id
-    /// recorded before with this sale answers the print it named, and records nothing.
     pub async fn record_print(
         &self,
         transaction_id: &TransactionId,

@@ -28,7 +28,6 @@ const RETURNS_AGAINST: &str = "SELECT transaction_id, credit_note, register_id, 
      FROM sales WHERE original_transaction_id = $1 AND fiscal_seq > 0 ORDER BY emitted_at, transaction_id";
 
 impl Store {
-    /// The sale `transaction_id` with what remains returnable of it.
     pub async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError> {
         let Some(sale) = query(
             "SELECT kind, store_id, register_id, fiscal_seq, customer_id, total_cents, points_earned, refunded_cents, \
@@ -95,7 +94,6 @@ impl Store {
         }))
     }
 
-    /// The returns made against `transaction_id`, oldest first.
     pub async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError> {
         let rows = query(RETURNS_AGAINST)
             .bind(transaction_id.as_str())

@@ -252,7 +252,6 @@ impl Store {
         }
     }
 
-    /// The store and the stored answer of a committed transaction.
     pub async fn sale_answer(&self, transaction_id: &TransactionId) -> Result<Option<(StoreId, String)>, StoreError> {
         let row = query("SELECT store_id, packed FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())
@@ -265,7 +264,6 @@ impl Store {
         .transpose()
     }
 
-    /// The fingerprint and stored answer of a committed transaction.
     pub async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError> {
         let row = query("SELECT fingerprint, packed FROM sales WHERE transaction_id = $1")
             .bind(transaction_id.as_str())

@@ -91,8 +91,6 @@ impl Statement {
 }
 
 impl Store {
-    /// Rolls up the sessions closed before rollups existed that a report over `scope` covers,
-    /// each in a transaction of its own; a session another node rolled up meanwhile is left.
     pub async fn roll_up_pending(&self, scope: &ReportScope) -> Result<(), StoreError> {
         let mut statement = Statement::default();
         let end = statement.bind(scope.period.to().as_microsecond());
@@ -114,8 +112,6 @@ impl Store {
         Ok(())
     }
 
-    /// The pieces of a report grouped by `group_by` over `scope`: the rollups of the sessions
-    /// closed, and rollups computed from the sales of the sessions still open.
     pub async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError> {
         let scope = scope.clone();
         self.long_read(move |conn| Box::pin(async move { read_pieces(conn, &scope, group_by).await }))

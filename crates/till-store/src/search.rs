@@ -21,7 +21,6 @@ const SELECT_SUMMARY: &str = "SELECT transaction_id, number, kind, store_id, reg
      customer_id, total_cents, item_count, emitted_at FROM sales";
 
 impl Store {
-    /// The sales `filter` admits, newest first, in `window`.
     pub async fn search_sales(
         &self,
         filter: &SaleFilter,

@@ -67,8 +67,6 @@ impl Store {
             .await
     }
 
-    /// Closes the session with its Z report, sealing what the cashier `counted` (nothing for a
-    /// close without counts); a session closed earlier is answered with its stored report.
     pub async fn close_session(
         &self,
         session_id: SessionId,
@@ -94,7 +92,6 @@ impl Store {
         row.as_ref().map(session_from_row).transpose()
     }
 
-    /// The sessions `filter` admits at `now`, newest opened first, in `window`.
     pub async fn list_sessions(
         &self,
         filter: &SessionFilter,
@@ -105,9 +102,6 @@ impl Store {
         rows.iter().map(session_from_row).collect()
     }
 
-    /// The session behind a token hash with its cashier, whatever its state; the caller
-    /// decides what an expired or closed session may still do. As read at most the session
-    /// cache's time to live ago (see [`crate::cache`]).
     pub async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError> {
         let cache = self.session_cache();
         let mut seen = cache.look(|tokens| {

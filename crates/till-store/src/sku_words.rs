@@ -43,8 +43,6 @@ const SEARCH_COLUMNS: &str = concat!(
 );
 
 impl Store {
-    /// The articles whose name holds every whole word of `search` and a word starting with
-    /// its prefix, in `window`, each with the key its page ends on.
     pub async fn search_catalog(
         &self,
         search: &NameQuery,

@@ -26,7 +26,6 @@ impl Store {
         rows.iter().map(|row| row.try_get("register_id")).collect()
     }
 
-    /// The whole journal of `register_id`, ready for the audit.
     pub async fn load_journal(&self, register_id: &str) -> Result<Journal, StoreError> {
         let register_id = register_id.to_owned();
         self.long_read(move |conn| Box::pin(async move { load_journal(conn, &register_id, Reach::Whole).await }))

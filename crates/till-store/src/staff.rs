@@ -38,7 +38,6 @@ struct ClearPin {
 const EVERY_REGISTER: &str = "";
 
 impl Store {
-    /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
     pub async fn put_staff(&self, put: PutStaff, now: Timestamp) -> Result<(StaffRecord, bool), StoreError> {
         let put = self
             .write(
@@ -62,7 +61,6 @@ impl Store {
         row.as_ref().map(staff_from_row).transpose()
     }
 
-    /// The staff by subject, in `window`.
     pub async fn list_staff(&self, window: &Window<Subject>) -> Result<Vec<StaffRecord>, StoreError> {
         let after = window.after.as_ref().map(Subject::as_str);
         let rows = Keyset::new(LIST_STAFF)
@@ -72,11 +70,6 @@ impl Store {
         rows.iter().map(staff_from_row).collect()
     }
 
-    /// Reserves one PIN attempt for `subject` at `register` before its PIN is evaluated, in
-    /// two counts: the register's and every register's. Concurrent guesses cannot exceed either
-    /// limit: the reservation that reaches one locks the subject at once (at that register, or
-    /// at every register), and only a correct PIN ([`Store::clear_pin_failures`]) lifts it
-    /// early.
     pub async fn reserve_pin_attempt(
         &self,
         subject: &str,
@@ -95,8 +88,6 @@ impl Store {
         self.write(input, |c, i| Box::pin(reserve_pin(c, i))).await
     }
 
-    /// A correct PIN at `register`: the register's count and every register's start again
-    /// from zero, and their locks are lifted. Another register's own count stays.
     pub async fn clear_pin_failures(
         &self,
         subject: &str,

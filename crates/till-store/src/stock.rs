@@ -60,7 +60,6 @@ struct PutStock {
 }
 
 impl Store {
-    /// Sets the quantity on hand as an adjustment. The store and the article must exist.
     pub async fn put_stock(
         &self,
         store_id: StoreId,
@@ -77,13 +76,11 @@ impl Store {
         self.write(input, |c, i| Box::pin(put_stock(c, i))).await
     }
 
-    /// `None` when no quantity was ever recorded for the pair.
     pub async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError> {
         let mut conn = self.reader().acquire().await?;
         read_level(&mut conn, store_id, sku_id).await
     }
 
-    /// The movements of an article in a store, oldest first, after the movement `window.after`.
     pub async fn stock_movements(
         &self,
         store_id: &StoreId,
@@ -108,7 +105,6 @@ impl Store {
         rows.iter().map(|row| movement(row, store_id, sku_id)).collect()
     }
 
-    /// The last `count` movements of an article in a store, oldest first.
     pub async fn latest_stock_movements(
         &self,
         store_id: &StoreId,

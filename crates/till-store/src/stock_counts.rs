@@ -14,7 +14,6 @@ use till_core::instant::{from_micros, to_micros};
 use till_core::stock::StockReason;
 
 impl Store {
-    /// Records a count: each article's level set to what was counted, in one transaction.
     pub async fn record_stock_count(&self, count: NewCount) -> Result<CountOutcome, StoreError> {
         self.write(count, |c, i| Box::pin(record_count(c, i))).await
     }

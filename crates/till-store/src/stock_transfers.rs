@@ -24,12 +24,10 @@ struct Receiving {
 }
 
 impl Store {
-    /// Records a transfer and takes its goods out of the sending store.
     pub async fn send_transfer(&self, transfer: NewTransfer) -> Result<SendOutcome, StoreError> {
         self.write(transfer, |c, i| Box::pin(send(c, i))).await
     }
 
-    /// Puts what arrived of a transfer into the receiving store.
     pub async fn receive_transfer(
         &self,
         transfer_id: TransferId,

@@ -33,10 +33,6 @@ struct RemoveStorePrice {
 }
 
 impl Store {
-    /// Writes a store's price for an article: one that starts now replaces the one in force
-    /// (the same price again writes nothing), one that starts later is scheduled and replaces
-    /// one scheduled at the same instant. The store and the article must exist. Answers the
-    /// store's prices of the article, and whether it had no price of its own for it before.
     pub async fn put_store_price(
         &self,
         write: StorePriceWrite,
@@ -51,10 +47,6 @@ impl Store {
         Ok((self.store_prices(&store_id, &sku_id).await?, created))
     }
 
-    /// Removes a store's own price of an article from now on, with those scheduled: the store
-    /// sells it at the catalog's price again. Sales already booked keep what they were charged,
-    /// and a late sale rung before now still pays the store's price then. `false` when the
-    /// store had no price of its own for the article. The store and the article must exist.
     pub async fn remove_store_price(
         &self,
         store_id: StoreId,
@@ -67,7 +59,6 @@ impl Store {
         Ok(removed)
     }
 
-    /// Every price of its own a store has had or will have for an article; empty when none.
     pub async fn store_prices(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<StorePrices, StoreError> {
         let mut found = self.read_store_prices(store_id, &[sku_id]).await?;
         Ok(found.remove(sku_id).unwrap_or_default())

@@ -19,7 +19,6 @@ struct PutStore {
 }
 
 impl Store {
-    /// Creates or replaces a store; `true` when it was created.
     pub async fn put_store(
         &self,
         store_id: StoreId,
@@ -45,7 +44,6 @@ impl Store {
         row.as_ref().map(store_from_row).transpose()
     }
 
-    /// The stores by id, in `window`.
     pub async fn list_stores(&self, window: &Window<StoreId>) -> Result<Vec<StoreRecord>, StoreError> {
         let after = window.after.as_ref().map(StoreId::as_str);
         let rows = Keyset::new(LIST_STORES)
@@ -55,8 +53,6 @@ impl Store {
         rows.iter().map(store_from_row).collect()
     }
 
-    /// Whether `store_id` belongs to the network, `None` while the network has no store at all
-    /// (the interface then skips the check).
     pub async fn store_in_network(&self, store_id: &StoreId) -> Result<Option<bool>, StoreError> {
         let known = |stores: &HashSet<String>| stores.contains(store_id.as_str());
         if self.known_stores().read().is_ok_and(|stores| known(&stores)) {

@@ -36,8 +36,6 @@ macro_rules! feed_head {
 const FEED_HEAD: &str = feed_head!();
 
 impl Store {
-    /// The feed's last position now: a read of events after a cursor that comes back short
-    /// has seen every event up to it.
     pub async fn feed_head(&self) -> Result<FeedCursor, StoreError> {
         let head: i64 = query(format!("SELECT {FEED_HEAD} AS head"))
             .fetch_one(self.reader())
@@ -46,12 +44,10 @@ impl Store {
         Ok(FeedCursor::at(head))
     }
 
-    /// Creates an endpoint that receives the events numbered after the feed's last one now.
     pub async fn create_webhook(&self, endpoint: NewEndpoint) -> Result<EndpointRecord, StoreError> {
         self.write(endpoint, |c, i| Box::pin(create(c, i))).await
     }
 
-    /// Every endpoint, oldest first.
     pub async fn webhooks(&self) -> Result<Vec<EndpointRecord>, StoreError> {
         let rows = query(format!(
             "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id"
@@ -61,12 +57,10 @@ impl Store {
         rows.iter().map(endpoint_of).collect()
     }
 
-    /// Deletes an endpoint and its attempts; `false` when there was none.
     pub async fn delete_webhook(&self, id: String) -> Result<bool, StoreError> {
         self.write(id, |c, id| Box::pin(delete(c, id))).await
     }
 
-    /// An endpoint's latest attempts, newest first; `None` for an unknown endpoint.
     pub async fn webhook_deliveries(&self, id: &str, limit: i64) -> Result<Option<Vec<DeliveryRecord>>, StoreError> {
         let known = query("SELECT 1 AS known FROM webhook_endpoints WHERE id = $1")
             .bind(id)
@@ -86,17 +80,11 @@ impl Store {
         rows.iter().map(delivery_of).collect::<Result<_, _>>().map(Some)
     }
 
-    /// Sets an endpoint's cursor back (or forward) to `after`, clears its failures and enables
-    /// it, so that it is delivered again from there. A task that holds it finishes its batch,
-    /// writes nothing of it but its attempts, and lets it go.
     pub async fn replay_webhook(&self, id: String, after: FeedCursor, now: Timestamp) -> Result<Replayed, StoreError> {
         self.write((id, after, to_micros(now)), |c, i| Box::pin(replay(c, i)))
             .await
     }
 
-    /// Takes up to `limit` endpoints that are due, not disabled, not held and behind the feed,
-    /// for a task of this node until `until`. Reads first, so that a node with nothing to do
-    /// writes nothing.
     pub async fn claim_webhooks(
         &self,
         token: String,
@@ -123,9 +111,6 @@ impl Store {
         self.write(input, |c, i| Box::pin(claim(c, i))).await
     }
 
-    /// Writes a batch's attempts and where it leaves the endpoint, if `lease` still holds it
-    /// and no replay came since; answers whether it did. Otherwise only the attempts are kept
-    /// (none for a deleted endpoint), and a lease a replay made stale is released.
     pub async fn record_progress(&self, id: &str, lease: &Lease, progress: Progress) -> Result<bool, StoreError> {
         let input = Recorded {
             id: id.to_owned(),

@@ -105,8 +105,10 @@ pub struct SpentConfirmation {
 /// What lets a person act: elevation grants and their events, agent confirmations, console sign-outs.
 #[async_trait::async_trait]
 pub trait Access: Send + Sync {
+    /// Stores a new grant and its `issued` audit row.
     async fn issue_grant(&self, grant: NewGrant) -> Result<(), StoreError>;
     async fn grant_by_token(&self, token_hash: &[u8]) -> Result<Option<GrantRecord>, StoreError>;
+    /// Counts one elevation attempt for `subject` in a fixed window of `window` length.
     async fn count_elevation_attempt(
         &self,
         subject: &str,
@@ -114,20 +116,28 @@ pub trait Access: Send + Sync {
         limit: u32,
         window: std::time::Duration,
     ) -> Result<RateDecision, StoreError>;
+    /// Appends a line to the audit trail.
     async fn record_elevation_event(&self, event: ElevationEvent, now: Timestamp) -> Result<(), StoreError>;
+    /// The audit trail, newest first, optionally for one manager or one register.
     async fn elevation_events(
         &self,
         manager: Option<&str>,
         register: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ElevationEvent>, StoreError>;
+    /// Holds a new confirmation, and forgets those that expired by its issue.
     async fn issue_confirmation(&self, confirmation: NewConfirmation) -> Result<(), StoreError>;
+    /// Deletes the confirmation of `token_hash` and answers what it was for; `None` when no
+    /// such token is held (never issued, already presented, or pruned after its expiry).
     async fn spend_confirmation(&self, token_hash: Vec<u8>) -> Result<Option<SpentConfirmation>, StoreError>;
+    /// Keeps the token of `token_hash` out of the console until `expires_at`, and forgets the
+    /// tokens that expired by `now`. Signing out twice keeps the first record.
     async fn sign_out_of_console(
         &self,
         token_hash: Vec<u8>,
         expires_at: Timestamp,
         now: Timestamp,
     ) -> Result<(), StoreError>;
+    /// Whether the token of `token_hash` was signed out of the console and has not expired.
     async fn signed_out_of_console(&self, token_hash: &[u8], now: Timestamp) -> Result<bool, StoreError>;
 }

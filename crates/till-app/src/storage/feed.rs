@@ -137,18 +137,31 @@ pub enum Standing {
 /// The event feed and the webhook endpoints it is delivered to.
 #[async_trait::async_trait]
 pub trait Feed: Send + Sync {
+    /// Up to `limit` events after `after`, in feed order, of `types` only when not empty.
     async fn events_after(
         &self,
         after: FeedCursor,
         limit: i64,
         types: &[EventType],
     ) -> Result<Vec<FeedEvent>, StoreError>;
+    /// The feed's last position now: a read of events after a cursor that comes back short
+    /// has seen every event up to it.
     async fn feed_head(&self) -> Result<FeedCursor, StoreError>;
+    /// Every endpoint, oldest first.
     async fn webhooks(&self) -> Result<Vec<EndpointRecord>, StoreError>;
+    /// Creates an endpoint that receives the events numbered after the feed's last one now.
     async fn create_webhook(&self, endpoint: NewEndpoint) -> Result<EndpointRecord, StoreError>;
+    /// Deletes an endpoint and its attempts; `false` when there was none.
     async fn delete_webhook(&self, id: String) -> Result<bool, StoreError>;
+    /// Sets an endpoint's cursor back (or forward) to `after`, clears its failures and enables
+    /// it, so that it is delivered again from there. A task that holds it finishes its batch,
+    /// writes nothing of it but its attempts, and lets it go.
     async fn replay_webhook(&self, id: String, after: FeedCursor, now: Timestamp) -> Result<Replayed, StoreError>;
+    /// An endpoint's latest attempts, newest first; `None` for an unknown endpoint.
     async fn webhook_deliveries(&self, id: &str, limit: i64) -> Result<Option<Vec<DeliveryRecord>>, StoreError>;
+    /// Takes up to `limit` endpoints that are due, not disabled, not held and behind the feed,
+    /// for a task of this node until `until`. Reads first, so that a node with nothing to do
+    /// writes nothing.
     async fn claim_webhooks(
         &self,
         token: String,
@@ -156,6 +169,9 @@ pub trait Feed: Send + Sync {
         until: Timestamp,
         limit: i64,
     ) -> Result<Vec<Claimed>, StoreError>;
+    /// Writes a batch's attempts and where it leaves the endpoint, if `lease` still holds it
+    /// and no replay came since; answers whether it did. Otherwise only the attempts are kept
+    /// (none for a deleted endpoint), and a lease a replay made stale is released.
     async fn record_progress(&self, id: &str, lease: &Lease, progress: Progress) -> Result<bool, StoreError>;
 }
 

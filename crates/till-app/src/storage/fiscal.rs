@@ -94,8 +94,12 @@ pub enum ExportDays {
 #[async_trait::async_trait]
 pub trait FiscalJournal: Send + Sync {
     async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError>;
+    /// The whole chain of `kind` for `register_id`, in sequence order.
     async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError>;
+    /// The whole journal of `register_id`, ready for the audit.
     async fn load_journal(&self, register_id: &str) -> Result<Journal, StoreError>;
+    /// Records a technical event in its own transaction (an integrity failure found by an
+    /// audit, for instance).
     async fn record_technical_event(
         &self,
         register_id: &str,
@@ -103,14 +107,33 @@ pub trait FiscalJournal: Send + Sync {
         detail: &str,
         now: Timestamp,
     ) -> Result<(), StoreError>;
+    /// Whether any chain exists for the register.
     async fn register_has_journal(&self, register_id: &str) -> Result<bool, StoreError>;
+    /// Builds and seals the archive of the register's period; `None` for an unknown register.
+    ///
+    /// The journal is read and the file built on a reader and the blocking pool, and only the
+    /// seal takes the writer: on SQLite every sale waits for the writer, and reading and building
+    /// a busy day takes seconds ("Audits in turns, archives off the writer" in
+    /// docs/performance.md). An entry of the period written in between sends
+    /// the archive back to be read again.
     async fn make_archive(&self, request: ArchiveRequest, now: Timestamp) -> Result<Option<MadeArchive>, StoreError>;
+    /// An archive made earlier, byte for byte.
     async fn archive_file(&self, archive_id: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Closes the register's current day, month or year now (and what ended before it); no
+    /// sale can then be booked into that period, and no session opens in it. Refused
+    /// ([`Rule::SessionOpenOnDay`]) while a session of the register is open.
     async fn close_period(&self, register_id: &str, period: Period, now: Timestamp)
     -> Result<CloseRequest, StoreError>;
+    /// The registers of `store_id` (of every store when `None`) whose current day at `now` was
+    /// closed early, by id.
     async fn closed_days(&self, store_id: Option<&StoreId>, now: Timestamp) -> Result<Vec<ClosedDay>, StoreError>;
+    /// The register's period closures in chain order.
     async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError>;
+    /// The closed days of `asked`, or the first day of it still open.
     async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError>;
+    /// The time zones the days of a period are cut in: those of the stores of the registers
+    /// it covers (every register, a store's or one), the default one for a register of no
+    /// store, and the named store's own.
     async fn period_zones(
         &self,
         store_id: Option<&str>,

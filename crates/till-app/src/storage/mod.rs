@@ -197,6 +197,8 @@ impl Engine {
 /// Whether the database answers, and which engine it is.
 #[async_trait::async_trait]
 pub trait Health: Send + Sync {
+    /// Succeeds when the database answers a trivial query and, on SQLite, the writer every
+    /// sale goes through is still running.
     async fn ping(&self) -> Result<(), StoreError>;
     fn engine(&self) -> Engine;
 }

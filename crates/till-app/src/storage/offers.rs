@@ -35,16 +35,22 @@ pub struct CouponRecord {
 /// Promotion rules, with the revision every write moves.
 #[async_trait::async_trait]
 pub trait Promotions: Send + Sync {
+    /// Every rule, by id.
     async fn promotions(&self) -> Result<Vec<StoredRule>, StoreError>;
+    /// The revision of the rule set: it changes with every promotion write, on any node.
     async fn promotion_revision(&self) -> Result<i64, StoreError>;
     async fn get_promotion(&self, id: &PromotionId) -> Result<Option<StoredRule>, StoreError>;
+    /// Creates or replaces a rule; `true` when created.
     async fn upsert_promotion(&self, rule: PromotionRule, now: Timestamp) -> Result<(StoredRule, bool), StoreError>;
+    /// Replaces an existing rule wholesale, never creating one. With `expected`, only if the
+    /// stored version is that one.
     async fn replace_promotion(
         &self,
         rule: PromotionRule,
         expected: Option<i64>,
         now: Timestamp,
     ) -> Result<Replaced, StoreError>;
+    /// Turns a rule off; `None` when it does not exist.
     async fn deactivate_promotion(&self, id: PromotionId, now: Timestamp) -> Result<Option<StoredRule>, StoreError>;
 }
 
@@ -52,7 +58,9 @@ pub trait Promotions: Send + Sync {
 #[async_trait::async_trait]
 pub trait Coupons: Send + Sync {
     async fn get_coupon(&self, code: &CouponCode) -> Result<Option<CouponRecord>, StoreError>;
+    /// The coupons by code, in `window`.
     async fn list_coupons(&self, window: &Window<CouponCode>) -> Result<Vec<CouponRecord>, StoreError>;
+    /// Creates or replaces a coupon's terms; the redemption count is kept.
     async fn put_coupon(
         &self,
         code: CouponCode,

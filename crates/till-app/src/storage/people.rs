@@ -45,8 +45,15 @@ pub struct StoreRecord {
 #[async_trait::async_trait]
 pub trait People: Send + Sync {
     async fn get_staff(&self, subject: &Subject) -> Result<Option<StaffRecord>, StoreError>;
+    /// The staff by subject, in `window`.
     async fn list_staff(&self, window: &Window<Subject>) -> Result<Vec<StaffRecord>, StoreError>;
+    /// Creates or replaces a staff member; `true` when created. A new member needs a PIN.
     async fn put_staff(&self, put: PutStaff, now: Timestamp) -> Result<(StaffRecord, bool), StoreError>;
+    /// Reserves one PIN attempt for `subject` at `register` before its PIN is evaluated, in
+    /// two counts: the register's and every register's. Concurrent guesses cannot exceed either
+    /// limit: the reservation that reaches one locks the subject at once (at that register, or
+    /// at every register), and only a correct PIN (`clear_pin_failures`) lifts it
+    /// early.
     async fn reserve_pin_attempt(
         &self,
         subject: &str,
@@ -55,14 +62,20 @@ pub trait People: Send + Sync {
         limits: PinLimits,
         lockout: std::time::Duration,
     ) -> Result<PinAttempt, StoreError>;
+    /// A correct PIN at `register`: the register's count and every register's start again
+    /// from zero, and their locks are lifted. Another register's own count stays.
     async fn clear_pin_failures(&self, subject: &str, register: &RegisterId, now: Timestamp) -> Result<(), StoreError>;
     async fn get_store(&self, store_id: &StoreId) -> Result<Option<StoreRecord>, StoreError>;
+    /// The stores by id, in `window`.
     async fn list_stores(&self, window: &Window<StoreId>) -> Result<Vec<StoreRecord>, StoreError>;
+    /// Creates or replaces a store; `true` when it was created.
     async fn put_store(
         &self,
         store_id: StoreId,
         profile: StoreProfile,
         now: Timestamp,
     ) -> Result<(StoreRecord, bool), StoreError>;
+    /// Whether `store_id` belongs to the network, `None` while the network has no store at all
+    /// (the interface then skips the check).
     async fn store_in_network(&self, store_id: &StoreId) -> Result<Option<bool>, StoreError>;
 }

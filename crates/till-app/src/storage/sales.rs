@@ -156,13 +156,20 @@ pub struct ReportScope {
 #[async_trait::async_trait]
 pub trait SalesBook: Send + Sync {
     async fn commit_sale(&self, sale: NewSale) -> Result<SaleOutcome, StoreError>;
+    /// The fingerprint and stored answer of a committed transaction.
     async fn find_sale(&self, transaction_id: &TransactionId) -> Result<Option<(String, String)>, StoreError>;
+    /// The store and the stored answer of a committed transaction.
     async fn sale_answer(&self, transaction_id: &TransactionId) -> Result<Option<(StoreId, String)>, StoreError>;
+    /// A committed sale's sealed record, with the record of the sale it gives goods back from
+    /// when it is a return against a receipt.
     async fn sale_record(
         &self,
         transaction_id: &TransactionId,
     ) -> Result<Option<(SaleRecord, Option<SaleRecord>)>, StoreError>;
+    /// The receipt of a committed sale.
     async fn receipt(&self, transaction_id: &TransactionId) -> Result<Option<Receipt>, StoreError>;
+    /// Records a print of the receipt; from the second on, seals a DUPLICATA. A print id
+    /// recorded before with this sale answers the print it named, and records nothing.
     async fn record_print(
         &self,
         transaction_id: &TransactionId,
@@ -170,14 +177,21 @@ pub trait SalesBook: Send + Sync {
         operator: &str,
         now: Timestamp,
     ) -> Result<Printed, StoreError>;
+    /// The sale `transaction_id` with what remains returnable of it.
     async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError>;
+    /// The returns made against `transaction_id`, oldest first.
     async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError>;
+    /// The sales `filter` admits, newest first, in `window`.
     async fn search_sales(
         &self,
         filter: &SaleFilter,
         window: &Window<Newest<TransactionId>>,
     ) -> Result<Vec<SaleSummary>, StoreError>;
+    /// The pieces of a report grouped by `group_by` over `scope`: the rollups of the sessions
+    /// closed, and rollups computed from the sales of the sessions still open.
     async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError>;
+    /// Rolls up the sessions closed before rollups existed that a report over `scope` covers,
+    /// each in a transaction of its own; a session another node rolled up meanwhile is left.
     async fn roll_up_pending(&self, scope: &ReportScope) -> Result<(), StoreError>;
 }
 

@@ -152,6 +152,8 @@ pub fn cash_moved(record: &MovementRecord) -> CashMoved<'_> {
 #[async_trait::async_trait]
 pub trait Sessions: Send + Sync {
     async fn open_session(&self, open: OpenSession) -> Result<Result<SessionRecord, OpenRefusal>, StoreError>;
+    /// Closes the session with its Z report, sealing what the cashier `counted` (nothing for a
+    /// close without counts); a session closed earlier is answered with its stored report.
     async fn close_session(
         &self,
         session_id: SessionId,
@@ -159,14 +161,21 @@ pub trait Sessions: Send + Sync {
         counted: Vec<Count>,
     ) -> Result<CloseOutcome, StoreError>;
     async fn get_session(&self, session_id: &SessionId) -> Result<Option<SessionRecord>, StoreError>;
+    /// The sessions `filter` admits at `now`, newest opened first, in `window`.
     async fn list_sessions(
         &self,
         filter: &SessionFilter,
         now: Timestamp,
         window: &Window<Newest<SessionId>>,
     ) -> Result<Vec<SessionRecord>, StoreError>;
+    /// The session behind a token hash with its cashier, whatever its state; the caller
+    /// decides what an expired or closed session may still do. As read at most the session
+    /// cache's time to live ago (see [`super::kept`]).
     async fn session_by_token(&self, token_hash: &[u8]) -> Result<Option<SessionPrincipal>, StoreError>;
+    /// Records a movement of the session's drawer, sealed as a technical event of its register
+    /// and put in the feed; a movement id seen before is answered from what it recorded.
     async fn record_cash_movement(&self, movement: NewMovement) -> Result<MovementOutcome, StoreError>;
+    /// The X report of a session as it stands at `at`, with the session as read.
     async fn x_report(
         &self,
         session_id: &SessionId,

@@ -125,7 +125,9 @@ pub enum SendOutcome {
 /// Stock levels, their ledger, counts and transfers between stores.
 #[async_trait::async_trait]
 pub trait Stock: Send + Sync {
+    /// `None` when no quantity was ever recorded for the pair.
     async fn get_stock(&self, store_id: &StoreId, sku_id: &SkuId) -> Result<Option<StockLevel>, StoreError>;
+    /// Sets the quantity on hand as an adjustment. The store and the article must exist.
     async fn put_stock(
         &self,
         store_id: StoreId,
@@ -133,20 +135,25 @@ pub trait Stock: Send + Sync {
         on_hand: i64,
         now: Timestamp,
     ) -> Result<StockLevel, StoreError>;
+    /// The movements of an article in a store, oldest first, after the movement `window.after`.
     async fn stock_movements(
         &self,
         store_id: &StoreId,
         sku_id: &SkuId,
         window: &Window<i64>,
     ) -> Result<Vec<Movement>, StoreError>;
+    /// The last `count` movements of an article in a store, oldest first.
     async fn latest_stock_movements(
         &self,
         store_id: &StoreId,
         sku_id: &SkuId,
         count: usize,
     ) -> Result<Vec<Movement>, StoreError>;
+    /// Records a count: each article's level set to what was counted, in one transaction.
     async fn record_stock_count(&self, count: NewCount) -> Result<CountOutcome, StoreError>;
+    /// Records a transfer and takes its goods out of the sending store.
     async fn send_transfer(&self, transfer: NewTransfer) -> Result<SendOutcome, StoreError>;
+    /// Puts what arrived of a transfer into the receiving store.
     async fn receive_transfer(
         &self,
         transfer_id: TransferId,

@@ -60,13 +60,19 @@ pub struct Enrollment {
 /// Gift cards, credit notes and loyalty accounts.
 #[async_trait::async_trait]
 pub trait StoredValue: Send + Sync {
+    /// Issues a gift card without a sale; `Conflict` when a card with this code exists.
     async fn issue_gift_card(&self, card: NewCard) -> Result<InstrumentRecord, StoreError>;
+    /// The gift card `code`, if it exists and `store` (when given) may take it.
     async fn gift_card(
         &self,
         code: &InstrumentCode,
         store: Option<&StoreId>,
     ) -> Result<Option<InstrumentRecord>, StoreError>;
+    /// The credit note whose code is `code`, if it exists and `store` (when given) may take
+    /// it. Its fiscal number, or any text that is not its code, finds nothing.
     async fn credit_note(&self, code: &str, store: Option<&StoreId>) -> Result<Option<InstrumentRecord>, StoreError>;
+    /// Blocks or unblocks the gift card `code`; `NotFound` when there is none.
     async fn block_gift_card(&self, code: &InstrumentCode, blocked: bool, now: Timestamp) -> Result<(), StoreError>;
+    /// `None` for a customer never seen at a sale.
     async fn loyalty_account(&self, customer_id: &CustomerId) -> Result<Option<LoyaltyAccount>, StoreError>;
 }

@@ -103,7 +103,6 @@ const SELECT_SKUS: &str = concat!("SELECT ", article_columns!(), " FROM skus s")
 const SELECT_SKU: &str = concat!("SELECT ", article_columns!(), " FROM skus s WHERE s.sku_id = $2");
 
 impl Store {
-    /// Creates or replaces one article; `true` when it was created.
     pub async fn put_catalog_item(
         &self,
         write: CatalogWrite,
@@ -132,10 +131,6 @@ impl Store {
         self.write_catalog(writes, now).await
     }
 
-    /// Creates or replaces every article in one transaction: all or nothing. A price that
-    /// starts now replaces the one in force (a price the same as it writes no row); one that
-    /// starts later is scheduled, and replaces one scheduled at the same instant. An article
-    /// not in the catalog yet must be priced from now ([`Rule::FirstPriceLater`]).
     pub async fn write_catalog(
         &self,
         mut writes: Vec<CatalogWrite>,
@@ -166,7 +161,6 @@ impl Store {
         Ok(())
     }
 
-    /// One article, at the price in force at `now`, with those scheduled after.
     pub async fn get_catalog_item(&self, sku_id: &SkuId, now: Timestamp) -> Result<Option<CatalogRecord>, StoreError> {
         let row = query(SELECT_SKU)
             .bind(to_micros(now))
@@ -176,7 +170,6 @@ impl Store {
         row.map(|row| record(&row, now)).transpose()
     }
 
-    /// The articles by id, in `window`, as [`Store::get_catalog_item`] reads one.
     pub async fn list_catalog_items(
         &self,
         window: &Window<SkuId>,
@@ -190,10 +183,6 @@ impl Store {
         rows.iter().map(|row| record(row, now)).collect()
     }
 
-    /// The articles among `sku_ids` that the authority carries, each at the price `store_id`
-    /// sells it at `at` (the store's own in force then, else the catalog's), from this node's
-    /// cache where it has them (see [`crate::cache`]). An article whose first price starts
-    /// after `at` is sold at that first price (see [`Article::in_store`]).
     pub async fn catalog_items(
         &self,
         store_id: &StoreId,

@@ -27,9 +27,6 @@ struct ClosePeriod {
 }
 
 impl Store {
-    /// Closes the register's current day, month or year now (and what ended before it); no
-    /// sale can then be booked into that period, and no session opens in it. Refused
-    /// ([`Rule::SessionOpenOnDay`]) while a session of the register is open.
     pub async fn close_period(
         &self,
         register_id: &str,
@@ -45,8 +42,6 @@ impl Store {
         self.write(input, |c, i| Box::pin(close_period(c, i))).await
     }
 
-    /// The registers of `store_id` (of every store when `None`) whose current day at `now` was
-    /// closed early, by id.
     pub async fn closed_days(&self, store_id: Option<&StoreId>, now: Timestamp) -> Result<Vec<ClosedDay>, StoreError> {
         // No time zone is a day behind UTC: a register closed through an earlier day is open.
         let utc_day = now.to_zoned(TimeZone::UTC).date();
@@ -78,7 +73,6 @@ impl Store {
         Ok(closed)
     }
 
-    /// The register's period closures in chain order.
     pub async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError> {
         let rows = query(closure_select!("1 = 1"))
             .bind(register_id)

@@ -64,7 +64,6 @@ const REDEEM: &str = move_where_usable!("balance_cents - $3", "AND balance_cents
 const PAY_IN: &str = move_where_usable!("balance_cents + $3", "");
 
 impl Store {
-    /// Issues a gift card without a sale; `Conflict` when a card with this code exists.
     pub async fn issue_gift_card(&self, card: NewCard) -> Result<InstrumentRecord, StoreError> {
         let lookup = card.code.lookup();
         let digest = self.instrument_key().await?.digest(InstrumentKind::GiftCard, &lookup);
@@ -75,7 +74,6 @@ impl Store {
             .ok_or(StoreError::NotFound("gift card"))
     }
 
-    /// The gift card `code`, if it exists and `store` (when given) may take it.
     pub async fn gift_card(
         &self,
         code: &InstrumentCode,
@@ -84,8 +82,6 @@ impl Store {
         self.instrument(InstrumentKind::GiftCard, &code.lookup(), store).await
     }
 
-    /// The credit note whose code is `code`, if it exists and `store` (when given) may take
-    /// it. Its fiscal number, or any text that is not its code, finds nothing.
     pub async fn credit_note(
         &self,
         code: &str,
@@ -95,7 +91,6 @@ impl Store {
             .await
     }
 
-    /// Blocks or unblocks the gift card `code`; `NotFound` when there is none.
     pub async fn block_gift_card(
         &self,
         code: &InstrumentCode,
