@@ -6,7 +6,7 @@
 //! `fieldErrors` by its name alone (`storeId`, `limit`), like a top-level body field.
 
 use crate::error::{ApiError, FieldError};
-use crate::fields::Problems;
+use crate::fields::{FromBody, Problems, parse_body};
 use crate::state::AppState;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::{BytesRejection, PathRejection};
@@ -34,6 +34,19 @@ impl FromRequest<AppState> for JsonBody {
             Some(body) => Ok(JsonBody(body)),
             None => Err(ApiError::field("body", "is empty; a JSON object is expected")),
         }
+    }
+}
+
+/// A JSON body read as the type the document declares for it ([`FromBody`]): every problem is
+/// a 400 listing them all.
+pub struct Parsed<T>(pub T);
+
+impl<T: FromBody> FromRequest<AppState> for Parsed<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let JsonBody(body) = JsonBody::from_request(request, state).await?;
+        parse_body(&body).map(Parsed)
     }
 }
 

@@ -63,6 +63,21 @@ impl Problems {
     }
 }
 
+/// A request body: the type the OpenAPI document describes (it derives `ToSchema`) is the type
+/// the handler gets, read field by field so that every problem is reported at once, each at its
+/// dot path. One declaration per wire shape: no other type describes the body.
+pub trait FromBody: Sized {
+    /// Reads the body's object; `None` once a problem was recorded.
+    fn from_body(root: &Obj<'_>) -> Option<Self>;
+}
+
+/// `body` as `T`, or a 400 listing every problem.
+pub fn parse_body<T: FromBody>(body: &Value) -> Result<T, ApiError> {
+    let problems = Problems::new();
+    let parsed = problems.root(body).and_then(|root| T::from_body(&root));
+    problems.finish(|| parsed)
+}
+
 /// Where a value sits in the body: a property of its parent object or an element of its
 /// parent array. `None` is the body itself.
 type Path<'a> = Option<Rc<Step<'a>>>;

@@ -3,8 +3,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -13,11 +13,11 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
-use serde_json::Value;
 use till_app::staff::{self, StaffRecord};
 use till_core::grant::{Grant, GrantSet, Role};
 use till_core::ids::Subject;
 use till_core::instant::format_utc;
+use till_core::money::{Bps, Cents};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa_axum::router::OpenApiRouter;
@@ -32,18 +32,61 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `PUT /v1/staff/{subject}`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_staff` reads the body
 struct StaffBody {
     #[schema(value_type = Text)]
     display_name: String,
     #[schema(schema_with = role_schema)]
-    role: String,
+    role: Role,
     /// 4 to 12 digits. Write-only; required when creating, optional to keep the current PIN.
-    #[schema(pattern = "^[0-9]{4,12}$", write_only)]
-    pin: Option<String>,
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{4,12}$", write_only)]
+    pin: Option<Pin>,
     #[schema(schema_with = permissions_schema)]
-    permissions: Option<Vec<String>>,
+    permissions: Option<Vec<Grant>>,
     discount_limit: Option<DiscountLimitBody>,
+}
+
+impl FromBody for StaffBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let roles: Vec<(&str, Role)> = Role::ALL.iter().map(|r| (r.as_str(), *r)).collect();
+        let display_name = root.required("displayName", |f| f.text());
+        let role = root.required("role", |f| f.one_of(&roles));
+        let pin = root.optional("pin", |f| f.string_as("must be 4 to 12 digits", Pin::parse));
+        let permissions = root.optional("permissions", |f| {
+            f.array(|item| item.string_as("is not a known scope or permission", Grant::parse))
+        });
+        let discount_limit = root.optional("discountLimit", |f| {
+            let limit = f.object()?;
+            let percent = limit.required("percentBps", |f| f.bps(0));
+            let amount = limit.required("amountCents", |f| f.cents());
+            Some(DiscountLimitBody {
+                percent_bps: percent?,
+                amount_cents: amount?,
+            })
+        });
+        Some(StaffBody {
+            display_name: display_name?,
+            role: role?,
+            pin: pin?,
+            permissions: permissions?,
+            discount_limit: discount_limit?,
+        })
+    }
+}
+
+impl StaffBody {
+    /// The member as written, and the PIN to set when one was sent.
+    fn member(self) -> (StaffMember, Option<Pin>) {
+        let member = StaffMember {
+            display_name: self.display_name,
+            role: self.role,
+            permissions: self.permissions.unwrap_or_default().into_iter().collect(),
+            discount_limit: self.discount_limit.map(|limit| DiscountLimit {
+                percent: limit.percent_bps,
+                amount: limit.amount_cents,
+            }),
+        };
+        (member, self.pin)
+    }
 }
 
 fn role_schema() -> Schema {
@@ -73,10 +116,10 @@ fn permissions_schema() -> Schema {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscountLimitBody {
-    #[schema(minimum = 0, maximum = 10000)]
-    percent_bps: i64,
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    amount_cents: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 10000)]
+    percent_bps: Bps,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    amount_cents: Cents,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -107,48 +150,14 @@ impl From<StaffRecord> for StaffView {
             permissions: words(record.member.permissions),
             scopes: words(record.member.grants()),
             discount_limit: record.member.discount_limit.map(|limit| DiscountLimitBody {
-                percent_bps: limit.percent.get(),
-                amount_cents: limit.amount.get(),
+                percent_bps: limit.percent,
+                amount_cents: limit.amount,
             }),
             grants_synced_at: format_utc(record.grants_synced_at),
             created_at: format_utc(record.created_at),
             updated_at: format_utc(record.updated_at),
         }
     }
-}
-
-fn parse_staff(body: &Value) -> Result<(StaffMember, Option<Pin>), ApiError> {
-    let problems = Problems::new();
-    let roles: Vec<(&str, Role)> = Role::ALL.iter().map(|r| (r.as_str(), *r)).collect();
-    let parsed = problems.root(body).map(|root| {
-        (
-            root.required("displayName", |f| f.text()),
-            root.required("role", |f| f.one_of(&roles)),
-            root.optional("pin", |f| f.string_as("must be 4 to 12 digits", Pin::parse)),
-            root.optional("permissions", |f| {
-                f.array(|item| item.string_as("is not a known scope or permission", Grant::parse))
-            }),
-            root.optional("discountLimit", |f| {
-                let limit = f.object()?;
-                let percent = limit.required("percentBps", |f| f.bps(0));
-                let amount = limit.required("amountCents", |f| f.cents());
-                Some(DiscountLimit {
-                    percent: percent?,
-                    amount: amount?,
-                })
-            }),
-        )
-    });
-    problems.finish(|| {
-        let (name, role, pin, permissions, limit) = parsed?;
-        let member = StaffMember {
-            display_name: name?,
-            role: role?,
-            permissions: permissions?.unwrap_or_default().into_iter().collect(),
-            discount_limit: limit?,
-        };
-        Some((member, pin?))
-    })
 }
 
 /// `{subject}` of the staff routes.
@@ -173,9 +182,9 @@ async fn put_staff(
     _caller: Authorized<ops::PutStaff>,
     State(state): State<AppState>,
     PathParams(StaffPath(subject)): PathParams<StaffPath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<StaffBody>,
 ) -> Result<Written<StaffView>, ApiError> {
-    let (member, pin) = parse_staff(&body)?;
+    let (member, pin) = body.member();
     let written = staff::put_staff(state.app(), subject, member, pin).await?;
     Ok(Written::new(written.created, written.record.into()))
 }

@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::routes::Written;
@@ -13,11 +13,13 @@ use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use jiff::Timestamp;
 use serde::Serialize;
 use till_app::store_prices::{Absent, Put, Seen, Source};
 use till_core::catalog::StorePrice;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{Zone, format_utc};
+use till_core::money::Cents;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -28,17 +30,27 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `PUT /v1/stores/{storeId}/prices/{skuId}`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; the handler reads the body
 struct StorePriceBody {
     /// Unit price including VAT in this store, in cents. The VAT rate stays the catalog's.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    price_cents: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    price_cents: Cents,
     /// When the price applies in this store (default: now). A later instant schedules it,
     /// replacing the store's price scheduled at the same instant. An instant more than a few
     /// seconds before now is refused with 422: sales already booked were priced with the price
     /// then.
     #[schema(value_type = Option<Instant>)]
-    effective_from: Option<String>,
+    effective_from: Option<Timestamp>,
+}
+
+impl FromBody for StorePriceBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let price_cents = root.required("priceCents", |f| f.cents());
+        let effective_from = root.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
+        Some(StorePriceBody {
+            price_cents: price_cents?,
+            effective_from: effective_from?,
+        })
+    }
 }
 
 /// Whose price an article sells at in a store now.
@@ -118,16 +130,9 @@ async fn put_store_price(
     _caller: Authorized<ops::PutStorePrice>,
     State(state): State<AppState>,
     PathParams(StorePricePath { store, sku }): PathParams<StorePricePath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<StorePriceBody>,
 ) -> Result<Written<StorePriceView>, ApiError> {
-    let problems = Problems::new();
-    let fields = problems.root(&body).and_then(|root| {
-        let price = root.required("priceCents", |f| f.cents());
-        let effective_from = root.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
-        Some((price?, effective_from?))
-    });
-    let (price, effective_from) = problems.finish(|| fields)?;
-    match till_app::store_prices::put(state.app(), store, sku, price, effective_from).await? {
+    match till_app::store_prices::put(state.app(), store, sku, body.price_cents, body.effective_from).await? {
         Put::Written { seen, created } => Ok(Written::new(created, view(seen))),
         Put::StartsInThePast => Err(ApiError::Business(
             "effectiveFrom is in the past: a price cannot change before now, since sales already booked \

@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, InstrumentCodeText, Text, UtcInstant, words};
 use crate::ops;
 use crate::routes::Written;
@@ -15,11 +15,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use jiff::Timestamp;
 use serde::Serialize;
-use serde_json::Value;
 use till_app::secret::new_instrument_code;
 use till_app::stored_value::{self, Activity, InstrumentRecord, NewCard};
 use till_core::ids::{StoreId, TextError, check_text};
 use till_core::instant::{Zone, format_utc};
+use till_core::money::Cents;
 use till_core::stored_value::{ActivityKind, InstrumentCode, InstrumentState, NotACode};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -36,19 +36,48 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `POST /v1/gift-cards`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_card` reads the body
 struct NewGiftCardBody {
     /// The code printed on the card (a chain's own numeric or dashed codes fit); drawn by till
     /// when absent.
     #[schema(value_type = Option<InstrumentCodeText>)]
-    code: Option<String>,
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    balance_cents: i64,
+    code: Option<InstrumentCode>,
+    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
+    balance_cents: Cents,
     #[schema(value_type = Option<Instant>)]
-    expires_at: Option<String>,
+    expires_at: Option<Timestamp>,
     /// The stores that may take it; every store when absent.
     #[schema(value_type = Option<Vec<Text>>)]
-    store_ids: Option<Vec<String>>,
+    store_ids: Option<Vec<StoreId>>,
+}
+
+impl FromBody for NewGiftCardBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let code = root.optional("code", |f| {
+            f.string_as(&NotACode.to_string(), |text| InstrumentCode::parse(text).ok())
+        });
+        let balance_cents = root.required("balanceCents", |f| f.positive_cents());
+        let expires_at = root.optional("expiresAt", |f| f.instant(Zone::UtcOrOffset));
+        let store_ids = root.optional("storeIds", |f| f.array(|f| f.parse_text(StoreId::parse)));
+        Some(NewGiftCardBody {
+            code: code?,
+            balance_cents: balance_cents?,
+            expires_at: expires_at?,
+            store_ids: store_ids?,
+        })
+    }
+}
+
+impl NewGiftCardBody {
+    /// The card to issue at `now`, its code drawn when the body named none.
+    fn card(self, now: Timestamp) -> NewCard {
+        NewCard {
+            code: self.code.unwrap_or_else(new_instrument_code),
+            balance: self.balance_cents,
+            expires_at: self.expires_at,
+            store_ids: self.store_ids.unwrap_or_default(),
+            now,
+        }
+    }
 }
 
 /// A gift card with the ledger of its activities.
@@ -145,26 +174,6 @@ impl From<Activity> for ActivityView {
     }
 }
 
-fn parse_card(body: &Value, now: Timestamp) -> Result<NewCard, ApiError> {
-    let problems = Problems::new();
-    let card = problems.root(body).and_then(|root| {
-        let code = root.optional("code", |f| {
-            f.string_as(&NotACode.to_string(), |text| InstrumentCode::parse(text).ok())
-        });
-        let balance = root.required("balanceCents", |f| f.positive_cents());
-        let expires_at = root.optional("expiresAt", |f| f.instant(Zone::UtcOrOffset));
-        let store_ids = root.optional("storeIds", |f| f.array(|f| f.parse_text(StoreId::parse)));
-        Some(NewCard {
-            code: code?.unwrap_or_else(new_instrument_code),
-            balance: balance?,
-            expires_at: expires_at?,
-            store_ids: store_ids?.unwrap_or_default(),
-            now,
-        })
-    });
-    problems.finish(|| card)
-}
-
 /// `{code}` of the gift card routes: a code's shape, else a 400 on `code`.
 struct CardPath(InstrumentCode);
 
@@ -204,10 +213,10 @@ fn no_such_card() -> ApiError {
 async fn issue_gift_card(
     _caller: Authorized<ops::IssueGiftCard>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<NewGiftCardBody>,
 ) -> Result<Written<GiftCardView>, ApiError> {
     let now = state.now();
-    let card = parse_card(&body, now)?;
+    let card = body.card(now);
     let code = card.code.as_str().to_owned();
     let record = stored_value::issue_gift_card(state.app(), card).await?;
     Ok(Written::new(

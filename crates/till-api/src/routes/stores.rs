@@ -2,8 +2,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -34,19 +34,48 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `PUT /v1/stores/{storeId}`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_store` reads the body
 struct StoreBody {
     #[schema(value_type = Text)]
     name: String,
     /// Days close at midnight in it. Default `Europe/Paris`.
     #[schema(value_type = Option<TimezoneName>)]
-    timezone: Option<String>,
+    timezone: Option<Timezone>,
     /// ISO 4217 code. Default `EUR`.
-    #[schema(pattern = "^[A-Z]{3}$")]
-    currency: Option<String>,
+    #[schema(value_type = Option<String>, pattern = "^[A-Z]{3}$")]
+    currency: Option<Currency>,
     /// French establishment number, 14 digits, printed on receipts.
-    #[schema(pattern = "^[0-9]{14}$")]
-    siret: Option<String>,
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{14}$")]
+    siret: Option<Siret>,
+}
+
+impl FromBody for StoreBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let name = root.required("name", |f| f.text());
+        let timezone = root.optional("timezone", |f| {
+            f.string_as("must be an IANA time zone such as Europe/Paris", timezone)
+        });
+        let currency = root.optional("currency", |f| {
+            f.string_as("must be an ISO 4217 code such as EUR", Currency::parse)
+        });
+        let siret = root.optional("siret", |f| f.string_as("must be 14 digits", Siret::parse));
+        Some(StoreBody {
+            name: name?,
+            timezone: timezone?,
+            currency: currency?,
+            siret: siret?,
+        })
+    }
+}
+
+impl From<StoreBody> for StoreProfile {
+    fn from(body: StoreBody) -> StoreProfile {
+        StoreProfile {
+            name: body.name,
+            timezone: body.timezone.unwrap_or_else(Timezone::default_zone),
+            currency: body.currency.unwrap_or_else(Currency::default_currency),
+            siret: body.siret,
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -134,31 +163,6 @@ fn variable_name(zone: &str) -> String {
     words.join("_")
 }
 
-fn parse_store(body: &Value) -> Result<StoreProfile, ApiError> {
-    let problems = Problems::new();
-    let (name, timezone, currency, siret) = match problems.root(body) {
-        Some(root) => (
-            root.required("name", |f| f.text()),
-            root.optional("timezone", |f| {
-                f.string_as("must be an IANA time zone such as Europe/Paris", timezone)
-            }),
-            root.optional("currency", |f| {
-                f.string_as("must be an ISO 4217 code such as EUR", Currency::parse)
-            }),
-            root.optional("siret", |f| f.string_as("must be 14 digits", Siret::parse)),
-        ),
-        None => (None, None, None, None),
-    };
-    problems.finish(|| {
-        Some(StoreProfile {
-            name: name?,
-            timezone: timezone?.unwrap_or_else(Timezone::default_zone),
-            currency: currency?.unwrap_or_else(Currency::default_currency),
-            siret: siret?,
-        })
-    })
-}
-
 /// `{storeId}` of the store routes.
 pub(crate) struct StorePath(StoreId);
 
@@ -181,10 +185,9 @@ async fn put_store(
     _caller: Authorized<ops::PutStore>,
     State(state): State<AppState>,
     PathParams(StorePath(id)): PathParams<StorePath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<StoreBody>,
 ) -> Result<Written<StoreView>, ApiError> {
-    let profile = parse_store(&body)?;
-    let written = stores::put_store(state.app(), id, profile).await?;
+    let written = stores::put_store(state.app(), id, body.into()).await?;
     Ok(Written::new(written.created, written.record.into()))
 }
 

@@ -6,8 +6,8 @@
 use crate::auth::Authorized;
 use crate::delivery::sender::check_url;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::{Field, Problems};
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{Field, FromBody, Obj};
 use crate::openapi::{Text, UtcInstant, named_words, words};
 use crate::ops;
 use crate::routes::Written;
@@ -16,7 +16,6 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
-use serde_json::Value;
 use till_app::webhooks::{Created, DeliveryRecord, EndpointRecord, MOST_DELIVERIES_READ, Replayed};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::format_utc;
@@ -40,12 +39,11 @@ const DEFAULT_DELIVERIES: i64 = 50;
 /// Body of `POST /v1/webhooks`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_webhook` reads the body
 struct NewWebhookBody {
     #[schema(schema_with = url_schema)]
-    url: String,
+    url: WebhookUrl,
     #[schema(schema_with = wanted_types_schema)]
-    types: Option<Vec<String>>,
+    types: Option<Vec<EventType>>,
     /// What the endpoint is for, for people.
     #[schema(value_type = Option<Text>)]
     description: Option<String>,
@@ -53,12 +51,11 @@ struct NewWebhookBody {
 
 /// Body of `POST /v1/webhooks/{id}/replay`.
 #[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // the wire shape for the document; `parse_replay` reads the body
 struct ReplayBody {
     /// The feed cursor to deliver from: every event after it is delivered again, in feed order
     /// (`0`: from the feed's first event). At most the feed's last cursor.
-    #[schema(pattern = r"^[0-9]{1,18}$", min_length = 1, max_length = 18)]
-    after: String,
+    #[schema(value_type = String, pattern = r"^[0-9]{1,18}$", min_length = 1, max_length = 18)]
+    after: FeedCursor,
 }
 
 /// A webhook endpoint and where its deliveries stand.
@@ -306,29 +303,20 @@ impl From<DeliveryRecord> for DeliveryView {
     }
 }
 
-/// A new endpoint as its body gives it.
-struct NewWebhook {
-    url: WebhookUrl,
-    types: Option<Vec<EventType>>,
-    description: Option<String>,
-}
-
-fn parse_webhook(body: &Value) -> Result<NewWebhook, ApiError> {
-    let problems = Problems::new();
-    let parsed = problems.root(body).and_then(|root| {
+impl FromBody for NewWebhookBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
         let url = root.required("url", |f| match WebhookUrl::parse(f.string()?) {
             Ok(url) => Some(url),
             Err(refusal) => f.fail(refusal.to_string()),
         });
         let types = root.optional("types", parse_types);
         let description = root.optional("description", |f| f.text());
-        Some(NewWebhook {
+        Some(NewWebhookBody {
             url: url?,
             types: types?,
             description: description?,
         })
-    });
-    problems.finish(|| parsed)
+    }
 }
 
 /// At least one event type, each once.
@@ -346,17 +334,16 @@ fn parse_types(field: Field<'_>) -> Option<Vec<EventType>> {
     Some(types)
 }
 
-fn parse_replay(body: &Value) -> Result<FeedCursor, ApiError> {
-    let problems = Problems::new();
-    let after = problems.root(body).and_then(|root| {
-        root.required("after", |f| {
+impl FromBody for ReplayBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let after = root.required("after", |f| {
             f.string_as(
                 "must be a cursor of the feed (the digits of an event's cursor, or 0)",
                 FeedCursor::parse,
             )
-        })
-    });
-    problems.finish(|| after)
+        });
+        Some(ReplayBody { after: after? })
+    }
 }
 
 /// `{id}` of an endpoint: any text, so that an id of another shape is answered like an
@@ -400,9 +387,8 @@ fn no_such_webhook() -> ApiError {
 async fn create_webhook(
     _caller: Authorized<ops::CreateWebhook>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(new): Parsed<NewWebhookBody>,
 ) -> Result<Written<CreatedWebhookView>, ApiError> {
-    let new = parse_webhook(&body)?;
     let settings = &state.config().webhooks;
     check_url(&new.url, settings.allow_private).await.map_err(|refused| {
         ApiError::field(
@@ -497,9 +483,8 @@ async fn replay_webhook(
     _caller: Authorized<ops::ReplayWebhook>,
     State(state): State<AppState>,
     PathParams(WebhookPath(id)): PathParams<WebhookPath>,
-    JsonBody(body): JsonBody,
+    Parsed(ReplayBody { after }): Parsed<ReplayBody>,
 ) -> Result<Json<WebhookView>, ApiError> {
-    let after = parse_replay(&body)?;
     match till_app::webhooks::replay(state.app(), id, after).await? {
         Replayed::Done(record) => Ok(Json(WebhookView::of(record, state.config().webhooks.retry.window))),
         Replayed::Unknown => Err(no_such_webhook()),

@@ -3,8 +3,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
 use crate::state::AppState;
@@ -35,17 +35,36 @@ impl FromParams for ArchivePath {
 /// Body of `POST /v1/fiscal/archives`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document
-struct ArchiveBody {
+pub(super) struct ArchiveBody {
     #[schema(value_type = Text)]
-    register_id: String,
+    register_id: RegisterId,
     /// First day, `YYYY-MM-DD` in the store's time zone.
-    #[schema(format = Date)]
-    from: String,
+    #[schema(value_type = String, format = Date)]
+    from: Date,
     /// Last day, inclusive; not before `from`, less than a year after it, and not after today
     /// in the store's time zone.
-    #[schema(format = Date)]
-    to: String,
+    #[schema(value_type = String, format = Date)]
+    to: Date,
+}
+
+impl FromBody for ArchiveBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let register = root.required("registerId", |f| f.parse_text(RegisterId::parse));
+        let from = root.required("from", date);
+        let to = root.required("to", date);
+        let (from, to) = (from?, to?);
+        if to < from {
+            return root.fail("to", "must not be before from");
+        }
+        if (to - from).get_days() >= MAX_ARCHIVE_DAYS {
+            return root.fail("to", "must be less than a year after from");
+        }
+        Some(ArchiveBody {
+            register_id: register?,
+            from,
+            to,
+        })
+    }
 }
 
 fn date(field: crate::fields::Field<'_>) -> Option<Date> {
@@ -72,24 +91,9 @@ fn date(field: crate::fields::Field<'_>) -> Option<Date> {
 pub(super) async fn make_archive(
     _caller: Authorized<ops::MakeFiscalArchive>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(ArchiveBody { register_id, from, to }): Parsed<ArchiveBody>,
 ) -> Result<Response, ApiError> {
-    let problems = Problems::new();
-    let request = problems.root(&body).and_then(|root| {
-        let register = root.required("registerId", |f| f.parse_text(RegisterId::parse));
-        let from = root.required("from", date);
-        let to = root.required("to", date);
-        let (from, to) = (from?, to?);
-        if to < from {
-            return root.fail("to", "must not be before from");
-        }
-        if (to - from).get_days() >= MAX_ARCHIVE_DAYS {
-            return root.fail("to", "must be less than a year after from");
-        }
-        Some((register?, from, to))
-    });
-    let (register, from, to) = problems.finish(|| request)?;
-    let made = match till_app::fiscal::archive(state.app(), register, from, to).await? {
+    let made = match till_app::fiscal::archive(state.app(), register_id, from, to).await? {
         Archived::Made(made) => made,
         Archived::NotBegun(today) => return Err(crate::phrases::period_ends_after_today(&today)),
         Archived::UnknownRegister => return Err(crate::phrases::no_such_register()),

@@ -3,8 +3,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{Text, UtcInstant};
 use crate::ops;
 use crate::state::AppState;
@@ -280,20 +280,29 @@ async fn chain_entries(
 
 /// Body of `POST /v1/fiscal/registers/{registerId}/closures`.
 #[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // the wire shape for the document
 struct CloseBody {
-    #[schema(inline)]
-    period: PeriodName,
+    #[schema(schema_with = period_schema)]
+    period: Period,
 }
 
-/// `day`, `month` or `year`: the current one, in the store's time zone.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-enum PeriodName {
-    Day,
-    Month,
-    Year,
+/// The periods a closure names, as the body spells them.
+const PERIODS: [(&str, Period); 3] = [("day", Period::Day), ("month", Period::Month), ("year", Period::Year)];
+
+fn period_schema() -> utoipa::openapi::schema::Schema {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(PERIODS.iter().map(|(name, _)| *name)))
+        .description(Some(
+            "`day`, `month` or `year`: the current one, in the store's time zone.",
+        ))
+        .into()
+}
+
+impl FromBody for CloseBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let period = root.required("period", |f| f.one_of(&PERIODS));
+        Some(CloseBody { period: period? })
+    }
 }
 
 /// A chain of a register's journal.
@@ -419,14 +428,8 @@ async fn close(
     _caller: Authorized<ops::CloseFiscalPeriod>,
     State(state): State<AppState>,
     PathParams(RegisterPath(register)): PathParams<RegisterPath>,
-    JsonBody(body): JsonBody,
+    Parsed(CloseBody { period }): Parsed<CloseBody>,
 ) -> Result<(StatusCode, Json<ClosureList>), ApiError> {
-    let problems = Problems::new();
-    let periods = [("day", Period::Day), ("month", Period::Month), ("year", Period::Year)];
-    let period = problems
-        .root(&body)
-        .and_then(|root| root.required("period", |f| f.one_of(&periods)));
-    let period = problems.finish(|| period)?;
     match till_app::fiscal::close(state.app(), &register, period).await? {
         CloseRequest::Closed(closures) => Ok((
             StatusCode::CREATED,
