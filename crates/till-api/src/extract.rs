@@ -50,6 +50,20 @@ impl<T: FromBody> FromRequest<AppState> for Parsed<T> {
     }
 }
 
+/// As [`Parsed`], for a body that may be left out: no body, or `null`, is `None`.
+pub struct OptionalParsed<T>(pub Option<T>);
+
+impl<T: FromBody> FromRequest<AppState> for OptionalParsed<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        match OptionalJsonBody::from_request(request, state).await? {
+            OptionalJsonBody(None | Some(Value::Null)) => Ok(OptionalParsed(None)),
+            OptionalJsonBody(Some(body)) => parse_body(&body).map(|parsed| OptionalParsed(Some(parsed))),
+        }
+    }
+}
+
 /// A JSON body that may be left out: no body (or only white space) is `None`, whatever the
 /// content type; a body is read as [`JsonBody`] reads it.
 pub struct OptionalJsonBody(pub Option<Value>);

@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, OptionalJsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, OptionalParsed, Params, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -18,7 +18,6 @@ use axum::http::header::{ACCEPT, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::Value;
 use till_app::receipts::Receipt;
 use till_app::sales::{self, SaleFilter, SaleSummary};
 use till_app::storage::Newest;
@@ -175,23 +174,18 @@ async fn receipt(
 /// Body of `POST /v1/sales/{transactionId}/prints`; may be left out.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_print` reads the body
 struct PrintBody {
     /// The till's id for this print: sent again (its answer lost), the same print is answered
     /// and nothing more is recorded. Without it, every call is a print.
     #[schema(value_type = Option<Text>)]
-    print_id: Option<String>,
+    print_id: Option<PrintId>,
 }
 
-fn parse_print(body: Option<&Value>) -> Result<Option<PrintId>, ApiError> {
-    let Some(body) = body.filter(|body| !body.is_null()) else {
-        return Ok(None);
-    };
-    let problems = Problems::new();
-    let print_id = problems
-        .root(body)
-        .map(|root| root.optional("printId", |f| f.parse_text(PrintId::parse)));
-    problems.finish(|| print_id?)
+impl FromBody for PrintBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let print_id = root.optional("printId", |f| f.parse_text(PrintId::parse));
+        Some(PrintBody { print_id: print_id? })
+    }
 }
 
 /// Print a sale's receipt.
@@ -219,9 +213,9 @@ async fn print_receipt(
     PathParams(SalePath(id)): PathParams<SalePath>,
     QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
     headers: HeaderMap,
-    OptionalJsonBody(body): OptionalJsonBody,
+    OptionalParsed(body): OptionalParsed<PrintBody>,
 ) -> Result<Response, ApiError> {
-    let print_id = parse_print(body.as_ref())?;
+    let print_id = body.and_then(|body| body.print_id);
     let printed = till_app::receipts::print(state.app(), &caller.principal, &id, print_id.as_ref()).await?;
     let mut response = rendered(
         &printed.receipt,

@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -36,11 +36,17 @@ pub const MAX_STOCK_LINES: usize = 1_000;
 /// Body of `PUT /v1/stores/{storeId}/stock/{skuId}`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document
 struct StockBody {
     /// Units counted on hand. May be negative: sales are never refused for lack of stock.
     #[schema(minimum = -9007199254740991_i64, maximum = 9007199254740991_i64)]
     on_hand: i64,
+}
+
+impl FromBody for StockBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let on_hand = root.required("onHand", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER));
+        Some(StockBody { on_hand: on_hand? })
+    }
 }
 
 /// `{storeId}/stock/{skuId}`.
@@ -83,13 +89,8 @@ async fn put_stock(
     _caller: Authorized<ops::PutStock>,
     State(state): State<AppState>,
     PathParams(StockPath { store, sku }): PathParams<StockPath>,
-    JsonBody(body): JsonBody,
+    Parsed(StockBody { on_hand }): Parsed<StockBody>,
 ) -> Result<Json<StockView>, ApiError> {
-    let problems = Problems::new();
-    let on_hand = problems
-        .root(&body)
-        .and_then(|root| root.required("onHand", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)));
-    let on_hand = problems.finish(|| on_hand)?;
     let level = till_app::stock::adjust(state.app(), store, sku, on_hand).await?;
     Ok(Json(StockView {
         store_id: level.store_id.into_string(),
@@ -148,17 +149,12 @@ impl FromParams for MovementList {
     }
 }
 
-/// Why stock moved.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)] // the names `StockReason::as_str` writes, for the document
-enum StockReasonName {
-    Sale,
-    Return,
-    Count,
-    TransferOut,
-    TransferIn,
-    Adjustment,
+fn reason_schema() -> utoipa::openapi::schema::Schema {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(StockReason::ALL.iter().map(|reason| reason.as_str())))
+        .description(Some("Why stock moved."))
+        .into()
 }
 
 /// One change of an article's stock in a store.
@@ -172,7 +168,7 @@ pub struct StockMovementView {
     sku_id: String,
     /// Units in (positive) or out (negative).
     delta_quantity: i64,
-    #[schema(inline, value_type = StockReasonName)]
+    #[schema(schema_with = reason_schema)]
     reason: &'static str,
     /// The sale's or return's `transactionId`, the count's `countId` or the transfer's
     /// `transferId`; null for an adjustment.
@@ -221,12 +217,11 @@ async fn list_movements(
 /// Body of `POST /v1/stores/{storeId}/stock-counts`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_count` reads the body
 struct StockCountBody {
     /// Chosen by the back office; the same count sent again is answered again, not applied
     /// twice.
     #[schema(value_type = Text)]
-    count_id: String,
+    count_id: CountId,
     /// Each article once.
     #[schema(min_items = 1, max_items = 1000)]
     lines: Vec<CountLineBody>,
@@ -234,13 +229,38 @@ struct StockCountBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct CountLineBody {
     #[schema(value_type = SkuIdText)]
-    sku_id: String,
+    sku_id: SkuId,
     /// Units found on the shelves.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    counted_quantity: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    counted_quantity: Units,
+}
+
+impl FromBody for StockCountBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let count_id = root.required("countId", |f| f.parse_text(CountId::parse));
+        let lines = stock_lines(root, "count", |obj, sku_id| {
+            let counted = obj.required("countedQuantity", units);
+            Some(CountLineBody {
+                sku_id: sku_id?,
+                counted_quantity: counted?,
+            })
+        });
+        Some(StockCountBody {
+            count_id: count_id?,
+            lines: lines?,
+        })
+    }
+}
+
+impl From<CountLineBody> for CountLine {
+    fn from(line: CountLineBody) -> CountLine {
+        CountLine {
+            sku_id: line.sku_id,
+            counted_quantity: line.counted_quantity,
+        }
+    }
 }
 
 /// A count as recorded.
@@ -340,24 +360,9 @@ async fn record_count(
     _caller: Authorized<ops::RecordStockCount>,
     State(state): State<AppState>,
     PathParams(StorePath(store)): PathParams<StorePath>,
-    JsonBody(body): JsonBody,
+    Parsed(StockCountBody { count_id, lines }): Parsed<StockCountBody>,
 ) -> Result<(StatusCode, Json<StockCountView>), ApiError> {
-    let problems = Problems::new();
-    let parsed = problems.root(&body).map(|root| {
-        let count_id = root.required("countId", |f| f.parse_text(CountId::parse));
-        let lines = stock_lines(&root, "count", |obj, sku_id| {
-            let counted = obj.required("countedQuantity", units);
-            Some(CountLine {
-                sku_id: sku_id?,
-                counted_quantity: counted?,
-            })
-        });
-        (count_id, lines)
-    });
-    let (count_id, lines) = problems.finish(|| {
-        let (count_id, lines) = parsed?;
-        Some((count_id?, lines?))
-    })?;
+    let lines = lines.into_iter().map(CountLine::from).collect();
     let Done { record, replayed } = till_app::stock::count(state.app(), store, count_id, lines).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(record.into())))

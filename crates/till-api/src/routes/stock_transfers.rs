@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::routes::stock::{stock_lines, units};
@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use till_app::stock::{Done, TransferAnswer};
-use till_core::ids::{StoreId, TransferId};
+use till_core::ids::{SkuId, StoreId, TransferId};
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::stock::{ReceivedLine, SentLine, Units};
 use utoipa_axum::router::OpenApiRouter;
@@ -30,17 +30,16 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `POST /v1/stock-transfers`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; the route reads the body
 struct TransferBody {
     /// Chosen by the back office; the same transfer sent again is answered again, not sent
     /// twice.
     #[schema(value_type = Text)]
-    transfer_id: String,
+    transfer_id: TransferId,
     #[schema(value_type = Text)]
-    from_store_id: String,
+    from_store_id: StoreId,
     /// Another store than `fromStoreId`.
     #[schema(value_type = Text)]
-    to_store_id: String,
+    to_store_id: StoreId,
     /// Each article once.
     #[schema(min_items = 1, max_items = 1000)]
     lines: Vec<SentLineBody>,
@@ -48,19 +47,17 @@ struct TransferBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct SentLineBody {
     #[schema(value_type = SkuIdText)]
-    sku_id: String,
+    sku_id: SkuId,
     /// Units sent.
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    quantity: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
+    quantity: Units,
 }
 
 /// Body of `POST /v1/stock-transfers/{transferId}/receive`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct ReceiveBody {
     /// Every article of the transfer once, with what arrived (0 when none did), and no other.
     #[schema(min_items = 1, max_items = 1000)]
@@ -69,13 +66,64 @@ struct ReceiveBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct ReceivedLineBody {
     #[schema(value_type = SkuIdText)]
-    sku_id: String,
+    sku_id: SkuId,
     /// Units that arrived.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    received_quantity: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    received_quantity: Units,
+}
+
+impl FromBody for TransferBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let transfer_id = root.required("transferId", |f| f.parse_text(TransferId::parse));
+        let from = root.required("fromStoreId", |f| f.parse_text(StoreId::parse));
+        let to = root.required("toStoreId", |f| f.parse_text(StoreId::parse));
+        let lines = stock_lines(root, "transfer", |obj, sku_id| {
+            let quantity = obj.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER).and_then(Units::new));
+            Some(SentLineBody {
+                sku_id: sku_id?,
+                quantity: quantity?,
+            })
+        });
+        Some(TransferBody {
+            transfer_id: transfer_id?,
+            from_store_id: from?,
+            to_store_id: to?,
+            lines: lines?,
+        })
+    }
+}
+
+impl FromBody for ReceiveBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let lines = stock_lines(root, "receipt", |obj, sku_id| {
+            let received = obj.required("receivedQuantity", units);
+            Some(ReceivedLineBody {
+                sku_id: sku_id?,
+                received_quantity: received?,
+            })
+        });
+        Some(ReceiveBody { lines: lines? })
+    }
+}
+
+impl From<SentLineBody> for SentLine {
+    fn from(line: SentLineBody) -> SentLine {
+        SentLine {
+            sku_id: line.sku_id,
+            quantity: line.quantity,
+        }
+    }
+}
+
+impl From<ReceivedLineBody> for ReceivedLine {
+    fn from(line: ReceivedLineBody) -> ReceivedLine {
+        ReceivedLine {
+            sku_id: line.sku_id,
+            received_quantity: line.received_quantity,
+        }
+    }
 }
 
 #[derive(utoipa::ToSchema)]
@@ -144,27 +192,17 @@ impl FromParams for TransferPath {
 async fn send_transfer(
     _caller: Authorized<ops::SendStockTransfer>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<TransferBody>,
 ) -> Result<(StatusCode, Json<TransferAnswer>), ApiError> {
-    let problems = Problems::new();
-    let parsed = problems.root(&body).map(|root| {
-        let transfer_id = root.required("transferId", |f| f.parse_text(TransferId::parse));
-        let from = root.required("fromStoreId", |f| f.parse_text(StoreId::parse));
-        let to = root.required("toStoreId", |f| f.parse_text(StoreId::parse));
-        let lines = stock_lines(&root, "transfer", |obj, sku_id| {
-            let quantity = obj.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER).and_then(Units::new));
-            Some(SentLine {
-                sku_id: sku_id?,
-                quantity: quantity?,
-            })
-        });
-        (transfer_id, from, to, lines)
-    });
-    let (transfer_id, from, to, lines) = problems.finish(|| {
-        let (transfer_id, from, to, lines) = parsed?;
-        Some((transfer_id?, from?, to?, lines?))
-    })?;
-    let Done { record, replayed } = till_app::stock::send(state.app(), transfer_id, from, to, lines).await?;
+    let lines = body.lines.into_iter().map(SentLine::from).collect();
+    let Done { record, replayed } = till_app::stock::send(
+        state.app(),
+        body.transfer_id,
+        body.from_store_id,
+        body.to_store_id,
+        lines,
+    )
+    .await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(TransferAnswer::from(&record))))
 }
@@ -205,19 +243,9 @@ async fn receive_transfer(
     _caller: Authorized<ops::ReceiveStockTransfer>,
     State(state): State<AppState>,
     PathParams(TransferPath(id)): PathParams<TransferPath>,
-    JsonBody(body): JsonBody,
+    Parsed(ReceiveBody { lines }): Parsed<ReceiveBody>,
 ) -> Result<(StatusCode, Json<TransferAnswer>), ApiError> {
-    let problems = Problems::new();
-    let lines = problems.root(&body).and_then(|root| {
-        stock_lines(&root, "receipt", |obj, sku_id| {
-            let received = obj.required("receivedQuantity", units);
-            Some(ReceivedLine {
-                sku_id: sku_id?,
-                received_quantity: received?,
-            })
-        })
-    });
-    let lines = problems.finish(|| lines)?;
+    let lines = lines.into_iter().map(ReceivedLine::from).collect();
     let Done { record, replayed } = till_app::stock::receive(state.app(), id, lines).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(TransferAnswer::from(&record))))

@@ -4,8 +4,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, OptionalJsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, OptionalParsed, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -42,22 +42,51 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `POST /v1/register-sessions`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_open` reads the body
 struct OpenSessionBody {
     #[schema(value_type = Text)]
-    store_id: String,
+    store_id: StoreId,
     /// The till. It belongs to the store it was first opened in.
     #[schema(value_type = Text)]
-    register_id: String,
+    register_id: RegisterId,
     /// The cashier working the shift; their PIN proves they are at the till.
     #[schema(value_type = Text)]
-    cashier_subject: String,
+    cashier_subject: Subject,
     /// The cashier's PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
     #[schema(value_type = Text)]
     pin: String,
     /// Cash in the drawer at the start. Default 0.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    opening_float_cents: Option<i64>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
+    opening_float_cents: Option<Cents>,
+}
+
+impl FromBody for OpenSessionBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+        let register_id = root.required("registerId", |f| f.parse_text(RegisterId::parse));
+        let cashier_subject = root.required("cashierSubject", |f| f.parse_text(Subject::parse));
+        // Any string is checked against the hash; the shape of a PIN is not a hint to give.
+        let pin = root.required("pin", |f| f.text());
+        let opening_float_cents = root.optional("openingFloatCents", |f| f.cents());
+        Some(OpenSessionBody {
+            store_id: store_id?,
+            register_id: register_id?,
+            cashier_subject: cashier_subject?,
+            pin: pin?,
+            opening_float_cents: opening_float_cents?,
+        })
+    }
+}
+
+impl From<OpenSessionBody> for OpenRequest {
+    fn from(body: OpenSessionBody) -> OpenRequest {
+        OpenRequest {
+            store_id: body.store_id,
+            register_id: body.register_id,
+            cashier: body.cashier_subject,
+            pin: body.pin,
+            opening_float: body.opening_float_cents.unwrap_or(Cents::ZERO),
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -197,30 +226,6 @@ struct ZReportSeal {
     key_id: String,
 }
 
-fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
-    let problems = Problems::new();
-    let parsed = problems.root(body).map(|root| {
-        (
-            root.required("storeId", |f| f.parse_text(StoreId::parse)),
-            root.required("registerId", |f| f.parse_text(RegisterId::parse)),
-            root.required("cashierSubject", |f| f.parse_text(Subject::parse)),
-            // Any string is checked against the hash; the shape of a PIN is not a hint to give.
-            root.required("pin", |f| f.text()),
-            root.optional("openingFloatCents", |f| f.cents()),
-        )
-    });
-    problems.finish(|| {
-        let (store_id, register_id, cashier, pin, float) = parsed?;
-        Some(OpenRequest {
-            store_id: store_id?,
-            register_id: register_id?,
-            cashier: cashier?,
-            pin: pin?,
-            opening_float: float?.unwrap_or(Cents::ZERO),
-        })
-    })
-}
-
 /// Open a register session for a cashier and mint the till's token.
 ///
 /// Needs the cashier's PIN, so a person must be at the till. Wrong PINs count against the
@@ -236,10 +241,9 @@ fn parse_open(body: &Value) -> Result<OpenRequest, ApiError> {
 async fn open_session(
     _caller: Authorized<ops::OpenSession>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<OpenSessionBody>,
 ) -> Result<(StatusCode, Json<OpenedSessionView>), ApiError> {
-    let request = parse_open(&body)?;
-    let opened = open(state.app(), request).await?;
+    let opened = open(state.app(), body.into()).await?;
     Ok((StatusCode::CREATED, Json(OpenedSessionView::from(opened))))
 }
 
@@ -354,7 +358,6 @@ async fn list_sessions(
 /// Body of `POST /v1/register-sessions/{sessionId}/close`, which may be left out.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_counts` reads the body
 struct CloseSessionBody {
     /// What the cashier counted, per tender method, each method once. The Z report then gives
     /// each method's expected and counted amounts and their difference, sealed with it.
@@ -364,30 +367,17 @@ struct CloseSessionBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct CountedBody {
     #[schema(schema_with = method_schema)]
-    method: String,
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    counted_cents: i64,
+    method: TenderMethod,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    counted_cents: Cents,
 }
 
-fn method_schema() -> utoipa::openapi::schema::Schema {
-    crate::openapi::words(
-        TenderMethod::ALL.iter().map(|method| method.as_str()),
-        "The tender method counted.",
-    )
-}
-
-fn parse_counts(body: Option<&Value>) -> Result<Vec<Count>, ApiError> {
-    // No body, or `null`: a close without counts.
-    let Some(body) = body.filter(|body| !body.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let problems = Problems::new();
-    let methods: Vec<(&str, TenderMethod)> = TenderMethod::ALL.iter().map(|m| (m.as_str(), *m)).collect();
-    let parsed = problems.root(body).map(|root| {
-        root.optional("counted", |field| {
+impl FromBody for CloseSessionBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let methods: Vec<(&str, TenderMethod)> = TenderMethod::ALL.iter().map(|m| (m.as_str(), *m)).collect();
+        let counted = root.optional("counted", |field| {
             let mut seen = Vec::new();
             field.array(|item| {
                 let line = item.object()?;
@@ -398,14 +388,30 @@ fn parse_counts(body: Option<&Value>) -> Result<Vec<Count>, ApiError> {
                     return line.fail("method", "is counted twice");
                 }
                 seen.push(method);
-                Some(Count {
-                    method: method.as_str().to_owned(),
-                    counted: counted?,
+                Some(CountedBody {
+                    method,
+                    counted_cents: counted?,
                 })
             })
-        })
-    });
-    problems.finish(|| parsed?.map(Option::unwrap_or_default))
+        });
+        Some(CloseSessionBody { counted: counted? })
+    }
+}
+
+impl From<CountedBody> for Count {
+    fn from(line: CountedBody) -> Count {
+        Count {
+            method: line.method.as_str().to_owned(),
+            counted: line.counted_cents,
+        }
+    }
+}
+
+fn method_schema() -> utoipa::openapi::schema::Schema {
+    crate::openapi::words(
+        TenderMethod::ALL.iter().map(|method| method.as_str()),
+        "The tender method counted.",
+    )
 }
 
 /// Close a register session and return its Z report.
@@ -422,9 +428,11 @@ async fn close_session(
     _caller: Authorized<ops::CloseSession>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
-    OptionalJsonBody(body): OptionalJsonBody,
+    OptionalParsed(body): OptionalParsed<CloseSessionBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let counted = parse_counts(body.as_ref())?;
+    // No body, or no `counted`: a close without counts.
+    let counted = body.and_then(|body| body.counted).unwrap_or_default();
+    let counted = counted.into_iter().map(Count::from).collect();
     Ok(Json(close(state.app(), id, counted).await?))
 }
 
