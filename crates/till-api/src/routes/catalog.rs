@@ -5,8 +5,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::{Obj, Problems};
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj, Problems};
 use crate::openapi::{BarcodeText, Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{CursorKey, Page, PageParams, PageQuery, Paging, Scope};
@@ -22,7 +22,7 @@ use till_core::barcode::{Barcode, Gtin};
 use till_core::catalog::{CatalogItem, DatedPrice};
 use till_core::ids::SkuId;
 use till_core::instant::{Zone, format_utc};
-use till_core::money::VatRate;
+use till_core::money::{Cents, VatRate};
 use till_core::words::{NameQuery, QueryProblem};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -41,60 +41,136 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Body of `PUT /v1/catalog/skus/{skuId}`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_item` reads the body
 struct CatalogItemBody {
     #[schema(value_type = Text)]
     name: String,
     /// Unit price including VAT, in cents.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    price_cents: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    price_cents: Cents,
     /// VAT rate in percent, at most two decimals (20, 10, 5.5, 2.1).
-    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
-    vat_rate: f64,
+    #[schema(value_type = f64, minimum = 0, maximum = 100, multiple_of = 0.01)]
+    vat_rate: VatRate,
     /// When the price and VAT rate apply (default: now); the name applies at once. A later
     /// instant schedules them, replacing those scheduled at the same instant; an article not
     /// in the catalog yet takes its first price now. An instant more than a few seconds
     /// before now is refused with 422: sales already booked were priced with the price then.
     #[schema(value_type = Option<Instant>)]
-    effective_from: Option<String>,
+    effective_from: Option<Timestamp>,
     /// The article's barcodes from now on, replacing those it had; absent leaves them as they
     /// are. Each an EAN-8, UPC-A, EAN-13 or GTIN-14 with its check digit, once (a UPC-A and the
     /// EAN-13 with a leading zero are one barcode), and not another article's (409).
     #[schema(value_type = Option<Vec<BarcodeText>>, max_items = 32)]
-    barcodes: Option<Vec<String>>,
+    barcodes: Option<Vec<Barcode>>,
 }
 
 /// One article of an import.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct ImportItemBody {
     /// Each article once per import.
     #[schema(value_type = SkuIdText)]
-    sku_id: String,
+    sku_id: SkuId,
     #[schema(value_type = Text)]
     name: String,
     /// Unit price including VAT, in cents.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    price_cents: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    price_cents: Cents,
     /// VAT rate in percent, at most two decimals.
-    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
-    vat_rate: f64,
+    #[schema(value_type = f64, minimum = 0, maximum = 100, multiple_of = 0.01)]
+    vat_rate: VatRate,
     /// When the price and VAT rate apply (default: now), as in `PUT /v1/catalog/skus/{skuId}`.
     #[schema(value_type = Option<Instant>)]
-    effective_from: Option<String>,
+    effective_from: Option<Timestamp>,
     /// As in `PUT /v1/catalog/skus/{skuId}`; two articles of one import cannot share one.
     #[schema(value_type = Option<Vec<BarcodeText>>, max_items = 32)]
-    barcodes: Option<Vec<String>>,
+    barcodes: Option<Vec<Barcode>>,
 }
 
 /// Body of `POST /v1/catalog/import`.
 #[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
 struct ImportBody {
     /// At most 50000 articles, each id once.
     #[schema(max_items = 50000)]
     skus: Vec<ImportItemBody>,
+}
+
+impl FromBody for CatalogItemBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        item_fields(root)
+    }
+}
+
+impl CatalogItemBody {
+    /// The article `sku_id` as the body writes it.
+    fn article(self, sku_id: SkuId) -> NewArticle {
+        NewArticle {
+            item: CatalogItem {
+                sku_id,
+                name: self.name,
+                price: self.price_cents,
+                vat_rate: self.vat_rate,
+            },
+            effective_from: self.effective_from,
+            barcodes: self.barcodes,
+        }
+    }
+}
+
+impl ImportItemBody {
+    /// An object of an import: its `skuId` (`None` when it did not parse) and the fields a PUT
+    /// reads.
+    fn read(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<Self> {
+        let item = item_fields(obj);
+        let (sku_id, item) = (sku_id?, item?);
+        Some(ImportItemBody {
+            sku_id,
+            name: item.name,
+            price_cents: item.price_cents,
+            vat_rate: item.vat_rate,
+            effective_from: item.effective_from,
+            barcodes: item.barcodes,
+        })
+    }
+
+    fn article(self) -> NewArticle {
+        let ImportItemBody {
+            sku_id,
+            name,
+            price_cents,
+            vat_rate,
+            effective_from,
+            barcodes,
+        } = self;
+        CatalogItemBody {
+            name,
+            price_cents,
+            vat_rate,
+            effective_from,
+            barcodes,
+        }
+        .article(sku_id)
+    }
+}
+
+impl FromBody for ImportBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let skus = root.required("skus", |field| {
+            if field.value().as_array().is_some_and(|items| items.len() > MAX_IMPORT) {
+                return field.fail(format!("must hold at most {MAX_IMPORT} articles"));
+            }
+            let mut seen = HashSet::new();
+            field.array(|entry| {
+                let obj = entry.object()?;
+                let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
+                let id = match id {
+                    Some(id) if !seen.insert(id.clone()) => obj.fail("skuId", "appears more than once in the import"),
+                    other => other,
+                };
+                ImportItemBody::read(&obj, id)
+            })
+        });
+        Some(ImportBody { skus: skus? })
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -171,19 +247,16 @@ const MAX_BARCODES: usize = 32;
 
 /// Reads `name`, `priceCents`, `vatRate`, `effectiveFrom` and `barcodes` of an article object:
 /// when its price applies is checked against the clock once the request is read.
-fn item_fields(obj: &Obj<'_>, sku_id: Option<SkuId>) -> Option<NewArticle> {
+fn item_fields(obj: &Obj<'_>) -> Option<CatalogItemBody> {
     let name = obj.required("name", |f| f.text());
     let price = obj.required("priceCents", |f| f.cents());
     let vat_rate = obj.required("vatRate", vat_rate);
     let effective_from = obj.optional("effectiveFrom", |f| f.instant(Zone::UtcOrOffset));
     let barcodes = obj.optional("barcodes", barcodes);
-    Some(NewArticle {
-        item: CatalogItem {
-            sku_id: sku_id?,
-            name: name?,
-            price: price?,
-            vat_rate: vat_rate?,
-        },
+    Some(CatalogItemBody {
+        name: name?,
+        price_cents: price?,
+        vat_rate: vat_rate?,
         effective_from: effective_from?,
         barcodes: barcodes?,
     })
@@ -226,10 +299,11 @@ pub fn import_line(value: &serde_json::Value, now: Timestamp) -> Result<CatalogW
     let problems = Problems::new();
     let item = problems.root(value).and_then(|obj| {
         let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
-        item_fields(&obj, id)
+        ImportItemBody::read(&obj, id)
     });
     problems
         .finish(|| item)?
+        .article()
         .write(now)
         .map_err(|_| starts_in_the_past("effectiveFrom"))
 }
@@ -259,12 +333,9 @@ async fn put_item(
     _caller: Authorized<ops::PutCatalogItem>,
     State(state): State<AppState>,
     PathParams(SkuPath(id)): PathParams<SkuPath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<CatalogItemBody>,
 ) -> Result<Written<CatalogItemView>, ApiError> {
-    let problems = Problems::new();
-    let item = problems.root(&body).and_then(|root| item_fields(&root, Some(id)));
-    let article = problems.finish(|| item)?;
-    match till_app::catalog::put(state.app(), article).await? {
+    match till_app::catalog::put(state.app(), body.article(id)).await? {
         Put::Written { record, created } => Ok(Written::new(created, record.into())),
         Put::StartsInThePast => Err(starts_in_the_past("effectiveFrom")),
     }
@@ -445,27 +516,9 @@ async fn list_items(
 async fn import(
     _caller: Authorized<ops::ImportCatalog>,
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
+    Parsed(ImportBody { skus }): Parsed<ImportBody>,
 ) -> Result<Json<ImportSummaryView>, ApiError> {
-    let problems = Problems::new();
-    let items = problems.root(&body).and_then(|root| {
-        root.required("skus", |field| {
-            if field.value().as_array().is_some_and(|items| items.len() > MAX_IMPORT) {
-                return field.fail(format!("must hold at most {MAX_IMPORT} articles"));
-            }
-            let mut seen = HashSet::new();
-            field.array(|entry| {
-                let obj = entry.object()?;
-                let id = obj.required("skuId", |f| f.parse_text(SkuId::parse));
-                let id = match id {
-                    Some(id) if !seen.insert(id.clone()) => obj.fail("skuId", "appears more than once in the import"),
-                    other => other,
-                };
-                item_fields(&obj, id)
-            })
-        })
-    });
-    let articles = problems.finish(|| items)?;
+    let articles = skus.into_iter().map(ImportItemBody::article).collect();
     let summary = match till_app::catalog::import(state.app(), articles).await? {
         Import::Written(summary) => summary,
         Import::StartsInThePast { index } => return Err(starts_in_the_past(&format!("skus.{index}.effectiveFrom"))),
