@@ -44,6 +44,11 @@ impl MovementKind {
         }
     }
 
+    /// Whether the movement moves money (all but the drawer opened without a sale).
+    pub fn moves_money(self) -> bool {
+        self != MovementKind::NoSale
+    }
+
     pub fn parse(text: &str) -> Option<MovementKind> {
         MovementKind::ALL.into_iter().find(|kind| kind.as_str() == text)
     }

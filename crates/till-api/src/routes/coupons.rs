@@ -2,8 +2,8 @@
 
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{FromParams, JsonBody, Params, PathParams, QueryParams};
-use crate::fields::Problems;
+use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
+use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, Text, absent};
 use crate::ops;
 use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
@@ -11,13 +11,13 @@ use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
+use jiff::Timestamp;
 use serde::Serialize;
-use serde_json::Value;
 use till_app::coupons::CouponRecord;
 use till_core::coupon::{Coupon, CouponReward};
 use till_core::ids::CouponCode;
 use till_core::instant::{Zone, format_utc};
-use till_core::money::{Cents, MAX_SAFE_INTEGER};
+use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -31,7 +31,6 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// `percentBps` and `amountCents`.
 #[derive(utoipa::ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code)] // the wire shape for the document; `parse_coupon` reads the body
 enum CouponBody {
     Percent(PercentCouponBody),
     Amount(AmountCouponBody),
@@ -40,21 +39,22 @@ enum CouponBody {
 /// A coupon taking a percent off the basket.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct PercentCouponBody {
     /// Percent off the basket, in basis points (1000 = 10 %).
-    #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
+    percent_bps: Bps,
+    // Stated absent for the document: the parser refuses both rewards together.
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     amount_cents: Option<()>,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    min_basket_cents: Option<i64>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
+    min_basket_cents: Option<Cents>,
     #[schema(value_type = Option<Instant>)]
-    valid_from: Option<String>,
+    valid_from: Option<Timestamp>,
     /// Not before `validFrom`.
     #[schema(value_type = Option<Instant>)]
-    valid_until: Option<String>,
+    valid_until: Option<Timestamp>,
     /// Most sales that may redeem it; unlimited when absent.
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     max_redemptions: Option<i64>,
@@ -65,21 +65,22 @@ struct PercentCouponBody {
 /// A coupon taking a fixed amount off the basket.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct AmountCouponBody {
     /// Fixed amount off the basket, in cents, capped at the basket.
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: Cents,
+    // Stated absent for the document: the parser refuses both rewards together.
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     percent_bps: Option<()>,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    min_basket_cents: Option<i64>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
+    min_basket_cents: Option<Cents>,
     #[schema(value_type = Option<Instant>)]
-    valid_from: Option<String>,
+    valid_from: Option<Timestamp>,
     /// Not before `validFrom`.
     #[schema(value_type = Option<Instant>)]
-    valid_until: Option<String>,
+    valid_until: Option<Timestamp>,
     /// Most sales that may redeem it; unlimited when absent.
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     max_redemptions: Option<i64>,
@@ -128,40 +129,81 @@ impl From<CouponRecord> for CouponView {
     }
 }
 
-fn parse_coupon(body: &Value) -> Result<Coupon, ApiError> {
-    let problems = Problems::new();
-    let coupon = problems.root(body).and_then(|root| {
+impl FromBody for CouponBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
         let percent = root.optional("percentBps", |f| f.bps(1));
         let amount = root.optional("amountCents", |f| f.positive_cents());
-        let min_basket = root.optional("minBasketCents", |f| f.cents());
+        let min_basket_cents = root.optional("minBasketCents", |f| f.cents());
         let valid_from = root.optional("validFrom", |f| f.instant(Zone::UtcOrOffset));
         let valid_until = root.optional("validUntil", |f| f.instant(Zone::UtcOrOffset));
         let max_redemptions = root.optional("maxRedemptions", |f| f.integer(1, MAX_SAFE_INTEGER));
         let active = root.optional("active", |f| f.boolean());
-        let reward = match (percent?, amount?) {
-            (Some(bps), None) => CouponReward::Percent(bps),
-            (None, Some(cents)) => CouponReward::Amount(cents),
-            (Some(_), Some(_)) => {
-                return root.fail("amountCents", "cannot be given together with percentBps");
-            }
-            (None, None) => return root.fail("percentBps", "or amountCents is required"),
-        };
+        let (percent, amount) = (percent?, amount?);
+        if percent.is_some() && amount.is_some() {
+            return root.fail("amountCents", "cannot be given together with percentBps");
+        }
+        if percent.is_none() && amount.is_none() {
+            return root.fail("percentBps", "or amountCents is required");
+        }
         let (valid_from, valid_until) = (valid_from?, valid_until?);
         if let (Some(from), Some(until)) = (valid_from, valid_until)
             && until < from
         {
             return root.fail("validUntil", crate::fields::UNTIL_BEFORE_FROM);
         }
-        Some(Coupon {
+        let (min_basket_cents, max_redemptions, active) = (min_basket_cents?, max_redemptions?, active?);
+        Some(match (percent, amount) {
+            (Some(percent_bps), _) => CouponBody::Percent(PercentCouponBody {
+                percent_bps,
+                amount_cents: None,
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
+            }),
+            (None, amount) => CouponBody::Amount(AmountCouponBody {
+                amount_cents: amount?,
+                percent_bps: None,
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
+            }),
+        })
+    }
+}
+
+impl From<CouponBody> for Coupon {
+    fn from(body: CouponBody) -> Coupon {
+        let (reward, min_basket, valid_from, valid_until, max_redemptions, active) = match body {
+            CouponBody::Percent(b) => (
+                CouponReward::Percent(b.percent_bps),
+                b.min_basket_cents,
+                b.valid_from,
+                b.valid_until,
+                b.max_redemptions,
+                b.active,
+            ),
+            CouponBody::Amount(b) => (
+                CouponReward::Amount(b.amount_cents),
+                b.min_basket_cents,
+                b.valid_from,
+                b.valid_until,
+                b.max_redemptions,
+                b.active,
+            ),
+        };
+        Coupon {
             reward,
-            min_basket: min_basket?.unwrap_or(Cents::ZERO),
+            min_basket: min_basket.unwrap_or(Cents::ZERO),
             valid_from,
             valid_until,
-            max_redemptions: max_redemptions?,
-            active: active?.unwrap_or(true),
-        })
-    });
-    problems.finish(|| coupon)
+            max_redemptions,
+            active: active.unwrap_or(true),
+        }
+    }
 }
 
 /// `{code}` of the coupon routes.
@@ -186,10 +228,9 @@ async fn put_coupon(
     _caller: Authorized<ops::PutCoupon>,
     State(state): State<AppState>,
     PathParams(CouponPath(code)): PathParams<CouponPath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<CouponBody>,
 ) -> Result<Written<CouponView>, ApiError> {
-    let coupon = parse_coupon(&body)?;
-    let (record, created) = till_app::coupons::put(state.app(), code, coupon).await?;
+    let (record, created) = till_app::coupons::put(state.app(), code, body.into()).await?;
     Ok(Written::new(created, record.into()))
 }
 

@@ -150,11 +150,10 @@ impl FromParams for MovementList {
 }
 
 fn reason_schema() -> utoipa::openapi::schema::Schema {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(StockReason::ALL.iter().map(|reason| reason.as_str())))
-        .description(Some("Why stock moved."))
-        .into()
+    crate::openapi::words(
+        StockReason::ALL.iter().map(|reason| reason.as_str()),
+        "Why stock moved.",
+    )
 }
 
 /// One change of an article's stock in a store.

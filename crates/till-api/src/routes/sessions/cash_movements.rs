@@ -4,26 +4,25 @@
 use super::SessionPath;
 use crate::auth::Authorized;
 use crate::error::ApiError;
-use crate::extract::{JsonBody, PathParams};
-use crate::fields::Problems;
-use crate::openapi::Text;
+use crate::extract::{Parsed, PathParams};
+use crate::fields::{FromBody, Obj};
+use crate::openapi::{Text, words};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use till_app::drawer::{Moved, MovementRequest, cash_moved, move_cash};
 use till_core::drawer::{AmountProblem, MovementKind, check_amount};
 use till_core::ids::MovementId;
+use till_core::money::Cents;
 
 /// Body of `POST /v1/register-sessions/{sessionId}/cash-movements`: money moved (an amount
 /// above 0), or the drawer opened without a sale (an amount of 0).
 #[derive(utoipa::ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code)] // the wire shape for the document; `parse_movement` reads the body
-enum CashMovementBody {
+pub(super) enum CashMovementBody {
     Money(MoneyMovementBody),
     NoSale(NoSaleBody),
 }
@@ -31,55 +30,95 @@ enum CashMovementBody {
 /// Money put in or taken out of the drawer.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct MoneyMovementBody {
+pub(super) struct MoneyMovementBody {
     /// The till's id for the movement: sent again with the same content, the movement is
     /// answered again; with other content, 409.
     #[schema(value_type = Text)]
-    movement_id: String,
-    #[schema(inline)]
-    kind: MoneyKindName,
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: i64,
+    movement_id: MovementId,
+    #[schema(schema_with = money_kinds)]
+    kind: MovementKind,
+    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: Cents,
     /// Why, for the person reading the journal.
     #[schema(value_type = Option<Text>)]
     reason: Option<String>,
 }
 
-/// `paid_in` (money put in), `paid_out` (money taken out to pay for something), `drop`
-/// (takings taken to the safe).
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-enum MoneyKindName {
-    PaidIn,
-    PaidOut,
-    Drop,
+fn money_kinds() -> utoipa::openapi::schema::Schema {
+    words(
+        MovementKind::ALL
+            .iter()
+            .filter(|kind| kind.moves_money())
+            .map(|kind| kind.as_str()),
+        "`paid_in` (money put in), `paid_out` (money taken out to pay for something), `drop`\n(takings taken to the safe).",
+    )
 }
 
 /// The drawer opened without a sale: nothing moved.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct NoSaleBody {
+pub(super) struct NoSaleBody {
     /// As for money moved.
     #[schema(value_type = Text)]
-    movement_id: String,
-    #[schema(inline)]
-    kind: NoSaleName,
-    #[schema(minimum = 0, maximum = 0)]
-    amount_cents: i64,
+    movement_id: MovementId,
+    #[schema(schema_with = no_sale_kind)]
+    kind: MovementKind,
+    #[schema(value_type = i64, minimum = 0, maximum = 0)]
+    amount_cents: Cents,
     /// Why, for the person reading the journal.
     #[schema(value_type = Option<Text>)]
     reason: Option<String>,
 }
 
-/// `no_sale`.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-enum NoSaleName {
-    NoSale,
+fn no_sale_kind() -> utoipa::openapi::schema::Schema {
+    words([MovementKind::NoSale.as_str()], "`no_sale`.")
+}
+
+impl FromBody for CashMovementBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let kinds: Vec<(&str, MovementKind)> = MovementKind::ALL.iter().map(|k| (k.as_str(), *k)).collect();
+        let movement_id = root.required("movementId", |f| f.parse_text(MovementId::parse));
+        let kind = root.required("kind", |f| f.one_of(&kinds));
+        let amount = root.required("amountCents", |f| f.cents());
+        let reason = root.optional("reason", |f| f.text());
+        let (kind, amount) = (kind?, amount?);
+        match check_amount(kind, amount) {
+            Ok(()) => {}
+            Err(AmountProblem::MustBePositive) => return root.fail("amountCents", "must be more than 0"),
+            Err(AmountProblem::NoSaleMovesNothing) => return root.fail("amountCents", "must be 0 for no_sale"),
+        }
+        let (movement_id, reason) = (movement_id?, reason?);
+        Some(if kind.moves_money() {
+            CashMovementBody::Money(MoneyMovementBody {
+                movement_id,
+                kind,
+                amount_cents: amount,
+                reason,
+            })
+        } else {
+            CashMovementBody::NoSale(NoSaleBody {
+                movement_id,
+                kind,
+                amount_cents: amount,
+                reason,
+            })
+        })
+    }
+}
+
+impl From<CashMovementBody> for MovementRequest {
+    fn from(body: CashMovementBody) -> MovementRequest {
+        let (movement_id, kind, amount, reason) = match body {
+            CashMovementBody::Money(b) => (b.movement_id, b.kind, b.amount_cents, b.reason),
+            CashMovementBody::NoSale(b) => (b.movement_id, b.kind, b.amount_cents, b.reason),
+        };
+        MovementRequest {
+            movement_id,
+            kind,
+            amount,
+            reason,
+        }
+    }
 }
 
 /// `paid_in`, `paid_out`, `drop` or `no_sale`.
@@ -122,36 +161,6 @@ struct MovementSeal {
     seq: i64,
 }
 
-fn parse_movement(body: &Value) -> Result<MovementRequest, ApiError> {
-    let problems = Problems::new();
-    let kinds: Vec<(&str, MovementKind)> = MovementKind::ALL.iter().map(|k| (k.as_str(), *k)).collect();
-    let parsed = problems.root(body).map(|root| {
-        let movement_id = root.required("movementId", |f| f.parse_text(MovementId::parse));
-        let kind = root.required("kind", |f| f.one_of(&kinds));
-        let amount = root.required("amountCents", |f| f.cents());
-        let reason = root.optional("reason", |f| f.text());
-        let checked = match (kind, amount) {
-            (Some(kind), Some(amount)) => match check_amount(kind, amount) {
-                Ok(()) => Some(()),
-                Err(AmountProblem::MustBePositive) => root.fail("amountCents", "must be more than 0"),
-                Err(AmountProblem::NoSaleMovesNothing) => root.fail("amountCents", "must be 0 for no_sale"),
-            },
-            _ => None,
-        };
-        (movement_id, kind, amount, reason, checked)
-    });
-    problems.finish(|| {
-        let (movement_id, kind, amount, reason, checked) = parsed?;
-        checked?;
-        Some(MovementRequest {
-            movement_id: movement_id?,
-            kind: kind?,
-            amount: amount?,
-            reason: reason?,
-        })
-    })
-}
-
 /// Record money put in or taken out of a register's drawer, or the drawer opened without a sale.
 ///
 /// Sealed as a technical event of the register and counted in the shift's expected cash. Sent
@@ -171,10 +180,9 @@ pub(super) async fn record_cash_movement(
     caller: Authorized<ops::RecordCashMovement>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
-    JsonBody(body): JsonBody,
+    Parsed(body): Parsed<CashMovementBody>,
 ) -> Result<Response, ApiError> {
-    let request = parse_movement(&body)?;
-    let Moved { record, replayed } = move_cash(state.app(), &caller.principal, id, request).await?;
+    let Moved { record, replayed } = move_cash(state.app(), &caller.principal, id, body.into()).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(cash_moved(&record))).into_response())
 }
