@@ -133,20 +133,27 @@ fn open<K: CursorKey>(scope: &Scope, cursor: &[u8]) -> Option<K> {
     (scope.check(key) == check).then(|| K::read(key)).flatten()
 }
 
-/// `limit` and `cursor` as the query gives them. The cursor is checked once the list's
-/// filters are read, by [`PageParams::paging`].
-pub struct PageParams {
+/// `limit` and `cursor` as the query gives them, as every list documents them. The cursor is
+/// checked once the list's filters are read, by [`PageQuery::paging`].
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Most items in the page: 1 to 500, default 50.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 500, default = 50)]
     limit: usize,
+    /// The `nextCursor` of the previous page, sent with the same filters; absent for the
+    /// first page.
+    #[param(value_type = Option<Cursor>)]
     cursor: Option<Vec<u8>>,
 }
 
-impl PageParams {
-    pub fn read(params: &Params) -> Option<PageParams> {
+impl PageQuery {
+    pub fn read(params: &Params) -> Option<PageQuery> {
         let limit = params.integer("limit", 1, MAX_LIMIT);
         let cursor = params.optional_checked("cursor", cursor_text, |text| {
             URL_SAFE_NO_PAD.decode(text).map_err(|_| CURSOR_SHAPE)
         });
-        Some(PageParams {
+        Some(PageQuery {
             limit: usize::try_from(limit?.unwrap_or(DEFAULT_LIMIT)).unwrap_or(1),
             cursor: cursor?,
         })
@@ -271,20 +278,6 @@ impl ToSchema for Cursor {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("Cursor")
     }
-}
-
-/// `limit` and `cursor`, as every list documents them.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)] // the query's shape for the document; `PageParams::read` reads the query
-pub struct PageQuery {
-    /// Most items in the page: 1 to 500, default 50.
-    #[param(minimum = 1, maximum = 500, default = 50)]
-    limit: Option<i64>,
-    /// The `nextCursor` of the previous page, sent with the same filters; absent for the
-    /// first page.
-    #[param(value_type = Option<Cursor>)]
-    cursor: Option<String>,
 }
 
 #[cfg(test)]

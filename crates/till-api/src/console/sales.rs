@@ -12,7 +12,7 @@ use super::today::{chosen, currency_of, day_zone, local_day, parse_date, store_s
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
-use crate::pagination::{PageParams, Paging, Scope};
+use crate::pagination::{PageQuery, Paging, Scope};
 use crate::receipt::Rendering;
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
@@ -48,7 +48,7 @@ impl FromParams for SalesQuery {
                 .ok_or("must be sale, rental, repair or return")
         });
         let date = params.optional("date", parse_date);
-        let page = PageParams::read(params);
+        let page = PageQuery::read(params);
         let (store, register, customer, kind, date) = (store?, register?, customer?, kind?, date?);
         let scope = Scope::new("console-sales")
             .filter("store", store.as_ref())

@@ -9,7 +9,7 @@ use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj, Problems};
 use crate::openapi::{BarcodeText, Instant, SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
-use crate::pagination::{CursorKey, Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{CursorKey, Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -390,18 +390,39 @@ async fn get_by_barcode(
     Ok(Json(record.into()))
 }
 
-/// The search of `GET /v1/catalog/skus`, for the document; [`CatalogList`] reads it.
+/// The search of `GET /v1/catalog/skus`.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 struct CatalogQuery {
     /// Only the articles it finds: a barcode (as `getCatalogItemByBarcode` reads one) finds
     /// the article carrying it; other text finds the articles whose name holds each of its
     /// words, the last one as the start of a word, in any case and with or without accents
     /// (`creme bru` finds "Crème brûlée"). Words are runs of letters and digits; a text
     /// without any is refused.
-    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
-    q: Option<String>,
+    #[param(value_type = Option<String>, min_length = 1, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    q: Option<Searched>,
+}
+
+/// A search as sent, and what it asks for.
+struct Searched {
+    text: String,
+    search: Search,
+}
+
+impl FromParams for CatalogQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let q = params.optional("q", |text| {
+            let search = match Gtin::parse(text) {
+                Ok(gtin) => Search::Barcode(gtin),
+                Err(_) => Search::Name(NameQuery::parse(text)?),
+            };
+            Ok::<_, QueryProblem>(Searched {
+                text: text.to_owned(),
+                search,
+            })
+        });
+        Some(CatalogQuery { q: q? })
+    }
 }
 
 /// The page of the catalog to read: every article by id, or those a search finds.
@@ -419,19 +440,13 @@ enum Search {
 
 impl FromParams for CatalogList {
     fn from_params(params: &Params) -> Option<Self> {
-        let search = params.optional("q", |text| {
-            let search = match Gtin::parse(text) {
-                Ok(gtin) => Search::Barcode(gtin),
-                Err(_) => Search::Name(NameQuery::parse(text)?),
-            };
-            Ok::<_, QueryProblem>((text.to_owned(), search))
-        });
-        let page = PageParams::read(params);
-        let (search, page) = (search?, page?);
-        let Some((q, search)) = search else {
+        let query = CatalogQuery::from_params(params);
+        let page = PageQuery::read(params);
+        let (query, page) = (query?, page?);
+        let Some(Searched { text, search }) = query.q else {
             return Some(CatalogList::All(page.paging(params, Scope::new("catalog"))?));
         };
-        let paging = page.paging(params, Scope::new("catalog").filter("q", Some(q)))?;
+        let paging = page.paging(params, Scope::new("catalog").filter("q", Some(text)))?;
         Some(match search {
             Search::Barcode(gtin) => CatalogList::Barcode(gtin, paging),
             Search::Name(name) => CatalogList::Name(name, paging),

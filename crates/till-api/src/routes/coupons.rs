@@ -6,7 +6,7 @@ use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, Text, absent};
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -257,7 +257,7 @@ struct CouponList(Paging<CouponCode>);
 
 impl FromParams for CouponList {
     fn from_params(params: &Params) -> Option<Self> {
-        PageParams::read(params)?
+        PageQuery::read(params)?
             .paging(params, Scope::new("coupons"))
             .map(CouponList)
     }

@@ -6,15 +6,14 @@
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, JsonBody, Params, QueryParams};
-use crate::fields::Problems;
-use crate::openapi::Text;
+use crate::fields::{FromBody, Obj, parse_body};
+use crate::openapi::{Text, words};
 use crate::ops;
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
-use serde_json::Value;
 use till_app::elevation::{GrantOperation, GrantRequest, IssuedGrant, asking_till, request_grant as grant};
 use till_core::ids::{RegisterId, Subject};
 use till_core::instant::format_utc;
@@ -32,7 +31,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Body of `POST /v1/elevation-grants`: the size of the reduction in `amountCents`, in
 /// `percentBps`, or in both; at least one of them.
-struct GrantRequestBody;
+enum GrantRequestBody {
+    ByAmount(GrantRequestByAmount),
+    ByPercent(GrantRequestByPercent),
+}
 
 impl utoipa::PartialSchema for GrantRequestBody {
     fn schema() -> RefOr<Schema> {
@@ -58,16 +60,15 @@ impl utoipa::ToSchema for GrantRequestBody {
 /// A grant request sized in cents (and perhaps in basis points too).
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_request` reads the body
 struct GrantRequestByAmount {
     /// The approving manager, present at the till.
     #[schema(value_type = Text)]
-    manager_subject: String,
+    manager_subject: Subject,
     /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
     #[schema(value_type = Text)]
     pin: String,
-    #[schema(inline)]
-    operation: GrantOperationName,
+    #[schema(schema_with = operation_schema)]
+    operation: GrantOperation,
     /// Size of the reduction as the till believes it. Decides whether approval is needed, never
     /// what the sale may be: finalize re-prices the cart.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
@@ -80,16 +81,15 @@ struct GrantRequestByAmount {
 /// A grant request sized in basis points (and perhaps in cents too).
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 struct GrantRequestByPercent {
     /// The approving manager, present at the till.
     #[schema(value_type = Text)]
-    manager_subject: String,
+    manager_subject: Subject,
     /// The manager's own PIN as enrolled (4 to 12 digits); any other text is a wrong PIN.
     #[schema(value_type = Text)]
     pin: String,
-    #[schema(inline)]
-    operation: GrantOperationName,
+    #[schema(schema_with = operation_schema)]
+    operation: GrantOperation,
     /// Size of the reduction in cents, as the till believes it.
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     amount_cents: Option<i64>,
@@ -99,14 +99,62 @@ struct GrantRequestByPercent {
     percent_bps: i64,
 }
 
-/// The governed act: one line, or the whole ticket.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-enum GrantOperationName {
-    #[serde(rename = "discount.line")]
-    Line,
-    #[serde(rename = "discount.ticket")]
-    Ticket,
+fn operation_schema() -> Schema {
+    words(
+        GrantOperation::ALL.iter().map(|operation| operation.as_str()),
+        "The governed act: one line, or the whole ticket.",
+    )
+}
+
+impl FromBody for GrantRequestBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
+        let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
+        let pin = root.required("pin", |f| f.text());
+        let operation = root.required("operation", |f| f.one_of(&operations));
+        let amount = root.optional("amountCents", |f| f.integer(0, MAX_SAFE_INTEGER));
+        let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
+        let (amount, percent) = (amount?, percent?);
+        let (manager_subject, pin, operation) = (manager?, pin?, operation?);
+        match (amount, percent) {
+            (Some(amount_cents), percent_bps) => Some(GrantRequestBody::ByAmount(GrantRequestByAmount {
+                manager_subject,
+                pin,
+                operation,
+                amount_cents,
+                percent_bps,
+            })),
+            (None, Some(percent_bps)) => Some(GrantRequestBody::ByPercent(GrantRequestByPercent {
+                manager_subject,
+                pin,
+                operation,
+                amount_cents: None,
+                percent_bps,
+            })),
+            (None, None) => root.fail("amountCents", "or percentBps is required: the size of the reduction"),
+        }
+    }
+}
+
+impl From<GrantRequestBody> for GrantRequest {
+    fn from(body: GrantRequestBody) -> GrantRequest {
+        match body {
+            GrantRequestBody::ByAmount(by) => GrantRequest {
+                manager: by.manager_subject,
+                pin: by.pin,
+                operation: by.operation,
+                amount: Some(by.amount_cents),
+                percent: by.percent_bps,
+            },
+            GrantRequestBody::ByPercent(by) => GrantRequest {
+                manager: by.manager_subject,
+                pin: by.pin,
+                operation: by.operation,
+                amount: by.amount_cents,
+                percent: Some(by.percent_bps),
+            },
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -120,30 +168,6 @@ pub struct GrantView {
     operation: String,
     /// About five minutes after issue.
     expires_at: String,
-}
-
-fn parse_request(body: &Value) -> Result<GrantRequest, ApiError> {
-    let problems = Problems::new();
-    let operations: Vec<(&str, GrantOperation)> = GrantOperation::ALL.iter().map(|o| (o.as_str(), *o)).collect();
-    let request = problems.root(body).and_then(|root| {
-        let manager = root.required("managerSubject", |f| f.parse_text(Subject::parse));
-        let pin = root.required("pin", |f| f.text());
-        let operation = root.required("operation", |f| f.one_of(&operations));
-        let amount = root.optional("amountCents", |f| f.integer(0, MAX_SAFE_INTEGER));
-        let percent = root.optional("percentBps", |f| f.integer(0, MAX_SAFE_INTEGER));
-        let (amount, percent) = (amount?, percent?);
-        if amount.is_none() && percent.is_none() {
-            return root.fail("amountCents", "or percentBps is required: the size of the reduction");
-        }
-        Some(GrantRequest {
-            manager: manager?,
-            pin: pin?,
-            operation: operation?,
-            amount,
-            percent,
-        })
-    });
-    problems.finish(|| request)
 }
 
 /// Request a manager elevation grant.
@@ -165,9 +189,10 @@ async fn request_grant(
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<GrantView>), ApiError> {
+    // Who may ask is answered before what was asked.
     let till = asking_till(&auth.principal)?;
-    let request = parse_request(&body)?;
-    let issued = grant(state.app(), till, &request).await?;
+    let request = parse_body::<GrantRequestBody>(&body)?;
+    let issued = grant(state.app(), till, &GrantRequest::from(request)).await?;
     Ok((StatusCode::CREATED, Json(GrantView::from(issued))))
 }
 

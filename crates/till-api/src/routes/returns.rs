@@ -9,7 +9,7 @@
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{JsonBody, PathParams};
-use crate::fields::{Field, Obj, Problems};
+use crate::fields::{Field, FromBody, Obj, parse_body};
 use crate::ops;
 use crate::routes::checkout::created;
 use crate::routes::checkout::event::{Loyalty, StockMovement, Ticket, Totals, reported_sku, stock_movements};
@@ -40,32 +40,32 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(sale_returns))
 }
 
+// As read; `ReturnRequest` is made of it.
 /// Body of `POST /v1/returns`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_return` reads the body
 pub struct ReturnRequestBody {
     /// Idempotency key of the return: the same id with the same content is a no-op, with other
     /// content a 409. Shares its space with sales' transaction ids.
     #[schema(value_type = crate::openapi::Text)]
-    transaction_id: String,
+    transaction_id: TransactionId,
     /// The sale the goods were bought in; another transaction than the return's own.
     #[schema(value_type = crate::openapi::Text)]
-    original_transaction_id: String,
+    original_transaction_id: TransactionId,
     /// The till's number for this return ticket.
     #[schema(value_type = crate::openapi::Text)]
     number: String,
     /// The store taking the goods back; they return to its stock.
     #[schema(value_type = crate::openapi::Text)]
-    store_id: String,
+    store_id: StoreId,
     #[schema(value_type = crate::openapi::Text)]
-    seller_id: String,
+    seller_id: Subject,
     /// The open register session the return is booked against.
     #[schema(value_type = crate::openapi::Text)]
-    session_id: String,
+    session_id: SessionId,
     /// Defaults to the session's register.
     #[schema(value_type = Option<crate::openapi::Text>)]
-    register_id: Option<String>,
+    register_id: Option<RegisterId>,
     /// The original's cart lines, by id (each once), and how many of their units come back.
     #[schema(min_items = 1, max_items = 1000)]
     lines: Vec<ReturnLineBody>,
@@ -75,7 +75,6 @@ pub struct ReturnRequestBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ReturnLineBody {
     /// The id of a cart line of the original sale.
     #[schema(value_type = crate::openapi::Text)]
@@ -371,42 +370,62 @@ impl From<ReturnSummary> for ReturnMade {
 
 /// Parses a return body, reporting every problem at once.
 pub fn parse_return(body: &Value) -> Result<ReturnRequest, ApiError> {
-    let problems = Problems::new();
-    let request = problems.root(body).and_then(|root| return_request(&root));
-    problems.finish(|| request)
+    parse_body::<ReturnRequestBody>(body).map(ReturnRequest::from)
 }
 
-fn return_request(root: &Obj<'_>) -> Option<ReturnRequest> {
-    let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
-    let original = root.required("originalTransactionId", |f| f.parse_text(TransactionId::parse));
-    let number = root.required("number", |f| f.text());
-    let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
-    let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
-    let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
-    let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
-    let lines = root.required("lines", returned_lines);
-    let tenders = root.required("tenders", tender_set);
-    let (transaction_id, original) = (transaction_id?, original?);
-    if transaction_id == original {
-        return root.fail(
-            "originalTransactionId",
-            "must name another transaction than the return's own",
-        );
+impl FromBody for ReturnRequestBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
+        let original = root.required("originalTransactionId", |f| f.parse_text(TransactionId::parse));
+        let number = root.required("number", |f| f.text());
+        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+        let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
+        let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
+        let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
+        let lines = root.required("lines", returned_lines);
+        let tenders = root.required("tenders", tender_set);
+        let (transaction_id, original) = (transaction_id?, original?);
+        if transaction_id == original {
+            return root.fail(
+                "originalTransactionId",
+                "must name another transaction than the return's own",
+            );
+        }
+        Some(ReturnRequestBody {
+            transaction_id,
+            original_transaction_id: original,
+            number: number?,
+            store_id: store_id?,
+            seller_id: seller_id?,
+            session_id: session_id?,
+            register_id: register_id?,
+            lines: lines?,
+            tenders: tenders?,
+        })
     }
-    Some(ReturnRequest {
-        transaction_id,
-        original_transaction_id: original,
-        number: number?,
-        store_id: store_id?,
-        seller_id: seller_id?,
-        session_id: session_id?,
-        register_id: register_id?,
-        lines: lines?,
-        tenders: tenders?,
-    })
 }
 
-fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnedUnits>> {
+impl From<ReturnRequestBody> for ReturnRequest {
+    fn from(body: ReturnRequestBody) -> ReturnRequest {
+        let lines = body.lines.into_iter().map(|line| ReturnedUnits {
+            line_id: line.line_id,
+            units: line.quantity,
+        });
+        ReturnRequest {
+            transaction_id: body.transaction_id,
+            original_transaction_id: body.original_transaction_id,
+            number: body.number,
+            store_id: body.store_id,
+            seller_id: body.seller_id,
+            session_id: body.session_id,
+            register_id: body.register_id,
+            lines: lines.collect(),
+            tenders: body.tenders.into(),
+        }
+    }
+}
+
+fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnLineBody>> {
     match field.value().as_array().map(Vec::len) {
         Some(0) => return field.fail("must name at least one line"),
         Some(count) if count > MAX_LINES => return field.fail(too_many_lines()),
@@ -424,9 +443,9 @@ fn returned_lines(field: Field<'_>) -> Option<Vec<ReturnedUnits>> {
             }
         });
         let units = object.required("quantity", |f| f.integer(1, MAX_SAFE_INTEGER));
-        Some(ReturnedUnits {
+        Some(ReturnLineBody {
             line_id: line_id?,
-            units: units?,
+            quantity: units?,
         })
     })
 }

@@ -8,7 +8,7 @@ use crate::extract::{FromParams, OptionalParsed, Params, PathParams, QueryParams
 use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::receipt::Rendering;
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::http::header::{ACCEPT, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use jiff::Timestamp;
 use serde::Serialize;
 use till_app::receipts::Receipt;
 use till_app::sales::{self, SaleFilter, SaleSummary};
@@ -407,40 +408,33 @@ fn sale_type_schema() -> Schema {
     )
 }
 
-/// The filters of `GET /v1/sales`, for the document; [`SaleSearch`] reads them.
+/// The filters of `GET /v1/sales`.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
-#[allow(dead_code)]
 struct SalesQuery {
     /// Only sales of this store.
     #[param(value_type = Option<Text>)]
-    store_id: Option<String>,
+    store_id: Option<StoreId>,
     /// Only sales of this till.
     #[param(value_type = Option<Text>)]
-    register_id: Option<String>,
+    register_id: Option<RegisterId>,
     /// Only sales of this register session.
     #[param(value_type = Option<Text>)]
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     /// Only sales naming this customer.
     #[param(value_type = Option<Text>)]
-    customer_id: Option<String>,
+    customer_id: Option<CustomerId>,
     #[param(rename = "type", schema_with = sale_type_schema)]
-    kind: Option<String>,
+    kind: Option<SaleType>,
     /// Only sales emitted at or after this instant (inclusive).
     #[param(value_type = Option<Instant>)]
-    from: Option<String>,
+    from: Option<Timestamp>,
     /// Only sales emitted before this instant (exclusive); later than `from`.
     #[param(value_type = Option<Instant>)]
-    to: Option<String>,
+    to: Option<Timestamp>,
 }
 
-/// The filters and the page of a sales search.
-struct SaleSearch {
-    filter: SaleFilter,
-    paging: Paging<Newest<TransactionId>>,
-}
-
-impl FromParams for SaleSearch {
+impl FromParams for SalesQuery {
     fn from_params(params: &Params) -> Option<Self> {
         let instant = |text: &str| parse_instant(text, Zone::UtcOrOffset);
         let store_id = params.optional("storeId", StoreId::parse);
@@ -455,14 +449,13 @@ impl FromParams for SaleSearch {
         });
         let from = params.optional("from", instant);
         let to = params.optional("to", instant);
-        let page = PageParams::read(params);
         let (from, to) = (from?, to?);
         if let (Some(from), Some(to)) = (from, to)
             && to <= from
         {
             return params.fail("to", "must be later than from");
         }
-        let filter = SaleFilter {
+        Some(SalesQuery {
             store_id: store_id?,
             register_id: register_id?,
             session_id: session_id?,
@@ -470,6 +463,29 @@ impl FromParams for SaleSearch {
             kind: kind?,
             from,
             to,
+        })
+    }
+}
+
+/// The filters and the page of a sales search.
+struct SaleSearch {
+    filter: SaleFilter,
+    paging: Paging<Newest<TransactionId>>,
+}
+
+impl FromParams for SaleSearch {
+    fn from_params(params: &Params) -> Option<Self> {
+        let query = SalesQuery::from_params(params);
+        let page = PageQuery::read(params);
+        let query = query?;
+        let filter = SaleFilter {
+            store_id: query.store_id,
+            register_id: query.register_id,
+            session_id: query.session_id,
+            customer_id: query.customer_id,
+            kind: query.kind,
+            from: query.from,
+            to: query.to,
         };
         let scope = Scope::new("sales")
             .filter("storeId", filter.store_id.as_ref())

@@ -7,7 +7,7 @@ use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -212,7 +212,7 @@ struct StaffList(Paging<Subject>);
 
 impl FromParams for StaffList {
     fn from_params(params: &Params) -> Option<Self> {
-        PageParams::read(params)?
+        PageQuery::read(params)?
             .paging(params, Scope::new("staff"))
             .map(StaffList)
     }

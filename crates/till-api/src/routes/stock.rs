@@ -8,7 +8,7 @@ use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj};
 use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant};
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -143,7 +143,7 @@ struct MovementList(Paging<i64>);
 
 impl FromParams for MovementList {
     fn from_params(params: &Params) -> Option<Self> {
-        PageParams::read(params)?
+        PageQuery::read(params)?
             .paging(params, Scope::new("stockMovements"))
             .map(MovementList)
     }

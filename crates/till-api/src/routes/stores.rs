@@ -6,7 +6,7 @@ use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
 use crate::state::AppState;
 use axum::Json;
@@ -214,7 +214,7 @@ struct StoreList(Paging<StoreId>);
 
 impl FromParams for StoreList {
     fn from_params(params: &Params) -> Option<Self> {
-        PageParams::read(params)?
+        PageQuery::read(params)?
             .paging(params, Scope::new("stores"))
             .map(StoreList)
     }

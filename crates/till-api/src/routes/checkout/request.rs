@@ -1,17 +1,19 @@
-//! The finalize request: its wire shape for the document, and the parser that turns a body into
-//! a [`SaleRequest`] or a 400 listing every problem with its dot path.
+//! The finalize and price requests: the bodies as read, each the shape the document declares,
+//! their parsers (a 400 listing every problem with its dot path), and what they mean as the
+//! domain's [`SaleRequest`].
 
 use crate::error::ApiError;
-use crate::fields::{Field, Obj, Problems};
+use crate::fields::{Field, FromBody, Obj, parse_body};
 use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, named_words, words};
 use crate::routes::catalog::vat_rate;
+use jiff::Timestamp;
 use serde_json::Value;
 use std::collections::HashSet;
 use till_core::ids::{
     CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
 };
 use till_core::instant::Zone;
-use till_core::money::MAX_SAFE_INTEGER;
+use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER, VatRate};
 use till_core::sale::{
     Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
     TenderMethod, TenderSet,
@@ -29,43 +31,43 @@ pub fn too_many_lines() -> String {
 const ONLY_LINE: &str = "is only for line discounts";
 const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
 
+// As read; `SaleRequest` is made of it.
 /// Body of `POST /v1/checkout/finalize`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_sale` reads the body
 pub struct SaleRequestBody {
     /// Idempotency key of the sale: the same id with the same content is a no-op, with other
     /// content a 409.
     #[schema(value_type = Text)]
-    transaction_id: String,
+    transaction_id: TransactionId,
     /// Ticket number.
     #[schema(value_type = Text)]
     number: String,
     /// A store of the network (checked once the network has a store).
     #[schema(value_type = Text)]
-    store_id: String,
+    store_id: StoreId,
     #[schema(value_type = Text)]
-    seller_id: String,
+    seller_id: Subject,
     /// An identified customer earns loyalty points. Required; null for an anonymous sale.
     #[schema(value_type = Option<Text>, required = true)]
-    customer_id: Option<String>,
+    customer_id: Option<CustomerId>,
     /// The open register session the sale is booked against.
     #[schema(value_type = Text)]
-    session_id: String,
+    session_id: SessionId,
     /// Selects the till's fiscal chain; defaults to the session's register.
     #[schema(value_type = Option<Text>)]
-    register_id: Option<String>,
+    register_id: Option<RegisterId>,
     #[schema(value_type = Option<SaleTypeName>)]
-    r#type: Option<String>,
+    r#type: Option<SaleType>,
     cart: CartBody,
     /// Default: none.
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
     #[schema(value_type = Option<Text>)]
-    coupon_code: Option<String>,
+    coupon_code: Option<CouponCode>,
     /// When the sale was rung (default: now); the catalog prices, promotions and coupons in
     /// force then apply.
     #[schema(value_type = Option<UtcInstant>)]
-    issued_at: Option<String>,
+    issued_at: Option<Timestamp>,
     tenders: TenderSetBody,
 }
 
@@ -78,7 +80,6 @@ named_words!(
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct CartBody {
     /// One line at least (an empty cart is refused with 422, a business rule, so the schema
     /// sets no `minItems`), at most 1000; each line's `id` once.
@@ -90,22 +91,21 @@ pub struct CartBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct CartLineBody {
     /// Unique in the cart; referenced by a line-scoped discount's `lineId`.
     #[schema(value_type = Text)]
     id: String,
     /// The article; null for a self-priced line. Required.
     #[schema(value_type = Option<SkuIdText>, required = true)]
-    sku_id: Option<String>,
+    sku_id: Option<SkuId>,
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     quantity: i64,
     /// Advisory for catalog lines: the server prices them from its authority.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    unit_price: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    unit_price: Cents,
     /// Percent, at most two decimals.
-    #[schema(minimum = 0, maximum = 100, multiple_of = 0.01)]
-    vat_rate: f64,
+    #[schema(value_type = f64, minimum = 0, maximum = 100, multiple_of = 0.01)]
+    vat_rate: VatRate,
     free: bool,
     /// True marks a self-priced line (free-text article, gift card): trusted, not re-priced.
     custom: Option<bool>,
@@ -119,13 +119,12 @@ pub struct CartLineBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct GiftCardLineBody {
     /// The code printed on the card.
     #[schema(value_type = crate::openapi::InstrumentCodeText)]
-    code: String,
+    code: InstrumentCode,
     #[schema(schema_with = card_action_schema)]
-    action: String,
+    action: CardAction,
 }
 
 fn card_action_schema() -> utoipa::openapi::schema::Schema {
@@ -137,7 +136,6 @@ fn card_action_schema() -> utoipa::openapi::schema::Schema {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct SerialBody {
     #[schema(value_type = Text)]
     serial_number: String,
@@ -149,74 +147,85 @@ pub struct SerialBody {
 /// amount off the ticket; its `scope` and `basis` say which.
 #[derive(utoipa::ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code)]
 pub enum DeclaredDiscountBody {
     LinePercent(LinePercentDiscount),
     TicketPercent(TicketPercentDiscount),
     TicketAmount(TicketAmountDiscount),
 }
 
+// The `scope` and `basis` of each shape are the variant it was read into; the properties of
+// the other shapes are stated absent. Those fields are declared for the document and never
+// read.
+
 /// `percentBps` off one cart line, named by `lineId`.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct LinePercentDiscount {
     #[schema(value_type = Text)]
     id: String,
     #[schema(schema_with = reason_schema)]
-    reason: String,
+    reason: DiscountReason,
     #[schema(inline)]
+    #[allow(dead_code)]
     scope: LineScope,
     #[schema(inline)]
+    #[allow(dead_code)]
     basis: PercentBasis,
     /// The `id` of a line of this cart.
     #[schema(value_type = Text)]
     line_id: String,
-    #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
+    percent_bps: Bps,
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     amount_cents: Option<()>,
 }
 
 /// `percentBps` off the whole ticket.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct TicketPercentDiscount {
     #[schema(value_type = Text)]
     id: String,
     #[schema(schema_with = reason_schema)]
-    reason: String,
+    reason: DiscountReason,
     #[schema(inline)]
+    #[allow(dead_code)]
     scope: TicketScope,
     #[schema(inline)]
+    #[allow(dead_code)]
     basis: PercentBasis,
-    #[schema(minimum = 1, maximum = 10000)]
-    percent_bps: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
+    percent_bps: Bps,
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     line_id: Option<()>,
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     amount_cents: Option<()>,
 }
 
 /// `amountCents` off the whole ticket, capped at its total.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct TicketAmountDiscount {
     #[schema(value_type = Text)]
     id: String,
     #[schema(schema_with = reason_schema)]
-    reason: String,
+    reason: DiscountReason,
     #[schema(inline)]
+    #[allow(dead_code)]
     scope: TicketScope,
     #[schema(inline)]
+    #[allow(dead_code)]
     basis: AmountBasis,
-    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
+    amount_cents: Cents,
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     line_id: Option<()>,
     #[schema(schema_with = absent)]
+    #[allow(dead_code)]
     percent_bps: Option<()>,
 }
 
@@ -227,40 +236,35 @@ fn reason_schema() -> utoipa::openapi::schema::Schema {
     )
 }
 
-#[derive(utoipa::ToSchema)]
+#[derive(Clone, Copy, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum LineScope {
     Line,
 }
 
-#[derive(utoipa::ToSchema)]
+#[derive(Clone, Copy, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum TicketScope {
     Ticket,
 }
 
-#[derive(utoipa::ToSchema)]
+#[derive(Clone, Copy, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum PercentBasis {
     Percent,
 }
 
-#[derive(utoipa::ToSchema)]
+#[derive(Clone, Copy, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum AmountBasis {
     Amount,
 }
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct TenderSetBody {
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    amount_due: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    amount_due: Cents,
     tenders: Vec<TenderBody>,
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     sequence: i64,
@@ -268,28 +272,27 @@ pub struct TenderSetBody {
 
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct TenderBody {
     #[schema(value_type = Text)]
     id: String,
     #[schema(schema_with = method_schema)]
-    method: String,
+    method: TenderMethod,
     /// Amount applied to the sale.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    applied: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    applied: Cents,
     /// Amount handed over.
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    presented: i64,
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    change: i64,
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    forfeited: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    presented: Cents,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    change: Cents,
+    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
+    forfeited: Cents,
     /// The instrument the tender draws on: a gift card's code for `gift_card` (4 to 64
     /// letters, digits, `-` and `_`, else 400), the code printed on the return's receipt for
     /// `credit_note` (its fiscal number redeems nothing), the voucher of a method another system
     /// keeps. Codes are compared without case. Optional.
     #[schema(value_type = Option<Text>)]
-    reference: Option<String>,
+    reference: Option<TenderReference>,
 }
 
 fn method_schema() -> utoipa::openapi::schema::Schema {
@@ -302,19 +305,18 @@ fn method_schema() -> utoipa::openapi::schema::Schema {
 /// Body of `POST /v1/checkout/price`: the parts of a sale that decide its price.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the wire shape for the document; `parse_price` reads the body
 pub struct PriceRequestBody {
     /// A store of the network (checked once the network has a store).
     #[schema(value_type = Text)]
-    store_id: String,
+    store_id: StoreId,
     cart: CartBody,
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
     #[schema(value_type = Option<Text>)]
-    coupon_code: Option<String>,
+    coupon_code: Option<CouponCode>,
     /// When the sale would happen (default: now): it is priced with the catalog prices in
     /// force then, and promotions and coupons must be valid then.
     #[schema(value_type = Option<UtcInstant>)]
-    issued_at: Option<String>,
+    issued_at: Option<Timestamp>,
 }
 
 /// A cart to price, validated.
@@ -328,70 +330,72 @@ pub struct PriceRequest {
 
 /// Parses a dry-run body, reporting every problem at once.
 pub fn parse_price(body: &Value) -> Result<PriceRequest, ApiError> {
-    let problems = Problems::new();
-    let request = problems.root(body).and_then(|root| {
-        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
-        let cart = root.required("cart", cart);
-        let line_ids = raw_line_ids(&root);
-        let declared = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
-        let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
-        let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
-        Some(PriceRequest {
-            store_id: store_id?,
-            cart: cart?,
-            declared_discounts: declared?.unwrap_or_default(),
-            coupon_code: coupon_code?,
-            issued_at: issued_at?,
-        })
-    });
-    problems.finish(|| request)
+    parse_body::<PriceRequestBody>(body).map(PriceRequest::from)
+}
+
+/// Parses a finalize body, reporting every problem at once.
+pub fn parse_sale(body: &Value) -> Result<SaleRequest, ApiError> {
+    parse_body::<SaleRequestBody>(body).map(SaleRequest::from)
 }
 
 fn choices<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<(&'static str, T)> {
     all.iter().map(|v| (name(*v), *v)).collect()
 }
 
-/// Parses a finalize body, reporting every problem at once.
-pub fn parse_sale(body: &Value) -> Result<SaleRequest, ApiError> {
-    let problems = Problems::new();
-    let sale = problems.root(body).and_then(|root| sale(&root));
-    problems.finish(|| sale)
+impl FromBody for PriceRequestBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+        let cart = root.required("cart", cart);
+        let line_ids = raw_line_ids(root);
+        let declared = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
+        let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
+        let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
+        Some(PriceRequestBody {
+            store_id: store_id?,
+            cart: cart?,
+            declared_discounts: declared?,
+            coupon_code: coupon_code?,
+            issued_at: issued_at?,
+        })
+    }
 }
 
-fn sale(root: &Obj<'_>) -> Option<SaleRequest> {
-    let kinds = choices(&SaleType::ALL, SaleType::as_str);
-    let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
-    let number = root.required("number", |f| f.text());
-    let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
-    let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
-    let customer_id = root.required("customerId", |f| f.nullable(|f| f.parse_text(CustomerId::parse)));
-    let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
-    let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
-    let kind = root.optional("type", |f| f.one_of(&kinds));
-    let cart = root.required("cart", cart);
-    let line_ids = raw_line_ids(root);
-    let declared_discounts = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
-    let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
-    let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
-    let tenders = root.required("tenders", tender_set);
-    Some(SaleRequest {
-        transaction_id: transaction_id?,
-        number: number?,
-        store_id: store_id?,
-        seller_id: seller_id?,
-        customer_id: customer_id?,
-        session_id: session_id?,
-        register_id: register_id?,
-        kind: kind?.unwrap_or(SaleType::Sale),
-        cart: cart?,
-        declared_discounts: declared_discounts?.unwrap_or_default(),
-        coupon_code: coupon_code?,
-        issued_at: issued_at?,
-        tenders: tenders?,
-    })
+impl FromBody for SaleRequestBody {
+    fn from_body(root: &Obj<'_>) -> Option<Self> {
+        let kinds = choices(&SaleType::ALL, SaleType::as_str);
+        let transaction_id = root.required("transactionId", |f| f.parse_text(TransactionId::parse));
+        let number = root.required("number", |f| f.text());
+        let store_id = root.required("storeId", |f| f.parse_text(StoreId::parse));
+        let seller_id = root.required("sellerId", |f| f.parse_text(Subject::parse));
+        let customer_id = root.required("customerId", |f| f.nullable(|f| f.parse_text(CustomerId::parse)));
+        let session_id = root.required("sessionId", |f| f.parse_text(SessionId::parse));
+        let register_id = root.optional("registerId", |f| f.parse_text(RegisterId::parse));
+        let kind = root.optional("type", |f| f.one_of(&kinds));
+        let cart = root.required("cart", cart);
+        let line_ids = raw_line_ids(root);
+        let declared_discounts = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
+        let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
+        let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
+        let tenders = root.required("tenders", tender_set);
+        Some(SaleRequestBody {
+            transaction_id: transaction_id?,
+            number: number?,
+            store_id: store_id?,
+            seller_id: seller_id?,
+            customer_id: customer_id?,
+            session_id: session_id?,
+            register_id: register_id?,
+            r#type: kind?,
+            cart: cart?,
+            declared_discounts: declared_discounts?,
+            coupon_code: coupon_code?,
+            issued_at: issued_at?,
+            tenders: tenders?,
+        })
+    }
 }
 
-fn cart(field: Field<'_>) -> Option<Cart> {
+fn cart(field: Field<'_>) -> Option<CartBody> {
     let cart = field.object()?;
     let lines = cart.required("lines", |f| {
         if f.value().as_array().is_some_and(|lines| lines.len() > MAX_LINES) {
@@ -408,13 +412,13 @@ fn cart(field: Field<'_>) -> Option<Cart> {
         })
     });
     let free_line_sequence = cart.required("freeLineSequence", |f| f.integer(0, MAX_SAFE_INTEGER));
-    Some(Cart {
+    Some(CartBody {
         lines: lines?,
         free_line_sequence: free_line_sequence?,
     })
 }
 
-fn cart_line(field: Field<'_>) -> Option<CartLine> {
+fn cart_line(field: Field<'_>) -> Option<CartLineBody> {
     let line = field.object()?;
     let id = line.required("id", |f| f.text());
     let sku_id = line.required("skuId", |f| f.nullable(|f| f.parse_text(SkuId::parse)));
@@ -427,7 +431,7 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
         let serial = f.object()?;
         let number = serial.required("serialNumber", |f| f.text());
         let months = serial.required("warrantyMonths", |f| f.integer(0, MAX_SAFE_INTEGER));
-        Some(Serial {
+        Some(SerialBody {
             serial_number: number?,
             warranty_months: months?,
         })
@@ -439,24 +443,23 @@ fn cart_line(field: Field<'_>) -> Option<CartLine> {
             f.string_as(&NotACode.to_string(), |text| InstrumentCode::parse(text).ok())
         });
         let action = card.required("action", |f| f.one_of(&choices(&CardAction::ALL, CardAction::as_str)));
-        Some(GiftCardSale {
+        Some(GiftCardLineBody {
             code: code?,
             action: action?,
         })
     });
-    let parsed = CartLine {
+    Some(CartLineBody {
         id: id?,
         sku_id: sku_id?,
         quantity: quantity?,
         unit_price: unit_price?,
         vat_rate: vat?,
         free: free?,
-        custom: custom?.unwrap_or(false),
+        custom: custom?,
         serial: serial?,
         kit_id: kit_id?,
         gift_card: gift_card?,
-    };
-    Some(parsed)
+    })
 }
 
 /// The ids of the cart's lines as sent, even when the cart has other problems, so that a
@@ -473,7 +476,7 @@ fn raw_line_ids(root: &Obj<'_>) -> HashSet<String> {
     ids.map(str::to_owned).collect()
 }
 
-fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDiscount> {
+fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDiscountBody> {
     let reasons = choices(&DiscountReason::ALL, DiscountReason::as_str);
     let discount = field.object()?;
     let id = discount.required("id", |f| f.text());
@@ -485,7 +488,7 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
         f.one_of(&[("percent", Basis::Percent), ("amount", Basis::Amount)])
     });
     let (scope, basis) = (scope?, basis?);
-    let kind = match (scope, basis) {
+    Some(match (scope, basis) {
         (Scope::Line, Basis::Percent) => {
             reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
             let line_id = discount.required("lineId", |f| {
@@ -497,10 +500,15 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
                 }
             });
             let percent = discount.required("percentBps", |f| f.bps(1));
-            DeclaredKind::LinePercent {
+            DeclaredDiscountBody::LinePercent(LinePercentDiscount {
+                id: id?,
+                reason: reason?,
+                scope: LineScope::Line,
+                basis: PercentBasis::Percent,
                 line_id: line_id?,
-                percent: percent?,
-            }
+                percent_bps: percent?,
+                amount_cents: None,
+            })
         }
         (Scope::Line, Basis::Amount) => {
             return discount.fail(
@@ -511,22 +519,31 @@ fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDisc
         (Scope::Ticket, Basis::Percent) => {
             reject(&discount, "lineId", ONLY_LINE);
             reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
-            DeclaredKind::TicketPercent {
-                percent: discount.required("percentBps", |f| f.bps(1))?,
-            }
+            let percent = discount.required("percentBps", |f| f.bps(1))?;
+            DeclaredDiscountBody::TicketPercent(TicketPercentDiscount {
+                id: id?,
+                reason: reason?,
+                scope: TicketScope::Ticket,
+                basis: PercentBasis::Percent,
+                percent_bps: percent,
+                line_id: None,
+                amount_cents: None,
+            })
         }
         (Scope::Ticket, Basis::Amount) => {
             reject(&discount, "lineId", ONLY_LINE);
             reject(&discount, "percentBps", "is only for percent discounts");
-            DeclaredKind::TicketAmount {
-                amount: discount.required("amountCents", |f| f.positive_cents())?,
-            }
+            let amount = discount.required("amountCents", |f| f.positive_cents())?;
+            DeclaredDiscountBody::TicketAmount(TicketAmountDiscount {
+                id: id?,
+                reason: reason?,
+                scope: TicketScope::Ticket,
+                basis: AmountBasis::Amount,
+                amount_cents: amount,
+                line_id: None,
+                percent_bps: None,
+            })
         }
-    };
-    Some(DeclaredDiscount {
-        id: id?,
-        reason: reason?,
-        kind,
     })
 }
 
@@ -549,19 +566,19 @@ fn reject(obj: &Obj<'_>, key: &str, message: &str) {
     }
 }
 
-pub(crate) fn tender_set(field: Field<'_>) -> Option<TenderSet> {
+pub(crate) fn tender_set(field: Field<'_>) -> Option<TenderSetBody> {
     let set = field.object()?;
     let amount_due = set.required("amountDue", |f| f.cents());
     let tenders = set.required("tenders", |f| f.array(tender));
     let sequence = set.required("sequence", |f| f.integer(0, MAX_SAFE_INTEGER));
-    Some(TenderSet {
+    Some(TenderSetBody {
         amount_due: amount_due?,
         tenders: tenders?,
         sequence: sequence?,
     })
 }
 
-fn tender(field: Field<'_>) -> Option<Tender> {
+fn tender(field: Field<'_>) -> Option<TenderBody> {
     let methods = choices(&TenderMethod::ALL, TenderMethod::as_str);
     let tender = field.object()?;
     let id = tender.required("id", |f| f.text());
@@ -571,7 +588,7 @@ fn tender(field: Field<'_>) -> Option<Tender> {
     let change = tender.required("change", |f| f.cents());
     let forfeited = tender.required("forfeited", |f| f.cents());
     let reference = tender.optional("reference", |f| f.parse_text(TenderReference::parse));
-    Some(Tender {
+    Some(TenderBody {
         id: id?,
         method: method?,
         applied: applied?,
@@ -580,4 +597,119 @@ fn tender(field: Field<'_>) -> Option<Tender> {
         forfeited: forfeited?,
         reference: reference?,
     })
+}
+
+// What the bodies mean: the domain's requests, with the defaults applied.
+
+impl From<SaleRequestBody> for SaleRequest {
+    fn from(body: SaleRequestBody) -> SaleRequest {
+        SaleRequest {
+            transaction_id: body.transaction_id,
+            number: body.number,
+            store_id: body.store_id,
+            seller_id: body.seller_id,
+            customer_id: body.customer_id,
+            session_id: body.session_id,
+            register_id: body.register_id,
+            kind: body.r#type.unwrap_or(SaleType::Sale),
+            cart: body.cart.into(),
+            declared_discounts: declared_discounts(body.declared_discounts),
+            coupon_code: body.coupon_code,
+            issued_at: body.issued_at,
+            tenders: body.tenders.into(),
+        }
+    }
+}
+
+impl From<PriceRequestBody> for PriceRequest {
+    fn from(body: PriceRequestBody) -> PriceRequest {
+        PriceRequest {
+            store_id: body.store_id,
+            cart: body.cart.into(),
+            declared_discounts: declared_discounts(body.declared_discounts),
+            coupon_code: body.coupon_code,
+            issued_at: body.issued_at,
+        }
+    }
+}
+
+fn declared_discounts(declared: Option<Vec<DeclaredDiscountBody>>) -> Vec<DeclaredDiscount> {
+    declared
+        .unwrap_or_default()
+        .into_iter()
+        .map(DeclaredDiscount::from)
+        .collect()
+}
+
+impl From<CartBody> for Cart {
+    fn from(body: CartBody) -> Cart {
+        Cart {
+            lines: body.lines.into_iter().map(CartLine::from).collect(),
+            free_line_sequence: body.free_line_sequence,
+        }
+    }
+}
+
+impl From<CartLineBody> for CartLine {
+    fn from(line: CartLineBody) -> CartLine {
+        CartLine {
+            id: line.id,
+            sku_id: line.sku_id,
+            quantity: line.quantity,
+            unit_price: line.unit_price,
+            vat_rate: line.vat_rate,
+            free: line.free,
+            custom: line.custom.unwrap_or(false),
+            serial: line.serial.map(|serial| Serial {
+                serial_number: serial.serial_number,
+                warranty_months: serial.warranty_months,
+            }),
+            kit_id: line.kit_id,
+            gift_card: line.gift_card.map(|card| GiftCardSale {
+                code: card.code,
+                action: card.action,
+            }),
+        }
+    }
+}
+
+impl From<DeclaredDiscountBody> for DeclaredDiscount {
+    fn from(body: DeclaredDiscountBody) -> DeclaredDiscount {
+        let (id, reason, kind) = match body {
+            DeclaredDiscountBody::LinePercent(d) => (
+                d.id,
+                d.reason,
+                DeclaredKind::LinePercent {
+                    line_id: d.line_id,
+                    percent: d.percent_bps,
+                },
+            ),
+            DeclaredDiscountBody::TicketPercent(d) => {
+                (d.id, d.reason, DeclaredKind::TicketPercent { percent: d.percent_bps })
+            }
+            DeclaredDiscountBody::TicketAmount(d) => {
+                (d.id, d.reason, DeclaredKind::TicketAmount { amount: d.amount_cents })
+            }
+        };
+        DeclaredDiscount { id, reason, kind }
+    }
+}
+
+impl From<TenderSetBody> for TenderSet {
+    fn from(body: TenderSetBody) -> TenderSet {
+        let tenders = body.tenders.into_iter().map(|tender| Tender {
+            id: tender.id,
+            method: tender.method,
+            applied: tender.applied,
+            presented: tender.presented,
+            change: tender.change,
+            forfeited: tender.forfeited,
+            reference: tender.reference,
+        });
+        TenderSet {
+            amount_due: body.amount_due,
+            tenders: tenders.collect(),
+            sequence: body.sequence,
+        }
+    }
 }

@@ -8,7 +8,7 @@ use crate::extract::{FromParams, OptionalParsed, Params, Parsed, PathParams, Que
 use crate::fields::{FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
-use crate::pagination::{Page, PageParams, PageQuery, Paging, Scope};
+use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::state::AppState;
 use axum::Json;
 use axum::extract::State;
@@ -289,19 +289,31 @@ async fn get_session(
     Ok(Json(SessionView::new(record, state.now())))
 }
 
-/// The filters of `GET /v1/register-sessions`, for the document; [`SessionList`] reads them.
+/// The filters of `GET /v1/register-sessions`.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
-#[allow(dead_code)]
 struct SessionsQuery {
     /// Only this store's sessions.
     #[param(value_type = Option<Text>)]
-    store_id: Option<String>,
+    store_id: Option<StoreId>,
     /// Only this till's sessions.
     #[param(value_type = Option<Text>)]
-    register_id: Option<String>,
+    register_id: Option<RegisterId>,
     /// Only sessions whose status is `open` (true), or `closed` or `expired` (false), now.
     open: Option<bool>,
+}
+
+impl FromParams for SessionsQuery {
+    fn from_params(params: &Params) -> Option<Self> {
+        let store_id = params.optional("storeId", StoreId::parse);
+        let register_id = params.optional("registerId", RegisterId::parse);
+        let open = params.boolean("open");
+        Some(SessionsQuery {
+            store_id: store_id?,
+            register_id: register_id?,
+            open: open?,
+        })
+    }
 }
 
 /// The filters and the page of a session list.
@@ -312,14 +324,17 @@ struct SessionList {
 
 impl FromParams for SessionList {
     fn from_params(params: &Params) -> Option<Self> {
-        let store_id = params.optional("storeId", StoreId::parse);
-        let register_id = params.optional("registerId", RegisterId::parse);
-        let open = params.boolean("open");
-        let page = PageParams::read(params);
+        let query = SessionsQuery::from_params(params);
+        let page = PageQuery::read(params);
+        let SessionsQuery {
+            store_id,
+            register_id,
+            open,
+        } = query?;
         let filter = SessionFilter {
-            store_id: store_id?,
-            register_id: register_id?,
-            open: open?,
+            store_id,
+            register_id,
+            open,
         };
         let scope = Scope::new("register-sessions")
             .filter("storeId", filter.store_id.as_ref())
