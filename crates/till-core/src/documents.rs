@@ -137,22 +137,46 @@ pub struct CreditNoteIssued<'a> {
 /// A cash movement as the API answers it and the feed's `cash.moved` carries it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = CashMovementView, description = "A movement as recorded."))]
 pub struct CashMoved<'a> {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub movement_id: &'a MovementId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub session_id: &'a SessionId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub store_id: &'a StoreId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub register_id: &'a RegisterId,
+    #[cfg_attr(feature = "openapi", schema(schema_with = movement_kinds))]
     pub kind: &'static str,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub amount_cents: Cents,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub reason: Option<&'a str>,
+    /// Who recorded it: the till's cashier or the back-office caller.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub recorded_by: &'a Subject,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub occurred_at: Timestamp,
+    /// Its technical event in the register's journal.
     pub fiscal: EventSeal,
 }
 
-/// Where a technical event sits in its register's chain of events.
+#[cfg(feature = "openapi")]
+fn movement_kinds() -> utoipa::openapi::schema::Schema {
+    crate::openapi::words(
+        crate::drawer::MovementKind::ALL.iter().map(|kind| kind.as_str()),
+        "`paid_in`, `paid_out`, `drop` or `no_sale`.",
+    )
+}
+
+// Where a technical event sits in its register's chain of events.
 #[derive(Clone, Copy, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = MovementSeal))]
 pub struct EventSeal {
+    /// `event`.
     pub chain: &'static str,
     pub seq: i64,
 }
@@ -316,24 +340,45 @@ impl ShiftDocument {
 /// A transfer as the API answers it and the feed's `stock.transferred` carries it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TransferView, description = "A transfer as recorded."))]
 pub struct TransferAnswer {
     pub transfer_id: String,
     pub from_store_id: String,
     pub to_store_id: String,
-    /// `sent`, then `received`.
-    pub status: &'static str,
+    #[cfg_attr(feature = "openapi", schema(inline))]
+    pub status: TransferStatus,
+    /// In the order sent.
     pub lines: Vec<TransferLineAnswer>,
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::UtcInstant))]
     pub sent_at: String,
+    /// Null until received.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::openapi::UtcInstant>))]
     pub received_at: Option<String>,
 }
 
-/// One article of a transfer: what was sent and, once received, what arrived.
+// A transfer is `sent`, then `received`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum TransferStatus {
+    Sent,
+    Received,
+}
+
+// One article of a transfer: what was sent and, once received, what arrived.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TransferLineView))]
 pub struct TransferLineAnswer {
     pub sku_id: String,
+    /// Units sent.
     pub quantity: i64,
+    /// Units that arrived; null until received.
     pub received_quantity: Option<i64>,
+    /// `receivedQuantity - quantity`: negative when goods went missing on the way; null until
+    /// received.
     pub difference_quantity: Option<i64>,
 }
 
@@ -344,7 +389,11 @@ impl From<&TransferRecord> for TransferAnswer {
             transfer_id: record.transfer_id.as_str().to_owned(),
             from_store_id: record.from_store_id.as_str().to_owned(),
             to_store_id: record.to_store_id.as_str().to_owned(),
-            status: if received.is_some() { "received" } else { "sent" },
+            status: if received.is_some() {
+                TransferStatus::Received
+            } else {
+                TransferStatus::Sent
+            },
             lines: record
                 .lines
                 .iter()

@@ -20,6 +20,8 @@ pub mod ids;
 pub mod instant;
 pub mod money;
 pub mod offline;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod period;
 pub mod pricing;
 pub mod promotions;

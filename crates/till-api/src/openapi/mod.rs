@@ -10,7 +10,7 @@ use crate::ops;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 use till_core::ids::{MAX_TEXT_CHARS, SKU_PATTERN, TEXT_PATTERN};
-use till_core::instant::{QUARTER_HOUR_PATTERN, UTC_OR_OFFSET_PATTERN, UTC_PATTERN};
+use till_core::instant::{QUARTER_HOUR_PATTERN, UTC_OR_OFFSET_PATTERN};
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -108,29 +108,6 @@ impl ToSchema for BarcodeText {
     }
 }
 
-/// An instant written in UTC, as `issuedAt` is.
-pub struct UtcInstant;
-
-impl PartialSchema for UtcInstant {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-            .pattern(Some(UTC_PATTERN))
-            .description(Some(
-                "ISO 8601 in UTC, ending in `Z`; seconds and fraction (up to 9 digits) optional; \
-                 a real calendar date in the years 0001 to 9998.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for UtcInstant {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("UtcInstant")
-    }
-}
-
 /// An instant written in UTC or with the offset of its place, as validity windows are.
 pub struct Instant;
 
@@ -181,15 +158,9 @@ impl ToSchema for QuarterHour {
 }
 
 /// One of the listed words. A field that may also be null names its words as a component
-/// ([`named_words!`]), so that a client generator makes one enumeration of them.
-pub fn words(words: impl IntoIterator<Item = &'static str>, description: &str) -> Schema {
-    let values: Vec<serde_json::Value> = words.into_iter().map(serde_json::Value::from).collect();
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .enum_values(Some(values))
-        .description(Some(description))
-        .into()
-}
+/// ([`named_words!`]), so that a client generator makes one enumeration of them. An instant in
+/// UTC ([`UtcInstant`]) and the words are declared beside the core documents that use them.
+pub use till_core::openapi::{UtcInstant, words};
 
 /// A component of the document holding one of the listed words: `named_words!(Type, "Name",
 /// words, "description")`. `Option<Type>` as a field's `value_type` is then the component or

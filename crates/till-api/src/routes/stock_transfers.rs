@@ -6,7 +6,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, Parsed, PathParams};
 use crate::fields::{FromBody, Obj};
-use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant};
+use crate::openapi::{SkuId as SkuIdText, Text};
 use crate::ops;
 use crate::routes::stock::{stock_lines, units};
 use crate::state::AppState;
@@ -126,47 +126,6 @@ impl From<ReceivedLineBody> for ReceivedLine {
     }
 }
 
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-enum TransferStatus {
-    Sent,
-    Received,
-}
-
-/// A transfer as recorded.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape of `TransferAnswer`, for the document
-struct TransferView {
-    transfer_id: String,
-    from_store_id: String,
-    to_store_id: String,
-    #[schema(inline)]
-    status: TransferStatus,
-    /// In the order sent.
-    lines: Vec<TransferLineView>,
-    #[schema(value_type = UtcInstant)]
-    sent_at: String,
-    /// Null until received.
-    #[schema(value_type = Option<UtcInstant>)]
-    received_at: Option<String>,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct TransferLineView {
-    sku_id: String,
-    /// Units sent.
-    quantity: i64,
-    /// Units that arrived; null until received.
-    received_quantity: Option<i64>,
-    /// `receivedQuantity - quantity`: negative when goods went missing on the way; null until
-    /// received.
-    difference_quantity: Option<i64>,
-}
-
 /// `{transferId}`.
 struct TransferPath(TransferId);
 
@@ -184,8 +143,8 @@ impl FromParams for TransferPath {
 /// should confirm.
 #[utoipa::path(post, path = "/v1/stock-transfers", operation_id = "sendStockTransfer", tag = "provisioning",
     request_body = TransferBody,
-    responses((status = 201, description = "Sent", body = TransferView),
-              (status = 200, description = "Sent earlier with the same content", body = TransferView),
+    responses((status = 201, description = "Sent", body = TransferAnswer),
+              (status = 200, description = "Sent earlier with the same content", body = TransferAnswer),
               (status = 404, description = "Unknown store", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The transferId was used for another transfer", body = crate::error::ErrorEnvelope),
               (status = 422, description = "An article not in the catalog", body = crate::error::ErrorEnvelope)))]
@@ -212,7 +171,7 @@ async fn send_transfer(
 /// Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/stock-transfers/{transferId}", operation_id = "getStockTransfer", tag = "provisioning",
     params(("transferId" = Text, Path)),
-    responses((status = 200, description = "The transfer", body = TransferView),
+    responses((status = 200, description = "The transfer", body = TransferAnswer),
               (status = 404, description = "No such transfer", body = crate::error::ErrorEnvelope)))]
 async fn get_transfer(
     _caller: Authorized<ops::GetStockTransfer>,
@@ -234,8 +193,8 @@ async fn get_transfer(
 #[utoipa::path(post, path = "/v1/stock-transfers/{transferId}/receive", operation_id = "receiveStockTransfer", tag = "provisioning",
     params(("transferId" = Text, Path)),
     request_body = ReceiveBody,
-    responses((status = 201, description = "Received", body = TransferView),
-              (status = 200, description = "Received earlier with the same lines", body = TransferView),
+    responses((status = 201, description = "Received", body = TransferAnswer),
+              (status = 200, description = "Received earlier with the same lines", body = TransferAnswer),
               (status = 404, description = "No such transfer", body = crate::error::ErrorEnvelope),
               (status = 409, description = "Received earlier with other quantities", body = crate::error::ErrorEnvelope),
               (status = 422, description = "The lines are not exactly the transfer's articles", body = crate::error::ErrorEnvelope)))]

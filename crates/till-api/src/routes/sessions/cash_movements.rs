@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use till_app::drawer::{Moved, MovementRequest, cash_moved, move_cash};
+use till_core::documents::CashMoved;
 use till_core::drawer::{AmountProblem, MovementKind, check_amount};
 use till_core::ids::MovementId;
 use till_core::money::Cents;
@@ -121,46 +122,6 @@ impl From<CashMovementBody> for MovementRequest {
     }
 }
 
-/// `paid_in`, `paid_out`, `drop` or `no_sale`.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-enum MovementKindName {
-    PaidIn,
-    PaidOut,
-    Drop,
-    NoSale,
-}
-
-/// A movement as recorded.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape `cash_moved` writes, for the document
-struct CashMovementView {
-    movement_id: String,
-    session_id: String,
-    store_id: String,
-    register_id: String,
-    #[schema(inline)]
-    kind: MovementKindName,
-    amount_cents: i64,
-    reason: Option<String>,
-    /// Who recorded it: the till's cashier or the back-office caller.
-    recorded_by: String,
-    occurred_at: String,
-    /// Its technical event in the register's journal.
-    fiscal: MovementSeal,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct MovementSeal {
-    /// `event`.
-    chain: String,
-    seq: i64,
-}
-
 /// Record money put in or taken out of a register's drawer, or the drawer opened without a sale.
 ///
 /// Sealed as a technical event of the register and counted in the shift's expected cash. Sent
@@ -170,8 +131,8 @@ struct MovementSeal {
 #[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/cash-movements", operation_id = "recordCashMovement", tag = "sessions",
     params(("sessionId" = Text, Path)),
     request_body = CashMovementBody,
-    responses((status = 201, description = "Recorded", body = CashMovementView),
-              (status = 200, description = "Recorded earlier with the same content", body = CashMovementView),
+    responses((status = 201, description = "Recorded", body = CashMoved),
+              (status = 200, description = "Recorded earlier with the same content", body = CashMoved),
               (status = 403, description = "Another session's till token, or a caller without pos.sessions.close", body = crate::error::ErrorEnvelope),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The movementId was recorded with other content", body = crate::error::ErrorEnvelope),
