@@ -7,7 +7,7 @@ use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use crate::storage::sessions::MovementOutcome;
 use crate::storage::sessions::NewMovement;
-use till_core::documents::ShiftDocument;
+use till_core::documents::XReport;
 use till_core::drawer::MovementKind;
 use till_core::grant::Grant;
 use till_core::ids::{MovementId, SessionId};
@@ -62,7 +62,7 @@ pub async fn move_cash(
 }
 
 /// The X report of an open session: what its Z report would say if it closed now, uncounted.
-pub async fn x_report(app: &App, caller: &Principal, session_id: SessionId) -> Result<ShiftDocument, Error> {
+pub async fn x_report(app: &App, caller: &Principal, session_id: SessionId) -> Result<XReport, Error> {
     may_reach_drawer(caller, &session_id)?;
     let now = app.now();
     let Some((session, report)) = app.sessions().x_report(&session_id, now).await? else {

@@ -12,10 +12,12 @@ use crate::stock::TransferRecord;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-/// One rate of a VAT breakdown, the rate written as a percentage (`20`, `5.5`).
+// One rate of a VAT breakdown, the rate written as a percentage (`20`, `5.5`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = VatView))]
 pub struct VatShare {
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>, required = true))]
     pub vat_rate: Option<serde_json::Number>,
     pub total_cents: i64,
     pub vat_cents: i64,
@@ -187,77 +189,146 @@ impl EventSeal {
     }
 }
 
-/// A shift report as answered and, once sealed at the close, kept with its session: an X
-/// report while the shift runs (`reportedAt`), a Z report at the close (`closedAt` and the
-/// closure's seal).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// A shift's reports: the X report while the shift runs, the Z report at the close, kept with
+// its session and answered again as kept. One function of the same figures makes both.
+
+/// The X report of an open session: its Z report so far, neither counted nor sealed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ShiftDocument {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = XReportBody))]
+pub struct XReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub session_id: SessionId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub store_id: StoreId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub register_id: RegisterId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub cashier_subject: Subject,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub opened_at: Timestamp,
+    /// When the report was made.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub reported_at: Timestamp,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub opening_float_cents: Cents,
     pub sales_count: i64,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub total_cents: Cents,
     pub tenders: Vec<ShiftTender>,
     pub vat: Vec<VatShare>,
     pub movements: ShiftMovements,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub expected_cash_cents: Cents,
+    /// Late sales of the register received so far, shown apart (as in [`ZReportBody`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_sales: Option<ShiftLateSales>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reported_at: Option<Timestamp>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub closed_at: Option<Timestamp>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fiscal: Option<ClosureSeal>,
 }
 
-/// One tender method of a shift: what it took, what it should hold and, when counted, the
-/// count and the difference.
+/// The Z report of a closed session: what was booked on it, per tender method and VAT rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ZReportBody))]
+pub struct ZReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub session_id: SessionId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub store_id: StoreId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub register_id: RegisterId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub cashier_subject: Subject,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub opened_at: Timestamp,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub closed_at: Timestamp,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub opening_float_cents: Cents,
+    pub sales_count: i64,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub total_cents: Cents,
+    /// Each tender method used, counted, or (cash) expected in the drawer, by name.
+    pub tenders: Vec<ShiftTender>,
+    /// Per VAT rate.
+    pub vat: Vec<VatShare>,
+    /// The drawer's movements besides sales.
+    pub movements: ShiftMovements,
+    /// Opening float, plus cash kept from sales, plus money paid in, less money paid out and
+    /// dropped.
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub expected_cash_cents: Cents,
+    /// Present when late sales arrived since the register's previous Z report: sales of
+    /// sessions already closed, from a till that was offline. They are in no shift's totals and
+    /// change nothing this drawer should hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_sales: Option<ShiftLateSales>,
+    /// Where the report is sealed in the register's journal.
+    pub fiscal: ClosureSeal,
+}
+
+// One tender method of a shift: what it took, what it should hold and, when counted, the
+// count and the difference.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ZReportTender))]
 pub struct ShiftTender {
     pub method: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub applied_cents: Cents,
+    /// What the method should hold: for cash, the expected cash; otherwise what it took.
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub expected_cents: Cents,
+    /// Present when the method was counted at the close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub counted_cents: Option<Cents>,
+    /// Counted minus expected, when counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub difference_cents: Option<Cents>,
 }
 
+/// A shift's drawer movements, added up by kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = DrawerMovements))]
 pub struct ShiftMovements {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub paid_in_cents: Cents,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub paid_out_cents: Cents,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub drop_cents: Cents,
     pub no_sale_count: i64,
 }
 
-/// Sales of earlier sessions that arrived after their session closed, shown apart.
+/// Late sales shown apart in a shift report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = LateSalesView))]
 pub struct ShiftLateSales {
     pub sales_count: i64,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub total_cents: Cents,
+    /// What each tender method took on them.
     pub tenders: Vec<ShiftTaking>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = LateSalesTender))]
 pub struct ShiftTaking {
     pub method: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
     pub applied_cents: Cents,
 }
 
-/// Where a Z report is sealed in its register's closure chain.
+// Where a Z report is sealed in its register's closure chain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ZReportSeal))]
 pub struct ClosureSeal {
+    /// `closure`.
     pub chain: String,
     pub seq: i64,
     pub signature: String,
@@ -274,28 +345,18 @@ pub struct ShiftOf<'a> {
     pub opening_float: Cents,
 }
 
-/// When a report was made: asked at an instant (X), or sealed at the close (Z).
-pub enum ShiftMoment {
-    Reported(Timestamp),
-    Closed { at: Timestamp, seal: ClosureSeal },
+/// What an X and a Z report share, made of the shift's report.
+struct ShiftParts {
+    tenders: Vec<ShiftTender>,
+    vat: Vec<VatShare>,
+    movements: ShiftMovements,
+    late_sales: Option<ShiftLateSales>,
 }
 
-impl ShiftDocument {
-    pub fn of(shift: ShiftOf<'_>, report: &ShiftReport, moment: ShiftMoment) -> Self {
-        let (reported_at, closed_at, fiscal) = match moment {
-            ShiftMoment::Reported(at) => (Some(at), None, None),
-            ShiftMoment::Closed { at, seal } => (None, Some(at), Some(seal)),
-        };
+impl ShiftParts {
+    fn of(report: &ShiftReport) -> ShiftParts {
         let movements = &report.movements;
-        ShiftDocument {
-            session_id: shift.session_id.clone(),
-            store_id: shift.store_id.clone(),
-            register_id: shift.register_id.clone(),
-            cashier_subject: shift.cashier_subject.clone(),
-            opened_at: shift.opened_at,
-            opening_float_cents: shift.opening_float,
-            sales_count: report.sales_count,
-            total_cents: report.total,
+        ShiftParts {
             tenders: report
                 .tenders
                 .iter()
@@ -317,7 +378,6 @@ impl ShiftDocument {
                 drop_cents: movements.drops,
                 no_sale_count: movements.no_sales,
             },
-            expected_cash_cents: report.expected_cash,
             late_sales: report.late.as_ref().map(|late| ShiftLateSales {
                 sales_count: late.sales_count,
                 total_cents: late.total,
@@ -330,9 +390,53 @@ impl ShiftDocument {
                     })
                     .collect(),
             }),
-            reported_at,
+        }
+    }
+}
+
+impl XReport {
+    /// The report of `shift` as it stands at `at`.
+    pub fn of(shift: ShiftOf<'_>, report: &ShiftReport, at: Timestamp) -> Self {
+        let parts = ShiftParts::of(report);
+        XReport {
+            session_id: shift.session_id.clone(),
+            store_id: shift.store_id.clone(),
+            register_id: shift.register_id.clone(),
+            cashier_subject: shift.cashier_subject.clone(),
+            opened_at: shift.opened_at,
+            reported_at: at,
+            opening_float_cents: shift.opening_float,
+            sales_count: report.sales_count,
+            total_cents: report.total,
+            tenders: parts.tenders,
+            vat: parts.vat,
+            movements: parts.movements,
+            expected_cash_cents: report.expected_cash,
+            late_sales: parts.late_sales,
+        }
+    }
+}
+
+impl ZReport {
+    /// The report of `shift` closed at `closed_at`, sealed where `seal` says.
+    pub fn of(shift: ShiftOf<'_>, report: &ShiftReport, closed_at: Timestamp, seal: ClosureSeal) -> Self {
+        let parts = ShiftParts::of(report);
+        ZReport {
+            session_id: shift.session_id.clone(),
+            store_id: shift.store_id.clone(),
+            register_id: shift.register_id.clone(),
+            cashier_subject: shift.cashier_subject.clone(),
+            opened_at: shift.opened_at,
             closed_at,
-            fiscal,
+            opening_float_cents: shift.opening_float,
+            sales_count: report.sales_count,
+            total_cents: report.total,
+            tenders: parts.tenders,
+            vat: parts.vat,
+            movements: parts.movements,
+            expected_cash_cents: report.expected_cash,
+            late_sales: parts.late_sales,
+            fiscal: seal,
         }
     }
 }
@@ -424,7 +528,7 @@ mod tests {
         Cents::new(n).unwrap()
     }
 
-    fn document(counted: &[Count], moment: ShiftMoment) -> ShiftDocument {
+    fn shift_report_of(counted: &[Count]) -> ShiftReport {
         let figures = ShiftFigures {
             opening_float: cents(10_000),
             sales_count: 2,
@@ -442,28 +546,49 @@ mod tests {
             movements: MovementTotals::default(),
             late: Default::default(),
         };
-        let report = shift_report(&figures, counted).unwrap();
-        let (session, store, register, cashier) = (
+        shift_report(&figures, counted).unwrap()
+    }
+
+    fn x_report(at: Timestamp) -> XReport {
+        let (session, store, register, cashier) = ids();
+        XReport::of(shift(&session, &store, &register, &cashier), &shift_report_of(&[]), at)
+    }
+
+    fn z_report(counted: &[Count], at: Timestamp, seal: ClosureSeal) -> ZReport {
+        let (session, store, register, cashier) = ids();
+        let report = shift_report_of(counted);
+        ZReport::of(shift(&session, &store, &register, &cashier), &report, at, seal)
+    }
+
+    fn ids() -> (SessionId, StoreId, RegisterId, Subject) {
+        (
             SessionId::parse("s1").unwrap(),
             StoreId::parse("paris").unwrap(),
             RegisterId::parse("r1").unwrap(),
             Subject::parse("alice").unwrap(),
-        );
-        let shift = ShiftOf {
-            session_id: &session,
-            store_id: &store,
-            register_id: &register,
-            cashier_subject: &cashier,
+        )
+    }
+
+    fn shift<'a>(
+        session: &'a SessionId,
+        store: &'a StoreId,
+        register: &'a RegisterId,
+        cashier: &'a Subject,
+    ) -> ShiftOf<'a> {
+        ShiftOf {
+            session_id: session,
+            store_id: store,
+            register_id: register,
+            cashier_subject: cashier,
             opened_at: Timestamp::UNIX_EPOCH,
             opening_float: cents(10_000),
-        };
-        ShiftDocument::of(shift, &report, moment)
+        }
     }
 
     #[test]
     fn an_x_report_says_when_it_was_asked_and_carries_no_seal() {
         let at = Timestamp::from_second(60).unwrap();
-        let x = serde_json::to_value(document(&[], ShiftMoment::Reported(at))).unwrap();
+        let x = serde_json::to_value(x_report(at)).unwrap();
         assert_eq!(x["reportedAt"], "1970-01-01T00:01:00Z");
         assert!(x.get("closedAt").is_none() && x.get("fiscal").is_none(), "{x}");
         assert_eq!(
@@ -486,7 +611,7 @@ mod tests {
             key_id: "k1".into(),
         };
         let at = Timestamp::from_second(3_600).unwrap();
-        let z = document(&counted, ShiftMoment::Closed { at, seal });
+        let z = z_report(&counted, at, seal);
         let kept = serde_json::to_string(&z).unwrap();
         let value: serde_json::Value = serde_json::from_str(&kept).unwrap();
         assert_eq!(value["tenders"][0]["countedCents"], 12_950);
@@ -496,6 +621,6 @@ mod tests {
             json!({"chain": "closure", "seq": 4, "signature": "sig", "keyId": "k1"})
         );
         assert!(value.get("reportedAt").is_none());
-        assert_eq!(serde_json::from_str::<ShiftDocument>(&kept).unwrap(), z);
+        assert_eq!(serde_json::from_str::<ZReport>(&kept).unwrap(), z);
     }
 }

@@ -20,7 +20,7 @@ use till_app::storage::*;
 use till_core::barcode::Gtin;
 use till_core::catalog::{ArticleAt, StorePrices};
 use till_core::coupon::Coupon;
-use till_core::documents::ShiftDocument;
+use till_core::documents::XReport;
 use till_core::drawer::Count;
 use till_core::events::{EventType, FeedCursor};
 use till_core::fiscal::audit::Journal;
@@ -177,7 +177,7 @@ impl sessions::Sessions for Store {
         &self,
         session_id: &SessionId,
         at: Timestamp,
-    ) -> Result<Option<(SessionRecord, ShiftDocument)>, StoreError> {
+    ) -> Result<Option<(SessionRecord, XReport)>, StoreError> {
         Store::x_report(self, session_id, at).await
     }
 }

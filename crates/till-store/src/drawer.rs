@@ -15,7 +15,7 @@ use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::sync::Arc;
 pub use till_app::storage::sessions::{MovementOutcome, MovementRecord, NewMovement, cash_moved};
-use till_core::documents::ShiftDocument;
+use till_core::documents::XReport;
 use till_core::drawer::{LateFigures, MethodTakings, MovementKind, MovementTotals, ShiftFigures};
 use till_core::events::EventType;
 use till_core::fiscal::ChainKind;
@@ -41,7 +41,7 @@ impl Store {
         &self,
         session_id: &SessionId,
         at: Timestamp,
-    ) -> Result<Option<(SessionRecord, ShiftDocument)>, StoreError> {
+    ) -> Result<Option<(SessionRecord, XReport)>, StoreError> {
         let mut conn = self.reader().acquire().await?;
         let Some(session) = find_session(&mut conn, session_id.as_str()).await? else {
             return Ok(None);

@@ -1,6 +1,6 @@
 //! Session reports: the X report of a shift while it runs and its Z report at the close, one
 //! function of the same figures ([`till_core::drawer::shift_report`]) written as one document
-//! of till-core ([`ShiftDocument`]). The Z is sealed in the register's closure chain with what
+//! of till-core ([`XReport`], [`ZReport`]). The Z is sealed in the register's closure chain with what
 //! the cashier counted.
 
 use crate::drawer::shift_figures;
@@ -11,7 +11,7 @@ use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
 use jiff::Timestamp;
-use till_core::documents::{ClosureSeal, ShiftDocument, ShiftMoment, ShiftOf};
+use till_core::documents::{ClosureSeal, ShiftOf, XReport, ZReport};
 use till_core::drawer::{Count, ShiftReport, shift_report};
 use till_core::fiscal::ChainKind;
 use till_core::fiscal::payload::{self, ShiftRecord};
@@ -35,7 +35,7 @@ pub(crate) async fn shift_record(
 /// A Z report sealed: the report as answered, its place in the closure chain, and the
 /// register's tickets whose late sales it shows apart.
 pub(crate) struct SealedZ {
-    pub(crate) report: ShiftDocument,
+    pub(crate) report: ZReport,
     pub(crate) closure_seq: i64,
     pub(crate) late: TicketRange,
 }
@@ -79,12 +79,8 @@ pub(crate) async fn seal_z_report(
         signature: sealed.signature,
         key_id: key.key_id().to_owned(),
     };
-    let closed = ShiftMoment::Closed {
-        at: from_micros(now),
-        seal,
-    };
     Ok(SealedZ {
-        report: ShiftDocument::of(shift_of(session), &report, closed),
+        report: ZReport::of(shift_of(session), &report, from_micros(now), seal),
         closure_seq: sealed.seq,
         late,
     })
@@ -107,9 +103,9 @@ pub fn x_report(
     session: &SessionRecord,
     figures: &till_core::drawer::ShiftFigures,
     at: Timestamp,
-) -> Result<ShiftDocument, StoreError> {
+) -> Result<XReport, StoreError> {
     let report = shift_report(figures, &[]).map_err(|_| overflow(session))?;
-    Ok(ShiftDocument::of(shift_of(session), &report, ShiftMoment::Reported(at)))
+    Ok(XReport::of(shift_of(session), &report, at))
 }
 
 fn record_of(session: &SessionRecord, report: &ShiftReport, closed_at: i64) -> ShiftRecord {

@@ -4,7 +4,7 @@
 use super::people::StaffRecord;
 use super::*;
 use jiff::Timestamp;
-use till_core::documents::{CashMoved, EventSeal, ShiftDocument};
+use till_core::documents::{CashMoved, EventSeal, XReport};
 use till_core::drawer::{Count, MovementKind};
 use till_core::ids::{MovementId, NewIdError, RegisterId, SessionId, StoreId, Subject};
 use till_core::money::Cents;
@@ -180,5 +180,5 @@ pub trait Sessions: Send + Sync {
         &self,
         session_id: &SessionId,
         at: Timestamp,
-    ) -> Result<Option<(SessionRecord, ShiftDocument)>, StoreError>;
+    ) -> Result<Option<(SessionRecord, XReport)>, StoreError>;
 }

@@ -13,11 +13,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use till_app::fiscal::{Audited, CloseRequest, SealedClosure};
+use till_core::documents::VatShare;
 use till_core::fiscal::audit::Failure;
 use till_core::fiscal::payload::{ClosureRecord, Period};
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::RegisterId;
-use till_core::money::VatRate;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -346,7 +346,7 @@ pub struct ClosureView {
     /// Perpetual grand totals of the register after this closure.
     grand_total_cents: i64,
     grand_total_abs_cents: i64,
-    vat: Vec<VatView>,
+    vat: Vec<VatShare>,
     closed_at: String,
     /// On a day: the late sales among its tickets (sales of sessions closed before they
     /// arrived), shown apart. Absent when there were none.
@@ -359,15 +359,6 @@ pub struct ClosureView {
 pub struct LateTicketsView {
     sales_count: i64,
     total_cents: i64,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct VatView {
-    #[schema(value_type = Option<f64>, required = true)]
-    vat_rate: Option<serde_json::Number>,
-    total_cents: i64,
-    vat_cents: i64,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -392,15 +383,7 @@ impl From<SealedClosure> for ClosureView {
             abs_total_cents: record.abs_total_cents,
             grand_total_cents: record.grand_total_cents,
             grand_total_abs_cents: record.grand_total_abs_cents,
-            vat: record
-                .vat
-                .iter()
-                .map(|v| VatView {
-                    vat_rate: VatRate::from_hundredths(v.vat_rate).map(VatRate::as_json_number),
-                    total_cents: v.total_cents,
-                    vat_cents: v.vat_cents,
-                })
-                .collect(),
+            vat: record.vat.iter().map(VatShare::from).collect(),
             closed_at: till_core::instant::format_utc(till_core::instant::from_micros(record.closed_at)),
             late: record.late.map(|late| LateTicketsView {
                 sales_count: late.sales_count,

@@ -19,7 +19,7 @@ use serde_json::Value;
 use till_app::drawer::x_report;
 use till_app::sessions::{self, OpenRequest, Opened, SessionFilter, SessionRecord, close, open};
 use till_app::storage::Newest;
-use till_core::documents::ShiftDocument;
+use till_core::documents::{XReport, ZReport};
 use till_core::drawer::Count;
 use till_core::ids::{RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::format_utc;
@@ -138,92 +138,6 @@ impl SessionView {
             closed_at: record.closed_at.map(format_utc),
         }
     }
-}
-
-/// The Z report of a closed session: what was booked on it, per tender method and VAT rate.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape the store writes, for the document
-struct ZReportBody {
-    session_id: String,
-    store_id: String,
-    register_id: String,
-    cashier_subject: String,
-    opened_at: String,
-    closed_at: String,
-    opening_float_cents: i64,
-    sales_count: i64,
-    total_cents: i64,
-    /// Each tender method used, counted, or (cash) expected in the drawer, by name.
-    tenders: Vec<ZReportTender>,
-    /// Per VAT rate.
-    vat: Vec<crate::routes::fiscal::VatView>,
-    /// The drawer's movements besides sales.
-    movements: DrawerMovements,
-    /// Opening float, plus cash kept from sales, plus money paid in, less money paid out and
-    /// dropped.
-    expected_cash_cents: i64,
-    /// Present when late sales arrived since the register's previous Z report: sales of
-    /// sessions already closed, from a till that was offline. They are in no shift's totals and
-    /// change nothing this drawer should hold.
-    late_sales: Option<LateSalesView>,
-    /// Where the report is sealed in the register's journal.
-    fiscal: ZReportSeal,
-}
-
-/// Late sales shown apart in a shift report.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct LateSalesView {
-    sales_count: i64,
-    total_cents: i64,
-    /// What each tender method took on them.
-    tenders: Vec<LateSalesTender>,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct LateSalesTender {
-    method: String,
-    applied_cents: i64,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ZReportTender {
-    method: String,
-    applied_cents: i64,
-    /// What the method should hold: for cash, the expected cash; otherwise what it took.
-    expected_cents: i64,
-    /// Present when the method was counted at the close.
-    counted_cents: Option<i64>,
-    /// Counted minus expected, when counted.
-    difference_cents: Option<i64>,
-}
-
-/// A shift's drawer movements, added up by kind.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct DrawerMovements {
-    paid_in_cents: i64,
-    paid_out_cents: i64,
-    drop_cents: i64,
-    no_sale_count: i64,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ZReportSeal {
-    /// `closure`.
-    chain: String,
-    seq: i64,
-    signature: String,
-    key_id: String,
 }
 
 /// Open a register session for a cashier and mint the till's token.
@@ -437,7 +351,7 @@ fn method_schema() -> utoipa::openapi::schema::Schema {
 #[utoipa::path(post, path = "/v1/register-sessions/{sessionId}/close", operation_id = "closeRegisterSession", tag = "sessions",
     params(("sessionId" = Text, Path)),
     request_body(content = Option<CloseSessionBody>, description = "What was counted; may be left out"),
-    responses((status = 200, description = "Closed (now or earlier); the Z report", body = ZReportBody),
+    responses((status = 200, description = "Closed (now or earlier); the Z report", body = ZReport),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope)))]
 async fn close_session(
     _caller: Authorized<ops::CloseSession>,
@@ -451,36 +365,13 @@ async fn close_session(
     Ok(Json(close(state.app(), id, counted).await?))
 }
 
-/// The X report of an open session: its Z report so far, neither counted nor sealed.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // the shape the store writes, for the document
-struct XReportBody {
-    session_id: String,
-    store_id: String,
-    register_id: String,
-    cashier_subject: String,
-    opened_at: String,
-    /// When the report was made.
-    reported_at: String,
-    opening_float_cents: i64,
-    sales_count: i64,
-    total_cents: i64,
-    tenders: Vec<ZReportTender>,
-    vat: Vec<crate::routes::fiscal::VatView>,
-    movements: DrawerMovements,
-    expected_cash_cents: i64,
-    /// Late sales of the register received so far, shown apart (as in [`ZReportBody`]).
-    late_sales: Option<LateSalesView>,
-}
-
 /// Read the X report of an open session: what its Z report would say if it closed now.
 ///
 /// Computed by the same function as the Z report, from the same sales and movements, and not
 /// sealed. With a till's token, only its own session. Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/register-sessions/{sessionId}/x-report", operation_id = "getXReport", tag = "sessions",
     params(("sessionId" = Text, Path)),
-    responses((status = 200, description = "The X report", body = XReportBody),
+    responses((status = 200, description = "The X report", body = XReport),
               (status = 403, description = "Another session's till token, or a caller without pos.sessions.close", body = crate::error::ErrorEnvelope),
               (status = 404, description = "No such session", body = crate::error::ErrorEnvelope),
               (status = 422, description = "The session is closed or expired: read its Z report", body = crate::error::ErrorEnvelope)))]
@@ -488,6 +379,6 @@ async fn get_x_report(
     caller: Authorized<ops::GetXReport>,
     State(state): State<AppState>,
     PathParams(SessionPath(id)): PathParams<SessionPath>,
-) -> Result<Json<ShiftDocument>, ApiError> {
+) -> Result<Json<XReport>, ApiError> {
     Ok(Json(x_report(state.app(), &caller.principal, id).await?))
 }
