@@ -6,8 +6,10 @@
 //! and register (422), the price: catalog, promotions, coupon (422), the authority to grant the
 //! declared discounts (403), the settlement (422), then the commit.
 
+pub mod discounts;
 pub mod event;
 pub mod request;
+pub mod tenders;
 
 use crate::auth::Authorized;
 use crate::error::ApiError;

@@ -2,22 +2,19 @@
 //! their parsers (a 400 listing every problem with its dot path), and what they mean as the
 //! domain's [`SaleRequest`].
 
+use super::discounts::{DeclaredDiscountBody, declared};
+use super::tenders::{TenderSetBody, tender_set};
 use crate::error::ApiError;
 use crate::fields::{Field, FromBody, Obj, parse_body};
-use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, absent, named_words, words};
+use crate::openapi::{SkuId as SkuIdText, Text, UtcInstant, named_words, words};
 use crate::routes::catalog::vat_rate;
 use jiff::Timestamp;
 use serde_json::Value;
 use std::collections::HashSet;
-use till_core::ids::{
-    CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TenderReference, TransactionId,
-};
+use till_core::ids::{CouponCode, CustomerId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::Zone;
-use till_core::money::{Bps, Cents, MAX_SAFE_INTEGER, VatRate};
-use till_core::sale::{
-    Cart, CartLine, DeclaredDiscount, DeclaredKind, DiscountReason, SaleRequest, SaleType, Serial, Tender,
-    TenderMethod, TenderSet,
-};
+use till_core::money::{Cents, MAX_SAFE_INTEGER, VatRate};
+use till_core::sale::{Cart, CartLine, DeclaredDiscount, SaleRequest, SaleType, Serial};
 use till_core::stored_value::{CardAction, GiftCardSale, InstrumentCode, NotACode};
 
 /// Most lines one sale may carry.
@@ -27,9 +24,6 @@ pub const MAX_LINES: usize = 1_000;
 pub fn too_many_lines() -> String {
     format!("must hold at most {MAX_LINES} lines")
 }
-
-const ONLY_LINE: &str = "is only for line discounts";
-const ONLY_TICKET_AMOUNT: &str = "is only for ticket amount discounts";
 
 // As read; `SaleRequest` is made of it.
 /// Body of `POST /v1/checkout/finalize`.
@@ -143,165 +137,6 @@ pub struct SerialBody {
     warranty_months: i64,
 }
 
-/// A discount the till declares: a percent off one line, a percent off the ticket, or an
-/// amount off the ticket; its `scope` and `basis` say which.
-#[derive(utoipa::ToSchema)]
-#[serde(untagged)]
-pub enum DeclaredDiscountBody {
-    LinePercent(LinePercentDiscount),
-    TicketPercent(TicketPercentDiscount),
-    TicketAmount(TicketAmountDiscount),
-}
-
-// The `scope` and `basis` of each shape are the variant it was read into; the properties of
-// the other shapes are stated absent. Those fields are declared for the document and never
-// read.
-
-/// `percentBps` off one cart line, named by `lineId`.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct LinePercentDiscount {
-    #[schema(value_type = Text)]
-    id: String,
-    #[schema(schema_with = reason_schema)]
-    reason: DiscountReason,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    scope: LineScope,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    basis: PercentBasis,
-    /// The `id` of a line of this cart.
-    #[schema(value_type = Text)]
-    line_id: String,
-    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
-    percent_bps: Bps,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    amount_cents: Option<()>,
-}
-
-/// `percentBps` off the whole ticket.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TicketPercentDiscount {
-    #[schema(value_type = Text)]
-    id: String,
-    #[schema(schema_with = reason_schema)]
-    reason: DiscountReason,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    scope: TicketScope,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    basis: PercentBasis,
-    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
-    percent_bps: Bps,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    line_id: Option<()>,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    amount_cents: Option<()>,
-}
-
-/// `amountCents` off the whole ticket, capped at its total.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TicketAmountDiscount {
-    #[schema(value_type = Text)]
-    id: String,
-    #[schema(schema_with = reason_schema)]
-    reason: DiscountReason,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    scope: TicketScope,
-    #[schema(inline)]
-    #[allow(dead_code)]
-    basis: AmountBasis,
-    #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
-    amount_cents: Cents,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    line_id: Option<()>,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    percent_bps: Option<()>,
-}
-
-fn reason_schema() -> utoipa::openapi::schema::Schema {
-    words(
-        DiscountReason::ALL.iter().map(|reason| reason.as_str()),
-        "Why the discount is granted.",
-    )
-}
-
-#[derive(Clone, Copy, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum LineScope {
-    Line,
-}
-
-#[derive(Clone, Copy, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TicketScope {
-    Ticket,
-}
-
-#[derive(Clone, Copy, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PercentBasis {
-    Percent,
-}
-
-#[derive(Clone, Copy, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AmountBasis {
-    Amount,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TenderSetBody {
-    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
-    amount_due: Cents,
-    tenders: Vec<TenderBody>,
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
-    sequence: i64,
-}
-
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TenderBody {
-    #[schema(value_type = Text)]
-    id: String,
-    #[schema(schema_with = method_schema)]
-    method: TenderMethod,
-    /// Amount applied to the sale.
-    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
-    applied: Cents,
-    /// Amount handed over.
-    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
-    presented: Cents,
-    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
-    change: Cents,
-    #[schema(value_type = i64, minimum = 0, maximum = 9007199254740991_i64)]
-    forfeited: Cents,
-    /// The instrument the tender draws on: a gift card's code for `gift_card` (4 to 64
-    /// letters, digits, `-` and `_`, else 400), the code printed on the return's receipt for
-    /// `credit_note` (its fiscal number redeems nothing), the voucher of a method another system
-    /// keeps. Codes are compared without case. Optional.
-    #[schema(value_type = Option<Text>)]
-    reference: Option<TenderReference>,
-}
-
-fn method_schema() -> utoipa::openapi::schema::Schema {
-    words(
-        TenderMethod::ALL.iter().map(|method| method.as_str()),
-        "How the tender pays.",
-    )
-}
-
 /// Body of `POST /v1/checkout/price`: the parts of a sale that decide its price.
 #[derive(utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -338,7 +173,7 @@ pub fn parse_sale(body: &Value) -> Result<SaleRequest, ApiError> {
     parse_body::<SaleRequestBody>(body).map(SaleRequest::from)
 }
 
-fn choices<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<(&'static str, T)> {
+pub(super) fn choices<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<(&'static str, T)> {
     all.iter().map(|v| (name(*v), *v)).collect()
 }
 
@@ -476,129 +311,6 @@ fn raw_line_ids(root: &Obj<'_>) -> HashSet<String> {
     ids.map(str::to_owned).collect()
 }
 
-fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<DeclaredDiscountBody> {
-    let reasons = choices(&DiscountReason::ALL, DiscountReason::as_str);
-    let discount = field.object()?;
-    let id = discount.required("id", |f| f.text());
-    let reason = discount.required("reason", |f| f.one_of(&reasons));
-    let scope = discount.required("scope", |f| {
-        f.one_of(&[("line", Scope::Line), ("ticket", Scope::Ticket)])
-    });
-    let basis = discount.required("basis", |f| {
-        f.one_of(&[("percent", Basis::Percent), ("amount", Basis::Amount)])
-    });
-    let (scope, basis) = (scope?, basis?);
-    Some(match (scope, basis) {
-        (Scope::Line, Basis::Percent) => {
-            reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
-            let line_id = discount.required("lineId", |f| {
-                let text = f.text()?;
-                if line_ids.contains(&text) {
-                    Some(text)
-                } else {
-                    f.fail("does not match the id of any cart line")
-                }
-            });
-            let percent = discount.required("percentBps", |f| f.bps(1));
-            DeclaredDiscountBody::LinePercent(LinePercentDiscount {
-                id: id?,
-                reason: reason?,
-                scope: LineScope::Line,
-                basis: PercentBasis::Percent,
-                line_id: line_id?,
-                percent_bps: percent?,
-                amount_cents: None,
-            })
-        }
-        (Scope::Line, Basis::Amount) => {
-            return discount.fail(
-                "basis",
-                "must be percent for a line discount (line amount discounts do not exist)",
-            );
-        }
-        (Scope::Ticket, Basis::Percent) => {
-            reject(&discount, "lineId", ONLY_LINE);
-            reject(&discount, "amountCents", ONLY_TICKET_AMOUNT);
-            let percent = discount.required("percentBps", |f| f.bps(1))?;
-            DeclaredDiscountBody::TicketPercent(TicketPercentDiscount {
-                id: id?,
-                reason: reason?,
-                scope: TicketScope::Ticket,
-                basis: PercentBasis::Percent,
-                percent_bps: percent,
-                line_id: None,
-                amount_cents: None,
-            })
-        }
-        (Scope::Ticket, Basis::Amount) => {
-            reject(&discount, "lineId", ONLY_LINE);
-            reject(&discount, "percentBps", "is only for percent discounts");
-            let amount = discount.required("amountCents", |f| f.positive_cents())?;
-            DeclaredDiscountBody::TicketAmount(TicketAmountDiscount {
-                id: id?,
-                reason: reason?,
-                scope: TicketScope::Ticket,
-                basis: AmountBasis::Amount,
-                amount_cents: amount,
-                line_id: None,
-                percent_bps: None,
-            })
-        }
-    })
-}
-
-#[derive(Clone, Copy)]
-enum Scope {
-    Line,
-    Ticket,
-}
-
-#[derive(Clone, Copy)]
-enum Basis {
-    Percent,
-    Amount,
-}
-
-/// A property that does not belong to this shape.
-fn reject(obj: &Obj<'_>, key: &str, message: &str) {
-    if obj.has(key) {
-        obj.fail::<()>(key, message);
-    }
-}
-
-pub(crate) fn tender_set(field: Field<'_>) -> Option<TenderSetBody> {
-    let set = field.object()?;
-    let amount_due = set.required("amountDue", |f| f.cents());
-    let tenders = set.required("tenders", |f| f.array(tender));
-    let sequence = set.required("sequence", |f| f.integer(0, MAX_SAFE_INTEGER));
-    Some(TenderSetBody {
-        amount_due: amount_due?,
-        tenders: tenders?,
-        sequence: sequence?,
-    })
-}
-
-fn tender(field: Field<'_>) -> Option<TenderBody> {
-    let methods = choices(&TenderMethod::ALL, TenderMethod::as_str);
-    let tender = field.object()?;
-    let id = tender.required("id", |f| f.text());
-    let method = tender.required("method", |f| f.one_of(&methods));
-    let applied = tender.required("applied", |f| f.cents());
-    let presented = tender.required("presented", |f| f.cents());
-    let change = tender.required("change", |f| f.cents());
-    let forfeited = tender.required("forfeited", |f| f.cents());
-    let reference = tender.optional("reference", |f| f.parse_text(TenderReference::parse));
-    Some(TenderBody {
-        id: id?,
-        method: method?,
-        applied: applied?,
-        presented: presented?,
-        change: change?,
-        forfeited: forfeited?,
-        reference: reference?,
-    })
-}
-
 // What the bodies mean: the domain's requests, with the defaults applied.
 
 impl From<SaleRequestBody> for SaleRequest {
@@ -669,47 +381,6 @@ impl From<CartLineBody> for CartLine {
                 code: card.code,
                 action: card.action,
             }),
-        }
-    }
-}
-
-impl From<DeclaredDiscountBody> for DeclaredDiscount {
-    fn from(body: DeclaredDiscountBody) -> DeclaredDiscount {
-        let (id, reason, kind) = match body {
-            DeclaredDiscountBody::LinePercent(d) => (
-                d.id,
-                d.reason,
-                DeclaredKind::LinePercent {
-                    line_id: d.line_id,
-                    percent: d.percent_bps,
-                },
-            ),
-            DeclaredDiscountBody::TicketPercent(d) => {
-                (d.id, d.reason, DeclaredKind::TicketPercent { percent: d.percent_bps })
-            }
-            DeclaredDiscountBody::TicketAmount(d) => {
-                (d.id, d.reason, DeclaredKind::TicketAmount { amount: d.amount_cents })
-            }
-        };
-        DeclaredDiscount { id, reason, kind }
-    }
-}
-
-impl From<TenderSetBody> for TenderSet {
-    fn from(body: TenderSetBody) -> TenderSet {
-        let tenders = body.tenders.into_iter().map(|tender| Tender {
-            id: tender.id,
-            method: tender.method,
-            applied: tender.applied,
-            presented: tender.presented,
-            change: tender.change,
-            forfeited: tender.forfeited,
-            reference: tender.reference,
-        });
-        TenderSet {
-            amount_due: body.amount_due,
-            tenders: tenders.collect(),
-            sequence: body.sequence,
         }
     }
 }
