@@ -33,7 +33,8 @@ pub(crate) fn sqlite() -> Migrator {
         18 "0018_register_pin_guards",
         19 "0019_instrument_codes",
         20 "0020_print_ids",
-        21 "0021_ledger_in_stock_rows"))
+        21 "0021_ledger_in_stock_rows",
+        22 "0022_stock_list_trigger"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -49,7 +50,8 @@ pub(crate) fn postgres() -> Migrator {
         18 "0018_register_pin_guards",
         19 "0019_instrument_codes",
         20 "0020_print_ids",
-        21 "0021_ledger_in_stock_rows"))
+        21 "0021_ledger_in_stock_rows",
+        22 "0022_stock_list_trigger"))
 }
 
 /// What a failed migration means for the operator.

@@ -265,31 +265,72 @@ const LATEST_FROM_STOCK_ROWS: &str = "SELECT m.movement_id, m.delta, m.reason, m
      JOIN stock_movements AS m ON m.movement_id = listed.id \
      ORDER BY listed.id DESC LIMIT $3";
 
-/// Where one writer runs: the full lists of the articles the last `$1` movements moved, each
-/// moved into a chunk; [`LEVELS_FROM_MOVEMENTS`], next, starts those lists again.
-const CHUNKS_FROM_FULL_LISTS: &str = "INSERT INTO stock_movement_chunks (store_id, sku_id, last_id, ids) \
-     SELECT s.store_id, s.sku_id, s.recent_last, s.recent \
-     FROM (SELECT DISTINCT store_id, sku_id FROM \
-               (SELECT store_id, sku_id FROM stock_movements ORDER BY movement_id DESC LIMIT $1)) AS moved \
-     JOIN stock AS s ON s.store_id = moved.store_id AND s.sku_id = moved.sku_id \
-     WHERE s.recent_count >= 32";
+/// Where one writer runs: the levels and lists of the articles moved by the statement just
+/// before, [`MOVEMENTS`] of `count` rows, one row per article, whose ids are the last ones it
+/// wrote: the last `last_insert_rowid()`, each row's `count - 1 - i` before it (a row id is the
+/// table's largest plus one). The values are its own: the store `$1`, the time `$2`, then each
+/// movement's article and delta from `$3`. An article whose list holds 32 ids or more has it
+/// moved into a chunk by the trigger `stock_list_full` (migration 0022) as this starts its list
+/// again. Built for articles each moved once; see [`levels_of`] for the others.
+static LEVELS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
+    let positions: Vec<Vec<usize>> = (0..count).map(|i| vec![i]).collect();
+    levels_text(count, &positions)
+});
 
-/// Where one writer runs: the last `$1` movements added into their articles' levels, and their
-/// ids onto the articles' lists (started again where the list was full). Grouped by article,
-/// so that each row is written once.
-const LEVELS_FROM_MOVEMENTS: &str = "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) \
-     SELECT store_id, sku_id, sum(delta), max(moved_at), group_concat(movement_id, ',' ORDER BY movement_id), \
-         count(*), max(movement_id) \
-     FROM (SELECT store_id, sku_id, delta, moved_at, movement_id FROM stock_movements \
-           ORDER BY movement_id DESC LIMIT $1) \
-     WHERE true GROUP BY store_id, sku_id \
-     ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+/// The tail of every [`LEVELS`] statement: a movement adds into its article's row and its ids
+/// onto the row's list, started again where it was full.
+const LEVELS_UPSERT: &str = " ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
          updated_at = excluded.updated_at, \
          recent = CASE WHEN stock.recent_count >= 32 OR stock.recent = '' THEN excluded.recent \
              ELSE stock.recent || ',' || excluded.recent END, \
          recent_count = CASE WHEN stock.recent_count >= 32 THEN excluded.recent_count \
              ELSE stock.recent_count + excluded.recent_count END, \
          recent_last = excluded.recent_last";
+
+/// The [`LEVELS`] statement for `count` movements whose articles are `articles`, each the
+/// positions of its movements in order, so that each article's row is written once.
+fn levels_text(count: usize, articles: &[Vec<usize>]) -> String {
+    let id = |position: usize| format!("(last_insert_rowid() - {})", count - 1 - position);
+    let rows = articles
+        .iter()
+        .map(|positions| {
+            let first = positions[0];
+            let on_hand = positions
+                .iter()
+                .map(|p| format!("${}", 4 + p * 2))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let ids = positions.iter().map(|p| id(*p)).collect::<Vec<_>>().join(" || ',' || ");
+            let last = id(positions[positions.len() - 1]);
+            format!(
+                "($1, ${}, {on_hand}, $2, CAST({ids} AS TEXT), {}, {last})",
+                3 + first * 2,
+                positions.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) VALUES {rows}{LEVELS_UPSERT}"
+    )
+}
+
+/// The [`LEVELS`] statement for `moves`: the kept one when each article moves once, else one
+/// built for them, the articles in the order they first move.
+fn levels_of(moves: &[(SkuId, i64)]) -> std::borrow::Cow<'static, str> {
+    let mut articles: Vec<(&SkuId, Vec<usize>)> = Vec::with_capacity(moves.len());
+    for (position, (sku, _)) in moves.iter().enumerate() {
+        match articles.iter_mut().find(|(known, _)| *known == sku) {
+            Some((_, positions)) => positions.push(position),
+            None => articles.push((sku, vec![position])),
+        }
+    }
+    if articles.len() == moves.len() {
+        return LEVELS.get(moves.len());
+    }
+    let positions: Vec<Vec<usize>> = articles.into_iter().map(|(_, positions)| positions).collect();
+    std::borrow::Cow::Owned(levels_text(moves.len(), &positions))
+}
 
 static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
     format!(
@@ -307,8 +348,8 @@ static MOVEMENTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
 
 /// Queues the movements of one cause in a store: one statement for every article into the
 /// ledger, then their levels. Where one writer runs, the levels are added into the articles'
-/// `stock` rows from the movements just written, with their ids (the ledger's index by
-/// article); where writers run at once, queued into `stock_moves` (see the module's comment).
+/// `stock` rows with the ids of the movements just written (the ledger's index by article);
+/// where writers run at once, queued into `stock_moves` (see the module's comment).
 pub(crate) fn push_moves(
     batch: &mut Batch,
     writers: Writers,
@@ -331,9 +372,9 @@ pub(crate) fn push_moves(
         batch.push(MOVEMENTS.get(chunk.len()), ledger_params);
         match writers {
             Writers::One => {
-                let written = i64::try_from(chunk.len()).unwrap_or(i64::MAX);
-                batch.push(CHUNKS_FROM_FULL_LISTS, vec![written.into()]);
-                batch.push(LEVELS_FROM_MOVEMENTS, vec![written.into()]);
+                let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
+                level_params.extend(pairs);
+                batch.push(levels_of(chunk), level_params);
             }
             Writers::Many => {
                 let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
@@ -499,15 +540,97 @@ mod tests {
         store.close().await;
     }
 
+    /// Where one writer runs, an article moved twice by one write has its row written once, with
+    /// the sum of its deltas and both ids in order; a full list goes into a chunk as the write
+    /// starts it again (the trigger of migration 0022), and a row not yet there is made.
+    #[tokio::test]
+    async fn an_article_moved_twice_in_one_write_is_written_once_and_a_full_list_moves_to_a_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::migrated_scratch_database(dir.path()).await;
+        conn.execute_batch(
+            "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
+                 VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
+             INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
+                 VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0), ('cup', 'Cup', 100, 2000, 0, 0);",
+        )
+        .unwrap();
+        let full: Vec<String> = (1..=32).map(|id| id.to_string()).collect();
+        conn.execute(
+            "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) \
+             VALUES ('s1', 'mug', 100, 0, ?1, 32, 32), ('s1', 'pen', 10, 0, '7', 1, 7)",
+            [full.join(",")],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
+             VALUES (40, 's1', 'old', 1, 'adjustment', NULL, 0)",
+            [],
+        )
+        .unwrap();
+        let moves = [
+            (SkuId::from_trusted("mug".into()), -1),
+            (SkuId::from_trusted("pen".into()), -2),
+            (SkuId::from_trusted("mug".into()), -3),
+            (SkuId::from_trusted("cup".into()), 5),
+        ];
+        let mut ledger: Vec<rusqlite::types::Value> = vec![
+            "s1".to_owned().into(),
+            9_i64.into(),
+            "sale".to_owned().into(),
+            "t1".to_owned().into(),
+        ];
+        let mut levels: Vec<rusqlite::types::Value> = vec!["s1".to_owned().into(), 9_i64.into()];
+        for (sku, delta) in &moves {
+            for params in [&mut ledger, &mut levels] {
+                params.push(sku.as_str().to_owned().into());
+                params.push((*delta).into());
+            }
+        }
+        let run = |sql: &str, params: &[rusqlite::types::Value]| {
+            conn.execute(
+                &crate::engine::sql::numbered_placeholders(sql),
+                rusqlite::params_from_iter(params),
+            )
+            .unwrap()
+        };
+        run(&MOVEMENTS.get(moves.len()), &ledger);
+        assert_eq!(run(&levels_of(&moves), &levels), 3, "one row per article");
+        let rows: Vec<(String, i64, i64, String, i64, i64)> = conn
+            .prepare("SELECT sku_id, on_hand, updated_at, recent, recent_count, recent_last FROM stock ORDER BY sku_id")
+            .unwrap()
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ("cup".to_owned(), 5, 9, "44".to_owned(), 1, 44),
+                ("mug".to_owned(), 96, 9, "41,43".to_owned(), 2, 43),
+                ("pen".to_owned(), 8, 9, "7,42".to_owned(), 2, 42),
+            ]
+        );
+        let chunks: Vec<(String, i64, String)> = conn
+            .prepare("SELECT sku_id, last_id, ids FROM stock_movement_chunks")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(chunks, [("mug".to_owned(), 32, full.join(","))]);
+    }
+
     /// Where one writer runs, a movement reaches its article's row and a read its article's
     /// chunks by their keys: none of these statements reads a whole table.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_ledger_in_the_stock_rows_is_reached_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::migrated_scratch_database(dir.path()).await;
-        let statements: [(&str, &[&str]); 4] = [
-            (CHUNKS_FROM_FULL_LISTS, &["3"]),
-            (LEVELS_FROM_MOVEMENTS, &["3"]),
+        let levels = LEVELS.get(3);
+        let statements: [(&str, &[&str]); 3] = [
+            (&levels, &["s1", "0", "mug", "1", "pen", "1", "cup", "1"]),
             (PAGE_FROM_STOCK_ROWS, &["s1", "mug", "0", "50", "3"]),
             (LATEST_FROM_STOCK_ROWS, &["s1", "mug", "50", "3"]),
         ];
