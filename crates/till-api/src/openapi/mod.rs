@@ -184,6 +184,11 @@ macro_rules! named_words {
 }
 pub(crate) use named_words;
 
+/// A property of one shape of a union that only the other shapes carry, as that shape holds
+/// it: never there. Its schema is [`absent`].
+#[derive(Clone, Copy, Debug)]
+pub struct Absent;
+
 /// A property of one shape of a union that only the other shapes carry: absent or `null`.
 pub fn absent() -> Schema {
     ObjectBuilder::new()

@@ -4,7 +4,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{FromBody, Obj};
-use crate::openapi::{Instant, Text, absent};
+use crate::openapi::{Absent, Instant, Text, absent};
 use crate::ops;
 use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
@@ -43,10 +43,9 @@ struct PercentCouponBody {
     /// Percent off the basket, in basis points (1000 = 10 %).
     #[schema(value_type = i64, minimum = 1, maximum = 10000)]
     percent_bps: Bps,
-    // Stated absent for the document: the parser refuses both rewards together.
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    amount_cents: Option<()>,
+    // The parser refuses both rewards together.
+    #[schema(schema_with = absent, required = false)]
+    amount_cents: Absent,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
     min_basket_cents: Option<Cents>,
@@ -69,10 +68,9 @@ struct AmountCouponBody {
     /// Fixed amount off the basket, in cents, capped at the basket.
     #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
     amount_cents: Cents,
-    // Stated absent for the document: the parser refuses both rewards together.
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    percent_bps: Option<()>,
+    // The parser refuses both rewards together.
+    #[schema(schema_with = absent, required = false)]
+    percent_bps: Absent,
     /// Smallest basket (after promotions) the coupon applies to. Default 0.
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 9007199254740991_i64)]
     min_basket_cents: Option<Cents>,
@@ -155,7 +153,7 @@ impl FromBody for CouponBody {
         Some(match (percent, amount) {
             (Some(percent_bps), _) => CouponBody::Percent(PercentCouponBody {
                 percent_bps,
-                amount_cents: None,
+                amount_cents: Absent,
                 min_basket_cents,
                 valid_from,
                 valid_until,
@@ -164,7 +162,7 @@ impl FromBody for CouponBody {
             }),
             (None, amount) => CouponBody::Amount(AmountCouponBody {
                 amount_cents: amount?,
-                percent_bps: None,
+                percent_bps: Absent,
                 min_basket_cents,
                 valid_from,
                 valid_until,
@@ -178,21 +176,37 @@ impl FromBody for CouponBody {
 impl From<CouponBody> for Coupon {
     fn from(body: CouponBody) -> Coupon {
         let (reward, min_basket, valid_from, valid_until, max_redemptions, active) = match body {
-            CouponBody::Percent(b) => (
-                CouponReward::Percent(b.percent_bps),
-                b.min_basket_cents,
-                b.valid_from,
-                b.valid_until,
-                b.max_redemptions,
-                b.active,
+            CouponBody::Percent(PercentCouponBody {
+                percent_bps,
+                amount_cents: Absent,
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
+            }) => (
+                CouponReward::Percent(percent_bps),
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
             ),
-            CouponBody::Amount(b) => (
-                CouponReward::Amount(b.amount_cents),
-                b.min_basket_cents,
-                b.valid_from,
-                b.valid_until,
-                b.max_redemptions,
-                b.active,
+            CouponBody::Amount(AmountCouponBody {
+                amount_cents,
+                percent_bps: Absent,
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
+            }) => (
+                CouponReward::Amount(amount_cents),
+                min_basket_cents,
+                valid_from,
+                valid_until,
+                max_redemptions,
+                active,
             ),
         };
         Coupon {

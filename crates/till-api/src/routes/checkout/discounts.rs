@@ -4,7 +4,7 @@
 
 use super::request::choices;
 use crate::fields::{Field, Obj};
-use crate::openapi::{Text, absent, words};
+use crate::openapi::{Absent, Text, absent, words};
 use std::collections::HashSet;
 use till_core::money::{Bps, Cents};
 use till_core::sale::{DeclaredDiscount, DeclaredKind, DiscountReason};
@@ -23,8 +23,7 @@ pub enum DeclaredDiscountBody {
 }
 
 // The `scope` and `basis` of each shape are the variant it was read into; the properties of
-// the other shapes are stated absent. Those fields are declared for the document and never
-// read.
+// the other shapes are stated absent.
 
 /// `percentBps` off one cart line, named by `lineId`.
 #[derive(utoipa::ToSchema)]
@@ -35,19 +34,16 @@ pub struct LinePercentDiscount {
     #[schema(schema_with = reason_schema)]
     reason: DiscountReason,
     #[schema(inline)]
-    #[allow(dead_code)]
     scope: LineScope,
     #[schema(inline)]
-    #[allow(dead_code)]
     basis: PercentBasis,
     /// The `id` of a line of this cart.
     #[schema(value_type = Text)]
     line_id: String,
     #[schema(value_type = i64, minimum = 1, maximum = 10000)]
     percent_bps: Bps,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    amount_cents: Option<()>,
+    #[schema(schema_with = absent, required = false)]
+    amount_cents: Absent,
 }
 
 /// `percentBps` off the whole ticket.
@@ -59,19 +55,15 @@ pub struct TicketPercentDiscount {
     #[schema(schema_with = reason_schema)]
     reason: DiscountReason,
     #[schema(inline)]
-    #[allow(dead_code)]
     scope: TicketScope,
     #[schema(inline)]
-    #[allow(dead_code)]
     basis: PercentBasis,
     #[schema(value_type = i64, minimum = 1, maximum = 10000)]
     percent_bps: Bps,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    line_id: Option<()>,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    amount_cents: Option<()>,
+    #[schema(schema_with = absent, required = false)]
+    line_id: Absent,
+    #[schema(schema_with = absent, required = false)]
+    amount_cents: Absent,
 }
 
 /// `amountCents` off the whole ticket, capped at its total.
@@ -83,19 +75,15 @@ pub struct TicketAmountDiscount {
     #[schema(schema_with = reason_schema)]
     reason: DiscountReason,
     #[schema(inline)]
-    #[allow(dead_code)]
     scope: TicketScope,
     #[schema(inline)]
-    #[allow(dead_code)]
     basis: AmountBasis,
     #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
     amount_cents: Cents,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    line_id: Option<()>,
-    #[schema(schema_with = absent)]
-    #[allow(dead_code)]
-    percent_bps: Option<()>,
+    #[schema(schema_with = absent, required = false)]
+    line_id: Absent,
+    #[schema(schema_with = absent, required = false)]
+    percent_bps: Absent,
 }
 
 fn reason_schema() -> utoipa::openapi::schema::Schema {
@@ -160,7 +148,7 @@ pub(super) fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<D
                 basis: PercentBasis::Percent,
                 line_id: line_id?,
                 percent_bps: percent?,
-                amount_cents: None,
+                amount_cents: Absent,
             })
         }
         (Scope::Line, Basis::Amount) => {
@@ -179,8 +167,8 @@ pub(super) fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<D
                 scope: TicketScope::Ticket,
                 basis: PercentBasis::Percent,
                 percent_bps: percent,
-                line_id: None,
-                amount_cents: None,
+                line_id: Absent,
+                amount_cents: Absent,
             })
         }
         (Scope::Ticket, Basis::Amount) => {
@@ -193,8 +181,8 @@ pub(super) fn declared(field: Field<'_>, line_ids: &HashSet<String>) -> Option<D
                 scope: TicketScope::Ticket,
                 basis: AmountBasis::Amount,
                 amount_cents: amount,
-                line_id: None,
-                percent_bps: None,
+                line_id: Absent,
+                percent_bps: Absent,
             })
         }
     })
@@ -222,20 +210,40 @@ fn reject(obj: &Obj<'_>, key: &str, message: &str) {
 impl From<DeclaredDiscountBody> for DeclaredDiscount {
     fn from(body: DeclaredDiscountBody) -> DeclaredDiscount {
         let (id, reason, kind) = match body {
-            DeclaredDiscountBody::LinePercent(d) => (
-                d.id,
-                d.reason,
+            DeclaredDiscountBody::LinePercent(LinePercentDiscount {
+                id,
+                reason,
+                scope: LineScope::Line,
+                basis: PercentBasis::Percent,
+                line_id,
+                percent_bps,
+                amount_cents: Absent,
+            }) => (
+                id,
+                reason,
                 DeclaredKind::LinePercent {
-                    line_id: d.line_id,
-                    percent: d.percent_bps,
+                    line_id,
+                    percent: percent_bps,
                 },
             ),
-            DeclaredDiscountBody::TicketPercent(d) => {
-                (d.id, d.reason, DeclaredKind::TicketPercent { percent: d.percent_bps })
-            }
-            DeclaredDiscountBody::TicketAmount(d) => {
-                (d.id, d.reason, DeclaredKind::TicketAmount { amount: d.amount_cents })
-            }
+            DeclaredDiscountBody::TicketPercent(TicketPercentDiscount {
+                id,
+                reason,
+                scope: TicketScope::Ticket,
+                basis: PercentBasis::Percent,
+                percent_bps,
+                line_id: Absent,
+                amount_cents: Absent,
+            }) => (id, reason, DeclaredKind::TicketPercent { percent: percent_bps }),
+            DeclaredDiscountBody::TicketAmount(TicketAmountDiscount {
+                id,
+                reason,
+                scope: TicketScope::Ticket,
+                basis: AmountBasis::Amount,
+                amount_cents,
+                line_id: Absent,
+                percent_bps: Absent,
+            }) => (id, reason, DeclaredKind::TicketAmount { amount: amount_cents }),
         };
         DeclaredDiscount { id, reason, kind }
     }
