@@ -4,9 +4,10 @@
 use crate::transport;
 use anyhow::{anyhow, bail};
 use axum::http::{HeaderValue, Uri};
-use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use figment::{Figment, Provider};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
@@ -33,6 +34,7 @@ pub struct Config {
     /// PKCS#8 PEM ECDSA P-256 key signing the fiscal journal; generated into the data
     /// directory when absent.
     pub fiscal_key_file: Option<PathBuf>,
+    /// `text` for people, `json` for a log collector.
     pub log_format: LogFormat,
     /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
     pub log: String,
@@ -40,9 +42,13 @@ pub struct Config {
     // The database (till-store's StoreOptions).
     /// `sqlite://PATH` or `postgres://...`; default: `till.db` in the data directory.
     pub database_url: Option<String>,
+    /// Connections to the database a node holds at most.
     pub db_max_connections: u32,
+    /// The longest a request waits for a free database connection.
     pub db_acquire_timeout_ms: u64,
+    /// The longest one statement may run (PostgreSQL).
     pub db_statement_timeout_ms: u64,
+    /// `full`: an acknowledged sale survives a power cut; `normal`: it survives a crash of till.
     pub sqlite_synchronous: SqliteSynchronous,
     /// At `full`, the SQLite writer writes a commit's log frames together (docs/performance.md);
     /// off, SQLite writes them one by one.
@@ -54,6 +60,7 @@ pub struct Config {
     pub session_cache_seconds: u64,
 
     // Selling (till-app's Settings).
+    /// The gap allowed between the server's total and a till's `amountDue`.
     pub cash_rounding_tolerance_cents: i64,
     /// Loyalty points per whole currency unit paid (not with loyalty points).
     pub loyalty_points_per_unit: i64,
@@ -72,13 +79,17 @@ pub struct Config {
     pub clock_skew_seconds: u64,
     /// Lifetime of a register session and its token.
     pub session_ttl_seconds: u64,
+    /// Wrong PINs in a row before a staff member is locked out.
     pub pin_max_failures: u32,
+    /// How long a lock-out lasts.
     pub pin_lockout_seconds: u64,
     /// Off: every elevation request gets ELEVATION_UNAVAILABLE.
     pub elevation_enabled: bool,
+    /// Lifetime of a manager's approval.
     pub elevation_ttl_seconds: u64,
     /// Elevation attempts per manager per window before RATE_LIMITED.
     pub elevation_rate_limit: u32,
+    /// The window `elevation_rate_limit` counts in.
     pub elevation_rate_window_seconds: u64,
     /// A manager whose grants were last written longer ago is refused with GRANTS_STALE.
     pub grants_max_age_seconds: u64,
@@ -101,6 +112,7 @@ pub struct Config {
     /// Journal code of the sales entries.
     #[serde(deserialize_with = "text::required")]
     pub fec_journal_code: String,
+    /// Journal label of the sales entries.
     #[serde(deserialize_with = "text::required")]
     pub fec_journal_label: String,
     /// Sales, net of VAT.
@@ -129,17 +141,23 @@ pub struct Config {
     /// HS256 shared secret for identity-provider tokens (development, tests).
     #[serde(deserialize_with = "text::optional")]
     pub jwt_secret: Option<String>,
+    /// The identity provider's public keys (RS256/ES256), read over HTTPS.
     pub jwt_jwks_url: Option<String>,
+    /// The identity provider's public keys, read from a file.
     pub jwt_jwks_file: Option<PathBuf>,
+    /// The `iss` every token must carry.
     #[serde(deserialize_with = "text::required")]
     pub jwt_issuer: String,
+    /// The `aud` every token must carry.
     #[serde(deserialize_with = "text::required")]
     pub jwt_audience: String,
+    /// Clock skew tolerated on `exp` and `nbf`.
     pub jwt_leeway_seconds: u64,
     /// Shortest gap between two reads of the JWKS when unknown key ids arrive.
     pub jwt_jwks_min_refresh_seconds: u64,
 
     // HTTP (the transport's Settings, and till-api's body limit).
+    /// The largest request body; past it, 413.
     pub max_body_bytes: usize,
     /// PEM certificate chain served over HTTPS, with `tls_key`; neither set: plain HTTP.
     pub tls_cert: Option<PathBuf>,
@@ -263,6 +281,36 @@ impl Default for Config {
     }
 }
 
+/// Every key the configuration file may set: the names of [`Config`]'s fields.
+pub fn known_keys() -> BTreeSet<String> {
+    match serde_json::to_value(Config::default()) {
+        Ok(serde_json::Value::Object(fields)) => fields.into_iter().map(|(key, _)| key).collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// A key of the file that till does not know (a misspelling, often) stops the start, naming
+/// it, rather than leaving the setting meant at its default unnoticed. A missing file is none.
+fn refuse_unknown_keys(file: &Path) -> Result<(), Box<figment::Error>> {
+    let read = Toml::file(file).data().map_err(Box::new)?;
+    let known = known_keys();
+    let unknown: Vec<String> = read
+        .values()
+        .flat_map(|keys| keys.keys())
+        .filter(|key| !known.contains(key.as_str()))
+        .map(|key| format!("`{key}`"))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(Box::new(figment::Error::from(format!(
+        "{}: unknown {} {} (till.example.toml lists every key)",
+        file.display(),
+        if unknown.len() == 1 { "key" } else { "keys" },
+        unknown.join(", ")
+    ))))
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -288,6 +336,7 @@ impl Config {
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("TILL_CONFIG").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("till.toml"));
+        refuse_unknown_keys(&file)?;
         Figment::from(Serialized::defaults(Config::default()))
             .merge(Toml::file(file))
             .merge(Env::prefixed("TILL_").ignore(&["config"]))
@@ -571,6 +620,57 @@ mod text {
 #[allow(clippy::result_large_err)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_the_file_should_not_hold_stops_the_start_naming_it() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "till.toml",
+                "log_formt = \"json\"\nlisten = \"127.0.0.1:9\"\n[server]\nport = 1\n",
+            )?;
+            let error = Config::load(None, &Overrides::default()).expect_err("unknown keys are refused");
+            let text = error.to_string();
+            assert!(text.contains("`log_formt`") && text.contains("`server`"), "{text}");
+            assert!(!text.contains("`listen`"), "{text}");
+            jail.create_file("till.toml", "log_format = \"json\"\n")?;
+            assert_eq!(
+                Config::load(None, &Overrides::default()).map_err(|e| *e)?.log_format,
+                LogFormat::Json
+            );
+            Ok(())
+        });
+    }
+
+    /// `till.example.toml` states every key: set to its default, or commented out where it has
+    /// none; read as a configuration file, it changes nothing.
+    #[test]
+    fn the_example_file_states_every_key_with_its_default() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../till.example.toml");
+        let text = std::fs::read_to_string(&path).expect("till.example.toml at the repository's root");
+        refuse_unknown_keys(&path).expect("every key of the example is known");
+        let read: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::file(&path))
+            .extract()
+            .expect("the example reads");
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::to_value(Config::default()).unwrap(),
+            "the example sets each key to its default"
+        );
+        let defaults = serde_json::to_value(Config::default()).unwrap();
+        let stated: BTreeSet<String> = text
+            .lines()
+            .filter_map(|line| line.trim_start_matches("# ").split_once(" = "))
+            .map(|(key, _)| key.to_owned())
+            .filter(|key| defaults.get(key).is_some())
+            .collect();
+        assert_eq!(stated, known_keys(), "every key is in the example");
+        for line in text.lines().filter(|line| line.starts_with("# ")) {
+            if let Some((key, _)) = line[2..].split_once(" = ") {
+                assert!(defaults[key].is_null(), "{key} has a default: state it uncommented");
+            }
+        }
+    }
 
     #[test]
     fn each_layer_overrides_the_one_below() {

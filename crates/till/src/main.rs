@@ -13,7 +13,7 @@ use tracing_subscriber::EnvFilter;
 #[derive(Parser)]
 #[command(
     name = "till",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TILL_COMMIT"), ")"),
     about = "The point-of-sale backend: sales, manager approvals, promotions, NF525 journal."
 )]
 struct Cli {
@@ -226,6 +226,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Mcp { token } => {
+            let config = with_dev_secret(config);
             // The same state as `serve` builds, so that a tool behaves as the API does.
             let service = server::prepare(&config, Arc::new(SystemClock)).await?;
             let served = till_api::mcp::serve_stdio(service.state.clone(), token).await;
@@ -233,8 +234,13 @@ async fn main() -> anyhow::Result<()> {
             served.map_err(|error| anyhow::anyhow!("till mcp: {error}"))
         }
         Command::Token { sub, scope, ttl } => {
+            let config = with_dev_secret(config);
             let Some(secret) = config.jwt_secret.clone() else {
-                bail!("TILL_JWT_SECRET is not set; `till token` signs with it (the demo prints its own token)");
+                bail!(
+                    "TILL_JWT_SECRET is not set and {} holds no development secret; `till token` signs \
+                     with one of them (`till serve --demo` makes the second)",
+                    config.data_dir.join(demo::DEV_SECRET_FILE).display()
+                );
             };
             let jwt = token::mint(
                 &secret,
@@ -251,9 +257,31 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// `config` with the data directory's development secret where no identity provider is set,
+/// so that `till token` and `till mcp` work beside a demo as they are, given its `--data-dir`.
+fn with_dev_secret(mut config: Config) -> Config {
+    if !has_identity_provider(&config) {
+        config.jwt_secret = demo::existing_dev_secret(&config.data_dir);
+    }
+    config
+}
+
+fn has_identity_provider(config: &Config) -> bool {
+    config.jwt_secret.is_some() || config.jwt_jwks_url.is_some() || config.jwt_jwks_file.is_some()
+}
+
 async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     if demo && config.jwt_secret.is_none() {
         config.jwt_secret = Some(demo::dev_secret(&config.data_dir)?);
+    }
+    if !has_identity_provider(&config) {
+        tracing::warn!(
+            "no identity provider is set: every request that needs a token is refused with 401. In \
+             production set TILL_JWT_JWKS_URL (or TILL_JWT_JWKS_FILE) to your identity provider's \
+             keys. To try till, set TILL_JWT_SECRET to a long random string and mint a first admin \
+             token with: till token --sub admin --scope \"{}\" (or run `till serve --demo`)",
+            till_core::grant::GrantSet::all().to_words()
+        );
     }
     let transport = server::transport(&config).await?;
     let server::Service { state, store } = server::prepare(&config, Arc::new(SystemClock)).await?;

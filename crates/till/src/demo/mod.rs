@@ -166,12 +166,21 @@ fn sale_command(
     )
 }
 
+/// The file of the data directory holding the development secret.
+pub const DEV_SECRET_FILE: &str = "dev-jwt-secret";
+
+/// The development secret the data directory holds, if the demo made one there.
+pub fn existing_dev_secret(data_dir: &Path) -> Option<String> {
+    let secret = std::fs::read_to_string(data_dir.join(DEV_SECRET_FILE)).ok()?;
+    Some(secret.trim().to_owned()).filter(|secret| !secret.is_empty())
+}
+
 /// The development secret kept in the data directory, created on first use.
 pub fn dev_secret(data_dir: &Path) -> anyhow::Result<String> {
-    let path = data_dir.join("dev-jwt-secret");
-    if let Ok(secret) = std::fs::read_to_string(&path) {
-        return Ok(secret.trim().to_owned());
+    if let Some(secret) = existing_dev_secret(data_dir) {
+        return Ok(secret);
     }
+    let path = data_dir.join(DEV_SECRET_FILE);
     crate::server::create_data_dir(data_dir)?;
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("random generator failed: {e}"))?;

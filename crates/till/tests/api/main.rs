@@ -5,6 +5,7 @@ mod harness;
 mod archive_trust;
 mod auth;
 mod barcodes;
+mod cli;
 mod console;
 mod contract;
 mod demo;
