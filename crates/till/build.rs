@@ -24,7 +24,7 @@ fn main() {
         .filter(|commit| !commit.trim().is_empty())
         .or_else(git_commit)
         .unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo::rustc-env=TILL_COMMIT={}", commit.trim());
+    println!("cargo::rustc-env=BUILT_FROM_COMMIT={}", commit.trim());
 }
 
 /// The checked-out commit, abbreviated; the build runs again when it moves.

@@ -263,7 +263,12 @@ fn write_file(path: &Path, articles: usize, seed: u64) -> Result<f64> {
 /// Runs `till catalog import` on the file, as the one child process waited for so far.
 async fn import(plan: &CatalogPlan, file: &Path) -> Result<ImportRun> {
     let started = Instant::now();
-    let output = tokio::process::Command::new(&plan.binary)
+    let mut command = tokio::process::Command::new(&plan.binary);
+    // The node refuses a `TILL_*` variable that names no setting, such as the caller's own.
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("TILL_")) {
+        command.env_remove(name);
+    }
+    let output = command
         .args(["catalog", "import"])
         .arg(file)
         .env("TILL_DATABASE_URL", &plan.database_url)

@@ -311,6 +311,39 @@ fn refuse_unknown_keys(file: &Path) -> Result<(), Box<figment::Error>> {
     ))))
 }
 
+/// `TILL_*` names that are not settings and that till still knows: where the file is, the
+/// token `till mcp` acts with, what a build names its commit with, and the variables the demo
+/// prints for a shell's requests (they may still be set when that shell runs `till`).
+const NOT_SETTINGS: [&str; 6] = [
+    "TILL_CONFIG",
+    "TILL_MCP_TOKEN",
+    "TILL_BUILD_COMMIT",
+    "TILL_TOKEN",
+    "TILL_SESSION",
+    "TILL_SESSION_TOKEN",
+];
+
+/// A `TILL_*` variable that names no setting (a misspelling, often) stops the start, naming
+/// it, as an unknown key of the file does.
+fn refuse_unknown_variables(names: impl Iterator<Item = std::ffi::OsString>) -> Result<(), Box<figment::Error>> {
+    let known = known_keys();
+    let mut unknown: Vec<String> = names
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("TILL_") && !NOT_SETTINGS.contains(&name.as_str()))
+        .filter(|name| !known.contains(&name["TILL_".len()..].to_ascii_lowercase()))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort();
+    Err(Box::new(figment::Error::from(format!(
+        "unknown environment {} {}: no setting has that name (till.example.toml lists every key; \
+         TILL_<KEY> sets it)",
+        if unknown.len() == 1 { "variable" } else { "variables" },
+        unknown.join(", ")
+    ))))
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -337,6 +370,7 @@ impl Config {
             .or_else(|| std::env::var_os("TILL_CONFIG").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("till.toml"));
         refuse_unknown_keys(&file)?;
+        refuse_unknown_variables(std::env::vars_os().map(|(name, _)| name))?;
         Figment::from(Serialized::defaults(Config::default()))
             .merge(Toml::file(file))
             .merge(Env::prefixed("TILL_").ignore(&["config"]))
@@ -639,6 +673,23 @@ mod tests {
             );
             Ok(())
         });
+    }
+
+    #[test]
+    fn a_variable_that_names_no_setting_stops_the_start_naming_it() {
+        let names = |list: &[&str]| {
+            list.iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        let error = refuse_unknown_variables(names(&["TILL_LOG_FORMT", "TILL_LISTEN", "PATH", "TILL_LISTN"]))
+            .expect_err("misspellings are refused");
+        let text = error.to_string();
+        assert!(text.contains("TILL_LISTN, TILL_LOG_FORMT"), "{text}");
+        assert!(!text.contains("TILL_LISTEN,"), "{text}");
+        refuse_unknown_variables(names(&["TILL_LOG_FORMAT", "TILL_TOKEN", "TILL_CONFIG", "HOME"]))
+            .expect("settings and the demo's variables are known");
     }
 
     /// `till.example.toml` states every key: set to its default, or commented out where it has

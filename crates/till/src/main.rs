@@ -13,7 +13,7 @@ use tracing_subscriber::EnvFilter;
 #[derive(Parser)]
 #[command(
     name = "till",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TILL_COMMIT"), ")"),
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILT_FROM_COMMIT"), ")"),
     about = "The point-of-sale backend: sales, manager approvals, promotions, NF525 journal."
 )]
 struct Cli {
@@ -337,8 +337,10 @@ fn print_demo(url: &str, session: &demo::DemoSession) {
 
 fn init_logging(config: &Config) {
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour codes only for a person at a terminal, never into a file or a log collector.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if config.log_format == LogFormat::Json {
         builder.json().flatten_event(true).init();

@@ -12,7 +12,6 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -185,7 +184,7 @@ fn signed_string(
 /// code (`None` when a signal ended it) and everything it printed.
 fn till(args: &[&Path]) -> (Option<i32>, String) {
     let home = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_till"))
+    let output = crate::harness::till_command()
         .args(args)
         .current_dir(home.path())
         .env_remove("TILL_DATABASE_URL")
@@ -718,7 +717,7 @@ async fn closed_day(engine: Engine) -> Shop {
 
 /// `till fiscal verify --register r1` on the server's database.
 fn verify_database(server: &TestServer) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_till"))
+    let output = crate::harness::till_command()
         .args(["fiscal", "verify", "--register", "r1"])
         .env_remove("TILL_CONFIG")
         .env("TILL_DATABASE_URL", server.config.database_url())

@@ -10,12 +10,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The `till` binary with none of the caller's `TILL_*` variables, logging errors only.
 fn till(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_till"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("TILL_") {
-            command.env_remove(name);
-        }
-    }
+    let mut command = crate::harness::till_command();
     command.args(args).env("TILL_LOG", "error");
     command
 }

@@ -18,7 +18,7 @@ struct Demo {
 
 impl Demo {
     async fn start(data_dir: &Path, database_url: Option<&str>, port: u16) -> Demo {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_till"));
+        let mut command = Command::from(crate::harness::till_command());
         command
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
             .arg("--data-dir")

@@ -15,7 +15,7 @@ use till_core::fiscal::FiscalKey;
 /// Runs the `till` binary in `dir`, with no configuration but `env`: its exit code (`None`
 /// when a signal ended it) and everything it printed.
 fn till_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_till"));
+    let mut command = crate::harness::till_command();
     command.args(args).current_dir(dir).env("TILL_LOG", "error");
     for name in [
         "TILL_CONFIG",

@@ -38,7 +38,7 @@ struct OverStdio {
 }
 
 async fn over_stdio(server: &TestServer, token: &str) -> OverStdio {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_till"))
+    let mut child = tokio::process::Command::from(crate::harness::till_command())
         .arg("mcp")
         .env("TILL_MCP_TOKEN", token)
         .env("TILL_DATABASE_URL", server.config.database_url())
@@ -697,7 +697,7 @@ async fn declined_changes_do_nothing(
 async fn a_client_with_elicitation_asks_the_person_over_stdio(engine: Engine) {
     let server = TestServer::start(engine).await;
     let spawn = |person: Person| {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_till"))
+        let mut child = tokio::process::Command::from(crate::harness::till_command())
             .arg("mcp")
             .env("TILL_MCP_TOKEN", server.admin())
             .env("TILL_DATABASE_URL", server.config.database_url())

@@ -249,7 +249,7 @@ async fn the_import_command_streams_a_file_and_stops_at_a_bad_line(engine: Engin
 /// Runs `till catalog import FILE` on the server's database: its exit code (`None` when a
 /// signal ended it) and what it printed.
 fn import_path(server: &TestServer, path: &std::path::Path) -> (Option<i32>, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
+    let output = crate::harness::till_command()
         .args([std::ffi::OsStr::new("catalog"), "import".as_ref(), path.as_os_str()])
         .env_remove("TILL_CONFIG")
         .env("TILL_DATABASE_URL", server.config.database_url())

@@ -173,7 +173,7 @@ impl TestServer {
     /// Runs the `till` binary on this server's database and data directory (its fiscal key):
     /// whether it succeeded, and what it printed on both outputs.
     pub fn run_till<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> (bool, String) {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_till"))
+        let output = till_command()
             .args(args)
             .env("TILL_DATABASE_URL", self.config.database_url())
             .env("TILL_DATA_DIR", &self.config.data_dir)
@@ -435,4 +435,16 @@ impl Drop for TestServer {
         // A test that panicked never called stop(); the runtime ends its tasks anyway.
         self.running.take();
     }
+}
+
+/// The `till` binary without the caller's `TILL_*` variables (this suite's own among them),
+/// which a node refuses when they name no setting: each test sets what it means.
+pub fn till_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_till"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("TILL_") {
+            command.env_remove(name);
+        }
+    }
+    command
 }
