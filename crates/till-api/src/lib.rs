@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod access_log;
 pub mod auth;
 pub mod console;
 pub mod delivery;
@@ -54,6 +55,7 @@ fn service(max_body: usize) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(axum::middleware::from_fn(access_log::write))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             let id = request
                 .extensions()

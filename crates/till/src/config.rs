@@ -36,7 +36,8 @@ pub struct Config {
     pub fiscal_key_file: Option<PathBuf>,
     /// `text` for people, `json` for a log collector.
     pub log_format: LogFormat,
-    /// A tracing filter such as `info` or `till=debug,sqlx=warn`.
+    /// A tracing filter such as `info` or `till=debug,sqlx=warn`; the access log, a line per
+    /// request, is the target `till::access` (`info,till::access=off` leaves it out).
     pub log: String,
 
     // The database (till-store's StoreOptions).
@@ -207,7 +208,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./till-data"),
             fiscal_key_file: None,
             log_format: LogFormat::Text,
-            log: "info,sqlx=warn".to_owned(),
+            log: "info,sqlx=warn,rmcp=warn".to_owned(),
 
             database_url: None,
             db_max_connections: store.max_connections,

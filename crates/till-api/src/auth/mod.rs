@@ -6,6 +6,7 @@
 
 pub mod jwt;
 
+use crate::access_log::ActedAs;
 use crate::error::ApiError;
 use crate::ops::{Op, Operation};
 use crate::state::AppState;
@@ -56,7 +57,9 @@ impl FromRequestParts<AppState> for Principal {
         if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
             return Err(unauthorized("The Authorization header must be: Bearer <token>."));
         }
-        principal_of_token(state, token).await
+        let principal = principal_of_token(state, token).await?;
+        ActedAs::record(&parts.extensions, principal.subject.as_str());
+        Ok(principal)
     }
 }
 

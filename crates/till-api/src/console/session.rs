@@ -11,6 +11,7 @@
 use super::forms::{self, FormBody};
 use super::layout;
 use super::refused::Refused;
+use crate::access_log::ActedAs;
 use crate::auth::{authenticate, secret};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params};
@@ -111,12 +112,15 @@ impl FromRequestParts<AppState> for Visitor {
             return Err(Refused::SignIn { clear: true });
         }
         match authenticate(state, &token).await {
-            Ok(authenticated) => Ok(Visitor {
-                principal: authenticated.principal,
-                form_token: form_token(&token),
-                token_hash,
-                expires_at: authenticated.expires_at,
-            }),
+            Ok(authenticated) => {
+                ActedAs::record(&parts.extensions, authenticated.principal.subject.as_str());
+                Ok(Visitor {
+                    principal: authenticated.principal,
+                    form_token: form_token(&token),
+                    token_hash,
+                    expires_at: authenticated.expires_at,
+                })
+            }
             Err(ApiError::Unauthorized(_)) => Err(Refused::SignIn { clear: true }),
             Err(other) => Err(other.into()),
         }

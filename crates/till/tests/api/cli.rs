@@ -137,3 +137,89 @@ async fn a_start_without_an_identity_provider_says_how_to_mint_a_first_token() {
 fn assert_no_file_named(dir: &Path, name: &str) {
     assert!(!dir.join(name).exists(), "{name} was made");
 }
+
+/// Every request leaves one line in the access log: its route's template, status, duration,
+/// request id and the subject it acted as; never the token it carried.
+#[tokio::test]
+async fn every_request_leaves_one_access_log_line_without_its_token() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "an-access-log-secret-long-enough-for-hs256";
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::from(till(&["serve"]))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .env("TILL_LOG", "warn,till::access=info")
+        .env("TILL_LOG_FORMAT", "json")
+        .env("TILL_JWT_SECRET", secret)
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("till serve starts");
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let ready = async {
+        while http.get(format!("{base}/readyz")).send().await.is_err() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), ready)
+        .await
+        .expect("ready within a minute");
+    let (_, token, _) =
+        run(till(&["token", "--sub", "auditor-7", "--scope", "pos.sales.read"]).env("TILL_JWT_SECRET", secret));
+    let token = token.trim().to_owned();
+    let read = http
+        .get(format!("{base}/v1/sales/txn-not-there"))
+        .bearer_auth(&token)
+        .header("x-request-id", "my-request-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 404);
+    assert_eq!(read.headers()["x-request-id"], "my-request-1");
+    let refused = http
+        .get(format!("{base}/v1/sales/txn-not-there"))
+        .bearer_auth("not-a-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let generated = refused.headers()["x-request-id"].to_str().unwrap().to_owned();
+
+    let mut lines = BufReader::new(child.stderr.take().expect("its standard error")).lines();
+    let mut access = Vec::new();
+    let collect = async {
+        while access.len() < 2 {
+            let line = lines.next_line().await.expect("its log reads").expect("a line");
+            assert!(
+                !line.contains(&token) && !line.contains("not-a-token"),
+                "a token was logged: {line}"
+            );
+            assert!(
+                !line.contains('\u{1b}'),
+                "colour codes in a log that is not a terminal: {line}"
+            );
+            let entry: Value = serde_json::from_str(&line).expect("a JSON line");
+            if entry["target"] == "till::access" && entry["route"] != "/readyz" {
+                access.push(entry);
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), collect)
+        .await
+        .expect("logged within 30 s");
+    assert_eq!(access[0]["method"], "GET");
+    assert_eq!(access[0]["route"], "/v1/sales/{transactionId}");
+    assert_eq!(access[0]["status"], 404);
+    assert_eq!(access[0]["request_id"], "my-request-1");
+    assert_eq!(access[0]["subject"], "auditor-7");
+    assert!(access[0]["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0));
+    assert_eq!(access[1]["status"], 401);
+    assert_eq!(access[1]["request_id"], generated.as_str());
+    assert_eq!(access[1]["subject"], "-");
+}
