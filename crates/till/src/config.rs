@@ -366,12 +366,17 @@ impl Config {
     /// Reads every layer. `file` is the `--config` path; without it `TILL_CONFIG`, then
     /// `./till.toml` if it exists.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, Box<figment::Error>> {
+        refuse_unknown_variables(std::env::vars_os().map(|(name, _)| name))?;
+        Config::read(file, overrides)
+    }
+
+    /// The layers as [`Config::load`] reads them, once the environment's names are known.
+    fn read(file: Option<&Path>, overrides: &Overrides) -> Result<Config, Box<figment::Error>> {
         let file = file
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os("TILL_CONFIG").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("till.toml"));
         refuse_unknown_keys(&file)?;
-        refuse_unknown_variables(std::env::vars_os().map(|(name, _)| name))?;
         Figment::from(Serialized::defaults(Config::default()))
             .merge(Toml::file(file))
             .merge(Env::prefixed("TILL_").ignore(&["config"]))
@@ -663,13 +668,13 @@ mod tests {
                 "till.toml",
                 "log_formt = \"json\"\nlisten = \"127.0.0.1:9\"\n[server]\nport = 1\n",
             )?;
-            let error = Config::load(None, &Overrides::default()).expect_err("unknown keys are refused");
+            let error = Config::read(None, &Overrides::default()).expect_err("unknown keys are refused");
             let text = error.to_string();
             assert!(text.contains("`log_formt`") && text.contains("`server`"), "{text}");
             assert!(!text.contains("`listen`"), "{text}");
             jail.create_file("till.toml", "log_format = \"json\"\n")?;
             assert_eq!(
-                Config::load(None, &Overrides::default()).map_err(|e| *e)?.log_format,
+                Config::read(None, &Overrides::default()).map_err(|e| *e)?.log_format,
                 LogFormat::Json
             );
             Ok(())
@@ -738,7 +743,7 @@ mod tests {
                 listen: Some("127.0.0.1:1".into()),
                 ..Overrides::default()
             };
-            let config = Config::load(None, &flags).expect("loads");
+            let config = Config::read(None, &flags).expect("loads");
             assert_eq!(config.listen, "127.0.0.1:1", "a flag beats the file");
             assert_eq!(config.jwt_audience, "from-env", "the environment beats the file");
             assert_eq!(config.pin_max_failures, 3, "the file beats the default");
@@ -887,19 +892,19 @@ mod tests {
         figment::Jail::expect_with(|jail| {
             jail.set_env("TILL_SQLITE_SYNCHRONOUS", "NORMAL");
             jail.set_env("TILL_LOG_FORMAT", "json");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             assert_eq!(config.store_options().sqlite_synchronous, SqliteSynchronous::Normal);
             assert_eq!(config.log_format, LogFormat::Json);
             // A mode that is not one is refused, not read as `full`.
             jail.set_env("TILL_SQLITE_SYNCHRONOUS", "off");
-            let error = Config::load(None, &Overrides::default()).expect_err("not a mode");
+            let error = Config::read(None, &Overrides::default()).expect_err("not a mode");
             assert!(
                 error.to_string().to_lowercase().contains("sqlite_synchronous"),
                 "{error}"
             );
             jail.set_env("TILL_SQLITE_SYNCHRONOUS", "full");
             jail.set_env("TILL_LOG_FORMAT", "xml");
-            let error = Config::load(None, &Overrides::default()).expect_err("not a format");
+            let error = Config::read(None, &Overrides::default()).expect_err("not a format");
             assert!(error.to_string().to_lowercase().contains("log_format"), "{error}");
             Ok(())
         });
@@ -914,7 +919,7 @@ mod tests {
         assert_eq!(settings.retry.window, Duration::from_secs(24 * 3600));
         figment::Jail::expect_with(|jail| {
             jail.set_env("TILL_WEBHOOK_ALLOW_PRIVATE", "true");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             assert!(config.api_config().expect("valid").webhooks.allow_private);
             Ok(())
         });
@@ -925,7 +930,7 @@ mod tests {
         assert!(Config::default().store_options().sqlite_gathered_log);
         figment::Jail::expect_with(|jail| {
             jail.set_env("TILL_SQLITE_GATHERED_LOG", "false");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             assert!(!config.store_options().sqlite_gathered_log);
             Ok(())
         });
@@ -946,14 +951,14 @@ mod tests {
     fn tls_takes_a_certificate_and_its_key_or_neither() {
         figment::Jail::expect_with(|jail| {
             jail.set_env("TILL_TLS_CERT", "/etc/till/cert.pem");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             let error = config.transport().expect_err("a certificate without its key");
             assert!(
                 error.to_string().contains("TILL_TLS_CERT is set without TILL_TLS_KEY"),
                 "{error}"
             );
             jail.set_env("TILL_TLS_KEY", "/etc/till/key.pem");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             let tls = config.transport().expect("both set").tls.expect("HTTPS");
             assert_eq!(tls.cert, Path::new("/etc/till/cert.pem"));
             assert_eq!(tls.key, Path::new("/etc/till/key.pem"));
@@ -970,12 +975,12 @@ mod tests {
     fn cors_origins_are_an_exact_list() {
         figment::Jail::expect_with(|jail| {
             jail.set_env("TILL_CORS_ORIGINS", "https://till.example.com, http://localhost:5173");
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             let origins = config.transport().expect("valid origins").cors_origins;
             assert_eq!(origins, ["https://till.example.com", "http://localhost:5173"]);
             jail.create_file("till.toml", "cors_origins = [\"https://Back.Example.com\"]\n")?;
             jail.clear_env();
-            let config = Config::load(None, &Overrides::default()).expect("loads");
+            let config = Config::read(None, &Overrides::default()).expect("loads");
             assert_eq!(
                 config.transport().expect("valid").cors_origins,
                 ["https://back.example.com"]
@@ -1035,7 +1040,7 @@ mod tests {
     #[test]
     fn the_fec_accounts_are_french_by_default_and_each_method_can_be_moved() {
         figment::Jail::expect_with(|jail| {
-            let fec = Config::load(None, &Overrides::default())
+            let fec = Config::read(None, &Overrides::default())
                 .unwrap()
                 .api_config()
                 .unwrap()
@@ -1050,7 +1055,7 @@ mod tests {
             );
             jail.set_env("TILL_FEC_TENDER_ACCOUNTS", "card=5115");
             jail.set_env("TILL_FEC_SALES_ACCOUNT", "7071");
-            let fec = Config::load(None, &Overrides::default())
+            let fec = Config::read(None, &Overrides::default())
                 .unwrap()
                 .api_config()
                 .unwrap()
@@ -1062,7 +1067,7 @@ mod tests {
                 ("Cartes bancaires à encaisser", "Ventes de marchandises", "Caisse")
             );
             jail.set_env("TILL_FEC_ACCOUNT_LABELS", "5115=CB Paris, 530=Caisse centrale");
-            let fec = Config::load(None, &Overrides::default())
+            let fec = Config::read(None, &Overrides::default())
                 .unwrap()
                 .api_config()
                 .unwrap()
@@ -1070,7 +1075,7 @@ mod tests {
             assert_eq!((fec.label("5115"), fec.label("530")), ("CB Paris", "Caisse centrale"));
             assert_eq!(fec.label("44571"), "TVA collectée");
             jail.set_env("TILL_FEC_ACCOUNT_LABELS", "530=");
-            let refused = Config::load(None, &Overrides::default())
+            let refused = Config::read(None, &Overrides::default())
                 .unwrap()
                 .api_config()
                 .unwrap_err();
@@ -1086,7 +1091,7 @@ mod tests {
     fn an_explicit_config_file_must_parse() {
         figment::Jail::expect_with(|jail| {
             jail.create_file("other.toml", "pin_max_failures = \"many\"\n")?;
-            assert!(Config::load(Some(Path::new("other.toml")), &Overrides::default()).is_err());
+            assert!(Config::read(Some(Path::new("other.toml")), &Overrides::default()).is_err());
             Ok(())
         });
     }

@@ -58,6 +58,23 @@ fn a_misspelled_key_in_the_file_stops_the_start_naming_it() {
     assert!(!ok, "started with an unknown key");
     assert!(said.contains("unknown key `log_formt`"), "{said}");
     assert!(!dir.path().join("till.db").exists(), "nothing was created");
+
+    // The same misspelling in the environment, beside a setting and one of the demo's variables.
+    let (ok, _, said) = run(till(&["migrate"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("TILL_LOG_FORMT", "json")
+        .env("TILL_LISTEN", "127.0.0.1:9")
+        .env("TILL_TOKEN", "a-token-pasted-from-the-demo"));
+    assert!(!ok, "started with an unknown variable");
+    assert!(said.contains("unknown environment variable TILL_LOG_FORMT"), "{said}");
+    assert!(!said.contains("a-token-pasted-from-the-demo"), "{said}");
+    assert!(!dir.path().join("till.db").exists(), "nothing was created");
+    let (ok, _, said) = run(till(&["migrate"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("TILL_TOKEN", "a-token-pasted-from-the-demo"));
+    assert!(ok, "{said}");
 }
 
 fn claims(token: &str, secret: &str) -> Value {
