@@ -26,6 +26,15 @@ pub struct ApiConfig {
     pub fec: FecAccounts,
     /// When set, `/metrics` is read only with this bearer token.
     pub metrics_token: Option<String>,
+    /// What `/metrics` says this node runs.
+    pub build: Build,
+}
+
+/// The release a node runs: its version and the commit it was built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Build {
+    pub version: &'static str,
+    pub commit: &'static str,
 }
 
 impl Default for ApiConfig {
@@ -36,6 +45,10 @@ impl Default for ApiConfig {
             webhooks: WebhookSettings::default(),
             fec: FecAccounts::default(),
             metrics_token: None,
+            build: Build {
+                version: env!("CARGO_PKG_VERSION"),
+                commit: "unknown",
+            },
         }
     }
 }

@@ -10,6 +10,7 @@ use till_app::storage::access::*;
 use till_app::storage::catalog::*;
 use till_app::storage::feed::*;
 use till_app::storage::fiscal::*;
+use till_app::storage::health::{Backlog, Connections};
 use till_app::storage::offers::*;
 use till_app::storage::people::*;
 use till_app::storage::sales::*;
@@ -486,5 +487,11 @@ impl Health for Store {
     }
     fn engine(&self) -> Engine {
         Store::engine(self)
+    }
+    fn connections(&self) -> Connections {
+        Store::connections(self)
+    }
+    async fn backlog(&self) -> Result<Backlog, StoreError> {
+        Store::backlog(self).await
     }
 }

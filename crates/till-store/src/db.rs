@@ -210,6 +210,11 @@ impl Store {
             .cloned()
     }
 
+    /// This node's connections and SQLite's writer queue, as they stand.
+    pub fn connections(&self) -> till_app::storage::health::Connections {
+        self.inner.database.connections()
+    }
+
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.inner.database.ping().await
     }

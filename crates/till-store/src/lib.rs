@@ -23,6 +23,7 @@ pub mod feed;
 pub mod journal;
 mod late_sales;
 pub mod mcp_confirmations;
+pub mod metrics;
 mod migrations;
 pub mod packed;
 pub mod page;

@@ -10,6 +10,7 @@ use crate::error::{Classified, Rule, Stale, StoreError};
 use crate::feed::NewEvent;
 use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::late_sales;
+use crate::metrics::{SALE_COMMITS, SALE_PREDICTIONS_MISSED};
 use crate::packed;
 use crate::returns::Counting;
 use crate::sale_detail::SaleDetail;
@@ -52,14 +53,6 @@ struct CommitSale {
     /// The ticket signed ahead for the place its chain was expected at, if one was.
     presigned: Option<Signed>,
 }
-
-/// Sales committed, by `path`: `one_statement` (the node predicted the till's chain head,
-/// PostgreSQL) or `checked` (the transaction that reads it first).
-const SALE_COMMITS: &str = "till_sale_commits_total";
-
-/// One-statement commits refused, whatever the cause (another node's ticket, a closing, a
-/// twin, a closed session); each such sale then took the checked path.
-const SALE_PREDICTIONS_MISSED: &str = "till_sale_predictions_missed_total";
 
 /// A committed sale: its ticket's place and signature, the stored answer, and the day it was
 /// booked on when the commit read it.

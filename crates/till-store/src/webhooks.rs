@@ -8,6 +8,7 @@
 //! that dies loses its leases when they expire, and another continues from the cursor.
 
 use crate::db::Store;
+use crate::engine::Writers;
 use crate::error::StoreError;
 use crate::sql::{Conn, Param, Query, Row, query};
 use futures::future::BoxFuture;
@@ -17,6 +18,7 @@ pub use till_app::storage::feed::{
     Attempt, Claimed, DeliveryRecord, Disabled, EndpointRecord, Lease, MOST_DELIVERIES_READ, NewEndpoint, Progress,
     Replayed, Standing,
 };
+use till_app::storage::health::{Backlog, EndpointBacklog};
 use till_core::events::{EventType, FeedCursor};
 use till_core::instant::{from_micros, to_micros};
 use till_core::webhooks::{DisableReason, Failure, Streak, WebhookSecret};
@@ -42,6 +44,46 @@ impl Store {
             .await?
             .try_get("head")?;
         Ok(FeedCursor::at(head))
+    }
+
+    /// The feed's head, its events not numbered yet, and each endpoint's place in it.
+    pub async fn backlog(&self) -> Result<Backlog, StoreError> {
+        let head = self.feed_head().await?;
+        let unplaced_events = match self.writers() {
+            // SQLite numbers an event when it is written.
+            Writers::One => 0,
+            Writers::Many => {
+                let unplaced: i64 = query("SELECT COUNT(*) AS unplaced FROM events WHERE position IS NULL")
+                    .fetch_one(self.reader())
+                    .await?
+                    .try_get("unplaced")?;
+                unplaced.max(0).unsigned_abs()
+            }
+        };
+        let rows = query(
+            "SELECT e.delivered_through, e.failing_since, e.disabled_at, \
+                 (SELECT n.occurred_at FROM events n WHERE n.position > e.delivered_through \
+                  ORDER BY n.position LIMIT 1) AS next_event_at \
+             FROM webhook_endpoints e",
+        )
+        .fetch_all(self.reader())
+        .await?;
+        let endpoints = rows
+            .iter()
+            .map(|row| {
+                Ok(EndpointBacklog {
+                    delivered_through: FeedCursor::at(row.try_get("delivered_through")?),
+                    next_event_at: row.try_get::<Option<i64>>("next_event_at")?.map(from_micros),
+                    failing_since: row.try_get::<Option<i64>>("failing_since")?.map(from_micros),
+                    disabled: row.try_get::<Option<i64>>("disabled_at")?.is_some(),
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(Backlog {
+            head,
+            unplaced_events,
+            endpoints,
+        })
     }
 
     pub async fn create_webhook(&self, endpoint: NewEndpoint) -> Result<EndpointRecord, StoreError> {

@@ -466,6 +466,10 @@ impl Config {
             },
             fec: self.fec_accounts()?,
             metrics_token: self.metrics_token.as_deref().map(metrics_token).transpose()?,
+            build: till_api::state::Build {
+                version: env!("CARGO_PKG_VERSION"),
+                commit: env!("BUILT_FROM_COMMIT"),
+            },
         })
     }
 

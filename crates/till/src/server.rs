@@ -46,10 +46,11 @@ pub async fn prepare(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<S
         }
     }
     let app = App::new(Arc::new(store.clone()), api.app.clone(), clock, AppState::answers());
-    Ok(Service {
-        state: AppState::new(app, auth, api),
-        store,
-    })
+    let state = AppState::new(app, auth, api);
+    // The state put the process's metrics recorder in place: the store's metrics get their
+    // help text from it.
+    till_store::metrics::describe();
+    Ok(Service { state, store })
 }
 
 /// Connects, migrates and starts the database's background work, as the service and the

@@ -158,7 +158,16 @@ async fn send_batch(
             at,
             duration: clock.elapsed(),
         });
+        crate::metrics::webhook_attempt(answer);
         if let Err(failure) = answer {
+            tracing::warn!(
+                endpoint = %to.id,
+                event = event_id,
+                attempt = number,
+                failure = failure.kind(),
+                status = failure.status(),
+                "a webhook delivery failed"
+            );
             batch.failed = Some(failure);
             break;
         }

@@ -67,7 +67,9 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
 
 /// Prometheus metrics in the text exposition format.
 ///
-/// Request counts and latencies per route template, method and status class. Open to anyone
+/// Request counts and latencies per route template, method and status class; the node's
+/// database connections and SQLite writer queue; the feed's and the webhooks' backlog and
+/// delivery attempts; the build it runs and its process's CPU, memory and files. Open to anyone
 /// unless the operator set a metrics token (`TILL_METRICS_TOKEN`): then only a request that
 /// carries it as `Authorization: Bearer <token>` reads them. Safe to scrape at any time.
 #[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
@@ -81,7 +83,10 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Result<im
             "The metrics are read with the metrics token (Authorization: Bearer <token>).".to_owned(),
         ));
     }
-    Ok(([(CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics().render()))
+    Ok((
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        crate::metrics::render(&state).await,
+    ))
 }
 
 /// Whether the request's bearer token is `expected`. Digests are compared, so that the time

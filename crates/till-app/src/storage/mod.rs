@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod dry_run;
 pub mod feed;
 pub mod fiscal;
+pub mod health;
 pub mod kept;
 pub mod offers;
 pub mod people;
@@ -16,6 +17,7 @@ pub mod sessions;
 pub mod stock;
 pub mod stored_value;
 
+pub use health::{Engine, Health};
 use jiff::Timestamp;
 use std::sync::Arc;
 use thiserror::Error;
@@ -176,31 +178,6 @@ pub struct Window<K> {
 pub struct Newest<Id> {
     pub at: Timestamp,
     pub id: Id,
-}
-
-/// The database engine a store runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    Sqlite,
-    Postgres,
-}
-
-impl Engine {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "sqlite",
-            Engine::Postgres => "postgres",
-        }
-    }
-}
-
-/// Whether the database answers, and which engine it is.
-#[async_trait::async_trait]
-pub trait Health: Send + Sync {
-    /// Succeeds when the database answers a trivial query and, on SQLite, the writer every
-    /// sale goes through is still running.
-    async fn ping(&self) -> Result<(), StoreError>;
-    fn engine(&self) -> Engine;
 }
 
 /// Every capability at once: what the app is given. A use case reaches only the capabilities

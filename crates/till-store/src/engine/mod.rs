@@ -40,6 +40,7 @@ use std::sync::Weak;
 pub(crate) type Work<I, T> = for<'a> fn(&'a mut Conn, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
 
 pub use till_app::storage::Engine;
+use till_app::storage::health::Connections;
 
 /// The engine a database URL names.
 pub trait EngineOf: Sized {
@@ -179,6 +180,20 @@ impl Database {
     /// The connections that serve reads.
     pub(crate) fn readers(&self) -> &Readers {
         &self.readers
+    }
+
+    /// This node's connections and the writer's queue, as they stand.
+    pub(crate) fn connections(&self) -> Connections {
+        let (busy, idle, most) = self.readers.counts();
+        Connections {
+            busy,
+            idle,
+            most,
+            writer_queue: match &self.writer {
+                Writer::Sqlite(writer) => Some(writer.queued()),
+                Writer::Postgres(_) => None,
+            },
+        }
     }
 
     /// Runs `work` on `input` in a transaction and returns once its effects are durable.

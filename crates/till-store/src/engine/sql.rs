@@ -526,8 +526,25 @@ impl Readers {
         match self {
             Readers::Sqlite(pool) => Ok(Conn(Link::Sqlite(SqliteHandle::Leased(pool.lease()?)))),
             Readers::Postgres(pool) => Ok(Conn(Link::Postgres(PgLink::Pooled(
-                pool.acquire().await.map_err(crate::error::db)?,
+                super::postgres::timed(pool, pool.acquire()).await?,
             )))),
+        }
+    }
+
+    /// Connections lent and idle, and the most kept open (PostgreSQL's pool size; SQLite
+    /// opens a reader whenever none is idle).
+    pub(crate) fn counts(&self) -> (u64, u64, Option<u64>) {
+        match self {
+            Readers::Sqlite(pool) => {
+                let (lent, idle) = pool.counts();
+                (lent, idle, None)
+            }
+            Readers::Postgres(pool) => {
+                let idle = pool.num_idle() as u64;
+                let open = u64::from(pool.size());
+                let most = u64::from(pool.options().get_max_connections());
+                (open.saturating_sub(idle), idle, Some(most))
+            }
         }
     }
 

@@ -102,6 +102,88 @@ async fn made_up_methods_and_paths_add_no_metrics_series(engine: Engine) {
     server.stop().await;
 }
 
+/// The samples of `/metrics`, by series (name and labels, as written).
+fn samples(text: &str) -> std::collections::BTreeMap<String, f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .map(|line| {
+            let (series, value) = line.rsplit_once(' ').expect("a series and its value");
+            (series.to_owned(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
+/// Every family says what it measures; the node names its build, its connections, its
+/// writer's queue (SQLite) or pool size (PostgreSQL), the feed's head and its process's use.
+async fn the_metrics_describe_the_node_its_database_and_its_build(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale("t1", vec![line("l1", ("Mug", 1450, 20.0), 1)], 1450);
+    assert_eq!(shop.finalize(&sale).await.status, 201);
+    let server = &shop.server;
+    let metrics = server.call(Method::GET, "/metrics", None, None).await;
+    assert_eq!(metrics.status, 200, "{}", metrics.text);
+
+    let helped: Vec<&str> = metrics.text.lines().filter_map(|l| l.strip_prefix("# HELP ")).collect();
+    let typed: Vec<&str> = metrics.text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).collect();
+    assert!(typed.len() >= 15, "{}", metrics.text);
+    for family in &typed {
+        let name = family.split(' ').next().unwrap();
+        assert!(
+            helped.iter().any(|help| help.split(' ').next() == Some(name)),
+            "{name} has no # HELP"
+        );
+    }
+
+    let values = samples(&metrics.text);
+    let (ok, version) = server.run_till(&["--version"]);
+    assert!(ok, "{version}");
+    let commit = version.trim().rsplit_once("(commit ").unwrap().1.trim_end_matches(')');
+    let build = format!(
+        "till_build_info{{version=\"{}\",commit=\"{commit}\"}}",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(values.get(&build), Some(&1.0), "{}", metrics.text);
+    assert_eq!(values.get("till_database_up"), Some(&1.0));
+    assert!(values["process_resident_memory_bytes"] > 0.0);
+    assert!(values["process_open_fds"] > 0.0);
+    assert!(values.contains_key("process_cpu_seconds_total"));
+    assert!(values.contains_key("till_db_connections{state=\"busy\"}"));
+    assert!(
+        values["till_db_connections{state=\"idle\"}"] >= 1.0,
+        "a reader stays open after the sale"
+    );
+    match engine {
+        Engine::Sqlite => {
+            assert_eq!(values.get("till_sqlite_writer_queue_jobs"), Some(&0.0));
+            assert!(values["till_sqlite_writer_batch_jobs_count"] >= 1.0);
+            assert!(!values.contains_key("till_db_connections_max"));
+        }
+        Engine::Postgres => {
+            assert!(values["till_db_connections_max"] >= 1.0);
+            assert!(!values.contains_key("till_sqlite_writer_queue_jobs"));
+        }
+    }
+    // The feed's head is the last event the feed hands out, once every event is numbered.
+    let token = server.token("erp", "pos.events.read");
+    let feed = server.get("/v1/events?limit=1000", &token).await;
+    let last = feed.body["events"].as_array().unwrap().last().unwrap()["cursor"].clone();
+    let head = |values: &std::collections::BTreeMap<String, f64>| values.get("till_feed_head_position").copied();
+    let mut values = values;
+    for _ in 0..200 {
+        if values.get("till_feed_unplaced_events") == Some(&0.0) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        values = samples(&server.call(Method::GET, "/metrics", None, None).await.text);
+    }
+    assert_eq!(values.get("till_feed_unplaced_events"), Some(&0.0));
+    assert_eq!(
+        head(&values).map(|head| head.to_string()),
+        last.as_str().map(str::to_owned)
+    );
+    shop.server.stop().await;
+}
+
 /// With a metrics token set, `/metrics` answers that bearer token alone.
 async fn the_metrics_token_guards_the_metrics(engine: Engine) {
     let server = TestServer::start_with(engine, |config| {
@@ -283,6 +365,7 @@ on_both_engines!(
     health_readiness_and_metrics_answer_without_credentials,
     made_up_methods_and_paths_add_no_metrics_series,
     the_metrics_token_guards_the_metrics,
+    the_metrics_describe_the_node_its_database_and_its_build,
     the_configured_fiscal_key_signs_the_journal,
     the_demo_sells_the_readme_first_sale,
     the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points,

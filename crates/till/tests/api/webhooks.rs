@@ -31,6 +31,7 @@ on_both_engines!(
     a_slow_receiver_holds_up_no_other_endpoint,
     an_endpoint_receives_the_types_it_asked_for,
     webhooks_need_their_scopes,
+    a_failing_endpoint_and_its_backlog_show_on_the_metrics,
 );
 
 /// How the receiver answers a request.
@@ -814,5 +815,69 @@ async fn webhooks_need_their_scopes(engine: Engine) {
     assert_eq!(server.post(&replay, &writer, json!({"after": "0"})).await.status, 200);
     let listed = server.get("/v1/webhooks", &reader).await;
     assert_eq!(listed.body["webhooks"].as_array().unwrap().len(), 2);
+    server.stop().await;
+}
+
+/// The value of the series `series` (name and labels, as written) on `/metrics`.
+async fn metric(server: &TestServer, series: &str) -> Option<f64> {
+    let reply = server.call(Method::GET, "/metrics", None, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.text.lines().find_map(|line| {
+        let (name, value) = line.rsplit_once(' ')?;
+        (name == series).then(|| value.parse().expect("a number"))
+    })
+}
+
+/// An operator sees an endpoint failing, what waits for it and how old it is, then all of it
+/// gone once the receiver answers again.
+async fn a_failing_endpoint_and_its_backlog_show_on_the_metrics(engine: Engine) {
+    let (server, sku) = start(engine, |config| config.webhook_timeout_seconds = 60).await;
+    let (open, gate) = watch::channel(false);
+    // The first request fails; the retry waits for the gate, so the endpoint stays failing.
+    let receiver = Receiver::start(Arc::new(move |n| match n {
+        0 => Answer::Status(503),
+        _ => Answer::Held(gate.clone()),
+    }))
+    .await;
+    subscribe(&server, &receiver.url, None).await;
+    for on_hand in 1..=3 {
+        count(&server, &sku, on_hand).await;
+    }
+    eventually("the endpoint failing on the metrics", || async {
+        let failing = metric(&server, "till_webhook_endpoints{state=\"failing\"}").await;
+        (failing == Some(1.0)).then_some(())
+    })
+    .await;
+    assert_eq!(
+        metric(&server, "till_webhook_endpoints{state=\"healthy\"}").await,
+        Some(0.0)
+    );
+    assert_eq!(metric(&server, "till_webhook_pending_events").await, Some(3.0));
+    let oldest = metric(&server, "till_webhook_oldest_pending_age_seconds")
+        .await
+        .unwrap();
+    assert!((0.0..600.0).contains(&oldest), "{oldest}");
+    assert!(
+        metric(&server, "till_webhook_attempts_total{outcome=\"status\"}").await >= Some(1.0),
+        "the failed attempt is counted by how it failed"
+    );
+
+    open.send(true).unwrap();
+    eventually("the backlog delivered on the metrics", || async {
+        let pending = metric(&server, "till_webhook_pending_events").await;
+        let healthy = metric(&server, "till_webhook_endpoints{state=\"healthy\"}").await;
+        (pending == Some(0.0) && healthy == Some(1.0)).then_some(())
+    })
+    .await;
+    assert_eq!(
+        metric(&server, "till_webhook_endpoints{state=\"failing\"}").await,
+        Some(0.0)
+    );
+    assert_eq!(
+        metric(&server, "till_webhook_oldest_pending_age_seconds").await,
+        Some(0.0)
+    );
+    assert_eq!(metric(&server, "till_webhook_longest_failing_seconds").await, Some(0.0));
+    assert!(metric(&server, "till_webhook_attempts_total{outcome=\"delivered\"}").await >= Some(3.0));
     server.stop().await;
 }

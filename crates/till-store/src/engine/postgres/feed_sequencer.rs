@@ -12,6 +12,7 @@ use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
 use crate::engine::sql::{Conn, query};
 use crate::error::StoreError;
+use crate::metrics::EVENTS_PLACED;
 use futures::future::BoxFuture;
 use std::sync::Weak;
 use std::time::Duration;
@@ -24,9 +25,6 @@ pub const PLACE_LIMIT: i64 = 10_000;
 
 /// How often each node looks for events to number.
 const PLACE_EVERY: Duration = Duration::from_millis(10);
-
-/// Events numbered into the feed by this node.
-const EVENTS_PLACED: &str = "till_events_placed_total";
 
 const PLACE: &str = "WITH unplaced AS ( \
          SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM events WHERE position IS NULL \

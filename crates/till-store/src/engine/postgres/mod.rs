@@ -119,6 +119,21 @@ pub(crate) async fn migrate(readers: &Readers, migrator: &sqlx::migrate::Migrato
     migrator.run(pool(readers)?).await.map_err(crate::migrations::error)
 }
 
+/// Waits for `getting` (a connection, or a transaction begun on one, from `pool`); when the
+/// pool had no idle connection to hand, the wait is timed.
+pub(crate) async fn timed<T>(
+    pool: &sqlx::AnyPool,
+    getting: impl Future<Output = Result<T, sqlx::Error>>,
+) -> Result<T, StoreError> {
+    if pool.num_idle() > 0 {
+        return getting.await.map_err(crate::error::db);
+    }
+    let started = std::time::Instant::now();
+    let got = getting.await.map_err(crate::error::db);
+    crate::metrics::waited_for_connection(started.elapsed());
+    got
+}
+
 fn pool(readers: &Readers) -> Result<&sqlx::AnyPool, StoreError> {
     readers
         .postgres()
@@ -131,7 +146,8 @@ impl Writer {
         let mut attempt = 0;
         loop {
             let result: Result<T, StoreError> = async {
-                let mut conn = Conn::postgres_transaction(pool(readers)?.begin().await.map_err(crate::error::db)?);
+                let pool = pool(readers)?;
+                let mut conn = Conn::postgres_transaction(timed(pool, pool.begin()).await?);
                 let outcome = work(&mut conn, input).await;
                 let tx = conn
                     .into_postgres_transaction()

@@ -6,6 +6,7 @@ use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
 use crate::engine::sql::{Readers, query};
 use crate::error::StoreError;
+use crate::metrics::STOCK_MOVES_FOLDED;
 use std::sync::Weak;
 use std::time::Duration;
 
@@ -14,9 +15,6 @@ pub const FOLD_LIMIT: i64 = 50_000;
 
 /// How often each node folds, when the last fold left no backlog.
 const FOLD_EVERY: Duration = Duration::from_secs(1);
-
-/// Stock moves of PostgreSQL sales added into their articles' rows.
-const STOCK_MOVES_FOLDED: &str = "till_stock_moves_folded_total";
 
 /// Articles in order, so two folds lock `stock` rows in one order and cannot deadlock.
 const FOLD_MOVES: &str = "WITH moved AS ( \

@@ -17,6 +17,7 @@ use sqlx::{AnyConnection, Connection, Executor};
 use std::ffi::CStr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
 use writer::Job;
@@ -87,6 +88,11 @@ impl Writer {
         T: Send + 'static,
     {
         writer::submit(&self.queue, input, work).await
+    }
+
+    /// Units of work waiting for the writer's next batch.
+    pub(crate) fn queued(&self) -> u64 {
+        (self.queue.max_capacity() - self.queue.capacity()) as u64
     }
 
     /// Whether the writer's thread has ended: nothing can be written any more.
@@ -208,6 +214,8 @@ pub(crate) struct SqliteReaders {
     files: Files,
     idle: Mutex<Vec<rusqlite::Connection>>,
     keep: usize,
+    /// Connections lent and not yet back.
+    lent: AtomicUsize,
 }
 
 impl SqliteReaders {
@@ -216,6 +224,7 @@ impl SqliteReaders {
             files,
             idle: Mutex::new(Vec::new()),
             keep: keep.max(1),
+            lent: AtomicUsize::new(0),
         })
     }
 
@@ -235,10 +244,17 @@ impl SqliteReaders {
                 conn
             }
         };
+        self.lent.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             conn: Some(conn),
             pool: self.clone(),
         })
+    }
+
+    /// Connections lent, and idle.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len();
+        (self.lent.load(Ordering::Relaxed) as u64, idle as u64)
     }
 
     /// Closes the idle connections.
@@ -267,6 +283,7 @@ impl Deref for Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            self.pool.lent.fetch_sub(1, Ordering::Relaxed);
             let mut idle = self.pool.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if idle.len() < self.pool.keep {
                 idle.push(conn);

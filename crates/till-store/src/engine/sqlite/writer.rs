@@ -200,6 +200,7 @@ async fn run_batch(conn: &mut Conn, batch: &mut [Box<dyn Job>]) -> Result<(), Db
     }
     let worked = started.elapsed();
     let committed = conn.run_script("COMMIT").await;
+    crate::metrics::writer_batch(batch.len(), started.elapsed());
     tracing::debug!(
         jobs = batch.len(),
         refused,
