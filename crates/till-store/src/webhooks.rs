@@ -48,18 +48,17 @@ impl Store {
 
     /// The feed's head, its events not numbered yet, and each endpoint's place in it.
     pub async fn backlog(&self) -> Result<Backlog, StoreError> {
-        let head = self.feed_head().await?;
-        let unplaced_events = match self.writers() {
+        // One statement: its one snapshot sees each event either numbered or waiting.
+        let unplaced = match self.writers() {
             // SQLite numbers an event when it is written.
-            Writers::One => 0,
-            Writers::Many => {
-                let unplaced: i64 = query("SELECT COUNT(*) AS unplaced FROM events WHERE position IS NULL")
-                    .fetch_one(self.reader())
-                    .await?
-                    .try_get("unplaced")?;
-                unplaced.max(0).unsigned_abs()
-            }
+            Writers::One => "0",
+            Writers::Many => "(SELECT COUNT(*) FROM events WHERE position IS NULL)",
         };
+        let row = query(format!("SELECT {FEED_HEAD} AS head, {unplaced} AS unplaced"))
+            .fetch_one(self.reader())
+            .await?;
+        let head = FeedCursor::at(row.try_get("head")?);
+        let unplaced_events = row.try_get::<i64>("unplaced")?.max(0).unsigned_abs();
         let rows = query(
             "SELECT e.delivered_through, e.failing_since, e.disabled_at, \
                  (SELECT n.occurred_at FROM events n WHERE n.position > e.delivered_through \

@@ -184,6 +184,67 @@ async fn the_metrics_describe_the_node_its_database_and_its_build(engine: Engine
     shop.server.stop().await;
 }
 
+/// The metric names docs/deploy.md's table documents.
+fn documented_metrics() -> std::collections::BTreeSet<String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let deploy = std::fs::read_to_string(root.join("docs/deploy.md")).unwrap();
+    let section = deploy.split("## Metrics and the dashboard").nth(1).unwrap();
+    let section = section.split("\n## ").next().unwrap();
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .flat_map(|line| line.split('|').nth(1).unwrap().split('`').skip(1).step_by(2))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every family `/metrics` shows is documented, and the Grafana dashboard queries no name the
+/// documentation (and so the node) does not have.
+async fn the_metrics_and_the_dashboard_use_only_documented_names(engine: Engine) {
+    let documented = documented_metrics();
+    let shop = Shop::open(engine).await;
+    let sale = shop.sale("t1", vec![line("l1", ("Mug", 1450, 20.0), 1)], 1450);
+    assert_eq!(shop.finalize(&sale).await.status, 201);
+    let metrics = shop.server.call(Method::GET, "/metrics", None, None).await;
+    let families: Vec<&str> = metrics
+        .text
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|family| family.split(' ').next())
+        .collect();
+    assert!(families.contains(&"till_sale_commits_total"));
+    for family in families {
+        assert!(documented.contains(family), "{family} is not in docs/deploy.md");
+    }
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("deploy/grafana-dashboard.json")).unwrap()).unwrap();
+    let mut queried = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().unwrap();
+            for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if word.starts_with("till_") || word.starts_with("process_") {
+                    queried.push(word.to_owned());
+                }
+            }
+        }
+    }
+    assert!(queried.len() >= 20, "{queried:?}");
+    for name in queried {
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|base| documented.contains(*base)))
+            .unwrap_or(&name);
+        assert!(
+            documented.contains(family),
+            "the dashboard queries {name}, which is not documented"
+        );
+    }
+    shop.server.stop().await;
+}
+
 /// With a metrics token set, `/metrics` answers that bearer token alone.
 async fn the_metrics_token_guards_the_metrics(engine: Engine) {
     let server = TestServer::start_with(engine, |config| {
@@ -366,6 +427,7 @@ on_both_engines!(
     made_up_methods_and_paths_add_no_metrics_series,
     the_metrics_token_guards_the_metrics,
     the_metrics_describe_the_node_its_database_and_its_build,
+    the_metrics_and_the_dashboard_use_only_documented_names,
     the_configured_fiscal_key_signs_the_journal,
     the_demo_sells_the_readme_first_sale,
     the_demo_sells_the_readme_sale_paid_with_a_gift_card_and_points,
