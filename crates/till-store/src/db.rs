@@ -338,6 +338,26 @@ mod tests {
     use super::*;
     use crate::engine::sql::query;
 
+    #[tokio::test]
+    async fn sqlite_connections_count_the_readers_lent_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, store) = scratch_sqlite_store(dir.path()).await;
+        let before = store.connections();
+        assert_eq!((before.most, before.writer_queue), (None, Some(0)));
+        let first = store.reader().acquire().await.unwrap();
+        let second = store.reader().acquire().await.unwrap();
+        let lent = store.connections();
+        assert_eq!(lent.busy, before.busy + 2);
+        drop((first, second));
+        let back = store.connections();
+        assert_eq!(back.busy, before.busy);
+        assert_eq!(
+            back.idle,
+            before.idle.max(2),
+            "both readers are kept for the next reads"
+        );
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn long_sqlite_reads_leave_the_request_threads_free() {
         let dir = tempfile::tempdir().unwrap();
