@@ -125,7 +125,7 @@ pub fn page(title: &str, current: Nav, visitor: &Visitor, main: Markup) -> Marku
                         form.sign-out method="post" action="/console/sign-out" {
                             input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                             span.who title=(words.signed_in_as) { (visitor.principal.subject.as_str()) }
-                            button type="submit" { (words.sign_out) }
+                            button type="submit" title=(format!("{} {}", words.signed_in_as, visitor.principal.subject.as_str())) { (words.sign_out) }
                         }
                     }
                 }

@@ -128,19 +128,27 @@ pub async fn search(
             @if !stores.is_empty() {
                 (store_select(&stores, store, words))
             }
-            label for="register" { (words.register) }
-            input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
-            label for="customer" { (words.customer) }
-            input #customer name="customer" value=[query.customer.as_ref().map(|c| c.as_str())];
-            label for="type" { (words.kind) }
-            select #type name="type" {
-                option value="" { (words.any) }
-                @for kind in SaleType::ALL {
-                    option value=(kind.as_str()) selected[query.kind == Some(kind)] { (language.sale_type(kind)) }
+            span.field {
+                label for="register" { (words.register) }
+                input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
+            }
+            span.field {
+                label for="customer" { (words.customer) }
+                input #customer name="customer" value=[query.customer.as_ref().map(|c| c.as_str())];
+            }
+            span.field {
+                label for="type" { (words.kind) }
+                select #type name="type" {
+                    option value="" { (words.any) }
+                    @for kind in SaleType::ALL {
+                        option value=(kind.as_str()) selected[query.kind == Some(kind)] { (language.sale_type(kind)) }
+                    }
                 }
             }
-            label for="date" { (words.day) }
-            input #date type="date" name="date" value=[query.date.map(|d| d.to_string())];
+            span.field {
+                label for="date" { (words.day) }
+                input #date type="date" name="date" value=[query.date.map(|d| d.to_string())];
+            }
             button type="submit" { (words.search) }
         }
         table #sales.wide {

@@ -126,8 +126,10 @@ pub async fn page(
     let body = html! {
         h1 { (words.stock) }
         form.picker method="get" action="/console/stock" {
-            label for="q" { (words.article_query) }
-            input #q name="q" value=[q] required;
+            span.field.wide {
+                label for="q" { (words.article_query) }
+                input #q name="q" value=[q] required;
+            }
             button type="submit" { (words.search) }
         }
         @if query.search.is_some() {

@@ -56,8 +56,10 @@ pub async fn page(
     let body = html! {
         h1 { (words.stored_value_title) }
         form.picker method="get" action="/console/stored-value" {
-            label for="code" { (words.code_label) }
-            input #code name="code" value=[query.code.as_ref().map(InstrumentCode::as_str)] required;
+            span.field.wide {
+                label for="code" { (words.code_label) }
+                input #code name="code" value=[query.code.as_ref().map(InstrumentCode::as_str)] required;
+            }
             button type="submit" { (words.look_up) }
         }
         @match (&query.code, &found) {

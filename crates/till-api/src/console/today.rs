@@ -78,16 +78,18 @@ pub async fn chosen(state: &AppState, asked: Option<&StoreId>) -> Result<Option<
 pub fn store_select(stores: &[StoreRecord], store: Option<&StoreRecord>, words: &Words) -> Markup {
     let listed = store.is_none_or(|store| stores.iter().any(|s| s.store_id == store.store_id));
     html! {
-        label for="store" { (words.store) }
-        select #store name="store" {
-            option value="" { (words.every_store) }
-            @if !listed && let Some(store) = store {
-                option value=(store.store_id.as_str()) selected { (store.profile.name) " (" (store.store_id.as_str()) ")" }
-            }
-            @for option in stores {
-                option value=(option.store_id.as_str())
-                    selected[store.is_some_and(|s| s.store_id == option.store_id)] {
-                    (option.profile.name) " (" (option.store_id.as_str()) ")"
+        span.field {
+            label for="store" { (words.store) }
+            select #store name="store" {
+                option value="" { (words.every_store) }
+                @if !listed && let Some(store) = store {
+                    option value=(store.store_id.as_str()) selected { (store.profile.name) " (" (store.store_id.as_str()) ")" }
+                }
+                @for option in stores {
+                    option value=(option.store_id.as_str())
+                        selected[store.is_some_and(|s| s.store_id == option.store_id)] {
+                        (option.profile.name) " (" (option.store_id.as_str()) ")"
+                    }
                 }
             }
         }
@@ -257,8 +259,10 @@ pub fn day_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, date: Dat
     html! {
         form.picker method="get" action="/console" {
             (store_select(stores, store, words))
-            label for="date" { (words.day) }
-            input #date type="date" name="date" value=(date.to_string());
+            span.field {
+                label for="date" { (words.day) }
+                input #date type="date" name="date" value=(date.to_string());
+            }
             button type="submit" { (words.show) }
         }
     }

@@ -517,7 +517,7 @@ pub const FRENCH: Words = Words {
     deactivating_a_rule: "Désactiver une règle",
     no_rule: "Aucune règle de promotion pour l’instant.",
     zone_note: |zone| format!("heures de {zone}"),
-    deactivate_title: "Désactiver cette promotion ?",
+    deactivate_title: "Désactiver cette promotion\u{202f}?",
     deactivate_text: |name, id| {
         html! {
             "La règle " strong { (name) } " (" code { (id) } ") cessera de s’appliquer aux nouvelles "
