@@ -162,7 +162,7 @@ fn grouped(value: u64, separator: &str) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3 * separator.len());
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push_str(separator);
         }
         out.push(digit);

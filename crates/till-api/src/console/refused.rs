@@ -68,13 +68,13 @@ pub fn either(grants: &[Grant]) -> String {
 
 /// A refusal's page, still to be written in the visitor's language.
 #[derive(Clone, Debug)]
-pub struct Pending(Page);
+pub struct Pending(Kind);
 
 #[derive(Clone, Debug)]
-enum Page {
+enum Kind {
     Scope(String),
     Forged,
-    NoPage,
+    Missing,
     Api {
         status: StatusCode,
         /// The API's own sentence (English), for the refusals a client may act on.
@@ -95,9 +95,9 @@ impl IntoResponse for Refused {
                 }
                 return response;
             }
-            Refused::Scope { needs } => (StatusCode::FORBIDDEN, Page::Scope(either(needs))),
-            Refused::Forged => (StatusCode::FORBIDDEN, Page::Forged),
-            Refused::NoPage => (StatusCode::NOT_FOUND, Page::NoPage),
+            Refused::Scope { needs } => (StatusCode::FORBIDDEN, Kind::Scope(either(needs))),
+            Refused::Forged => (StatusCode::FORBIDDEN, Kind::Forged),
+            Refused::NoPage => (StatusCode::NOT_FOUND, Kind::Missing),
             Refused::Api(error) => {
                 let status = error.status();
                 let message = match &error {
@@ -122,7 +122,7 @@ impl IntoResponse for Refused {
                     .collect();
                 (
                     status,
-                    Page::Api {
+                    Kind::Api {
                         status,
                         message,
                         fields,
@@ -151,28 +151,28 @@ impl Pending {
     fn page(self, frame: &Frame) -> Markup {
         let words = frame.language.words();
         match self.0 {
-            Page::Scope(scopes) => {
+            Kind::Scope(scopes) => {
                 let body = html! {
                     h1 { (words.not_allowed) }
                     p.refusal data-needs=(scopes) { ((words.lacks_scope)(&scopes)) }
                 };
                 layout::bare(words.not_allowed, frame, body)
             }
-            Page::Forged => {
+            Kind::Forged => {
                 let body = html! {
                     h1 { (words.form_refused) }
                     p.refusal { (words.form_refused_text) }
                 };
                 layout::bare(words.form_refused, frame, body)
             }
-            Page::NoPage => {
+            Kind::Missing => {
                 let body = html! {
                     h1 { (words.not_found) }
                     p.refusal { (words.no_such_page) }
                 };
                 layout::bare(words.not_found, frame, body)
             }
-            Page::Api {
+            Kind::Api {
                 status,
                 message,
                 fields,
