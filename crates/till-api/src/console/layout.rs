@@ -188,8 +188,8 @@ pub fn money(cents: i64, currency: &str, language: Language) -> String {
     };
     match language {
         Language::French => {
-            let sign_or_symbol = symbol.unwrap_or(currency);
-            format!("{sign}{},{hundredths:02}{NBSP}{sign_or_symbol}", grouped(units, NNBSP))
+            let mark = symbol.unwrap_or(currency);
+            format!("{sign}{},{hundredths:02}{NBSP}{mark}", grouped(units, NNBSP))
         }
         Language::English => {
             let figure = format!("{}.{hundredths:02}", grouped(units, ","));
