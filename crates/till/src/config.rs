@@ -183,6 +183,39 @@ pub struct Config {
     /// When set, `/metrics` answers only a request carrying it as a bearer token.
     #[serde(deserialize_with = "text::optional")]
     pub metrics_token: Option<String>,
+
+    // The console (till-api's console).
+    /// `fr` or `en`: the console's language for a visitor who chose none with its switch and
+    /// whose browser asks for neither.
+    pub console_language: ConsoleLanguage,
+}
+
+/// The languages of the console, as the configuration names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleLanguage {
+    #[serde(alias = "FR")]
+    Fr,
+    #[serde(alias = "EN")]
+    En,
+}
+
+impl From<till_api::console::Language> for ConsoleLanguage {
+    fn from(language: till_api::console::Language) -> Self {
+        match language {
+            till_api::console::Language::French => ConsoleLanguage::Fr,
+            till_api::console::Language::English => ConsoleLanguage::En,
+        }
+    }
+}
+
+impl From<ConsoleLanguage> for till_api::console::Language {
+    fn from(language: ConsoleLanguage) -> Self {
+        match language {
+            ConsoleLanguage::Fr => till_api::console::Language::French,
+            ConsoleLanguage::En => till_api::console::Language::English,
+        }
+    }
 }
 
 /// How the node writes its log lines.
@@ -278,6 +311,8 @@ impl Default for Config {
             http_idle_timeout_seconds: http.idle_timeout.as_secs(),
             max_connections: http.max_connections,
             metrics_token: api.metrics_token,
+
+            console_language: till_api::console::Language::default().into(),
         }
     }
 }
@@ -539,6 +574,11 @@ impl Config {
             max_connections: self.max_connections,
             max_body_bytes: self.max_body_bytes,
         })
+    }
+
+    /// The console's language for visitors who ask for none it speaks.
+    pub fn console_language(&self) -> till_api::console::DefaultLanguage {
+        till_api::console::DefaultLanguage(self.console_language.into())
     }
 
     pub fn jwt_settings(&self) -> JwtSettings {

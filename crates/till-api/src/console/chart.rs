@@ -2,6 +2,7 @@
 //! style attribute (the content security policy forbids inline styles): the stylesheet colours
 //! the classes.
 
+use super::language::Language;
 use maud::{Markup, html};
 
 /// One hour of a day: its local hour (0 to 23), the sales in it and what they took.
@@ -21,7 +22,8 @@ const SLOT: i64 = (WIDTH - LEFT) / 24;
 const BAR: i64 = SLOT - 6;
 
 /// The bars of the 24 hours of a day, `hours` in hour order.
-pub fn sales_per_hour(hours: &[HourBar; 24], currency: &str) -> Markup {
+pub fn sales_per_hour(hours: &[HourBar; 24], currency: &str, language: Language) -> Markup {
+    let words = language.words();
     let plot = HEIGHT - BOTTOM - TOP;
     let most = hours.iter().map(|bar| bar.sales).max().unwrap_or(0).max(1);
     let base = HEIGHT - BOTTOM;
@@ -29,8 +31,8 @@ pub fn sales_per_hour(hours: &[HourBar; 24], currency: &str) -> Markup {
     let marks = [most, most / 2];
     html! {
         svg.chart viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) role="img"
-            aria-label="Sales per hour" xmlns="http://www.w3.org/2000/svg" {
-            title { "Sales per hour" }
+            aria-label=(words.sales_per_hour) xmlns="http://www.w3.org/2000/svg" {
+            title { (words.sales_per_hour) }
             @for mark in marks {
                 @let y = base - mark * plot / most;
                 @if mark > 0 {
@@ -44,10 +46,7 @@ pub fn sales_per_hour(hours: &[HourBar; 24], currency: &str) -> Markup {
                 @let height = bar.sales.max(0) * plot / most;
                 rect.bar x=(x) y=(base - height) width=(BAR) height=(height)
                     data-hour=(bar.hour) data-sales=(bar.sales) data-total=(bar.total_cents) {
-                    title {
-                        (format!("{:02}:00–{:02}:00: ", bar.hour, bar.hour + 1))
-                        (bar.sales) " sales, " (super::layout::money(bar.total_cents, currency))
-                    }
+                    title { ((words.hour_bar)(bar.hour, bar.sales, &super::layout::money(bar.total_cents, currency, language))) }
                 }
                 @if bar.hour % 3 == 0 {
                     text.axis x=(x + BAR / 2) y=(HEIGHT - 8) text-anchor="middle" { (format!("{:02}h", bar.hour)) }
@@ -75,7 +74,7 @@ mod tests {
 
     #[test]
     fn the_busiest_hour_fills_the_plot_and_others_scale_to_it() {
-        let svg = sales_per_hour(&day(&[(9, 4), (12, 2)]), "EUR").into_string();
+        let svg = sales_per_hour(&day(&[(9, 4), (12, 2)]), "EUR", Language::English).into_string();
         let plot = HEIGHT - BOTTOM - TOP;
         assert!(
             svg.contains(&format!("height=\"{plot}\" data-hour=\"9\" data-sales=\"4\"")),
@@ -91,7 +90,7 @@ mod tests {
 
     #[test]
     fn a_day_without_sales_draws_empty_bars_without_dividing_by_zero() {
-        let svg = sales_per_hour(&day(&[]), "EUR").into_string();
+        let svg = sales_per_hour(&day(&[]), "EUR", Language::French).into_string();
         assert_eq!(svg.matches("height=\"0\"").count(), 24);
         assert!(!svg.contains("style="));
     }

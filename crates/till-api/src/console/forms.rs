@@ -24,18 +24,6 @@ impl<T: FromParams + Send> FromRequestParts<AppState> for Query<T> {
     }
 }
 
-/// The fields of a form sent with POST, read by `T`.
-pub struct FormBody<T>(pub T);
-
-impl<T: FromParams + Send> FromRequest<AppState> for FormBody<T> {
-    type Rejection = Refused;
-
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let pairs = body_pairs(request, state).await?;
-        read(pairs).map(FormBody)
-    }
-}
-
 /// `T` read from `pairs`, blank fields left out.
 pub fn read<T: FromParams>(pairs: Vec<(String, String)>) -> Result<T, Refused> {
     let given = pairs

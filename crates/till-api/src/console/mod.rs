@@ -11,10 +11,14 @@
 //! it as the bearer header is checked, then states the scopes it needs. Every form that writes
 //! carries a token derived from the cookie and must come from this origin
 //! ([`session::Write`]).
+//!
+//! Every page is written in French or English ([`language`]): the words are in [`words`],
+//! amounts and dates are written by [`layout`].
 
 mod chart;
 mod forms;
 mod href;
+mod language;
 mod layout;
 mod promotions;
 mod refused;
@@ -24,20 +28,28 @@ mod session;
 mod stock;
 mod stored_value;
 mod today;
+mod words;
 
 use crate::state::AppState;
 use axum::Router;
+use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{any, get, post};
+use language::Frame;
+use refused::{Pending, Refused};
 
+pub use language::{DefaultLanguage, Language};
 pub use session::SecureCookies;
 
 /// Where the console lives.
 pub const ROOT: &str = "/console";
 /// The one stylesheet, served by the binary.
 const STYLESHEET: &str = include_str!("console.css");
+/// The icon browsers show in a tab.
+const FAVICON: &str = include_str!("favicon.svg");
 
 /// Every console route, before state and middleware.
 pub fn router() -> Router<AppState> {
@@ -56,19 +68,33 @@ pub fn router() -> Router<AppState> {
         .route("/console/promotions/{id}/deactivate", post(promotions::deactivate))
         .route("/console/stored-value", get(stored_value::page))
         .route("/console/stock", get(stock::page))
+        .route("/console/language", get(language::switch))
         .route("/console/static/console.css", get(stylesheet))
+        .route("/console/static/favicon.svg", get(favicon))
         // Any other address under the console is a page of the console that does not exist.
         .route("/console/{*rest}", any(not_found))
+        .layer(axum::middleware::from_fn(frame))
         .layer(axum::middleware::map_response(protect))
+}
+
+/// Chooses the language of the request's page, for the handlers ([`Frame`]) and for the
+/// refusals, which are written here once the handler has answered.
+async fn frame(mut request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let frame = Frame::of(&parts);
+    parts.extensions.insert(frame.clone());
+    request = Request::from_parts(parts, body);
+    let mut response = next.run(request).await;
+    match response.extensions_mut().remove::<Pending>() {
+        Some(pending) => pending.write(&frame, response),
+        None => response,
+    }
 }
 
 /// An address under `/console` that is no page: a page saying so, with the console's headers,
 /// rather than the API's JSON.
 async fn not_found() -> Response {
-    refused::Refused::Api(crate::error::ApiError::NotFound(
-        "There is no such page in the console.".to_owned(),
-    ))
-    .into_response()
+    Refused::NoPage.into_response()
 }
 
 async fn stylesheet() -> Response {
@@ -78,6 +104,17 @@ async fn stylesheet() -> Response {
             (CACHE_CONTROL, "public, max-age=3600"),
         ],
         STYLESHEET,
+    )
+        .into_response()
+}
+
+async fn favicon() -> Response {
+    (
+        [
+            (CONTENT_TYPE, "image/svg+xml"),
+            (CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        FAVICON,
     )
         .into_response()
 }

@@ -1,10 +1,12 @@
-//! `GET /console/promotions`: every promotion rule; `POST
-//! /console/promotions/{id}/deactivate` stops one, as `deactivatePromotion` does.
+//! `GET /console/promotions`: every promotion rule, its validity in its stores' time zone;
+//! `POST /console/promotions/{id}/deactivate` asks first, then stops the rule as
+//! `deactivatePromotion` does.
 
 use super::href::Href;
 use super::layout::{self, Nav};
 use super::refused::Refused;
-use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
+use super::session::{FORM_TOKEN, Visitor, Write};
+use super::today::{stores, zone_of};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
@@ -14,67 +16,106 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
+use jiff::tz::TimeZone;
 use maud::{Markup, html};
+use till_app::stores::StoreRecord;
 use till_core::ids::PromotionId;
-use till_core::promotions::Mechanics;
+use till_core::promotions::PromotionRule;
 
-fn mechanics(mechanics: &Mechanics) -> &'static str {
-    match mechanics {
-        Mechanics::Bogo { .. } => "buy some, get some",
-        Mechanics::Bundle { .. } => "bundle",
-        Mechanics::PercentOff { .. } => "percent off",
+/// Refused unless the visitor may read the rules.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::ListPromotions>()
+}
+
+/// The zone a rule's window is shown in: the one its stores share (every store's, for a rule
+/// that runs everywhere), else the default zone, as days are cut.
+fn rule_zone(rule: &PromotionRule, stores: &[StoreRecord]) -> TimeZone {
+    let covered: Vec<&StoreRecord> = match &rule.store_ids {
+        Some(ids) => stores.iter().filter(|store| ids.contains(&store.store_id)).collect(),
+        None => stores.iter().collect(),
+    };
+    match covered.split_first() {
+        Some((first, rest))
+            if rest
+                .iter()
+                .all(|other| other.profile.timezone == first.profile.timezone) =>
+        {
+            zone_of(Some(first))
+        }
+        _ => zone_of(None),
     }
 }
 
 pub async fn page(visitor: Visitor, State(state): State<AppState>) -> Result<Markup, Refused> {
-    visitor.require::<ops::ListPromotions>()?;
+    allowed(&visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     let rules = till_app::promotions::rules(state.app()).await?;
     let may_deactivate = visitor.may::<ops::DeactivatePromotion>();
-    let zone = super::today::zone_of(None);
+    // Without the store list, windows are shown in the default zone, and said so.
+    let stores = if visitor.may::<ops::ListStores>() {
+        stores(&state).await?
+    } else {
+        Vec::new()
+    };
     let body = html! {
-        h1 { "Promotions" }
-        table #promotions {
+        h1 { (words.promotions) }
+        table #promotions.wide {
             thead {
                 tr {
-                    th { "Rule" } th { "Kind" } th { "Valid" } th { "Stores" } th.n { "Priority" } th { "State" } th {}
+                    th { (words.rule) } th { (words.kind) } th { (words.valid) } th { (words.stores) }
+                    th.n { (words.priority) } th { (words.state) } th {}
                 }
             }
             tbody {
                 @for stored in &rules {
                     @let rule = &stored.rule;
+                    @let zone = rule_zone(rule, &stores);
                     tr data-promotion=(rule.id.as_str()) data-active=(rule.active) {
-                        td { strong { (rule.name) } br; code { (rule.id.as_str()) } }
-                        td { (mechanics(&rule.mechanics)) @if rule.exclusive { " (exclusive)" } }
-                        td { (layout::local_time(rule.valid_from, &zone)) " – " (layout::local_time(rule.valid_until, &zone)) }
-                        td {
-                            @match &rule.store_ids {
-                                Some(stores) => (stores.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
-                                None => "every store",
+                        td data-label=(words.rule) { strong { (rule.name) } br; code { (rule.id.as_str()) } }
+                        td data-label=(words.kind) {
+                            (language.mechanics(&rule.mechanics))
+                            @if rule.exclusive { " (" (words.exclusive) ")" }
+                        }
+                        td data-label=(words.valid) {
+                            (layout::local_time(rule.valid_from, &zone, language)) " – "
+                            (layout::local_time(rule.valid_until, &zone, language))
+                            @if let Some(name) = zone.iana_name() {
+                                br; span.note.zone { ((words.zone_note)(name)) }
                             }
                         }
-                        td.n { (rule.priority) }
-                        td.state { @if rule.active { "active" } @else { "inactive" } }
-                        td {
+                        td data-label=(words.stores) {
+                            @match &rule.store_ids {
+                                Some(stores) => (stores.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
+                                None => (words.every_store_lower),
+                            }
+                        }
+                        td.n data-label=(words.priority) { (rule.priority) }
+                        td.state data-label=(words.state) { @if rule.active { (words.active) } @else { (words.inactive) } }
+                        td.actions {
                             @if rule.active && may_deactivate {
-                                form.inline method="post"
-                                    action=(Href::to("/console/promotions").segment(rule.id.as_str()).then("deactivate")) {
+                                form.inline method="post" action=(deactivate_href(&rule.id)) {
                                     input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
-                                    button.danger type="submit" { "Deactivate" }
+                                    button.danger type="submit" { (words.deactivate) }
                                 }
                             }
                         }
                     }
                 }
                 @if rules.is_empty() {
-                    tr { td colspan="7" { "No promotion rule yet." } }
+                    tr.empty { td colspan="7" { (words.no_rule) } }
                 }
             }
         }
         @if !may_deactivate {
-            p.note { "Deactivating a rule needs the scope " code { "pos.promotions.write" } "." }
+            p.note { ((words.needs_scope_note)(words.deactivating_a_rule, "pos.promotions.write")) }
         }
     };
-    Ok(layout::page("Promotions", Nav::Promotions, &visitor, body))
+    Ok(layout::page(words.nav_promotions, Nav::Promotions, &visitor, body))
+}
+
+fn deactivate_href(id: &PromotionId) -> Href {
+    Href::to("/console/promotions").segment(id.as_str()).then("deactivate")
 }
 
 /// `{id}` of the deactivate form.
@@ -86,14 +127,62 @@ impl FromParams for PromotionPath {
     }
 }
 
-/// Deactivates the rule, then shows the list again.
+/// The deactivate form: the list's button sends it without `confirm`, the confirmation's
+/// button with `confirm=yes`.
+pub struct DeactivateForm {
+    confirmed: bool,
+}
+
+impl FromParams for DeactivateForm {
+    fn from_params(params: &Params) -> Option<Self> {
+        let confirm = params.optional("confirm", |text| match text {
+            "yes" => Ok(()),
+            _ => Err("must be yes"),
+        })?;
+        Some(DeactivateForm {
+            confirmed: confirm.is_some(),
+        })
+    }
+}
+
+/// Asks first: the list's button shows what deactivating does, with a button that confirms.
+/// Only the confirmed form deactivates the rule; then the list is shown again.
 pub async fn deactivate(
     State(state): State<AppState>,
     path: Result<PathParams<PromotionPath>, ApiError>,
-    write: Write<NoFields>,
+    write: Write<DeactivateForm>,
 ) -> Result<Response, Refused> {
     let PathParams(PromotionPath(id)) = path?;
-    write.visitor.require::<ops::DeactivatePromotion>()?;
-    deactivate_rule(&state, id).await?;
-    Ok((StatusCode::SEE_OTHER, [(LOCATION, "/console/promotions")]).into_response())
+    let Write { visitor, form } = write;
+    visitor.require::<ops::DeactivatePromotion>()?;
+    if form.confirmed {
+        deactivate_rule(&state, id).await?;
+        return Ok((StatusCode::SEE_OTHER, [(LOCATION, "/console/promotions")]).into_response());
+    }
+    let stored = till_app::promotions::rule(state.app(), &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No promotion rule with this id.".into()))?;
+    Ok(confirmation(&visitor, &stored.rule).into_response())
+}
+
+fn confirmation(visitor: &Visitor, rule: &PromotionRule) -> Markup {
+    let words = visitor.words();
+    let body = html! {
+        h1 { (words.deactivate_title) }
+        section.confirm #confirm data-promotion=(rule.id.as_str()) {
+            @if rule.active {
+                p { ((words.deactivate_text)(&rule.name, rule.id.as_str())) }
+                form.confirm method="post" action=(deactivate_href(&rule.id)) {
+                    input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
+                    input type="hidden" name="confirm" value="yes";
+                    button.danger type="submit" { (words.deactivate_confirm) }
+                    a.cancel href="/console/promotions" { (words.cancel) }
+                }
+            } @else {
+                p { (words.already_inactive) }
+                p { a href="/console/promotions" { (words.nav_promotions) } }
+            }
+        }
+    };
+    layout::page(words.deactivate_title, Nav::Promotions, visitor, body)
 }

@@ -5,6 +5,7 @@
 
 use super::forms::Query;
 use super::href::Href;
+use super::language::Language;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, Visitor, Write};
@@ -69,14 +70,21 @@ struct Verified {
     verification: Verification,
 }
 
+/// Refused unless the visitor may list the sessions and pick a store.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::ListSessions>()?;
+    visitor.require::<ops::ListStores>()
+}
+
 async fn render(
     visitor: &Visitor,
     state: &AppState,
     asked: DayQuery,
     verified: Option<Verified>,
 ) -> Result<Markup, Refused> {
-    visitor.require::<ops::ListSessions>()?;
-    visitor.require::<ops::ListStores>()?;
+    allowed(visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     let stores = stores(state).await?;
     let store = chosen(state, asked.store.as_ref()).await?;
     let store = store.as_ref();
@@ -97,64 +105,69 @@ async fn render(
     let currency = currency_of(store.or(stores.first()));
     let may_verify = visitor.may::<ops::VerifyRegisterJournal>();
     let body = html! {
-        h1 { "Registers" }
-        (store_picker(&stores, store))
+        h1 { (words.registers) }
+        (store_picker(&stores, store, language))
         @if let Some(verified) = &verified {
-            (verdict(verified))
+            (verdict(verified, language))
         }
         @if views.is_empty() {
-            p { "No register of this store has opened a session yet." }
+            p { (words.no_register) }
         }
         @for view in &views {
             section.register #(format!("register-{}", view.register_id.as_str())) {
-                h2 { "Register " (view.register_id.as_str()) }
+                h2 { (words.register) " " (view.register_id.as_str()) }
                 @match &view.open {
                     Some(open) => p.open {
-                        "Open session " code { (open.session_id.as_str()) } " by " (open.cashier_subject.as_str())
-                        " since " (layout::local_time(open.opened_at, &zone))
-                        ", float " (money(open.opening_float.get(), &currency)) "."
+                        ((words.open_session)(
+                            html! { code { (open.session_id.as_str()) } },
+                            open.cashier_subject.as_str(),
+                            &layout::local_time(open.opened_at, &zone, language),
+                            &money(open.opening_float.get(), &currency, language),
+                        ))
                     },
-                    None => p { "No session open." },
+                    None => p { (words.no_session_open) },
                 }
                 @if let Some(closed) = closed_days.iter().find(|closed| closed.register_id == view.register_id) {
                     p.day-closed {
+                        @let day = layout::date_text(&closed.day, language);
                         @if closed.through == closed.day {
-                            "Day " (closed.day) " is closed: no session opens on this register until tomorrow."
+                            ((words.day_closed)(&day))
                         } @else {
-                            "Day " (closed.day) " is closed, with the period through " (closed.through)
-                            ": no session opens on this register until that period is over."
+                            ((words.period_closed)(&day, &layout::date_text(&closed.through, language)))
                         }
                     }
                 }
-                (z_reports(&view.closed, &zone, &currency))
+                (z_reports(&view.closed, &zone, &currency, language))
                 @if may_verify {
                     form.verify method="post" action=(Href::to("/console/registers").segment(view.register_id.as_str()).then("verify")) {
                         input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                         @if let Some(store) = store {
                             input type="hidden" name="store" value=(store.store_id.as_str());
                         }
-                        button type="submit" { "Verify its journal" }
+                        button type="submit" { (words.verify_journal) }
                     }
                 } @else {
-                    p.note { "Verifying a journal needs the scope " code { "pos.fiscal.read" } "." }
+                    p.note { ((words.needs_scope_note)(words.verifying_a_journal, "pos.fiscal.read")) }
                 }
             }
         }
     };
-    Ok(layout::page("Registers", Nav::Registers, visitor, body))
+    Ok(layout::page(words.nav_registers, Nav::Registers, visitor, body))
 }
 
-fn store_picker(stores: &[StoreRecord], store: Option<&StoreRecord>) -> Markup {
+fn store_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, language: Language) -> Markup {
+    let words = language.words();
     html! {
         form.picker method="get" action="/console/registers" {
-            (store_select(stores, store))
-            button type="submit" { "Show" }
+            (store_select(stores, store, words))
+            button type="submit" { (words.show) }
         }
     }
 }
 
 /// The Z reports of closed sessions, newest first, with the figures sealed in them.
-fn z_reports(closed: &[SessionRecord], zone: &TimeZone, currency: &str) -> Markup {
+fn z_reports(closed: &[SessionRecord], zone: &TimeZone, currency: &str, language: Language) -> Markup {
+    let words = language.words();
     let figure = |session: &SessionRecord, name: &str| {
         session
             .z_report
@@ -165,15 +178,15 @@ fn z_reports(closed: &[SessionRecord], zone: &TimeZone, currency: &str) -> Marku
     html! {
         @if !closed.is_empty() {
             table.z-reports {
-                caption { "Z reports" }
-                thead { tr { th { "Closed" } th { "Cashier" } th.n { "Sales" } th.n { "Total" } } }
+                caption { (words.z_reports) }
+                thead { tr { th { (words.closed) } th { (words.cashier) } th.n { (words.sales_count) } th.n { (words.total) } } }
                 tbody {
                     @for session in closed {
                         tr {
-                            td { (session.closed_at.map(|at| layout::local_time(at, zone)).unwrap_or_default()) }
-                            td { (session.cashier_subject.as_str()) }
-                            td.n { (figure(session, "salesCount").map(|n| n.to_string()).unwrap_or_default()) }
-                            td.n { (figure(session, "totalCents").map(|cents| money(cents, currency)).unwrap_or_default()) }
+                            td data-label=(words.closed) { (session.closed_at.map(|at| layout::local_time(at, zone, language)).unwrap_or_default()) }
+                            td data-label=(words.cashier) { (session.cashier_subject.as_str()) }
+                            td.n data-label=(words.sales_count) { (figure(session, "salesCount").map(|n| n.to_string()).unwrap_or_default()) }
+                            td.n data-label=(words.total) { (figure(session, "totalCents").map(|cents| money(cents, currency, language)).unwrap_or_default()) }
                         }
                     }
                 }
@@ -182,7 +195,8 @@ fn z_reports(closed: &[SessionRecord], zone: &TimeZone, currency: &str) -> Marku
     }
 }
 
-fn verdict(verified: &Verified) -> Markup {
+fn verdict(verified: &Verified, language: Language) -> Markup {
+    let words = language.words();
     let verification = &verified.verification;
     let chains: BTreeMap<&str, usize> = verification
         .chains
@@ -197,19 +211,19 @@ fn verdict(verified: &Verified) -> Markup {
         section.verdict #verdict data-register=(verified.register_id.as_str()) data-ok=(verification.ok)
             data-entries=(verification.entries) {
             @if verification.ok {
-                h2.ok { "The journal of " (verified.register_id.as_str()) " holds" }
+                h2.ok { ((words.journal_holds)(verified.register_id.as_str())) }
             } @else {
-                h2.failed { "The journal of " (verified.register_id.as_str()) " does not hold" }
+                h2.failed { ((words.journal_broken)(verified.register_id.as_str())) }
             }
             table {
-                thead { tr { th { "Chain" } th.n { "Entries" } th { "State" } } }
+                thead { tr { th { (words.chain) } th.n { (words.entries) } th { (words.state) } } }
                 tbody {
                     @for (chain, entries) in &chains {
                         tr data-chain=(chain) {
-                            td { (chain) }
-                            td.n { (entries) }
-                            td {
-                                @if failed_chain == Some(*chain) { "broken" } @else if verification.ok { "verified" } @else { "not reached" }
+                            td data-label=(words.chain) { (language.chain(chain)) }
+                            td.n data-label=(words.entries) { (entries) }
+                            td data-label=(words.state) {
+                                @if failed_chain == Some(*chain) { (words.broken) } @else if verification.ok { (words.verified) } @else { (words.not_reached) }
                             }
                         }
                     }
@@ -217,7 +231,8 @@ fn verdict(verified: &Verified) -> Markup {
             }
             @if let Some(failure) = &verification.first_failure {
                 p.refusal {
-                    "First failure: " (failure.chain) " entry " (failure.seq) " (" (failure.kind) "): " (failure.reason)
+                    (words.first_failure) (words.colon) (language.chain(&failure.chain)) ", " (words.entry) " " (failure.seq)
+                    " (" code { (failure.kind) } ")" (words.colon) span lang="en" { (failure.reason) }
                 }
             }
         }

@@ -81,12 +81,19 @@ impl SalesQuery {
     }
 }
 
+/// Refused unless the visitor may search the sales.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::SearchSales>()
+}
+
 pub async fn search(
     visitor: Visitor,
     State(state): State<AppState>,
     Query(query): Query<SalesQuery>,
 ) -> Result<Markup, Refused> {
-    visitor.require::<ops::SearchSales>()?;
+    allowed(&visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     // The store list is for the picker and the day's zone; without its scope the search
     // still runs, across every store, days cut in the default zone.
     let (stores, store) = if visitor.may::<ops::ListStores>() {
@@ -116,55 +123,65 @@ pub async fn search(
     let found = till_app::sales::search(state.app(), &filter, &query.paging.window()).await?;
     let (sales, next) = query.paging.page(found, SaleSummary::key, |sale| sale).into_parts();
     let body = html! {
-        h1 { "Sales" }
+        h1 { (words.sales) }
         form.picker method="get" action="/console/sales" {
-            (store_select(&stores, store))
-            label for="register" { "Register" }
-            input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
-            label for="customer" { "Customer" }
-            input #customer name="customer" value=[query.customer.as_ref().map(|c| c.as_str())];
-            label for="type" { "Type" }
-            select #type name="type" {
-                option value="" { "Any" }
-                @for kind in SaleType::ALL {
-                    option value=(kind.as_str()) selected[query.kind == Some(kind)] { (kind.as_str()) }
+            @if !stores.is_empty() {
+                (store_select(&stores, store, words))
+            }
+            span.field {
+                label for="register" { (words.register) }
+                input #register name="register" value=[query.register.as_ref().map(|r| r.as_str())];
+            }
+            span.field {
+                label for="customer" { (words.customer) }
+                input #customer name="customer" value=[query.customer.as_ref().map(|c| c.as_str())];
+            }
+            span.field {
+                label for="type" { (words.kind) }
+                select #type name="type" {
+                    option value="" { (words.any) }
+                    @for kind in SaleType::ALL {
+                        option value=(kind.as_str()) selected[query.kind == Some(kind)] { (language.sale_type(kind)) }
+                    }
                 }
             }
-            label for="date" { "Day" }
-            input #date type="date" name="date" value=[query.date.map(|d| d.to_string())];
-            button type="submit" { "Search" }
+            span.field {
+                label for="date" { (words.day) }
+                input #date type="date" name="date" value=[query.date.map(|d| d.to_string())];
+            }
+            button type="submit" { (words.search) }
         }
-        table #sales {
+        table #sales.wide {
             thead {
                 tr {
-                    th { "When" } th { "Ticket" } th { "Type" } th { "Store" } th { "Register" }
-                    th { "Seller" } th { "Customer" } th.n { "Items" } th.n { "Total" }
+                    th { (words.when) } th { (words.ticket) } th { (words.kind) } th { (words.store) } th { (words.register) }
+                    th { (words.seller) } th { (words.customer) } th.n { (words.items) } th.n { (words.total) }
                 }
             }
             tbody {
                 @for sale in &sales {
                     tr data-transaction=(sale.transaction_id.as_str()) data-total=(sale.total_cents) {
-                        td { (layout::local_time(sale.emitted_at, &zone)) }
-                        td { a href=(Href::to("/console/sales").segment(sale.transaction_id.as_str())) { (sale.number) } }
-                        td { (sale.kind.as_str()) }
-                        td { (sale.store_id.as_str()) }
-                        td { (sale.register_id.as_str()) }
-                        td { (sale.seller_id.as_str()) }
-                        td { (sale.customer_id.as_ref().map_or("", |c| c.as_str())) }
-                        td.n { (sale.item_count) }
-                        td.n { (money(sale.total_cents, &currency)) }
+                        td data-label=(words.when) { (layout::local_time(sale.emitted_at, &zone, language)) }
+                        td data-label=(words.ticket) { a href=(Href::to("/console/sales").segment(sale.transaction_id.as_str())) { (sale.number) } }
+                        td data-label=(words.kind) { (language.sale_type(sale.kind)) }
+                        td data-label=(words.store) { (sale.store_id.as_str()) }
+                        td data-label=(words.register) { (sale.register_id.as_str()) }
+                        td data-label=(words.seller) { (sale.seller_id.as_str()) }
+                        td data-label=(words.customer) { (sale.customer_id.as_ref().map_or(words.none, |c| c.as_str())) }
+                        td.n data-label=(words.items) { (sale.item_count) }
+                        td.n data-label=(words.total) { (money(sale.total_cents, &currency, language)) }
                     }
                 }
                 @if sales.is_empty() {
-                    tr { td colspan="9" { "No sale matches." } }
+                    tr.empty { td colspan="9" { (words.no_sale_matches) } }
                 }
             }
         }
         @if let Some(cursor) = next {
-            p { a.next href=(query.with_cursor(&cursor)) { "Older sales" } }
+            p { a.next href=(query.with_cursor(&cursor)) { (words.older_sales) } }
         }
     };
-    Ok(layout::page("Sales", Nav::Sales, &visitor, body))
+    Ok(layout::page(words.nav_sales, Nav::Sales, &visitor, body))
 }
 
 /// The sale with its receipt as shown, and the prints made: viewing it records nothing and
@@ -203,43 +220,44 @@ fn sale_page(visitor: &Visitor, receipt: &Receipt, printed: Option<&Print>) -> M
     let rendering = printed.map_or(Rendering::Shown, Rendering::Print);
     let text = crate::receipt::text(receipt, rendering);
     let may_print = visitor.may::<ops::PrintReceipt>();
+    let words = visitor.words();
+    let language = visitor.language();
+    let title = format!("{} {}", words.ticket, sale.number);
     let body = html! {
-        h1 { "Ticket " (sale.number) }
+        h1 { (title) }
         dl.facts {
-            div { dt { "Transaction" } dd #transaction { (sale.transaction_id) } }
-            div { dt { "Type" } dd { (sale.kind) } }
-            div { dt { "When" } dd { (layout::local_time(from_micros(sale.emitted_at), &zone)) } }
-            div { dt { "Store" } dd { (sale.store_id) } }
-            div { dt { "Register" } dd { (sale.register_id) " (ticket " (receipt.seq) " of its chain)" } }
-            div { dt { "Seller" } dd { (receipt.seller_name.as_deref().unwrap_or(&sale.seller_id)) } }
-            div { dt { "Customer" } dd { (sale.customer_id.as_deref().unwrap_or("—")) } }
-            div { dt { "Total" } dd #total data-value=(sale.total_cents) { (money(sale.total_cents, &currency)) } }
+            div { dt { (words.transaction) } dd #transaction { (sale.transaction_id) } }
+            div { dt { (words.kind) } dd { (language.sale_type_named(&sale.kind)) } }
+            div { dt { (words.when) } dd { (layout::local_time(from_micros(sale.emitted_at), &zone, language)) } }
+            div { dt { (words.store) } dd { (sale.store_id) } }
+            div { dt { (words.register) } dd { (sale.register_id) " (" ((words.ticket_of_chain)(receipt.seq)) ")" } }
+            div { dt { (words.seller) } dd { (receipt.seller_name.as_deref().unwrap_or(&sale.seller_id)) } }
+            div { dt { (words.customer) } dd { (sale.customer_id.as_deref().unwrap_or(words.none)) } }
+            div { dt { (words.total) } dd #total data-value=(sale.total_cents) { (money(sale.total_cents, &currency, language)) } }
         }
         section {
-            h2 { "Receipt" }
+            h2 { (words.receipt) }
             @match printed {
                 Some(print) => p.note #printed data-print=(print.print_no) {
                     @match print.duplicata() {
-                        None => { "Print 1 recorded: the original. " }
-                        Some(number) => {
-                            "Print " (print.print_no) " recorded: DUPLICATA " (number) ", sealed in the register's journal. "
-                        }
+                        None => { (words.printed_original) }
+                        Some(number) => { ((words.printed_duplicata)(print.print_no, number)) }
                     }
-                    "Print this page for the customer."
+                    (words.print_for_customer)
                 },
-                None => p.note { "As the printer lays it out; viewing it here prints nothing." },
+                None => p.note { (words.receipt_shown) },
             }
             pre.receipt #receipt { (text) }
             @if may_print {
                 form.print method="post" action=(Href::to("/console/sales").segment(&sale.transaction_id).then("prints")) {
                     input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                     button type="submit" {
-                        @if receipt.prints.is_empty() && printed.is_none() { "Print" } @else { "Print a DUPLICATA" }
+                        @if receipt.prints.is_empty() && printed.is_none() { (words.print) } @else { (words.print_duplicata) }
                     }
                 }
             }
         }
-        p { a href="/console/sales" { "Back to the sales" } }
+        p { a href="/console/sales" { (words.back_to_sales) } }
     };
-    layout::page(&format!("Ticket {}", sale.number), Nav::Sales, visitor, body)
+    layout::page(&title, Nav::Sales, visitor, body)
 }

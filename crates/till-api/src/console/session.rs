@@ -8,11 +8,12 @@
 //! node, even from a copy of the cookie made before. A form that writes carries a digest of
 //! that token: another site cannot read the cookie, so it cannot make the digest.
 
-use super::forms::{self, FormBody};
-use super::layout;
+use super::forms;
+use super::language::Frame;
+use super::layout::{self, Nav};
 use super::refused::Refused;
 use crate::access_log::ActedAs;
-use crate::auth::{authenticate, secret};
+use crate::auth::{Authenticated, authenticate, secret};
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params};
 use crate::ops::Op;
@@ -44,6 +45,8 @@ pub struct SecureCookies;
 /// A signed-in visitor.
 pub struct Visitor {
     pub principal: Principal,
+    /// The language of the pages, and the page being read.
+    pub frame: Frame,
     form_token: String,
     /// The hash of the cookie's token, and when the token expires: what signing out records.
     token_hash: Vec<u8>,
@@ -51,6 +54,34 @@ pub struct Visitor {
 }
 
 impl Visitor {
+    fn new(authenticated: Authenticated, token: &str, frame: Frame) -> Visitor {
+        Visitor {
+            principal: authenticated.principal,
+            frame,
+            form_token: form_token(token),
+            token_hash: secret::token_hash(token),
+            expires_at: authenticated.expires_at,
+        }
+    }
+
+    /// The words of the visitor's language.
+    pub fn words(&self) -> &'static super::words::Words {
+        self.frame.language.words()
+    }
+
+    pub fn language(&self) -> super::language::Language {
+        self.frame.language
+    }
+
+    /// The first page of the navigation the visitor may open: where signing in leads.
+    pub fn home(&self) -> &'static str {
+        Nav::ALL
+            .into_iter()
+            .find(|page| page.allowed(self))
+            .unwrap_or(Nav::Today)
+            .href()
+    }
+
     /// Refused unless the visitor may call operation `O`, as its API route would refuse.
     pub fn require<O: Op>(&self) -> Result<(), Refused> {
         if self.may::<O>() {
@@ -114,12 +145,12 @@ impl FromRequestParts<AppState> for Visitor {
         match authenticate(state, &token).await {
             Ok(authenticated) => {
                 ActedAs::record(&parts.extensions, authenticated.principal.subject.as_str());
-                Ok(Visitor {
-                    principal: authenticated.principal,
-                    form_token: form_token(&token),
-                    token_hash,
-                    expires_at: authenticated.expires_at,
-                })
+                let frame = parts
+                    .extensions
+                    .get::<Frame>()
+                    .cloned()
+                    .unwrap_or_else(|| Frame::of(parts));
+                Ok(Visitor::new(authenticated, &token, frame))
             }
             Err(ApiError::Unauthorized(_)) => Err(Refused::SignIn { clear: true }),
             Err(other) => Err(other.into()),
@@ -213,93 +244,81 @@ pub fn cleared_cookie() -> HeaderValue {
     HeaderValue::from_static("till_console=; HttpOnly; SameSite=Strict; Path=/console; Max-Age=0")
 }
 
-/// The sign-in form: the token, nothing else.
-pub struct SignInForm {
-    token: String,
-}
-
-impl FromParams for SignInForm {
-    fn from_params(params: &Params) -> Option<Self> {
-        let token = params.optional_checked(
-            "token",
-            |text: &str| {
-                if token_shaped(text.trim()) {
-                    Ok(())
-                } else {
-                    Err("must be a back-office token as issued, such as the demo's TILL_TOKEN")
-                }
-            },
-            |text: &str| Ok::<_, String>(text.trim().to_owned()),
-        )?;
-        match token {
-            Some(token) => Some(SignInForm { token }),
-            None => params.fail("token", "is required"),
-        }
-    }
-}
-
-fn sign_in_form(problem: Option<&str>) -> maud::Markup {
+fn sign_in_form(frame: &Frame, problem: Option<&str>) -> maud::Markup {
+    let words = frame.language.words();
     let body = html! {
-        h1 { "Sign in" }
-        p { "Paste a back-office token (the demo prints one as " code { "TILL_TOKEN" } "). It is kept in a cookie this browser sends to the console alone." }
+        h1 { (words.sign_in) }
+        p { ((words.sign_in_intro)()) }
         @if let Some(problem) = problem {
             p.refusal role="alert" { (problem) }
         }
         form.sign-in method="post" action="/console/sign-in" {
-            label for="token" { "Token" }
+            label for="token" { (words.token) }
             input #token type="password" name="token" autocomplete="off" required;
-            button type="submit" { "Sign in" }
+            button type="submit" { (words.sign_in) }
         }
     };
-    layout::bare("Sign in", body)
+    layout::bare(words.sign_in, frame, body)
 }
 
-pub async fn sign_in_page() -> maud::Markup {
-    sign_in_form(None)
+pub async fn sign_in_page(frame: Frame) -> maud::Markup {
+    sign_in_form(&frame, None)
 }
 
-/// Checks the token as a bearer header is checked; sets the cookie and goes to today's page.
-pub async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
+/// Checks the token as a bearer header is checked; sets the cookie and goes to the first page
+/// the token may open.
+pub async fn sign_in(State(state): State<AppState>, frame: Frame, request: Request) -> Response {
+    let words = frame.language.words();
     let (parts, body) = request.into_parts();
     if let Err(refused) = same_origin(&parts) {
         return refused.into_response();
     }
     let secure = parts.extensions.get::<SecureCookies>().is_some();
-    let form = match FormBody::<SignInForm>::from_request(Request::from_parts(parts, body), &state).await {
-        Ok(FormBody(form)) => form,
-        Err(Refused::Api(ApiError::Validation(problems))) => {
-            let problem = problems
-                .first()
-                .map(|p| format!("The {} {}.", p.field, p.message))
-                .unwrap_or_default();
-            return (StatusCode::BAD_REQUEST, sign_in_form(Some(&problem))).into_response();
-        }
+    let pairs = match forms::body_pairs(Request::from_parts(parts, body), &state).await {
+        Ok(pairs) => pairs,
         Err(other) => return other.into_response(),
     };
-    match authenticate(&state, &form.token).await {
-        Ok(_) => {}
+    let token = pairs
+        .iter()
+        .find(|(name, _)| name == "token")
+        .map(|(_, value)| value.trim())
+        .unwrap_or_default();
+    let problem = if token.is_empty() {
+        Some(words.token_required)
+    } else if !token_shaped(token) {
+        Some(words.token_malformed)
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return (StatusCode::BAD_REQUEST, sign_in_form(&frame, Some(problem))).into_response();
+    }
+    let authenticated = match authenticate(&state, token).await {
+        Ok(authenticated) => authenticated,
         Err(ApiError::Unauthorized(reason)) => {
-            return (StatusCode::UNAUTHORIZED, sign_in_form(Some(&reason))).into_response();
+            let problem = words.token_refused.unwrap_or(&reason);
+            return (StatusCode::UNAUTHORIZED, sign_in_form(&frame, Some(problem))).into_response();
         }
         Err(other) => return Refused::Api(other).into_response(),
-    }
-    match console::signed_out(state.app(), &secret::token_hash(&form.token)).await {
+    };
+    match console::signed_out(state.app(), &secret::token_hash(token)).await {
         Ok(false) => {}
         Ok(true) => {
-            let problem = "This token was signed out of the console; sign in with a new one.";
-            return (StatusCode::UNAUTHORIZED, sign_in_form(Some(problem))).into_response();
+            let problem = words.token_signed_out;
+            return (StatusCode::UNAUTHORIZED, sign_in_form(&frame, Some(problem))).into_response();
         }
         Err(error) => return Refused::from(error).into_response(),
     }
-    match session_cookie(&form.token, secure) {
+    let home = Visitor::new(authenticated, token, frame.clone()).home();
+    match session_cookie(token, secure) {
         Some(cookie) => (
             StatusCode::SEE_OTHER,
-            [(LOCATION, HeaderValue::from_static("/console")), (SET_COOKIE, cookie)],
+            [(LOCATION, HeaderValue::from_static(home)), (SET_COOKIE, cookie)],
         )
             .into_response(),
         None => (
             StatusCode::BAD_REQUEST,
-            sign_in_form(Some("This token cannot be kept in a cookie.")),
+            sign_in_form(&frame, Some(words.token_not_kept)),
         )
             .into_response(),
     }

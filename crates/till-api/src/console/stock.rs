@@ -5,6 +5,7 @@
 
 use super::forms::Query;
 use super::href::Href;
+use super::language::Language;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -69,15 +70,23 @@ async fn find(state: &AppState, search: &Search) -> Result<Vec<CatalogRecord>, R
     })
 }
 
+/// Refused unless the visitor may search the catalog, read levels and movements, and list the
+/// stores.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::ListCatalogItems>()?;
+    visitor.require::<ops::GetStock>()?;
+    visitor.require::<ops::ListStockMovements>()?;
+    visitor.require::<ops::ListStores>()
+}
+
 pub async fn page(
     visitor: Visitor,
     State(state): State<AppState>,
     Query(query): Query<StockQuery>,
 ) -> Result<Markup, Refused> {
-    visitor.require::<ops::ListCatalogItems>()?;
-    visitor.require::<ops::GetStock>()?;
-    visitor.require::<ops::ListStockMovements>()?;
-    visitor.require::<ops::ListStores>()?;
+    allowed(&visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     let found = match &query.search {
         Some(search) => find(&state, search).await?,
         None => Vec::new(),
@@ -115,11 +124,13 @@ pub async fn page(
     };
     let q = query.q.as_deref();
     let body = html! {
-        h1 { "Stock" }
+        h1 { (words.stock) }
         form.picker method="get" action="/console/stock" {
-            label for="q" { "Article name or barcode" }
-            input #q name="q" value=[q] required;
-            button type="submit" { "Search" }
+            span.field.wide {
+                label for="q" { (words.article_query) }
+                input #q name="q" value=[q] required;
+            }
+            button type="submit" { (words.search) }
         }
         @if query.search.is_some() {
             ul.found #found {
@@ -130,7 +141,7 @@ pub async fn page(
                     }
                 }
                 @if found.is_empty() {
-                    li { "No article found." }
+                    li { (words.no_article) }
                 }
             }
         }
@@ -139,24 +150,24 @@ pub async fn page(
                 h2 { (article.item.name) }
                 p.note { code { (article.item.sku_id.as_str()) } " " (article.barcodes.join(", ")) }
                 table #levels {
-                    thead { tr { th { "Store" } th.n { "On hand" } th {} } }
+                    thead { tr { th { (words.store) } th.n { (words.on_hand) } th {} } }
                     tbody {
                         @for level in levels {
                             tr.level data-store=(level.store_id.as_str()) data-on-hand=(level.on_hand) {
-                                td { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
-                                td.n { (level.on_hand) }
-                                td { a href=(article_link(q, &article.item.sku_id).query("store", level.store_id.as_str())) { "Latest movements" } }
+                                td data-label=(words.store) { (level.store_name) " " span.note { "(" (level.store_id.as_str()) ")" } }
+                                td.n data-label=(words.on_hand) { (level.on_hand) }
+                                td.actions { a href=(article_link(q, &article.item.sku_id).query("store", level.store_id.as_str())) { (words.latest_movements) } }
                             }
                         }
                     }
                 }
                 @if let Some(level) = shown {
-                    (latest(level, &movements))
+                    (latest(level, &movements, language))
                 }
             }
         }
     };
-    Ok(layout::page("Stock", Nav::Stock, &visitor, body))
+    Ok(layout::page(words.nav_stock, Nav::Stock, &visitor, body))
 }
 
 fn article_link(q: Option<&str>, sku: &SkuId) -> Href {
@@ -188,22 +199,23 @@ async fn levels(state: &AppState, sku: &SkuId) -> Result<Vec<Level>, Refused> {
     Ok(levels)
 }
 
-fn latest(level: &Level, movements: &[Movement]) -> Markup {
+fn latest(level: &Level, movements: &[Movement], language: Language) -> Markup {
+    let words = language.words();
     html! {
         section #movements data-store=(level.store_id.as_str()) {
-            h3 { "Latest movements in " (level.store_name) }
+            h3 { ((words.latest_movements_in)(&level.store_name)) }
             @if movements.is_empty() {
-                p.note { "No movement." }
+                p.note { (words.no_movement) }
             } @else {
                 table.movements {
-                    thead { tr { th { "When" } th { "Reason" } th.n { "Units" } th { "Reference" } } }
+                    thead { tr { th { (words.when) } th { (words.reason) } th.n { (words.units) } th { (words.reference) } } }
                     tbody {
                         @for movement in movements.iter().rev() {
-                            tr data-movement=(movement.id) {
-                                td { (layout::local_time(movement.at, &level.zone)) }
-                                td { (movement.reason.as_str()) }
-                                td.n { (format!("{:+}", movement.delta)) }
-                                td { (movement.reference.as_deref().unwrap_or("")) }
+                            tr data-movement=(movement.id) data-reason=(movement.reason.as_str()) {
+                                td data-label=(words.when) { (layout::local_time(movement.at, &level.zone, language)) }
+                                td data-label=(words.reason) { (language.stock_reason(movement.reason)) }
+                                td.n data-label=(words.units) { (format!("{:+}", movement.delta)) }
+                                td data-label=(words.reference) { (movement.reference.as_deref().unwrap_or(words.none)) }
                             }
                         }
                     }

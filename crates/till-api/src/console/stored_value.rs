@@ -3,6 +3,7 @@
 
 use super::forms::Query;
 use super::href::Href;
+use super::language::Language;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
@@ -26,13 +27,20 @@ impl FromParams for CodeQuery {
     }
 }
 
+/// Refused unless the visitor may read gift cards and credit notes.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::GetGiftCard>()?;
+    visitor.require::<ops::GetCreditNote>()
+}
+
 pub async fn page(
     visitor: Visitor,
     State(state): State<AppState>,
     Query(query): Query<CodeQuery>,
 ) -> Result<(StatusCode, Markup), Refused> {
-    visitor.require::<ops::GetGiftCard>()?;
-    visitor.require::<ops::GetCreditNote>()?;
+    allowed(&visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     let found = match &query.code {
         Some(code) => stored_value::instrument(state.app(), &visitor.principal, code).await?,
         None => None,
@@ -46,21 +54,23 @@ pub async fn page(
     let currency = super::today::currency_of(None);
     let now = state.now();
     let body = html! {
-        h1 { "Gift cards and credit notes" }
+        h1 { (words.stored_value_title) }
         form.picker method="get" action="/console/stored-value" {
-            label for="code" { "Gift card or credit note code" }
-            input #code name="code" value=[query.code.as_ref().map(InstrumentCode::as_str)] required;
-            button type="submit" { "Look up" }
+            span.field.wide {
+                label for="code" { (words.code_label) }
+                input #code name="code" value=[query.code.as_ref().map(InstrumentCode::as_str)] required;
+            }
+            button type="submit" { (words.look_up) }
         }
         @match (&query.code, &found) {
-            (Some(code), Some(record)) => (instrument(code.as_str(), record, now, &zone, &currency)),
-            (Some(_), None) => p.refusal { "No gift card or credit note with this code." },
+            (Some(code), Some(record)) => (instrument(code.as_str(), record, now, &zone, &currency, language)),
+            (Some(_), None) => p.refusal { (words.no_such_code) },
             (None, _) => {}
         }
     };
     Ok((
         status,
-        layout::page("Gift cards & credit notes", Nav::StoredValue, &visitor, body),
+        layout::page(words.nav_stored_value, Nav::StoredValue, &visitor, body),
     ))
 }
 
@@ -70,39 +80,39 @@ fn instrument(
     now: jiff::Timestamp,
     zone: &jiff::tz::TimeZone,
     currency: &str,
+    language: Language,
 ) -> Markup {
-    let kind = match record.kind {
-        InstrumentKind::GiftCard => "Gift card",
-        InstrumentKind::CreditNote => "Credit note",
-    };
+    let words = language.words();
+    let money = |cents| money(cents, currency, language);
+    let kind = language.instrument(record.kind);
     let state = InstrumentState::at(record.balance, record.expires_at, record.blocked, now);
     html! {
         section #instrument data-balance=(record.balance.get()) data-state=(state.as_str()) {
             h2 { (kind) " " code { (code) } }
             dl.facts {
                 @if record.kind == InstrumentKind::CreditNote {
-                    div { dt { "Number" } dd { (record.label) } }
+                    div { dt { (words.number) } dd { (record.label) } }
                 }
-                div { dt { "Balance" } dd #balance { (money(record.balance.get(), currency)) } }
-                div { dt { "State" } dd #state { (state.as_str()) } }
-                div { dt { "Issued" } dd { (layout::local_time(record.issued_at, zone)) } }
-                div { dt { "Expires" } dd { (record.expires_at.map_or("never".to_owned(), |at| layout::local_time(at, zone))) } }
+                div { dt { (words.balance) } dd #balance { (money(record.balance.get())) } }
+                div { dt { (words.state) } dd #state { (language.instrument_state(record.kind, state)) } }
+                div { dt { (words.issued) } dd { (layout::local_time(record.issued_at, zone, language)) } }
+                div { dt { (words.expires) } dd { (record.expires_at.map_or(words.never.to_owned(), |at| layout::local_time(at, zone, language))) } }
                 div {
-                    dt { "Stores" }
-                    dd { @if record.store_ids.is_empty() { "every store" } @else { (record.store_ids.join(", ")) } }
+                    dt { (words.stores) }
+                    dd { @if record.store_ids.is_empty() { (words.every_store_lower) } @else { (record.store_ids.join(", ")) } }
                 }
             }
             table #activities {
-                caption { "Ledger, oldest first" }
-                thead { tr { th { "When" } th { "What" } th.n { "Amount" } th.n { "Balance after" } th { "Sale" } } }
+                caption { (words.ledger) }
+                thead { tr { th { (words.when) } th { (words.what) } th.n { (words.amount) } th.n { (words.balance_after) } th { (words.sale) } } }
                 tbody {
                     @for activity in &record.activities {
                         tr {
-                            td { (layout::local_time(activity.at, zone)) }
-                            td { (activity.kind.as_str()) }
-                            td.n { (money(activity.amount, currency)) }
-                            td.n { (money(activity.balance_after, currency)) }
-                            td {
+                            td data-label=(words.when) { (layout::local_time(activity.at, zone, language)) }
+                            td data-label=(words.what) { (language.activity(activity.kind)) }
+                            td.n data-label=(words.amount) { (money(activity.amount)) }
+                            td.n data-label=(words.balance_after) { (money(activity.balance_after)) }
+                            td data-label=(words.sale) {
                                 @if let Some(transaction) = &activity.transaction_id {
                                     a href=(Href::to("/console/sales").segment(transaction)) { (transaction) }
                                 }

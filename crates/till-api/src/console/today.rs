@@ -4,9 +4,11 @@
 
 use super::chart::{HourBar, sales_per_hour};
 use super::forms::Query;
+use super::language::Language;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::Visitor;
+use super::words::Words;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params};
 use crate::ops;
@@ -73,19 +75,21 @@ pub async fn chosen(state: &AppState, asked: Option<&StoreId>) -> Result<Option<
 
 /// The store picker of a form: every store, or one of those listed (the chosen one too, when
 /// the list stops before it).
-pub fn store_select(stores: &[StoreRecord], store: Option<&StoreRecord>) -> Markup {
+pub fn store_select(stores: &[StoreRecord], store: Option<&StoreRecord>, words: &Words) -> Markup {
     let listed = store.is_none_or(|store| stores.iter().any(|s| s.store_id == store.store_id));
     html! {
-        label for="store" { "Store" }
-        select #store name="store" {
-            option value="" { "Every store" }
-            @if !listed && let Some(store) = store {
-                option value=(store.store_id.as_str()) selected { (store.profile.name) " (" (store.store_id.as_str()) ")" }
-            }
-            @for option in stores {
-                option value=(option.store_id.as_str())
-                    selected[store.is_some_and(|s| s.store_id == option.store_id)] {
-                    (option.profile.name) " (" (option.store_id.as_str()) ")"
+        span.field {
+            label for="store" { (words.store) }
+            select #store name="store" {
+                option value="" { (words.every_store) }
+                @if !listed && let Some(store) = store {
+                    option value=(store.store_id.as_str()) selected { (store.profile.name) " (" (store.store_id.as_str()) ")" }
+                }
+                @for option in stores {
+                    option value=(option.store_id.as_str())
+                        selected[store.is_some_and(|s| s.store_id == option.store_id)] {
+                        (option.profile.name) " (" (option.store_id.as_str()) ")"
+                    }
                 }
             }
         }
@@ -213,13 +217,20 @@ pub async fn day_figures(state: &AppState, store: Option<StoreId>, period: Perio
     Ok(DayFigures::of(by_hour, by_tender, by_vat))
 }
 
+/// Refused unless the visitor may read the day's report and pick a store.
+pub fn allowed(visitor: &Visitor) -> Result<(), Refused> {
+    visitor.require::<ops::GetSalesReport>()?;
+    visitor.require::<ops::ListStores>()
+}
+
 pub async fn page(
     visitor: Visitor,
     State(state): State<AppState>,
     Query(query): Query<DayQuery>,
 ) -> Result<Markup, Refused> {
-    visitor.require::<ops::GetSalesReport>()?;
-    visitor.require::<ops::ListStores>()?;
+    allowed(&visitor)?;
+    let words = visitor.words();
+    let language = visitor.language();
     let stores = stores(&state).await?;
     let store = chosen(&state, query.store.as_ref()).await?;
     let store = store.as_ref();
@@ -230,89 +241,97 @@ pub async fn page(
         Period::new(from, to).map_err(|_| ApiError::field("date", "is not a day this server can report on"))?;
     let figures = day_figures(&state, store.map(|s| s.store_id.clone()), period).await?;
     let currency = currency_of(store.or(stores.first()));
-    let title = format!("{} — {date}", store.map_or("Every store", |s| s.profile.name.as_str()));
+    let title = format!(
+        "{} — {}",
+        store.map_or(words.every_store, |s| s.profile.name.as_str()),
+        layout::long_date(date, language)
+    );
     let body = html! {
         h1 { (title) }
-        (day_picker(&stores, store, date))
-        (figures_view(&figures, &currency))
+        (day_picker(&stores, store, date, words))
+        (figures_view(&figures, &currency, language))
     };
-    Ok(layout::page("Today", Nav::Today, &visitor, body))
+    Ok(layout::page(words.nav_today, Nav::Today, &visitor, body))
 }
 
 /// The store and day picker, a form that reloads the page.
-pub fn day_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, date: Date) -> Markup {
+pub fn day_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, date: Date, words: &Words) -> Markup {
     html! {
         form.picker method="get" action="/console" {
-            (store_select(stores, store))
-            label for="date" { "Day" }
-            input #date type="date" name="date" value=(date.to_string());
-            button type="submit" { "Show" }
+            (store_select(stores, store, words))
+            span.field {
+                label for="date" { (words.day) }
+                input #date type="date" name="date" value=(date.to_string());
+            }
+            button type="submit" { (words.show) }
         }
     }
 }
 
-fn figures_view(figures: &DayFigures, currency: &str) -> Markup {
+fn figures_view(figures: &DayFigures, currency: &str, language: Language) -> Markup {
     let totals = &figures.totals;
+    let words = language.words();
+    let money = |cents| money(cents, currency, language);
     html! {
         dl.figures {
-            div { dt { "Sales" } dd #sales-count data-value=(totals.sales_count) { (totals.sales_count) } }
-            div { dt { "Revenue" } dd #revenue data-value=(totals.total_cents) { (money(totals.total_cents, currency)) } }
+            div { dt { (words.sales_count) } dd #sales-count data-value=(totals.sales_count) { (totals.sales_count) } }
+            div { dt { (words.revenue) } dd #revenue data-value=(totals.total_cents) { (money(totals.total_cents)) } }
             div {
-                dt { "Average basket" }
+                dt { (words.average_basket) }
                 @match figures.average_basket_cents {
-                    Some(average) => dd #average-basket data-value=(average) { (money(average, currency)) },
-                    None => dd #average-basket data-value="" { "—" },
+                    Some(average) => dd #average-basket data-value=(average) { (money(average)) },
+                    None => dd #average-basket data-value="" { (words.none) },
                 }
             }
-            div { dt { "Returns" } dd #returns-count data-value=(totals.returns_count) { (totals.returns_count) " (" (money(totals.returned_cents, currency)) ")" } }
-            div { dt { "Items" } dd #item-count data-value=(totals.item_count) { (totals.item_count) } }
+            div { dt { (words.returns) } dd #returns-count data-value=(totals.returns_count) { (totals.returns_count) " (" (money(totals.returned_cents)) ")" } }
+            div { dt { (words.items) } dd #item-count data-value=(totals.item_count) { (totals.item_count) } }
         }
         section {
-            h2 { "Sales per hour" }
-            (sales_per_hour(&figures.hours, currency))
+            h2 { (words.sales_per_hour) }
+            (sales_per_hour(&figures.hours, currency, language))
         }
         div.columns {
             section {
-                h2 { "Tenders" }
+                h2 { (words.tenders) }
                 table #tenders {
-                    thead { tr { th { "Method" } th.n { "Tickets" } th.n { "Amount" } } }
+                    thead { tr { th { (words.method) } th.n { (words.tickets) } th.n { (words.amount) } } }
                     tbody {
                         @for (method, measures) in &figures.tenders {
                             tr data-method=(method) data-total=(measures.total_cents) {
-                                td { (method) }
-                                td.n { (measures.sales_count) }
-                                td.n { (money(measures.total_cents, currency)) }
+                                td data-label=(words.method) { (language.method(method)) }
+                                td.n data-label=(words.tickets) { (measures.sales_count) }
+                                td.n data-label=(words.amount) { (money(measures.total_cents)) }
                             }
                         }
                         @if figures.tenders.is_empty() {
-                            tr { td colspan="3" { "No sales this day." } }
+                            tr.empty { td colspan="3" { (words.no_sales_this_day) } }
                         }
                     }
                 }
             }
             section {
-                h2 { "VAT" }
+                h2 { (words.vat) }
                 table #vat {
-                    thead { tr { th { "Rate" } th.n { "Base" } th.n { "VAT" } th.n { "Total" } } }
+                    thead { tr { th { (words.rate) } th.n { (words.base) } th.n { (words.vat) } th.n { (words.total_with_vat) } } }
                     tbody {
                         @for (rate, measures) in &figures.vat {
                             tr data-rate=(rate) data-vat=(measures.vat_cents) data-total=(measures.total_cents) {
-                                td { (layout::rate(*rate)) }
-                                td.n { (money(measures.total_cents.saturating_sub(measures.vat_cents), currency)) }
-                                td.n { (money(measures.vat_cents, currency)) }
-                                td.n { (money(measures.total_cents, currency)) }
+                                td data-label=(words.rate) { (layout::rate(*rate, language)) }
+                                td.n data-label=(words.base) { (money(measures.total_cents.saturating_sub(measures.vat_cents))) }
+                                td.n data-label=(words.vat) { (money(measures.vat_cents)) }
+                                td.n data-label=(words.total_with_vat) { (money(measures.total_cents)) }
                             }
                         }
                         @if figures.vat.is_empty() {
-                            tr { td colspan="4" { "No sales this day." } }
+                            tr.empty { td colspan="4" { (words.no_sales_this_day) } }
                         }
                     }
                     tfoot {
                         tr {
-                            th { "Total" }
-                            td.n { (money(totals.total_cents.saturating_sub(totals.vat_cents), currency)) }
-                            td.n #vat-total data-value=(totals.vat_cents) { (money(totals.vat_cents, currency)) }
-                            td.n { (money(totals.total_cents, currency)) }
+                            th { (words.total) }
+                            td.n data-label=(words.base) { (money(totals.total_cents.saturating_sub(totals.vat_cents))) }
+                            td.n #vat-total data-label=(words.vat) data-value=(totals.vat_cents) { (money(totals.vat_cents)) }
+                            td.n data-label=(words.total_with_vat) { (money(totals.total_cents)) }
                         }
                     }
                 }

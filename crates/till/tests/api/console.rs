@@ -6,7 +6,7 @@
 use crate::harness::{Engine, TestServer};
 use crate::on_both_engines;
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use reqwest::header::{ACCEPT_LANGUAGE, CONTENT_TYPE, COOKIE, HeaderMap, HeaderValue, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::json;
 
 on_both_engines!(
@@ -18,12 +18,28 @@ on_both_engines!(
     the_stock_page_shows_the_latest_movements,
     an_unknown_console_page_is_a_page_with_the_consoles_headers,
     signing_out_keeps_a_copied_cookie_out,
+    the_language_is_the_visitors_choice_else_the_browsers_else_the_default,
+    amounts_and_names_are_written_in_the_pages_language,
+    deactivating_a_promotion_asks_first,
+    a_cashier_sees_the_pages_it_may_open_and_is_refused_the_others,
+    the_favicon_is_an_svg_image_every_page_links,
 );
 
-/// A browser that follows no redirect, so that each answer can be checked.
+/// A browser that follows no redirect, so that each answer can be checked, and asks for
+/// English pages.
 fn browser() -> reqwest::Client {
+    browser_in(Some("en"))
+}
+
+/// A browser that sends `accept_language`, or no `Accept-Language` at all.
+fn browser_in(accept_language: Option<&str>) -> reqwest::Client {
+    let mut headers = HeaderMap::new();
+    if let Some(languages) = accept_language {
+        headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_str(languages).expect("a header"));
+    }
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .default_headers(headers)
         .build()
         .expect("client")
 }
@@ -225,9 +241,9 @@ async fn a_form_that_writes_needs_its_token_and_this_origin(engine: Engine) {
     let active = || async { server.get("/v1/promotions/soldes/rule", &token).await.body["active"].clone() };
 
     for (fields, from) in [
-        (String::new(), origin.as_str()),
-        ("csrf=not-the-token".to_owned(), origin.as_str()),
-        (format!("csrf={good}"), "http://shop.example"),
+        ("confirm=yes".to_owned(), origin.as_str()),
+        ("csrf=not-the-token&confirm=yes".to_owned(), origin.as_str()),
+        (format!("csrf={good}&confirm=yes"), "http://shop.example"),
     ] {
         let refused = post_form(&server, path, &token, &fields, from).await;
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{fields} from {from}");
@@ -245,14 +261,14 @@ async fn a_form_that_writes_needs_its_token_and_this_origin(engine: Engine) {
         &server,
         path,
         &token,
-        &format!("csrf={}", form_token(&other.html)),
+        &format!("csrf={}&confirm=yes", form_token(&other.html)),
         &origin,
     )
     .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert_eq!(active().await, true);
 
-    let done = post_form(&server, path, &token, &format!("csrf={good}"), &origin).await;
+    let done = post_form(&server, path, &token, &format!("csrf={good}&confirm=yes"), &origin).await;
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.html);
     assert_eq!(done.headers[LOCATION], "/console/promotions");
     assert_eq!(active().await, false);
@@ -481,5 +497,334 @@ async fn signing_out_keeps_a_copied_cookie_out(engine: Engine) {
     let other = server.token("admin", "pos.sales.read");
     assert_eq!(sign_in(&server, &other).await.status, StatusCode::SEE_OTHER);
     assert_eq!(open(&server, "/console/sales", &other).await.status, StatusCode::OK);
+    server.stop().await;
+}
+
+/// `path` read by a browser sending `accept_language` (or none) and `cookies`.
+async fn open_with(server: &TestServer, path: &str, accept_language: Option<&str>, cookies: &str) -> Page {
+    let mut request = browser_in(accept_language).get(format!("{}{path}", server.base));
+    if !cookies.is_empty() {
+        request = request.header(COOKIE, cookies);
+    }
+    read(request.send().await.expect("sent")).await
+}
+
+/// The `lang` of the page's `<html>`.
+fn page_language(html: &str) -> &str {
+    let start = html.find("<html lang=\"").expect("an html element") + "<html lang=\"".len();
+    &html[start..start + html[start..].find('"').expect("closing quote")]
+}
+
+/// The language is the one the visitor chose with the switch (a cookie), else the one of
+/// `Accept-Language` the console speaks with the highest weight, else `console_language`.
+async fn the_language_is_the_visitors_choice_else_the_browsers_else_the_default(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let token = server.admin();
+    let cookie = format!("till_console={token}");
+    // No preference at all: French, the default of a French chain.
+    let page = open_with(&server, "/console/sign-in", None, "").await;
+    assert_eq!(page_language(&page.html), "fr", "{}", page.html);
+    assert!(page.html.contains("Se connecter"), "{}", page.html);
+    for (languages, expected) in [
+        ("de-DE,de;q=0.9,en;q=0.8,fr;q=0.5", "en"),
+        ("en;q=0.4, fr-CA;q=0.7", "fr"),
+        ("en-GB,en;q=0.9", "en"),
+        ("fr;q=0, en;q=0.1", "en"),
+        ("de, it;q=0.5", "fr"),
+    ] {
+        let page = open_with(&server, "/console/sales", Some(languages), &cookie).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert_eq!(page_language(&page.html), expected, "{languages}");
+    }
+    let english = open_with(&server, "/console/sales", Some("en"), &cookie).await;
+    assert!(english.html.contains(">Sales</h1>"), "{}", english.html);
+    let french = open_with(&server, "/console/sales", Some("fr"), &cookie).await;
+    assert!(french.html.contains(">Ventes</h1>"), "{}", french.html);
+    // The switch links to the other language and back to the same page.
+    assert!(
+        french
+            .html
+            .contains("href=\"/console/language?to=en&amp;back=%2Fconsole%2Fsales\""),
+        "{}",
+        french.html
+    );
+
+    // The switch keeps the choice in a cookie, which wins over the browser's languages.
+    let switched = open_with(
+        &server,
+        "/console/language?to=en&back=%2Fconsole%2Fsales%3Ftype%3Dsale",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(switched.status, StatusCode::SEE_OTHER);
+    assert_eq!(switched.headers[LOCATION], "/console/sales?type=sale");
+    let chosen = switched.headers[SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(chosen.starts_with("till_lang=en;"), "{chosen}");
+    assert!(
+        chosen.contains("Path=/console") && chosen.contains("HttpOnly"),
+        "{chosen}"
+    );
+    let page = open_with(
+        &server,
+        "/console/sales",
+        Some("fr-FR,fr;q=0.9"),
+        &format!("{cookie}; till_lang=en"),
+    )
+    .await;
+    assert_eq!(page_language(&page.html), "en");
+    // A refusal is written in the chosen language too.
+    let refused = open_with(&server, "/console/nothing-here", Some("en"), "till_lang=fr").await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+    assert_eq!(page_language(&refused.html), "fr");
+    assert!(refused.html.contains("Cette page n’existe pas"), "{}", refused.html);
+    // The switch goes back only to a page of the console, and ignores a language it lacks.
+    for (query, location) in [
+        ("to=en&back=%2F%2Fevil.example%2Fconsole", "/console"),
+        ("to=en&back=https%3A%2F%2Fevil.example%2F", "/console"),
+        ("to=de&back=%2Fconsole%2Fstock", "/console/stock"),
+    ] {
+        let switched = open_with(&server, &format!("/console/language?{query}"), None, "").await;
+        assert_eq!(switched.status, StatusCode::SEE_OTHER, "{query}");
+        assert_eq!(switched.headers[LOCATION], location, "{query}");
+        assert_eq!(
+            switched.headers.contains_key(SET_COOKIE),
+            !query.contains("to=de"),
+            "{query}"
+        );
+    }
+    server.stop().await;
+
+    // A deployment for English-speaking staff.
+    let server = TestServer::start_with(engine, |config| {
+        config.console_language = till::config::ConsoleLanguage::En;
+    })
+    .await;
+    let page = open_with(&server, "/console/sign-in", None, "").await;
+    assert_eq!(page_language(&page.html), "en", "{}", page.html);
+    assert!(page.html.contains(">Sign in</h1>"), "{}", page.html);
+    let page = open_with(&server, "/console/sign-in", Some("fr-FR"), "").await;
+    assert_eq!(page_language(&page.html), "fr");
+    server.stop().await;
+}
+
+/// Amounts, tender methods, sale types and stock reasons in each language: the API's 21300
+/// cents are `213,00 €` in French and `€213.00` in English.
+async fn amounts_and_names_are_written_in_the_pages_language(engine: Engine) {
+    let server = TestServer::start_at(engine, "2026-03-02T08:00:00Z".parse().unwrap(), |_| {}).await;
+    server.provision_store("s1").await;
+    let bike = server.provision_sku("Vélo", 21300, 20.0).await;
+    server.provision_staff("camille", "cashier", "1234").await;
+    let (session, till) = server.open_session("s1", "r1", "camille", "1234").await;
+    server.clock.set("2026-03-02T09:30:00Z".parse().unwrap());
+    let body = json!({"transactionId": "t1", "number": "T1", "storeId": "s1",
+        "sellerId": "camille", "customerId": null, "sessionId": session,
+        "cart": {"freeLineSequence": 0, "lines": [{"id": "l1", "skuId": bike, "quantity": 1,
+            "unitPrice": 21300, "vatRate": 20.0, "free": false}]},
+        "tenders": {"amountDue": 21300, "sequence": 2, "tenders": [
+            {"id": "p1", "method": "card", "applied": 20000, "presented": 20000, "change": 0, "forfeited": 0},
+            {"id": "p2", "method": "meal_voucher", "applied": 1300, "presented": 1300, "change": 0, "forfeited": 0}]}});
+    let reply = server.post("/v1/checkout/finalize", &till, body).await;
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    let token = server.admin();
+    assert_eq!(
+        server
+            .put(&format!("/v1/stores/s1/stock/{bike}"), &token, json!({"onHand": 4}))
+            .await
+            .status,
+        200
+    );
+    let listed = server.get("/v1/sales?storeId=s1", &token).await;
+    assert_eq!(listed.body["items"][0]["totalCents"], 21300, "{}", listed.text);
+    let cookie = format!("till_console={token}");
+
+    let today = "/console?store=s1&date=2026-03-02";
+    let french = open_with(&server, today, Some("fr"), &cookie).await;
+    assert_eq!(french.status, StatusCode::OK, "{}", french.html);
+    let html = &french.html;
+    assert!(html.contains("data-value=\"21300\">213,00\u{a0}€<"), "{html}");
+    assert!(
+        html.contains("200,00\u{a0}€") && html.contains("13,00\u{a0}€"),
+        "{html}"
+    );
+    assert!(
+        html.contains(">Carte bancaire<") && html.contains(">Titre-restaurant<"),
+        "{html}"
+    );
+    assert!(!html.contains(">card<") && !html.contains("meal_voucher<"), "{html}");
+    assert!(html.contains("lundi 2 mars 2026"), "{html}");
+    assert!(html.contains("20\u{a0}%"), "{html}");
+    let english = open_with(&server, today, Some("en"), &cookie).await;
+    let html = &english.html;
+    assert!(html.contains("data-value=\"21300\">€213.00<"), "{html}");
+    assert!(html.contains(">Card<") && html.contains(">Meal voucher<"), "{html}");
+    assert!(html.contains("Monday 2 March 2026"), "{html}");
+
+    let sales = open_with(&server, "/console/sales", Some("fr"), &cookie).await;
+    assert!(sales.html.contains("213,00\u{a0}€"), "{}", sales.html);
+    assert!(sales.html.contains(">Vente<"), "{}", sales.html);
+    // The instant in the store's zone, Paris at +01:00 in March.
+    assert!(sales.html.contains("02/03/2026 10:30"), "{}", sales.html);
+    let sales = open_with(&server, "/console/sales", Some("en"), &cookie).await;
+    assert!(
+        sales.html.contains("€213.00") && sales.html.contains("2 Mar 2026 10:30"),
+        "{}",
+        sales.html
+    );
+
+    let stock = format!("/console/stock?sku={bike}&store=s1");
+    let french = open_with(&server, &stock, Some("fr"), &cookie).await;
+    assert!(french.html.contains(">Ajustement<"), "{}", french.html);
+    let english = open_with(&server, &stock, Some("en"), &cookie).await;
+    assert!(english.html.contains(">Adjustment<"), "{}", english.html);
+    server.stop().await;
+}
+
+/// The list's Deactivate button only asks: the rule stops when the confirmation's button is
+/// pressed, with the form token.
+async fn deactivating_a_promotion_asks_first(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let token = server.admin();
+    let rule = json!({"id": "soldes", "name": "Soldes d'hiver", "validFrom": "2026-01-07T07:00:00Z",
+        "validUntil": "2026-02-03T22:59:00Z", "priority": 0, "exclusive": false, "active": true,
+        "type": "percent_off", "percentBps": 1000});
+    assert_eq!(server.post("/v1/promotions", &token, rule).await.status, 201);
+    let active = || async { server.get("/v1/promotions/soldes/rule", &token).await.body["active"].clone() };
+    let cookie = format!("till_console={token}");
+    let list = open_with(&server, "/console/promotions", Some("fr"), &cookie).await;
+    // The window in Paris time.
+    assert!(
+        list.html.contains("07/01/2026 08:00 – 03/02/2026 23:59"),
+        "{}",
+        list.html
+    );
+    assert!(list.html.contains("Europe/Paris"), "{}", list.html);
+    let good = form_token(&list.html);
+    let path = "/console/promotions/soldes/deactivate";
+
+    let asked = post_form(&server, path, &token, &format!("csrf={good}"), &server.base).await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.html);
+    assert!(asked.html.contains("id=\"confirm\""), "{}", asked.html);
+    assert!(
+        asked.html.contains("Soldes d&#39;hiver") || asked.html.contains("Soldes d'hiver"),
+        "{}",
+        asked.html
+    );
+    assert!(asked.html.contains("name=\"confirm\" value=\"yes\""), "{}", asked.html);
+    assert!(asked.html.contains(&format!("value=\"{good}\"")), "{}", asked.html);
+    assert!(
+        asked.html.contains("href=\"/console/promotions\""),
+        "a way back: {}",
+        asked.html
+    );
+    assert_eq!(active().await, true, "asking changes nothing");
+    let refused = post_form(&server, path, &token, "confirm=yes", &server.base).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(active().await, true);
+    let wrong = post_form(
+        &server,
+        path,
+        &token,
+        &format!("csrf={good}&confirm=maybe"),
+        &server.base,
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.html);
+    assert_eq!(active().await, true);
+
+    let done = post_form(&server, path, &token, &format!("csrf={good}&confirm=yes"), &server.base).await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.html);
+    assert_eq!(active().await, false);
+    let again = post_form(&server, path, &token, &format!("csrf={good}"), &server.base).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert!(
+        !again.html.contains("name=\"confirm\""),
+        "nothing left to confirm: {}",
+        again.html
+    );
+    let unknown = post_form(
+        &server,
+        "/console/promotions/nope/deactivate",
+        &token,
+        &format!("csrf={good}"),
+        &server.base,
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.html);
+    server.stop().await;
+}
+
+/// A cashier's token (the role's default scopes) signs in to the first page it may open, sees
+/// only such pages in the navigation, and is refused the others with a page naming the scope.
+async fn a_cashier_sees_the_pages_it_may_open_and_is_refused_the_others(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let scopes = till_core::grant::Role::Cashier.default_grants().to_words();
+    let cashier = server.token("camille", &scopes);
+    let signed = sign_in(&server, &cashier).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.html);
+    assert_eq!(signed.headers[LOCATION], "/console/sales");
+    let sales = open(&server, "/console/sales", &cashier).await;
+    assert_eq!(sales.status, StatusCode::OK, "{}", sales.html);
+    let start = sales.html.find("<nav class=\"pages\"").expect("the navigation");
+    let nav = &sales.html[start..start + sales.html[start..].find("</nav>").unwrap()];
+    for (page, shown) in [
+        ("/console/sales\"", true),
+        ("/console/stored-value\"", true),
+        ("/console\"", false),
+        ("/console/registers\"", false),
+        ("/console/promotions\"", false),
+        ("/console/stock\"", false),
+    ] {
+        assert_eq!(nav.contains(&format!("href=\"{page}")), shown, "{page} in {nav}");
+    }
+    assert_eq!(
+        open(&server, "/console/stored-value", &cashier).await.status,
+        StatusCode::OK
+    );
+    for (page, scope) in [
+        ("/console", "pos.reports.read"),
+        ("/console/registers", "pos.stores.write or pos.catalog.read"),
+        ("/console/promotions", "pos.promotions.read or pos.promotions.write"),
+        ("/console/stock", "pos.catalog.read or pos.catalog.write"),
+    ] {
+        let refused = open(&server, page, &cashier).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{page}");
+        assert!(refused.html.contains(scope), "{page}: {}", refused.html);
+    }
+    // An administrator signs in to today's page, and sees every page.
+    let admin = server.admin();
+    assert_eq!(sign_in(&server, &admin).await.headers[LOCATION], "/console");
+    server.stop().await;
+}
+
+async fn the_favicon_is_an_svg_image_every_page_links(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let icon = read(
+        browser()
+            .get(format!("{}/console/static/favicon.svg", server.base))
+            .send()
+            .await
+            .expect("sent"),
+    )
+    .await;
+    assert_eq!(icon.status, StatusCode::OK);
+    assert_eq!(icon.headers[CONTENT_TYPE], "image/svg+xml");
+    assert!(
+        icon.html.starts_with("<svg") && !icon.html.contains("<script"),
+        "{}",
+        icon.html
+    );
+    let token = server.admin();
+    for page in [
+        open_with(&server, "/console/sign-in", None, "").await,
+        open(&server, "/console/sales", &token).await,
+    ] {
+        assert!(
+            page.html
+                .contains("<link rel=\"icon\" type=\"image/svg+xml\" href=\"/console/static/favicon.svg\">"),
+            "{}",
+            page.html
+        );
+    }
     server.stop().await;
 }

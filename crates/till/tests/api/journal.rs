@@ -1069,12 +1069,15 @@ async fn a_day_closes_early_only_once_its_session_is_closed_through_the_real_bin
     let page = reqwest::Client::new()
         .get(format!("{}/console/registers", served.node.url()))
         .header(reqwest::header::COOKIE, format!("till_console={admin}"))
+        .header(reqwest::header::ACCEPT_LANGUAGE, "en")
         .send()
         .await
         .expect("the console answers");
     assert_eq!(page.status(), 200);
     let html = page.text().await.expect("a page");
-    assert!(html.contains(&format!("Day {today} is closed")), "{html}");
+    let day: jiff::civil::Date = today.parse().expect("a day");
+    let shown = day.strftime("%-d %b %Y").to_string();
+    assert!(html.contains(&format!("Day {shown} is closed")), "{html}");
     assert!(html.contains("No session open."), "{html}");
     let mut served = served;
     served.node.kill().await.expect("the process ends");

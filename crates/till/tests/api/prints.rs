@@ -204,6 +204,7 @@ async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crat
     let page = browser
         .get(format!("{}/console/sales/t%201%2Fx%23y", server.base))
         .header(COOKIE, &cookie)
+        .header(reqwest::header::ACCEPT_LANGUAGE, "en")
         .send()
         .await
         .unwrap();
@@ -222,6 +223,7 @@ async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crat
         browser
             .post(format!("{}/console/sales/t%201%2Fx%23y/prints", server.base))
             .header(COOKIE, &cookie)
+            .header(reqwest::header::ACCEPT_LANGUAGE, "en")
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(ORIGIN, server.base.clone())
             .body(format!("csrf={csrf}"))
@@ -239,6 +241,7 @@ async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crat
     let forged = browser
         .post(format!("{}/console/sales/t%201%2Fx%23y/prints", server.base))
         .header(COOKIE, &cookie)
+        .header(reqwest::header::ACCEPT_LANGUAGE, "en")
         .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(ORIGIN, server.base.clone())
         .body("csrf=nope")
