@@ -46,13 +46,13 @@ pub fn app(state: AppState) -> Router {
 
 /// The service's routes and layers, waiting for their state: built once per state (building
 /// them generates the OpenAPI parts of every operation), given it for each use.
-fn service(max_body: usize) -> Router<AppState> {
+fn service(config: &ApiConfig) -> Router<AppState> {
     let (router, _) = routes::api_router().split_for_parts();
     router
-        .merge(console::router())
+        .merge(console::router(config.console_language))
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
-        .layer(DefaultBodyLimit::max(max_body))
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(axum::middleware::from_fn(access_log::write))

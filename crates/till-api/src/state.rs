@@ -28,6 +28,8 @@ pub struct ApiConfig {
     pub metrics_token: Option<String>,
     /// What `/metrics` says this node runs.
     pub build: Build,
+    /// The console's language for a visitor who asks for none it speaks.
+    pub console_language: crate::console::Language,
 }
 
 /// The release a node runs: its version and the commit it was built from.
@@ -49,6 +51,7 @@ impl Default for ApiConfig {
                 version: env!("CARGO_PKG_VERSION"),
                 commit: "unknown",
             },
+            console_language: crate::console::Language::default(),
         }
     }
 }
@@ -136,10 +139,9 @@ impl AppState {
 
     /// The whole service as one router over this state; an agent's tool calls go through it.
     pub fn service(&self) -> Router {
-        let max_body = self.config().max_body_bytes;
         self.inner
             .service
-            .get_or_init(|| crate::service(max_body))
+            .get_or_init(|| crate::service(self.config()))
             .clone()
             .with_state(self.clone())
     }

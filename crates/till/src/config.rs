@@ -505,6 +505,7 @@ impl Config {
                 version: env!("CARGO_PKG_VERSION"),
                 commit: env!("BUILT_FROM_COMMIT"),
             },
+            console_language: self.console_language.into(),
         })
     }
 
@@ -574,11 +575,6 @@ impl Config {
             max_connections: self.max_connections,
             max_body_bytes: self.max_body_bytes,
         })
-    }
-
-    /// The console's language for visitors who ask for none it speaks.
-    pub fn console_language(&self) -> till_api::console::DefaultLanguage {
-        till_api::console::DefaultLanguage(self.console_language.into())
     }
 
     pub fn jwt_settings(&self) -> JwtSettings {

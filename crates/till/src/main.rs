@@ -297,7 +297,7 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
             .context("cannot load the demo data")?;
         print_demo(&format!("{scheme}://{addr}"), &session);
     }
-    server::serve(listener, state, transport, config.console_language(), shutdown_signal()).await?;
+    server::serve(listener, state, transport, shutdown_signal()).await?;
     tracing::info!("till stopped");
     Ok(())
 }

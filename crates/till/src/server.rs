@@ -227,8 +227,7 @@ pub async fn start(config: &Config, clock: Arc<dyn Clock>) -> anyhow::Result<Run
     let addr = listener.local_addr()?;
     let scheme = transport.scheme();
     let (shutdown, stopped) = oneshot::channel::<()>();
-    let console_language = config.console_language();
-    let task = tokio::spawn(serve(listener, state.clone(), transport, console_language, async {
+    let task = tokio::spawn(serve(listener, state.clone(), transport, async {
         let _ = stopped.await;
     }));
     Ok(Running {
@@ -254,12 +253,10 @@ pub async fn serve(
     listener: TcpListener,
     state: AppState,
     transport: transport::Server,
-    console_language: till_api::console::DefaultLanguage,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let deliveries = Deliveries::start(&state);
-    // The console's language when a visitor asks for none it speaks.
-    let app = till_api::app(state).layer(axum::Extension(console_language));
+    let app = till_api::app(state);
     // Over TLS the console's cookie is marked Secure.
     let app = if transport.scheme() == "https" {
         app.layer(axum::Extension(till_api::console::SecureCookies))

@@ -47,7 +47,7 @@ impl Language {
 }
 
 /// The language of the deployment, for a visitor who chose none and whose browser asks for
-/// neither: the binary adds it to every request as an extension.
+/// neither: the console's routes carry it as an extension.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DefaultLanguage(pub Language);
 

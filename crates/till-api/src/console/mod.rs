@@ -41,7 +41,8 @@ use axum::routing::{any, get, post};
 use language::Frame;
 use refused::{Pending, Refused};
 
-pub use language::{DefaultLanguage, Language};
+use language::DefaultLanguage;
+pub use language::Language;
 pub use session::SecureCookies;
 
 /// Where the console lives.
@@ -52,7 +53,7 @@ const STYLESHEET: &str = include_str!("console.css");
 const FAVICON: &str = include_str!("favicon.svg");
 
 /// Every console route, before state and middleware.
-pub fn router() -> Router<AppState> {
+pub fn router(language: Language) -> Router<AppState> {
     Router::new()
         .route("/console", get(today::page))
         // The address typed with a trailing slash is the console too, not the API's 404.
@@ -74,6 +75,9 @@ pub fn router() -> Router<AppState> {
         // Any other address under the console is a page of the console that does not exist.
         .route("/console/{*rest}", any(not_found))
         .layer(axum::middleware::from_fn(frame))
+        // The deployment's language, for the frame to fall back on: the console's routes
+        // alone carry it.
+        .layer(axum::Extension(DefaultLanguage(language)))
         .layer(axum::middleware::map_response(protect))
 }
 
