@@ -799,8 +799,14 @@ mod tests {
         let config = Config::default();
         let debug = |value: &dyn std::fmt::Debug| format!("{value:?}");
         assert_eq!(debug(&config.store_options()), debug(&StoreOptions::default()));
+        let api = config.api_config().expect("the defaults hold");
+        // The build is the binary's own, not a setting.
+        assert_eq!(api.build.commit, env!("BUILT_FROM_COMMIT"));
         assert_eq!(
-            debug(&config.api_config().expect("the defaults hold")),
+            debug(&ApiConfig {
+                build: ApiConfig::default().build,
+                ..api
+            }),
             debug(&ApiConfig::default())
         );
         assert_eq!(debug(&config.jwt_settings()), debug(&JwtSettings::default()));
