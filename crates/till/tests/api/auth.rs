@@ -59,10 +59,15 @@ fn signed(alg: Algorithm, kid: &str, claims: &Value) -> String {
     encode(&header, claims, &key).unwrap()
 }
 
+/// A server reading the identity provider's keys from a file in its own data directory, which
+/// goes with the server.
 async fn with_jwks_file(engine: Engine) -> TestServer {
-    let path = std::env::temp_dir().join(format!("till-jwks-{}.json", till_api::auth::secret::new_id("t")));
-    std::fs::write(&path, jwks().to_string()).unwrap();
-    TestServer::start_with(engine, |config| config.jwt_jwks_file = Some(path)).await
+    TestServer::start_with(engine, |config| {
+        let path = config.data_dir.join("jwks.json");
+        std::fs::write(&path, jwks().to_string()).unwrap();
+        config.jwt_jwks_file = Some(path);
+    })
+    .await
 }
 
 async fn assert_unauthorized(server: &TestServer, token: &str) {
