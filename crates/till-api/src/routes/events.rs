@@ -156,6 +156,12 @@ impl FeedEventView {
                 "A return refunded to a credit note.",
                 component("CreditNoteIssuedData"),
             ),
+            EventType::CustomerErased => (
+                "CustomerErasedEvent",
+                "A customer's personal data was erased, on request or after the retention period; \
+                 `data` carries the id only.",
+                component("CustomerErasedData"),
+            ),
         }
     }
 
@@ -260,6 +266,18 @@ impl FeedEventView {
                         "amountCents": {"type": "integer", "format": "int64"},
                         "expiresAt": {"type": ["string", "null"]},
                         "transactionId": {"type": "string", "description": "The return that issued it."}
+                    }
+                })),
+            ),
+            (
+                "CustomerErasedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "An erased customer: the id only, never a personal value.",
+                    "required": ["customerId", "reason"],
+                    "properties": {
+                        "customerId": {"type": "string"},
+                        "reason": {"type": "string", "enum": ["request", "retention"]}
                     }
                 })),
             ),
