@@ -298,7 +298,7 @@ struct CustomerQuery {
     #[param(value_type = Option<String>, min_length = 1, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     q: Option<(String, SearchText)>,
     /// Only the customers of this group.
-    #[param(value_type = Option<String>)]
+    #[param(value_type = Option<Text>)]
     group: Option<String>,
 }
 
