@@ -674,7 +674,9 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
         .post("/v1/fiscal/registers/r1/closures", &admin, json!({"period": "day"}))
         .await;
     assert_eq!(day.status, 201, "{}", day.text);
-    let customer = server.put("/v1/customers/c-1", &admin, json!({"displayName": "Ana"})).await;
+    let customer = server
+        .put("/v1/customers/c-1", &admin, json!({"displayName": "Ana"}))
+        .await;
     assert_eq!(customer.status, 201, "{}", customer.text);
     let erased = server.post("/v1/customers/c-1/erase", &admin, json!({})).await;
     assert_eq!(erased.status, 200, "{}", erased.text);
