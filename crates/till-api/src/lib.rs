@@ -17,6 +17,7 @@ pub mod ops;
 pub mod pagination;
 mod phrases;
 pub mod receipt;
+pub mod retention;
 pub mod routes;
 pub mod state;
 

@@ -80,6 +80,11 @@ operations! {
     GetStaff = "getStaffMember", [StaffRead, StaffWrite], Allow;
     ListStaff = "listStaffMembers", [StaffRead, StaffWrite], Allow;
     GetLoyalty = "getCustomerLoyalty", [CustomersRead], Allow;
+    PutCustomer = "putCustomer", [CustomersWrite], Confirm;
+    GetCustomer = "getCustomer", [CustomersRead, CustomersWrite], Allow;
+    ListCustomers = "listCustomers", [CustomersRead, CustomersWrite], Allow;
+    ExportCustomer = "exportCustomer", [CustomersRead], Human;
+    EraseCustomer = "eraseCustomer", [CustomersErase], Human;
     PutCoupon = "putCoupon", [CouponsWrite], Confirm;
     GetCoupon = "getCoupon", [CouponsWrite, PromotionsRead], Allow;
     ListCoupons = "listCoupons", [CouponsWrite, PromotionsRead], Allow;
@@ -131,7 +136,7 @@ operations! {
         SessionsClose, PromotionsRead, PromotionsWrite, StoresWrite, CatalogWrite, StockWrite, StaffWrite,
         CouponsWrite, CatalogRead, StockRead, CustomersRead, StaffRead, FiscalRead, FiscalClose,
         DiscountOverride, PriceOverride, StoredValueRead, StoredValueWrite, EventsRead, WebhooksRead,
-        WebhooksWrite, ReportsRead], Allow;
+        WebhooksWrite, ReportsRead, CustomersWrite, CustomersErase], Allow;
 }
 
 #[cfg(test)]

@@ -239,6 +239,11 @@ impl From<Rule> for ApiError {
                 "the coupon was already redeemed {redemptions} times; maxRedemptions cannot be lower"
             )),
             Rule::PinNeeded => business("a new staff member needs a PIN"),
+            Rule::CustomerErased => ApiError::Conflict(
+                "This customer's personal data was erased: the id is retired and takes no profile again; \
+                 nothing was changed."
+                    .into(),
+            ),
             Rule::NewId { of, problem } => ApiError::field(
                 match of {
                     NewIdOf::Store => "storeId",

@@ -27,6 +27,8 @@ pub struct Settings {
     pub external_tenders: Vec<TenderMethod>,
     /// How long a credit note a return issues may be spent.
     pub credit_note_validity: Duration,
+    /// How long a customer's profile is kept without activity before it is erased.
+    pub customer_retention: Duration,
     /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
     /// booked.
     pub max_sale_age: Duration,
@@ -57,6 +59,7 @@ impl Default for Settings {
             loyalty_point_value_cents: 1,
             external_tenders: Vec::new(),
             credit_note_validity: Duration::from_secs(365 * 24 * 3600),
+            customer_retention: Duration::from_secs(1095 * 24 * 3600),
             max_sale_age: Duration::from_secs(72 * 3600),
             clock_skew: Duration::from_secs(300),
             elevation_enabled: true,
@@ -175,6 +178,11 @@ impl App {
 
     /// Stores and staff.
     pub fn people(&self) -> &dyn storage::people::People {
+        &*self.store
+    }
+
+    /// The customer directory.
+    pub fn customers(&self) -> &dyn storage::customers::Customers {
         &*self.store
     }
 

@@ -28,10 +28,12 @@ pub enum EventType {
     GiftCardChanged,
     #[serde(rename = "creditnote.issued")]
     CreditNoteIssued,
+    #[serde(rename = "customer.erased")]
+    CustomerErased,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 12] = [
         EventType::SaleCompleted,
         EventType::ReturnCompleted,
         EventType::SessionOpened,
@@ -43,6 +45,7 @@ impl EventType {
         EventType::PromotionChanged,
         EventType::GiftCardChanged,
         EventType::CreditNoteIssued,
+        EventType::CustomerErased,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +61,7 @@ impl EventType {
             EventType::PromotionChanged => "promotion.changed",
             EventType::GiftCardChanged => "giftcard.changed",
             EventType::CreditNoteIssued => "creditnote.issued",
+            EventType::CustomerErased => "customer.erased",
         }
     }
 

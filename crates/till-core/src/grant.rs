@@ -52,6 +52,8 @@ grants! {
     WebhooksRead = "pos.webhooks.read",
     WebhooksWrite = "pos.webhooks.write",
     ReportsRead = "pos.reports.read",
+    CustomersWrite = "pos.customers.write",
+    CustomersErase = "pos.customers.erase",
 }
 
 impl fmt::Display for Grant {

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod committed;
 pub mod coupon;
 pub mod csv_cell;
+pub mod customer;
 pub mod documents;
 pub mod drawer;
 pub mod events;

@@ -131,6 +131,8 @@ pub enum PointsActivity {
     TakeBack,
     /// The balance a customer had before the ledger existed.
     Adjust,
+    /// The balance an erased customer lost.
+    Forfeit,
 }
 
 impl PointsActivity {
@@ -141,6 +143,7 @@ impl PointsActivity {
             PointsActivity::Refund => "refund",
             PointsActivity::TakeBack => "take_back",
             PointsActivity::Adjust => "adjust",
+            PointsActivity::Forfeit => "forfeit",
         }
     }
 }

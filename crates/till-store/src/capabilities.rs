@@ -495,3 +495,42 @@ impl Health for Store {
         Store::backlog(self).await
     }
 }
+
+#[async_trait::async_trait]
+impl customers::Customers for Store {
+    async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<customers::CustomerRecord>, StoreError> {
+        Store::get_customer(self, customer_id).await
+    }
+    async fn put_customer(
+        &self,
+        put: customers::PutCustomer,
+        now: Timestamp,
+    ) -> Result<(customers::CustomerRecord, bool), StoreError> {
+        Store::put_customer(self, put, now).await
+    }
+    async fn search_customers(
+        &self,
+        search: &customers::CustomerSearch,
+        group: Option<&str>,
+        window: &Window<customers::CustomerKey>,
+    ) -> Result<Vec<(customers::CustomerKey, customers::CustomerRecord)>, StoreError> {
+        Store::search_customers(self, search, group, window).await
+    }
+    async fn export_customer(&self, customer_id: &CustomerId) -> Result<Option<customers::CustomerExport>, StoreError> {
+        Store::export_customer(self, customer_id).await
+    }
+    async fn erase_customer(
+        &self,
+        customer_id: &CustomerId,
+        reason: customers::ErasureReason,
+        now: Timestamp,
+    ) -> Result<Option<customers::CustomerRecord>, StoreError> {
+        Store::erase_customer(self, customer_id, reason, now).await
+    }
+    async fn claim_retention(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        Store::claim_retention(self, holder, now, until).await
+    }
+    async fn inactive_customers(&self, before: Timestamp, limit: usize) -> Result<Vec<CustomerId>, StoreError> {
+        Store::inactive_customers(self, before, limit).await
+    }
+}

@@ -1,14 +1,23 @@
-//! Loyalty customers.
+//! Customers: their loyalty points, and the directory of their profiles (migration 0023).
 
 use crate::db::Store;
-use crate::error::StoreError;
-use crate::sql::{Conn, query};
+use crate::error::{Rule, StoreError};
+use crate::page::Window;
+use crate::sql::{Conn, Row, query};
 use crate::stored_value::RECORD_POINTS;
 use futures::future::BoxFuture;
+use jiff::Timestamp;
+pub use till_app::storage::customers::{
+    ConsentChange, CustomerExport, CustomerKey, CustomerRecord, CustomerSearch, ErasureReason, NamedTicket, PointsLine,
+    PutCustomer,
+};
 pub use till_app::storage::stored_value::{Enrollment, LoyaltyAccount};
+use till_core::customer::{Consent, ConsentFlag, ConsentSource, Email, Phone, Profile};
+use till_core::events::EventType;
 use till_core::ids::CustomerId;
 use till_core::instant::{from_micros, to_micros};
 use till_core::stored_value::PointsActivity;
+use till_core::words::name_words;
 
 impl Store {
     /// Enrolls a customer with their opening points, an `adjust` activity of their ledger;
@@ -62,5 +71,496 @@ fn enroll<'a>(conn: &'a mut Conn, enrollment: &'a Enrollment) -> BoxFuture<'a, R
                 .await?;
         }
         Ok(enrolled)
+    })
+}
+
+/// A customer with their profile, if any: `customers` joined to `customer_profiles`.
+const CUSTOMER_COLUMNS: &str = "SELECT c.customer_id, c.points, c.enrolled_at, c.updated_at AS active_at, c.erased_at, \
+         p.display_name, p.email, p.phone, p.postal_code, p.birth_date, p.notes, \
+         p.marketing_email, p.marketing_sms, p.e_receipt, p.updated_at AS profile_updated_at \
+     FROM customers c LEFT JOIN customer_profiles p ON p.customer_id = c.customer_id";
+
+impl Store {
+    pub async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerRecord>, StoreError> {
+        let row = query(format!("{CUSTOMER_COLUMNS} WHERE c.customer_id = $1"))
+            .bind(customer_id.as_str())
+            .fetch_optional(self.reader())
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut record = customer_record(&row)?;
+        let groups = query("SELECT group_name FROM customer_groups WHERE customer_id = $1 ORDER BY group_name")
+            .bind(customer_id.as_str())
+            .fetch_all(self.reader())
+            .await?;
+        for group in groups {
+            record.profile.groups.insert(group.try_get("group_name")?);
+        }
+        Ok(Some(record))
+    }
+
+    pub async fn put_customer(&self, put: PutCustomer, now: Timestamp) -> Result<(CustomerRecord, bool), StoreError> {
+        let customer_id = put.customer_id.clone();
+        let created = self
+            .write((put, to_micros(now)), |c, (put, now)| {
+                Box::pin(write_profile(c, put, *now))
+            })
+            .await?;
+        let record = self
+            .get_customer(&customer_id)
+            .await?
+            .ok_or(StoreError::NotFound("customer"))?;
+        Ok((record, created))
+    }
+
+    pub async fn search_customers(
+        &self,
+        search: &CustomerSearch,
+        group: Option<&str>,
+        window: &Window<CustomerKey>,
+    ) -> Result<Vec<(CustomerKey, CustomerRecord)>, StoreError> {
+        let (sql, params) = search_statement(search, group, window.after.as_ref());
+        let mut read = query(sql);
+        for param in params {
+            read = read.bind(param);
+        }
+        let rows = read
+            .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
+            .fetch_all(self.reader())
+            .await?;
+        let mut found = Vec::with_capacity(rows.len());
+        for row in rows {
+            let key = CustomerKey {
+                word: row.try_get("word")?,
+                customer_id: CustomerId::from_trusted(row.try_get("customer_id")?),
+            };
+            if let Some(record) = self.get_customer(&key.customer_id).await? {
+                found.push((key, record));
+            }
+        }
+        Ok(found)
+    }
+
+    pub async fn export_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerExport>, StoreError> {
+        let Some(customer) = self.get_customer(customer_id).await? else {
+            return Ok(None);
+        };
+        let id = customer_id.as_str();
+        let consent_history =
+            query("SELECT flag, granted, source, at FROM customer_consents WHERE customer_id = $1 ORDER BY change_id")
+                .bind(id)
+                .fetch_all(self.reader())
+                .await?
+                .iter()
+                .map(|row| {
+                    let flag: String = row.try_get("flag")?;
+                    let source: String = row.try_get("source")?;
+                    Ok(ConsentChange {
+                        flag: ConsentFlag::parse(&flag)
+                            .ok_or_else(|| StoreError::Corrupt(format!("consent flag {flag}")))?,
+                        granted: row.try_get::<i64>("granted")? != 0,
+                        source: ConsentSource::parse(&source)
+                            .ok_or_else(|| StoreError::Corrupt(format!("consent source {source}")))?,
+                        at: from_micros(row.try_get("at")?),
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+        let points = query(
+            "SELECT kind, points, transaction_id, at FROM loyalty_activities WHERE customer_id = $1 ORDER BY activity_id",
+        )
+        .bind(id)
+        .fetch_all(self.reader())
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(PointsLine {
+                kind: row.try_get("kind")?,
+                points: row.try_get("points")?,
+                transaction_id: row.try_get("transaction_id")?,
+                at: from_micros(row.try_get("at")?),
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+        let tickets = query(
+            "SELECT transaction_id, kind, store_id, emitted_at, total_cents FROM sales WHERE customer_id = $1 \
+             ORDER BY emitted_at, transaction_id",
+        )
+        .bind(id)
+        .fetch_all(self.reader())
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(NamedTicket {
+                transaction_id: row.try_get("transaction_id")?,
+                kind: row.try_get("kind")?,
+                store_id: row.try_get("store_id")?,
+                emitted_at: from_micros(row.try_get("emitted_at")?),
+                total_cents: row.try_get("total_cents")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Some(CustomerExport {
+            customer,
+            consent_history,
+            points,
+            tickets,
+        }))
+    }
+
+    pub async fn erase_customer(
+        &self,
+        customer_id: &CustomerId,
+        reason: ErasureReason,
+        now: Timestamp,
+    ) -> Result<Option<CustomerRecord>, StoreError> {
+        let known = self
+            .write((customer_id.clone(), reason, to_micros(now)), |c, (id, reason, now)| {
+                Box::pin(erase(c, id, *reason, *now))
+            })
+            .await?;
+        if !known {
+            return Ok(None);
+        }
+        self.get_customer(customer_id).await
+    }
+
+    pub async fn claim_retention(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        // Most looks find the turn taken: a read answers them without the writer.
+        let held = query("SELECT held_until FROM customer_retention_lease WHERE singleton = 1")
+            .fetch_optional(self.reader())
+            .await?;
+        if let Some(held) = held
+            && held.try_get::<i64>("held_until")? > to_micros(now)
+        {
+            return Ok(false);
+        }
+        self.write(
+            (holder.to_owned(), to_micros(now), to_micros(until)),
+            |c, (holder, now, until)| {
+                Box::pin(async move {
+                    let claimed = query(
+                        "INSERT INTO customer_retention_lease (singleton, holder, held_until) VALUES (1, $1, $2) \
+                         ON CONFLICT (singleton) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
+                         WHERE customer_retention_lease.held_until <= $3 RETURNING holder",
+                    )
+                    .bind(holder.as_str())
+                    .bind(*until)
+                    .bind(*now)
+                    .fetch_optional(&mut *c)
+                    .await?;
+                    Ok(claimed.is_some())
+                })
+            },
+        )
+        .await
+    }
+
+    pub async fn inactive_customers(&self, before: Timestamp, limit: usize) -> Result<Vec<CustomerId>, StoreError> {
+        query(
+            "SELECT customer_id FROM customers WHERE erased_at IS NULL AND updated_at < $1 \
+             ORDER BY updated_at, customer_id LIMIT $2",
+        )
+        .bind(to_micros(before))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(self.reader())
+        .await?
+        .iter()
+        .map(|row| Ok(CustomerId::from_trusted(row.try_get("customer_id")?)))
+        .collect()
+    }
+}
+
+fn customer_record(row: &Row) -> Result<CustomerRecord, StoreError> {
+    let flag = |name: &str| -> Result<bool, StoreError> { Ok(row.try_get::<Option<i64>>(name)?.unwrap_or(0) != 0) };
+    let enrolled_at = from_micros(row.try_get("enrolled_at")?);
+    let birth_date = row
+        .try_get::<Option<String>>("birth_date")?
+        .map(|text| text.parse::<jiff::civil::Date>())
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("a birth date: {e}")))?;
+    Ok(CustomerRecord {
+        customer_id: CustomerId::from_trusted(row.try_get("customer_id")?),
+        profile: Profile {
+            display_name: row.try_get("display_name")?,
+            email: row.try_get::<Option<String>>("email")?.map(Email::from_trusted),
+            phone: row.try_get::<Option<String>>("phone")?.map(Phone::from_trusted),
+            postal_code: row.try_get("postal_code")?,
+            birth_date,
+            groups: Default::default(),
+            notes: row.try_get("notes")?,
+        },
+        consent: Consent {
+            marketing_email: flag("marketing_email")?,
+            marketing_sms: flag("marketing_sms")?,
+            e_receipt: flag("e_receipt")?,
+        },
+        loyalty_points: row.try_get("points")?,
+        created_at: enrolled_at,
+        updated_at: row
+            .try_get::<Option<i64>>("profile_updated_at")?
+            .map(from_micros)
+            .unwrap_or(enrolled_at),
+        last_activity_at: from_micros(row.try_get("active_at")?),
+        erased_at: row.try_get::<Option<i64>>("erased_at")?.map(from_micros),
+    })
+}
+
+/// The statement of a list, the texts it binds (its limit last, not among them).
+fn search_statement(
+    search: &CustomerSearch,
+    group: Option<&str>,
+    after: Option<&CustomerKey>,
+) -> (String, Vec<String>) {
+    let mut params: Vec<String> = Vec::new();
+    let mut bind = |value: String| {
+        params.push(value);
+        format!("${}", params.len())
+    };
+    let mut conditions = Vec::new();
+    let sql_head = match search {
+        CustomerSearch::Name(name) => {
+            match name.whole.iter().max_by_key(|word| word.len()) {
+                None => {
+                    let (start, end) = (bind(name.prefix.clone()), bind(name.prefix_end()));
+                    match after {
+                        Some(after) => {
+                            let (word, id) = (bind(after.word.clone()), bind(after.customer_id.as_str().to_owned()));
+                            conditions.push(format!("(w.word, w.customer_id) > ({word}, {id}) AND w.word < {end}"));
+                        }
+                        None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
+                    }
+                    // The customer's first word with the prefix lists them; their others do not.
+                    let prefix = bind(format!(" {}", name.prefix));
+                    conditions.push(format!(
+                        "instr(w.words, {prefix}) = instr(w.words, ' ' || w.word || ' ')"
+                    ));
+                }
+                Some(driving) => {
+                    conditions.push(format!("w.word = {}", bind(driving.clone())));
+                    if let Some(after) = after {
+                        conditions.push(format!(
+                            "w.customer_id > {}",
+                            bind(after.customer_id.as_str().to_owned())
+                        ));
+                    }
+                    for word in name.whole.iter().filter(|word| *word != driving) {
+                        conditions.push(format!("w.words LIKE {}", bind(format!("% {word} %"))));
+                    }
+                    conditions.push(format!("w.words LIKE {}", bind(format!("% {}%", name.prefix))));
+                }
+            }
+            "SELECT w.word, w.customer_id FROM customer_words w"
+        }
+        other => {
+            match other {
+                CustomerSearch::Email(email) => conditions.push(format!(
+                    "w.customer_id IN (SELECT customer_id FROM customer_profiles WHERE email = {})",
+                    bind(email.as_str().to_owned())
+                )),
+                CustomerSearch::Phone(phone) => conditions.push(format!(
+                    "w.customer_id IN (SELECT customer_id FROM customer_profiles WHERE phone = {})",
+                    bind(phone.as_str().to_owned())
+                )),
+                _ => {}
+            }
+            if let Some(after) = after {
+                conditions.push(format!(
+                    "w.customer_id > {}",
+                    bind(after.customer_id.as_str().to_owned())
+                ));
+            }
+            "SELECT '' AS word, w.customer_id FROM customers w"
+        }
+    };
+    if let Some(group) = group {
+        conditions.push(format!(
+            "w.customer_id IN (SELECT customer_id FROM customer_groups WHERE group_name = {})",
+            bind(group.to_owned())
+        ));
+    }
+    let order = match search {
+        CustomerSearch::Name(_) => "w.word, w.customer_id",
+        _ => "w.customer_id",
+    };
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    };
+    let limit = params.len() + 1;
+    (format!("{sql_head}{filter} ORDER BY {order} LIMIT ${limit}"), params)
+}
+
+/// A name's words as the search reads them beside each: sorted, each between spaces.
+fn spaced(words: &std::collections::BTreeSet<String>) -> String {
+    let mut spaced = String::from(" ");
+    for word in words {
+        spaced.push_str(word);
+        spaced.push(' ');
+    }
+    spaced
+}
+
+/// Writes a profile in place of the one held; `true` when the customer was new.
+fn write_profile<'a>(conn: &'a mut Conn, put: &'a PutCustomer, now: i64) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let id = put.customer_id.as_str();
+        let created = query(
+            "INSERT INTO customers (customer_id, points, enrolled_at, updated_at) VALUES ($1, 0, $2, $2) \
+             ON CONFLICT (customer_id) DO NOTHING RETURNING customer_id",
+        )
+        .bind(id)
+        .bind(now)
+        .fetch_optional(&mut *conn)
+        .await?
+        .is_some();
+        // Holds the customer's row: two writes of one profile take turns, each whole.
+        let held = query("UPDATE customers SET updated_at = $2 WHERE customer_id = $1 RETURNING erased_at")
+            .bind(id)
+            .bind(now)
+            .fetch_one(&mut *conn)
+            .await?;
+        if held.try_get::<Option<i64>>("erased_at")?.is_some() {
+            return Err(StoreError::Rule(Rule::CustomerErased));
+        }
+        let before = query(
+            "SELECT marketing_email, marketing_sms, e_receipt, version, created_at FROM customer_profiles \
+             WHERE customer_id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let (consent_before, version, created_at) = match &before {
+            Some(row) => (
+                Consent {
+                    marketing_email: row.try_get::<i64>("marketing_email")? != 0,
+                    marketing_sms: row.try_get::<i64>("marketing_sms")? != 0,
+                    e_receipt: row.try_get::<i64>("e_receipt")? != 0,
+                },
+                row.try_get::<i64>("version")?,
+                row.try_get::<i64>("created_at")?,
+            ),
+            None => (Consent::default(), 0, now),
+        };
+        let consent = put.consent.unwrap_or(consent_before);
+        for statement in [
+            "DELETE FROM customer_profiles WHERE customer_id = $1",
+            "DELETE FROM customer_words WHERE customer_id = $1",
+            "DELETE FROM customer_groups WHERE customer_id = $1",
+        ] {
+            query(statement).bind(id).execute(&mut *conn).await?;
+        }
+        let profile = &put.profile;
+        query(
+            "INSERT INTO customer_profiles (customer_id, display_name, email, phone, postal_code, birth_date, notes, \
+                 marketing_email, marketing_sms, e_receipt, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .bind(id)
+        .bind(profile.display_name.as_deref())
+        .bind(profile.email.as_ref().map(Email::as_str))
+        .bind(profile.phone.as_ref().map(Phone::as_str))
+        .bind(profile.postal_code.as_deref())
+        .bind(profile.birth_date.map(|date| date.to_string()).as_deref())
+        .bind(profile.notes.as_deref())
+        .bind(i64::from(consent.marketing_email))
+        .bind(i64::from(consent.marketing_sms))
+        .bind(i64::from(consent.e_receipt))
+        .bind(version + 1)
+        .bind(created_at)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+        if let Some(name) = &profile.display_name {
+            let words = name_words(name);
+            let spaced = spaced(&words);
+            for word in &words {
+                query("INSERT INTO customer_words (word, customer_id, words) VALUES ($1, $2, $3)")
+                    .bind(word.as_str())
+                    .bind(id)
+                    .bind(spaced.as_str())
+                    .execute(&mut *conn)
+                    .await?;
+            }
+        }
+        for group in &profile.groups {
+            query("INSERT INTO customer_groups (group_name, customer_id) VALUES ($1, $2)")
+                .bind(group.as_str())
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        for (flag, granted) in consent_before.changes_to(consent) {
+            query("INSERT INTO customer_consents (customer_id, flag, granted, source, at) VALUES ($1, $2, $3, $4, $5)")
+                .bind(id)
+                .bind(flag.as_str())
+                .bind(i64::from(granted))
+                .bind(put.source.as_str())
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(created)
+    })
+}
+
+/// Deletes every row of a customer's personal data and forfeits their points; `false` for a
+/// customer never known. An erased customer is left as they are.
+fn erase<'a>(
+    conn: &'a mut Conn,
+    customer_id: &'a CustomerId,
+    reason: ErasureReason,
+    now: i64,
+) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let id = customer_id.as_str();
+        let held =
+            query("UPDATE customers SET updated_at = updated_at WHERE customer_id = $1 RETURNING points, erased_at")
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
+        let Some(held) = held else {
+            return Ok(false);
+        };
+        if held.try_get::<Option<i64>>("erased_at")?.is_some() {
+            return Ok(true);
+        }
+        for statement in [
+            "DELETE FROM customer_profiles WHERE customer_id = $1",
+            "DELETE FROM customer_words WHERE customer_id = $1",
+            "DELETE FROM customer_groups WHERE customer_id = $1",
+            "DELETE FROM customer_consents WHERE customer_id = $1",
+        ] {
+            query(statement).bind(id).execute(&mut *conn).await?;
+        }
+        let points: i64 = held.try_get("points")?;
+        if points != 0 {
+            query(RECORD_POINTS)
+                .bind(id)
+                .bind(PointsActivity::Forfeit.as_str())
+                .bind(-points)
+                .bind(None::<&str>)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+        }
+        query("UPDATE customers SET points = 0, erased_at = $2 WHERE customer_id = $1")
+            .bind(id)
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        let data = crate::feed::data_of(&serde_json::json!({"customerId": id, "reason": reason.as_str()}))?;
+        crate::feed::NewEvent {
+            kind: EventType::CustomerErased,
+            occurred_at: now,
+            store_id: None,
+            register_id: None,
+            subject: id,
+            data: Some(data),
+        }
+        .record(conn)
+        .await?;
+        Ok(true)
     })
 }

@@ -34,7 +34,8 @@ pub(crate) fn sqlite() -> Migrator {
         19 "0019_instrument_codes",
         20 "0020_print_ids",
         21 "0021_ledger_in_stock_rows",
-        22 "0022_stock_list_trigger"))
+        22 "0022_stock_list_trigger",
+        23 "0023_customer_directory"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -51,7 +52,8 @@ pub(crate) fn postgres() -> Migrator {
         19 "0019_instrument_codes",
         20 "0020_print_ids",
         21 "0021_ledger_in_stock_rows",
-        22 "0022_stock_list_trigger"))
+        22 "0022_stock_list_trigger",
+        23 "0023_customer_directory"))
 }
 
 /// What a failed migration means for the operator.

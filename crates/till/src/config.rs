@@ -73,6 +73,9 @@ pub struct Config {
     pub external_tenders: Vec<String>,
     /// How long a credit note issued by a return may be spent.
     pub credit_note_validity_days: u64,
+    /// How long a customer's profile is kept without any activity before the daily retention
+    /// job erases it.
+    pub customer_retention_days: u64,
     /// How long after it was rung a sale from a till that was offline can still be booked.
     pub max_sale_age_hours: u64,
     /// How far a sale's `issuedAt` may lie outside its session, before its opening or after
@@ -257,6 +260,7 @@ impl Default for Config {
             loyalty_point_value_cents: app.loyalty_point_value_cents,
             external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
+            customer_retention_days: app.customer_retention.as_secs() / DAY.as_secs(),
             max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
             clock_skew_seconds: app.clock_skew.as_secs(),
             session_ttl_seconds: app.session_ttl.as_secs(),
@@ -470,6 +474,8 @@ impl Config {
                         "credit_note_validity_days",
                         self.credit_note_validity_days,
                     )?)?,
+                customer_retention: DAY
+                    * u32::try_from(at_least_one("customer_retention_days", self.customer_retention_days)?)?,
                 max_sale_age: Duration::from_secs(3600)
                     * u32::try_from(at_least_one("max_sale_age_hours", self.max_sale_age_hours)?)?,
                 clock_skew: Duration::from_secs(self.clock_skew_seconds),

@@ -256,6 +256,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let deliveries = Deliveries::start(&state);
+    let retention = till_api::retention::Retention::start(&state);
     let app = till_api::app(state);
     // Over TLS the console's cookie is marked Secure.
     let app = if transport.scheme() == "https" {
@@ -271,6 +272,7 @@ pub async fn serve(
     };
     let served = transport.serve(listener, app, shutdown).await;
     deliveries.stop().await;
+    retention.stop().await;
     served
 }
 

@@ -39,7 +39,7 @@ struct EventsQuery {
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
     /// Only events of these types, comma-separated (`sale.completed,return.completed`).
-    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued))*$")]
+    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased))*$")]
     types: Option<Vec<EventType>>,
 }
 
@@ -156,6 +156,12 @@ impl FeedEventView {
                 "A return refunded to a credit note.",
                 component("CreditNoteIssuedData"),
             ),
+            EventType::CustomerErased => (
+                "CustomerErasedEvent",
+                "A customer's personal data was erased, on request or after the retention period; \
+                 `data` carries the id only.",
+                component("CustomerErasedData"),
+            ),
         }
     }
 
@@ -260,6 +266,18 @@ impl FeedEventView {
                         "amountCents": {"type": "integer", "format": "int64"},
                         "expiresAt": {"type": ["string", "null"]},
                         "transactionId": {"type": "string", "description": "The return that issued it."}
+                    }
+                })),
+            ),
+            (
+                "CustomerErasedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "An erased customer: the id only, never a personal value.",
+                    "required": ["customerId", "reason"],
+                    "properties": {
+                        "customerId": {"type": "string"},
+                        "reason": {"type": "string", "enum": ["request", "retention"]}
                     }
                 })),
             ),

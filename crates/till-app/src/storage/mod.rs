@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod catalog;
+pub mod customers;
 pub mod dry_run;
 pub mod feed;
 pub mod fiscal;
@@ -123,6 +124,8 @@ pub enum Rule {
     /// A store or a staff member that does not exist yet is put with an id that cannot name a
     /// new one; one made before the rule keeps its id.
     NewId { of: NewIdOf, problem: NewIdError },
+    /// A profile is written for a customer whose personal data was erased: the id is retired.
+    CustomerErased,
 }
 
 /// What a refused new id was to name.
@@ -193,6 +196,7 @@ pub trait Storage:
     + stock::Stock
     + feed::Feed
     + people::People
+    + customers::Customers
     + access::Access
     + Health
 {
@@ -209,6 +213,7 @@ impl<T> Storage for T where
         + stock::Stock
         + feed::Feed
         + people::People
+        + customers::Customers
         + access::Access
         + Health
 {

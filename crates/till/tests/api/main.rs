@@ -8,6 +8,7 @@ mod barcodes;
 mod cli;
 mod console;
 mod contract;
+mod customers;
 mod demo;
 mod deploy;
 mod drawer;

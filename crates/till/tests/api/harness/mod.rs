@@ -241,6 +241,55 @@ impl TestServer {
         count
     }
 
+    /// The tables of the server's database holding `value` anywhere in a row, as text.
+    pub async fn tables_holding(&self, engine: Engine, value: &str) -> Vec<String> {
+        use sqlx::Connection;
+        let mut conn = self.database().await;
+        let tables: Vec<String> = match engine {
+            Engine::Sqlite => sqlx::query_scalar(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+            ),
+            Engine::Postgres => sqlx::query_scalar(
+                "SELECT table_name::text FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
+            ),
+        }
+        .fetch_all(&mut conn)
+        .await
+        .expect("the tables");
+        let pattern = format!("%{}%", value.replace('\'', "''"));
+        let mut holding = Vec::new();
+        for table in tables {
+            let condition = match engine {
+                Engine::Sqlite => {
+                    let columns: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                        "SELECT name FROM pragma_table_info('{table}')"
+                    )))
+                    .fetch_all(&mut conn)
+                    .await
+                    .expect("the columns");
+                    columns
+                        .iter()
+                        .map(|column| format!("CAST(\"{column}\" AS TEXT) LIKE '{pattern}'"))
+                        .collect::<Vec<_>>()
+                        .join(" OR ")
+                }
+                Engine::Postgres => format!("t::text LIKE '{pattern}'"),
+            };
+            let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT count(*) FROM \"{table}\" t WHERE {condition}"
+            )))
+            .fetch_one(&mut conn)
+            .await
+            .expect("a count");
+            if count > 0 {
+                holding.push(table);
+            }
+        }
+        let _ = conn.close().await;
+        holding
+    }
+
     /// Runs one statement straight on the server's database, leaving every trigger in place;
     /// the database's refusal, if any.
     pub async fn run_sql(&self, statement: &str) -> Result<(), String> {
