@@ -132,6 +132,7 @@ _BETWEEN_FIELDS = {
     # A search needs a word; which characters are letters or digits, the document's regular
     # expressions (without Unicode classes) cannot say.
     "GET /v1/catalog/skus": [("q", "must hold a word: a letter or a digit"), *_CURSORS],
+    "GET /v1/customers": [("q", "must hold a word: a letter or a digit"), *_CURSORS],
     "GET /v1/stores": _CURSORS,
     "GET /v1/staff": _CURSORS,
     "GET /v1/coupons": _CURSORS,
