@@ -33,7 +33,9 @@ export interface paths {
         };
         /**
          * Prometheus metrics in the text exposition format.
-         * @description Request counts and latencies per route template, method and status class. Open to anyone
+         * @description Request counts and latencies per route template, method and status class; the node's
+         *     database connections and SQLite writer queue; the feed's and the webhooks' backlog and
+         *     delivery attempts; the build it runs and its process's CPU, memory and files. Open to anyone
          *     unless the operator set a metrics token (`TILL_METRICS_TOKEN`): then only a request that
          *     carries it as `Authorization: Bearer <token>` reads them. Safe to scrape at any time.
          */
@@ -268,6 +270,103 @@ export interface paths {
          *     till's store may not take all answer 404 alike.
          */
         get: operations["getCreditNote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List or search the customers.
+         * @description Without `q`, every customer by id. With `q`, those it finds by e-mail address, phone number
+         *     or words of the name; a name search lists them in the order of the word they were found by,
+         *     then by id, each once. Follow `nextCursor`, sent with the same `q` and `group`, until it is
+         *     null. Read-only; safe to call at any time.
+         */
+        get: operations["listCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a customer's profile.
+         * @description A customer a sale named without a profile reads as a bare profile. Read-only; safe to call
+         *     at any time.
+         */
+        get: operations["getCustomer"];
+        /**
+         * Create or replace a customer's profile.
+         * @description The profile replaces the one held (a field left out is cleared); a `consent` left out
+         *     stands as it was, and each flag it changes is kept in the consent history with the source
+         *     `api`. A `customerId` that is an e-mail address or a phone number is refused: the fiscal
+         *     journal keeps every id a sale names. A person should confirm.
+         */
+        put: operations["putCustomer"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a customer's personal data.
+         * @description Deletes the profile, its search words, groups and consent history; forfeits the points with
+         *     a line of the ledger; sets `erasedAt`. The sales keep the bare id, and the fiscal journal
+         *     verifies as before. The event `customer.erased` carries the id only. Erasing again changes
+         *     nothing and answers the same. Cannot be undone: only for a person answering the customer's
+         *     request.
+         */
+        post: operations["eraseCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export everything held on a customer.
+         * @description The profile, the history of their consent, their loyalty points ledger, and the sales and
+         *     returns that name them: what a customer who asks what the chain holds on them is given.
+         *     Only for a person answering that request.
+         */
+        get: operations["exportCustomer"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1829,6 +1928,20 @@ export interface components {
             /** Format: int64 */
             quantity: number;
         };
+        /** @description Consent flags; each change is kept with its time and source. */
+        ConsentBody: {
+            eReceipt: boolean;
+            marketingEmail: boolean;
+            marketingSms: boolean;
+        };
+        ConsentChangeView: {
+            at: string;
+            /** @description `marketingEmail`, `marketingSms` or `eReceipt`. */
+            flag: string;
+            granted: boolean;
+            /** @description `till`, `console` or `api`. */
+            source: string;
+        };
         CountLineBody: {
             /**
              * Format: int64
@@ -1919,7 +2032,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         } & {
@@ -1976,6 +2089,85 @@ export interface components {
         };
         /** @description An opaque page cursor: the `nextCursor` of the previous page, sent with the same filters. */
         Cursor: string;
+        /**
+         * @description Body of `PUT /v1/customers/{customerId}`: the profile replaces the one held; a consent left
+         *     out stands as it was.
+         */
+        CustomerBody: {
+            /** Format: date */
+            birthDate?: string | null;
+            consent?: components["schemas"]["ConsentBody"] | null;
+            displayName?: string | null;
+            /**
+             * Format: email
+             * @description An address with a domain; kept lowercased.
+             */
+            email?: string | null;
+            groups?: string[] | null;
+            notes?: string | null;
+            /** @description Any common form (`06 12 34 56 78`, `+33 6 12 34 56 78`, `0033612345678`); kept in E.164. */
+            phone?: string | null;
+            postalCode?: string | null;
+        };
+        /** @description An erased customer: the id only, never a personal value. */
+        CustomerErasedData: {
+            customerId: string;
+            /** @enum {string} */
+            reason: "request" | "retention";
+        };
+        /** @description A customer's personal data was erased, on request or after the retention period; `data` carries the id only. */
+        CustomerErasedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["CustomerErasedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "customer.erased";
+        };
+        /** @description Everything held on one customer. */
+        CustomerExportView: {
+            /** @description Every change of a consent flag, oldest first. */
+            consentHistory: components["schemas"]["ConsentChangeView"][];
+            customer: components["schemas"]["CustomerView"];
+            /** @description Their loyalty points ledger, oldest first. */
+            loyaltyLedger: components["schemas"]["PointsLineView"][];
+            /** @description The sales and returns that name them, oldest first. */
+            tickets: components["schemas"]["NamedTicketView"][];
+        };
+        CustomerView: {
+            birthDate?: string | null;
+            consent: components["schemas"]["ConsentBody"];
+            /** @description When a sale or a write first named the customer. */
+            createdAt: string;
+            customerId: string;
+            displayName?: string | null;
+            email?: string | null;
+            /** @description When their personal data was erased; null while it is held. */
+            erasedAt?: string | null;
+            groups: string[];
+            /** @description The last sale, return or write that named them: what the retention period counts from. */
+            lastActivityAt: string;
+            /** Format: int64 */
+            loyaltyPoints: number;
+            notes?: string | null;
+            /** @description E.164. */
+            phone?: string | null;
+            postalCode?: string | null;
+            updatedAt: string;
+        };
+        /** @description One page of a list, in the list's order. */
+        CustomerViewPage: {
+            items: components["schemas"]["CustomerView"][];
+            /** @description What to send as `cursor`, with the same filters, for the next page; null on the last page. */
+            nextCursor: components["schemas"]["Cursor"] | null;
+        };
         /**
          * @description A discount the till declares: a percent off one line, a percent off the ticket, or an
          *     amount off the ticket; its `scope` and `basis` say which.
@@ -2214,7 +2406,7 @@ export interface components {
             seq: number;
         };
         /** @description One business fact. Its `type` says which shape it is and what its `data` holds. */
-        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"];
+        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"];
         FeedPage: {
             /** @description Oldest first. */
             events: components["schemas"]["FeedEventView"][];
@@ -2533,6 +2725,15 @@ export interface components {
             /** Format: int64 */
             seq: number;
         };
+        NamedTicketView: {
+            emittedAt: string;
+            /** @description `sale` or `return`. */
+            kind: string;
+            storeId: string;
+            /** Format: int64 */
+            totalCents: number;
+            transactionId: string;
+        };
         /** @description Body of `POST /v1/gift-cards`. */
         NewGiftCardBody: {
             /** Format: int64 */
@@ -2546,7 +2747,7 @@ export interface components {
         NewWebhookBody: {
             description?: components["schemas"]["Text"] | null;
             /** @description Only events of these types, each named once; every type when left out or null. */
-            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued")[] | null;
+            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
             /**
              * Format: uri
              * @description Where deliveries are POSTed: http or https, with a host, without a user name or password, at most 2048 characters. Its host must be, and resolve to, public addresses only (no loopback, private, link-local or other reserved address), unless the operator allows private ones.
@@ -2958,6 +3159,14 @@ export interface components {
              * @enum {string}
              */
             type: "period.closed";
+        };
+        PointsLineView: {
+            at: string;
+            /** @description `earn`, `redeem`, `refund`, `take_back`, `adjust` or `forfeit`. */
+            kind: string;
+            /** Format: int64 */
+            points: number;
+            transactionId?: string | null;
         };
         /** @description The server's pricing of a cart, line by line. */
         PriceQuote: {
@@ -3598,7 +3807,7 @@ export interface components {
             discountLimit?: components["schemas"]["DiscountLimitBody"] | null;
             displayName: components["schemas"]["Text"];
             /** @description Scopes or permissions beyond the role's, such as `price:override`. */
-            permissions?: ("pos.sales.finalize" | "pos.sales.read" | "pos.returns.create" | "pos.elevation.request" | "pos.sessions.open" | "pos.sessions.close" | "pos.promotions.read" | "pos.promotions.write" | "pos.stores.write" | "pos.catalog.write" | "pos.stock.write" | "pos.staff.write" | "pos.coupons.write" | "pos.catalog.read" | "pos.stock.read" | "pos.customers.read" | "pos.staff.read" | "pos.fiscal.read" | "pos.fiscal.close" | "pos.discount.override" | "price:override" | "pos.storedvalue.read" | "pos.storedvalue.write" | "pos.events.read" | "pos.webhooks.read" | "pos.webhooks.write" | "pos.reports.read")[] | null;
+            permissions?: ("pos.sales.finalize" | "pos.sales.read" | "pos.returns.create" | "pos.elevation.request" | "pos.sessions.open" | "pos.sessions.close" | "pos.promotions.read" | "pos.promotions.write" | "pos.stores.write" | "pos.catalog.write" | "pos.stock.write" | "pos.staff.write" | "pos.coupons.write" | "pos.catalog.read" | "pos.stock.read" | "pos.customers.read" | "pos.staff.read" | "pos.fiscal.read" | "pos.fiscal.close" | "pos.discount.override" | "price:override" | "pos.storedvalue.read" | "pos.storedvalue.write" | "pos.events.read" | "pos.webhooks.read" | "pos.webhooks.write" | "pos.reports.read" | "pos.customers.write" | "pos.customers.erase")[] | null;
             /** @description 4 to 12 digits. Write-only; required when creating, optional to keep the current PIN. */
             pin?: string | null;
             /**
@@ -4013,7 +4222,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         };
@@ -5502,6 +5711,550 @@ export interface operations {
                 };
             };
             /** @description No such credit note */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCustomers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the customers it finds: an e-mail address finds the profiles holding it (in any
+                 *     case), a phone number in any common form (`06 12 34 56 78`, `+33612345678`) those
+                 *     holding it, other text the customers whose name holds each of its words, the last one as
+                 *     the start of a word, with or without accents.
+                 */
+                q?: string;
+                /** @description Only the customers of this group. */
+                group?: components["schemas"]["Text"];
+                /** @description Most items in the page: 1 to 500, default 50. */
+                limit?: number;
+                /**
+                 * @description The `nextCursor` of the previous page, sent with the same filters; absent for the
+                 *     first page.
+                 */
+                cursor?: components["schemas"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of customers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerViewPage"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such customer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chain's own number for the customer: never an e-mail address or a phone number */
+                customerId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerBody"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerView"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The customer's personal data was erased; the id is retired */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    eraseCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer as erased */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such customer */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    exportCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Everything held on the customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerExportView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such customer */
             404: {
                 headers: {
                     [name: string]: unknown;
