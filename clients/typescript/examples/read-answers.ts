@@ -58,6 +58,8 @@ export function describe(event: FeedEvent): string {
       return `card …${event.data.last4}: ${event.data.activity}, balance ${event.data.balanceCents} cents`;
     case "creditnote.issued":
       return `credit note ${event.data.number} of ${event.data.amountCents} cents`;
+    case "customer.erased":
+      return `customer ${event.data.customerId} erased (${event.data.reason})`;
   }
 }
 
