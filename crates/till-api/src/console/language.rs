@@ -4,7 +4,7 @@
 
 use super::href::Href;
 use axum::extract::FromRequestParts;
-use axum::http::header::{ACCEPT_LANGUAGE, COOKIE, LOCATION, SET_COOKIE};
+use axum::http::header::{ACCEPT_LANGUAGE, LOCATION, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -99,14 +99,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Frame {
 
 /// The language the cookie holds, if any.
 fn chosen(headers: &HeaderMap) -> Option<Language> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
-        .and_then(|(_, value)| Language::parse(value))
+    super::cookie(headers, COOKIE_NAME).and_then(Language::parse)
 }
 
 /// The language of `Accept-Language` (RFC 9110) the console speaks that the browser prefers

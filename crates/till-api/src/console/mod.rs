@@ -101,6 +101,18 @@ async fn not_found() -> Response {
     Refused::NoPage.into_response()
 }
 
+/// The value of the cookie `name` the request carries, if any.
+fn cookie<'a>(headers: &'a axum::http::HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(found, _)| *found == name)
+        .map(|(_, value)| value)
+}
+
 async fn stylesheet() -> Response {
     (
         [

@@ -19,7 +19,7 @@ use crate::extract::{FromParams, Params};
 use crate::ops::Op;
 use crate::state::AppState;
 use axum::extract::{FromRequest, FromRequestParts, Request, State};
-use axum::http::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
+use axum::http::header::{HOST, LOCATION, ORIGIN, SET_COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -119,15 +119,7 @@ fn same(a: &str, b: &str) -> bool {
 
 /// The cookie's token, if the request carries one.
 fn cookie_token(parts: &Parts) -> Option<String> {
-    parts
-        .headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
-        .map(|(_, value)| value.to_owned())
+    super::cookie(&parts.headers, COOKIE_NAME).map(str::to_owned)
 }
 
 impl FromRequestParts<AppState> for Visitor {
