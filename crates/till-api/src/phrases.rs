@@ -281,6 +281,9 @@ impl From<Stale> for ApiError {
             ),
             Stale::ReturnRaced(id) => format!("Another return against sale {id} was committed meanwhile."),
             Stale::ReturnedUnitsMoved => "The units returned of a line have changed.".to_owned(),
+            Stale::CustomerLeftGroup(id) => {
+                format!("Customer {id} left a group whose promotion priced this sale; price the cart again.")
+            }
             Stale::ChainGrew { chain, register_id } => format!(
                 "The {} chain of {register_id} grew within the archive's period while it was read; send the request again.",
                 chain.as_str()

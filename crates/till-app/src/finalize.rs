@@ -100,6 +100,7 @@ async fn book_sale(
             cart: &request.cart,
             declared: &request.declared_discounts,
             coupon_code: request.coupon_code.as_ref(),
+            customer_id: request.customer_id.as_ref(),
             at: request.issued_at.unwrap_or(now),
         },
     )
@@ -265,6 +266,7 @@ fn build_sale(
             .collect(),
         original: None,
         stored_value: TicketMoves::default(),
+        relies_on_groups: quote.relies_on_groups.clone(),
     };
     let body = app
         .answers()

@@ -83,6 +83,7 @@ mod tests {
                 priority: 0,
                 exclusive: false,
                 store_ids: None,
+                customer_groups: None,
                 active: true,
                 mechanics: Mechanics::PercentOff {
                     product_ids: None,

@@ -4,13 +4,13 @@
 use crate::app::App;
 use crate::refusal::{CouponUnusable, Error, Refusal};
 use jiff::Timestamp;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use till_core::catalog::ArticleAt;
 use till_core::committed::Adjustment;
-use till_core::ids::{CouponCode, SkuId, StoreId};
+use till_core::ids::{CouponCode, CustomerId, SkuId, StoreId};
 use till_core::money::MAX_SAFE_INTEGER;
 use till_core::pricing::{CouponToApply, LineToPrice, Priced, PricingError, PricingInput, Source, price};
-use till_core::promotions::{PromoLine, apply_promotions};
+use till_core::promotions::{PromoLine, apply_promotions, groups_relied_on};
 use till_core::sale::{Cart, DeclaredDiscount};
 
 /// What is being priced.
@@ -19,6 +19,8 @@ pub struct QuoteRequest<'a> {
     pub cart: &'a Cart,
     pub declared: &'a [DeclaredDiscount],
     pub coupon_code: Option<&'a CouponCode>,
+    /// Whose sale it is: promotions for customer groups apply only to their members.
+    pub customer_id: Option<&'a CustomerId>,
     /// When the sale happens: it is priced with the prices in force then (the store's own,
     /// else the catalog's), and the promotions and coupons valid then.
     pub at: Timestamp,
@@ -32,6 +34,8 @@ pub struct Quote {
     pub priced: Priced,
     /// Promotion names by id, for receipts and the dry run.
     pub promotion_names: HashMap<String, String>,
+    /// The customer's groups that promotions for groups applied for.
+    pub relies_on_groups: BTreeSet<String>,
 }
 
 impl Quote {
@@ -84,7 +88,15 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
     let labels = labels(request.cart, &catalog);
 
     let book = app.promotions().book(app.promotion_rules()).await?;
-    let candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
+    let mut candidates = book.candidates(articles.iter().copied(), request.store_id, request.at);
+    // A customer's groups are read only when a rule in force is for some.
+    let groups = match request.customer_id {
+        Some(customer) if candidates.iter().any(|rule| rule.customer_groups.is_some()) => {
+            Some(app.customers().customer_groups(customer).await?)
+        }
+        _ => None,
+    };
+    candidates.retain(|rule| rule.admits(groups.as_ref()));
     let promotions =
         apply_promotions(&candidates, &promo_lines(request.cart, &lines)).map_err(|_| Refusal::AmountsTooLarge)?;
     let promotion_names = candidates
@@ -107,11 +119,22 @@ pub async fn quote(app: &App, request: QuoteRequest<'_>) -> Result<Quote, Error>
         PricingError::Overflow => Refusal::AmountsTooLarge,
         other => Refusal::Pricing(other),
     })?;
+    let relies_on_groups = match &groups {
+        Some(held) => {
+            let applied = priced.applied.iter().filter_map(|applied| match &applied.source {
+                Source::Promotion(id) => Some(id.as_str()),
+                _ => None,
+            });
+            groups_relied_on(&candidates, applied, held)
+        }
+        None => BTreeSet::new(),
+    };
     Ok(Quote {
         lines,
         labels,
         priced,
         promotion_names,
+        relies_on_groups,
     })
 }
 

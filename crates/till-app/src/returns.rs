@@ -184,6 +184,9 @@ fn build_return(
         adjustments: Vec::new(),
         original: None,
         stored_value: moves,
+        // A return against a receipt takes back what the original was priced at, whatever
+        // groups its customer is in now.
+        relies_on_groups: Default::default(),
     };
     let original = return_of(original, plan);
     ticket.response = app.answers().return_ticket(&ticket, &original);

@@ -31,6 +31,7 @@ fn rule(id: usize, mechanics: Mechanics) -> PromotionRule {
         priority: (id % 3) as i64,
         exclusive: false,
         store_ids: None,
+        customer_groups: None,
         active: true,
         mechanics,
     }

@@ -8,6 +8,7 @@ use crate::pricing::VatTotal;
 use crate::sale::{SaleType, Tender};
 use crate::stored_value::TicketMoves;
 use jiff::Timestamp;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A priced, checked sale ready to be written. `Counted` is how storage counts the units
@@ -50,6 +51,9 @@ pub struct NewSale<Counted> {
     pub original: Option<ReturnOf<Counted>>,
     /// Gift cards, credit notes and points the ticket draws on or pays into.
     pub stored_value: TicketMoves,
+    /// The customer groups its promotions were for: the commit books it only while the
+    /// customer is still in each.
+    pub relies_on_groups: BTreeSet<String>,
 }
 
 /// What a return takes from its original sale, with the state it was computed from: the commit

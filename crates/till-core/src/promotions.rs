@@ -30,6 +30,9 @@ pub struct PromotionRule {
     /// The stores it runs in; absent: every store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_ids: Option<Vec<StoreId>>,
+    /// The customer groups it is for (staff, trade); absent: every sale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_groups: Option<BTreeSet<String>>,
     pub active: bool,
     #[serde(flatten)]
     pub mechanics: Mechanics,
@@ -160,6 +163,15 @@ impl PromotionRule {
             && self.store_ids.as_ref().is_none_or(|stores| stores.contains(store))
     }
 
+    /// Whether the rule is for a sale whose customer holds `groups` (none: no customer, or
+    /// one without a profile).
+    pub fn admits(&self, groups: Option<&BTreeSet<String>>) -> bool {
+        match &self.customer_groups {
+            None => true,
+            Some(wanted) => groups.is_some_and(|held| !wanted.is_disjoint(held)),
+        }
+    }
+
     /// The articles the rule looks at; empty for a basket-wide rule.
     pub fn products(&self) -> Vec<&SkuId> {
         match &self.mechanics {
@@ -229,6 +241,22 @@ impl RuleBook {
             .filter(|rule| rule.runs(store, at))
             .collect()
     }
+}
+
+/// The groups among `held` that make the rules named by `applied` apply: a sale priced with
+/// them stands only while its customer is still in each.
+pub fn groups_relied_on<'a>(
+    rules: &[&PromotionRule],
+    applied: impl IntoIterator<Item = &'a str>,
+    held: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let applied: HashSet<&str> = applied.into_iter().collect();
+    rules
+        .iter()
+        .filter(|rule| applied.contains(rule.id.as_str()))
+        .filter_map(|rule| rule.customer_groups.as_ref())
+        .flat_map(|wanted| wanted.intersection(held).cloned())
+        .collect()
 }
 
 /// A cart line as the engine sees it. Custom lines have no article and take no promotion.
@@ -592,6 +620,7 @@ mod tests {
             priority: 0,
             exclusive: false,
             store_ids: None,
+            customer_groups: None,
             active: true,
             mechanics,
         }
@@ -847,6 +876,40 @@ mod tests {
         assert!(!scoped.runs(&paris, after));
         scoped.active = false;
         assert!(!scoped.runs(&paris, during));
+    }
+
+    #[test]
+    fn a_rule_for_groups_admits_only_their_customers() {
+        let groups = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+        let mut staff = rule(
+            "staff",
+            Mechanics::PercentOff {
+                product_ids: None,
+                percent_bps: bps(1000),
+                min_subtotal_cents: None,
+            },
+        );
+        staff.customer_groups = Some(groups(&["staff", "trade"]));
+        let everyone = rule(
+            "everyone",
+            Mechanics::PercentOff {
+                product_ids: None,
+                percent_bps: bps(100),
+                min_subtotal_cents: None,
+            },
+        );
+        assert!(staff.admits(Some(&groups(&["vip", "trade"]))));
+        assert!(!staff.admits(Some(&groups(&["vip"]))));
+        assert!(!staff.admits(Some(&groups(&[]))));
+        assert!(!staff.admits(None), "an anonymous sale is in no group");
+        assert!(everyone.admits(None));
+        let held = groups(&["staff", "trade", "vip"]);
+        let rules = [&staff, &everyone];
+        assert_eq!(
+            groups_relied_on(&rules, ["staff", "everyone"], &held),
+            groups(&["staff", "trade"])
+        );
+        assert!(groups_relied_on(&rules, ["everyone"], &held).is_empty());
     }
 
     #[test]

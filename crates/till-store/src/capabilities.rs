@@ -5,7 +5,7 @@
 
 use crate::Store;
 use jiff::Timestamp;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use till_app::storage::access::*;
 use till_app::storage::catalog::*;
 use till_app::storage::feed::*;
@@ -500,6 +500,9 @@ impl Health for Store {
 impl customers::Customers for Store {
     async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<customers::CustomerRecord>, StoreError> {
         Store::get_customer(self, customer_id).await
+    }
+    async fn customer_groups(&self, customer_id: &CustomerId) -> Result<BTreeSet<String>, StoreError> {
+        Store::customer_groups(self, customer_id).await
     }
     async fn put_customer(
         &self,

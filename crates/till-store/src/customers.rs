@@ -1,12 +1,13 @@
 //! Customers: their loyalty points, and the directory of their profiles (migration 0023).
 
 use crate::db::Store;
-use crate::error::{Rule, StoreError};
+use crate::error::{Rule, Stale, StoreError};
 use crate::page::Window;
 use crate::sql::{Conn, Row, query};
 use crate::stored_value::RECORD_POINTS;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
+use std::collections::BTreeSet;
 pub use till_app::storage::customers::{
     ConsentChange, CustomerExport, CustomerKey, CustomerRecord, CustomerSearch, ErasureReason, NamedTicket, PointsLine,
     PutCustomer,
@@ -563,4 +564,38 @@ fn erase<'a>(
         .await?;
         Ok(true)
     })
+}
+
+impl Store {
+    pub async fn customer_groups(&self, customer_id: &CustomerId) -> Result<BTreeSet<String>, StoreError> {
+        let rows = query("SELECT group_name FROM customer_groups WHERE customer_id = $1")
+            .bind(customer_id.as_str())
+            .fetch_all(self.reader())
+            .await?;
+        rows.iter().map(|row| row.try_get("group_name")).collect()
+    }
+}
+
+/// Keeps the customer in each of `groups` until the sale's transaction ends, or refuses the
+/// sale when they left one since it was priced. The rows are locked by writing them unchanged,
+/// which both engines understand: a profile's replacement waits for the sale, not the reverse.
+pub(crate) async fn hold_groups(
+    conn: &mut Conn,
+    customer_id: &CustomerId,
+    groups: &BTreeSet<String>,
+) -> Result<(), StoreError> {
+    for group in groups {
+        let held = query(
+            "UPDATE customer_groups SET group_name = group_name WHERE group_name = $1 AND customer_id = $2 \
+             RETURNING group_name",
+        )
+        .bind(group.as_str())
+        .bind(customer_id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if held.is_none() {
+            return Err(StoreError::Stale(Stale::CustomerLeftGroup(customer_id.clone())));
+        }
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 
 use crate::batch::Batch;
 use crate::closures;
+use crate::customers;
 use crate::db::Store;
 use crate::elevation;
 use crate::engine::Writers;
@@ -158,7 +159,10 @@ impl Store {
     /// stopped it here: another node's ticket, a closing, a twin, a closed session.
     async fn commit_predicted(&self, input: &CommitSale, day: &OpenDay) -> Result<Option<Booked>, StoreError> {
         let sale = &input.sale;
-        let plain = sale.spends_grant.is_none() && sale.coupon_code.is_none() && sale.original.is_none();
+        let plain = sale.spends_grant.is_none()
+            && sale.coupon_code.is_none()
+            && sale.original.is_none()
+            && sale.relies_on_groups.is_empty();
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
@@ -279,6 +283,9 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         let (today, place) =
             closures::close_due_then_reserve(conn, register, ChainKind::Ticket, now, &input.key).await?;
         today.ensure_open(register)?;
+        if let Some(customer) = sale.customer_id.as_ref().filter(|_| !sale.relies_on_groups.is_empty()) {
+            customers::hold_groups(conn, customer, &sale.relies_on_groups).await?;
+        }
         if sale.late && !late_sales::is_late(conn, register, place.seq - 1).await? {
             // The first late sale after a gap: the journal says when the till's queue arrived.
             let arrived = jet::late_sales_received(&sale.transaction_id, &sale.session_id, sale.issued_at);

@@ -89,6 +89,9 @@ pub async fn page(visitor: Visitor, State(state): State<AppState>) -> Result<Mar
                                 Some(stores) => (stores.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
                                 None => (words.every_store_lower),
                             }
+                            @if let Some(groups) = &rule.customer_groups {
+                                br; span.note { (words.customer_groups) " " (groups.iter().map(String::as_str).collect::<Vec<_>>().join(", ")) }
+                            }
                         }
                         td.n data-label=(words.priority) { (rule.priority) }
                         td.state data-label=(words.state) { @if rule.active { (words.active) } @else { (words.inactive) } }

@@ -3,6 +3,7 @@
 
 use super::*;
 use jiff::Timestamp;
+use std::collections::BTreeSet;
 use till_core::customer::{Consent, ConsentFlag, ConsentSource, Email, Phone, Profile};
 use till_core::ids::CustomerId;
 use till_core::words::NameQuery;
@@ -103,6 +104,8 @@ impl ErasureReason {
 #[async_trait::async_trait]
 pub trait Customers: Send + Sync {
     async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerRecord>, StoreError>;
+    /// The groups the customer is in; none for a customer without a profile or not known.
+    async fn customer_groups(&self, customer_id: &CustomerId) -> Result<BTreeSet<String>, StoreError>;
     /// Creates or replaces a profile, with a line of consent history for each flag it
     /// changes; `true` when the customer was not known. Refused (`Rule::CustomerErased`) for
     /// an erased customer.

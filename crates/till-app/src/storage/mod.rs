@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use std::sync::Arc;
 use thiserror::Error;
 use till_core::fiscal::ChainKind;
-use till_core::ids::{CouponCode, NewIdError, RegisterId, SessionId, SkuId, TransactionId};
+use till_core::ids::{CouponCode, CustomerId, NewIdError, RegisterId, SessionId, SkuId, TransactionId};
 pub use till_core::stored_value::InstrumentRefusal;
 
 /// What a driver said when the database failed: kept for the logs, never shown to a client.
@@ -146,6 +146,8 @@ pub enum Stale {
     ReturnedUnitsMoved,
     /// A chain of the register grew within an archive's period while the archive was read.
     ChainGrew { chain: ChainKind, register_id: String },
+    /// The customer left a group whose promotion priced the sale.
+    CustomerLeftGroup(CustomerId),
 }
 
 /// An authorization presented with a write that no longer holds.

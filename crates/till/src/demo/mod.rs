@@ -17,6 +17,7 @@ use till_app::App;
 use till_core::barcode::Barcode;
 use till_core::catalog::CatalogItem;
 use till_core::coupon::{Coupon, CouponReward};
+use till_core::customer::{Consent, ConsentSource, Email, Phone, Profile};
 use till_core::grant::{GrantSet, Role};
 use till_core::ids::{CouponCode, CustomerId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject};
 use till_core::money::{Bps, Cents, VatRate};
@@ -25,7 +26,7 @@ use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_core::stored_value::InstrumentCode;
 use till_store::catalog::CatalogWrite;
-use till_store::customers::Enrollment;
+use till_store::customers::{Enrollment, PutCustomer};
 use till_store::sessions::{OpenRefusal, OpenSession};
 use till_store::staff::PutStaff;
 use till_store::stored_value::NewCard;
@@ -430,6 +431,7 @@ async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
         priority: 0,
         exclusive: false,
         store_ids: None,
+        customer_groups: None,
         active: true,
         mechanics: Mechanics::Bogo {
             buy: BuySide {
@@ -467,7 +469,62 @@ async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
             now,
         })
         .await?;
+    for (customer, profile) in customer_profiles() {
+        // Written once: a later start keeps what the back office changed since.
+        let known = store.get_customer(&customer).await?;
+        if known.is_some_and(|known| known.profile.display_name.is_some()) {
+            continue;
+        }
+        let consent = Some(Consent {
+            marketing_email: false,
+            marketing_sms: false,
+            e_receipt: profile.email.is_some(),
+        });
+        let put = PutCustomer {
+            customer_id: customer,
+            profile,
+            consent,
+            source: ConsentSource::Console,
+        };
+        store.put_customer(put, now).await?;
+    }
     Ok(())
+}
+
+/// The demo's customers in the directory: the regular one, found at the counter by the phone
+/// number the README searches for, and the one the README's first sale names.
+fn customer_profiles() -> [(CustomerId, Profile); 2] {
+    let profile = |name: &str, email: &str, phone: &str, postal_code: &str, groups: &[&str]| Profile {
+        display_name: Some(name.to_owned()),
+        email: Email::parse(email),
+        phone: Phone::parse(phone),
+        postal_code: Some(postal_code.to_owned()),
+        birth_date: None,
+        groups: groups.iter().map(|group| group.to_string()).collect(),
+        notes: None,
+    };
+    [
+        (
+            CustomerId::from_trusted(REGULAR_CUSTOMER.to_owned()),
+            profile(
+                "Hélène Martin",
+                "helene.martin@example.fr",
+                "06 12 34 56 78",
+                "75004",
+                &["fidelite"],
+            ),
+        ),
+        (
+            CustomerId::from_trusted("client-42".to_owned()),
+            profile(
+                "Louis Bernard",
+                "louis.bernard@example.fr",
+                "07 98 76 54 32",
+                "75003",
+                &[],
+            ),
+        ),
+    ]
 }
 
 /// The demo till's session and its token: the one a previous start printed while it is open,

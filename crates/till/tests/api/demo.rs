@@ -11,13 +11,23 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// A `till serve --demo` process and what it printed up to the end of its first sale command.
-struct Demo {
+pub(crate) struct Demo {
     child: Child,
     printed: String,
 }
 
 impl Demo {
     async fn start(data_dir: &Path, database_url: Option<&str>, port: u16) -> Demo {
+        Demo::start_logging(data_dir, database_url, port, None).await
+    }
+
+    /// Starts the demo; with `log`, it logs at debug level, as JSON lines, into that file.
+    pub(crate) async fn start_logging(
+        data_dir: &Path,
+        database_url: Option<&str>,
+        port: u16,
+        log: Option<&Path>,
+    ) -> Demo {
         let mut command = Command::from(crate::harness::till_command());
         command
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
@@ -27,6 +37,13 @@ impl Demo {
             .env_remove("TILL_JWT_SECRET")
             .stdout(Stdio::piped())
             .kill_on_drop(true);
+        if let Some(log) = log {
+            let file = std::fs::File::create(log).expect("the log file");
+            command
+                .env("TILL_LOG", "debug")
+                .env("TILL_LOG_FORMAT", "json")
+                .stderr(Stdio::from(file));
+        }
         if let Some(url) = database_url {
             command.env("TILL_DATABASE_URL", url);
         }
@@ -56,7 +73,7 @@ impl Demo {
     }
 
     /// The value of `export NAME=...` in what the demo printed.
-    fn export(&self, name: &str) -> String {
+    pub(crate) fn export(&self, name: &str) -> String {
         let prefix = format!("export {name}=");
         self.printed
             .lines()
@@ -66,7 +83,7 @@ impl Demo {
     }
 
     /// Stops it as an operator does (SIGTERM) and waits for it to exit.
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let pid = self.child.id().expect("running") as libc::pid_t;
         // SAFETY: kill sends a signal to a process this test started; no memory is touched.
         unsafe {
@@ -81,7 +98,7 @@ impl Demo {
 }
 
 /// A port free at the time of asking, so that both starts print the same address.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("its address").port()
 }
@@ -116,7 +133,7 @@ async fn every_event(base: &str, token: &str) -> Vec<Value> {
 }
 
 /// The README's first sale, sent with the session the demo printed.
-async fn first_sale(base: &str, demo: &Demo) -> reqwest::Response {
+pub(crate) async fn first_sale(base: &str, demo: &Demo) -> reqwest::Response {
     let command = till::demo::first_sale_command();
     let body = command
         .split("-d '")

@@ -28,6 +28,7 @@ mod openapi;
 mod operations;
 mod prices;
 mod prints;
+mod privacy;
 mod promotions;
 mod provisioning;
 mod reports;

@@ -585,6 +585,73 @@ async fn another_node_sees_a_rule_within_its_cache_bound(engine: Engine) {
     shop.server.stop().await;
 }
 
+async fn rules_for_customer_groups_apply_to_their_members_only(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    let server = &shop.server;
+    let admin = server.admin();
+    let mut staff = basket_percent("staff", 2000, 0);
+    staff["customerGroups"] = json!(["staff", "family"]);
+    let created = shop.promote(staff.clone()).await;
+    assert_eq!(created.body["customerGroups"], json!(["family", "staff"]));
+    for (groups, field) in [(json!([]), "customerGroups"), (json!(["  "]), "customerGroups.0")] {
+        let mut bad = staff.clone();
+        bad["customerGroups"] = groups;
+        let refused = server.post("/v1/promotions", &admin, bad).await;
+        refused.assert_error(400, "VALIDATION_FAILED");
+        assert!(refused.fields().contains(&field.to_owned()), "{}", refused.text);
+    }
+    let put = |id: &str, groups: Value| {
+        let path = format!("/v1/customers/{id}");
+        let admin = admin.clone();
+        async move { server.put(&path, &admin, json!({"groups": groups})).await }
+    };
+    assert_eq!(put("emp-1", json!(["staff"])).await.status, 201);
+    assert_eq!(put("client-7", json!(["newsletter"])).await.status, 201);
+
+    // The dry run: a member gets the rule, anyone else (or no one) does not.
+    let member = shop
+        .quote(vec![line("l1", MUG, 1)], json!({"customerId": "emp-1"}))
+        .await;
+    assert_eq!(member.status, 200, "{}", member.text);
+    assert_eq!(member.body["totals"]["total"], 1160);
+    assert_eq!(member.body["adjustments"][0]["id"], "staff");
+    for extra in [
+        json!({"customerId": "client-7"}),
+        json!({"customerId": "stranger"}),
+        json!({"customerId": null}),
+        json!({}),
+    ] {
+        let other = shop.quote(vec![line("l1", MUG, 1)], extra.clone()).await;
+        assert_eq!(other.body["totals"]["total"], 1450, "{extra}");
+    }
+
+    // Finalize prices alike: the member pays the group's price, a customer outside the group
+    // who asks for it is refused.
+    let mut sale = shop.sale("t-staff", vec![line("l1", MUG, 1)], 1160);
+    sale["customerId"] = json!("emp-1");
+    let sold = shop.finalize(&sale).await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+    assert_eq!(sold.body["transaction"]["totals"]["total"], 1160);
+    let mut outsider = shop.sale("t-outsider", vec![line("l1", MUG, 1)], 1160);
+    outsider["customerId"] = json!("client-7");
+    shop.finalize(&outsider)
+        .await
+        .assert_error(422, "BUSINESS_RULE_VIOLATION");
+    outsider["tenders"] = shop.sale("t-outsider", vec![line("l1", MUG, 1)], 1450)["tenders"].clone();
+    assert_eq!(shop.finalize(&outsider).await.status, 201);
+
+    // Out of the group, the member pays the full price from the next sale on.
+    assert_eq!(put("emp-1", json!([])).await.status, 200);
+    let left = shop
+        .quote(vec![line("l1", MUG, 1)], json!({"customerId": "emp-1"}))
+        .await;
+    assert_eq!(left.body["totals"]["total"], 1450);
+    let mut again = shop.sale("t-staff-2", vec![line("l1", MUG, 1)], 1160);
+    again["customerId"] = json!("emp-1");
+    shop.finalize(&again).await.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    shop.server.stop().await;
+}
+
 on_both_engines!(
     the_replace_contract_point_by_point,
     rule_bodies_are_validated_per_variant,
@@ -592,6 +659,7 @@ on_both_engines!(
     bogo_and_bundles_apply_at_finalize,
     percent_rules_minimums_priority_and_exclusivity,
     rules_apply_only_in_their_window_and_stores,
+    rules_for_customer_groups_apply_to_their_members_only,
     the_dry_run_prices_without_writing,
     coupons_apply_with_their_block_in_the_sale_event,
     unusable_coupons_are_refused_with_the_reason,

@@ -158,6 +158,7 @@ async fn price_cart(
             cart: &request.cart,
             declared: &request.declared_discounts,
             coupon_code: request.coupon_code.as_ref(),
+            customer_id: request.customer_id.as_ref(),
             at: request.issued_at.unwrap_or_else(|| state.now()),
         },
     )

@@ -148,6 +148,10 @@ pub struct PriceRequestBody {
     declared_discounts: Option<Vec<DeclaredDiscountBody>>,
     #[schema(value_type = Option<Text>)]
     coupon_code: Option<CouponCode>,
+    /// Whose sale it would be: promotions for customer groups apply to their members only.
+    /// Absent or null: an anonymous sale.
+    #[schema(value_type = Option<Text>)]
+    customer_id: Option<CustomerId>,
     /// When the sale would happen (default: now): it is priced with the catalog prices in
     /// force then, and promotions and coupons must be valid then.
     #[schema(value_type = Option<UtcInstant>)]
@@ -160,6 +164,7 @@ pub struct PriceRequest {
     pub cart: Cart,
     pub declared_discounts: Vec<DeclaredDiscount>,
     pub coupon_code: Option<CouponCode>,
+    pub customer_id: Option<CustomerId>,
     pub issued_at: Option<jiff::Timestamp>,
 }
 
@@ -184,12 +189,14 @@ impl FromBody for PriceRequestBody {
         let line_ids = raw_line_ids(root);
         let declared = root.optional("declaredDiscounts", |f| f.array(|d| declared(d, &line_ids)));
         let coupon_code = root.optional("couponCode", |f| f.parse_text(CouponCode::parse));
+        let customer_id = root.optional("customerId", |f| f.nullable(|f| f.parse_text(CustomerId::parse)));
         let issued_at = root.optional("issuedAt", |f| f.instant(Zone::UtcOnly));
         Some(PriceRequestBody {
             store_id: store_id?,
             cart: cart?,
             declared_discounts: declared?,
             coupon_code: coupon_code?,
+            customer_id: customer_id?.flatten(),
             issued_at: issued_at?,
         })
     }
@@ -340,6 +347,7 @@ impl From<PriceRequestBody> for PriceRequest {
             cart: body.cart.into(),
             declared_discounts: declared_discounts(body.declared_discounts),
             coupon_code: body.coupon_code,
+            customer_id: body.customer_id,
             issued_at: body.issued_at,
         }
     }

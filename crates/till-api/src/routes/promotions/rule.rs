@@ -7,6 +7,7 @@
 
 use crate::fields::{Field, FromBody, Obj};
 use crate::openapi::{Instant, SkuId as SkuIdText, Text};
+use crate::routes::customers::group_names;
 use jiff::Timestamp;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -101,6 +102,11 @@ macro_rules! rule_shapes {
             #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
             #[serde(skip_serializing_if = "Option::is_none")]
             store_ids: Option<Vec<StoreId>>,
+            /// Only for sales whose customer is in one of these groups (staff, trade prices), at
+            /// least one; absent: every sale.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[serde(skip_serializing_if = "Option::is_none")]
+            customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
             active: Option<bool>,
             buy: BuySideBody,
@@ -137,6 +143,11 @@ macro_rules! rule_shapes {
             #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
             #[serde(skip_serializing_if = "Option::is_none")]
             store_ids: Option<Vec<StoreId>>,
+            /// Only for sales whose customer is in one of these groups (staff, trade prices), at
+            /// least one; absent: every sale.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[serde(skip_serializing_if = "Option::is_none")]
+            customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
             active: Option<bool>,
             /// At least one; each article in one component only.
@@ -172,6 +183,11 @@ macro_rules! rule_shapes {
             #[schema(value_type = Option<Vec<Text>>, min_items = 1)]
             #[serde(skip_serializing_if = "Option::is_none")]
             store_ids: Option<Vec<StoreId>>,
+            /// Only for sales whose customer is in one of these groups (staff, trade prices), at
+            /// least one; absent: every sale.
+            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[serde(skip_serializing_if = "Option::is_none")]
+            customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
             active: Option<bool>,
             /// The articles it takes off, at least one; absent: the whole basket.
@@ -193,20 +209,21 @@ macro_rules! rule_shapes {
                 let mechanics = kind.and_then(|kind| mechanics(kind, root));
                 let common = common.finish(root);
                 let (id, common, mechanics) = (id?, common?, mechanics?);
-                let Common { name, valid_from, valid_until, priority, exclusive, store_ids, active } = common;
+                let Common { name, valid_from, valid_until, priority, exclusive, store_ids, customer_groups, active } = common;
                 Some(match mechanics {
                     MechanicsBody::Bogo { buy, get, max_applications } => $union::Bogo($bogo {
                         r#type: BogoType::Bogo, id, name, valid_from, valid_until, priority, exclusive, store_ids,
-                        active, buy, get, max_applications,
+                        customer_groups, active, buy, get, max_applications,
                     }),
                     MechanicsBody::Bundle { components, price_cents } => $union::Bundle($bundle {
                         r#type: BundleType::Bundle, id, name, valid_from, valid_until, priority, exclusive, store_ids,
-                        active, components, price_cents,
+                        customer_groups, active, components, price_cents,
                     }),
                     MechanicsBody::PercentOff { product_ids, percent_bps, min_subtotal_cents } => {
                         $union::PercentOff($percent_off {
                             r#type: PercentOffType::PercentOff, id, name, valid_from, valid_until, priority,
-                            exclusive, store_ids, active, product_ids, percent_bps, min_subtotal_cents,
+                            exclusive, store_ids, customer_groups, active, product_ids, percent_bps,
+                            min_subtotal_cents,
                         })
                     }
                 })
@@ -219,18 +236,19 @@ macro_rules! rule_shapes {
                 let (id, common, mechanics) = match self {
                     $union::Bogo($bogo {
                         r#type: BogoType::Bogo, id, name, valid_from, valid_until, priority, exclusive, store_ids,
-                        active, buy, get, max_applications,
-                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, active },
+                        customer_groups, active, buy, get, max_applications,
+                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, customer_groups, active },
                            Mechanics::Bogo { buy: buy.into(), get: get.into(), max_applications }),
                     $union::Bundle($bundle {
                         r#type: BundleType::Bundle, id, name, valid_from, valid_until, priority, exclusive,
-                        store_ids, active, components, price_cents,
-                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, active },
+                        store_ids, customer_groups, active, components, price_cents,
+                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, customer_groups, active },
                            Mechanics::Bundle { components: components.into_iter().map(Component::from).collect(), price_cents }),
                     $union::PercentOff($percent_off {
                         r#type: PercentOffType::PercentOff, id, name, valid_from, valid_until, priority,
-                        exclusive, store_ids, active, product_ids, percent_bps, min_subtotal_cents,
-                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, active },
+                        exclusive, store_ids, customer_groups, active, product_ids, percent_bps,
+                        min_subtotal_cents,
+                    }) => (id, Common { name, valid_from, valid_until, priority, exclusive, store_ids, customer_groups, active },
                            Mechanics::PercentOff { product_ids: product_ids.map(Products::from), percent_bps, min_subtotal_cents }),
                 };
                 promotions::PromotionRule {
@@ -241,6 +259,7 @@ macro_rules! rule_shapes {
                     priority: common.priority.unwrap_or(0),
                     exclusive: common.exclusive.unwrap_or(false),
                     store_ids: common.store_ids,
+                    customer_groups: common.customer_groups.map(|groups| groups.into_iter().collect()),
                     active: common.active.unwrap_or(true),
                     mechanics,
                 }
@@ -266,6 +285,10 @@ impl From<&promotions::PromotionRule> for PromotionRule {
         let (valid_from, valid_until) = (rule.valid_from, rule.valid_until);
         let (priority, exclusive, active) = (Some(rule.priority), Some(rule.exclusive), Some(rule.active));
         let store_ids = rule.store_ids.clone();
+        let customer_groups = rule
+            .customer_groups
+            .as_ref()
+            .map(|groups| groups.iter().cloned().collect::<Vec<_>>());
         match &rule.mechanics {
             Mechanics::Bogo {
                 buy,
@@ -280,6 +303,7 @@ impl From<&promotions::PromotionRule> for PromotionRule {
                 priority,
                 exclusive,
                 store_ids,
+                customer_groups,
                 active,
                 buy: BuySideBody {
                     product_ids: buy.product_ids.to_vec(),
@@ -304,6 +328,7 @@ impl From<&promotions::PromotionRule> for PromotionRule {
                 priority,
                 exclusive,
                 store_ids,
+                customer_groups,
                 active,
                 components: components
                     .iter()
@@ -327,6 +352,7 @@ impl From<&promotions::PromotionRule> for PromotionRule {
                 priority,
                 exclusive,
                 store_ids,
+                customer_groups,
                 active,
                 product_ids: product_ids.as_ref().map(|products| products.to_vec()),
                 percent_bps: *percent_bps,
@@ -436,6 +462,7 @@ struct Common {
     priority: Option<i64>,
     exclusive: Option<bool>,
     store_ids: Option<Vec<StoreId>>,
+    customer_groups: Option<Vec<String>>,
     active: Option<bool>,
 }
 
@@ -447,6 +474,7 @@ struct CommonRead {
     priority: Option<Option<i64>>,
     exclusive: Option<Option<bool>>,
     store_ids: Option<Option<Vec<StoreId>>>,
+    customer_groups: Option<Option<Vec<String>>>,
     active: Option<Option<bool>>,
 }
 
@@ -459,6 +487,12 @@ impl CommonRead {
             priority: root.optional("priority", |f| f.integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)),
             exclusive: root.optional("exclusive", |f| f.boolean()),
             store_ids: root.optional("storeIds", |f| non_empty(f, |s| s.parse_text(StoreId::parse))),
+            customer_groups: root.optional("customerGroups", |f| {
+                if f.value().as_array().is_some_and(Vec::is_empty) {
+                    return f.fail("must not be empty");
+                }
+                group_names(f)
+            }),
             active: root.optional("active", |f| f.boolean()),
         }
     }
@@ -476,6 +510,7 @@ impl CommonRead {
             priority: self.priority?,
             exclusive: self.exclusive?,
             store_ids: self.store_ids?,
+            customer_groups: self.customer_groups?,
             active: self.active?,
         })
     }

@@ -559,6 +559,7 @@ mod tests {
             adjustments: Vec::new(),
             original: None,
             stored_value: Default::default(),
+            relies_on_groups: Default::default(),
         }
     }
 
