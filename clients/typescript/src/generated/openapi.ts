@@ -1599,6 +1599,11 @@ export interface components {
             /** @description Default true; the deactivate operation turns it off. */
             active?: boolean | null;
             buy: components["schemas"]["BuySideBody"];
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             get: components["schemas"]["GetSideBody"];
@@ -1635,6 +1640,11 @@ export interface components {
             /** @description Default true; the deactivate operation turns it off. */
             active?: boolean | null;
             buy: components["schemas"]["BuySideBody"];
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             get: components["schemas"]["GetSideBody"];
@@ -1670,6 +1680,11 @@ export interface components {
             active?: boolean | null;
             /** @description At least one; each article in one component only. */
             components: components["schemas"]["ComponentBody"][];
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             /** @description The rule's id: the upsert creates or replaces the rule it names. */
@@ -1702,6 +1717,11 @@ export interface components {
             active?: boolean | null;
             /** @description At least one; each article in one component only. */
             components: components["schemas"]["ComponentBody"][];
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             id?: components["schemas"]["Text"] | null;
@@ -3080,6 +3100,11 @@ export interface components {
         PercentOffRule: {
             /** @description Default true; the deactivate operation turns it off. */
             active?: boolean | null;
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             /** @description The rule's id: the upsert creates or replaces the rule it names. */
@@ -3114,6 +3139,11 @@ export interface components {
         PercentOffRuleReplacement: {
             /** @description Default true; the deactivate operation turns it off. */
             active?: boolean | null;
+            /**
+             * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
+             *     least one; absent: every sale.
+             */
+            customerGroups?: components["schemas"]["Text"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             id?: components["schemas"]["Text"] | null;
@@ -3181,6 +3211,7 @@ export interface components {
         PriceRequestBody: {
             cart: components["schemas"]["CartBody"];
             couponCode?: components["schemas"]["Text"] | null;
+            customerId?: components["schemas"]["Text"] | null;
             declaredDiscounts?: components["schemas"]["DeclaredDiscountBody"][] | null;
             issuedAt?: components["schemas"]["UtcInstant"] | null;
             /** @description A store of the network (checked once the network has a store). */
