@@ -186,6 +186,10 @@ pub(super) struct Workload {
     carts: Vec<Vec<Draft>>,
     /// The same carts, some paid partly with stored value; empty unless the plan runs that mix.
     stored_value_carts: Vec<Vec<Draft>>,
+    /// The same carts naming no customer, then each naming one; empty unless the plan runs
+    /// those mixes.
+    anonymous_carts: Vec<Vec<Draft>>,
+    named_carts: Vec<Vec<Draft>>,
     /// What each gift card, then each loyalty customer, may still spend.
     budgets: Vec<Budget>,
     pub(super) gift_cards: usize,
@@ -223,6 +227,8 @@ impl Workload {
             customers: plan.customers.max(1),
             carts: Vec::new(),
             stored_value_carts: Vec::new(),
+            anonymous_carts: Vec::new(),
+            named_carts: Vec::new(),
             budgets: Vec::new(),
             gift_cards: 0,
             loyalty_customers: 0,
@@ -237,6 +243,32 @@ impl Workload {
             .collect::<Result<_>>()?;
         if plan.mixes.runs(Mix::StoredValue) {
             workload.prepare_stored_value(client, admin, plan).await?;
+        }
+        if plan.mixes.runs(Mix::Named) || plan.mixes.runs(Mix::Anonymous) {
+            // The named mix's customer is drawn at each send (`customer_for`), so that a run
+            // touches as many of the directory's rows as a shop's day would, not a few carts'.
+            let without_customer = |draft: &Draft| {
+                let mut body = draft.body.clone();
+                if let Some(fields) = body.as_object_mut() {
+                    fields.remove("customerId");
+                }
+                Draft {
+                    body,
+                    lines: draft.lines,
+                    total: draft.total,
+                    spend: None,
+                }
+            };
+            workload.anonymous_carts = workload
+                .carts
+                .iter()
+                .map(|carts| carts.iter().map(without_customer).collect())
+                .collect();
+            workload.named_carts = workload
+                .carts
+                .iter()
+                .map(|carts| carts.iter().map(without_customer).collect())
+                .collect();
         }
         Ok(workload)
     }
@@ -351,6 +383,8 @@ impl Workload {
         match mix {
             Mix::Plain => &self.carts,
             Mix::StoredValue => &self.stored_value_carts,
+            Mix::Anonymous => &self.anonymous_carts,
+            Mix::Named => &self.named_carts,
         }
     }
 
@@ -427,12 +461,19 @@ impl Workload {
         })
     }
 
+    /// The customer a sale of `mix` names besides its drafted body: one of the directory's,
+    /// drawn by `rng`, for the named mix; none for the others.
+    pub(super) fn customer_for(&self, mix: Mix, rng: &mut fastrand::Rng) -> Option<String> {
+        (mix == Mix::Named).then(|| customer_name(rng.usize(0..self.customers)))
+    }
+
     /// Which of `till`'s carts to send next, picked by `rng`.
     pub(super) fn pick_cart(&self, rng: &mut fastrand::Rng, till: usize) -> usize {
         rng.usize(0..self.carts[till].len())
     }
 }
 
-fn customer_name(n: usize) -> String {
+/// The id of the benchmark's customer `n` (`till-load customers` writes their profiles).
+pub fn customer_name(n: usize) -> String {
     format!("cust-{n}")
 }
