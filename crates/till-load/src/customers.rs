@@ -578,6 +578,18 @@ async fn erasure(
     if erased["erasedAt"].is_null() || !erased["email"].is_null() {
         record(failures, format!("the erasure answered {erased}"))?;
     }
+    // The finalize comparison opens the same registers' sessions again.
+    for till in &shop.tills {
+        client
+            .send(
+                reqwest::Method::POST,
+                &format!("/v1/register-sessions/{}/close", till.session),
+                admin,
+                None,
+            )
+            .await?
+            .expect(200, "close session")?;
+    }
     Ok(Erasure {
         sales: plan.customer_sales,
         ringing_seconds,

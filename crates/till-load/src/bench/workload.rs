@@ -247,10 +247,15 @@ impl Workload {
         if plan.mixes.runs(Mix::Named) || plan.mixes.runs(Mix::Anonymous) {
             // The named mix's customer is drawn at each send (`customer_for`), so that a run
             // touches as many of the directory's rows as a shop's day would, not a few carts'.
-            let without_customer = |draft: &Draft| {
+            // The finalize body requires the field: null names no one, and the named mix's
+            // drafts leave it out for the one added at the send.
+            let with_field = |draft: &Draft, null: bool| {
                 let mut body = draft.body.clone();
                 if let Some(fields) = body.as_object_mut() {
-                    fields.remove("customerId");
+                    match null {
+                        true => fields.insert("customerId".to_owned(), Value::Null),
+                        false => fields.remove("customerId"),
+                    };
                 }
                 Draft {
                     body,
@@ -262,12 +267,12 @@ impl Workload {
             workload.anonymous_carts = workload
                 .carts
                 .iter()
-                .map(|carts| carts.iter().map(without_customer).collect())
+                .map(|carts| carts.iter().map(|draft| with_field(draft, true)).collect())
                 .collect();
             workload.named_carts = workload
                 .carts
                 .iter()
-                .map(|carts| carts.iter().map(without_customer).collect())
+                .map(|carts| carts.iter().map(|draft| with_field(draft, false)).collect())
                 .collect();
         }
         Ok(workload)
