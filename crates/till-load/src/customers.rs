@@ -174,7 +174,12 @@ struct Person {
 
 fn capitalized(word: &str) -> String {
     let mut chars = word.chars();
-    chars.next().into_iter().flat_map(char::to_uppercase).chain(chars).collect()
+    chars
+        .next()
+        .into_iter()
+        .flat_map(char::to_uppercase)
+        .chain(chars)
+        .collect()
 }
 
 fn names(list: &'static str) -> Vec<&'static str> {
@@ -200,14 +205,27 @@ impl Names {
         let mut rng = fastrand::Rng::with_seed(seed ^ (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let first = self.first[rng.usize(0..self.first.len())];
         let last = self.last[rng.usize(0..self.last.len())];
-        let local = |name: &str| fold(name).split(|c: char| !c.is_alphanumeric()).collect::<Vec<_>>().join("-");
+        let local = |name: &str| {
+            fold(name)
+                .split(|c: char| !c.is_alphanumeric())
+                .collect::<Vec<_>>()
+                .join("-")
+        };
         let email = (rng.u32(0..100) < 85).then(|| {
             let domain = DOMAINS[rng.usize(0..DOMAINS.len())];
             match rng.u8(0..3) {
                 0 => format!("{}.{}{n}@{domain}", local(first), local(last)),
-                1 => format!("{}{}{n}@{domain}", local(first).chars().next().unwrap_or('x'), local(last)),
+                1 => format!(
+                    "{}{}{n}@{domain}",
+                    local(first).chars().next().unwrap_or('x'),
+                    local(last)
+                ),
                 // Some are typed with capitals; the directory keeps them lowercased.
-                _ => format!("{}.{}.{n}@{domain}", capitalized(&local(first)), capitalized(&local(last))),
+                _ => format!(
+                    "{}.{}.{n}@{domain}",
+                    capitalized(&local(first)),
+                    capitalized(&local(last))
+                ),
             }
         });
         let phone = (rng.u32(0..100) < 70).then(|| {
@@ -223,14 +241,8 @@ impl Names {
             (typed, format!("+33{mobile}{digits}"))
         });
         let postal_code = format!("{:02}{:02}0", rng.u32(1..96), rng.u32(0..100));
-        let birth_date = (rng.u32(0..100) < 60).then(|| {
-            format!(
-                "{}-{:02}-{:02}",
-                rng.u32(1940..2007),
-                rng.u32(1..13),
-                rng.u32(1..29)
-            )
-        });
+        let birth_date = (rng.u32(0..100) < 60)
+            .then(|| format!("{}-{:02}-{:02}", rng.u32(1940..2007), rng.u32(1..13), rng.u32(1..29)));
         let groups = GROUPS
             .iter()
             .filter(|(_, share)| rng.u32(0..100) < *share)
@@ -407,7 +419,10 @@ fn record(failures: &Mutex<Failures>, what: String) -> Result<()> {
     let mut failures = failures.lock().unwrap_or_else(|e| e.into_inner());
     failures.add(what);
     if failures.count > MAX_FAILURES {
-        bail!("more than {MAX_FAILURES} requests failed; first: {:?}", failures.samples);
+        bail!(
+            "more than {MAX_FAILURES} requests failed; first: {:?}",
+            failures.samples
+        );
     }
     Ok(())
 }
@@ -542,7 +557,12 @@ async fn erasure(
     plan: &CustomersPlan,
     failures: &Mutex<Failures>,
 ) -> Result<Erasure> {
-    let shop = provision(client, admin, &ShopSpec::bench(plan.articles.max(20), plan.tills.max(1))).await?;
+    let shop = provision(
+        client,
+        admin,
+        &ShopSpec::bench(plan.articles.max(20), plan.tills.max(1)),
+    )
+    .await?;
     let customer = format!("erased-{}", plan.seed);
     let path = format!("/v1/customers/{customer}");
     client

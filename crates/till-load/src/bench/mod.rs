@@ -32,8 +32,8 @@ use anyhow::{Result, bail, ensure};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-pub use workload::{GIFT_CARDS, customer_name};
 use workload::Workload;
+pub use workload::{GIFT_CARDS, customer_name};
 
 /// What the sales of one measured window are paid with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

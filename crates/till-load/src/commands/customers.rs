@@ -137,7 +137,10 @@ fn print_customers(report: &customers::CustomersReport) {
         e.ms, e.sales, e.ringing_seconds
     );
     if let Some(c) = &report.finalize {
-        println!("finalize          {}, windows anonymous, named, named, anonymous", c.pace);
+        println!(
+            "finalize          {}, windows anonymous, named, named, anonymous",
+            c.pace
+        );
         for (name, run) in [("  naming none", &c.anonymous), ("  naming a customer", &c.named)] {
             println!(
                 "{name:<20} {:.0} sales/s, p99 {:.2} ms, node CPU {:.0} µs/sale, {} sales, {} failed",
