@@ -368,7 +368,11 @@ fn search_statement(
             "SELECT '' AS word, w.customer_id FROM customer_groups w",
             "w.customer_id",
         ),
-        (CustomerSearch::All, None) => (Vec::new(), "SELECT '' AS word, w.customer_id FROM customers w", "w.customer_id"),
+        (CustomerSearch::All, None) => (
+            Vec::new(),
+            "SELECT '' AS word, w.customer_id FROM customers w",
+            "w.customer_id",
+        ),
     };
     if let (false, Some(after_id)) = (matches!(search, CustomerSearch::Name(_)), after_id) {
         conditions.push(format!("w.customer_id > {}", bind(after_id)));
