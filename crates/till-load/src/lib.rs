@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod client;
 pub mod cluster;
 pub mod crash;
+pub mod customers;
 pub mod drawer;
 pub mod prefill;
 pub mod reads;

@@ -1,7 +1,8 @@
 //! `till-load`: drives a till deployment from outside. `bench` measures finalizeSale
 //! throughput and latency against the engine's own durable commit rate; `drawer` the X report
 //! of a big session and a burst of late sales from offline tills; `catalog` a chain-sized
-//! catalog's import, look-ups and finalize throughput; `crash` kills nodes under
+//! catalog's import, look-ups and finalize throughput; `customers` a chain-sized customer
+//! directory's fill, searches, updates and erasure, and its cost on finalizeSale; `crash` kills nodes under
 //! load and proves nothing was lost or booked twice.
 
 mod commands;
@@ -40,6 +41,12 @@ enum Command {
     /// one node serving it, then finalizeSale throughput with it against a catalog of
     /// `--small-articles`, in the same run. Exits 1 if a sale failed.
     Catalog(commands::catalog::CatalogArgs),
+    /// A chain-sized customer directory: fill a new database with `--customers` profiles
+    /// through the API, measure its searches and profile updates, time the erasure of a
+    /// customer named by `--customer-sales` sales, then finalizeSale throughput with sales
+    /// naming a customer against the same naming none, in the same run. Exits 1 if a request
+    /// failed.
+    Customers(commands::customers::CustomersArgs),
     /// SIGKILL nodes again and again while tills sell, then check every acknowledged sale,
     /// the stock, the ticket chains and the fiscal audit.
     Crash(commands::crash::CrashArgs),
@@ -53,6 +60,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Reads(args) => commands::reads::run(args).await,
         Command::Drawer(args) => commands::drawer::run(args).await,
         Command::Catalog(args) => commands::catalog::run(args).await,
+        Command::Customers(args) => commands::customers::run(args).await,
         Command::Crash(args) => commands::crash::run(args).await,
     }
 }

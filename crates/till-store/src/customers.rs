@@ -2,6 +2,7 @@
 
 use crate::db::Store;
 use crate::error::{Rule, Stale, StoreError};
+use crate::name_search;
 use crate::page::Window;
 use crate::sql::{Conn, Row, query};
 use crate::stored_value::RECORD_POINTS;
@@ -75,30 +76,24 @@ fn enroll<'a>(conn: &'a mut Conn, enrollment: &'a Enrollment) -> BoxFuture<'a, R
     })
 }
 
-/// A customer with their profile, if any: `customers` joined to `customer_profiles`.
-const CUSTOMER_COLUMNS: &str = "SELECT c.customer_id, c.points, c.enrolled_at, c.updated_at AS active_at, c.erased_at, \
+/// A customer with their profile, if any, and their groups: `c` (`customers`) joined to
+/// `customer_profiles` and `customer_groups`, one row per group (one row without a group for a
+/// customer in none).
+const CUSTOMER_COLUMNS: &str = "c.customer_id, c.points, c.enrolled_at, c.updated_at AS active_at, c.erased_at, \
          p.display_name, p.email, p.phone, p.postal_code, p.birth_date, p.notes, \
-         p.marketing_email, p.marketing_sms, p.e_receipt, p.updated_at AS profile_updated_at \
-     FROM customers c LEFT JOIN customer_profiles p ON p.customer_id = c.customer_id";
+         p.marketing_email, p.marketing_sms, p.e_receipt, p.updated_at AS profile_updated_at, g.group_name";
+const PROFILE_JOINS: &str = "LEFT JOIN customer_profiles p ON p.customer_id = c.customer_id \
+     LEFT JOIN customer_groups g ON g.customer_id = c.customer_id";
 
 impl Store {
     pub async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerRecord>, StoreError> {
-        let row = query(format!("{CUSTOMER_COLUMNS} WHERE c.customer_id = $1"))
-            .bind(customer_id.as_str())
-            .fetch_optional(self.reader())
-            .await?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let mut record = customer_record(&row)?;
-        let groups = query("SELECT group_name FROM customer_groups WHERE customer_id = $1 ORDER BY group_name")
-            .bind(customer_id.as_str())
-            .fetch_all(self.reader())
-            .await?;
-        for group in groups {
-            record.profile.groups.insert(group.try_get("group_name")?);
-        }
-        Ok(Some(record))
+        let rows = query(format!(
+            "SELECT {CUSTOMER_COLUMNS} FROM customers c {PROFILE_JOINS} WHERE c.customer_id = $1 ORDER BY g.group_name"
+        ))
+        .bind(customer_id.as_str())
+        .fetch_all(self.reader())
+        .await?;
+        Ok(customer_records(&rows, |_| Ok(()))?.pop().map(|(_, record)| record))
     }
 
     pub async fn put_customer(&self, put: PutCustomer, now: Timestamp) -> Result<(CustomerRecord, bool), StoreError> {
@@ -121,8 +116,14 @@ impl Store {
         group: Option<&str>,
         window: &Window<CustomerKey>,
     ) -> Result<Vec<(CustomerKey, CustomerRecord)>, StoreError> {
-        let (sql, params) = search_statement(search, group, window.after.as_ref());
-        let mut read = query(sql);
+        let (keys, params) = search_statement(search, group, window.after.as_ref());
+        let limit = params.len() + 1;
+        // One statement a page: the page's keys, each customer read whole beside them.
+        let mut read = query(format!(
+            "SELECT k.word, {CUSTOMER_COLUMNS} FROM ({keys} LIMIT ${limit}) k \
+             JOIN customers c ON c.customer_id = k.customer_id {PROFILE_JOINS} \
+             ORDER BY k.word, k.customer_id, g.group_name"
+        ));
         for param in params {
             read = read.bind(param);
         }
@@ -130,17 +131,17 @@ impl Store {
             .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
             .fetch_all(self.reader())
             .await?;
-        let mut found = Vec::with_capacity(rows.len());
-        for row in rows {
-            let key = CustomerKey {
-                word: row.try_get("word")?,
-                customer_id: CustomerId::from_trusted(row.try_get("customer_id")?),
-            };
-            if let Some(record) = self.get_customer(&key.customer_id).await? {
-                found.push((key, record));
-            }
-        }
-        Ok(found)
+        let found = customer_records(&rows, |row| Ok(row.try_get::<String>("word")?))?;
+        Ok(found
+            .into_iter()
+            .map(|(word, record)| {
+                let key = CustomerKey {
+                    word,
+                    customer_id: record.customer_id.clone(),
+                };
+                (key, record)
+            })
+            .collect())
     }
 
     pub async fn export_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerExport>, StoreError> {
@@ -307,7 +308,30 @@ fn customer_record(row: &Row) -> Result<CustomerRecord, StoreError> {
     })
 }
 
-/// The statement of a list, the texts it binds (its limit last, not among them).
+/// The customers of `rows` (read with [`CUSTOMER_COLUMNS`], a customer's rows one after the
+/// other), each with what `key` reads from their first row.
+fn customer_records<K>(
+    rows: &[Row],
+    key: impl Fn(&Row) -> Result<K, StoreError>,
+) -> Result<Vec<(K, CustomerRecord)>, StoreError> {
+    let mut records: Vec<(K, CustomerRecord)> = Vec::new();
+    for row in rows {
+        let customer_id: String = row.try_get("customer_id")?;
+        let same = records
+            .last()
+            .is_some_and(|(_, record)| record.customer_id.as_str() == customer_id);
+        if !same {
+            records.push((key(row)?, customer_record(row)?));
+        }
+        if let (Some(group), Some((_, record))) = (row.try_get::<Option<String>>("group_name")?, records.last_mut()) {
+            record.profile.groups.insert(group);
+        }
+    }
+    Ok(records)
+}
+
+/// The statement of a list's keys (`word`, `customer_id`) in order, without its limit, and the
+/// texts it binds (the limit is bound after them).
 fn search_statement(
     search: &CustomerSearch,
     group: Option<&str>,
@@ -318,89 +342,54 @@ fn search_statement(
         params.push(value);
         format!("${}", params.len())
     };
-    let mut conditions = Vec::new();
-    let sql_head = match search {
-        CustomerSearch::Name(name) => {
-            match name.whole.iter().max_by_key(|word| word.len()) {
-                None => {
-                    let (start, end) = (bind(name.prefix.clone()), bind(name.prefix_end()));
-                    match after {
-                        Some(after) => {
-                            let (word, id) = (bind(after.word.clone()), bind(after.customer_id.as_str().to_owned()));
-                            conditions.push(format!("(w.word, w.customer_id) > ({word}, {id}) AND w.word < {end}"));
-                        }
-                        None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
-                    }
-                    // The customer's first word with the prefix lists them; their others do not.
-                    let prefix = bind(format!(" {}", name.prefix));
-                    conditions.push(format!(
-                        "instr(w.words, {prefix}) = instr(w.words, ' ' || w.word || ' ')"
-                    ));
-                }
-                Some(driving) => {
-                    conditions.push(format!("w.word = {}", bind(driving.clone())));
-                    if let Some(after) = after {
-                        conditions.push(format!(
-                            "w.customer_id > {}",
-                            bind(after.customer_id.as_str().to_owned())
-                        ));
-                    }
-                    for word in name.whole.iter().filter(|word| *word != driving) {
-                        conditions.push(format!("w.words LIKE {}", bind(format!("% {word} %"))));
-                    }
-                    conditions.push(format!("w.words LIKE {}", bind(format!("% {}%", name.prefix))));
-                }
-            }
-            "SELECT w.word, w.customer_id FROM customer_words w"
+    let after_id = after.map(|key| key.customer_id.as_str().to_owned());
+    // Each list reads the index that holds its order: the words of names, the e-mail or phone
+    // of profiles, the members of a group, or the customers by id.
+    let (mut conditions, head, order) = match (search, group) {
+        (CustomerSearch::Name(name), _) => {
+            let after = after.map(|key| (key.word.as_str(), key.customer_id.as_str()));
+            (
+                name_search::conditions(name, after, "customer_id", &mut bind),
+                "SELECT w.word, w.customer_id FROM customer_words w",
+                "w.word, w.customer_id",
+            )
         }
-        other => {
-            match other {
-                CustomerSearch::Email(email) => conditions.push(format!(
-                    "w.customer_id IN (SELECT customer_id FROM customer_profiles WHERE email = {})",
-                    bind(email.as_str().to_owned())
-                )),
-                CustomerSearch::Phone(phone) => conditions.push(format!(
-                    "w.customer_id IN (SELECT customer_id FROM customer_profiles WHERE phone = {})",
-                    bind(phone.as_str().to_owned())
-                )),
-                _ => {}
-            }
-            if let Some(after) = after {
-                conditions.push(format!(
-                    "w.customer_id > {}",
-                    bind(after.customer_id.as_str().to_owned())
-                ));
-            }
-            "SELECT '' AS word, w.customer_id FROM customers w"
-        }
+        (CustomerSearch::Email(email), _) => (
+            vec![format!("w.email = {}", bind(email.as_str().to_owned()))],
+            "SELECT '' AS word, w.customer_id FROM customer_profiles w",
+            "w.customer_id",
+        ),
+        (CustomerSearch::Phone(phone), _) => (
+            vec![format!("w.phone = {}", bind(phone.as_str().to_owned()))],
+            "SELECT '' AS word, w.customer_id FROM customer_profiles w",
+            "w.customer_id",
+        ),
+        (CustomerSearch::All, Some(group)) => (
+            vec![format!("w.group_name = {}", bind(group.to_owned()))],
+            "SELECT '' AS word, w.customer_id FROM customer_groups w",
+            "w.customer_id",
+        ),
+        (CustomerSearch::All, None) => (
+            Vec::new(),
+            "SELECT '' AS word, w.customer_id FROM customers w",
+            "w.customer_id",
+        ),
     };
-    if let Some(group) = group {
+    if let (false, Some(after_id)) = (matches!(search, CustomerSearch::Name(_)), after_id) {
+        conditions.push(format!("w.customer_id > {}", bind(after_id)));
+    }
+    if let (false, Some(group)) = (matches!(search, CustomerSearch::All), group) {
         conditions.push(format!(
             "w.customer_id IN (SELECT customer_id FROM customer_groups WHERE group_name = {})",
             bind(group.to_owned())
         ));
     }
-    let order = match search {
-        CustomerSearch::Name(_) => "w.word, w.customer_id",
-        _ => "w.customer_id",
-    };
     let filter = if conditions.is_empty() {
         String::new()
     } else {
         format!(" WHERE {}", conditions.join(" AND "))
     };
-    let limit = params.len() + 1;
-    (format!("{sql_head}{filter} ORDER BY {order} LIMIT ${limit}"), params)
-}
-
-/// A name's words as the search reads them beside each: sorted, each between spaces.
-fn spaced(words: &std::collections::BTreeSet<String>) -> String {
-    let mut spaced = String::from(" ");
-    for word in words {
-        spaced.push_str(word);
-        spaced.push(' ');
-    }
-    spaced
+    (format!("{head}{filter} ORDER BY {order}"), params)
 }
 
 /// Writes a profile in place of the one held; `true` when the customer was new.
@@ -475,7 +464,7 @@ fn write_profile<'a>(conn: &'a mut Conn, put: &'a PutCustomer, now: i64) -> BoxF
         .await?;
         if let Some(name) = &profile.display_name {
             let words = name_words(name);
-            let spaced = spaced(&words);
+            let spaced = name_search::spaced(&words);
             for word in &words {
                 query("INSERT INTO customer_words (word, customer_id, words) VALUES ($1, $2, $3)")
                     .bind(word.as_str())

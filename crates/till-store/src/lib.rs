@@ -25,6 +25,7 @@ mod late_sales;
 pub mod mcp_confirmations;
 pub mod metrics;
 mod migrations;
+mod name_search;
 pub mod packed;
 pub mod page;
 pub mod promotions;

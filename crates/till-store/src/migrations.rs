@@ -35,7 +35,8 @@ pub(crate) fn sqlite() -> Migrator {
         20 "0020_print_ids",
         21 "0021_ledger_in_stock_rows",
         22 "0022_stock_list_trigger",
-        23 "0023_customer_directory"))
+        23 "0023_customer_directory",
+        24 "0024_customer_keys"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -53,7 +54,8 @@ pub(crate) fn postgres() -> Migrator {
         20 "0020_print_ids",
         21 "0021_ledger_in_stock_rows",
         22 "0022_stock_list_trigger",
-        23 "0023_customer_directory"))
+        23 "0023_customer_directory",
+        24 "0024_customer_keys"))
 }
 
 /// What a failed migration means for the operator.

@@ -1,22 +1,12 @@
 //! The catalog search by name (table `sku_words`, migrations 0012 and 0016): each distinct word
 //! of an article's name, folded by [`till_core::words`], with all of that name's words beside
-//! it, written by every catalog write in the same transaction as the name.
-//!
-//! A search seeks its words in the key `(word, sku_id)` and reads a page in that order, from
-//! just after the `(word, sku_id)` the previous page ended on: a page costs the same however
-//! many articles the words match. With one word, the words starting with it are one range of
-//! the key, and an article is listed at the first of its words in that range only (a name
-//! whose two words share the prefix appears once). With several, the page follows the
-//! articles carrying the longest whole word, by id, each checked for the other words and the
-//! prefix in the name's words held on the same row: no other row is read to check them.
-//!
-//! The name's words are kept sorted, each between spaces (` chocolat noir `), so that a word is
-//! found by `LIKE '% word %'`, a prefix by `LIKE '% pre%'` (words hold letters and digits only,
-//! never a wildcard), and the first word with a prefix is where the prefix first occurs.
+//! it, written by every catalog write in the same transaction as the name; searched as
+//! [`crate::name_search`] says.
 
 use crate::catalog::{CatalogRecord, CatalogWrite, Rows, article_columns, record, value_rows};
 use crate::db::Store;
 use crate::error::StoreError;
+use crate::name_search;
 use crate::page::Window;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
@@ -96,52 +86,14 @@ fn statement(search: &NameQuery, after: Option<&WordKey>) -> (String, Vec<String
         params.push(value);
         format!("${}", params.len() + 1)
     };
-    let mut conditions = Vec::new();
-    match search.whole.iter().max_by_key(|word| word.len()) {
-        None => {
-            let (start, end) = (bind(search.prefix.clone()), bind(search.prefix_end()));
-            // A later page seeks its key, which is within the prefix's range.
-            match after {
-                Some(after) => {
-                    let (word, sku_id) = (bind(after.word.clone()), bind(after.sku_id.as_str().to_owned()));
-                    conditions.push(format!("(w.word, w.sku_id) > ({word}, {sku_id}) AND w.word < {end}"));
-                }
-                None => conditions.push(format!("w.word >= {start} AND w.word < {end}")),
-            }
-            // The article's first word with the prefix lists it; its others do not.
-            let prefix = bind(format!(" {}", search.prefix));
-            conditions.push(format!(
-                "instr(w.words, {prefix}) = instr(w.words, ' ' || w.word || ' ')"
-            ));
-        }
-        Some(driving) => {
-            conditions.push(format!("w.word = {}", bind(driving.clone())));
-            // The key of a later page holds the same word (the cursor is bound to its search).
-            if let Some(after) = after {
-                conditions.push(format!("w.sku_id > {}", bind(after.sku_id.as_str().to_owned())));
-            }
-            for word in search.whole.iter().filter(|word| *word != driving) {
-                conditions.push(format!("w.words LIKE {}", bind(format!("% {word} %"))));
-            }
-            conditions.push(format!("w.words LIKE {}", bind(format!("% {}%", search.prefix))));
-        }
-    }
+    let after = after.map(|key| (key.word.as_str(), key.sku_id.as_str()));
+    let conditions = name_search::conditions(search, after, "sku_id", &mut bind);
     let limit = params.len() + 2;
     let sql = format!(
         "{SEARCH_COLUMNS} WHERE {} ORDER BY w.word, w.sku_id LIMIT ${limit}",
         conditions.join(" AND ")
     );
     (sql, params)
-}
-
-/// A name's words as the search reads them beside each: sorted, each between spaces.
-fn spaced(words: &BTreeSet<String>) -> String {
-    let mut spaced = String::from(" ");
-    for word in words {
-        spaced.push_str(word);
-        spaced.push(' ');
-    }
-    spaced
 }
 
 /// A row of `sku_words`, ordered as its key: a word of an article's name, with all of that
@@ -156,7 +108,7 @@ struct WordRow<'a> {
 /// The rows of an article's words.
 fn rows<'a>(sku_id: &'a str, name: &str) -> impl Iterator<Item = WordRow<'a>> {
     let words = name_words(name);
-    let spaced: Arc<str> = spaced(&words).into();
+    let spaced: Arc<str> = name_search::spaced(&words).into();
     words.into_iter().map(move |word| WordRow {
         word,
         sku_id,

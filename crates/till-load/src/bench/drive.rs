@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 struct Finalize<'a> {
     transaction_id: &'a str,
     number: &'a str,
+    /// Drawn at the send, for a mix whose drafts name no customer of their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    customer_id: Option<&'a str>,
     #[serde(flatten)]
     draft: &'a Value,
 }
@@ -136,12 +139,14 @@ async fn send(
     till: usize,
     draft: &Draft,
     transaction_id: &str,
+    customer_id: Option<&str>,
 ) -> Result<Paid, String> {
     let token = &workload.shop.tills[till].token;
     let (body, paid) = workload.body_of(draft);
     let body = Finalize {
         transaction_id,
         number: transaction_id,
+        customer_id,
         draft: body,
     };
     let body = serde_json::to_string(&body).map_err(|error| error.to_string())?;
@@ -177,11 +182,12 @@ pub(super) async fn closed_loop(
                     n += 1;
                     let draft = &workload.carts(mix)[till][workload.pick_cart(&mut rng, till)];
                     let transaction_id = format!("{ids}c{c}-{n}");
+                    let customer = workload.customer_for(mix, &mut rng);
                     let sent = Instant::now();
                     if sent >= until {
                         break;
                     }
-                    let ok = send(&wire, &workload, till, draft, &transaction_id).await;
+                    let ok = send(&wire, &workload, till, draft, &transaction_id, customer.as_deref()).await;
                     if sent >= measure_from {
                         histogram.saturating_record(sent.elapsed().as_micros() as u64);
                         tally.record(ok, draft.lines);
@@ -234,11 +240,12 @@ pub(super) async fn open_loop(
         n += 1;
         let cart = workload.pick_cart(&mut rng, till);
         let transaction_id = format!("{ids}o-{n}");
+        let customer = workload.customer_for(mix, &mut rng);
         tokio::time::sleep_until(due).await;
         let (wire, workload, shared) = (wire.clone(), workload.clone(), shared.clone());
         in_flight.spawn(async move {
             let draft = &workload.carts(mix)[till][cart];
-            let ok = send(&wire, &workload, till, draft, &transaction_id).await;
+            let ok = send(&wire, &workload, till, draft, &transaction_id, customer.as_deref()).await;
             // From when the sale was due: waiting for a slow server counts.
             let latency = due.elapsed().as_micros() as u64;
             let mut guard = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -32,8 +32,8 @@ use anyhow::{Result, bail, ensure};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-pub use workload::GIFT_CARDS;
 use workload::Workload;
+pub use workload::{GIFT_CARDS, customer_name};
 
 /// What the sales of one measured window are paid with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,10 @@ pub enum Mix {
     Plain,
     /// The same carts, a fifth paid half with a gift card, a tenth about a tenth with points.
     StoredValue,
+    /// The same carts, none naming a customer.
+    Anonymous,
+    /// The same carts, each naming a customer of the directory.
+    Named,
 }
 
 impl Mix {
@@ -49,6 +53,8 @@ impl Mix {
         match self {
             Mix::Plain => "plain",
             Mix::StoredValue => "stored-value",
+            Mix::Anonymous => "anonymous",
+            Mix::Named => "named",
         }
     }
 
@@ -57,6 +63,8 @@ impl Mix {
         match self {
             Mix::Plain => "",
             Mix::StoredValue => "sv-",
+            Mix::Anonymous => "anon-",
+            Mix::Named => "named-",
         }
     }
 }
@@ -69,6 +77,9 @@ pub enum Mixes {
     /// Both on the same nodes and database, in windows of half the duration: plain, stored
     /// value, stored value, plain.
     Both,
+    /// The carts with no customer against the same each naming one of `--customers`, as
+    /// `Both` orders its windows: anonymous, named, named, anonymous.
+    Customers,
 }
 
 impl Mixes {
@@ -78,6 +89,7 @@ impl Mixes {
             Mixes::Plain => &[Mix::Plain],
             Mixes::StoredValue => &[Mix::StoredValue],
             Mixes::Both => &[Mix::Plain, Mix::StoredValue, Mix::StoredValue, Mix::Plain],
+            Mixes::Customers => &[Mix::Anonymous, Mix::Named, Mix::Named, Mix::Anonymous],
         }
     }
 
@@ -487,6 +499,16 @@ pub(crate) fn engine_of(url: &str) -> &'static str {
         "sqlite"
     } else {
         "postgres"
+    }
+}
+
+/// The throughput of the sales naming a customer over that of the same carts naming none,
+/// when a run measured both.
+pub fn named_over_anonymous(reports: &[BenchReport]) -> Option<f64> {
+    let of = |mix: Mix| reports.iter().find(|r| r.mix.name == mix.name()).map(|r| r.per_second);
+    match (of(Mix::Anonymous), of(Mix::Named)) {
+        (Some(anonymous), Some(named)) if anonymous > 0.0 => Some(named / anonymous),
+        _ => None,
     }
 }
 

@@ -186,6 +186,10 @@ pub(super) struct Workload {
     carts: Vec<Vec<Draft>>,
     /// The same carts, some paid partly with stored value; empty unless the plan runs that mix.
     stored_value_carts: Vec<Vec<Draft>>,
+    /// The same carts naming no customer, then each naming one; empty unless the plan runs
+    /// those mixes.
+    anonymous_carts: Vec<Vec<Draft>>,
+    named_carts: Vec<Vec<Draft>>,
     /// What each gift card, then each loyalty customer, may still spend.
     budgets: Vec<Budget>,
     pub(super) gift_cards: usize,
@@ -223,6 +227,8 @@ impl Workload {
             customers: plan.customers.max(1),
             carts: Vec::new(),
             stored_value_carts: Vec::new(),
+            anonymous_carts: Vec::new(),
+            named_carts: Vec::new(),
             budgets: Vec::new(),
             gift_cards: 0,
             loyalty_customers: 0,
@@ -237,6 +243,37 @@ impl Workload {
             .collect::<Result<_>>()?;
         if plan.mixes.runs(Mix::StoredValue) {
             workload.prepare_stored_value(client, admin, plan).await?;
+        }
+        if plan.mixes.runs(Mix::Named) || plan.mixes.runs(Mix::Anonymous) {
+            // The named mix's customer is drawn at each send (`customer_for`), so that a run
+            // touches as many of the directory's rows as a shop's day would, not a few carts'.
+            // The finalize body requires the field: null names no one, and the named mix's
+            // drafts leave it out for the one added at the send.
+            let with_field = |draft: &Draft, null: bool| {
+                let mut body = draft.body.clone();
+                if let Some(fields) = body.as_object_mut() {
+                    match null {
+                        true => fields.insert("customerId".to_owned(), Value::Null),
+                        false => fields.remove("customerId"),
+                    };
+                }
+                Draft {
+                    body,
+                    lines: draft.lines,
+                    total: draft.total,
+                    spend: None,
+                }
+            };
+            workload.anonymous_carts = workload
+                .carts
+                .iter()
+                .map(|carts| carts.iter().map(|draft| with_field(draft, true)).collect())
+                .collect();
+            workload.named_carts = workload
+                .carts
+                .iter()
+                .map(|carts| carts.iter().map(|draft| with_field(draft, false)).collect())
+                .collect();
         }
         Ok(workload)
     }
@@ -351,6 +388,8 @@ impl Workload {
         match mix {
             Mix::Plain => &self.carts,
             Mix::StoredValue => &self.stored_value_carts,
+            Mix::Anonymous => &self.anonymous_carts,
+            Mix::Named => &self.named_carts,
         }
     }
 
@@ -427,12 +466,19 @@ impl Workload {
         })
     }
 
+    /// The customer a sale of `mix` names besides its drafted body: one of the directory's,
+    /// drawn by `rng`, for the named mix; none for the others.
+    pub(super) fn customer_for(&self, mix: Mix, rng: &mut fastrand::Rng) -> Option<String> {
+        (mix == Mix::Named).then(|| customer_name(rng.usize(0..self.customers)))
+    }
+
     /// Which of `till`'s carts to send next, picked by `rng`.
     pub(super) fn pick_cart(&self, rng: &mut fastrand::Rng, till: usize) -> usize {
         rng.usize(0..self.carts[till].len())
     }
 }
 
-fn customer_name(n: usize) -> String {
+/// The id of the benchmark's customer `n` (`till-load customers` writes their profiles).
+pub fn customer_name(n: usize) -> String {
     format!("cust-{n}")
 }

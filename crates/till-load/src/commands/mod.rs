@@ -4,6 +4,7 @@
 pub(crate) mod bench;
 pub(crate) mod catalog;
 pub(crate) mod crash;
+pub(crate) mod customers;
 pub(crate) mod drawer;
 pub(crate) mod prefill;
 pub(crate) mod reads;
