@@ -445,7 +445,8 @@ def checks(run, page, server, policy_errors, language, first, last):
         run.layout("customer-refused")
         page.fill("#email", f"camille.{language}@exemple.fr")
         page.check("input[name='marketingSms']")
-        page.click("form.profile > button")
+        with page.expect_navigation():
+            page.click("form.profile > button")
         page.wait_for_selector("#profile")
         saved = server.api(f"/v1/customers/{customer_id}")
         expect(saved["email"] == f"camille.{language}@exemple.fr" and saved["consent"]["marketingSms"], f"saved: {saved}")

@@ -7,7 +7,6 @@
 
 use super::forms::Query;
 use super::href::Href;
-use super::language::Language;
 use super::layout::{self, Nav};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, Visitor, Write};
@@ -22,7 +21,6 @@ use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use jiff::tz::TimeZone;
 use maud::{Markup, html};
 use std::collections::BTreeSet;
 use till_app::customers::{CustomerExport, CustomerRecord, PutCustomer};
@@ -294,7 +292,8 @@ impl Field {
     }
 }
 
-/// What is wrong with a field, written in the page's language by [`Language::profile_problem`].
+/// What is wrong with a field, written in the page's language by
+/// [`super::language::Language::profile_problem`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Problem {
     TooLong(usize),
@@ -408,40 +407,38 @@ impl ProfileForm {
     /// every field's problem.
     fn check(&self) -> Result<(Profile, Consent), Vec<(Field, Problem)>> {
         let mut problems = Vec::new();
-        let mut keep = |field: Field, checked: Result<_, Problem>| match checked {
-            Ok(value) => Some(value),
-            Err(problem) => {
-                problems.push((field, problem));
-                None
-            }
-        };
         let display_name = keep(
+            &mut problems,
             Field::DisplayName,
             line(self.display_name.as_deref(), MAX_NAME_CHARS),
         );
         let email = keep(
+            &mut problems,
             Field::Email,
             line(self.email.as_deref(), usize::MAX)
                 .and_then(|text| text.map(|text| Email::parse(&text).ok_or(Problem::NotAnEmail)).transpose()),
         );
         let phone = keep(
+            &mut problems,
             Field::Phone,
             line(self.phone.as_deref(), usize::MAX)
                 .and_then(|text| text.map(|text| Phone::parse(&text).ok_or(Problem::NotAPhone)).transpose()),
         );
         let postal_code = keep(
+            &mut problems,
             Field::PostalCode,
             line(self.postal_code.as_deref(), MAX_POSTAL_CODE_CHARS),
         );
         let birth_date = keep(
+            &mut problems,
             Field::BirthDate,
             line(self.birth_date.as_deref(), usize::MAX).and_then(|text| {
                 text.map(|text| text.parse::<jiff::civil::Date>().map_err(|_| Problem::NotADate))
                     .transpose()
             }),
         );
-        let groups = keep(Field::Groups, groups(self.groups.as_deref()));
-        let notes = keep(Field::Notes, notes(self.notes.as_deref()));
+        let groups = keep(&mut problems, Field::Groups, group_lines(self.groups.as_deref()));
+        let notes = keep(&mut problems, Field::Notes, notes_text(self.notes.as_deref()));
         match (display_name, email, phone, postal_code, birth_date, groups, notes) {
             (
                 Some(display_name),
@@ -468,8 +465,19 @@ impl ProfileForm {
     }
 }
 
+/// `checked`'s value, else `None` with its problem recorded against `field`.
+fn keep<T>(problems: &mut Vec<(Field, Problem)>, field: Field, checked: Result<T, Problem>) -> Option<T> {
+    match checked {
+        Ok(value) => Some(value),
+        Err(problem) => {
+            problems.push((field, problem));
+            None
+        }
+    }
+}
+
 /// One group a line, blank lines skipped.
-fn groups(text: Option<&str>) -> Result<BTreeSet<String>, Problem> {
+fn group_lines(text: Option<&str>) -> Result<BTreeSet<String>, Problem> {
     let mut groups = BTreeSet::new();
     for name in text.unwrap_or_default().lines() {
         match line(Some(name), MAX_GROUP_CHARS) {
@@ -488,7 +496,7 @@ fn groups(text: Option<&str>) -> Result<BTreeSet<String>, Problem> {
 }
 
 /// Notes: line breaks and tabs allowed, no other control character.
-fn notes(text: Option<&str>) -> Result<Option<String>, Problem> {
+fn notes_text(text: Option<&str>) -> Result<Option<String>, Problem> {
     let Some(text) = text.filter(|text| !text.trim().is_empty()) else {
         return Ok(None);
     };
@@ -619,7 +627,7 @@ fn edit_form(visitor: &Visitor, id: &CustomerId, form: &ProfileForm, problems: &
             .find(|(which, _)| *which == field)
             .map(|(_, problem)| language.profile_problem(*problem))
     };
-    let input = |field: Field, label: &str, kind: &str, autocomplete: &str| {
+    let text_input = |field: Field, label: &str, kind: &str, autocomplete: &str| {
         let name = field.name();
         let problem = problem(field);
         let described = format!("{name}-problem");
@@ -659,11 +667,11 @@ fn edit_form(visitor: &Visitor, id: &CustomerId, form: &ProfileForm, problems: &
                 @if !problems.is_empty() {
                     p.refusal.problems role="alert" { (words.nothing_saved) }
                 }
-                (input(Field::DisplayName, words.display_name, "text", "off"))
-                (input(Field::Email, words.email, "email", "off"))
-                (input(Field::Phone, words.phone, "tel", "off"))
-                (input(Field::PostalCode, words.postal_code, "text", "off"))
-                (input(Field::BirthDate, words.birth_date, "date", "off"))
+                (text_input(Field::DisplayName, words.display_name, "text", "off"))
+                (text_input(Field::Email, words.email, "email", "off"))
+                (text_input(Field::Phone, words.phone, "tel", "off"))
+                (text_input(Field::PostalCode, words.postal_code, "text", "off"))
+                (text_input(Field::BirthDate, words.birth_date, "date", "off"))
                 (area(Field::Groups, words.groups, Some(words.one_per_line)))
                 (area(Field::Notes, words.notes, None))
                 fieldset {

@@ -46,7 +46,7 @@ impl FromParams for CustomerPath {
 
 /// `{customerId}` of a profile write: an id that is itself an e-mail address or a phone
 /// number is refused, for the journal seals every id a sale names.
-struct NewCustomerPath(CustomerId);
+pub(crate) struct NewCustomerPath(pub(crate) CustomerId);
 
 impl FromParams for NewCustomerPath {
     fn from_params(params: &Params) -> Option<Self> {
