@@ -159,7 +159,8 @@ pub async fn edit(
 
 /// `303 See Other` to `href`: the page after a form that wrote.
 fn see(href: &Href) -> Response {
-    let location = HeaderValue::from_str(href.as_str()).unwrap_or_else(|_| HeaderValue::from_static("/console/customers"));
+    let location =
+        HeaderValue::from_str(href.as_str()).unwrap_or_else(|_| HeaderValue::from_static("/console/customers"));
     (StatusCode::SEE_OTHER, [(LOCATION, location)]).into_response()
 }
 
@@ -176,7 +177,13 @@ pub async fn export(
     let name: String = id
         .as_str()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let disposition = HeaderValue::from_str(&format!("attachment; filename=\"customer-{name}.json\""))
         .unwrap_or_else(|_| HeaderValue::from_static("attachment"));
@@ -323,9 +330,8 @@ impl FromParams for ProfileForm {
     fn from_params(params: &Params) -> Option<Self> {
         // Checked below with the API's rules, field by field, for the page to name each
         // problem in its language: a note may be long and hold line breaks.
-        let text = |name: &str| {
-            params.optional_checked(name, |_| Ok::<(), &str>(()), |text| Ok::<_, &str>(text.to_owned()))
-        };
+        let text =
+            |name: &str| params.optional_checked(name, |_| Ok::<(), &str>(()), |text| Ok::<_, &str>(text.to_owned()));
         let flag = |flag: ConsentFlag| {
             params.optional(flag.as_str(), |text| match text {
                 "yes" => Ok(()),
@@ -415,14 +421,18 @@ impl ProfileForm {
         let email = keep(
             &mut problems,
             Field::Email,
-            line(self.email.as_deref(), usize::MAX)
-                .and_then(|text| text.map(|text| Email::parse(&text).ok_or(Problem::NotAnEmail)).transpose()),
+            line(self.email.as_deref(), usize::MAX).and_then(|text| {
+                text.map(|text| Email::parse(&text).ok_or(Problem::NotAnEmail))
+                    .transpose()
+            }),
         );
         let phone = keep(
             &mut problems,
             Field::Phone,
-            line(self.phone.as_deref(), usize::MAX)
-                .and_then(|text| text.map(|text| Phone::parse(&text).ok_or(Problem::NotAPhone)).transpose()),
+            line(self.phone.as_deref(), usize::MAX).and_then(|text| {
+                text.map(|text| Phone::parse(&text).ok_or(Problem::NotAPhone))
+                    .transpose()
+            }),
         );
         let postal_code = keep(
             &mut problems,
@@ -503,10 +513,7 @@ fn notes_text(text: Option<&str>) -> Result<Option<String>, Problem> {
     if text.chars().count() > MAX_NOTES_CHARS {
         return Err(Problem::TooLong(MAX_NOTES_CHARS));
     }
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
+    if text.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) {
         return Err(Problem::ControlCharacters);
     }
     Ok(Some(text.to_owned()))
@@ -514,7 +521,12 @@ fn notes_text(text: Option<&str>) -> Result<Option<String>, Problem> {
 
 /// The customer's page: the profile, points and dates, the consent history, and what the
 /// visitor may do (edit, export, erase). `form` is the edit form as shown, with `problems`.
-fn customer_page(visitor: &Visitor, export: &CustomerExport, form: &ProfileForm, problems: &[(Field, Problem)]) -> Markup {
+fn customer_page(
+    visitor: &Visitor,
+    export: &CustomerExport,
+    form: &ProfileForm,
+    problems: &[(Field, Problem)],
+) -> Markup {
     let words = visitor.words();
     let language = visitor.language();
     let zone = zone_of(None);
@@ -631,10 +643,12 @@ fn edit_form(visitor: &Visitor, id: &CustomerId, form: &ProfileForm, problems: &
         let name = field.name();
         let problem = problem(field);
         let described = format!("{name}-problem");
+        // Ids of their own: the facts above already name `#email`, `#phone`.
+        let id = format!("edit-{name}");
         html! {
             span.field {
-                label for=(name) { (label) }
-                input id=(name) name=(name) type=(kind) value=[form.value(field)] autocomplete=(autocomplete)
+                label for=(id) { (label) }
+                input id=(id) name=(name) type=(kind) value=[form.value(field)] autocomplete=(autocomplete)
                     aria-invalid=[problem.is_some().then_some("true")]
                     aria-describedby=[problem.is_some().then_some(described.as_str())];
                 @if let Some(problem) = &problem {
@@ -647,10 +661,11 @@ fn edit_form(visitor: &Visitor, id: &CustomerId, form: &ProfileForm, problems: &
         let name = field.name();
         let problem = problem(field);
         let described = format!("{name}-problem");
+        let id = format!("edit-{name}");
         html! {
             span.field.whole {
-                label for=(name) { (label) @if let Some(hint) = hint { " " span.note { (hint) } } }
-                textarea id=(name) name=(name) rows="3"
+                label for=(id) { (label) @if let Some(hint) = hint { " " span.note { (hint) } } }
+                textarea id=(id) name=(name) rows="3"
                     aria-invalid=[problem.is_some().then_some("true")]
                     aria-describedby=[problem.is_some().then_some(described.as_str())] { (form.value(field).unwrap_or_default()) }
                 @if let Some(problem) = &problem {

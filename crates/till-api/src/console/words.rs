@@ -3,10 +3,10 @@
 //! the names of the core's enums (tender methods, stock reasons, ...) by exhaustive matches.
 //! Amounts, dates and rates are written by `layout`.
 
+use super::customers::Problem;
 use super::language::Language;
 use maud::{Markup, html};
 use std::borrow::Cow;
-use super::customers::Problem;
 use till_core::customer::{ConsentFlag, ConsentSource};
 use till_core::sale::{SaleType, TenderMethod};
 use till_core::stock::StockReason;
@@ -437,7 +437,9 @@ pub const ENGLISH: Words = Words {
     created: "Created",
     updated: "Updated",
     erased_at: "Erased",
-    was_erased: |at| format!("This customer's personal data was erased on {at}: only the bare id and the sales that name it remain."),
+    was_erased: |at| {
+        format!("This customer's personal data was erased on {at}: only the bare id and the sales that name it remain.")
+    },
     export_customer: "Export everything held (JSON)",
     erase: "Erase…",
     back_to_customers: "Back to the customers",
@@ -688,7 +690,9 @@ pub const FRENCH: Words = Words {
     updated: "Modifié le",
     erased_at: "Effacé le",
     was_erased: |at| {
-        format!("Les données personnelles de ce client ont été effacées le {at} : il ne reste que l’identifiant et les ventes qui le citent.")
+        format!(
+            "Les données personnelles de ce client ont été effacées le {at} : il ne reste que l’identifiant et les ventes qui le citent."
+        )
     },
     export_customer: "Exporter tout ce qui est conservé (JSON)",
     erase: "Effacer…",
@@ -920,7 +924,9 @@ impl Language {
     pub fn profile_problem(self, problem: Problem) -> String {
         match (self, problem) {
             (Language::French, Problem::TooLong(max)) => format!("{max} caractères au plus."),
-            (Language::French, Problem::ControlCharacters) => "Ne doit pas contenir de caractère de contrôle.".to_owned(),
+            (Language::French, Problem::ControlCharacters) => {
+                "Ne doit pas contenir de caractère de contrôle.".to_owned()
+            }
             (Language::French, Problem::NotAnEmail) => {
                 "Doit être une adresse e-mail avec un domaine, comme marie@example.fr.".to_owned()
             }

@@ -104,13 +104,21 @@ async fn the_search_finds_a_customer_by_a_phone_number_in_a_french_form(engine: 
     assert_eq!(listed(&first), ["c-1"]);
     let start = first.html.find("class=\"next\" href=\"").expect("a next page") + "class=\"next\" href=\"".len();
     let next = first.html[start..start + first.html[start..].find('"').unwrap()].replace("&amp;", "&");
-    assert_eq!(listed(&open(&server, &format!("{next}&limit=1"), &token).await), ["c-2"]);
+    assert_eq!(
+        listed(&open(&server, &format!("{next}&limit=1"), &token).await),
+        ["c-2"]
+    );
     // A token that may not read customers is refused, and sees no link to the page.
     let clerk = server.token("clerk", "pos.sales.read");
     let refused = open(&server, "/console/customers", &clerk).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert!(refused.html.contains("pos.customers.read"), "{}", refused.html);
-    assert!(!open(&server, "/console/sales", &clerk).await.html.contains("href=\"/console/customers\""));
+    assert!(
+        !open(&server, "/console/sales", &clerk)
+            .await
+            .html
+            .contains("href=\"/console/customers\"")
+    );
     server.stop().await;
 }
 
@@ -129,12 +137,19 @@ async fn the_profile_form_writes_the_profile_and_its_consent_from_the_console(en
     marie(&server).await;
     let page = open(&server, MARIE, &token).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    for shown in ["Marie-Hélène Martin", "marie.martin@example.fr", "+33612345678", "75011", "Préfère le matin"] {
+    for shown in [
+        "Marie-Hélène Martin",
+        "marie.martin@example.fr",
+        "+33612345678",
+        "75011",
+        "Préfère le matin",
+    ] {
         assert!(page.html.contains(shown), "{shown}: {}", page.html);
     }
     assert!(page.html.contains("id=\"consent-history\""), "{}", page.html);
     assert!(
-        page.html.contains("data-flag=\"marketingEmail\" data-granted=\"true\" data-source=\"api\""),
+        page.html
+            .contains("data-flag=\"marketingEmail\" data-granted=\"true\" data-source=\"api\""),
         "{}",
         page.html
     );
@@ -209,7 +224,11 @@ async fn the_profile_form_writes_the_profile_and_its_consent_from_the_console(en
     let reader = server.token("reader", "pos.customers.read");
     let reader_page = open(&server, MARIE, &reader).await;
     assert_eq!(reader_page.status, StatusCode::OK);
-    assert!(!reader_page.html.contains("class=\"profile\""), "no form: {}", reader_page.html);
+    assert!(
+        !reader_page.html.contains("class=\"profile\""),
+        "no form: {}",
+        reader_page.html
+    );
     assert!(reader_page.html.contains("pos.customers.write"), "{}", reader_page.html);
     let reader_form = fields(&form_token(&reader_page.html), &[("displayName", "Lectrice")]);
     let refused = post_form(&server, MARIE, &reader, &reader_form, &server.base).await;
@@ -243,7 +262,9 @@ async fn a_bad_email_is_shown_again_with_its_problem_and_changes_nothing(engine:
     let refused = post_form(&server, MARIE, &token, &form, &server.base).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.html);
     assert!(
-        refused.html.contains("data-field=\"email\">Must be an e-mail address with a domain"),
+        refused
+            .html
+            .contains("data-field=\"email\">Must be an e-mail address with a domain"),
         "{}",
         refused.html
     );
@@ -275,7 +296,11 @@ async fn a_bad_email_is_shown_again_with_its_problem_and_changes_nothing(engine:
     let bad_phone = fields(&form_token(&page.html), &[("phone", "06 12 34")]);
     let phone = post_form(&server, MARIE, &token, &bad_phone, &server.base).await;
     assert_eq!(phone.status, StatusCode::BAD_REQUEST);
-    assert!(phone.html.contains("data-field=\"phone\">Must be a phone number"), "{}", phone.html);
+    assert!(
+        phone.html.contains("data-field=\"phone\">Must be a phone number"),
+        "{}",
+        phone.html
+    );
 
     assert_eq!(
         server.get("/v1/customers/c-1/export", &token).await.body,
@@ -297,7 +322,12 @@ async fn the_export_is_the_apis_for_a_token_that_may_read_customers(engine: Engi
     );
     let download = open(&server, "/console/customers/c-1/export", &token).await;
     assert_eq!(download.status, StatusCode::OK, "{}", download.html);
-    assert!(download.headers[CONTENT_TYPE].to_str().unwrap().starts_with("application/json"));
+    assert!(
+        download.headers[CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
     assert_eq!(
         download.headers[CONTENT_DISPOSITION],
         "attachment; filename=\"customer-c-1.json\""
@@ -380,7 +410,9 @@ async fn erasing_needs_its_scope_and_a_confirmation_and_leaves_no_personal_value
         .expect("sent");
     let french = read(french).await;
     assert!(
-        french.html.contains(&format!("le solde de {points} points de fidélité, perdus")),
+        french
+            .html
+            .contains(&format!("le solde de {points} points de fidélité, perdus")),
         "{}",
         french.html
     );
@@ -388,7 +420,14 @@ async fn erasing_needs_its_scope_and_a_confirmation_and_leaves_no_personal_value
     // Without the form token, or with another answer, nothing is erased.
     let forged = post_form(server, erase, &admin, "confirm=yes", &server.base).await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN);
-    let maybe = post_form(server, erase, &admin, &format!("csrf={csrf}&confirm=maybe"), &server.base).await;
+    let maybe = post_form(
+        server,
+        erase,
+        &admin,
+        &format!("csrf={csrf}&confirm=maybe"),
+        &server.base,
+    )
+    .await;
     assert_eq!(maybe.status, StatusCode::BAD_REQUEST);
     assert_eq!(erased().await, Value::Null);
 
@@ -427,6 +466,9 @@ async fn erasing_needs_its_scope_and_a_confirmation_and_leaves_no_personal_value
     let late = fields(&csrf, &[("displayName", "Marie")]);
     let refused = post_form(server, MARIE, &admin, &late, &server.base).await;
     assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.html);
-    assert_eq!(server.get("/v1/customers/c-1", &admin).await.body["displayName"], Value::Null);
+    assert_eq!(
+        server.get("/v1/customers/c-1", &admin).await.body["displayName"],
+        Value::Null
+    );
     shop.server.stop().await;
 }
