@@ -4,7 +4,9 @@ scripts/console-browser-test, once per engine).
 In each language (a browser context whose locale asks for it), signs in through the form with
 the token the demo prints, opens every page, checks what each shows against the API's answers
 for the same token (figures, and amounts as the language writes them), clicks verify, and
-deactivate then its confirmation, and signs out. Every page is read at a phone's, a tablet's
+deactivate then its confirmation, finds a customer made for the purpose by a phone number in a
+French form, sends their profile form with a bad address then a good one, erases them through
+the confirmation, and signs out. Every page is read at a phone's, a tablet's
 and a landscape tablet's size: it fails when the document is wider than the window, naming
 the page, language, viewport and the element that sticks out furthest; a screenshot of each is
 saved. Prints one line per check, then `ENGINE: N passed, N failed`; exits 1 when a check
@@ -131,6 +133,16 @@ class Server:
             self.base + path,
             data=json.dumps(body).encode(),
             method="POST",
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def put(self, path, body):
+        request = urllib.request.Request(
+            self.base + path,
+            data=json.dumps(body).encode(),
+            method="PUT",
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
@@ -403,6 +415,54 @@ def checks(run, page, server, policy_errors, language, first, last):
             if not pick:
                 run.layout("stock")
 
+    def customers():
+        # A customer made for the purpose in each language, found by a phone number in a
+        # French form, edited (a bad address first), asked about, then erased.
+        customer_id = f"console-{language}"
+        phone = "06 12 34 56 0" + ("1" if first else "2")
+        server.put(f"/v1/customers/{customer_id}", {"displayName": f"Camille Console {language}",
+            "email": f"camille.{language}@example.fr", "phone": phone, "groups": ["habitués"],
+            "consent": {"marketingEmail": True, "marketingSms": False, "eReceipt": True}})
+        nav("/console/customers")
+        page.fill("#q", phone)
+        page.click("form.picker button")
+        page.wait_for_selector(f"#customers tr[data-customer='{customer_id}']")
+        rows = page.query_selector_all("#customers tbody tr[data-customer]")
+        expect(len(rows) == 1, f"{len(rows)} customers found by {phone}")
+        run.layout("customers")
+        rows[0].query_selector("a").click()
+        page.wait_for_selector("#profile")
+        held = server.api(f"/v1/customers/{customer_id}")
+        expect(value(page, "#profile", "data-points") == str(held["loyaltyPoints"]), "points")
+        expect(page.text_content("#phone") == held["phone"], "phone")
+        history = page.query_selector_all("#consent-history tr[data-flag]")
+        expect(len(history) == 2, f"{len(history)} consent changes shown")
+        run.layout("customer")
+        page.fill("#edit-email", "camille@localhost")
+        page.click("form.profile > button")
+        page.wait_for_selector(".field-problem[data-field='email']")
+        expect(server.api(f"/v1/customers/{customer_id}")["email"] == held["email"], "a bad address changed nothing")
+        run.layout("customer-refused")
+        page.fill("#edit-email", f"camille.{language}@exemple.fr")
+        page.check("input[name='marketingSms']")
+        with page.expect_navigation():
+            page.click("form.profile > button")
+        page.wait_for_selector("#profile")
+        saved = server.api(f"/v1/customers/{customer_id}")
+        expect(saved["email"] == f"camille.{language}@exemple.fr" and saved["consent"]["marketingSms"], f"saved: {saved}")
+        export = server.api(f"/v1/customers/{customer_id}/export")
+        expect(export["consentHistory"][-1]["source"] == "console", "the console is the source")
+        page.click("#erase")
+        page.wait_for_selector("#confirm")
+        expect(server.api(f"/v1/customers/{customer_id}")["erasedAt"] is None, "asking erased nothing")
+        run.layout("customer-erase-confirm")
+        page.click("#confirm button.danger")
+        page.wait_for_selector("#erased")
+        expect(server.api(f"/v1/customers/{customer_id}")["erasedAt"] is not None, "erased")
+        expect("Camille" not in page.inner_text("main"), "a personal value is still shown")
+        expect(page.query_selector("form.profile") is None, "an erased customer has no form")
+        run.layout("customer-erased")
+
     def no_page():
         answer = page.goto(f"{server.base}/console/no-such-page")
         expect(answer.status == 404, f"{answer.status}")
@@ -431,6 +491,7 @@ def checks(run, page, server, policy_errors, language, first, last):
         ("promotions", promotions),
         ("stored-value", stored_value),
         ("stock", stock),
+        ("customers", customers),
         ("not-found", no_page),
         ("sign-out", sign_out),
         ("no-policy-violation", no_policy_violation),

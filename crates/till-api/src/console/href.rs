@@ -66,7 +66,6 @@ impl Href {
         }
     }
 
-    #[cfg(test)]
     pub fn as_str(&self) -> &str {
         &self.text
     }

@@ -16,16 +16,18 @@ pub enum Nav {
     Today,
     Registers,
     Sales,
+    Customers,
     Promotions,
     StoredValue,
     Stock,
 }
 
 impl Nav {
-    pub const ALL: [Nav; 6] = [
+    pub const ALL: [Nav; 7] = [
         Nav::Today,
         Nav::Registers,
         Nav::Sales,
+        Nav::Customers,
         Nav::Promotions,
         Nav::StoredValue,
         Nav::Stock,
@@ -36,6 +38,7 @@ impl Nav {
             Nav::Today => "/console",
             Nav::Registers => "/console/registers",
             Nav::Sales => "/console/sales",
+            Nav::Customers => "/console/customers",
             Nav::Promotions => "/console/promotions",
             Nav::StoredValue => "/console/stored-value",
             Nav::Stock => "/console/stock",
@@ -47,6 +50,7 @@ impl Nav {
             Nav::Today => words.nav_today,
             Nav::Registers => words.nav_registers,
             Nav::Sales => words.nav_sales,
+            Nav::Customers => words.nav_customers,
             Nav::Promotions => words.nav_promotions,
             Nav::StoredValue => words.nav_stored_value,
             Nav::Stock => words.nav_stock,
@@ -60,6 +64,7 @@ impl Nav {
             Nav::Today => super::today::allowed,
             Nav::Registers => super::registers::allowed,
             Nav::Sales => super::sales::allowed,
+            Nav::Customers => super::customers::allowed,
             Nav::Promotions => super::promotions::allowed,
             Nav::StoredValue => super::stored_value::allowed,
             Nav::Stock => super::stock::allowed,

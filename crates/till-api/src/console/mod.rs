@@ -16,6 +16,7 @@
 //! amounts and dates are written by [`layout`].
 
 mod chart;
+mod customers;
 mod forms;
 mod href;
 mod language;
@@ -65,6 +66,13 @@ pub fn router(language: Language) -> Router<AppState> {
         .route("/console/sales", get(sales::search))
         .route("/console/sales/{transactionId}", get(sales::sale))
         .route("/console/sales/{transactionId}/prints", post(sales::print))
+        .route("/console/customers", get(customers::search))
+        .route(
+            "/console/customers/{customerId}",
+            get(customers::customer).post(customers::edit),
+        )
+        .route("/console/customers/{customerId}/export", get(customers::export))
+        .route("/console/customers/{customerId}/erase", post(customers::erase))
         .route("/console/promotions", get(promotions::page))
         .route("/console/promotions/{id}/deactivate", post(promotions::deactivate))
         .route("/console/stored-value", get(stored_value::page))

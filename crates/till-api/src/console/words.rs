@@ -3,9 +3,11 @@
 //! the names of the core's enums (tender methods, stock reasons, ...) by exhaustive matches.
 //! Amounts, dates and rates are written by `layout`.
 
+use super::customers::Problem;
 use super::language::Language;
 use maud::{Markup, html};
 use std::borrow::Cow;
+use till_core::customer::{ConsentFlag, ConsentSource};
 use till_core::sale::{SaleType, TenderMethod};
 use till_core::stock::StockReason;
 use till_core::stored_value::{ActivityKind, InstrumentKind, InstrumentState};
@@ -25,6 +27,7 @@ pub struct Words {
     pub nav_promotions: &'static str,
     pub nav_stored_value: &'static str,
     pub nav_stock: &'static str,
+    pub nav_customers: &'static str,
 
     // Pickers and forms.
     pub store: &'static str,
@@ -178,6 +181,52 @@ pub struct Words {
     pub reason: &'static str,
     pub units: &'static str,
     pub reference: &'static str,
+
+    // Customers.
+    pub customers: &'static str,
+    pub customer_query: &'static str,
+    pub group: &'static str,
+    pub display_name: &'static str,
+    pub customer_id: &'static str,
+    pub email: &'static str,
+    pub phone: &'static str,
+    pub loyalty_points: &'static str,
+    pub last_activity: &'static str,
+    pub no_customer: &'static str,
+    pub more_customers: &'static str,
+    pub postal_code: &'static str,
+    pub birth_date: &'static str,
+    pub groups: &'static str,
+    pub one_per_line: &'static str,
+    pub notes: &'static str,
+    pub consent: &'static str,
+    pub consent_state: &'static str,
+    pub source: &'static str,
+    pub consent_history: &'static str,
+    pub no_consent_change: &'static str,
+    pub created: &'static str,
+    pub updated: &'static str,
+    pub erased_at: &'static str,
+    pub was_erased: fn(&str) -> String,
+    pub export_customer: &'static str,
+    pub erase: &'static str,
+    pub back_to_customers: &'static str,
+    pub back_to_customer: &'static str,
+    pub exporting_a_customer: &'static str,
+    pub erasing_a_customer: &'static str,
+    pub editing_a_profile: &'static str,
+    pub personal_id: &'static str,
+    pub edit_profile: &'static str,
+    pub nothing_saved: &'static str,
+    pub save: &'static str,
+    pub erase_title: &'static str,
+    pub erase_intro: fn(Option<&str>, &str) -> Markup,
+    pub erase_profile: &'static str,
+    pub erase_consent: fn(usize) -> String,
+    pub erase_points: fn(i64) -> String,
+    pub erase_sales_keep: fn(&str) -> Markup,
+    pub erase_for_good: &'static str,
+    pub erase_confirm: &'static str,
 }
 
 pub const ENGLISH: Words = Words {
@@ -193,6 +242,7 @@ pub const ENGLISH: Words = Words {
     nav_promotions: "Promotions",
     nav_stored_value: "Gift cards & credit notes",
     nav_stock: "Stock",
+    nav_customers: "Customers",
 
     store: "Store",
     every_store: "Every store",
@@ -364,6 +414,68 @@ pub const ENGLISH: Words = Words {
     reason: "Reason",
     units: "Units",
     reference: "Reference",
+
+    customers: "Customers",
+    customer_query: "Name, e-mail or phone",
+    group: "Group",
+    display_name: "Name",
+    customer_id: "Id",
+    email: "E-mail",
+    phone: "Phone",
+    loyalty_points: "Loyalty points",
+    last_activity: "Last activity",
+    no_customer: "No customer found.",
+    more_customers: "Next customers",
+    postal_code: "Postal code",
+    birth_date: "Birth date",
+    groups: "Groups",
+    one_per_line: "(one a line)",
+    notes: "Notes",
+    consent: "Consent",
+    consent_state: "Now",
+    source: "Source",
+    consent_history: "Consent history, oldest first",
+    no_consent_change: "No consent given or withdrawn yet.",
+    created: "Created",
+    updated: "Updated",
+    erased_at: "Erased",
+    was_erased: |at| {
+        format!("This customer's personal data was erased on {at}: only the bare id and the sales that name it remain.")
+    },
+    export_customer: "Export everything held (JSON)",
+    erase: "Erase…",
+    back_to_customers: "Back to the customers",
+    back_to_customer: "Back to the customer",
+    exporting_a_customer: "Exporting what is held on a customer",
+    erasing_a_customer: "Erasing a customer",
+    editing_a_profile: "Editing the profile",
+    personal_id: "This customer's id is itself an e-mail address or a phone number: the profile cannot be written under it.",
+    edit_profile: "Edit the profile",
+    nothing_saved: "Nothing was saved: correct the fields marked below.",
+    save: "Save",
+    erase_title: "Erase this customer?",
+    erase_intro: |name, id| {
+        html! {
+            "Erasing " @if let Some(name) = name { strong { (name) } " (" code { (id) } ")" } @else { code { (id) } }
+            " deletes for good:"
+        }
+    },
+    erase_profile: "the profile: name, e-mail, phone, postal code, birth date, groups, notes and consent flags;",
+    erase_consent: |changes| match changes {
+        1 => "the consent history (1 change);".to_owned(),
+        n => format!("the consent history ({n} changes);"),
+    },
+    erase_points: |points| match points {
+        1 => "the 1 loyalty point left, forfeited.".to_owned(),
+        n => format!("the {n} loyalty points left, forfeited."),
+    },
+    erase_sales_keep: |id| {
+        html! {
+            "Sales and returns keep the bare id " code { (id) } ", and the fiscal journal verifies as before."
+        }
+    },
+    erase_for_good: "This cannot be undone.",
+    erase_confirm: "Yes, erase for good",
 };
 
 pub const FRENCH: Words = Words {
@@ -379,6 +491,7 @@ pub const FRENCH: Words = Words {
     nav_promotions: "Promotions",
     nav_stored_value: "Cartes cadeaux et avoirs",
     nav_stock: "Stock",
+    nav_customers: "Clients",
 
     store: "Magasin",
     every_store: "Tous les magasins",
@@ -554,6 +667,70 @@ pub const FRENCH: Words = Words {
     reason: "Motif",
     units: "Unités",
     reference: "Référence",
+
+    customers: "Clients",
+    customer_query: "Nom, e-mail ou téléphone",
+    group: "Groupe",
+    display_name: "Nom",
+    customer_id: "Identifiant",
+    email: "E-mail",
+    phone: "Téléphone",
+    loyalty_points: "Points de fidélité",
+    last_activity: "Dernière activité",
+    no_customer: "Aucun client trouvé.",
+    more_customers: "Clients suivants",
+    postal_code: "Code postal",
+    birth_date: "Date de naissance",
+    groups: "Groupes",
+    one_per_line: "(un par ligne)",
+    notes: "Notes",
+    consent: "Consentements",
+    consent_state: "Valeur",
+    source: "Source",
+    consent_history: "Historique des consentements, du plus ancien au plus récent",
+    no_consent_change: "Aucun consentement donné ni retiré pour l’instant.",
+    created: "Créé le",
+    updated: "Modifié le",
+    erased_at: "Effacé le",
+    was_erased: |at| {
+        format!(
+            "Les données personnelles de ce client ont été effacées le {at} : il ne reste que l’identifiant et les ventes qui le citent."
+        )
+    },
+    export_customer: "Exporter tout ce qui est conservé (JSON)",
+    erase: "Effacer…",
+    back_to_customers: "Retour aux clients",
+    back_to_customer: "Retour au client",
+    exporting_a_customer: "Exporter ce qui est conservé sur un client",
+    erasing_a_customer: "Effacer un client",
+    editing_a_profile: "Modifier le profil",
+    personal_id: "L’identifiant de ce client est lui-même une adresse e-mail ou un numéro de téléphone : aucun profil ne peut être écrit sous cet identifiant.",
+    edit_profile: "Modifier le profil",
+    nothing_saved: "Rien n’a été enregistré : corrigez les champs signalés ci-dessous.",
+    save: "Enregistrer",
+    erase_title: "Effacer ce client\u{202f}?",
+    erase_intro: |name, id| {
+        html! {
+            "Effacer " @if let Some(name) = name { strong { (name) } " (" code { (id) } ")" } @else { code { (id) } }
+            " supprime définitivement\u{a0}:"
+        }
+    },
+    erase_profile: "le profil : nom, e-mail, téléphone, code postal, date de naissance, groupes, notes et consentements ;",
+    erase_consent: |changes| match changes {
+        0 | 1 => format!("l’historique des consentements ({changes} changement) ;"),
+        n => format!("l’historique des consentements ({n} changements) ;"),
+    },
+    erase_points: |points| match points {
+        0 | 1 => format!("le solde de {points} point de fidélité, perdu."),
+        n => format!("le solde de {n} points de fidélité, perdus."),
+    },
+    erase_sales_keep: |id| {
+        html! {
+            "Les ventes et les retours gardent l’identifiant seul " code { (id) } ", et le journal fiscal se vérifie comme avant."
+        }
+    },
+    erase_for_good: "Cette opération est irréversible.",
+    erase_confirm: "Oui, effacer définitivement",
 };
 
 impl Language {
@@ -710,6 +887,71 @@ impl Language {
             (Language::English, Mechanics::Bogo { .. }) => "buy some, get some",
             (Language::English, Mechanics::Bundle { .. }) => "bundle",
             (Language::English, Mechanics::PercentOff { .. }) => "percent off",
+        }
+    }
+
+    pub fn consent_flag(self, flag: ConsentFlag) -> &'static str {
+        match (self, flag) {
+            (Language::French, ConsentFlag::MarketingEmail) => "Offres par e-mail",
+            (Language::French, ConsentFlag::MarketingSms) => "Offres par SMS",
+            (Language::French, ConsentFlag::EReceipt) => "Ticket par e-mail",
+            (Language::English, ConsentFlag::MarketingEmail) => "Offers by e-mail",
+            (Language::English, ConsentFlag::MarketingSms) => "Offers by SMS",
+            (Language::English, ConsentFlag::EReceipt) => "Receipts by e-mail",
+        }
+    }
+
+    /// A consent flag's value: given or withdrawn.
+    pub fn consent_value(self, granted: bool) -> &'static str {
+        match (self, granted) {
+            (Language::French, true) => "donné",
+            (Language::French, false) => "retiré",
+            (Language::English, true) => "given",
+            (Language::English, false) => "withdrawn",
+        }
+    }
+
+    /// Where a consent change was made.
+    pub fn consent_source(self, source: ConsentSource) -> &'static str {
+        match (self, source) {
+            (Language::French, ConsentSource::Till) => "caisse",
+            (Language::French, ConsentSource::Console) => "console",
+            (Language::French, ConsentSource::Api) => "API",
+            (Language::English, ConsentSource::Till) => "till",
+            (Language::English, ConsentSource::Console) => "console",
+            (Language::English, ConsentSource::Api) => "API",
+        }
+    }
+
+    /// What is wrong with a field of the profile form.
+    pub fn profile_problem(self, problem: Problem) -> String {
+        match (self, problem) {
+            (Language::French, Problem::TooLong(max)) => format!("{max} caractères au plus."),
+            (Language::French, Problem::ControlCharacters) => {
+                "Ne doit pas contenir de caractère de contrôle.".to_owned()
+            }
+            (Language::French, Problem::NotAnEmail) => {
+                "Doit être une adresse e-mail avec un domaine, comme marie@example.fr.".to_owned()
+            }
+            (Language::French, Problem::NotAPhone) => {
+                "Doit être un numéro de téléphone : français (06 12 34 56 78) ou international, commençant par + ou 00."
+                    .to_owned()
+            }
+            (Language::French, Problem::NotADate) => "Doit être une date (AAAA-MM-JJ).".to_owned(),
+            (Language::French, Problem::TooManyGroups(max)) => format!("{max} groupes au plus."),
+            (Language::French, Problem::GroupTooLong(max)) => format!("Chaque groupe a {max} caractères au plus."),
+            (Language::English, Problem::TooLong(max)) => format!("At most {max} characters."),
+            (Language::English, Problem::ControlCharacters) => "Must not hold control characters.".to_owned(),
+            (Language::English, Problem::NotAnEmail) => {
+                "Must be an e-mail address with a domain, such as marie@example.fr.".to_owned()
+            }
+            (Language::English, Problem::NotAPhone) => {
+                "Must be a phone number: a French one (06 12 34 56 78) or an international one starting with + or 00."
+                    .to_owned()
+            }
+            (Language::English, Problem::NotADate) => "Must be a date (YYYY-MM-DD).".to_owned(),
+            (Language::English, Problem::TooManyGroups(max)) => format!("At most {max} groups."),
+            (Language::English, Problem::GroupTooLong(max)) => format!("Each group is at most {max} characters."),
         }
     }
 }

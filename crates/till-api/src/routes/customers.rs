@@ -36,7 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// `{customerId}` of a customer already known.
-struct CustomerPath(CustomerId);
+pub(crate) struct CustomerPath(pub(crate) CustomerId);
 
 impl FromParams for CustomerPath {
     fn from_params(params: &Params) -> Option<Self> {
@@ -46,7 +46,7 @@ impl FromParams for CustomerPath {
 
 /// `{customerId}` of a profile write: an id that is itself an e-mail address or a phone
 /// number is refused, for the journal seals every id a sale names.
-struct NewCustomerPath(CustomerId);
+pub(crate) struct NewCustomerPath(pub(crate) CustomerId);
 
 impl FromParams for NewCustomerPath {
     fn from_params(params: &Params) -> Option<Self> {
@@ -252,7 +252,7 @@ async fn put_customer(
     Ok(Written::new(created, record.into()))
 }
 
-fn not_found() -> ApiError {
+pub(crate) fn not_found() -> ApiError {
     ApiError::NotFound("Customer not found: no sale or profile write has named them.".into())
 }
 
@@ -290,11 +290,13 @@ struct CustomerQuery {
     group: Option<String>,
 }
 
-/// The page of the list to read, with what it asks for.
-struct CustomerList {
-    search: CustomerSearch,
-    group: Option<String>,
-    paging: Paging<CustomerKey>,
+/// The page of the list to read, with what it asks for (the console's search reads the same).
+pub(crate) struct CustomerList {
+    /// The search text as sent.
+    pub(crate) q: Option<String>,
+    pub(crate) search: CustomerSearch,
+    pub(crate) group: Option<String>,
+    pub(crate) paging: Paging<CustomerKey>,
 }
 
 impl FromParams for CustomerQuery {
@@ -316,13 +318,19 @@ impl FromParams for CustomerList {
             .filter("q", q.as_ref().map(|(text, _)| text.clone()))
             .filter("group", group.clone());
         let paging = page.paging(params, scope)?;
+        let text = q.as_ref().map(|(text, _)| text.clone());
         let search = match q {
             None => CustomerSearch::All,
             Some((_, SearchText::Email(email))) => CustomerSearch::Email(email),
             Some((_, SearchText::Phone(phone))) => CustomerSearch::Phone(phone),
             Some((_, SearchText::Name(name))) => CustomerSearch::Name(name),
         };
-        Some(CustomerList { search, group, paging })
+        Some(CustomerList {
+            q: text,
+            search,
+            group,
+            paging,
+        })
     }
 }
 

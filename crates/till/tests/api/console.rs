@@ -32,7 +32,7 @@ fn browser() -> reqwest::Client {
 }
 
 /// A browser that sends `accept_language`, or no `Accept-Language` at all.
-fn browser_in(accept_language: Option<&str>) -> reqwest::Client {
+pub(crate) fn browser_in(accept_language: Option<&str>) -> reqwest::Client {
     let mut headers = HeaderMap::new();
     if let Some(languages) = accept_language {
         headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_str(languages).expect("a header"));
@@ -46,11 +46,11 @@ fn browser_in(accept_language: Option<&str>) -> reqwest::Client {
 
 pub(crate) struct Page {
     pub(crate) status: StatusCode,
-    headers: reqwest::header::HeaderMap,
+    pub(crate) headers: reqwest::header::HeaderMap,
     pub(crate) html: String,
 }
 
-async fn read(response: reqwest::Response) -> Page {
+pub(crate) async fn read(response: reqwest::Response) -> Page {
     Page {
         status: response.status(),
         headers: response.headers().clone(),
@@ -80,7 +80,7 @@ pub(crate) async fn open(server: &TestServer, path: &str, token: &str) -> Page {
 }
 
 /// Posts a form the way a browser of this origin does, with `fields` urlencoded already.
-async fn post_form(server: &TestServer, path: &str, token: &str, fields: &str, origin: &str) -> Page {
+pub(crate) async fn post_form(server: &TestServer, path: &str, token: &str, fields: &str, origin: &str) -> Page {
     let response = browser()
         .post(format!("{}{path}", server.base))
         .header(COOKIE, format!("till_console={token}"))
@@ -108,7 +108,7 @@ fn attribute(html: &str, id: &str, attribute: &str) -> String {
 }
 
 /// The form token the page's forms carry.
-fn form_token(html: &str) -> String {
+pub(crate) fn form_token(html: &str) -> String {
     let marker = "name=\"csrf\" value=\"";
     let start = html.find(marker).unwrap_or_else(|| panic!("no form token in {html}")) + marker.len();
     html[start..start + html[start..].find('"').expect("closing quote")].to_owned()
@@ -135,6 +135,7 @@ async fn signing_in_sets_an_http_only_same_site_cookie_and_pages_allow_no_script
         "/console",
         "/console/registers",
         "/console/sales",
+        "/console/customers",
         "/console/promotions",
         "/console/stored-value",
         "/console/stock",
@@ -774,6 +775,7 @@ async fn a_cashier_sees_the_pages_it_may_open_and_is_refused_the_others(engine: 
         ("/console/registers\"", false),
         ("/console/promotions\"", false),
         ("/console/stock\"", false),
+        ("/console/customers\"", false),
     ] {
         assert_eq!(nav.contains(&format!("href=\"{page}")), shown, "{page} in {nav}");
     }
@@ -786,6 +788,7 @@ async fn a_cashier_sees_the_pages_it_may_open_and_is_refused_the_others(engine: 
         ("/console/registers", "pos.stores.write or pos.catalog.read"),
         ("/console/promotions", "pos.promotions.read or pos.promotions.write"),
         ("/console/stock", "pos.catalog.read or pos.catalog.write"),
+        ("/console/customers", "pos.customers.read or pos.customers.write"),
     ] {
         let refused = open(&server, page, &cashier).await;
         assert_eq!(refused.status, StatusCode::FORBIDDEN, "{page}");

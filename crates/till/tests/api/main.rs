@@ -7,6 +7,7 @@ mod auth;
 mod barcodes;
 mod cli;
 mod console;
+mod console_customers;
 mod contract;
 mod customers;
 mod demo;
