@@ -231,7 +231,7 @@ impl Names {
         let phone = (rng.u32(0..100) < 70).then(|| {
             // A bijection of the customers below 10^8: each has a number of their own.
             let digits = format!("{:08}", (n as u64 * 7_919 + 1_234_567) % 100_000_000);
-            let mobile = if n % 5 == 0 { '7' } else { '6' };
+            let mobile = if n.is_multiple_of(5) { '7' } else { '6' };
             let d = |range: std::ops::Range<usize>| &digits[range];
             let typed = match n % 3 {
                 0 => format!("0{mobile} {} {} {} {}", d(0..2), d(2..4), d(4..6), d(6..8)),
@@ -399,7 +399,7 @@ async fn fill(
             Err(error) => record(failures, format!("PUT customer {n}: {error:#}"))?,
         }
         done += 1;
-        if done % tenth == 0 {
+        if done.is_multiple_of(tenth) {
             let seconds = started.elapsed().as_secs_f64();
             eprintln!(
                 "till-load: {done} profiles written in {seconds:.0} s ({:.0}/s)",

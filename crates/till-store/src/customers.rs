@@ -131,7 +131,7 @@ impl Store {
             .bind(i64::try_from(window.take).unwrap_or(i64::MAX))
             .fetch_all(self.reader())
             .await?;
-        let found = customer_records(&rows, |row| Ok(row.try_get::<String>("word")?))?;
+        let found = customer_records(&rows, |row| row.try_get::<String>("word"))?;
         Ok(found
             .into_iter()
             .map(|(word, record)| {
