@@ -1603,7 +1603,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             get: components["schemas"]["GetSideBody"];
@@ -1644,7 +1644,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             get: components["schemas"]["GetSideBody"];
@@ -1684,7 +1684,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             /** @description The rule's id: the upsert creates or replaces the rule it names. */
@@ -1721,7 +1721,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             id?: components["schemas"]["Text"] | null;
@@ -2123,7 +2123,7 @@ export interface components {
              * @description An address with a domain; kept lowercased.
              */
             email?: string | null;
-            groups?: string[] | null;
+            groups?: components["schemas"]["GroupName"][] | null;
             notes?: string | null;
             /** @description Any common form (`06 12 34 56 78`, `+33 6 12 34 56 78`, `0033612345678`); kept in E.164. */
             phone?: string | null;
@@ -2565,6 +2565,8 @@ export interface components {
             /** @description `pos_el_...`: send it as `x-elevation-token` on the one finalize call it approves. */
             token: string;
         };
+        /** @description A customer group: 1 to 64 characters, none of them a control character, not only spaces. */
+        GroupName: string;
         Health: {
             /** @description `sqlite` or `postgres` (readiness only). */
             database?: string | null;
@@ -3104,7 +3106,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             /** @description The rule's id: the upsert creates or replaces the rule it names. */
@@ -3143,7 +3145,7 @@ export interface components {
              * @description Only for sales whose customer is in one of these groups (staff, trade prices), at
              *     least one; absent: every sale.
              */
-            customerGroups?: components["schemas"]["Text"][] | null;
+            customerGroups?: components["schemas"]["GroupName"][] | null;
             /** @description Applies only alone, excluding every other promotion of the sale. Default false. */
             exclusive?: boolean | null;
             id?: components["schemas"]["Text"] | null;

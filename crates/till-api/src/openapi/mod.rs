@@ -46,6 +46,32 @@ impl ToSchema for Text {
     }
 }
 
+/// A customer group's name, in a profile or a promotion rule: 1 to 64 characters, none of them
+/// a control character, not all of them spaces.
+pub struct GroupName;
+
+impl PartialSchema for GroupName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(till_core::customer::MAX_GROUP_CHARS))
+            .pattern(Some(
+                "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$",
+            ))
+            .description(Some(
+                "A customer group: 1 to 64 characters, none of them a control character, not only spaces.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for GroupName {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("GroupName")
+    }
+}
+
 /// A catalog article's id.
 pub struct SkuId;
 

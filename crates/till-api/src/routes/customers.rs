@@ -6,7 +6,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{Field, FromBody, Obj};
-use crate::openapi::Text;
+use crate::openapi::{GroupName, Text};
 use crate::ops;
 use crate::pagination::{CursorKey, Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
@@ -102,7 +102,7 @@ struct CustomerBody {
     postal_code: Option<String>,
     #[schema(value_type = Option<String>, format = "date")]
     birth_date: Option<jiff::civil::Date>,
-    #[schema(value_type = Option<Vec<String>>)]
+    #[schema(value_type = Option<Vec<GroupName>>, max_items = 50)]
     groups: Option<Vec<String>>,
     #[schema(value_type = Option<String>, max_length = 2000)]
     notes: Option<String>,

@@ -6,7 +6,7 @@
 //! answer) and with `id` optional (the replace, where the path names the rule).
 
 use crate::fields::{Field, FromBody, Obj};
-use crate::openapi::{Instant, SkuId as SkuIdText, Text};
+use crate::openapi::{GroupName, Instant, SkuId as SkuIdText, Text};
 use crate::routes::customers::group_names;
 use jiff::Timestamp;
 use serde::Serialize;
@@ -104,7 +104,7 @@ macro_rules! rule_shapes {
             store_ids: Option<Vec<StoreId>>,
             /// Only for sales whose customer is in one of these groups (staff, trade prices), at
             /// least one; absent: every sale.
-            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[schema(value_type = Option<Vec<GroupName>>, min_items = 1, max_items = 50)]
             #[serde(skip_serializing_if = "Option::is_none")]
             customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
@@ -145,7 +145,7 @@ macro_rules! rule_shapes {
             store_ids: Option<Vec<StoreId>>,
             /// Only for sales whose customer is in one of these groups (staff, trade prices), at
             /// least one; absent: every sale.
-            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[schema(value_type = Option<Vec<GroupName>>, min_items = 1, max_items = 50)]
             #[serde(skip_serializing_if = "Option::is_none")]
             customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
@@ -185,7 +185,7 @@ macro_rules! rule_shapes {
             store_ids: Option<Vec<StoreId>>,
             /// Only for sales whose customer is in one of these groups (staff, trade prices), at
             /// least one; absent: every sale.
-            #[schema(value_type = Option<Vec<Text>>, min_items = 1, max_items = 50)]
+            #[schema(value_type = Option<Vec<GroupName>>, min_items = 1, max_items = 50)]
             #[serde(skip_serializing_if = "Option::is_none")]
             customer_groups: Option<Vec<String>>,
             /// Default true; the deactivate operation turns it off.
