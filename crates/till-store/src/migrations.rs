@@ -36,7 +36,8 @@ pub(crate) fn sqlite() -> Migrator {
         21 "0021_ledger_in_stock_rows",
         22 "0022_stock_list_trigger",
         23 "0023_customer_directory",
-        24 "0024_customer_keys"))
+        24 "0024_customer_keys",
+        25 "0025_customer_words_keyed"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -55,7 +56,8 @@ pub(crate) fn postgres() -> Migrator {
         21 "0021_ledger_in_stock_rows",
         22 "0022_stock_list_trigger",
         23 "0023_customer_directory",
-        24 "0024_customer_keys"))
+        24 "0024_customer_keys",
+        25 "0025_customer_words_keyed"))
 }
 
 /// What a failed migration means for the operator.
