@@ -1066,3 +1066,1140 @@ pub fn card_totals<'a>(
     }
     Ok(totals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::TenderReference;
+    use proptest::prelude::*;
+
+    fn cents(value: i64) -> Cents {
+        Cents::new(value).unwrap()
+    }
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(1_780_000_000 + second).unwrap()
+    }
+
+    fn session(id: &str) -> SessionId {
+        SessionId::parse(id).unwrap()
+    }
+
+    fn sale(id: &str) -> TransactionId {
+        TransactionId::parse(id).unwrap()
+    }
+
+    fn request(id: &str, session_id: &str, amount: i64) -> AttemptRequest {
+        AttemptRequest {
+            payment_id: PaymentId::parse(id).unwrap(),
+            session_id: session(session_id),
+            amount: cents(amount),
+            terminal_id: Some(TerminalId::parse("tpe-1").unwrap()),
+            provider: Some(Provider::parse("acquirer").unwrap()),
+        }
+    }
+
+    fn requested(amount: i64) -> Attempt {
+        Attempt::requested(request("pay-1", "ses_1", amount), at(0))
+    }
+
+    fn outcome(status: &str, authorized: Option<i64>) -> Outcome {
+        Outcome::parse(&OutcomeInput {
+            status,
+            authorized_cents: authorized,
+            ..OutcomeInput::default()
+        })
+        .unwrap()
+    }
+
+    fn changed(change: Change) -> Attempt {
+        match change {
+            Change::Changed(next) => *next,
+            Change::Unchanged => panic!("expected a change"),
+        }
+    }
+
+    /// An attempt brought to `state` the way the ledger brings it there.
+    fn in_state(state: PaymentState) -> Attempt {
+        let attempt = requested(1_000);
+        let settle = |status, amount| changed(apply_outcome(&attempt, &outcome(status, amount), at(10)).unwrap());
+        match state {
+            PaymentState::Requested => attempt,
+            PaymentState::Authorized => settle("authorized", Some(1_000)),
+            PaymentState::PartiallyAuthorized => settle("partially_authorized", Some(600)),
+            PaymentState::Declined => settle("declined", None),
+            PaymentState::Cancelled => settle("cancelled", None),
+            PaymentState::Unknown => settle("unknown", None),
+            PaymentState::Captured => {
+                let authorized = in_state(PaymentState::Authorized);
+                changed(take(&authorized, "sale-1", "ses_1", 1_000, at(20)).unwrap())
+            }
+            PaymentState::Voided => changed(void(&in_state(PaymentState::Authorized), at(30)).unwrap()),
+            PaymentState::Orphaned => {
+                orphan(&in_state(PaymentState::Authorized), at(10_000), OrphanWindow::default()).unwrap()
+            }
+            PaymentState::Refunded => {
+                let captured = in_state(PaymentState::Captured);
+                refund(&captured, Cents::ZERO, refund_request(400), at(40)).unwrap()
+            }
+        }
+    }
+
+    /// A sale's capture of `attempt` with a tender of `applied`.
+    fn take(
+        attempt: &Attempt,
+        transaction: &str,
+        session_id: &str,
+        applied: i64,
+        now: Timestamp,
+    ) -> Result<Change, CaptureRefusal> {
+        let (transaction_id, session_id) = (sale(transaction), session(session_id));
+        let by = CaptureBy {
+            transaction_id: &transaction_id,
+            session_id: &session_id,
+            applied: cents(applied),
+        };
+        capture(attempt, by, now)
+    }
+
+    fn refund_request(amount: i64) -> RefundRequest {
+        RefundRequest {
+            id: PaymentId::parse("ref-1").unwrap(),
+            transaction_id: sale("return-1"),
+            original: sale("sale-1"),
+            session_id: session("ses_2"),
+            amount: cents(amount),
+            terminal_id: Some(TerminalId::parse("tpe-2").unwrap()),
+            provider: Some(Provider::parse("acquirer").unwrap()),
+        }
+    }
+
+    // Card data
+
+    #[test]
+    fn card_numbers_are_found_however_they_are_spaced() {
+        for card in [
+            "4970101234567890",
+            "4970 1012 3456 7890",
+            "4970-1012-3456-7890",
+            "4970 - 1012 - 3456 - 7890",
+            "4970\u{a0}1012\u{a0}3456\u{a0}7890",
+            "4970\u{2013}1012\u{2013}3456\u{2013}7890",
+            "4970 1012\n3456 7890",
+            "PAN:4970101234567890;",
+            "497010123456",
+            "4970101234567890123",
+            "49701012345678901234567",
+            "carte 3782 822463 10005 ok",
+        ] {
+            assert!(holds_card_number(card), "{card:?}");
+        }
+        for not_card in [
+            "",
+            "123456",
+            "A1B2C3",
+            "12345678901",
+            "**** **** **** 7890",
+            "############7890",
+            "4970 10XX XXXX 7890",
+            "12/05/2026 14:32:10",
+            "2026-05-12",
+            "AUTO 123456 TERM 12345678",
+            "12345.678901",
+            "1234567/8901234",
+        ] {
+            assert!(!holds_card_number(not_card), "{not_card:?}");
+        }
+    }
+
+    #[test]
+    fn every_text_field_refuses_empty_long_control_and_card_text() {
+        type Parse = fn(&str) -> Result<(), FieldProblem>;
+        let fields: [(Parse, usize); 7] = [
+            (|t| TerminalId::parse(t).map(drop), TerminalId::MAX_CHARS),
+            (|t| Provider::parse(t).map(drop), Provider::MAX_CHARS),
+            (|t| AuthorizationCode::parse(t).map(drop), AuthorizationCode::MAX_CHARS),
+            (|t| CardBrand::parse(t).map(drop), CardBrand::MAX_CHARS),
+            (|t| EntryMode::parse(t).map(drop), EntryMode::MAX_CHARS),
+            (
+                |t| TerminalTransactionId::parse(t).map(drop),
+                TerminalTransactionId::MAX_CHARS,
+            ),
+            (|t| TerminalReceipt::parse(t).map(drop), TerminalReceipt::MAX_CHARS),
+        ];
+        for (parse, max) in fields {
+            assert_eq!(parse("ok é 123456"), Ok(()));
+            assert_eq!(parse(&"é".repeat(max)), Ok(()));
+            assert_eq!(parse(""), Err(FieldProblem::Empty));
+            assert_eq!(parse(&"x".repeat(max + 1)), Err(FieldProblem::TooLong(max)));
+            assert_eq!(parse("a\rb"), Err(FieldProblem::ControlCharacter));
+            assert_eq!(parse("a\u{85}b"), Err(FieldProblem::ControlCharacter));
+            assert_eq!(parse("4970 1012 3456 7890"), Err(FieldProblem::CardNumber));
+        }
+        assert_eq!(
+            TerminalReceipt::parse("CB\nMONTANT 12,50 EUR").map(|r| r.to_string()),
+            Ok("CB\nMONTANT 12,50 EUR".into())
+        );
+        assert_eq!(TerminalReceipt::parse("a\tb"), Err(FieldProblem::ControlCharacter));
+        assert_eq!(TerminalId::parse("a\nb"), Err(FieldProblem::ControlCharacter));
+    }
+
+    #[test]
+    fn last4_is_exactly_four_ascii_digits() {
+        assert_eq!(Last4::parse("7890").unwrap().as_str(), "7890");
+        assert_eq!(Last4::parse("0000").unwrap().as_str(), "0000");
+        for refused in ["", "789", "78901", "78a0", " 789", "７８９０", "4970101234567890"] {
+            assert_eq!(Last4::parse(refused), Err(FieldProblem::NotFourDigits), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn amounts_are_positive_safe_cents() {
+        assert_eq!(parse_amount(1), Ok(cents(1)));
+        assert_eq!(
+            parse_amount(crate::money::MAX_SAFE_INTEGER),
+            Ok(cents(crate::money::MAX_SAFE_INTEGER))
+        );
+        for refused in [0, -1, crate::money::MAX_SAFE_INTEGER + 1, i64::MIN] {
+            assert_eq!(parse_amount(refused), Err(FieldProblem::NotAPositiveAmount));
+        }
+    }
+
+    #[test]
+    fn states_kinds_and_statuses_read_back_as_written() {
+        for state in PaymentState::ALL {
+            assert_eq!(PaymentState::parse(state.as_str()), Some(state));
+        }
+        for kind in AttemptKind::ALL {
+            assert_eq!(AttemptKind::parse(kind.as_str()), Some(kind));
+        }
+        for status in OutcomeStatus::ALL {
+            assert_eq!(OutcomeStatus::parse(status.as_str()), Some(status));
+            assert_eq!(PaymentState::parse(status.as_str()), Some(status.state()));
+        }
+        assert_eq!(PaymentState::parse("Authorized"), None);
+        assert_eq!(OutcomeStatus::parse("captured"), None);
+        assert_eq!(AttemptKind::parse("sale"), None);
+        let approving: Vec<_> = OutcomeStatus::ALL.into_iter().filter(|s| s.approves()).collect();
+        assert_eq!(
+            approving,
+            [OutcomeStatus::Authorized, OutcomeStatus::PartiallyAuthorized]
+        );
+    }
+
+    // Outcomes
+
+    #[test]
+    fn a_full_outcome_keeps_every_field() {
+        let parsed = Outcome::parse(&OutcomeInput {
+            status: "authorized",
+            authorized_cents: Some(1_250),
+            authorization_code: Some("123456"),
+            card_brand: Some("CB"),
+            last4: Some("7890"),
+            entry_mode: Some("contactless"),
+            terminal_transaction_id: Some("T-000042"),
+            terminal_receipt: Some("CARTE BANCAIRE\n**** **** **** 7890\nLE 12/05/26 14:32"),
+        })
+        .unwrap();
+        assert_eq!(parsed.status(), OutcomeStatus::Authorized);
+        assert_eq!(parsed.authorized(), Some(cents(1_250)));
+        assert_eq!(parsed.authorization_code().map(|c| c.as_str()), Some("123456"));
+        assert_eq!(parsed.card_brand().map(|c| c.as_str()), Some("CB"));
+        assert_eq!(parsed.last4().map(|c| c.as_str()), Some("7890"));
+        assert_eq!(parsed.entry_mode().map(|c| c.as_str()), Some("contactless"));
+        assert_eq!(parsed.terminal_transaction_id().map(|c| c.as_str()), Some("T-000042"));
+        assert!(parsed.terminal_receipt().unwrap().as_str().ends_with("14:32"));
+    }
+
+    #[test]
+    fn an_outcome_refusal_names_its_field() {
+        let refused = |input: OutcomeInput<'_>| Outcome::parse(&input).unwrap_err();
+        let authorized = OutcomeInput {
+            status: "authorized",
+            authorized_cents: Some(100),
+            ..OutcomeInput::default()
+        };
+        assert_eq!(
+            refused(OutcomeInput {
+                status: "approved",
+                ..authorized
+            }),
+            FieldRefusal {
+                field: PaymentField::Status,
+                problem: FieldProblem::NotAStatus
+            }
+        );
+        assert_eq!(
+            refused(OutcomeInput {
+                authorized_cents: None,
+                ..authorized
+            }),
+            FieldRefusal {
+                field: PaymentField::AuthorizedCents,
+                problem: FieldProblem::Required(OutcomeStatus::Authorized)
+            }
+        );
+        assert_eq!(
+            refused(OutcomeInput {
+                status: "partially_authorized",
+                authorized_cents: None,
+                ..authorized
+            }),
+            FieldRefusal {
+                field: PaymentField::AuthorizedCents,
+                problem: FieldProblem::Required(OutcomeStatus::PartiallyAuthorized)
+            }
+        );
+        assert_eq!(
+            refused(OutcomeInput {
+                authorized_cents: Some(0),
+                ..authorized
+            }),
+            FieldRefusal {
+                field: PaymentField::AuthorizedCents,
+                problem: FieldProblem::NotAPositiveAmount
+            }
+        );
+        for status in ["declined", "cancelled", "unknown"] {
+            let parsed = OutcomeStatus::parse(status).unwrap();
+            assert_eq!(
+                refused(OutcomeInput { status, ..authorized }),
+                FieldRefusal {
+                    field: PaymentField::AuthorizedCents,
+                    problem: FieldProblem::NotAllowed(parsed)
+                }
+            );
+            assert_eq!(
+                refused(OutcomeInput {
+                    status,
+                    authorized_cents: None,
+                    authorization_code: Some("123456"),
+                    ..authorized
+                }),
+                FieldRefusal {
+                    field: PaymentField::AuthorizationCode,
+                    problem: FieldProblem::NotAllowed(parsed)
+                }
+            );
+            let read = Outcome::parse(&OutcomeInput {
+                status,
+                last4: Some("7890"),
+                card_brand: Some("VISA"),
+                terminal_receipt: Some("REFUSE"),
+                ..OutcomeInput::default()
+            })
+            .unwrap();
+            assert_eq!((read.status(), read.authorized()), (parsed, None));
+        }
+        assert_eq!(
+            refused(OutcomeInput {
+                last4: Some("789"),
+                ..authorized
+            }),
+            FieldRefusal {
+                field: PaymentField::Last4,
+                problem: FieldProblem::NotFourDigits
+            }
+        );
+        let card = "4970-1012-3456-7890";
+        let with_card: [(PaymentField, OutcomeInput<'_>); 7] = [
+            (
+                PaymentField::AuthorizationCode,
+                OutcomeInput {
+                    authorization_code: Some(card),
+                    ..authorized
+                },
+            ),
+            (
+                PaymentField::CardBrand,
+                OutcomeInput {
+                    card_brand: Some(card),
+                    ..authorized
+                },
+            ),
+            (
+                PaymentField::Last4,
+                OutcomeInput {
+                    last4: Some(card),
+                    ..authorized
+                },
+            ),
+            (
+                PaymentField::EntryMode,
+                OutcomeInput {
+                    entry_mode: Some(card),
+                    ..authorized
+                },
+            ),
+            (
+                PaymentField::TerminalTransactionId,
+                OutcomeInput {
+                    terminal_transaction_id: Some(card),
+                    ..authorized
+                },
+            ),
+            (
+                PaymentField::TerminalReceipt,
+                OutcomeInput {
+                    terminal_receipt: Some(card),
+                    ..authorized
+                },
+            ),
+            // Card data is refused before the status's own rules are looked at.
+            (
+                PaymentField::TerminalReceipt,
+                OutcomeInput {
+                    status: "declined",
+                    terminal_receipt: Some(card),
+                    ..authorized
+                },
+            ),
+        ];
+        for (field, input) in with_card {
+            let refusal = refused(input);
+            assert_eq!(refusal.field, field);
+            assert!(!refusal.to_string().contains("7890"), "{refusal}");
+            assert!(refusal.to_string().starts_with(field.as_str()), "{refusal}");
+        }
+    }
+
+    // Outcome on an attempt
+
+    #[test]
+    fn a_requested_attempt_takes_the_outcomes_state() {
+        for (status, amount, state) in [
+            ("authorized", Some(1_000), PaymentState::Authorized),
+            ("partially_authorized", Some(999), PaymentState::PartiallyAuthorized),
+            ("partially_authorized", Some(1), PaymentState::PartiallyAuthorized),
+            ("declined", None, PaymentState::Declined),
+            ("cancelled", None, PaymentState::Cancelled),
+            ("unknown", None, PaymentState::Unknown),
+        ] {
+            let said = outcome(status, amount);
+            let next = changed(apply_outcome(&requested(1_000), &said, at(5)).unwrap());
+            assert_eq!(next.state, state);
+            assert_eq!(next.outcome.as_ref(), Some(&said));
+            assert_eq!(next.authorized(), amount.map(cents));
+            assert_eq!(next.authorized_at, state.is_approved().then_some(at(5)));
+        }
+    }
+
+    #[test]
+    fn an_approval_must_match_the_amount_requested() {
+        let attempt = requested(1_000);
+        for wrong in [999, 1_001] {
+            let refusal = apply_outcome(&attempt, &outcome("authorized", Some(wrong)), at(5)).unwrap_err();
+            assert_eq!(
+                refusal,
+                OutcomeRefusal::NotTheRequestedAmount {
+                    requested: cents(1_000)
+                }
+            );
+            assert_eq!(refusal.field(), Some(PaymentField::AuthorizedCents));
+        }
+        for wrong in [1_000, 1_001] {
+            let refusal = apply_outcome(&attempt, &outcome("partially_authorized", Some(wrong)), at(5)).unwrap_err();
+            assert_eq!(
+                refusal,
+                OutcomeRefusal::NotLessThanRequested {
+                    requested: cents(1_000)
+                }
+            );
+            assert_eq!(refusal.field(), Some(PaymentField::AuthorizedCents));
+        }
+    }
+
+    #[test]
+    fn a_settled_attempt_takes_its_own_outcome_again_and_no_other() {
+        let outcomes = [
+            outcome("authorized", Some(1_000)),
+            outcome("partially_authorized", Some(600)),
+            outcome("declined", None),
+            outcome("cancelled", None),
+        ];
+        for first in &outcomes {
+            let settled = changed(apply_outcome(&requested(1_000), first, at(5)).unwrap());
+            assert_eq!(apply_outcome(&settled, first, at(6)), Ok(Change::Unchanged));
+            for other in outcomes
+                .iter()
+                .chain([&outcome("unknown", None)])
+                .filter(|o| *o != first)
+            {
+                assert_eq!(
+                    apply_outcome(&settled, other, at(6)),
+                    Err(OutcomeRefusal::Conflict { state: settled.state })
+                );
+            }
+        }
+        // Another approval code is another outcome.
+        let coded = |code| {
+            Outcome::parse(&OutcomeInput {
+                status: "authorized",
+                authorized_cents: Some(1_000),
+                authorization_code: Some(code),
+                ..OutcomeInput::default()
+            })
+            .unwrap()
+        };
+        let settled = changed(apply_outcome(&requested(1_000), &coded("111111"), at(5)).unwrap());
+        assert_eq!(
+            apply_outcome(&settled, &coded("222222"), at(6)),
+            Err(OutcomeRefusal::Conflict {
+                state: PaymentState::Authorized
+            })
+        );
+    }
+
+    #[test]
+    fn a_lost_answer_waits_for_the_real_one() {
+        let unknown = in_state(PaymentState::Unknown);
+        assert_eq!(
+            apply_outcome(&unknown, &outcome("unknown", None), at(11)),
+            Ok(Change::Unchanged)
+        );
+        let settled = changed(apply_outcome(&unknown, &outcome("authorized", Some(1_000)), at(50)).unwrap());
+        assert_eq!(settled.state, PaymentState::Authorized);
+        assert_eq!(
+            settled.authorized_at,
+            Some(at(50)),
+            "the orphan window runs from the settling answer"
+        );
+        let declined = changed(apply_outcome(&unknown, &outcome("declined", None), at(50)).unwrap());
+        assert_eq!(declined.state, PaymentState::Declined);
+        assert_eq!(
+            apply_outcome(&unknown, &outcome("authorized", Some(5)), at(50)),
+            Err(OutcomeRefusal::NotTheRequestedAmount {
+                requested: cents(1_000)
+            })
+        );
+        let more = Outcome::parse(&OutcomeInput {
+            status: "unknown",
+            terminal_transaction_id: Some("T-9"),
+            ..OutcomeInput::default()
+        })
+        .unwrap();
+        assert_eq!(
+            changed(apply_outcome(&unknown, &more, at(12)).unwrap()).outcome,
+            Some(more)
+        );
+    }
+
+    #[test]
+    fn after_the_approval_only_its_own_outcome_is_a_retry() {
+        let approval = outcome("authorized", Some(1_000));
+        for state in [PaymentState::Captured, PaymentState::Voided, PaymentState::Orphaned] {
+            let attempt = in_state(state);
+            assert_eq!(
+                apply_outcome(&attempt, &approval, at(99)),
+                Ok(Change::Unchanged),
+                "{state}"
+            );
+            assert_eq!(
+                apply_outcome(&attempt, &outcome("declined", None), at(99)),
+                Err(OutcomeRefusal::Conflict { state })
+            );
+        }
+        let refund = in_state(PaymentState::Refunded);
+        assert_eq!(
+            apply_outcome(&refund, &approval, at(99)),
+            Err(OutcomeRefusal::NotAPayment)
+        );
+        assert_eq!(OutcomeRefusal::NotAPayment.field(), None);
+    }
+
+    // Capture
+
+    #[test]
+    fn a_sale_captures_an_approval_of_its_session_for_its_amount_once() {
+        let authorized = in_state(PaymentState::Authorized);
+        let captured = changed(take(&authorized, "sale-1", "ses_1", 1_000, at(20)).unwrap());
+        assert_eq!(captured.state, PaymentState::Captured);
+        assert_eq!(captured.captured_by, Some(sale("sale-1")));
+        assert_eq!(captured.captured_at, Some(at(20)));
+        assert_eq!(take(&captured, "sale-1", "ses_1", 1_000, at(21)), Ok(Change::Unchanged));
+        assert_eq!(
+            take(&captured, "sale-2", "ses_1", 1_000, at(21)),
+            Err(CaptureRefusal::AlreadyCaptured)
+        );
+        let partial = in_state(PaymentState::PartiallyAuthorized);
+        let taken = changed(take(&partial, "sale-1", "ses_1", 600, at(20)).unwrap());
+        assert_eq!(
+            (taken.state, taken.authorized()),
+            (PaymentState::Captured, Some(cents(600)))
+        );
+    }
+
+    #[test]
+    fn a_capture_is_refused_for_each_reason_apart() {
+        let authorized = in_state(PaymentState::Authorized);
+        assert_eq!(
+            take(&authorized, "sale-1", "ses_2", 1_000, at(20)),
+            Err(CaptureRefusal::OtherSession)
+        );
+        assert_eq!(
+            take(&authorized, "sale-1", "ses_1", 999, at(20)),
+            Err(CaptureRefusal::OtherAmount {
+                authorized: cents(1_000)
+            })
+        );
+        assert_eq!(
+            take(
+                &in_state(PaymentState::PartiallyAuthorized),
+                "sale-1",
+                "ses_1",
+                1_000,
+                at(20)
+            ),
+            Err(CaptureRefusal::OtherAmount { authorized: cents(600) })
+        );
+        for state in [
+            PaymentState::Requested,
+            PaymentState::Declined,
+            PaymentState::Cancelled,
+            PaymentState::Unknown,
+            PaymentState::Voided,
+            PaymentState::Orphaned,
+        ] {
+            assert_eq!(
+                take(&in_state(state), "sale-1", "ses_1", 1_000, at(20_000)),
+                Err(CaptureRefusal::NotAuthorized { state })
+            );
+        }
+        assert_eq!(
+            take(&in_state(PaymentState::Refunded), "sale-1", "ses_2", 400, at(50)),
+            Err(CaptureRefusal::NotAPayment)
+        );
+        assert_eq!(tender_field(3), "tenders.tenders.3");
+    }
+
+    fn tender(method: TenderMethod, reference: Option<&str>) -> Tender {
+        Tender {
+            id: "t".into(),
+            method,
+            applied: cents(100),
+            presented: cents(100),
+            change: Cents::ZERO,
+            forfeited: Cents::ZERO,
+            reference: reference.map(|r| TenderReference::parse(r).unwrap()),
+        }
+    }
+
+    #[test]
+    fn a_sales_card_tenders_name_each_attempt_once() {
+        let tenders = [
+            tender(TenderMethod::Cash, None),
+            tender(TenderMethod::Card, Some("pay-1")),
+            tender(TenderMethod::GiftCard, Some("pay-2")),
+            tender(TenderMethod::Card, None),
+            tender(TenderMethod::Card, Some("pay-2")),
+        ];
+        assert_eq!(
+            card_references(&tenders, false),
+            Ok(vec![
+                (1, PaymentId::parse("pay-1").unwrap()),
+                (4, PaymentId::parse("pay-2").unwrap())
+            ])
+        );
+        assert_eq!(
+            card_references(&tenders, true),
+            Err((3, CaptureRefusal::ReferenceRequired))
+        );
+        let twice = [
+            tender(TenderMethod::Card, Some("pay-1")),
+            tender(TenderMethod::Card, Some("pay-1")),
+        ];
+        assert_eq!(card_references(&twice, false), Err((1, CaptureRefusal::NamedTwice)));
+    }
+
+    // Void
+
+    #[test]
+    fn an_approval_or_an_orphan_is_voided_and_nothing_else() {
+        for state in [
+            PaymentState::Authorized,
+            PaymentState::PartiallyAuthorized,
+            PaymentState::Orphaned,
+        ] {
+            let before = in_state(state);
+            let voided = changed(void(&before, at(20_000)).unwrap());
+            assert_eq!(
+                (voided.state, voided.voided_at),
+                (PaymentState::Voided, Some(at(20_000)))
+            );
+            assert_eq!(voided.orphaned_at, before.orphaned_at, "an orphan voided stays counted");
+            assert_eq!(void(&voided, at(20_001)), Ok(Change::Unchanged));
+        }
+        for state in [
+            PaymentState::Requested,
+            PaymentState::Declined,
+            PaymentState::Cancelled,
+            PaymentState::Unknown,
+            PaymentState::Captured,
+        ] {
+            assert_eq!(void(&in_state(state), at(50)), Err(VoidRefusal::NotVoidable { state }));
+        }
+        assert_eq!(
+            void(&in_state(PaymentState::Refunded), at(50)),
+            Err(VoidRefusal::NotAPayment)
+        );
+    }
+
+    // Orphans
+
+    #[test]
+    fn the_orphan_window_is_bounded_and_checked_often_enough() {
+        assert_eq!(OrphanWindow::from_seconds(0), None);
+        assert_eq!(OrphanWindow::from_seconds(-1), None);
+        assert_eq!(OrphanWindow::from_seconds(OrphanWindow::MAX_SECONDS + 1), None);
+        assert_eq!(OrphanWindow::default(), OrphanWindow::from_seconds(900).unwrap());
+        assert_eq!(OrphanWindow::default().check_interval(), SignedDuration::from_secs(60));
+        assert_eq!(
+            OrphanWindow::from_seconds(20).unwrap().check_interval(),
+            SignedDuration::from_secs(20)
+        );
+        let window = OrphanWindow::from_seconds(OrphanWindow::MAX_SECONDS).unwrap();
+        assert_eq!(window.cutoff(Timestamp::MIN), Timestamp::MIN);
+    }
+
+    #[test]
+    fn an_approval_no_sale_took_is_an_orphan_once_the_window_is_over() {
+        let window = OrphanWindow::from_seconds(900).unwrap();
+        for state in [PaymentState::Authorized, PaymentState::PartiallyAuthorized] {
+            let approved = in_state(state);
+            let authorized_at = approved.authorized_at.unwrap();
+            let edge = authorized_at.checked_add(window.duration()).unwrap();
+            assert!(!orphan_due(&approved, edge, window), "not before the window is over");
+            assert_eq!(orphan(&approved, edge, window), None);
+            let late = edge.checked_add(SignedDuration::from_secs(1)).unwrap();
+            assert!(orphan_due(&approved, late, window));
+            let orphaned = orphan(&approved, late, window).unwrap();
+            assert_eq!(
+                (orphaned.state, orphaned.orphaned_at),
+                (PaymentState::Orphaned, Some(late))
+            );
+        }
+        for state in [
+            PaymentState::Requested,
+            PaymentState::Declined,
+            PaymentState::Cancelled,
+            PaymentState::Unknown,
+            PaymentState::Captured,
+            PaymentState::Voided,
+            PaymentState::Orphaned,
+            PaymentState::Refunded,
+        ] {
+            assert!(!orphan_due(&in_state(state), at(1_000_000), window), "{state}");
+        }
+    }
+
+    // Refunds
+
+    #[test]
+    fn a_refund_stays_within_what_the_payment_captured() {
+        let captured = in_state(PaymentState::Captured);
+        assert_eq!(refund_room(cents(1_000), cents(400)), Ok(cents(600)));
+        assert_eq!(
+            refund_room(cents(crate::money::MAX_SAFE_INTEGER), cents(-1)),
+            Err(Overflow)
+        );
+        assert_eq!(check_refund(&captured, Cents::ZERO, cents(1_000)), Ok(Cents::ZERO));
+        assert_eq!(check_refund(&captured, cents(400), cents(250)), Ok(cents(350)));
+        assert_eq!(
+            check_refund(&captured, cents(400), cents(601)),
+            Err(RefundRefusal::OverRoom { room: cents(600) })
+        );
+        assert_eq!(
+            check_refund(&captured, cents(1_000), cents(1)),
+            Err(RefundRefusal::OverRoom { room: Cents::ZERO })
+        );
+        assert_eq!(
+            check_refund(&captured, Cents::ZERO, Cents::ZERO),
+            Err(RefundRefusal::NotPositive)
+        );
+        assert_eq!(
+            check_refund(&captured, Cents::ZERO, cents(-5)),
+            Err(RefundRefusal::NotPositive)
+        );
+        assert_eq!(
+            check_refund(&captured, cents(-crate::money::MAX_SAFE_INTEGER), cents(1)),
+            Err(RefundRefusal::Overflow)
+        );
+        for state in [
+            PaymentState::Requested,
+            PaymentState::Authorized,
+            PaymentState::PartiallyAuthorized,
+            PaymentState::Declined,
+            PaymentState::Unknown,
+            PaymentState::Voided,
+            PaymentState::Orphaned,
+        ] {
+            assert_eq!(
+                check_refund(&in_state(state), Cents::ZERO, cents(1)),
+                Err(RefundRefusal::NotCaptured { state })
+            );
+        }
+        assert_eq!(
+            check_refund(&in_state(PaymentState::Refunded), Cents::ZERO, cents(1)),
+            Err(RefundRefusal::NotAPayment)
+        );
+    }
+
+    #[test]
+    fn a_return_records_its_refund_as_an_attempt() {
+        let captured = in_state(PaymentState::Captured);
+        let made = refund(&captured, cents(100), refund_request(900), at(40)).unwrap();
+        assert_eq!(
+            (made.kind, made.state, made.amount),
+            (AttemptKind::Refund, PaymentState::Refunded, cents(900))
+        );
+        assert_eq!(made.refund_of, Some(captured.id.clone()));
+        assert_eq!(made.captured_by, Some(sale("return-1")));
+        assert_eq!(made.outcome, None);
+        assert_eq!(
+            refund(&captured, cents(100), refund_request(901), at(40)),
+            Err(RefundRefusal::OverRoom { room: cents(900) })
+        );
+        let elsewhere = RefundRequest {
+            original: sale("sale-9"),
+            ..refund_request(100)
+        };
+        assert_eq!(
+            refund(&captured, Cents::ZERO, elsewhere, at(40)),
+            Err(RefundRefusal::OtherSale)
+        );
+    }
+
+    #[test]
+    fn a_repeated_request_is_told_from_another_under_the_same_id() {
+        let attempt = Attempt::requested(request("pay-1", "ses_1", 1_000), at(0));
+        assert!(attempt.was_requested_by(&request("pay-1", "ses_1", 1_000)));
+        assert!(!attempt.was_requested_by(&request("pay-1", "ses_1", 1_001)));
+        assert!(!attempt.was_requested_by(&request("pay-1", "ses_2", 1_000)));
+        let elsewhere = AttemptRequest {
+            terminal_id: None,
+            ..request("pay-1", "ses_1", 1_000)
+        };
+        assert!(!attempt.was_requested_by(&elsewhere));
+        assert_eq!(
+            (attempt.state, attempt.kind),
+            (PaymentState::Requested, AttemptKind::Payment)
+        );
+    }
+
+    // Card totals
+
+    #[test]
+    fn card_totals_add_up_per_terminal_and_provider_in_order() {
+        let on = |mut attempt: Attempt, terminal: Option<&str>| {
+            attempt.terminal_id = terminal.map(|t| TerminalId::parse(t).unwrap());
+            attempt
+        };
+        let voided_orphan = changed(void(&in_state(PaymentState::Orphaned), at(20_000)).unwrap());
+        let attempts = [
+            on(in_state(PaymentState::Captured), Some("b")),
+            on(in_state(PaymentState::Captured), Some("b")),
+            on(in_state(PaymentState::Authorized), Some("b")),
+            on(in_state(PaymentState::PartiallyAuthorized), Some("b")),
+            on(in_state(PaymentState::Refunded), Some("b")),
+            on(in_state(PaymentState::Declined), Some("a")),
+            on(in_state(PaymentState::Unknown), Some("a")),
+            on(in_state(PaymentState::Voided), Some("a")),
+            on(voided_orphan, Some("a")),
+            on(in_state(PaymentState::Orphaned), None),
+        ];
+        let totals = card_totals(&attempts).unwrap();
+        let keys: Vec<_> = totals
+            .keys()
+            .map(|k| k.terminal_id.as_ref().map(TerminalId::as_str))
+            .collect();
+        assert_eq!(keys, [None, Some("a"), Some("b")]);
+        let of = |terminal: Option<&str>| {
+            totals[&TerminalKey {
+                terminal_id: terminal.map(|t| TerminalId::parse(t).unwrap()),
+                provider: Some(Provider::parse("acquirer").unwrap()),
+            }]
+        };
+        assert_eq!(
+            of(Some("b")),
+            CardTotals {
+                authorized: cents(3_600),
+                captured: cents(2_000),
+                refunded: cents(400),
+                ..CardTotals::default()
+            }
+        );
+        assert_eq!(
+            of(Some("a")),
+            CardTotals {
+                authorized: cents(2_000),
+                orphans: 1,
+                voids: 2,
+                unknowns: 1,
+                ..CardTotals::default()
+            }
+        );
+        assert_eq!(
+            of(None),
+            CardTotals {
+                authorized: cents(1_000),
+                orphans: 1,
+                ..CardTotals::default()
+            }
+        );
+        let mut huge = in_state(PaymentState::Refunded);
+        huge.amount = cents(crate::money::MAX_SAFE_INTEGER);
+        assert_eq!(card_totals(&[huge.clone(), huge]), Err(Overflow));
+    }
+
+    // Properties
+
+    /// The detector's rule written another way: drop every joining character, then look for
+    /// twelve digits in a row.
+    fn has_twelve_digits_once_joined(text: &str) -> bool {
+        let kept: String = text.chars().filter(|c| !joins_digits(*c)).collect();
+        kept.split(|c: char| !c.is_ascii_digit())
+            .any(|run| run.len() >= CARD_NUMBER_MIN_DIGITS)
+    }
+
+    fn joiner() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![Just(' '), Just('-'), Just('\u{a0}'), Just('\u{2013}'), Just('\n')],
+            0..3,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Outcome {
+            attempt: usize,
+            status: OutcomeStatus,
+            amount: usize,
+            code: bool,
+        },
+        Capture {
+            attempt: usize,
+            sale: usize,
+            same_session: bool,
+            exact: bool,
+        },
+        Void {
+            attempt: usize,
+        },
+        Wait {
+            seconds: i64,
+        },
+        Sweep,
+        Refund {
+            attempt: usize,
+            amount: i64,
+            original: bool,
+        },
+    }
+
+    /// Operations weighted toward the ones that move money, so most runs capture and refund.
+    fn op() -> impl Strategy<Value = Op> {
+        let status = prop_oneof![
+            4 => Just(OutcomeStatus::Authorized),
+            2 => Just(OutcomeStatus::PartiallyAuthorized),
+            1 => Just(OutcomeStatus::Declined),
+            1 => Just(OutcomeStatus::Cancelled),
+            1 => Just(OutcomeStatus::Unknown),
+        ];
+        let amount = prop_oneof![3 => Just(0usize), 1 => 1..4usize];
+        let likely = || proptest::bool::weighted(0.8);
+        prop_oneof![
+            3 => (0..3usize, status, amount, proptest::bool::weighted(0.2))
+                .prop_map(|(attempt, status, amount, code)| Op::Outcome { attempt, status, amount, code }),
+            3 => (0..3usize, 0..3usize, likely(), likely()).prop_map(|(attempt, sale, same_session, exact)| Op::Capture {
+                attempt,
+                sale,
+                same_session,
+                exact
+            }),
+            1 => (0..3usize).prop_map(|attempt| Op::Void { attempt }),
+            1 => (1..1_200i64).prop_map(|seconds| Op::Wait { seconds }),
+            1 => Just(Op::Sweep),
+            3 => (0..3usize, 1..1_500i64, likely())
+                .prop_map(|(attempt, amount, original)| Op::Refund { attempt, amount, original }),
+        ]
+    }
+
+    fn may_follow(from: PaymentState, to: PaymentState) -> bool {
+        use PaymentState::*;
+        match from {
+            Requested | Unknown => matches!(to, Authorized | PartiallyAuthorized | Declined | Cancelled | Unknown),
+            Authorized | PartiallyAuthorized => matches!(to, Captured | Orphaned | Voided),
+            Orphaned => to == Voided,
+            Declined | Cancelled | Captured | Voided | Refunded => false,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_detector_reads_digits_joined_by_spaces_and_dashes_as_one_run(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    4 => proptest::char::range('0', '9'),
+                    1 => Just(' '), 1 => Just('-'), 1 => Just('\n'), 1 => Just('\u{2014}'),
+                    1 => Just('/'), 1 => Just(':'), 1 => Just('.'), 1 => Just('a'), 1 => Just('é'),
+                ],
+                0..40,
+            ).prop_map(|chars| chars.into_iter().collect::<String>())
+        ) {
+            prop_assert_eq!(holds_card_number(&text), has_twelve_digits_once_joined(&text));
+        }
+
+        #[test]
+        fn every_card_number_is_refused_however_written(
+            digits in proptest::collection::vec(proptest::char::range('0', '9'), 12..=19),
+            joins in proptest::collection::vec(joiner(), 19),
+            before in "[A-Za-z:]{0,6}",
+            after in "[A-Za-z ]{0,6}",
+        ) {
+            let mut text = before.clone();
+            for (digit, join) in digits.iter().zip(&joins) {
+                text.push(*digit);
+                text.push_str(join);
+            }
+            text.push_str(&after);
+            prop_assert!(holds_card_number(&text));
+            prop_assert_eq!(TerminalReceipt::parse(&text), Err(FieldProblem::CardNumber));
+            let refusal = Outcome::parse(&OutcomeInput {
+                status: "declined",
+                terminal_receipt: Some(&text),
+                ..OutcomeInput::default()
+            }).unwrap_err();
+            prop_assert_eq!(refusal, FieldRefusal { field: PaymentField::TerminalReceipt, problem: FieldProblem::CardNumber });
+        }
+
+        #[test]
+        fn shorter_digit_runs_pass(
+            runs in proptest::collection::vec(("[0-9]{1,11}", joiner(), prop_oneof![Just("/"), Just(":"), Just("."), Just("x"), Just("EUR")]), 0..12),
+        ) {
+            let text: String = runs.iter().map(|(run, join, stop)| format!("{run}{join}{stop}{join}")).collect();
+            prop_assert!(!holds_card_number(&text));
+            if !text.is_empty() {
+                prop_assert!(TerminalReceipt::parse(&text).is_ok(), "{:?}", text);
+            }
+        }
+
+        /// Whatever outcomes, captures, voids, waits, sweeps and refunds come, in any order: an
+        /// attempt is captured once at most, a captured attempt names the one sale that took it
+        /// for exactly its approval, a settled outcome never changes, states follow the
+        /// machine's edges, refunds never exceed what was captured, and the card totals agree.
+        #[test]
+        fn the_ledger_never_captures_twice_nor_refunds_more_than_it_took(ops in proptest::collection::vec(op(), 0..40)) {
+            let window = OrphanWindow::from_seconds(900).unwrap();
+            let sessions = ["ses_a", "ses_a", "ses_b"];
+            let amounts = [1_000, 2_500, 700];
+            let mut attempts: Vec<Attempt> = (0..3)
+                .map(|i| Attempt::requested(request(&format!("pay-{i}"), sessions[i], amounts[i]), at(0)))
+                .collect();
+            let mut captures = [0u32; 3];
+            let mut taken: Vec<(TransactionId, SessionId, usize, Cents)> = Vec::new();
+            let mut refunded = [Cents::ZERO; 3];
+            let mut refunds: Vec<Attempt> = Vec::new();
+            let mut now = at(0);
+            for (step, op) in ops.into_iter().enumerate() {
+                let before = attempts.clone();
+                match op {
+                    Op::Outcome { attempt, status, amount, code } => {
+                        let requested = amounts[attempt];
+                        let approved = [requested, requested - 1, requested / 2, requested + 1][amount];
+                        let said = Outcome::parse(&OutcomeInput {
+                            status: status.as_str(),
+                            authorized_cents: status.approves().then_some(approved),
+                            authorization_code: (status.approves() && code).then_some("A1B2C3"),
+                            ..OutcomeInput::default()
+                        }).unwrap();
+                        if let Ok(Change::Changed(next)) = apply_outcome(&attempts[attempt], &said, now) {
+                            attempts[attempt] = *next;
+                        }
+                    }
+                    Op::Capture { attempt, sale: which, same_session, exact } => {
+                        let transaction = sale(&format!("sale-{which}"));
+                        let own = attempts[attempt].session_id.clone();
+                        let session_id = if same_session { own } else { session("ses_z") };
+                        let applied = attempts[attempt].authorized().unwrap_or(cents(amounts[attempt]));
+                        let applied = if exact { applied } else { applied.checked_add(cents(1)).unwrap() };
+                        let by = CaptureBy { transaction_id: &transaction, session_id: &session_id, applied };
+                        if let Ok(Change::Changed(next)) = capture(&attempts[attempt], by, now) {
+                            prop_assert_eq!(next.state, PaymentState::Captured);
+                            captures[attempt] += 1;
+                            taken.push((transaction.clone(), session_id.clone(), attempt, applied));
+                            attempts[attempt] = *next;
+                        }
+                    }
+                    Op::Void { attempt } => {
+                        if let Ok(Change::Changed(next)) = void(&attempts[attempt], now) {
+                            attempts[attempt] = *next;
+                        }
+                    }
+                    Op::Wait { seconds } => now = now.checked_add(SignedDuration::from_secs(seconds)).unwrap(),
+                    Op::Sweep => {
+                        for attempt in attempts.iter_mut() {
+                            if let Some(next) = orphan(attempt, now, window) {
+                                *attempt = next;
+                            }
+                        }
+                    }
+                    Op::Refund { attempt, amount, original } => {
+                        let payment = &attempts[attempt];
+                        let original = match (&payment.captured_by, original) {
+                            (Some(by), true) => by.clone(),
+                            _ => sale("sale-other"),
+                        };
+                        let asked = RefundRequest {
+                            id: PaymentId::parse(&format!("ref-{step}")).unwrap(),
+                            transaction_id: sale(&format!("return-{step}")),
+                            original,
+                            session_id: session("ses_c"),
+                            amount: cents(amount),
+                            terminal_id: payment.terminal_id.clone(),
+                            provider: payment.provider.clone(),
+                        };
+                        if let Ok(made) = refund(payment, refunded[attempt], asked, now) {
+                            refunded[attempt] = refunded[attempt].checked_add(made.amount).unwrap();
+                            refunds.push(made);
+                        }
+                    }
+                }
+                for (i, (old, new)) in before.iter().zip(&attempts).enumerate() {
+                    if old.state != new.state {
+                        prop_assert!(may_follow(old.state, new.state), "{} -> {}", old.state, new.state);
+                    }
+                    if !old.state.is_open() {
+                        prop_assert_eq!(&old.outcome, &new.outcome, "a settled outcome changed");
+                    }
+                    if old.captured_by.is_some() {
+                        prop_assert_eq!(&old.captured_by, &new.captured_by);
+                    }
+                    prop_assert!(captures[i] <= 1, "attempt {} captured {} times", i, captures[i]);
+                    if new.state == PaymentState::Captured {
+                        let by = new.captured_by.clone();
+                        prop_assert!(by.is_some(), "captured without a sale");
+                        let took: Vec<_> = taken.iter().filter(|(_, _, a, _)| *a == i).collect();
+                        prop_assert_eq!(took.len(), 1);
+                        prop_assert_eq!(Some(&took[0].0), by.as_ref());
+                        prop_assert_eq!(&took[0].1, &new.session_id);
+                        prop_assert_eq!(Some(took[0].3), new.authorized());
+                    } else {
+                        prop_assert_eq!(captures[i], 0);
+                        prop_assert_eq!(&new.captured_by, &None);
+                    }
+                    let captured = if new.state == PaymentState::Captured { new.authorized().unwrap() } else { Cents::ZERO };
+                    prop_assert!(refunded[i] <= captured, "refunded {} of {}", refunded[i], captured);
+                }
+            }
+            let totals = card_totals(attempts.iter().chain(&refunds)).unwrap();
+            let sum = |f: fn(&CardTotals) -> Cents| totals.values().map(f).sum::<Option<Cents>>().unwrap();
+            let captured: Vec<Cents> = attempts.iter().filter(|a| a.state == PaymentState::Captured).filter_map(Attempt::authorized).collect();
+            prop_assert_eq!(sum(|t| t.captured), captured.into_iter().sum::<Option<Cents>>().unwrap());
+            prop_assert_eq!(sum(|t| t.refunded), refunded.into_iter().sum::<Option<Cents>>().unwrap());
+            prop_assert!(sum(|t| t.refunded) <= sum(|t| t.captured));
+            prop_assert!(sum(|t| t.captured) <= sum(|t| t.authorized));
+        }
+    }
+}
