@@ -4,8 +4,9 @@
 //! and no sale is recorded for a charge that failed: an approval no sale took becomes an orphan
 //! to give back, a lost answer (`unknown`) waits to be settled.
 //!
-//! Card data never reaches till beyond the last four digits: every text an attempt or an
-//! outcome carries is refused when it holds a run of twelve digits or more, however spaced.
+//! Card data never reaches till beyond the last four digits: every text of an outcome, and an
+//! attempt's terminal and provider, are refused when they hold a run of twelve digits or more,
+//! however spaced.
 //!
 //! This module holds the rules only: parsed types, the state machine as functions from an
 //! attempt to its next value, and the card totals of the X and Z reports. Storage applies a
@@ -19,7 +20,6 @@ use jiff::{SignedDuration, Timestamp};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-// ---------------------------------------------------------------------------------------------
 // Card data
 
 /// Fewest digits read as a card number: the shortest card numbers have twelve. Shorter runs (an
@@ -55,7 +55,6 @@ pub fn holds_card_number(text: &str) -> bool {
     false
 }
 
-// ---------------------------------------------------------------------------------------------
 // Fields and their refusals
 
 /// A field of a payment request or of an outcome, by its name in the interface: a refusal
@@ -261,7 +260,6 @@ pub fn parse_amount(cents: i64) -> Result<Cents, FieldProblem> {
         .ok_or(FieldProblem::NotAPositiveAmount)
 }
 
-// ---------------------------------------------------------------------------------------------
 // States
 
 /// Whether an attempt takes money from the card or gives it back.
@@ -354,7 +352,6 @@ impl fmt::Display for PaymentState {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
 // Outcomes
 
 /// What the terminal answered.
@@ -541,7 +538,6 @@ impl Outcome {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
 // Attempts
 
 /// `POST /v1/payments`, parsed: an attempt the till is about to put to the terminal.
@@ -636,8 +632,7 @@ impl Change {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Outcome
+// An outcome on an attempt
 
 /// Why an outcome was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -699,7 +694,6 @@ pub fn apply_outcome(attempt: &Attempt, outcome: &Outcome, now: Timestamp) -> Re
     Ok(Change::to(next))
 }
 
-// ---------------------------------------------------------------------------------------------
 // Capture by a sale
 
 /// The field a sale's refusal names: its `N`th tender.
@@ -801,7 +795,6 @@ pub fn capture(attempt: &Attempt, by: CaptureBy<'_>, now: Timestamp) -> Result<C
     Ok(Change::to(next))
 }
 
-// ---------------------------------------------------------------------------------------------
 // Void
 
 /// Why a void was refused.
@@ -832,7 +825,6 @@ pub fn void(attempt: &Attempt, now: Timestamp) -> Result<Change, VoidRefusal> {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
 // Orphans
 
 /// How long an approval waits for its sale before it is an orphan
@@ -892,7 +884,6 @@ pub fn orphan(attempt: &Attempt, now: Timestamp, window: OrphanWindow) -> Option
     })
 }
 
-// ---------------------------------------------------------------------------------------------
 // Refunds
 
 /// What is left to refund on a payment that captured `captured`, of which `refunded` went back.
@@ -992,7 +983,6 @@ pub fn refund(
     })
 }
 
-// ---------------------------------------------------------------------------------------------
 // Card totals of the X and Z reports
 
 /// A terminal and its provider, as the reports group card payments.
