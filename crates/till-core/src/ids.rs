@@ -192,6 +192,11 @@ text_id!(
     PrintId
 );
 text_id!(
+    /// A card payment attempt, chosen by the till before it asks the terminal: the attempt's
+    /// idempotency key, and what a `card` tender's `reference` names.
+    PaymentId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference

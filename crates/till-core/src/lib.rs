@@ -23,6 +23,7 @@ pub mod money;
 pub mod offline;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod payment;
 pub mod period;
 pub mod pricing;
 pub mod promotions;
