@@ -65,16 +65,20 @@ pub async fn run_retention(app: &App, holder: &str) -> Result<usize, Error> {
     let retention =
         jiff::SignedDuration::try_from(app.settings().customer_retention).unwrap_or(jiff::SignedDuration::MAX);
     let before = now.checked_sub(retention).unwrap_or(Timestamp::MIN);
-    let mut erased = 0;
+    let (mut erased, mut after) = (0, None);
     loop {
-        let inactive = app.customers().inactive_customers(before, RETENTION_BATCH).await?;
+        let inactive = app
+            .customers()
+            .inactive_customers(before, after.as_ref(), RETENTION_BATCH)
+            .await?;
         let count = inactive.len();
-        for customer in inactive {
+        for customer in &inactive {
             app.customers()
-                .erase_customer(&customer, ErasureReason::Retention, now)
+                .erase_customer(customer, ErasureReason::Retention, now)
                 .await?;
             erased += 1;
         }
+        after = inactive.into_iter().last();
         if count < RETENTION_BATCH {
             return Ok(erased);
         }

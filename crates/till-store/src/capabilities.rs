@@ -533,7 +533,12 @@ impl customers::Customers for Store {
     async fn claim_retention(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
         Store::claim_retention(self, holder, now, until).await
     }
-    async fn inactive_customers(&self, before: Timestamp, limit: usize) -> Result<Vec<CustomerId>, StoreError> {
-        Store::inactive_customers(self, before, limit).await
+    async fn inactive_customers(
+        &self,
+        before: Timestamp,
+        after: Option<&CustomerId>,
+        limit: usize,
+    ) -> Result<Vec<CustomerId>, StoreError> {
+        Store::inactive_customers(self, before, after, limit).await
     }
 }

@@ -129,8 +129,7 @@ impl Store {
         for param in params {
             read = read.bind(param);
         }
-        let rows = read.fetch_all(self.reader())
-            .await?;
+        let rows = read.fetch_all(self.reader()).await?;
         let found = customer_records(&rows, |row| row.try_get::<String>("word"))?;
         Ok(found
             .into_iter()
@@ -258,11 +257,17 @@ impl Store {
         .await
     }
 
-    pub async fn inactive_customers(&self, before: Timestamp, limit: usize) -> Result<Vec<CustomerId>, StoreError> {
+    pub async fn inactive_customers(
+        &self,
+        before: Timestamp,
+        after: Option<&CustomerId>,
+        limit: usize,
+    ) -> Result<Vec<CustomerId>, StoreError> {
         query(
-            "SELECT customer_id FROM customers WHERE erased_at IS NULL AND updated_at < $1 \
-             ORDER BY updated_at, customer_id LIMIT $2",
+            "SELECT customer_id FROM customers WHERE customer_id > $1 AND erased_at IS NULL AND updated_at < $2 \
+             ORDER BY customer_id LIMIT $3",
         )
+        .bind(after.map_or("", CustomerId::as_str))
         .bind(to_micros(before))
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(self.reader())

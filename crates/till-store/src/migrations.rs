@@ -37,7 +37,8 @@ pub(crate) fn sqlite() -> Migrator {
         22 "0022_stock_list_trigger",
         23 "0023_customer_directory",
         24 "0024_customer_keys",
-        25 "0025_customer_words_keyed"))
+        25 "0025_customer_words_keyed",
+        26 "0026_customer_activity_unindexed"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -57,7 +58,8 @@ pub(crate) fn postgres() -> Migrator {
         22 "0022_stock_list_trigger",
         23 "0023_customer_directory",
         24 "0024_customer_keys",
-        25 "0025_customer_words_keyed"))
+        25 "0025_customer_words_keyed",
+        26 "0026_customer_activity_unindexed"))
 }
 
 /// What a failed migration means for the operator.
