@@ -84,30 +84,25 @@ const CUSTOMER_COLUMNS: &str = "c.customer_id, c.points, c.enrolled_at, c.update
          p.marketing_email, p.marketing_sms, p.e_receipt, p.updated_at AS profile_updated_at, g.group_name";
 const PROFILE_JOINS: &str = "LEFT JOIN customer_profiles p ON p.customer_id = c.customer_id \
      LEFT JOIN customer_groups g ON g.customer_id = c.customer_id";
+/// One customer, read whole.
+static ONE_CUSTOMER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("SELECT {CUSTOMER_COLUMNS} FROM customers c {PROFILE_JOINS} WHERE c.customer_id = $1 ORDER BY g.group_name")
+});
 
 impl Store {
     pub async fn get_customer(&self, customer_id: &CustomerId) -> Result<Option<CustomerRecord>, StoreError> {
-        let rows = query(format!(
-            "SELECT {CUSTOMER_COLUMNS} FROM customers c {PROFILE_JOINS} WHERE c.customer_id = $1 ORDER BY g.group_name"
-        ))
-        .bind(customer_id.as_str())
-        .fetch_all(self.reader())
-        .await?;
+        let rows = query(ONE_CUSTOMER.as_str())
+            .bind(customer_id.as_str())
+            .fetch_all(self.reader())
+            .await?;
         Ok(customer_records(&rows, |_| Ok(()))?.pop().map(|(_, record)| record))
     }
 
     pub async fn put_customer(&self, put: PutCustomer, now: Timestamp) -> Result<(CustomerRecord, bool), StoreError> {
-        let customer_id = put.customer_id.clone();
-        let created = self
-            .write((put, to_micros(now)), |c, (put, now)| {
-                Box::pin(write_profile(c, put, *now))
-            })
-            .await?;
-        let record = self
-            .get_customer(&customer_id)
-            .await?
-            .ok_or(StoreError::NotFound("customer"))?;
-        Ok((record, created))
+        self.write((put, to_micros(now)), |c, (put, now)| {
+            Box::pin(write_profile(c, put, *now))
+        })
+        .await
     }
 
     pub async fn search_customers(
@@ -397,8 +392,13 @@ fn search_statement(
     (format!("{head}{filter} ORDER BY {order}"), params)
 }
 
-/// Writes a profile in place of the one held; `true` when the customer was new.
-fn write_profile<'a>(conn: &'a mut Conn, put: &'a PutCustomer, now: i64) -> BoxFuture<'a, Result<bool, StoreError>> {
+/// Writes a profile in place of the one held, and reads it back in the same transaction (where
+/// its pages are at hand); `true` when the customer was new.
+fn write_profile<'a>(
+    conn: &'a mut Conn,
+    put: &'a PutCustomer,
+    now: i64,
+) -> BoxFuture<'a, Result<(CustomerRecord, bool), StoreError>> {
     Box::pin(async move {
         let id = put.customer_id.as_str();
         let created = query(
@@ -496,7 +496,11 @@ fn write_profile<'a>(conn: &'a mut Conn, put: &'a PutCustomer, now: i64) -> BoxF
                 .execute(&mut *conn)
                 .await?;
         }
-        Ok(created)
+        let rows = query(ONE_CUSTOMER.as_str()).bind(id).fetch_all(&mut *conn).await?;
+        let (_, record) = customer_records(&rows, |_| Ok(()))?
+            .pop()
+            .ok_or(StoreError::NotFound("customer"))?;
+        Ok((record, created))
     })
 }
 
