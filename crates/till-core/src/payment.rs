@@ -1478,24 +1478,24 @@ mod tests {
     #[test]
     fn an_approval_must_match_the_amount_requested() {
         let attempt = requested(1_000);
-        for wrong in [999, 1_001] {
-            let refusal = apply_outcome(&attempt, &outcome("authorized", Some(wrong)), at(5)).unwrap_err();
-            assert_eq!(
-                refusal,
-                OutcomeRefusal::NotTheRequestedAmount {
-                    requested: cents(1_000)
-                }
-            );
-            assert_eq!(refusal.field(), Some(PaymentField::AuthorizedCents));
-        }
-        for wrong in [1_000, 1_001] {
-            let refusal = apply_outcome(&attempt, &outcome("partially_authorized", Some(wrong)), at(5)).unwrap_err();
-            assert_eq!(
-                refusal,
-                OutcomeRefusal::NotLessThanRequested {
-                    requested: cents(1_000)
-                }
-            );
+        let requested = cents(1_000);
+        let cases = [
+            ("authorized", 999, OutcomeRefusal::NotTheRequestedAmount { requested }),
+            ("authorized", 1_001, OutcomeRefusal::NotTheRequestedAmount { requested }),
+            (
+                "partially_authorized",
+                1_000,
+                OutcomeRefusal::NotLessThanRequested { requested },
+            ),
+            (
+                "partially_authorized",
+                1_001,
+                OutcomeRefusal::NotLessThanRequested { requested },
+            ),
+        ];
+        for (status, wrong, expected) in cases {
+            let refusal = apply_outcome(&attempt, &outcome(status, Some(wrong)), at(5)).unwrap_err();
+            assert_eq!(refusal, expected, "{status} {wrong}");
             assert_eq!(refusal.field(), Some(PaymentField::AuthorizedCents));
         }
     }
