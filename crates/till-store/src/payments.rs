@@ -1,0 +1,268 @@
+//! The payment-attempt ledger (migration 0027): attempts, their outcomes, voids and orphans.
+//! The store writes each change guarded by the state the use case computed it from; which
+//! change is allowed is decided in `till_core::payment`.
+
+use crate::db::Store;
+use crate::error::StoreError;
+use crate::page::{Keyset, Window};
+use crate::sql::{Conn, Row, query};
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+pub use till_app::storage::payments::{PaymentChange, PaymentFilter};
+use till_core::events::EventType;
+use till_core::ids::{SessionId, TransactionId};
+use till_core::instant::{from_micros, to_micros};
+use till_core::money::Cents;
+use till_core::payment::{
+    Attempt, AttemptKind, Outcome, OutcomeInput, PaymentId, PaymentState, Provider, TerminalId,
+};
+
+const ATTEMPT_COLUMNS: &str = "payment_id, kind, session_id, amount_cents, terminal_id, provider, state, \
+     outcome_status, authorized_cents, authorization_code, card_brand, last4, entry_mode, \
+     terminal_transaction_id, terminal_receipt, requested_at, authorized_at, captured_by, captured_at, \
+     orphaned_at, voided_at, refund_of, refunded_cents";
+
+/// Every attempt, for a list to filter.
+static SELECT_ATTEMPTS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("SELECT {ATTEMPT_COLUMNS} FROM payment_attempts"));
+
+impl Store {
+    pub async fn record_attempt(&self, attempt: &Attempt) -> Result<bool, StoreError> {
+        self.write(attempt.clone(), |c, attempt| Box::pin(insert_attempt(c, attempt)))
+            .await
+    }
+
+    pub async fn get_attempt(&self, payment_id: &PaymentId) -> Result<Option<Attempt>, StoreError> {
+        query(format!("SELECT {ATTEMPT_COLUMNS} FROM payment_attempts WHERE payment_id = $1"))
+            .bind(payment_id.as_str())
+            .fetch_optional(self.reader())
+            .await?
+            .map(|row| attempt(&row))
+            .transpose()
+    }
+
+    pub async fn replace_attempt(
+        &self,
+        from: PaymentState,
+        next: &Attempt,
+        change: PaymentChange,
+    ) -> Result<(), StoreError> {
+        self.write((from, next.clone(), change), |c, (from, next, change)| {
+            Box::pin(replace(c, *from, next, *change))
+        })
+        .await
+    }
+
+    pub async fn list_attempts(
+        &self,
+        filter: &PaymentFilter,
+        window: &Window<PaymentId>,
+    ) -> Result<Vec<Attempt>, StoreError> {
+        let mut keyset = Keyset::new(SELECT_ATTEMPTS.as_str());
+        if let Some(session) = &filter.session_id {
+            keyset.compare("session_id", "=", session.as_str());
+        }
+        if let Some(state) = filter.state {
+            keyset.compare("state", "=", state.as_str());
+        }
+        let after = window.after.as_ref().map(PaymentId::as_str);
+        keyset
+            .by_id("payment_id", after, window.take)
+            .fetch_all(self.reader())
+            .await?
+            .iter()
+            .map(attempt)
+            .collect()
+    }
+
+    pub async fn awaiting_capture(&self, cutoff: Timestamp, limit: usize) -> Result<Vec<Attempt>, StoreError> {
+        query(format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM payment_attempts \
+             WHERE state IN ('authorized', 'partially_authorized') AND authorized_at < $1 \
+             ORDER BY authorized_at, payment_id LIMIT $2"
+        ))
+        .bind(to_micros(cutoff))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(self.reader())
+        .await?
+        .iter()
+        .map(attempt)
+        .collect()
+    }
+
+    pub async fn claim_orphan_sweep(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        self.write(
+            (holder.to_owned(), to_micros(now), to_micros(until)),
+            |c, (holder, now, until)| {
+                Box::pin(async move {
+                    let claimed = query(
+                        "INSERT INTO payment_orphan_lease (singleton, holder, held_until) VALUES (1, $1, $2) \
+                         ON CONFLICT (singleton) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
+                         WHERE payment_orphan_lease.held_until <= $3 RETURNING holder",
+                    )
+                    .bind(holder.as_str())
+                    .bind(*until)
+                    .bind(*now)
+                    .fetch_optional(&mut *c)
+                    .await?;
+                    Ok(claimed.is_some())
+                })
+            },
+        )
+        .await
+    }
+}
+
+/// An attempt's columns in [`ATTEMPT_COLUMNS`]'s order, as bound values.
+fn insert_attempt<'a>(conn: &'a mut Conn, attempt: &'a Attempt) -> BoxFuture<'a, Result<bool, StoreError>> {
+    Box::pin(async move {
+        let outcome = attempt.outcome.as_ref();
+        let written = query(format!(
+            "INSERT INTO payment_attempts ({ATTEMPT_COLUMNS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, 0) \
+             ON CONFLICT (payment_id) DO NOTHING RETURNING payment_id"
+        ))
+        .bind(attempt.id.as_str())
+        .bind(attempt.kind.as_str())
+        .bind(attempt.session_id.as_str())
+        .bind(attempt.amount.get())
+        .bind(attempt.terminal_id.as_ref().map(TerminalId::as_str))
+        .bind(attempt.provider.as_ref().map(Provider::as_str))
+        .bind(attempt.state.as_str())
+        .bind(outcome.map(|o| o.status().as_str()))
+        .bind(outcome.and_then(Outcome::authorized).map(Cents::get))
+        .bind(outcome.and_then(|o| o.authorization_code()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.card_brand()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.last4()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.entry_mode()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.terminal_transaction_id()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.terminal_receipt()).map(|v| v.as_str()))
+        .bind(to_micros(attempt.requested_at))
+        .bind(attempt.authorized_at.map(to_micros))
+        .bind(attempt.captured_by.as_ref().map(TransactionId::as_str))
+        .bind(attempt.captured_at.map(to_micros))
+        .bind(attempt.orphaned_at.map(to_micros))
+        .bind(attempt.voided_at.map(to_micros))
+        .bind(attempt.refund_of.as_ref().map(PaymentId::as_str))
+        .fetch_optional(&mut *conn)
+        .await?;
+        Ok(written.is_some())
+    })
+}
+
+/// Writes `next` over the attempt held in state `from`; an orphan is announced in the feed in
+/// the same transaction.
+fn replace<'a>(
+    conn: &'a mut Conn,
+    from: PaymentState,
+    next: &'a Attempt,
+    change: PaymentChange,
+) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        let outcome = next.outcome.as_ref();
+        let written = query(
+            "UPDATE payment_attempts SET state = $3, outcome_status = $4, authorized_cents = $5, \
+                 authorization_code = $6, card_brand = $7, last4 = $8, entry_mode = $9, \
+                 terminal_transaction_id = $10, terminal_receipt = $11, authorized_at = $12, \
+                 orphaned_at = $13, voided_at = $14 \
+             WHERE payment_id = $1 AND state = $2 RETURNING payment_id",
+        )
+        .bind(next.id.as_str())
+        .bind(from.as_str())
+        .bind(next.state.as_str())
+        .bind(outcome.map(|o| o.status().as_str()))
+        .bind(outcome.and_then(Outcome::authorized).map(Cents::get))
+        .bind(outcome.and_then(|o| o.authorization_code()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.card_brand()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.last4()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.entry_mode()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.terminal_transaction_id()).map(|v| v.as_str()))
+        .bind(outcome.and_then(|o| o.terminal_receipt()).map(|v| v.as_str()))
+        .bind(next.authorized_at.map(to_micros))
+        .bind(next.orphaned_at.map(to_micros))
+        .bind(next.voided_at.map(to_micros))
+        .fetch_optional(&mut *conn)
+        .await?;
+        if written.is_none() {
+            return Err(StoreError::NotWritten);
+        }
+        if change == PaymentChange::Orphaned {
+            let data = crate::feed::data_of(&serde_json::json!({
+                "paymentId": next.id.as_str(),
+                "sessionId": next.session_id.as_str(),
+                "authorizedCents": next.authorized().map(Cents::get),
+            }))?;
+            crate::feed::NewEvent {
+                kind: EventType::PaymentOrphaned,
+                occurred_at: next.orphaned_at.map(to_micros).unwrap_or_default(),
+                store_id: None,
+                register_id: None,
+                subject: next.id.as_str(),
+                data: Some(data),
+            }
+            .record(conn)
+            .await?;
+        }
+        Ok(())
+    })
+}
+
+fn attempt(row: &Row) -> Result<Attempt, StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt(format!("a payment attempt's {what}"));
+    let kind: String = row.try_get("kind")?;
+    let state: String = row.try_get("state")?;
+    let status: Option<String> = row.try_get("outcome_status")?;
+    let outcome = match status.as_deref() {
+        None => None,
+        Some(status) => {
+            let (code, brand, last4, entry, reference, receipt): (
+                Option<String>,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+            ) = (
+                row.try_get("authorization_code")?,
+                row.try_get("card_brand")?,
+                row.try_get("last4")?,
+                row.try_get("entry_mode")?,
+                row.try_get("terminal_transaction_id")?,
+                row.try_get("terminal_receipt")?,
+            );
+            let input = OutcomeInput {
+                status,
+                authorized_cents: row.try_get("authorized_cents")?,
+                authorization_code: code.as_deref(),
+                card_brand: brand.as_deref(),
+                last4: last4.as_deref(),
+                entry_mode: entry.as_deref(),
+                terminal_transaction_id: reference.as_deref(),
+                terminal_receipt: receipt.as_deref(),
+            };
+            Some(Outcome::parse(&input).map_err(|_| corrupt("outcome"))?)
+        }
+    };
+    let at = |column: &str| -> Result<Option<Timestamp>, StoreError> {
+        Ok(row.try_get::<Option<i64>>(column)?.map(from_micros))
+    };
+    Ok(Attempt {
+        id: PaymentId::from_trusted(row.try_get("payment_id")?),
+        kind: AttemptKind::parse(&kind).ok_or_else(|| corrupt("kind"))?,
+        session_id: SessionId::from_trusted(row.try_get("session_id")?),
+        amount: Cents::new(row.try_get("amount_cents")?).ok_or_else(|| corrupt("amount"))?,
+        terminal_id: row.try_get::<Option<String>>("terminal_id")?.map(TerminalId::from_trusted),
+        provider: row.try_get::<Option<String>>("provider")?.map(Provider::from_trusted),
+        state: PaymentState::parse(&state).ok_or_else(|| corrupt("state"))?,
+        outcome,
+        requested_at: from_micros(row.try_get("requested_at")?),
+        authorized_at: at("authorized_at")?,
+        captured_by: row
+            .try_get::<Option<String>>("captured_by")?
+            .map(TransactionId::from_trusted),
+        captured_at: at("captured_at")?,
+        orphaned_at: at("orphaned_at")?,
+        voided_at: at("voided_at")?,
+        refund_of: row.try_get::<Option<String>>("refund_of")?.map(PaymentId::from_trusted),
+    })
+}
