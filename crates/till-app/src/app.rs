@@ -186,6 +186,11 @@ impl App {
         &*self.store
     }
 
+    /// The payment-attempt ledger.
+    pub fn payments(&self) -> &dyn storage::payments::Payments {
+        &*self.store
+    }
+
     /// Grants, confirmations and console sign-outs.
     pub fn access(&self) -> &dyn storage::access::Access {
         &*self.store

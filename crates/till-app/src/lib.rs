@@ -23,6 +23,7 @@ pub mod feed;
 pub mod finalize;
 pub mod fiscal;
 pub mod health;
+pub mod payments;
 mod pin;
 pub mod promotion_cache;
 pub mod promotions;

@@ -217,6 +217,9 @@ pub enum Refusal {
 
     // Stock counts and transfers.
     Stock(StockRefusal),
+
+    // Card payments.
+    Payment(crate::payments::PaymentRefusal),
 }
 
 /// Why a count or a transfer moved no stock.

@@ -30,10 +30,16 @@ pub enum EventType {
     CreditNoteIssued,
     #[serde(rename = "customer.erased")]
     CustomerErased,
+    #[serde(rename = "payment.captured")]
+    PaymentCaptured,
+    #[serde(rename = "payment.orphaned")]
+    PaymentOrphaned,
+    #[serde(rename = "payment.refunded")]
+    PaymentRefunded,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 15] = [
         EventType::SaleCompleted,
         EventType::ReturnCompleted,
         EventType::SessionOpened,
@@ -46,6 +52,9 @@ impl EventType {
         EventType::GiftCardChanged,
         EventType::CreditNoteIssued,
         EventType::CustomerErased,
+        EventType::PaymentCaptured,
+        EventType::PaymentOrphaned,
+        EventType::PaymentRefunded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +71,9 @@ impl EventType {
             EventType::GiftCardChanged => "giftcard.changed",
             EventType::CreditNoteIssued => "creditnote.issued",
             EventType::CustomerErased => "customer.erased",
+            EventType::PaymentCaptured => "payment.captured",
+            EventType::PaymentOrphaned => "payment.orphaned",
+            EventType::PaymentRefunded => "payment.refunded",
         }
     }
 

@@ -542,3 +542,41 @@ impl customers::Customers for Store {
         Store::inactive_customers(self, before, after, limit).await
     }
 }
+
+#[async_trait::async_trait]
+impl till_app::storage::payments::Payments for Store {
+    async fn record_attempt(&self, attempt: &till_core::payment::Attempt) -> Result<bool, StoreError> {
+        Store::record_attempt(self, attempt).await
+    }
+    async fn get_attempt(
+        &self,
+        payment_id: &till_core::payment::PaymentId,
+    ) -> Result<Option<till_core::payment::Attempt>, StoreError> {
+        Store::get_attempt(self, payment_id).await
+    }
+    async fn replace_attempt(
+        &self,
+        from: till_core::payment::PaymentState,
+        next: &till_core::payment::Attempt,
+        change: till_app::storage::payments::PaymentChange,
+    ) -> Result<(), StoreError> {
+        Store::replace_attempt(self, from, next, change).await
+    }
+    async fn list_attempts(
+        &self,
+        filter: &till_app::storage::payments::PaymentFilter,
+        window: &Window<till_core::payment::PaymentId>,
+    ) -> Result<Vec<till_core::payment::Attempt>, StoreError> {
+        Store::list_attempts(self, filter, window).await
+    }
+    async fn awaiting_capture(
+        &self,
+        cutoff: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<till_core::payment::Attempt>, StoreError> {
+        Store::awaiting_capture(self, cutoff, limit).await
+    }
+    async fn claim_orphan_sweep(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        Store::claim_orphan_sweep(self, holder, now, until).await
+    }
+}

@@ -27,6 +27,7 @@ pub mod metrics;
 mod migrations;
 mod name_search;
 pub mod packed;
+pub mod payments;
 pub mod page;
 pub mod promotions;
 pub mod receipts;

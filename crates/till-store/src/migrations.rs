@@ -38,7 +38,8 @@ pub(crate) fn sqlite() -> Migrator {
         23 "0023_customer_directory",
         24 "0024_customer_keys",
         25 "0025_customer_words_keyed",
-        26 "0026_customer_activity_unindexed"))
+        26 "0026_customer_activity_unindexed",
+        27 "0027_payment_attempts"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -59,7 +60,8 @@ pub(crate) fn postgres() -> Migrator {
         23 "0023_customer_directory",
         24 "0024_customer_keys",
         25 "0025_customer_words_keyed",
-        26 "0026_customer_activity_unindexed"))
+        26 "0026_customer_activity_unindexed",
+        27 "0027_payment_attempts"))
 }
 
 /// What a failed migration means for the operator.

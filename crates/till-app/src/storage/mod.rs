@@ -12,6 +12,7 @@ pub mod fiscal;
 pub mod health;
 pub mod kept;
 pub mod offers;
+pub mod payments;
 pub mod people;
 pub mod sales;
 pub mod sessions;
@@ -199,6 +200,7 @@ pub trait Storage:
     + feed::Feed
     + people::People
     + customers::Customers
+    + payments::Payments
     + access::Access
     + Health
 {
@@ -216,6 +218,7 @@ impl<T> Storage for T where
         + feed::Feed
         + people::People
         + customers::Customers
+        + payments::Payments
         + access::Access
         + Health
 {
