@@ -99,6 +99,11 @@ operations! {
     ListSessions = "listRegisterSessions", [SessionsClose, SalesRead], Allow;
     RecordCashMovement = "recordCashMovement", [SessionsClose, SalesFinalize], Avoid;
     GetXReport = "getXReport", [SessionsClose, SalesFinalize], Allow;
+    RequestPayment = "requestPayment", [SalesFinalize], Avoid;
+    RecordPaymentOutcome = "recordPaymentOutcome", [SalesFinalize], Avoid;
+    VoidPayment = "voidPayment", [SalesFinalize], Avoid;
+    GetPayment = "getPayment", [SalesFinalize, SalesRead], Allow;
+    ListPayments = "listPayments", [SalesFinalize, SalesRead], Allow;
     FinalizeSale = "finalizeSale", [SalesFinalize], Avoid;
     PriceCart = "priceCart", [SalesFinalize, CatalogRead], Allow;
     GetSale = "getSale", [SalesRead], Allow;

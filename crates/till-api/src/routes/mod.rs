@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod checkout;
 pub mod coupons;
 pub mod customers;
+pub mod payments;
 pub mod elevation;
 pub mod events;
 pub mod exports;
@@ -40,6 +41,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(stock_transfers::router())
         .merge(staff::router())
         .merge(customers::router())
+        .merge(payments::router())
         .merge(coupons::router())
         .merge(promotions::router())
         .merge(sessions::router())
