@@ -5,6 +5,7 @@ use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
 use jiff::SignedDuration;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
+use till_app::payments::PaymentRefusal;
 use till_app::sessions::OpenRefusal;
 use till_app::storage::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 use till_app::{Error, Refusal};
@@ -13,6 +14,7 @@ use till_core::ids::SessionId;
 use till_core::instant::format_utc;
 use till_core::money::{Bps, Cents};
 use till_core::offline::IssuedAtProblem;
+use till_core::payment::OutcomeRefusal;
 use till_core::returns::ReturnError;
 use till_core::settlement::SettlementError;
 use till_core::stored_value::{NotACode, RefundPolicyError, TenderProblem};
@@ -212,7 +214,34 @@ impl From<Refusal> for ApiError {
                 "Register session {session} is closed: its drawer was counted with its Z report."
             )),
             Refusal::Stock(refusal) => stock(refusal),
+            Refusal::Payment(refusal) => payment(refusal),
         }
+    }
+}
+
+/// A payment request's refusal: a conflict for another request under a taken id or another
+/// outcome for a settled attempt, a field for an amount that does not fit the attempt.
+fn payment(refusal: PaymentRefusal) -> ApiError {
+    match refusal {
+        PaymentRefusal::NoSuchPayment(_) => ApiError::NotFound("Payment attempt not found.".into()),
+        PaymentRefusal::IdTaken(payment) => ApiError::Conflict(format!(
+            "Payment {payment} was already recorded with different content; nothing was changed."
+        )),
+        PaymentRefusal::Outcome { refusal, .. } => match (refusal, refusal.field()) {
+            (OutcomeRefusal::Conflict { .. }, _) => ApiError::Conflict(format!("{}.", capitalize(&refusal.to_string()))),
+            (_, Some(field)) => ApiError::field(field.as_str(), refusal.to_string()),
+            (_, None) => business(format!("{}.", capitalize(&refusal.to_string()))),
+        },
+        PaymentRefusal::Void { refusal, .. } => business(format!("{}.", capitalize(&refusal.to_string()))),
+        PaymentRefusal::OfAnotherSession { token, named } => ApiError::Forbidden(format!(
+            "This till's token belongs to session {token}; it cannot reach the payments of session {named}."
+        )),
+        PaymentRefusal::NeedsScope => ApiError::Forbidden(
+            "Payments are reached with their session's till token or the scope pos.sales.finalize.".into(),
+        ),
+        PaymentRefusal::SessionNotOpen(session) => business(format!(
+            "Register session {session} is not open: no card payment can be asked for it."
+        )),
     }
 }
 
