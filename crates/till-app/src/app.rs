@@ -29,6 +29,10 @@ pub struct Settings {
     pub credit_note_validity: Duration,
     /// How long a customer's profile is kept without activity before it is erased.
     pub customer_retention: Duration,
+    /// Whether a `card` tender must name its payment attempt in `reference`.
+    pub card_attempts_required: bool,
+    /// How long an approved card payment waits for its sale before it is an orphan.
+    pub payment_orphan_window: till_core::payment::OrphanWindow,
     /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
     /// booked.
     pub max_sale_age: Duration,
@@ -60,6 +64,8 @@ impl Default for Settings {
             external_tenders: Vec::new(),
             credit_note_validity: Duration::from_secs(365 * 24 * 3600),
             customer_retention: Duration::from_secs(1095 * 24 * 3600),
+            card_attempts_required: false,
+            payment_orphan_window: till_core::payment::OrphanWindow::default(),
             max_sale_age: Duration::from_secs(72 * 3600),
             clock_skew: Duration::from_secs(300),
             elevation_enabled: true,

@@ -76,6 +76,11 @@ pub struct Config {
     /// How long a customer's profile is kept without any activity before the daily retention
     /// job erases it.
     pub customer_retention_days: u64,
+    /// Whether a `card` tender must name its payment attempt (docs/payments.md).
+    pub card_attempts_required: bool,
+    /// How long an approved card payment waits for its sale before it is an orphan, from 1 to
+    /// 86400 seconds.
+    pub payment_orphan_seconds: u64,
     /// How long after it was rung a sale from a till that was offline can still be booked.
     pub max_sale_age_hours: u64,
     /// How far a sale's `issuedAt` may lie outside its session, before its opening or after
@@ -261,6 +266,8 @@ impl Default for Config {
             external_tenders: app.external_tenders.iter().map(|m| m.as_str().to_owned()).collect(),
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
             customer_retention_days: app.customer_retention.as_secs() / DAY.as_secs(),
+            card_attempts_required: app.card_attempts_required,
+            payment_orphan_seconds: app.payment_orphan_window.duration().as_secs().unsigned_abs(),
             max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
             clock_skew_seconds: app.clock_skew.as_secs(),
             session_ttl_seconds: app.session_ttl.as_secs(),
@@ -476,6 +483,11 @@ impl Config {
                     )?)?,
                 customer_retention: DAY
                     * u32::try_from(at_least_one("customer_retention_days", self.customer_retention_days)?)?,
+                card_attempts_required: self.card_attempts_required,
+                payment_orphan_window: i64::try_from(self.payment_orphan_seconds)
+                    .ok()
+                    .and_then(till_core::payment::OrphanWindow::from_seconds)
+                    .ok_or_else(|| anyhow::anyhow!("payment_orphan_seconds must be from 1 to 86400"))?,
                 max_sale_age: Duration::from_secs(3600)
                     * u32::try_from(at_least_one("max_sale_age_hours", self.max_sale_age_hours)?)?,
                 clock_skew: Duration::from_secs(self.clock_skew_seconds),
