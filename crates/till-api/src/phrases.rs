@@ -215,6 +215,10 @@ impl From<Refusal> for ApiError {
             )),
             Refusal::Stock(refusal) => stock(refusal),
             Refusal::Payment(refusal) => payment(refusal),
+            Refusal::Capture { tender, refusal } => business(format!(
+                "Tender {} cannot be taken: {refusal}.",
+                tender_path(tender)
+            )),
         }
     }
 }
@@ -310,6 +314,10 @@ impl From<Stale> for ApiError {
             ),
             Stale::ReturnRaced(id) => format!("Another return against sale {id} was committed meanwhile."),
             Stale::ReturnedUnitsMoved => "The units returned of a line have changed.".to_owned(),
+            Stale::PaymentMoved(tender) => format!(
+                "Tender {} cannot be taken: its payment was captured, voided or orphaned meanwhile.",
+                tender_path(tender)
+            ),
             Stale::CustomerLeftGroup(id) => {
                 format!("Customer {id} left a group whose promotion priced this sale; price the cart again.")
             }

@@ -20,7 +20,8 @@ use crate::storage::StoreError;
 use crate::storage::sales::NewSale;
 use jiff::{SignedDuration, Timestamp};
 use std::collections::BTreeMap;
-use till_core::committed::{NewSaleLine, SaleAnswer, Sign};
+use till_core::committed::{Capture, NewSaleLine, SaleAnswer, Sign};
+use till_core::payment::{self, CaptureBy, CaptureRefusal, Change};
 use till_core::grant::Grant;
 use till_core::ids::{RegisterId, SkuId};
 use till_core::money::{Cents, checked_sum};
@@ -115,13 +116,51 @@ async fn book_sale(
     check_settlement(quote.priced.total, &request.tenders, tolerance)
         .map_err(|error| settlement_refusal(error, &request, &quote.lines))?;
 
+    let captures = card_captures(app, &request, now).await?;
     let stored_value = ticket_moves(app, &request, &quote, now)?;
     let mut sale = build_sale(app, request, fingerprint.to_owned(), register_id, &quote, now)?;
     sale.late = timing == Timing::Late;
     sale.stored_value = stored_value;
+    sale.captures = captures;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
     answer(app.sales_book().commit_sale(sale).await?, &fingerprint)
+}
+
+/// The approved payment attempts the sale's `card` tenders capture, each checked against what
+/// is held now; the sale's transaction captures them only if none moved since. A sale asking
+/// again for attempts it captured captures nothing more (its stored answer is replayed).
+async fn card_captures(app: &App, request: &SaleRequest, now: Timestamp) -> Result<Vec<Capture>, Error> {
+    if request.kind == SaleType::Return {
+        return Ok(Vec::new());
+    }
+    let tenders = &request.tenders.tenders;
+    let references = payment::card_references(tenders, app.settings().card_attempts_required)
+        .map_err(|(tender, refusal)| Refusal::Capture { tender, refusal })?;
+    let mut captures = Vec::with_capacity(references.len());
+    for (tender, payment_id) in references {
+        let refused = |refusal| Refusal::Capture { tender, refusal };
+        let attempt = app
+            .payments()
+            .get_attempt(&payment_id)
+            .await?
+            .ok_or(refused(CaptureRefusal::NoSuchPayment))?;
+        let applied = tenders[tender].applied;
+        let by = CaptureBy {
+            transaction_id: &request.transaction_id,
+            session_id: &request.session_id,
+            applied,
+        };
+        if let Change::Changed(_) = payment::capture(&attempt, by, now).map_err(refused)? {
+            captures.push(Capture {
+                tender,
+                payment_id,
+                from: attempt.state,
+                amount: applied,
+            });
+        }
+    }
+    Ok(captures)
 }
 
 /// What the sale moves in stored value: the gift cards its lines sell, and what its tenders
@@ -267,6 +306,7 @@ fn build_sale(
         original: None,
         stored_value: TicketMoves::default(),
         relies_on_groups: quote.relies_on_groups.clone(),
+        captures: Vec::new(),
     };
     let body = app
         .answers()

@@ -220,6 +220,11 @@ pub enum Refusal {
 
     // Card payments.
     Payment(crate::payments::PaymentRefusal),
+    /// A `card` tender (its index) cannot capture the attempt it names.
+    Capture {
+        tender: usize,
+        refusal: till_core::payment::CaptureRefusal,
+    },
 }
 
 /// Why a count or a transfer moved no stock.

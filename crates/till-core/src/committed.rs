@@ -54,6 +54,20 @@ pub struct NewSale<Counted> {
     /// The customer groups its promotions were for: the commit books it only while the
     /// customer is still in each.
     pub relies_on_groups: BTreeSet<String>,
+    /// The card payment attempts its tenders capture, each checked against the state read
+    /// before the transaction: the commit captures each only if it is still in that state.
+    pub captures: Vec<Capture>,
+}
+
+/// A `card` tender's capture of an approved payment attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capture {
+    /// The tender's index, which a refusal names (`tenders.tenders.N`).
+    pub tender: usize,
+    pub payment_id: crate::ids::PaymentId,
+    /// `authorized` or `partially_authorized`, as read when the sale was checked.
+    pub from: crate::payment::PaymentState,
+    pub amount: Cents,
 }
 
 /// What a return takes from its original sale, with the state it was computed from: the commit

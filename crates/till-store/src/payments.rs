@@ -266,3 +266,47 @@ fn attempt(row: &Row) -> Result<Attempt, StoreError> {
         refund_of: row.try_get::<Option<String>>("refund_of")?.map(PaymentId::from_trusted),
     })
 }
+
+/// Captures an attempt for `sale` in its transaction, only while it is still in the state the
+/// sale was checked against, of the sale's session and for the tender's amount; refused as
+/// stale otherwise (the sale is checked again, and refused with the reason). Announces
+/// `payment.captured`.
+pub(crate) async fn capture(
+    conn: &mut Conn,
+    capture: &till_core::committed::Capture,
+    sale: &crate::sales::NewSale,
+    now: i64,
+) -> Result<(), StoreError> {
+    let captured = query(
+        "UPDATE payment_attempts SET state = 'captured', captured_by = $3, captured_at = $4 \
+         WHERE payment_id = $1 AND state = $2 AND session_id = $5 AND authorized_cents = $6 \
+             AND kind = 'payment' AND captured_by IS NULL \
+         RETURNING payment_id",
+    )
+    .bind(capture.payment_id.as_str())
+    .bind(capture.from.as_str())
+    .bind(sale.transaction_id.as_str())
+    .bind(now)
+    .bind(sale.session_id.as_str())
+    .bind(capture.amount.get())
+    .fetch_optional(&mut *conn)
+    .await?;
+    if captured.is_none() {
+        return Err(StoreError::Stale(till_app::storage::Stale::PaymentMoved(capture.tender)));
+    }
+    let data = crate::feed::data_of(&serde_json::json!({
+        "paymentId": capture.payment_id.as_str(),
+        "transactionId": sale.transaction_id.as_str(),
+        "amountCents": capture.amount.get(),
+    }))?;
+    crate::feed::NewEvent {
+        kind: EventType::PaymentCaptured,
+        occurred_at: now,
+        store_id: Some(sale.store_id.as_str()),
+        register_id: Some(sale.register_id.as_str()),
+        subject: capture.payment_id.as_str(),
+        data: Some(data),
+    }
+    .record(conn)
+    .await
+}

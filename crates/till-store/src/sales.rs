@@ -4,6 +4,7 @@
 use crate::batch::Batch;
 use crate::closures;
 use crate::customers;
+use crate::payments;
 use crate::db::Store;
 use crate::elevation;
 use crate::engine::Writers;
@@ -162,7 +163,8 @@ impl Store {
         let plain = sale.spends_grant.is_none()
             && sale.coupon_code.is_none()
             && sale.original.is_none()
-            && sale.relies_on_groups.is_empty();
+            && sale.relies_on_groups.is_empty()
+            && sale.captures.is_empty();
         if !self.batches_run_alone() || !plain || !day.covers(sale.emitted_at) {
             return Ok(None);
         }
@@ -285,6 +287,9 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         today.ensure_open(register)?;
         if let Some(customer) = sale.customer_id.as_ref().filter(|_| !sale.relies_on_groups.is_empty()) {
             customers::hold_groups(conn, customer, &sale.relies_on_groups).await?;
+        }
+        for capture in &sale.captures {
+            payments::capture(conn, capture, sale, now).await?;
         }
         if sale.late && !late_sales::is_late(conn, register, place.seq - 1).await? {
             // The first late sale after a gap: the journal says when the till's queue arrived.

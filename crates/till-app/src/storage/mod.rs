@@ -149,6 +149,9 @@ pub enum Stale {
     ChainGrew { chain: ChainKind, register_id: String },
     /// The customer left a group whose promotion priced the sale.
     CustomerLeftGroup(CustomerId),
+    /// A payment attempt a card tender (its index) captures was captured, voided or orphaned
+    /// since the sale was checked.
+    PaymentMoved(usize),
 }
 
 /// An authorization presented with a write that no longer holds.

@@ -560,6 +560,7 @@ mod tests {
             original: None,
             stored_value: Default::default(),
             relies_on_groups: Default::default(),
+            captures: Vec::new(),
         }
     }
 
