@@ -17,7 +17,7 @@ pub mod ops;
 pub mod pagination;
 mod phrases;
 pub mod receipt;
-pub mod retention;
+pub mod jobs;
 pub mod routes;
 pub mod state;
 

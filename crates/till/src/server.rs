@@ -256,7 +256,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let deliveries = Deliveries::start(&state);
-    let retention = till_api::retention::Retention::start(&state);
+    let jobs = till_api::jobs::Jobs::start(&state);
     let app = till_api::app(state);
     // Over TLS the console's cookie is marked Secure.
     let app = if transport.scheme() == "https" {
@@ -272,7 +272,7 @@ pub async fn serve(
     };
     let served = transport.serve(listener, app, shutdown).await;
     deliveries.stop().await;
-    retention.stop().await;
+    jobs.stop().await;
     served
 }
 
