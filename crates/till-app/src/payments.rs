@@ -162,11 +162,6 @@ pub async fn sweep_orphans(app: &App, holder: &str, window: OrphanWindow) -> Res
     }
 }
 
-/// How long an orphan sweep's turn lasts when the window allows none shorter.
-pub fn sweep_interval(window: OrphanWindow) -> std::time::Duration {
-    std::time::Duration::try_from(window.check_interval()).unwrap_or(std::time::Duration::from_secs(60))
-}
-
 /// Applies `decide` to the attempt held and writes its change guarded by the state it was
 /// decided from; when another request moved the attempt first, decides again on what it left.
 async fn settle(
@@ -224,12 +219,4 @@ fn may_reach_any(caller: &Principal) -> Result<(), Error> {
 
 fn refused(refusal: PaymentRefusal) -> Error {
     Refusal::Payment(refusal).into()
-}
-
-/// The orphan window as the settings give it in seconds; the default when out of range.
-pub fn orphan_window(seconds: u64) -> OrphanWindow {
-    i64::try_from(seconds)
-        .ok()
-        .and_then(OrphanWindow::from_seconds)
-        .unwrap_or_default()
 }
