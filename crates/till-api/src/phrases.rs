@@ -224,24 +224,23 @@ impl From<Refusal> for ApiError {
 }
 
 /// A payment request's refusal: a conflict for another request under a taken id or another
-/// outcome for a settled attempt, a field for an amount that does not fit the attempt.
+/// outcome for a settled attempt; a well-formed amount that does not fit the attempt is a 422.
 fn payment(refusal: PaymentRefusal) -> ApiError {
     match refusal {
         PaymentRefusal::NoSuchPayment(_) => ApiError::NotFound("Payment attempt not found.".into()),
         PaymentRefusal::IdTaken(payment) => ApiError::Conflict(format!(
             "Payment {payment} was already recorded with different content; nothing was changed."
         )),
-        PaymentRefusal::Outcome { refusal, .. } => match (refusal, refusal.field()) {
-            (OutcomeRefusal::Conflict { .. }, _) => ApiError::Conflict(format!("{}.", capitalize(&refusal.to_string()))),
-            (_, Some(field)) => ApiError::field(field.as_str(), refusal.to_string()),
-            (_, None) => business(format!("{}.", capitalize(&refusal.to_string()))),
+        PaymentRefusal::Outcome { refusal, .. } => match refusal {
+            OutcomeRefusal::Conflict { .. } => ApiError::Conflict(format!("{}.", capitalize(&refusal.to_string()))),
+            _ => business(format!("{}.", capitalize(&refusal.to_string()))),
         },
         PaymentRefusal::Void { refusal, .. } => business(format!("{}.", capitalize(&refusal.to_string()))),
         PaymentRefusal::OfAnotherSession { token, named } => ApiError::Forbidden(format!(
             "This till's token belongs to session {token}; it cannot reach the payments of session {named}."
         )),
         PaymentRefusal::NeedsScope => ApiError::Forbidden(
-            "Payments are reached with their session's till token or the scope pos.sales.finalize.".into(),
+            "Payments are reached with their session's till token, or the scope pos.sales.finalize (pos.sales.read to read them).".into(),
         ),
         PaymentRefusal::SessionNotOpen(session) => business(format!(
             "Register session {session} is not open: no card payment can be asked for it."

@@ -106,7 +106,7 @@ pub async fn void(app: &App, caller: &Principal, payment_id: &PaymentId) -> Resu
 
 pub async fn get(app: &App, caller: &Principal, payment_id: &PaymentId) -> Result<Attempt, Error> {
     let attempt = held(app, payment_id).await?;
-    may_reach(caller, &attempt.session_id)?;
+    may_read(caller, &attempt.session_id)?;
     Ok(attempt)
 }
 
@@ -118,9 +118,9 @@ pub async fn list(
     window: &Window<PaymentId>,
 ) -> Result<Vec<Attempt>, Error> {
     match (&filter.session_id, caller.session()) {
-        (Some(named), _) => may_reach(caller, named)?,
+        (Some(named), _) => may_read(caller, named)?,
         (None, Some(till)) => filter.session_id = Some(till.session.session_id.clone()),
-        (None, None) => may_reach_any(caller)?,
+        (None, None) => may_act_as(caller, &[Grant::SalesFinalize, Grant::SalesRead])?,
     }
     Ok(app.payments().list_attempts(&filter, window).await?)
 }
@@ -199,18 +199,28 @@ async fn held(app: &App, payment_id: &PaymentId) -> Result<Attempt, Error> {
 /// A till's token reaches its own session's attempts; a back-office caller needs the scope to
 /// finalize sales.
 fn may_reach(caller: &Principal, session_id: &SessionId) -> Result<(), Error> {
+    may_reach_with(caller, session_id, &[Grant::SalesFinalize])
+}
+
+/// As [`may_reach`], where reading sales is enough.
+fn may_read(caller: &Principal, session_id: &SessionId) -> Result<(), Error> {
+    may_reach_with(caller, session_id, &[Grant::SalesFinalize, Grant::SalesRead])
+}
+
+fn may_reach_with(caller: &Principal, session_id: &SessionId, grants: &[Grant]) -> Result<(), Error> {
     match caller.session() {
         Some(till) if till.session.session_id == *session_id => Ok(()),
         Some(till) => Err(refused(PaymentRefusal::OfAnotherSession {
             token: till.session.session_id.clone(),
             named: session_id.clone(),
         })),
-        None => may_reach_any(caller),
+        None => may_act_as(caller, grants),
     }
 }
 
-fn may_reach_any(caller: &Principal) -> Result<(), Error> {
-    if caller.has(Grant::SalesFinalize) {
+/// A back-office caller holding any of `grants`.
+fn may_act_as(caller: &Principal, grants: &[Grant]) -> Result<(), Error> {
+    if grants.iter().any(|grant| caller.has(*grant)) {
         Ok(())
     } else {
         Err(refused(PaymentRefusal::NeedsScope))

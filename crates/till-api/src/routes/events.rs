@@ -162,6 +162,21 @@ impl FeedEventView {
                  `data` carries the id only.",
                 component("CustomerErasedData"),
             ),
+            EventType::PaymentCaptured => (
+                "PaymentCapturedEvent",
+                "A sale captured an approved card payment attempt, in the sale's transaction.",
+                component("PaymentCapturedData"),
+            ),
+            EventType::PaymentOrphaned => (
+                "PaymentOrphanedEvent",
+                "An approved card payment attempt was captured by no sale in time: the money must be given back.",
+                component("PaymentOrphanedData"),
+            ),
+            EventType::PaymentRefunded => (
+                "PaymentRefundedEvent",
+                "A return refunded to the card a sale's payment was captured from.",
+                component("PaymentRefundedData"),
+            ),
         }
     }
 
@@ -278,6 +293,46 @@ impl FeedEventView {
                     "properties": {
                         "customerId": {"type": "string"},
                         "reason": {"type": "string", "enum": ["request", "retention"]}
+                    }
+                })),
+            ),
+            (
+                "PaymentCapturedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The attempt a sale captured. Never a card number.",
+                    "required": ["paymentId", "transactionId", "amountCents"],
+                    "properties": {
+                        "paymentId": {"type": "string"},
+                        "transactionId": {"type": "string", "description": "The sale that captured it."},
+                        "amountCents": {"type": "integer", "format": "int64", "description": "What the terminal authorised and the sale took."}
+                    }
+                })),
+            ),
+            (
+                "PaymentOrphanedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "An approved attempt no sale captured within the orphan window.",
+                    "required": ["paymentId", "sessionId", "authorizedCents"],
+                    "properties": {
+                        "paymentId": {"type": "string"},
+                        "sessionId": {"type": "string"},
+                        "authorizedCents": {"type": ["integer", "null"], "format": "int64", "description": "What the terminal authorised and must give back."}
+                    }
+                })),
+            ),
+            (
+                "PaymentRefundedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "A refund to a card, recorded as an attempt of kind `refund`.",
+                    "required": ["paymentId", "refundOf", "transactionId", "amountCents"],
+                    "properties": {
+                        "paymentId": {"type": "string", "description": "The refund attempt."},
+                        "refundOf": {"type": "string", "description": "The captured payment it gives back to."},
+                        "transactionId": {"type": "string", "description": "The return that made it."},
+                        "amountCents": {"type": "integer", "format": "int64"}
                     }
                 })),
             ),

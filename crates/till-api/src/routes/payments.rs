@@ -20,7 +20,7 @@ use till_core::ids::SessionId;
 use till_core::instant::format_utc;
 use till_core::money::Cents;
 use till_core::payment::{
-    Attempt, AttemptRequest, FieldRefusal, Outcome, OutcomeInput, OutcomeStatus, PaymentId, PaymentState, Provider,
+    Attempt, AttemptRequest, FieldRefusal, Outcome, OutcomeInput, PaymentId, PaymentState, Provider,
     TerminalId,
 };
 use utoipa_axum::router::OpenApiRouter;
@@ -60,8 +60,9 @@ struct PaymentBody {
     session_id: SessionId,
     #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
     amount_cents: Cents,
-    /// `card`.
+    /// `card`, the one method with a terminal.
     #[schema(value_type = String, pattern = "^card$")]
+    #[expect(dead_code, reason = "on the wire so that other methods can come; card is the only one")]
     method: &'static str,
     /// The terminal asked, as the till names it; never a card number.
     #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
@@ -99,35 +100,9 @@ impl FromBody for PaymentBody {
     }
 }
 
-/// Body of `POST /v1/payments/{paymentId}/outcome`: what the terminal said.
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct OutcomeBody {
-    /// `authorized`, `partially_authorized`, `declined`, `cancelled`, or `unknown` (the answer
-    /// was lost; a later outcome settles it).
-    #[schema(value_type = String, pattern = "^(authorized|partially_authorized|declined|cancelled|unknown)$")]
-    status: OutcomeStatus,
-    /// What was approved: required for an approval (the amount asked for `authorized`, less for
-    /// `partially_authorized`), refused otherwise.
-    #[schema(value_type = Option<i64>, minimum = 1, maximum = 9007199254740991_i64)]
-    authorized_cents: Option<Cents>,
-    #[schema(value_type = Option<String>, max_length = 32)]
-    authorization_code: Option<String>,
-    #[schema(value_type = Option<String>, max_length = 32)]
-    card_brand: Option<String>,
-    /// The card's last four digits, the only card digits till keeps.
-    #[schema(value_type = Option<String>, pattern = "^[0-9]{4}$")]
-    last4: Option<String>,
-    #[schema(value_type = Option<String>, max_length = 32)]
-    entry_mode: Option<String>,
-    #[schema(value_type = Option<String>, max_length = 64)]
-    terminal_transaction_id: Option<String>,
-    /// The terminal's receipt text; lines separated by line feeds.
-    #[schema(value_type = Option<String>, max_length = 4096)]
-    terminal_receipt: Option<String>,
-    #[schema(ignore)]
-    parsed: Option<Outcome>,
-}
+/// Body of `POST /v1/payments/{paymentId}/outcome`: what the terminal said, parsed by the
+/// core's rules. Its shape on the wire is [`OutcomeView`]'s, as the attempt answers it back.
+struct OutcomeBody(Outcome);
 
 impl FromBody for OutcomeBody {
     fn from_body(root: &Obj<'_>) -> Option<Self> {
@@ -154,35 +129,41 @@ impl FromBody for OutcomeBody {
             terminal_transaction_id: reference.as_deref(),
             terminal_receipt: receipt.as_deref(),
         };
-        let outcome = match Outcome::parse(&input) {
-            Ok(outcome) => outcome,
-            Err(refusal) => return field_refused(root, refusal),
-        };
-        Some(OutcomeBody {
-            status: outcome.status(),
-            authorized_cents: outcome.authorized(),
-            authorization_code: None,
-            card_brand: None,
-            last4: None,
-            entry_mode: None,
-            terminal_transaction_id: None,
-            terminal_receipt: None,
-            parsed: Some(outcome),
-        })
+        match Outcome::parse(&input) {
+            Ok(outcome) => Some(OutcomeBody(outcome)),
+            Err(refusal) => field_refused(root, refusal),
+        }
     }
 }
 
-/// What the terminal said, as recorded.
+/// What the terminal said: the body of an outcome, and the outcome an attempt answers. No
+/// field holds a card number: a run of twelve digits or more, however spaced, is refused.
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OutcomeView {
+    /// `authorized`, `partially_authorized`, `declined`, `cancelled`, or `unknown` (the answer
+    /// was lost; a later outcome settles it).
+    #[schema(value_type = String, pattern = "^(authorized|partially_authorized|declined|cancelled|unknown)$")]
     status: &'static str,
+    /// What was approved: required for an approval (the amount asked for `authorized`, less for
+    /// `partially_authorized`), refused otherwise.
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     authorized_cents: Option<i64>,
+    /// The approval code; only with an approval.
+    #[schema(min_length = 1, max_length = 32)]
     authorization_code: Option<String>,
+    #[schema(min_length = 1, max_length = 32)]
     card_brand: Option<String>,
+    /// The card's last four digits, the only card digits till keeps.
+    #[schema(pattern = "^[0-9]{4}$")]
     last4: Option<String>,
+    #[schema(min_length = 1, max_length = 32)]
     entry_mode: Option<String>,
+    /// The terminal's reference for the transaction.
+    #[schema(min_length = 1, max_length = 64)]
     terminal_transaction_id: Option<String>,
+    /// The terminal's receipt text; lines separated by line feeds.
+    #[schema(min_length = 1, max_length = 4096)]
     terminal_receipt: Option<String>,
 }
 
@@ -285,7 +266,7 @@ async fn request_payment(
 /// twelve digits or more, however spaced, is a 400 naming the field.
 #[utoipa::path(post, path = "/v1/payments/{paymentId}/outcome", operation_id = "recordPaymentOutcome", tag = "payments",
     params(("paymentId" = Text, Path)),
-    request_body = OutcomeBody,
+    request_body = OutcomeView,
     responses((status = 200, description = "The attempt with its outcome", body = PaymentView),
               (status = 404, description = "No such attempt", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The attempt was settled with another outcome", body = crate::error::ErrorEnvelope),
@@ -294,9 +275,8 @@ async fn record_outcome(
     caller: Authorized<ops::RecordPaymentOutcome>,
     State(state): State<AppState>,
     PathParams(PaymentPath(payment_id)): PathParams<PaymentPath>,
-    Parsed(body): Parsed<OutcomeBody>,
+    Parsed(OutcomeBody(outcome)): Parsed<OutcomeBody>,
 ) -> Result<Json<PaymentView>, ApiError> {
-    let outcome = body.parsed.ok_or_else(|| ApiError::field("status", "must be an outcome"))?;
     let attempt = payments::record_outcome(state.app(), &caller.principal, &payment_id, &outcome).await?;
     Ok(Json(attempt.into()))
 }
@@ -331,10 +311,12 @@ async fn get_payment(
 
 /// The filters of `GET /v1/payments`.
 #[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 struct PaymentQuery {
+    /// Only this session's attempts.
     #[param(value_type = Option<Text>)]
     session_id: Option<SessionId>,
+    /// Only the attempts in this state.
     #[param(value_type = Option<String>, pattern = "^(requested|authorized|partially_authorized|declined|cancelled|unknown|captured|voided|orphaned|refunded)$")]
     state: Option<PaymentState>,
 }
@@ -344,14 +326,24 @@ struct PaymentList {
     paging: Paging<PaymentId>,
 }
 
-impl FromParams for PaymentList {
+impl FromParams for PaymentQuery {
     fn from_params(params: &Params) -> Option<Self> {
         let session_id = params.optional("sessionId", SessionId::parse);
         let state = params.optional("state", |text| {
             PaymentState::parse(text).ok_or("must be a payment state")
         });
+        Some(PaymentQuery {
+            session_id: session_id?,
+            state: state?,
+        })
+    }
+}
+
+impl FromParams for PaymentList {
+    fn from_params(params: &Params) -> Option<Self> {
+        let query = PaymentQuery::from_params(params);
         let page = PageQuery::read(params);
-        let (session_id, state, page) = (session_id?, state?, page?);
+        let (PaymentQuery { session_id, state }, page) = (query?, page?);
         let scope = Scope::new("payments")
             .filter("sessionId", session_id.clone())
             .filter("state", state.map(PaymentState::as_str));
