@@ -39,7 +39,10 @@ impl Jobs {
         let (stop, stopped) = watch::channel(false);
         // Names this node's turns; no other node takes one while it lasts.
         let holder = format!("node-{}-{}", std::process::id(), jiff::Timestamp::now().as_nanosecond());
-        let jobs: [(&'static str, Pass); 2] = [("customer retention", retention), ("payment orphan sweep", orphan_sweep)];
+        let jobs: [(&'static str, Pass); 2] = [
+            ("customer retention", retention),
+            ("payment orphan sweep", orphan_sweep),
+        ];
         let tasks = jobs
             .into_iter()
             .map(|(name, pass)| tokio::spawn(run(state.clone(), holder.clone(), name, pass, stopped.clone())))

@@ -10,6 +10,7 @@ pub mod delivery;
 pub mod error;
 pub mod extract;
 pub mod fields;
+pub mod jobs;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
@@ -17,7 +18,6 @@ pub mod ops;
 pub mod pagination;
 mod phrases;
 pub mod receipt;
-pub mod jobs;
 pub mod routes;
 pub mod state;
 

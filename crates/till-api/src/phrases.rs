@@ -4,8 +4,8 @@
 use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
 use jiff::SignedDuration;
-use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::payments::PaymentRefusal;
+use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::sessions::OpenRefusal;
 use till_app::storage::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
 use till_app::{Error, Refusal};

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use till_core::grant::Grant;
 use till_core::ids::SessionId;
 use till_core::payment::{
-    self, Attempt, AttemptRequest, Change, Outcome, OutcomeRefusal, OrphanWindow, PaymentId, VoidRefusal,
+    self, Attempt, AttemptRequest, Change, OrphanWindow, Outcome, OutcomeRefusal, PaymentId, VoidRefusal,
 };
 
 pub use crate::storage::payments::{PaymentChange, PaymentFilter};
@@ -61,10 +61,7 @@ pub async fn request(app: &App, caller: &Principal, request: AttemptRequest) -> 
     }
     let attempt = Attempt::requested(request.clone(), now);
     if app.payments().record_attempt(&attempt).await? {
-        return Ok(Recorded {
-            attempt,
-            created: true,
-        });
+        return Ok(Recorded { attempt, created: true });
     }
     let held = held(app, &attempt.id).await?;
     if held.was_requested_by(&request) {
@@ -136,10 +133,7 @@ pub async fn sweep_orphans(app: &App, holder: &str, window: OrphanWindow) -> Res
     }
     let mut orphaned = 0;
     loop {
-        let due = app
-            .payments()
-            .awaiting_capture(window.cutoff(now), SWEEP_BATCH)
-            .await?;
+        let due = app.payments().awaiting_capture(window.cutoff(now), SWEEP_BATCH).await?;
         let count = due.len();
         for attempt in due {
             let Some(orphan) = payment::orphan(&attempt, now, window) else {

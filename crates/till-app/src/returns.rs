@@ -187,7 +187,7 @@ fn build_return(
         // A return against a receipt takes back what the original was priced at, whatever
         // groups its customer is in now.
         relies_on_groups: Default::default(),
-            captures: Vec::new(),
+        captures: Vec::new(),
     };
     let original = return_of(original, plan);
     ticket.response = app.answers().return_ticket(&ticket, &original);

@@ -13,9 +13,7 @@ use till_core::events::EventType;
 use till_core::ids::{SessionId, TransactionId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
-use till_core::payment::{
-    Attempt, AttemptKind, Outcome, OutcomeInput, PaymentId, PaymentState, Provider, TerminalId,
-};
+use till_core::payment::{Attempt, AttemptKind, Outcome, OutcomeInput, PaymentId, PaymentState, Provider, TerminalId};
 
 const ATTEMPT_COLUMNS: &str = "payment_id, kind, session_id, amount_cents, terminal_id, provider, state, \
      outcome_status, authorized_cents, authorization_code, card_brand, last4, entry_mode, \
@@ -33,12 +31,14 @@ impl Store {
     }
 
     pub async fn get_attempt(&self, payment_id: &PaymentId) -> Result<Option<Attempt>, StoreError> {
-        query(format!("SELECT {ATTEMPT_COLUMNS} FROM payment_attempts WHERE payment_id = $1"))
-            .bind(payment_id.as_str())
-            .fetch_optional(self.reader())
-            .await?
-            .map(|row| attempt(&row))
-            .transpose()
+        query(format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM payment_attempts WHERE payment_id = $1"
+        ))
+        .bind(payment_id.as_str())
+        .fetch_optional(self.reader())
+        .await?
+        .map(|row| attempt(&row))
+        .transpose()
     }
 
     pub async fn replace_attempt(
@@ -251,7 +251,9 @@ fn attempt(row: &Row) -> Result<Attempt, StoreError> {
         kind: AttemptKind::parse(&kind).ok_or_else(|| corrupt("kind"))?,
         session_id: SessionId::from_trusted(row.try_get("session_id")?),
         amount: Cents::new(row.try_get("amount_cents")?).ok_or_else(|| corrupt("amount"))?,
-        terminal_id: row.try_get::<Option<String>>("terminal_id")?.map(TerminalId::from_trusted),
+        terminal_id: row
+            .try_get::<Option<String>>("terminal_id")?
+            .map(TerminalId::from_trusted),
         provider: row.try_get::<Option<String>>("provider")?.map(Provider::from_trusted),
         state: PaymentState::parse(&state).ok_or_else(|| corrupt("state"))?,
         outcome,
@@ -292,7 +294,9 @@ pub(crate) async fn capture(
     .fetch_optional(&mut *conn)
     .await?;
     if captured.is_none() {
-        return Err(StoreError::Stale(till_app::storage::Stale::PaymentMoved(capture.tender)));
+        return Err(StoreError::Stale(till_app::storage::Stale::PaymentMoved(
+            capture.tender,
+        )));
     }
     let data = crate::feed::data_of(&serde_json::json!({
         "paymentId": capture.payment_id.as_str(),

@@ -4,7 +4,6 @@
 use crate::batch::Batch;
 use crate::closures;
 use crate::customers;
-use crate::payments;
 use crate::db::Store;
 use crate::elevation;
 use crate::engine::Writers;
@@ -14,6 +13,7 @@ use crate::journal::{self, OpenDay, Place, Signed, jet};
 use crate::late_sales;
 use crate::metrics::{SALE_COMMITS, SALE_PREDICTIONS_MISSED};
 use crate::packed;
+use crate::payments;
 use crate::returns::Counting;
 use crate::sale_detail::SaleDetail;
 use crate::sale_row;

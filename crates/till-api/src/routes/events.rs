@@ -39,7 +39,7 @@ struct EventsQuery {
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
     /// Only events of these types, comma-separated (`sale.completed,return.completed`).
-    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased))*$")]
+    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned))*$")]
     types: Option<Vec<EventType>>,
 }
 
@@ -171,11 +171,6 @@ impl FeedEventView {
                 "PaymentOrphanedEvent",
                 "An approved card payment attempt was captured by no sale in time: the money must be given back.",
                 component("PaymentOrphanedData"),
-            ),
-            EventType::PaymentRefunded => (
-                "PaymentRefundedEvent",
-                "A return refunded to the card a sale's payment was captured from.",
-                component("PaymentRefundedData"),
             ),
         }
     }
@@ -319,20 +314,6 @@ impl FeedEventView {
                         "paymentId": {"type": "string"},
                         "sessionId": {"type": "string"},
                         "authorizedCents": {"type": ["integer", "null"], "format": "int64", "description": "What the terminal authorised and must give back."}
-                    }
-                })),
-            ),
-            (
-                "PaymentRefundedData",
-                schema_of(json!({
-                    "type": "object",
-                    "description": "A refund to a card, recorded as an attempt of kind `refund`.",
-                    "required": ["paymentId", "refundOf", "transactionId", "amountCents"],
-                    "properties": {
-                        "paymentId": {"type": "string", "description": "The refund attempt."},
-                        "refundOf": {"type": "string", "description": "The captured payment it gives back to."},
-                        "transactionId": {"type": "string", "description": "The return that made it."},
-                        "amountCents": {"type": "integer", "format": "int64"}
                     }
                 })),
             ),

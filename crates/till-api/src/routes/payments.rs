@@ -7,7 +7,7 @@ use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
 use crate::fields::{Field, FromBody, Obj};
-use crate::openapi::Text;
+use crate::openapi::{Absent, Text, absent, named_words};
 use crate::ops;
 use crate::pagination::{Page, PageQuery, Paging, Scope};
 use crate::routes::Written;
@@ -20,11 +20,39 @@ use till_core::ids::SessionId;
 use till_core::instant::format_utc;
 use till_core::money::Cents;
 use till_core::payment::{
-    Attempt, AttemptRequest, FieldRefusal, Outcome, OutcomeInput, PaymentId, PaymentState, Provider,
-    TerminalId,
+    Attempt, AttemptKind, AttemptRequest, FieldRefusal, Outcome, OutcomeInput, OutcomeStatus, PaymentId, PaymentState,
+    Provider, TerminalId,
 };
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+
+named_words!(
+    PaymentStateName,
+    "PaymentState",
+    PaymentState::ALL.iter().map(|state| state.as_str()),
+    "`requested`, `authorized`, `partially_authorized`, `declined`, `cancelled`, `unknown` \
+     (the terminal's answer was lost), `captured` (by a sale), `voided`, `orphaned` (approved, \
+     captured by no sale in time) or `refunded` (a refund attempt, made by a return)."
+);
+named_words!(
+    OutcomeStatusName,
+    "PaymentOutcomeStatus",
+    OutcomeStatus::ALL.iter().map(|status| status.as_str()),
+    "`authorized`, `partially_authorized`, `declined`, `cancelled`, or `unknown` (the answer was \
+     lost; a later outcome settles it)."
+);
+named_words!(
+    AttemptKindName,
+    "PaymentKind",
+    AttemptKind::ALL.iter().map(|kind| kind.as_str()),
+    "`payment` (asked of the card) or `refund` (given back to it by a return)."
+);
+named_words!(
+    MethodName,
+    "PaymentMethod",
+    ["card"],
+    "`card`, the one method with a terminal."
+);
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -45,7 +73,7 @@ impl FromParams for PaymentPath {
 
 /// A refusal of `till_core::payment`'s parsers, on the body's field it names.
 fn field_refused<T>(root: &Obj<'_>, refusal: FieldRefusal) -> Option<T> {
-    root.fail(refusal.field.as_str(), refusal.to_string())
+    root.fail(refusal.field.as_str(), refusal.problem.to_string())
 }
 
 /// Body of `POST /v1/payments`.
@@ -60,9 +88,11 @@ struct PaymentBody {
     session_id: SessionId,
     #[schema(value_type = i64, minimum = 1, maximum = 9007199254740991_i64)]
     amount_cents: Cents,
-    /// `card`, the one method with a terminal.
-    #[schema(value_type = String, pattern = "^card$")]
-    #[expect(dead_code, reason = "on the wire so that other methods can come; card is the only one")]
+    #[schema(value_type = MethodName)]
+    #[expect(
+        dead_code,
+        reason = "on the wire so that other methods can come; card is the only one"
+    )]
     method: &'static str,
     /// The terminal asked, as the till names it; never a card number.
     #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
@@ -101,8 +131,87 @@ impl FromBody for PaymentBody {
 }
 
 /// Body of `POST /v1/payments/{paymentId}/outcome`: what the terminal said, parsed by the
-/// core's rules. Its shape on the wire is [`OutcomeView`]'s, as the attempt answers it back.
+/// core's rules into an [`Outcome`]. Its shapes on the wire are [`OutcomeShape`]'s.
 struct OutcomeBody(Outcome);
+
+/// What the terminal said: an approval, or no approval. No field holds a card number: a run of
+/// twelve digits or more, however spaced, is refused.
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "the document's shapes of the body OutcomeBody parses")]
+enum OutcomeShape {
+    Approval(ApprovalOutcome),
+    NoApproval(NoApprovalOutcome),
+}
+
+named_words!(
+    ApprovalStatus,
+    "PaymentApprovalStatus",
+    ["authorized", "partially_authorized"],
+    "`authorized` (the whole amount asked) or `partially_authorized` (less: other tenders pay the rest)."
+);
+named_words!(
+    NoApprovalStatus,
+    "PaymentNoApprovalStatus",
+    ["declined", "cancelled", "unknown"],
+    "`declined`, `cancelled`, or `unknown` (the answer was lost; a later outcome settles it)."
+);
+
+/// A shape of the outcome's body: its own status and amount fields, then what the terminal may
+/// say of the card and the transaction whatever the status (a declined card may have been read,
+/// and a standalone terminal's outcome is keyed by hand).
+macro_rules! outcome_shape {
+    ($(#[$doc:meta])* $name:ident { $($fields:tt)* }) => {
+        $(#[$doc])*
+        #[derive(utoipa::ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[expect(dead_code, reason = "a shape of the document")]
+        struct $name {
+            $($fields)*
+            /// The card's network as the terminal names it (`CB`, `VISA`, ...).
+            #[schema(min_length = 1, max_length = 32, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+            card_brand: Option<String>,
+            /// The card's last four digits, the only card digits till keeps.
+            #[schema(pattern = "^[0-9]{4}$")]
+            last4: Option<String>,
+            /// How the card was read (`contactless`, `chip`, ...), in the terminal's words.
+            #[schema(min_length = 1, max_length = 32, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+            entry_mode: Option<String>,
+            /// The terminal's reference of the transaction.
+            #[schema(min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+            terminal_transaction_id: Option<String>,
+            /// The terminal's receipt text; lines separated by line feeds.
+            #[schema(min_length = 1, max_length = 4096, pattern = r"^[^\u0000-\u0009\u000B-\u001F\u007F-\u009F]*$")]
+            terminal_receipt: Option<String>,
+        }
+    };
+}
+
+outcome_shape!(
+    /// The terminal approved an amount.
+    ApprovalOutcome {
+        #[schema(value_type = ApprovalStatus)]
+        status: (),
+        /// What was approved: the amount asked for `authorized`, less for `partially_authorized`.
+        #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+        authorized_cents: i64,
+        /// The issuer's approval code.
+        #[schema(min_length = 1, max_length = 32, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+        authorization_code: Option<String>,
+    }
+);
+
+outcome_shape!(
+    /// The terminal approved nothing.
+    NoApprovalOutcome {
+        #[schema(value_type = NoApprovalStatus)]
+        status: (),
+        #[schema(schema_with = absent, required = false)]
+        authorized_cents: Absent,
+        #[schema(schema_with = absent, required = false)]
+        authorization_code: Absent,
+    }
+);
 
 impl FromBody for OutcomeBody {
     fn from_body(root: &Obj<'_>) -> Option<Self> {
@@ -141,9 +250,7 @@ impl FromBody for OutcomeBody {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OutcomeView {
-    /// `authorized`, `partially_authorized`, `declined`, `cancelled`, or `unknown` (the answer
-    /// was lost; a later outcome settles it).
-    #[schema(value_type = String, pattern = "^(authorized|partially_authorized|declined|cancelled|unknown)$")]
+    #[schema(value_type = OutcomeStatusName)]
     status: &'static str,
     /// What was approved: required for an approval (the amount asked for `authorized`, less for
     /// `partially_authorized`), refused otherwise.
@@ -187,14 +294,13 @@ impl From<&Outcome> for OutcomeView {
 #[serde(rename_all = "camelCase")]
 pub struct PaymentView {
     payment_id: String,
-    /// `payment` or `refund`.
+    #[schema(value_type = AttemptKindName)]
     kind: &'static str,
     session_id: String,
     amount_cents: i64,
     terminal_id: Option<String>,
     provider: Option<String>,
-    /// `requested`, `authorized`, `partially_authorized`, `declined`, `cancelled`, `unknown`,
-    /// `captured`, `voided`, `orphaned` or `refunded`.
+    #[schema(value_type = PaymentStateName)]
     state: &'static str,
     outcome: Option<OutcomeView>,
     requested_at: String,
@@ -266,7 +372,7 @@ async fn request_payment(
 /// twelve digits or more, however spaced, is a 400 naming the field.
 #[utoipa::path(post, path = "/v1/payments/{paymentId}/outcome", operation_id = "recordPaymentOutcome", tag = "payments",
     params(("paymentId" = Text, Path)),
-    request_body = OutcomeView,
+    request_body = OutcomeShape,
     responses((status = 200, description = "The attempt with its outcome", body = PaymentView),
               (status = 404, description = "No such attempt", body = crate::error::ErrorEnvelope),
               (status = 409, description = "The attempt was settled with another outcome", body = crate::error::ErrorEnvelope),
@@ -281,7 +387,11 @@ async fn record_outcome(
     Ok(Json(attempt.into()))
 }
 
-/// Record that the terminal gave an approval back (an orphan, or an approval the till dropped).
+/// Record that the terminal gave an approval back.
+///
+/// For an orphan (an approval no sale captured in time) or an approval the till dropped: the
+/// customer's money is released. A captured, declined or refund attempt cannot be voided; a
+/// void sent again changes nothing. Money moves: never an agent's call.
 #[utoipa::path(post, path = "/v1/payments/{paymentId}/void", operation_id = "voidPayment", tag = "payments",
     params(("paymentId" = Text, Path)),
     responses((status = 200, description = "Voided", body = PaymentView),
@@ -296,7 +406,10 @@ async fn void_payment(
     Ok(Json(attempt.into()))
 }
 
-/// Read a payment attempt. Read-only; safe to call at any time.
+/// Read a payment attempt.
+///
+/// Its state, the terminal's outcome and, once captured, the sale that took it. Read-only;
+/// safe to call at any time.
 #[utoipa::path(get, path = "/v1/payments/{paymentId}", operation_id = "getPayment", tag = "payments",
     params(("paymentId" = Text, Path)),
     responses((status = 200, description = "The attempt", body = PaymentView),
@@ -306,7 +419,9 @@ async fn get_payment(
     State(state): State<AppState>,
     PathParams(PaymentPath(payment_id)): PathParams<PaymentPath>,
 ) -> Result<Json<PaymentView>, ApiError> {
-    Ok(Json(payments::get(state.app(), &caller.principal, &payment_id).await?.into()))
+    Ok(Json(
+        payments::get(state.app(), &caller.principal, &payment_id).await?.into(),
+    ))
 }
 
 /// The filters of `GET /v1/payments`.
@@ -317,7 +432,7 @@ struct PaymentQuery {
     #[param(value_type = Option<Text>)]
     session_id: Option<SessionId>,
     /// Only the attempts in this state.
-    #[param(value_type = Option<String>, pattern = "^(requested|authorized|partially_authorized|declined|cancelled|unknown|captured|voided|orphaned|refunded)$")]
+    #[param(value_type = Option<PaymentStateName>)]
     state: Option<PaymentState>,
 }
 
@@ -356,8 +471,11 @@ impl FromParams for PaymentList {
 
 type PaymentPage = Page<PaymentView>;
 
-/// List payment attempts by id, of a session and in a state when given. With a till's token,
-/// its own session's. Read-only; safe to call at any time.
+/// List payment attempts.
+///
+/// By id, of a session and in a state when given: the orphans to give back are
+/// `state=orphaned`. With a till's token, its own session's. Read-only; safe to call at any
+/// time.
 #[utoipa::path(get, path = "/v1/payments", operation_id = "listPayments", tag = "payments",
     params(PaymentQuery, PageQuery),
     responses((status = 200, description = "A page of attempts", body = PaymentPage)))]
@@ -367,5 +485,9 @@ async fn list_payments(
     QueryParams(list): QueryParams<PaymentList>,
 ) -> Result<Json<PaymentPage>, ApiError> {
     let found = payments::list(state.app(), &caller.principal, list.filter, &list.paging.window()).await?;
-    Ok(Json(list.paging.page(found, |attempt| attempt.id.clone(), PaymentView::from)))
+    Ok(Json(list.paging.page(
+        found,
+        |attempt| attempt.id.clone(),
+        PaymentView::from,
+    )))
 }

@@ -33,11 +33,18 @@ pub trait Payments: Send + Sync {
     async fn get_attempt(&self, payment_id: &PaymentId) -> Result<Option<Attempt>, StoreError>;
     /// Writes `next` in place of the attempt held in state `from`: `NotWritten` when it moved
     /// meanwhile (read it again and decide again).
-    async fn replace_attempt(&self, from: PaymentState, next: &Attempt, change: PaymentChange)
-    -> Result<(), StoreError>;
+    async fn replace_attempt(
+        &self,
+        from: PaymentState,
+        next: &Attempt,
+        change: PaymentChange,
+    ) -> Result<(), StoreError>;
     /// Attempts by id, filtered, in `window`.
-    async fn list_attempts(&self, filter: &PaymentFilter, window: &Window<PaymentId>)
-    -> Result<Vec<Attempt>, StoreError>;
+    async fn list_attempts(
+        &self,
+        filter: &PaymentFilter,
+        window: &Window<PaymentId>,
+    ) -> Result<Vec<Attempt>, StoreError>;
     /// Approvals no sale captured, recorded before `cutoff`, oldest first, at most `limit`.
     async fn awaiting_capture(&self, cutoff: Timestamp, limit: usize) -> Result<Vec<Attempt>, StoreError>;
     /// Takes the orphan sweep's turn for `holder` until `until`, when no node holds it at `now`.

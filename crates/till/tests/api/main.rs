@@ -27,6 +27,7 @@ mod nodes;
 mod offline;
 mod openapi;
 mod operations;
+mod payments;
 mod prices;
 mod prints;
 mod privacy;

@@ -625,7 +625,7 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     use crate::harness::{Shop, line};
     use serde_json::json;
     const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
-    let shop = Shop::open(engine).await;
+    let shop = Shop::open_with(engine, |config| config.payment_orphan_seconds = 60).await;
     let server = &shop.server;
     let admin = server.admin();
     server.provision_store("s2").await;
@@ -633,6 +633,22 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
         .finalize(&shop.sale("t1", vec![line("l1", MUG, 2)], 2 * MUG.1))
         .await;
     assert_eq!(sold.status, 201, "{}", sold.text);
+    // Two card approvals: a sale captures one, the other becomes an orphan.
+    let mut payments = Vec::new();
+    for payment in ["pay-1", "pay-2"] {
+        let asked = json!({"paymentId": payment, "sessionId": shop.session, "amountCents": MUG.1, "method": "card"});
+        assert_eq!(server.post("/v1/payments", &shop.till, asked).await.status, 201);
+        let approval = json!({"status": "authorized", "authorizedCents": MUG.1, "last4": "4242"});
+        let approved = server
+            .post(&format!("/v1/payments/{payment}/outcome"), &shop.till, approval)
+            .await;
+        assert_eq!(approved.status, 200, "{}", approved.text);
+        payments.push(approved.body);
+    }
+    let mut by_card = shop.sale("t2", vec![line("l1", MUG, 1)], MUG.1);
+    by_card["tenders"]["tenders"][0]["reference"] = json!("pay-1");
+    assert_eq!(shop.finalize(&by_card).await.status, 201);
+    server.clock.advance(std::time::Duration::from_secs(61));
     let back = json!({
         "transactionId": "r1", "originalTransactionId": "t1", "number": "R-1", "storeId": "s1",
         "sellerId": "camille", "sessionId": shop.session, "lines": [{"lineId": "l1", "quantity": 1}],
@@ -682,12 +698,16 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     assert_eq!(erased.status, 200, "{}", erased.text);
 
     let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
-    let (events, _) = crate::events::read_feed(server, "", 12).await;
+    let (events, _) = crate::events::read_feed(server, "", 15).await;
     let mut seen: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap()).collect();
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), till_core::events::EventType::ALL.len(), "{seen:?}");
     let event = answers_of(&document, "FeedEventView");
+    let payment = answers_of(&document, "PaymentView");
+    for answer in &payments {
+        assert_answers(&payment, answer, "a payment attempt");
+    }
     for answer in &events {
         assert_answers(&event, answer, answer["type"].as_str().unwrap());
     }
