@@ -58,6 +58,10 @@ export function describe(event: FeedEvent): string {
       return `card …${event.data.last4}: ${event.data.activity}, balance ${event.data.balanceCents} cents`;
     case "creditnote.issued":
       return `credit note ${event.data.number} of ${event.data.amountCents} cents`;
+    case "payment.captured":
+      return `card payment ${event.data.paymentId} of ${event.data.amountCents} cents captured by ${event.data.transactionId}`;
+    case "payment.orphaned":
+      return `card payment ${event.data.paymentId} orphaned: give back ${event.data.authorizedCents ?? 0} cents`;
     case "customer.erased":
       return `customer ${event.data.customerId} erased (${event.data.reason})`;
   }

@@ -215,21 +215,13 @@ fn attempt(row: &Row) -> Result<Attempt, StoreError> {
     let outcome = match status.as_deref() {
         None => None,
         Some(status) => {
-            let (code, brand, last4, entry, reference, receipt): (
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-                Option<String>,
-            ) = (
-                row.try_get("authorization_code")?,
-                row.try_get("card_brand")?,
-                row.try_get("last4")?,
-                row.try_get("entry_mode")?,
-                row.try_get("terminal_transaction_id")?,
-                row.try_get("terminal_receipt")?,
-            );
+            let text = |column: &str| row.try_get::<Option<String>>(column);
+            let code = text("authorization_code")?;
+            let brand = text("card_brand")?;
+            let last4 = text("last4")?;
+            let entry = text("entry_mode")?;
+            let reference = text("terminal_transaction_id")?;
+            let receipt = text("terminal_receipt")?;
             let input = OutcomeInput {
                 status,
                 authorized_cents: row.try_get("authorized_cents")?,

@@ -781,6 +781,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment attempts.
+         * @description By id, of a session and in a state when given: the orphans to give back are
+         *     `state=orphaned`. With a till's token, its own session's. Read-only; safe to call at any
+         *     time.
+         */
+        get: operations["listPayments"];
+        put?: never;
+        /**
+         * Record a card payment attempt, before the till asks its terminal.
+         * @description The attempt starts `requested`; the terminal's answer follows through `outcome`, and a sale
+         *     captures an approved attempt when a `card` tender's `reference` names it. Sent again with the
+         *     same `paymentId` and content, the attempt is answered again (200); with other content, 409.
+         *     With a till's token, only its own session. Money is about to move: never an agent's call.
+         */
+        post: operations["requestPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a payment attempt.
+         * @description Its state, the terminal's outcome and, once captured, the sale that took it. Read-only;
+         *     safe to call at any time.
+         */
+        get: operations["getPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{paymentId}/outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record what the terminal said about an attempt.
+         * @description The same outcome sent again changes nothing; another outcome for a settled attempt is a
+         *     409; an `unknown` attempt may be settled later. No field may hold a card number: a run of
+         *     twelve digits or more, however spaced, is a 400 naming the field.
+         */
+        post: operations["recordPaymentOutcome"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{paymentId}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the terminal gave an approval back.
+         * @description For an orphan (an approval no sale captured in time) or an approval the till dropped: the
+         *     customer's money is released. A captured, declined or refund attempt cannot be voided; a
+         *     void sent again changes nothing. Money moves: never an agent's call.
+         */
+        post: operations["voidPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/promotions": {
         parameters: {
             query?: never;
@@ -1573,6 +1667,27 @@ export interface components {
             validFrom?: components["schemas"]["Instant"] | null;
             validUntil?: components["schemas"]["Instant"] | null;
         };
+        /** @description The terminal approved an amount. */
+        ApprovalOutcome: {
+            /** @description The issuer's approval code. */
+            authorizationCode?: string | null;
+            /**
+             * Format: int64
+             * @description What was approved: the amount asked for `authorized`, less for `partially_authorized`.
+             */
+            authorizedCents: number;
+            /** @description The card's network as the terminal names it (`CB`, `VISA`, ...). */
+            cardBrand?: string | null;
+            /** @description How the card was read (`contactless`, `chip`, ...), in the terminal's words. */
+            entryMode?: string | null;
+            /** @description The card's last four digits, the only card digits till keeps. */
+            last4?: string | null;
+            status: components["schemas"]["PaymentApprovalStatus"];
+            /** @description The terminal's receipt text; lines separated by line feeds. */
+            terminalReceipt?: string | null;
+            /** @description The terminal's reference of the transaction. */
+            terminalTransactionId?: string | null;
+        };
         /** @description Body of `POST /v1/fiscal/archives`. */
         ArchiveBody: {
             /**
@@ -2052,7 +2167,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         } & {
@@ -2426,7 +2541,7 @@ export interface components {
             seq: number;
         };
         /** @description One business fact. Its `type` says which shape it is and what its `data` holds. */
-        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"];
+        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentOrphanedEvent"];
         FeedPage: {
             /** @description Oldest first. */
             events: components["schemas"]["FeedEventView"][];
@@ -2769,7 +2884,7 @@ export interface components {
         NewWebhookBody: {
             description?: components["schemas"]["Text"] | null;
             /** @description Only events of these types, each named once; every type when left out or null. */
-            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
+            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
             /**
              * Format: uri
              * @description Where deliveries are POSTed: http or https, with a host, without a user name or password, at most 2048 characters. Its host must be, and resolve to, public addresses only (no loopback, private, link-local or other reserved address), unless the operator allows private ones.
@@ -3003,6 +3118,24 @@ export interface components {
                 value: string;
             };
         };
+        /** @description The terminal approved nothing. */
+        NoApprovalOutcome: {
+            /** @description Belongs to another shape: absent or null here. */
+            authorizationCode?: null;
+            /** @description Belongs to another shape: absent or null here. */
+            authorizedCents?: null;
+            /** @description The card's network as the terminal names it (`CB`, `VISA`, ...). */
+            cardBrand?: string | null;
+            /** @description How the card was read (`contactless`, `chip`, ...), in the terminal's words. */
+            entryMode?: string | null;
+            /** @description The card's last four digits, the only card digits till keeps. */
+            last4?: string | null;
+            status: components["schemas"]["PaymentNoApprovalStatus"];
+            /** @description The terminal's receipt text; lines separated by line feeds. */
+            terminalReceipt?: string | null;
+            /** @description The terminal's reference of the transaction. */
+            terminalTransactionId?: string | null;
+        };
         /** @description The drawer opened without a sale: nothing moved. */
         NoSaleBody: {
             /** Format: int64 */
@@ -3070,6 +3203,160 @@ export interface components {
              */
             seq: number;
             transactionId: string;
+        };
+        /**
+         * @description What the terminal said: an approval, or no approval. No field holds a card number: a run of
+         *     twelve digits or more, however spaced, is refused.
+         */
+        OutcomeShape: components["schemas"]["ApprovalOutcome"] | components["schemas"]["NoApprovalOutcome"];
+        /**
+         * @description What the terminal said: the body of an outcome, and the outcome an attempt answers. No
+         *     field holds a card number: a run of twelve digits or more, however spaced, is refused.
+         */
+        OutcomeView: {
+            /** @description The approval code; only with an approval. */
+            authorizationCode?: string | null;
+            /**
+             * Format: int64
+             * @description What was approved: required for an approval (the amount asked for `authorized`, less for
+             *     `partially_authorized`), refused otherwise.
+             */
+            authorizedCents?: number | null;
+            cardBrand?: string | null;
+            entryMode?: string | null;
+            /** @description The card's last four digits, the only card digits till keeps. */
+            last4?: string | null;
+            status: components["schemas"]["PaymentOutcomeStatus"];
+            /** @description The terminal's receipt text; lines separated by line feeds. */
+            terminalReceipt?: string | null;
+            /** @description The terminal's reference for the transaction. */
+            terminalTransactionId?: string | null;
+        };
+        /**
+         * @description `authorized` (the whole amount asked) or `partially_authorized` (less: other tenders pay the rest).
+         * @enum {string}
+         */
+        PaymentApprovalStatus: "authorized" | "partially_authorized";
+        /** @description Body of `POST /v1/payments`. */
+        PaymentBody: {
+            /** Format: int64 */
+            amountCents: number;
+            method: components["schemas"]["PaymentMethod"];
+            /**
+             * @description The till's id for the attempt: sent again with the same content, the attempt is answered
+             *     again; with other content, 409.
+             */
+            paymentId: components["schemas"]["Text"];
+            /** @description The payment provider or acquirer; never a card number. */
+            provider?: string | null;
+            sessionId: components["schemas"]["Text"];
+            /** @description The terminal asked, as the till names it; never a card number. */
+            terminalId?: string | null;
+        };
+        /** @description The attempt a sale captured. Never a card number. */
+        PaymentCapturedData: {
+            /**
+             * Format: int64
+             * @description What the terminal authorised and the sale took.
+             */
+            amountCents: number;
+            paymentId: string;
+            /** @description The sale that captured it. */
+            transactionId: string;
+        };
+        /** @description A sale captured an approved card payment attempt, in the sale's transaction. */
+        PaymentCapturedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["PaymentCapturedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment.captured";
+        };
+        /**
+         * @description `payment` (asked of the card) or `refund` (given back to it by a return).
+         * @enum {string}
+         */
+        PaymentKind: "payment" | "refund";
+        /**
+         * @description `card`, the one method with a terminal.
+         * @enum {string}
+         */
+        PaymentMethod: "card";
+        /**
+         * @description `declined`, `cancelled`, or `unknown` (the answer was lost; a later outcome settles it).
+         * @enum {string}
+         */
+        PaymentNoApprovalStatus: "declined" | "cancelled" | "unknown";
+        /** @description An approved attempt no sale captured within the orphan window. */
+        PaymentOrphanedData: {
+            /**
+             * Format: int64
+             * @description What the terminal authorised and must give back.
+             */
+            authorizedCents: number | null;
+            paymentId: string;
+            sessionId: string;
+        };
+        /** @description An approved card payment attempt was captured by no sale in time: the money must be given back. */
+        PaymentOrphanedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["PaymentOrphanedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment.orphaned";
+        };
+        /**
+         * @description `authorized`, `partially_authorized`, `declined`, `cancelled`, or `unknown` (the answer was lost; a later outcome settles it).
+         * @enum {string}
+         */
+        PaymentOutcomeStatus: "authorized" | "partially_authorized" | "declined" | "cancelled" | "unknown";
+        /**
+         * @description `requested`, `authorized`, `partially_authorized`, `declined`, `cancelled`, `unknown` (the terminal's answer was lost), `captured` (by a sale), `voided`, `orphaned` (approved, captured by no sale in time) or `refunded` (a refund attempt, made by a return).
+         * @enum {string}
+         */
+        PaymentState: "requested" | "authorized" | "partially_authorized" | "declined" | "cancelled" | "unknown" | "captured" | "voided" | "orphaned" | "refunded";
+        /** @description A payment attempt. */
+        PaymentView: {
+            /** Format: int64 */
+            amountCents: number;
+            authorizedAt?: string | null;
+            capturedAt?: string | null;
+            /** @description A payment: the sale that captured it; a refund: the return that made it. */
+            capturedBy?: string | null;
+            kind: components["schemas"]["PaymentKind"];
+            orphanedAt?: string | null;
+            outcome?: components["schemas"]["OutcomeView"] | null;
+            paymentId: string;
+            provider?: string | null;
+            /** @description A refund: the payment it gave back to. */
+            refundOf?: string | null;
+            requestedAt: string;
+            sessionId: string;
+            state: components["schemas"]["PaymentState"];
+            terminalId?: string | null;
+            voidedAt?: string | null;
+        };
+        /** @description One page of a list, in the list's order. */
+        PaymentViewPage: {
+            items: components["schemas"]["PaymentView"][];
+            /** @description What to send as `cursor`, with the same filters, for the next page; null on the last page. */
+            nextCursor: components["schemas"]["Cursor"] | null;
         };
         /** @description A coupon taking a percent off the basket. */
         PercentCouponBody: {
@@ -4255,7 +4542,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         };
@@ -8285,6 +8572,591 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target is longer than the server reads */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Only this session's attempts. */
+                sessionId?: components["schemas"]["Text"];
+                /** @description Only the attempts in this state. */
+                state?: components["schemas"]["PaymentState"];
+                /** @description Most items in the page: 1 to 500, default 50. */
+                limit?: number;
+                /**
+                 * @description The `nextCursor` of the previous page, sent with the same filters; absent for the
+                 *     first page.
+                 */
+                cursor?: components["schemas"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentViewPage"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    requestPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentBody"];
+            };
+        };
+        responses: {
+            /** @description Recorded earlier with the same content */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentView"];
+                };
+            };
+            /** @description Recorded */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Another session's till token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The paymentId was recorded with other content */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The session is not open */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such attempt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    recordPaymentOutcome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutcomeShape"];
+            };
+        };
+        responses: {
+            /** @description The attempt with its outcome */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such attempt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The attempt was settled with another outcome */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The approved amount does not fit the attempt */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    voidPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Voided */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such attempt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The attempt cannot be voided (captured, declined, ...) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
