@@ -800,7 +800,7 @@ export interface paths {
          * Record a card payment attempt, before the till asks its terminal.
          * @description The attempt starts `requested`; the terminal's answer follows through `outcome`, and a sale
          *     captures an approved attempt when a `card` tender's `reference` names it. Sent again with the
-         *     same `paymentId` and content, the attempt is answered again (200); with other content, 409.
+         *     same `paymentId` and content, the attempt is answered as it stands (200); with other content, 409.
          *     With a till's token, only its own session. Money is about to move: never an agent's call.
          */
         post: operations["requestPayment"];

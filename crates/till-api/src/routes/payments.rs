@@ -340,7 +340,7 @@ impl From<Attempt> for PaymentView {
 ///
 /// The attempt starts `requested`; the terminal's answer follows through `outcome`, and a sale
 /// captures an approved attempt when a `card` tender's `reference` names it. Sent again with the
-/// same `paymentId` and content, the attempt is answered again (200); with other content, 409.
+/// same `paymentId` and content, the attempt is answered as it stands (200); with other content, 409.
 /// With a till's token, only its own session. Money is about to move: never an agent's call.
 #[utoipa::path(post, path = "/v1/payments", operation_id = "requestPayment", tag = "payments",
     request_body = PaymentBody,
