@@ -27,7 +27,9 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   past by the server's clock, or a new article's first price set to start later (422); a
   sale's `issuedAt` older than the hours a sale may wait or ahead of the server's clock (422); a report
   that starts after the current quarter hour, a replay from past the feed's last event, and a
-  webhook URL whose host is, or resolves to, an address this deployment does not deliver to; an
+  webhook URL whose host is, or resolves to, an address this deployment does not deliver to; a
+  card payment for a session that is not open, or an approval of an amount its attempt did not
+  ask (422), and a card number in a payment's free text (a run of twelve digits or more); an
   export (FEC, e-reporting) of a period holding a day its register has not closed yet (422), or
   an archive or export whose `to` is after today by the server's clock (400); a new store's,
   register's or staff member's id that would steer an address (ids made before stay valid).
@@ -134,6 +136,16 @@ _BETWEEN_FIELDS = {
     "GET /v1/catalog/skus": [("q", "must hold a word: a letter or a digit"), *_CURSORS],
     "GET /v1/customers": [("q", "must hold a word: a letter or a digit"), *_CURSORS],
     "GET /v1/stores": _CURSORS,
+    "GET /v1/payments": _CURSORS,
+    # A card number in any free text of an outcome: a run of twelve digits or more, however
+    # spaced, which a JSON Schema pattern could only say with a look-ahead no tool reads alike.
+    "POST /v1/payments/{paymentId}/outcome": [
+        (field, "must not hold a card number: at most its last four digits")
+        for field in ("authorizationCode", "cardBrand", "entryMode", "terminalTransactionId", "terminalReceipt")
+    ],
+    "POST /v1/payments": [
+        (field, "must not hold a card number: at most its last four digits") for field in ("terminalId", "provider")
+    ],
     "GET /v1/staff": _CURSORS,
     "GET /v1/coupons": _CURSORS,
     "GET /v1/register-sessions": _CURSORS,
@@ -151,6 +163,10 @@ _BETWEEN_FIELDS = {
 # Refusals that depend on the data held: (status, code) per operation.
 _ON_THE_DATA = {
     "POST /v1/checkout/finalize": {(422, "BUSINESS_RULE_VIOLATION")},
+    # A session that is not open; an approval's amount that does not fit its attempt.
+    "POST /v1/payments": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/payments/{paymentId}/outcome": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
+    "POST /v1/payments/{paymentId}/void": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/checkout/price": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/returns": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/register-sessions": {(422, "BUSINESS_RULE_VIOLATION")},
