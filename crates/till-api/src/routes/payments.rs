@@ -95,10 +95,10 @@ struct PaymentBody {
     )]
     method: &'static str,
     /// The terminal asked, as the till names it; never a card number.
-    #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     terminal_id: Option<TerminalId>,
     /// The payment provider or acquirer; never a card number.
-    #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 64, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     provider: Option<Provider>,
 }
 
