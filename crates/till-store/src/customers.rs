@@ -222,34 +222,8 @@ impl Store {
     }
 
     pub async fn claim_retention(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
-        // Most looks find the turn taken: a read answers them without the writer.
-        let held = query("SELECT held_until FROM customer_retention_lease WHERE singleton = 1")
-            .fetch_optional(self.reader())
-            .await?;
-        if let Some(held) = held
-            && held.try_get::<i64>("held_until")? > to_micros(now)
-        {
-            return Ok(false);
-        }
-        self.write(
-            (holder.to_owned(), to_micros(now), to_micros(until)),
-            |c, (holder, now, until)| {
-                Box::pin(async move {
-                    let claimed = query(
-                        "INSERT INTO customer_retention_lease (singleton, holder, held_until) VALUES (1, $1, $2) \
-                         ON CONFLICT (singleton) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
-                         WHERE customer_retention_lease.held_until <= $3 RETURNING holder",
-                    )
-                    .bind(holder.as_str())
-                    .bind(*until)
-                    .bind(*now)
-                    .fetch_optional(&mut *c)
-                    .await?;
-                    Ok(claimed.is_some())
-                })
-            },
-        )
-        .await
+        self.claim_turn(crate::turns::Turn::CustomerRetention, holder, now, until)
+            .await
     }
 
     pub async fn inactive_customers(

@@ -50,6 +50,7 @@ pub mod stock_transfers;
 pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
+mod turns;
 pub mod webhooks;
 
 pub use db::{Engine, Found, SqliteSynchronous, Store, StoreOptions};

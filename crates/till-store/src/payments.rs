@@ -91,25 +91,8 @@ impl Store {
     }
 
     pub async fn claim_orphan_sweep(&self, holder: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
-        self.write(
-            (holder.to_owned(), to_micros(now), to_micros(until)),
-            |c, (holder, now, until)| {
-                Box::pin(async move {
-                    let claimed = query(
-                        "INSERT INTO payment_orphan_lease (singleton, holder, held_until) VALUES (1, $1, $2) \
-                         ON CONFLICT (singleton) DO UPDATE SET holder = excluded.holder, held_until = excluded.held_until \
-                         WHERE payment_orphan_lease.held_until <= $3 RETURNING holder",
-                    )
-                    .bind(holder.as_str())
-                    .bind(*until)
-                    .bind(*now)
-                    .fetch_optional(&mut *c)
-                    .await?;
-                    Ok(claimed.is_some())
-                })
-            },
-        )
-        .await
+        self.claim_turn(crate::turns::Turn::PaymentOrphanSweep, holder, now, until)
+            .await
     }
 }
 
