@@ -62,6 +62,8 @@ export function describe(event: FeedEvent): string {
       return `card payment ${event.data.paymentId} of ${event.data.amountCents} cents captured by ${event.data.transactionId}`;
     case "payment.orphaned":
       return `card payment ${event.data.paymentId} orphaned: give back ${event.data.authorizedCents ?? 0} cents`;
+    case "payment.refunded":
+      return `card payment ${event.data.paymentId}: ${event.data.amountCents} cents refunded by ${event.data.transactionId}`;
     case "customer.erased":
       return `customer ${event.data.customerId} erased (${event.data.reason})`;
   }

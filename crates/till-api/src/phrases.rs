@@ -219,6 +219,10 @@ impl From<Refusal> for ApiError {
                 "Tender {} cannot be taken: {refusal}.",
                 tender_path(tender)
             )),
+            Refusal::CardRefund { tender, refusal } => business(format!(
+                "Tender {} cannot be refunded to its payment: {refusal}.",
+                tender_path(tender)
+            )),
         }
     }
 }
@@ -315,6 +319,10 @@ impl From<Stale> for ApiError {
             Stale::ReturnedUnitsMoved => "The units returned of a line have changed.".to_owned(),
             Stale::PaymentMoved(tender) => format!(
                 "Tender {} cannot be taken: its payment was captured, voided or orphaned meanwhile.",
+                tender_path(tender)
+            ),
+            Stale::RefundMoved(tender) => format!(
+                "Tender {} cannot be refunded: another refund to its payment was committed meanwhile; send the return again.",
                 tender_path(tender)
             ),
             Stale::CustomerLeftGroup(id) => {

@@ -307,6 +307,7 @@ fn build_sale(
         stored_value: TicketMoves::default(),
         relies_on_groups: quote.relies_on_groups.clone(),
         captures: Vec::new(),
+        card_refunds: Vec::new(),
     };
     let body = app
         .answers()

@@ -225,6 +225,11 @@ pub enum Refusal {
         tender: usize,
         refusal: till_core::payment::CaptureRefusal,
     },
+    /// A return's `card` tender (its index) cannot give money back to the payment it names.
+    CardRefund {
+        tender: usize,
+        refusal: till_core::payment::RefundRefusal,
+    },
 }
 
 /// Why a count or a transfer moved no stock.

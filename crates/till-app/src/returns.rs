@@ -17,9 +17,10 @@ use crate::storage::sales::OriginalSale;
 use crate::storage::sales::ReturnOf;
 use jiff::Timestamp;
 use std::collections::BTreeMap;
-use till_core::committed::{NewSaleLine, ReturnedLine, SaleAnswer, Sign};
+use till_core::committed::{CardRefund, NewSaleLine, ReturnedLine, SaleAnswer, Sign};
 use till_core::ids::{CustomerId, RegisterId, SkuId, TransactionId};
 use till_core::money::{Cents, checked_sum};
+use till_core::payment::{self, PaymentId, RefundRefusal, RefundRequest};
 use till_core::returns::{ReturnPlan, ReturnRequest, plan_return};
 use till_core::sale::SaleType;
 use till_core::settlement::check_settlement;
@@ -72,7 +73,8 @@ async fn book_return(
         })?;
         let share = refund_share(original.paid_with, original.returnable.refunded, plan.refund);
         check_refund(share, &request.tenders.tenders).map_err(Refusal::RefundPolicy)?;
-        let ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
+        let mut ticket = build_return(app, request, fingerprint, &register_id, &original, &plan, now)?;
+        ticket.card_refunds = card_refunds(app, request, now).await?;
         match app.sales_book().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
@@ -103,6 +105,44 @@ fn refund_moves(
         cards: Vec::new(),
         credit_note_expires_at: validity.and_then(|validity| now.checked_add(validity).ok()),
     })
+}
+
+/// What the return's `card` tenders naming a payment give back to it, each checked against
+/// what was refunded to the payment so far; the return's transaction records each refund only
+/// if no other return refunded that payment meanwhile. The payment must be one the original
+/// sale captured.
+async fn card_refunds(app: &App, request: &ReturnRequest, now: Timestamp) -> Result<Vec<CardRefund>, Error> {
+    let tenders = &request.tenders.tenders;
+    let references = payment::card_references(tenders, false).map_err(|(tender, _)| Refusal::CardRefund {
+        tender,
+        refusal: RefundRefusal::NamedTwice,
+    })?;
+    let mut refunds = Vec::with_capacity(references.len());
+    for (tender, payment_id) in references {
+        let refused = |refusal| Refusal::CardRefund { tender, refusal };
+        let payment = app
+            .payments()
+            .get_attempt(&payment_id)
+            .await?
+            .ok_or(refused(RefundRefusal::NoSuchPayment))?;
+        let asked = RefundRequest {
+            id: PaymentId::from_trusted(new_ordered_id("rfd", now)),
+            transaction_id: request.transaction_id.clone(),
+            original: request.original_transaction_id.clone(),
+            session_id: request.session_id.clone(),
+            amount: tenders[tender].applied,
+            // The money goes back through the card's own acquirer: the reports count it there.
+            terminal_id: payment.terminal_id.clone(),
+            provider: payment.provider.clone(),
+        };
+        let refund = payment::refund(&payment, payment.refunded, asked, now).map_err(refused)?;
+        refunds.push(CardRefund {
+            tender,
+            refunded_before: payment.refunded,
+            refund,
+        });
+    }
+    Ok(refunds)
 }
 
 async fn returnable_original(app: &App, id: &TransactionId) -> Result<OriginalSale, Error> {
@@ -188,6 +228,7 @@ fn build_return(
         // groups its customer is in now.
         relies_on_groups: Default::default(),
         captures: Vec::new(),
+        card_refunds: Vec::new(),
     };
     let original = return_of(original, plan);
     ticket.response = app.answers().return_ticket(&ticket, &original);

@@ -57,6 +57,9 @@ pub struct NewSale<Counted> {
     /// The card payment attempts its tenders capture, each checked against the state read
     /// before the transaction: the commit captures each only if it is still in that state.
     pub captures: Vec<Capture>,
+    /// On a return: what its `card` tenders give back to the original's captured payments,
+    /// each checked against what was refunded to the payment when the return was checked.
+    pub card_refunds: Vec<CardRefund>,
 }
 
 /// A `card` tender's capture of an approved payment attempt.
@@ -68,6 +71,18 @@ pub struct Capture {
     /// `authorized` or `partially_authorized`, as read when the sale was checked.
     pub from: crate::payment::PaymentState,
     pub amount: Cents,
+}
+
+/// A return's `card` tender giving money back to a payment its original sale captured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CardRefund {
+    /// The tender's index, which a refusal names (`tenders.tenders.N`).
+    pub tender: usize,
+    /// What had been refunded to the payment when the return was checked: the commit adds
+    /// the refund only if it is still that.
+    pub refunded_before: Cents,
+    /// The refund attempt to record, `refunded`, naming the payment in `refund_of`.
+    pub refund: crate::payment::Attempt,
 }
 
 /// What a return takes from its original sale, with the state it was computed from: the commit

@@ -34,10 +34,12 @@ pub enum EventType {
     PaymentCaptured,
     #[serde(rename = "payment.orphaned")]
     PaymentOrphaned,
+    #[serde(rename = "payment.refunded")]
+    PaymentRefunded,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 14] = [
+    pub const ALL: [EventType; 15] = [
         EventType::SaleCompleted,
         EventType::ReturnCompleted,
         EventType::SessionOpened,
@@ -52,6 +54,7 @@ impl EventType {
         EventType::CustomerErased,
         EventType::PaymentCaptured,
         EventType::PaymentOrphaned,
+        EventType::PaymentRefunded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +73,7 @@ impl EventType {
             EventType::CustomerErased => "customer.erased",
             EventType::PaymentCaptured => "payment.captured",
             EventType::PaymentOrphaned => "payment.orphaned",
+            EventType::PaymentRefunded => "payment.refunded",
         }
     }
 

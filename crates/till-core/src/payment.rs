@@ -576,6 +576,8 @@ pub struct Attempt {
     pub voided_at: Option<Timestamp>,
     /// A refund: the captured payment it gives money back to.
     pub refund_of: Option<PaymentId>,
+    /// A payment: what refunds gave back to it so far (zero for a refund).
+    pub refunded: Cents,
 }
 
 impl Attempt {
@@ -597,6 +599,7 @@ impl Attempt {
             orphaned_at: None,
             voided_at: None,
             refund_of: None,
+            refunded: Cents::ZERO,
         }
     }
 
@@ -905,10 +908,12 @@ pub enum RefundRefusal {
     OtherSale,
     #[error("a refund must be a positive number of cents")]
     NotPositive,
-    #[error("at most {room} cents are left to refund to this payment")]
+    #[error("only {room} is left to refund to this payment")]
     OverRoom { room: Cents },
     #[error("amounts exceed the largest representable value")]
     Overflow,
+    #[error("another tender of the return names the same payment")]
+    NamedTwice,
 }
 
 /// A return's `card` refund tender naming a payment, as the return's transaction sees it.
@@ -980,6 +985,7 @@ pub fn refund(
         orphaned_at: None,
         voided_at: None,
         refund_of: Some(payment.id.clone()),
+        refunded: Cents::ZERO,
     })
 }
 

@@ -241,6 +241,7 @@ fn attempt(row: &Row) -> Result<Attempt, StoreError> {
         orphaned_at: at("orphaned_at")?,
         voided_at: at("voided_at")?,
         refund_of: row.try_get::<Option<String>>("refund_of")?.map(PaymentId::from_trusted),
+        refunded: Cents::new(row.try_get("refunded_cents")?).ok_or_else(|| corrupt("refunded amount"))?,
     })
 }
 
@@ -284,6 +285,54 @@ pub(crate) async fn capture(
         store_id: Some(sale.store_id.as_str()),
         register_id: Some(sale.register_id.as_str()),
         subject: capture.payment_id.as_str(),
+        data: Some(data),
+    }
+    .record(conn)
+    .await
+}
+
+/// Gives `refund` back to the payment it names in the return's transaction, only while the
+/// payment still holds what the return was checked against (captured by the original, with
+/// as much refunded to it); refused as stale otherwise (the return is checked again). Records
+/// the refund attempt and announces `payment.refunded`.
+pub(crate) async fn refund(
+    conn: &mut Conn,
+    refund: &till_core::committed::CardRefund,
+    sale: &crate::sales::NewSale,
+    now: i64,
+) -> Result<(), StoreError> {
+    let attempt = &refund.refund;
+    let (Some(payment_id), Some(original)) = (&attempt.refund_of, sale.original.as_ref()) else {
+        return Err(StoreError::Corrupt("a card refund without its payment".into()));
+    };
+    let moved = query(
+        "UPDATE payment_attempts SET refunded_cents = refunded_cents + $3 \
+         WHERE payment_id = $1 AND refunded_cents = $2 AND state = 'captured' AND kind = 'payment' \
+             AND captured_by = $4 \
+         RETURNING payment_id",
+    )
+    .bind(payment_id.as_str())
+    .bind(refund.refunded_before.get())
+    .bind(attempt.amount.get())
+    .bind(original.transaction_id.as_str())
+    .fetch_optional(&mut *conn)
+    .await?;
+    if moved.is_none() {
+        return Err(StoreError::Stale(till_app::storage::Stale::RefundMoved(refund.tender)));
+    }
+    insert_attempt(conn, attempt).await?;
+    let data = crate::feed::data_of(&serde_json::json!({
+        "paymentId": payment_id.as_str(),
+        "refundId": attempt.id.as_str(),
+        "transactionId": sale.transaction_id.as_str(),
+        "amountCents": attempt.amount.get(),
+    }))?;
+    crate::feed::NewEvent {
+        kind: EventType::PaymentRefunded,
+        occurred_at: now,
+        store_id: Some(sale.store_id.as_str()),
+        register_id: Some(sale.register_id.as_str()),
+        subject: payment_id.as_str(),
         data: Some(data),
     }
     .record(conn)

@@ -291,6 +291,9 @@ fn commit<'a>(conn: &'a mut Conn, input: &'a CommitSale) -> BoxFuture<'a, Result
         for capture in &sale.captures {
             payments::capture(conn, capture, sale, now).await?;
         }
+        for refund in &sale.card_refunds {
+            payments::refund(conn, refund, sale, now).await?;
+        }
         if sale.late && !late_sales::is_late(conn, register, place.seq - 1).await? {
             // The first late sale after a gap: the journal says when the till's queue arrived.
             let arrived = jet::late_sales_received(&sale.transaction_id, &sale.session_id, sale.issued_at);

@@ -2167,7 +2167,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         } & {
@@ -2541,7 +2541,7 @@ export interface components {
             seq: number;
         };
         /** @description One business fact. Its `type` says which shape it is and what its `data` holds. */
-        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentOrphanedEvent"];
+        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentOrphanedEvent"] | components["schemas"]["PaymentRefundedEvent"];
         FeedPage: {
             /** @description Oldest first. */
             events: components["schemas"]["FeedEventView"][];
@@ -2884,7 +2884,7 @@ export interface components {
         NewWebhookBody: {
             description?: components["schemas"]["Text"] | null;
             /** @description Only events of these types, each named once; every type when left out or null. */
-            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
+            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
             /**
              * Format: uri
              * @description Where deliveries are POSTed: http or https, with a host, without a user name or password, at most 2048 characters. Its host must be, and resolve to, public addresses only (no loopback, private, link-local or other reserved address), unless the operator allows private ones.
@@ -3326,6 +3326,36 @@ export interface components {
          * @enum {string}
          */
         PaymentOutcomeStatus: "authorized" | "partially_authorized" | "declined" | "cancelled" | "unknown";
+        /** @description A refund to a captured payment, recorded by a return. Never a card number. */
+        PaymentRefundedData: {
+            /**
+             * Format: int64
+             * @description What the return gave back to the card.
+             */
+            amountCents: number;
+            /** @description The captured payment given money back. */
+            paymentId: string;
+            /** @description The refund attempt (kind `refund`). */
+            refundId: string;
+            /** @description The return that gave it back. */
+            transactionId: string;
+        };
+        /** @description A return gave money back to a captured card payment, in the return's transaction. */
+        PaymentRefundedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["PaymentRefundedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "payment.refunded";
+        };
         /**
          * @description `requested`, `authorized`, `partially_authorized`, `declined`, `cancelled`, `unknown` (the terminal's answer was lost), `captured` (by a sale), `voided`, `orphaned` (approved, captured by no sale in time) or `refunded` (a refund attempt, made by a return).
          * @enum {string}
@@ -3346,6 +3376,11 @@ export interface components {
             provider?: string | null;
             /** @description A refund: the payment it gave back to. */
             refundOf?: string | null;
+            /**
+             * Format: int64
+             * @description A payment: what returns gave back to it so far; 0 for a refund.
+             */
+            refundedCents: number;
             requestedAt: string;
             sessionId: string;
             state: components["schemas"]["PaymentState"];
@@ -4542,7 +4577,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         };

@@ -39,7 +39,7 @@ struct EventsQuery {
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
     /// Only events of these types, comma-separated (`sale.completed,return.completed`).
-    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned))*$")]
+    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded))*$")]
     types: Option<Vec<EventType>>,
 }
 
@@ -171,6 +171,11 @@ impl FeedEventView {
                 "PaymentOrphanedEvent",
                 "An approved card payment attempt was captured by no sale in time: the money must be given back.",
                 component("PaymentOrphanedData"),
+            ),
+            EventType::PaymentRefunded => (
+                "PaymentRefundedEvent",
+                "A return gave money back to a captured card payment, in the return's transaction.",
+                component("PaymentRefundedData"),
             ),
         }
     }
@@ -314,6 +319,20 @@ impl FeedEventView {
                         "paymentId": {"type": "string"},
                         "sessionId": {"type": "string"},
                         "authorizedCents": {"type": ["integer", "null"], "format": "int64", "description": "What the terminal authorised and must give back."}
+                    }
+                })),
+            ),
+            (
+                "PaymentRefundedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "A refund to a captured payment, recorded by a return. Never a card number.",
+                    "required": ["paymentId", "refundId", "transactionId", "amountCents"],
+                    "properties": {
+                        "paymentId": {"type": "string", "description": "The captured payment given money back."},
+                        "refundId": {"type": "string", "description": "The refund attempt (kind `refund`)."},
+                        "transactionId": {"type": "string", "description": "The return that gave it back."},
+                        "amountCents": {"type": "integer", "format": "int64", "description": "What the return gave back to the card."}
                     }
                 })),
             ),

@@ -312,6 +312,8 @@ pub struct PaymentView {
     voided_at: Option<String>,
     /// A refund: the payment it gave back to.
     refund_of: Option<String>,
+    /// A payment: what returns gave back to it so far; 0 for a refund.
+    refunded_cents: i64,
 }
 
 impl From<Attempt> for PaymentView {
@@ -332,6 +334,7 @@ impl From<Attempt> for PaymentView {
             orphaned_at: attempt.orphaned_at.map(format_utc),
             voided_at: attempt.voided_at.map(format_utc),
             refund_of: attempt.refund_of.map(|v| v.as_str().to_owned()),
+            refunded_cents: attempt.refunded.get(),
         }
     }
 }

@@ -152,6 +152,9 @@ pub enum Stale {
     /// A payment attempt a card tender (its index) captures was captured, voided or orphaned
     /// since the sale was checked.
     PaymentMoved(usize),
+    /// Another return gave money back to the payment a return's `card` tender (its index)
+    /// refunds since the return was checked.
+    RefundMoved(usize),
 }
 
 /// An authorization presented with a write that no longer holds.

@@ -599,6 +599,88 @@ async fn twenty_sales_on_one_gift_card_across_nodes_give_three() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
+async fn ten_returns_on_three_nodes_refund_a_card_payment_within_its_capture() {
+    let Some(nodes) = Nodes::start(2, &[]).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let price = nodes.shop.articles[0].price;
+    let asked = json!({"paymentId": "pay-1", "sessionId": till.session, "amountCents": 3 * price, "method": "card"});
+    assert_eq!(nodes.on(0, "/v1/payments", &till.token, &asked).await.status, 201);
+    let approval = json!({"status": "authorized", "authorizedCents": 3 * price});
+    let settled = nodes.on(1, "/v1/payments/pay-1/outcome", &till.token, &approval).await;
+    assert_eq!(settled.status, 200, "{}", settled.text);
+    // Ten units, three of them on the card and the rest in cash.
+    let mut sale = nodes.shop.sale(till, "t1", &[(0, 10)]);
+    sale["tenders"]["tenders"] = json!([
+        {"id": "p1", "method": "card", "applied": 3 * price, "presented": 3 * price, "change": 0, "forfeited": 0, "reference": "pay-1"},
+        {"id": "p2", "method": "cash", "applied": 7 * price, "presented": 7 * price, "change": 0, "forfeited": 0}]);
+    let sold = nodes.on(2, "/v1/checkout/finalize", &till.token, &sale).await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+
+    // Ten returns of one unit each, from both tills, over the three nodes, all to the card.
+    let returns: Vec<(usize, Value)> = (0..10)
+        .map(|n| {
+            let till = &nodes.shop.tills[n % 2];
+            let back = json!({
+                "transactionId": format!("r{n}"), "originalTransactionId": "t1", "number": format!("R-{n}"),
+                "storeId": "s1", "sellerId": till.cashier, "sessionId": till.session,
+                "lines": [{"lineId": "l0", "quantity": 1}],
+                "tenders": {"amountDue": price, "sequence": 1, "tenders": [
+                    {"id": "b1", "method": "card", "applied": price, "presented": price, "change": 0,
+                     "forfeited": 0, "reference": "pay-1"}]}});
+            (n % 2, back)
+        })
+        .collect();
+    let replies = join_all(
+        returns
+            .iter()
+            .enumerate()
+            .map(|(n, (till, back))| nodes.on(n % 3, "/v1/returns", &nodes.shop.tills[*till].token, back)),
+    )
+    .await;
+    let booked = replies.iter().filter(|r| r.status == 201).count();
+    assert!(
+        replies.iter().all(|r| r.status == 201 || r.status == 422),
+        "{:?}",
+        statuses(&replies)
+    );
+    assert_eq!(
+        booked,
+        3,
+        "each loser saw the winners and tried again: {:?}",
+        statuses(&replies)
+    );
+    let payment = nodes
+        .client
+        .get("/v1/payments/pay-1", &nodes.admin)
+        .await
+        .unwrap()
+        .json();
+    assert_eq!(payment["refundedCents"], json!(booked as i64 * price), "{payment}");
+    let refunds = nodes
+        .client
+        .get("/v1/payments?state=refunded", &nodes.admin)
+        .await
+        .unwrap()
+        .json();
+    let given: i64 = refunds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|refund| refund["amountCents"].as_i64().unwrap())
+        .sum();
+    assert_eq!(
+        given,
+        booked as i64 * price,
+        "one refund attempt per return kept: {refunds}"
+    );
+    assert_eq!(nodes.stock(0).await, 1_000 - 10 + booked as i64);
+    nodes.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn a_card_drawn_on_in_one_statement_by_many_tills_is_spent_once_with_its_ledger_in_order() {
     let Some(nodes) = Nodes::start(8, &[]).await else {
         return;

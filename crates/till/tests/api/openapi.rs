@@ -657,6 +657,24 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     });
     let returned = server.post("/v1/returns", &shop.till, back).await;
     assert_eq!(returned.status, 201, "{}", returned.text);
+    // The card sale's mug comes back to the card.
+    let to_card = json!({
+        "transactionId": "r2", "originalTransactionId": "t2", "number": "R-2", "storeId": "s1",
+        "sellerId": "camille", "sessionId": shop.session, "lines": [{"lineId": "l1", "quantity": 1}],
+        "tenders": {"amountDue": MUG.1, "sequence": 1, "tenders": [
+            {"id": "p1", "method": "card", "applied": MUG.1, "presented": MUG.1, "change": 0, "forfeited": 0,
+             "reference": "pay-1"}]},
+    });
+    let refunded = server.post("/v1/returns", &shop.till, to_card).await;
+    assert_eq!(refunded.status, 201, "{}", refunded.text);
+    let listed = server.get("/v1/payments", &shop.till).await;
+    assert_eq!(
+        listed.body["items"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        listed.text
+    );
+    payments.extend(listed.body["items"].as_array().unwrap().iter().cloned());
     let moved = server
         .post(
             &format!("/v1/register-sessions/{}/cash-movements", shop.session),
@@ -698,7 +716,7 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     assert_eq!(erased.status, 200, "{}", erased.text);
 
     let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
-    let (events, _) = crate::events::read_feed(server, "", 15).await;
+    let (events, _) = crate::events::read_feed(server, "", 17).await;
     let mut seen: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap()).collect();
     seen.sort_unstable();
     seen.dedup();

@@ -20,6 +20,8 @@ on_both_engines!(
     ten_sales_racing_for_one_attempt_capture_it_once,
     an_approval_no_sale_took_becomes_an_orphan_to_void,
     a_till_reaches_its_own_session_s_attempts_only,
+    a_return_gives_back_to_the_card_at_most_what_it_captured,
+    ten_returns_racing_for_one_card_stay_within_its_capture,
 );
 
 /// A sale of `mugs` mugs paid by `tenders` (as [`tender`] builds them).
@@ -65,6 +67,18 @@ impl Shop {
             )
             .await;
         assert_eq!(approved.status, 200, "{}", approved.text);
+    }
+
+    /// A return of `mugs` mugs of `original`, refunded by `tenders`.
+    async fn return_to(&self, transaction: &str, original: &str, mugs: i64, tenders: Vec<Value>) -> Reply {
+        let due: i64 = tenders.iter().map(|t| t["applied"].as_i64().unwrap()).sum();
+        let body = json!({
+            "transactionId": transaction, "originalTransactionId": original, "number": transaction,
+            "storeId": "s1", "sellerId": "camille", "sessionId": self.session,
+            "lines": [{"lineId": "l1", "quantity": mugs}],
+            "tenders": {"amountDue": due, "sequence": 1, "tenders": tenders},
+        });
+        self.server.post("/v1/returns", &self.till, body).await
     }
 
     async fn sales_count(&self) -> i64 {
@@ -477,5 +491,138 @@ async fn a_till_reaches_its_own_session_s_attempts_only(engine: Engine) {
         .get("/v1/payments?state=paid", &reader)
         .await
         .assert_error(400, "VALIDATION_FAILED");
+    shop.server.stop().await;
+}
+
+async fn a_return_gives_back_to_the_card_at_most_what_it_captured(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    // Four mugs: one on the card, the rest in cash.
+    shop.approved("pay-1", 1450).await;
+    let sale = sale_paid(
+        &shop,
+        "t1",
+        4,
+        vec![
+            tender("p1", "card", 1450, Some("pay-1")),
+            tender("p2", "cash", 3 * 1450, None),
+        ],
+    );
+    assert_eq!(shop.finalize(&sale).await.status, 201);
+    shop.approved("pay-2", 1450).await;
+    let other = sale_paid(&shop, "t2", 1, vec![tender("p1", "card", 1450, Some("pay-2"))]);
+    assert_eq!(shop.finalize(&other).await.status, 201);
+    let sales = shop.sales_count().await;
+
+    // Refused, naming the tender, and nothing is written: more than the card took, a payment
+    // of another sale, a payment that does not exist, a payment not captured.
+    shop.approved("pay-3", 700).await;
+    for (reference, mugs, why) in [
+        ("pay-1", 2, "only 14.50 is left"),
+        ("pay-2", 1, "not captured by the original sale"),
+        ("pay-9", 1, "no such payment"),
+        ("pay-3", 1, "authorized, not captured"),
+    ] {
+        let refused = shop
+            .return_to(
+                "r0",
+                "t1",
+                mugs,
+                vec![tender("b1", "card", mugs * 1450, Some(reference))],
+            )
+            .await;
+        refused.assert_error(422, "BUSINESS_RULE_VIOLATION");
+        assert!(refused.text.contains("tenders.tenders.0"), "{}", refused.text);
+        assert!(refused.text.contains(why), "{why}: {}", refused.text);
+    }
+    assert_eq!(shop.sales_count().await, sales);
+    assert_eq!(shop.payment("pay-1").await["refundedCents"], 0);
+
+    // One mug back to the card: the refund is an attempt of its own, and the payment counts it.
+    let returned = shop
+        .return_to("r1", "t1", 1, vec![tender("b1", "card", 1450, Some("pay-1"))])
+        .await;
+    assert_eq!(returned.status, 201, "{}", returned.text);
+    let payment = shop.payment("pay-1").await;
+    assert_eq!(
+        (payment["state"].as_str(), payment["refundedCents"].as_i64()),
+        (Some("captured"), Some(1450))
+    );
+    let listed = shop.server.get("/v1/payments?state=refunded", &shop.till).await;
+    let refunds = listed.body["items"].as_array().unwrap().clone();
+    assert_eq!(refunds.len(), 1, "{}", listed.text);
+    let refund = &refunds[0];
+    assert_eq!(refund["kind"], "refund");
+    assert_eq!(refund["refundOf"], "pay-1");
+    assert_eq!(refund["capturedBy"], "r1");
+    assert_eq!(refund["amountCents"], 1450);
+    assert_eq!(refund["terminalId"], "tpe-1", "counted on the payment's terminal");
+
+    // Sent again (its answer was lost): the same answer, nothing refunded twice.
+    let again = shop
+        .return_to("r1", "t1", 1, vec![tender("b1", "card", 1450, Some("pay-1"))])
+        .await;
+    assert_eq!((again.status, &again.body), (returned.status, &returned.body));
+    assert_eq!(shop.payment("pay-1").await["refundedCents"], 1450);
+
+    // The card is spent: the next mug goes back in cash.
+    let over = shop
+        .return_to("r2", "t1", 1, vec![tender("b1", "card", 1450, Some("pay-1"))])
+        .await;
+    over.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    assert!(over.text.contains("only 0.00 is left"), "{}", over.text);
+    let cash = shop
+        .return_to("r2", "t1", 1, vec![tender("b1", "cash", 1450, None)])
+        .await;
+    assert_eq!(cash.status, 201, "{}", cash.text);
+
+    let (events, _) = crate::events::read_feed(&shop.server, "types=payment.refunded", 1).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["registerId"], "r1");
+    assert_eq!(
+        events[0]["data"],
+        json!({"paymentId": "pay-1", "refundId": refund["paymentId"], "transactionId": "r1", "amountCents": 1450})
+    );
+    shop.server.stop().await;
+}
+
+async fn ten_returns_racing_for_one_card_stay_within_its_capture(engine: Engine) {
+    let shop = Shop::open(engine).await;
+    // Ten mugs, two of them on the card.
+    shop.approved("pay-1", 2 * 1450).await;
+    let sale = sale_paid(
+        &shop,
+        "t1",
+        10,
+        vec![
+            tender("p1", "card", 2 * 1450, Some("pay-1")),
+            tender("p2", "cash", 8 * 1450, None),
+        ],
+    );
+    assert_eq!(shop.finalize(&sale).await.status, 201);
+    let racer = &shop;
+    let replies = join_all((0..10).map(|i| {
+        let transaction = format!("r{i}");
+        async move {
+            racer
+                .return_to(&transaction, "t1", 1, vec![tender("b1", "card", 1450, Some("pay-1"))])
+                .await
+        }
+    }))
+    .await;
+    let booked = replies.iter().filter(|reply| reply.status == 201).count();
+    for reply in replies.iter().filter(|reply| reply.status != 201) {
+        reply.assert_error(422, "BUSINESS_RULE_VIOLATION");
+    }
+    // Each racer that lost saw the winner's refund and tried again: the card takes two.
+    assert_eq!(booked, 2, "{:?}", replies.iter().map(|r| r.status).collect::<Vec<_>>());
+    assert_eq!(shop.payment("pay-1").await["refundedCents"], 2 * 1450);
+    let listed = shop.server.get("/v1/payments?state=refunded", &shop.till).await;
+    let refunded: i64 = listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|refund| refund["amountCents"].as_i64().unwrap())
+        .sum();
+    assert_eq!(refunded, 2 * 1450, "one refund attempt per return kept");
     shop.server.stop().await;
 }

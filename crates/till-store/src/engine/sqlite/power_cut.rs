@@ -561,6 +561,7 @@ mod tests {
             stored_value: Default::default(),
             relies_on_groups: Default::default(),
             captures: Vec::new(),
+            card_refunds: Vec::new(),
         }
     }
 
