@@ -3,7 +3,7 @@
 //! them by hand and the API answers the very same shapes (docs/architecture.md).
 
 use crate::drawer::ShiftReport;
-use crate::fiscal::payload::{ClosureRecord, LateTickets, Period, SaleRecordVat};
+use crate::fiscal::payload::{ClosureRecord, LateTickets, Period, SaleRecordVat, ShiftCardPayments};
 use crate::ids::{MovementId, RegisterId, SessionId, SkuId, StoreId, Subject};
 use crate::instant::{format_utc, from_micros};
 use crate::money::{Cents, VatRate};
@@ -223,6 +223,8 @@ pub struct XReport {
     /// Late sales of the register received so far, shown apart (as in [`ZReportBody`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_sales: Option<ShiftLateSales>,
+    /// The shift's card payment attempts so far, per terminal and provider.
+    pub card_payments: Vec<ShiftCardPayments>,
 }
 
 /// The Z report of a closed session: what was booked on it, per tender method and VAT rate.
@@ -262,6 +264,11 @@ pub struct ZReport {
     /// change nothing this drawer should hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_sales: Option<ShiftLateSales>,
+    /// The shift's card payment attempts per terminal and provider, as they stood at the
+    /// close: what the terminals approved, what sales captured, what returns refunded, and
+    /// the orphans, voids and answers still lost. Sealed with the report.
+    #[serde(default)]
+    pub card_payments: Vec<ShiftCardPayments>,
     /// Where the report is sealed in the register's journal.
     pub fiscal: ClosureSeal,
 }
@@ -413,6 +420,7 @@ impl XReport {
             movements: parts.movements,
             expected_cash_cents: report.expected_cash,
             late_sales: parts.late_sales,
+            card_payments: report.card_payments(),
         }
     }
 }
@@ -436,6 +444,7 @@ impl ZReport {
             movements: parts.movements,
             expected_cash_cents: report.expected_cash,
             late_sales: parts.late_sales,
+            card_payments: report.card_payments(),
             fiscal: seal,
         }
     }
@@ -545,6 +554,19 @@ mod tests {
             }],
             movements: MovementTotals::default(),
             late: Default::default(),
+            cards: [(
+                crate::payment::TerminalKey {
+                    terminal_id: Some(crate::payment::TerminalId::parse("tpe-1").unwrap()),
+                    provider: None,
+                },
+                crate::payment::CardTotals {
+                    authorized: cents(1_200),
+                    captured: cents(1_200),
+                    unknowns: 1,
+                    ..Default::default()
+                },
+            )]
+            .into(),
         };
         shift_report(&figures, counted).unwrap()
     }

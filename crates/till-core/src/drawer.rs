@@ -7,8 +7,9 @@
 //! tender method; the difference is counted minus expected, so a drawer short of cash shows a
 //! negative difference. Every sum is checked.
 
-use crate::fiscal::payload::{LateTickets, SaleRecordVat, ShiftCount};
+use crate::fiscal::payload::{LateTickets, SaleRecordVat, ShiftCardPayments, ShiftCount};
 use crate::money::{Cents, Overflow};
+use crate::payment::{CardTotals, TerminalKey};
 use std::collections::BTreeMap;
 
 /// The tender method whose takings stay in the drawer.
@@ -139,6 +140,8 @@ pub struct ShiftFigures {
     pub movements: MovementTotals,
     /// Late sales of the register's earlier sessions received since its previous shift closed.
     pub late: LateFigures,
+    /// The shift's card payment attempts added up per terminal and provider.
+    pub cards: BTreeMap<TerminalKey, CardTotals>,
 }
 
 /// Late sales a shift's report shows apart: sales of sessions already closed when they arrived
@@ -197,6 +200,8 @@ pub struct ShiftReport {
     pub expected_cash: Cents,
     /// Shown apart, when there were any.
     pub late: Option<LateFigures>,
+    /// Per terminal and provider, in their order.
+    pub cards: BTreeMap<TerminalKey, CardTotals>,
 }
 
 impl ShiftReport {
@@ -211,6 +216,24 @@ impl ShiftReport {
                     counted_cents: line.counted?.get(),
                     difference_cents: line.difference?.get(),
                 })
+            })
+            .collect()
+    }
+
+    /// The card totals per terminal and provider, as the reports show them and the shift's
+    /// closure seals them.
+    pub fn card_payments(&self) -> Vec<ShiftCardPayments> {
+        self.cards
+            .iter()
+            .map(|(key, totals)| ShiftCardPayments {
+                terminal_id: key.terminal_id.as_ref().map(|id| id.as_str().to_owned()),
+                provider: key.provider.as_ref().map(|p| p.as_str().to_owned()),
+                authorized_cents: totals.authorized.get(),
+                captured_cents: totals.captured.get(),
+                refunded_cents: totals.refunded.get(),
+                orphan_count: totals.orphans,
+                void_count: totals.voids,
+                unknown_count: totals.unknowns,
             })
             .collect()
     }
@@ -251,6 +274,7 @@ pub fn shift_report(figures: &ShiftFigures, counted: &[Count]) -> Result<ShiftRe
         movements: figures.movements,
         expected_cash,
         late: (figures.late.sales_count != 0).then(|| figures.late.clone()),
+        cards: figures.cards.clone(),
     })
 }
 
@@ -295,6 +319,7 @@ mod tests {
             takings: vec![takings("card", 7_000, 0), takings(CASH, 24_000, 50)],
             movements,
             late: LateFigures::default(),
+            cards: BTreeMap::new(),
         }
     }
 

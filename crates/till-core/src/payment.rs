@@ -998,6 +998,37 @@ pub struct TerminalKey {
     pub provider: Option<Provider>,
 }
 
+/// What the X and Z reports read of an attempt: a Z report keeps exactly this of each attempt
+/// of its shift, as the attempt stood at the close, and the audit adds it up again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportedAttempt {
+    pub key: TerminalKey,
+    pub kind: AttemptKind,
+    pub state: PaymentState,
+    /// What was asked (a payment) or given back (a refund).
+    pub amount: Cents,
+    /// What the terminal approved, for a payment it approved.
+    pub authorized: Option<Cents>,
+    /// Whether it became an orphan, voided since or not.
+    pub orphaned: bool,
+}
+
+impl Attempt {
+    pub fn reported(&self) -> ReportedAttempt {
+        ReportedAttempt {
+            key: TerminalKey {
+                terminal_id: self.terminal_id.clone(),
+                provider: self.provider.clone(),
+            },
+            kind: self.kind,
+            state: self.state,
+            amount: self.amount,
+            authorized: self.authorized(),
+            orphaned: self.orphaned_at.is_some(),
+        }
+    }
+}
+
 /// A terminal's card figures over the attempts of a shift.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CardTotals {
@@ -1008,15 +1039,15 @@ pub struct CardTotals {
     /// Given back by returns.
     pub refunded: Cents,
     /// Approvals no sale took in time, voided since or not.
-    pub orphans: u64,
-    pub voids: u64,
+    pub orphans: i64,
+    pub voids: i64,
     /// Answers still lost.
-    pub unknowns: u64,
+    pub unknowns: i64,
 }
 
 impl CardTotals {
-    fn add(&mut self, attempt: &Attempt) -> Result<(), Overflow> {
-        let count = |n: u64, counted: bool| n.checked_add(u64::from(counted)).ok_or(Overflow);
+    fn add(&mut self, attempt: &ReportedAttempt) -> Result<(), Overflow> {
+        let count = |n: i64, counted: bool| n.checked_add(i64::from(counted)).ok_or(Overflow);
         let approved = matches!(
             attempt.state,
             PaymentState::Authorized
@@ -1027,7 +1058,7 @@ impl CardTotals {
         );
         match attempt.kind {
             AttemptKind::Payment => {
-                if let Some(authorized) = attempt.authorized().filter(|_| approved) {
+                if let Some(authorized) = attempt.authorized.filter(|_| approved) {
                     self.authorized = self.authorized.checked_add(authorized)?;
                     if attempt.state == PaymentState::Captured {
                         self.captured = self.captured.checked_add(authorized)?;
@@ -1040,7 +1071,7 @@ impl CardTotals {
                 }
             }
         }
-        self.orphans = count(self.orphans, attempt.orphaned_at.is_some())?;
+        self.orphans = count(self.orphans, attempt.orphaned)?;
         self.voids = count(self.voids, attempt.state == PaymentState::Voided)?;
         self.unknowns = count(self.unknowns, attempt.state == PaymentState::Unknown)?;
         Ok(())
@@ -1049,16 +1080,12 @@ impl CardTotals {
 
 /// The card totals per terminal and provider, in their order. Every attempt names its key,
 /// so a terminal that only declined shows with zeros.
-pub fn card_totals<'a>(
-    attempts: impl IntoIterator<Item = &'a Attempt>,
+pub fn card_totals(
+    attempts: impl IntoIterator<Item = ReportedAttempt>,
 ) -> Result<BTreeMap<TerminalKey, CardTotals>, Overflow> {
     let mut totals: BTreeMap<TerminalKey, CardTotals> = BTreeMap::new();
     for attempt in attempts {
-        let key = TerminalKey {
-            terminal_id: attempt.terminal_id.clone(),
-            provider: attempt.provider.clone(),
-        };
-        totals.entry(key).or_default().add(attempt)?;
+        totals.entry(attempt.key.clone()).or_default().add(&attempt)?;
     }
     Ok(totals)
 }
@@ -1904,7 +1931,7 @@ mod tests {
             on(voided_orphan, Some("a")),
             on(in_state(PaymentState::Orphaned), None),
         ];
-        let totals = card_totals(&attempts).unwrap();
+        let totals = card_totals(attempts.iter().map(Attempt::reported)).unwrap();
         let keys: Vec<_> = totals
             .keys()
             .map(|k| k.terminal_id.as_ref().map(TerminalId::as_str))
@@ -1945,7 +1972,7 @@ mod tests {
         );
         let mut huge = in_state(PaymentState::Refunded);
         huge.amount = cents(crate::money::MAX_SAFE_INTEGER);
-        assert_eq!(card_totals(&[huge.clone(), huge]), Err(Overflow));
+        assert_eq!(card_totals([huge.reported(), huge.reported()]), Err(Overflow));
     }
 
     // Properties
@@ -2189,7 +2216,7 @@ mod tests {
                     prop_assert!(refunded[i] <= captured, "refunded {} of {}", refunded[i], captured);
                 }
             }
-            let totals = card_totals(attempts.iter().chain(&refunds)).unwrap();
+            let totals = card_totals(attempts.iter().chain(&refunds).map(Attempt::reported)).unwrap();
             let sum = |f: fn(&CardTotals) -> Cents| totals.values().map(f).sum::<Option<Cents>>().unwrap();
             let captured: Vec<Cents> = attempts.iter().filter(|a| a.state == PaymentState::Captured).filter_map(Attempt::authorized).collect();
             prop_assert_eq!(sum(|t| t.captured), captured.into_iter().sum::<Option<Cents>>().unwrap());

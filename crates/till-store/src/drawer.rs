@@ -7,6 +7,7 @@ use crate::error::StoreError;
 use crate::feed::{self, NewEvent};
 use crate::journal::{self, jet};
 use crate::late_sales::{self, TicketRange};
+use crate::payments::{self, ShiftCards};
 use crate::sale_detail::{self, Sales};
 use crate::sealer::Sealer;
 use crate::sessions::{SessionRecord, find_session};
@@ -22,6 +23,7 @@ use till_core::fiscal::ChainKind;
 use till_core::ids::{MovementId, RegisterId, SessionId, StoreId, Subject};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
+use till_core::payment::card_totals;
 
 struct RecordMovement {
     movement: NewMovement,
@@ -47,7 +49,7 @@ impl Store {
             return Ok(None);
         };
         let late = late_sales::unreported(&mut conn, session.register_id.as_str()).await?;
-        let figures = shift_figures(&mut conn, &session, Some(late)).await?;
+        let figures = shift_figures(&mut conn, &session, Some(late), ShiftCards::Live).await?;
         let report = crate::reports::x_report(&session, &figures, at)?;
         Ok(Some((session, report)))
     }
@@ -167,6 +169,7 @@ pub(crate) async fn shift_figures(
     conn: &mut Conn,
     session: &SessionRecord,
     late: Option<TicketRange>,
+    cards: ShiftCards,
 ) -> Result<ShiftFigures, StoreError> {
     let session_id = session.session_id.as_str();
     let sales = Sales::Session(session_id);
@@ -198,6 +201,7 @@ pub(crate) async fn shift_figures(
         Some(range) => late_sales::figures(conn, session.register_id.as_str(), range).await?,
         None => LateFigures::default(),
     };
+    let attempts = payments::reported(conn, session_id, cards).await?;
     Ok(ShiftFigures {
         opening_float: session.opening_float,
         sales_count: totals.try_get("sales")?,
@@ -206,6 +210,7 @@ pub(crate) async fn shift_figures(
         takings,
         movements,
         late,
+        cards: card_totals(attempts).map_err(|_| out_of_range())?,
     })
 }
 

@@ -39,7 +39,8 @@ pub(crate) fn sqlite() -> Migrator {
         24 "0024_customer_keys",
         25 "0025_customer_words_keyed",
         26 "0026_customer_activity_unindexed",
-        27 "0027_payment_attempts"))
+        27 "0027_payment_attempts",
+        28 "0028_shift_card_attempts"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -61,7 +62,8 @@ pub(crate) fn postgres() -> Migrator {
         24 "0024_customer_keys",
         25 "0025_customer_words_keyed",
         26 "0026_customer_activity_unindexed",
-        27 "0027_payment_attempts"))
+        27 "0027_payment_attempts",
+        28 "0028_shift_card_attempts"))
 }
 
 /// What a failed migration means for the operator.

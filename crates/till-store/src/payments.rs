@@ -13,7 +13,10 @@ use till_core::events::EventType;
 use till_core::ids::{SessionId, TransactionId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
-use till_core::payment::{Attempt, AttemptKind, Outcome, OutcomeInput, PaymentId, PaymentState, Provider, TerminalId};
+use till_core::payment::{
+    Attempt, AttemptKind, Outcome, OutcomeInput, PaymentId, PaymentState, Provider, ReportedAttempt, TerminalId,
+    TerminalKey,
+};
 
 const ATTEMPT_COLUMNS: &str = "payment_id, kind, session_id, amount_cents, terminal_id, provider, state, \
      outcome_status, authorized_cents, authorization_code, card_brand, last4, entry_mode, \
@@ -337,4 +340,72 @@ pub(crate) async fn refund(
     }
     .record(conn)
     .await
+}
+
+/// Which attempts a shift's card totals are added up from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShiftCards {
+    /// The ledger as it stands: the X report of an open shift.
+    Live,
+    /// What the Z report kept of each attempt at the close: the Z report and the audit.
+    AsClosed,
+}
+
+/// The session's attempts as the X and Z reports read them.
+pub(crate) async fn reported(
+    conn: &mut Conn,
+    session_id: &str,
+    cards: ShiftCards,
+) -> Result<Vec<ReportedAttempt>, StoreError> {
+    let sql = match cards {
+        ShiftCards::Live => {
+            "SELECT kind, terminal_id, provider, state, amount_cents, authorized_cents, \
+                 CAST(CASE WHEN orphaned_at IS NULL THEN 0 ELSE 1 END AS BIGINT) AS orphaned \
+             FROM payment_attempts WHERE session_id = $1"
+        }
+        ShiftCards::AsClosed => {
+            "SELECT kind, terminal_id, provider, state, amount_cents, authorized_cents, orphaned \
+             FROM shift_card_attempts WHERE session_id = $1"
+        }
+    };
+    let corrupt = |what: &str| StoreError::Corrupt(format!("a reported payment attempt's {what}"));
+    let rows = query(sql).bind(session_id).fetch_all(&mut *conn).await?;
+    rows.iter()
+        .map(|row| {
+            let kind: String = row.try_get("kind")?;
+            let state: String = row.try_get("state")?;
+            let authorized: Option<i64> = row.try_get("authorized_cents")?;
+            Ok(ReportedAttempt {
+                key: TerminalKey {
+                    terminal_id: row
+                        .try_get::<Option<String>>("terminal_id")?
+                        .map(TerminalId::from_trusted),
+                    provider: row.try_get::<Option<String>>("provider")?.map(Provider::from_trusted),
+                },
+                kind: AttemptKind::parse(&kind).ok_or_else(|| corrupt("kind"))?,
+                state: PaymentState::parse(&state).ok_or_else(|| corrupt("state"))?,
+                amount: Cents::new(row.try_get("amount_cents")?).ok_or_else(|| corrupt("amount"))?,
+                authorized: authorized
+                    .map(|cents| Cents::new(cents).ok_or_else(|| corrupt("authorized amount")))
+                    .transpose()?,
+                orphaned: row.try_get::<i64>("orphaned")? != 0,
+            })
+        })
+        .collect()
+}
+
+/// Keeps what the session's Z report reads of each of its attempts, as they stand, in the
+/// close's transaction.
+pub(crate) async fn keep_for_close(conn: &mut Conn, session_id: &str) -> Result<(), StoreError> {
+    query(
+        "INSERT INTO shift_card_attempts (session_id, payment_id, kind, terminal_id, provider, state, \
+             amount_cents, authorized_cents, orphaned) \
+         SELECT session_id, payment_id, kind, terminal_id, provider, state, amount_cents, authorized_cents, \
+             CASE WHEN orphaned_at IS NULL THEN 0 ELSE 1 END \
+         FROM payment_attempts WHERE session_id = $1",
+    )
+    .bind(session_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }

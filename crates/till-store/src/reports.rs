@@ -7,6 +7,7 @@ use crate::drawer::shift_figures;
 use crate::error::StoreError;
 use crate::journal;
 use crate::late_sales::{self, TicketRange};
+use crate::payments::{self, ShiftCards};
 use crate::sealer::Sealer;
 use crate::sessions::SessionRecord;
 use crate::sql::{Conn, query};
@@ -26,7 +27,7 @@ pub(crate) async fn shift_record(
     closed_at: i64,
 ) -> Result<ShiftRecord, StoreError> {
     let late = late_sales::reported(conn, session.session_id.as_str()).await?;
-    let figures = shift_figures(conn, session, late).await?;
+    let figures = shift_figures(conn, session, late, ShiftCards::AsClosed).await?;
     let counts = stored_counts(conn, session).await?;
     let report = shift_report(&figures, &counts).map_err(|_| overflow(session))?;
     Ok(record_of(session, &report, closed_at))
@@ -51,7 +52,8 @@ pub(crate) async fn seal_z_report(
     key: &Sealer,
 ) -> Result<SealedZ, StoreError> {
     let late = late_sales::unreported(conn, session.register_id.as_str()).await?;
-    let figures = shift_figures(conn, session, Some(late)).await?;
+    payments::keep_for_close(conn, session.session_id.as_str()).await?;
+    let figures = shift_figures(conn, session, Some(late), ShiftCards::AsClosed).await?;
     let report = shift_report(&figures, counted).map_err(|_| overflow(session))?;
     for count in counted {
         query("INSERT INTO session_counts (session_id, method, counted_cents) VALUES ($1, $2, $3)")
@@ -119,6 +121,7 @@ fn record_of(session: &SessionRecord, report: &ShiftReport, closed_at: i64) -> S
         vat: report.vat.clone(),
         counts: report.sealed_counts(),
         late: report.late.as_ref().and_then(|late| late.sealed()),
+        card_payments: report.card_payments(),
     }
 }
 

@@ -3074,6 +3074,22 @@ export interface components {
                     }[];
                 }[];
                 shifts: {
+                    /** @description The shift's card payment attempts per terminal and provider, as they stood at the close (absent when the shift had none). Sealed last as CARDS: then terminalId:provider:authorizedCents:capturedCents:refundedCents:orphanCount:voidCount:unknownCount joined by |, in terminal and provider order; an absent name is empty, and % , : | in a name are written %25 %2C %3A %7C. */
+                    cardPayments?: {
+                        /** @description Approved by the terminal, whatever became of the approval after. */
+                        authorizedCents: number;
+                        /** @description Taken by sales. */
+                        capturedCents: number;
+                        /** @description Approvals no sale took in time, voided since or not. */
+                        orphanCount: number;
+                        provider: string | null;
+                        /** @description Given back to cards by returns. */
+                        refundedCents: number;
+                        terminalId: string | null;
+                        /** @description Answers still lost at the close. */
+                        unknownCount: number;
+                        voidCount: number;
+                    }[];
                     closedAt: number;
                     /** @description What the cashier counted at the close, per tender method (absent when the close took no counts). Sealed in the shift's closure entry after its period, as method:expected:counted:difference joined by |, in method order. */
                     counts?: {
@@ -4155,6 +4171,43 @@ export interface components {
             /** @description What to send as `cursor`, with the same filters, for the next page; null on the last page. */
             nextCursor: components["schemas"]["Cursor"] | null;
         };
+        /**
+         * @description One terminal's card payments over a shift, in the X and Z reports and as a closure seals
+         *     them.
+         */
+        ShiftCardPayments: {
+            /**
+             * Format: int64
+             * @description Approved by the terminal, whatever became of the approval after.
+             */
+            authorizedCents: number;
+            /**
+             * Format: int64
+             * @description Taken by sales.
+             */
+            capturedCents: number;
+            /**
+             * Format: int64
+             * @description Approvals no sale took in time, voided since or not.
+             */
+            orphanCount: number;
+            /** @description Who processes its payments; null for attempts that named none. */
+            provider?: string | null;
+            /**
+             * Format: int64
+             * @description Given back to cards by returns.
+             */
+            refundedCents: number;
+            /** @description The terminal as the till named it; null for attempts that named none. */
+            terminalId?: string | null;
+            /**
+             * Format: int64
+             * @description Answers still lost at the close.
+             */
+            unknownCount: number;
+            /** Format: int64 */
+            voidCount: number;
+        };
         /** @description A catalog article: 64 lowercase hexadecimal characters. */
         SkuId: string;
         /** @description Body of `PUT /v1/staff/{subject}`. */
@@ -4583,6 +4636,8 @@ export interface components {
         };
         /** @description The X report of an open session: its Z report so far, neither counted nor sealed. */
         XReportBody: {
+            /** @description The shift's card payment attempts so far, per terminal and provider. */
+            cardPayments: components["schemas"]["ShiftCardPayments"][];
             cashierSubject: string;
             /** Format: int64 */
             expectedCashCents: number;
@@ -4605,6 +4660,12 @@ export interface components {
         };
         /** @description The Z report of a closed session: what was booked on it, per tender method and VAT rate. */
         ZReportBody: {
+            /**
+             * @description The shift's card payment attempts per terminal and provider, as they stood at the
+             *     close: what the terminals approved, what sales captured, what returns refunded, and
+             *     the orphans, voids and answers still lost. Sealed with the report.
+             */
+            cardPayments?: components["schemas"]["ShiftCardPayments"][];
             cashierSubject: string;
             closedAt: string;
             /**

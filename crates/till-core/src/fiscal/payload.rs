@@ -226,6 +226,76 @@ pub struct ShiftRecord {
     /// closed, shown apart: they are in no shift's totals. Absent when there were none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late: Option<LateTickets>,
+    /// The shift's card payments per terminal and provider, as they stood at the close. Absent
+    /// when the shift had no card payment attempt (and for every shift closed before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub card_payments: Vec<ShiftCardPayments>,
+}
+
+/// One terminal's card payments over a shift, in the X and Z reports and as a closure seals
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ShiftCardPayments {
+    /// The terminal as the till named it; null for attempts that named none.
+    pub terminal_id: Option<String>,
+    /// Who processes its payments; null for attempts that named none.
+    pub provider: Option<String>,
+    /// Approved by the terminal, whatever became of the approval after.
+    pub authorized_cents: i64,
+    /// Taken by sales.
+    pub captured_cents: i64,
+    /// Given back to cards by returns.
+    pub refunded_cents: i64,
+    /// Approvals no sale took in time, voided since or not.
+    pub orphan_count: i64,
+    pub void_count: i64,
+    /// Answers still lost at the close.
+    pub unknown_count: i64,
+}
+
+impl ShiftCardPayments {
+    /// `CARDS:terminal:provider:authorized:captured:refunded:orphans:voids:unknowns|...`, names
+    /// escaped so that no value can pass for another (an absent name is empty: a name is never
+    /// empty).
+    fn field(cards: &[ShiftCardPayments]) -> Option<String> {
+        if cards.is_empty() {
+            return None;
+        }
+        let lines: Vec<String> = cards
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}:{}:{}:{}:{}:{}:{}",
+                    escaped(c.terminal_id.as_deref().unwrap_or_default()),
+                    escaped(c.provider.as_deref().unwrap_or_default()),
+                    c.authorized_cents,
+                    c.captured_cents,
+                    c.refunded_cents,
+                    c.orphan_count,
+                    c.void_count,
+                    c.unknown_count
+                )
+            })
+            .collect();
+        Some(format!("CARDS:{}", lines.join("|")))
+    }
+}
+
+/// Free text inside a signed field: the separators and the escape itself as `%XX`.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ',' => out.push_str("%2C"),
+            ':' => out.push_str("%3A"),
+            '|' => out.push_str("%7C"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Late sales shown apart in a closure: how many, and their total.
@@ -262,8 +332,9 @@ pub struct ShiftCount {
 /// The signed string of a shift closure: VAT breakdown of the shift, its total and sale count,
 /// timestamp, register, sequence, `SHIFT`, the session and its period, then, when the cashier
 /// counted, `method:expected:counted:difference|...` in method order, then, when late sales are
-/// shown apart, `LATE:count:total`, flag, previous signature. A close without counts or late
-/// sales signs exactly what closes signed before either existed.
+/// shown apart, `LATE:count:total`, then, when the shift had card payment attempts, their
+/// totals per terminal and provider (`CARDS:...`), flag, previous signature. A close without
+/// counts, late sales or card attempts signs exactly what closes signed before they existed.
 pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> String {
     let (opened, closed) = (
         crate::instant::from_micros(record.opened_at),
@@ -298,6 +369,7 @@ pub fn shift_closure(record: &ShiftRecord, seq: i64, previous: Option<&str>) -> 
         fields.push(counts.join("|"));
     }
     fields.extend(LateTickets::field(record.late.as_ref()));
+    fields.extend(ShiftCardPayments::field(&record.card_payments));
     join(fields, seq, previous)
 }
 
@@ -714,5 +786,42 @@ mod tests {
             };
             assert!(event(&jet, 1, None).starts_with(&format!("{},;;;,", i64::MIN)));
         }
+    }
+
+    #[test]
+    fn a_shifts_card_payments_are_sealed_last_with_names_that_cannot_pass_for_others() {
+        let mut shift = ShiftRecord {
+            session_id: "ses".into(),
+            register_id: "r".into(),
+            opened_at: 0,
+            closed_at: 0,
+            sales_count: 1,
+            total_cents: 100,
+            vat: vec![],
+            counts: vec![],
+            late: None,
+            card_payments: vec![],
+        };
+        let plain = shift_closure(&shift, 2, Some("p"));
+        assert!(plain.ends_with(",SHIFT,ses,19700101000000|19700101000000,N,p"), "{plain}");
+        let card = |terminal: &str, provider: Option<&str>| ShiftCardPayments {
+            terminal_id: Some(terminal.into()),
+            provider: provider.map(Into::into),
+            authorized_cents: 3800,
+            captured_cents: 2900,
+            refunded_cents: 1450,
+            orphan_count: 1,
+            void_count: 1,
+            unknown_count: 0,
+        };
+        shift.card_payments = vec![card("a:b", None), card("tpe|2", Some("x,%"))];
+        let sealed = shift_closure(&shift, 2, Some("p"));
+        assert!(
+            sealed.ends_with(",CARDS:a%3Ab::3800:2900:1450:1:1:0|tpe%7C2:x%2C%25:3800:2900:1450:1:1:0,N,p"),
+            "{sealed}"
+        );
+        // Another split of the same characters between terminal and provider signs otherwise.
+        shift.card_payments = vec![card("a", Some("b")), card("tpe|2", Some("x,%"))];
+        assert_ne!(shift_closure(&shift, 2, Some("p")), sealed);
     }
 }

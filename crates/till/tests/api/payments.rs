@@ -22,6 +22,7 @@ on_both_engines!(
     a_till_reaches_its_own_session_s_attempts_only,
     a_return_gives_back_to_the_card_at_most_what_it_captured,
     ten_returns_racing_for_one_card_stay_within_its_capture,
+    the_x_and_z_reports_add_up_each_terminal_and_the_audit_checks_them,
 );
 
 /// A sale of `mugs` mugs paid by `tenders` (as [`tender`] builds them).
@@ -624,5 +625,85 @@ async fn ten_returns_racing_for_one_card_stay_within_its_capture(engine: Engine)
         .map(|refund| refund["amountCents"].as_i64().unwrap())
         .sum();
     assert_eq!(refunded, 2 * 1450, "one refund attempt per return kept");
+    shop.server.stop().await;
+}
+
+async fn the_x_and_z_reports_add_up_each_terminal_and_the_audit_checks_them(engine: Engine) {
+    let shop = Shop::open_with(engine, |config| config.payment_orphan_seconds = 120).await;
+    // Terminal 1: a sale's capture, an orphan voided since, a refund by a return.
+    shop.approved("pay-1", 2900).await;
+    let sold = shop
+        .finalize(&sale_paid(
+            &shop,
+            "t1",
+            2,
+            vec![tender("p1", "card", 2900, Some("pay-1"))],
+        ))
+        .await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+    shop.approved("pay-2", 900).await;
+    shop.server.clock.advance(Duration::from_secs(121));
+    for _ in 0..100 {
+        if shop.payment("pay-2").await["state"] == "orphaned" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let voided = shop.server.post("/v1/payments/pay-2/void", &shop.till, json!({})).await;
+    assert_eq!(voided.body["state"], "voided", "{}", voided.text);
+    let back = shop
+        .return_to("r1", "t1", 1, vec![tender("b1", "card", 1450, Some("pay-1"))])
+        .await;
+    assert_eq!(back.status, 201, "{}", back.text);
+    // Terminal 2: a decline and an answer lost.
+    for (payment, status) in [("pay-3", "declined"), ("pay-4", "unknown")] {
+        let body = json!({"paymentId": payment, "sessionId": shop.session, "amountCents": 500,
+                          "method": "card", "terminalId": "tpe-2", "provider": "acquirer-b"});
+        assert_eq!(shop.server.post("/v1/payments", &shop.till, body).await.status, 201);
+        assert_eq!(shop.outcome(payment, json!({"status": status})).await.status, 200);
+    }
+    let expected = json!([
+        {"terminalId": "tpe-1", "provider": "acquirer-a", "authorizedCents": 3800, "capturedCents": 2900,
+         "refundedCents": 1450, "orphanCount": 1, "voidCount": 1, "unknownCount": 0},
+        {"terminalId": "tpe-2", "provider": "acquirer-b", "authorizedCents": 0, "capturedCents": 0,
+         "refundedCents": 0, "orphanCount": 0, "voidCount": 0, "unknownCount": 1},
+    ]);
+    let drawer = format!("/v1/register-sessions/{}", shop.session);
+    let x = shop.server.get(&format!("{drawer}/x-report"), &shop.till).await;
+    assert_eq!(x.body["cardPayments"], expected, "{}", x.text);
+
+    let admin = shop.server.admin();
+    let z = shop.server.post(&format!("{drawer}/close"), &admin, json!({})).await;
+    assert_eq!(z.status, 200, "{}", z.text);
+    assert_eq!(z.body["cardPayments"], expected, "{}", z.text);
+    assert_eq!(shop.verify("r1").await["ok"], true);
+
+    // The lost answer is settled after the close: the ledger moves, the sealed shift does not.
+    let settled = shop.outcome("pay-4", json!({"status": "declined"})).await;
+    assert_eq!(settled.body["state"], "declined", "{}", settled.text);
+    let again = shop.server.post(&format!("{drawer}/close"), &admin, json!({})).await;
+    assert_eq!(again.body, z.body);
+    assert_eq!(
+        shop.verify("r1").await["ok"],
+        true,
+        "the audit reads the shift as closed"
+    );
+
+    // What the close kept is part of the sealed record: one changed amount fails the audit.
+    let lift = match engine {
+        Engine::Sqlite => "DROP TRIGGER shift_card_attempts_no_update",
+        Engine::Postgres => "ALTER TABLE shift_card_attempts DISABLE TRIGGER USER",
+    };
+    shop.server
+        .tamper(
+            engine,
+            &[
+                lift,
+                "UPDATE shift_card_attempts SET authorized_cents = 2800 WHERE payment_id = 'pay-1'",
+            ],
+        )
+        .await;
+    let verdict = shop.verify("r1").await;
+    assert_eq!(verdict["ok"], false, "{verdict}");
     shop.server.stop().await;
 }
