@@ -1,5 +1,6 @@
-//! `GET /console/registers`: each register of a store with its open session, its day when
-//! closed early, and its latest Z reports, from the session list the API reads;
+//! `GET /console/registers`: each register of a store with its open session and that session's
+//! card payment attempts, its day when closed early, and its latest Z reports, from the
+//! session and payment lists the API reads;
 //! `POST /console/registers/{registerId}/verify` audits a register's journal as
 //! `verifyRegisterJournal` does and shows each chain's state.
 
@@ -23,13 +24,17 @@ use std::collections::BTreeMap;
 use till_app::console::closed_days;
 use till_app::sessions::{SessionFilter, SessionRecord};
 use till_app::storage::Window;
+use till_app::storage::payments::PaymentFilter;
 use till_app::stores::StoreRecord;
-use till_core::ids::RegisterId;
+use till_core::ids::{RegisterId, SessionId};
+use till_core::payment::{Attempt, AttemptKind};
 
 /// Sessions read for the page, newest opened first: the registers of a store at work.
 const SESSIONS_READ: usize = 300;
 /// Z reports shown per register.
 const Z_REPORTS_SHOWN: usize = 5;
+/// Card payment attempts shown of an open session.
+const ATTEMPTS_SHOWN: usize = 50;
 
 /// One register as the page shows it.
 struct RegisterView {
@@ -104,6 +109,21 @@ async fn render(
     let zone = day_zone(&stores, store);
     let currency = currency_of(store.or(stores.first()));
     let may_verify = visitor.may::<ops::VerifyRegisterJournal>();
+    let mut attempts: BTreeMap<SessionId, Vec<Attempt>> = BTreeMap::new();
+    if visitor.may::<ops::ListPayments>() {
+        for open in views.iter().filter_map(|view| view.open.as_ref()) {
+            let filter = PaymentFilter {
+                session_id: Some(open.session_id.clone()),
+                state: None,
+            };
+            let window = Window {
+                after: None,
+                take: ATTEMPTS_SHOWN,
+            };
+            let listed = till_app::payments::list(state.app(), &visitor.principal, filter, &window).await?;
+            attempts.insert(open.session_id.clone(), listed);
+        }
+    }
     let body = html! {
         h1 { (words.registers) }
         (store_picker(&stores, store, language))
@@ -126,6 +146,12 @@ async fn render(
                         ))
                     },
                     None => p { (words.no_session_open) },
+                }
+                @if let Some(open) = &view.open {
+                    @match attempts.get(&open.session_id) {
+                        Some(listed) => (card_payments(listed, &zone, &currency, language)),
+                        None => p.note { ((words.needs_scope_note)(words.seeing_card_payments, "pos.sales.read")) },
+                    }
                 }
                 @if let Some(closed) = closed_days.iter().find(|closed| closed.register_id == view.register_id) {
                     p.day-closed {
@@ -161,6 +187,46 @@ fn store_picker(stores: &[StoreRecord], store: Option<&StoreRecord>, language: L
         form.picker method="get" action="/console/registers" {
             (store_select(stores, store, words))
             button type="submit" { (words.show) }
+        }
+    }
+}
+
+/// An open session's card payment attempts, by id: what each terminal was asked, what it said,
+/// and the sale that took it.
+fn card_payments(attempts: &[Attempt], zone: &TimeZone, currency: &str, language: Language) -> Markup {
+    let words = language.words();
+    html! {
+        @if attempts.is_empty() {
+            p.card-payments { (words.no_card_payment) }
+        } @else {
+            table.card-payments {
+                caption { (words.card_payments) }
+                thead { tr {
+                    th { (words.payment) } th { (words.asked_at) } th { (words.terminal) }
+                    th.n { (words.amount) } th { (words.state) } th { (words.card) } th { (words.sale) }
+                } }
+                tbody {
+                    @for attempt in attempts {
+                        @let card = attempt.outcome.as_ref().map(|outcome| {
+                            let brand = outcome.card_brand().map(|b| b.as_str()).unwrap_or_default();
+                            let last4 = outcome.last4().map(|l| format!("•••• {}", l.as_str())).unwrap_or_default();
+                            format!("{brand} {last4}").trim().to_owned()
+                        });
+                        tr {
+                            td data-label=(words.payment) { code { (attempt.id.as_str()) } }
+                            td data-label=(words.asked_at) { (layout::local_time(attempt.requested_at, zone, language)) }
+                            td data-label=(words.terminal) { (attempt.terminal_id.as_ref().map(|t| t.as_str()).unwrap_or_default()) }
+                            td.n data-label=(words.amount) {
+                                @if attempt.kind == AttemptKind::Refund { "−" }
+                                (money(attempt.authorized().unwrap_or(attempt.amount).get(), currency, language))
+                            }
+                            td data-label=(words.state) { ((words.payment_state)(attempt.state)) }
+                            td data-label=(words.card) { (card.unwrap_or_default()) }
+                            td data-label=(words.sale) { (attempt.captured_by.as_ref().map(|t| t.as_str()).unwrap_or_default()) }
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -803,7 +803,10 @@ mod tests {
             card_payments: vec![],
         };
         let plain = shift_closure(&shift, 2, Some("p"));
-        assert!(plain.ends_with(",SHIFT,ses,19700101000000|19700101000000,N,p"), "{plain}");
+        assert!(
+            plain.ends_with(",SHIFT,ses,19700101000000|19700101000000,N,p"),
+            "{plain}"
+        );
         let card = |terminal: &str, provider: Option<&str>| ShiftCardPayments {
             terminal_id: Some(terminal.into()),
             provider: provider.map(Into::into),

@@ -10,6 +10,7 @@ use reqwest::header::{ACCEPT_LANGUAGE, CONTENT_TYPE, COOKIE, HeaderMap, HeaderVa
 use serde_json::json;
 
 on_both_engines!(
+    the_registers_page_lists_the_open_sessions_card_payments,
     signing_in_sets_an_http_only_same_site_cookie_and_pages_allow_no_script,
     a_bad_token_or_no_cookie_leads_back_to_the_sign_in_page,
     a_token_without_a_pages_scope_sees_a_refusal_naming_it,
@@ -830,4 +831,49 @@ async fn the_favicon_is_an_svg_image_every_page_links(engine: Engine) {
         );
     }
     server.stop().await;
+}
+
+async fn the_registers_page_lists_the_open_sessions_card_payments(engine: Engine) {
+    use crate::harness::{Shop, line};
+    const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
+    let shop = Shop::open(engine).await;
+    let server = &shop.server;
+    for (payment, outcome) in [
+        (
+            "pay-1",
+            json!({"status": "authorized", "authorizedCents": MUG.1, "cardBrand": "CB", "last4": "4242"}),
+        ),
+        ("pay-2", json!({"status": "declined"})),
+    ] {
+        let asked = json!({"paymentId": payment, "sessionId": shop.session, "amountCents": MUG.1,
+                           "method": "card", "terminalId": "tpe-7"});
+        assert_eq!(server.post("/v1/payments", &shop.till, asked).await.status, 201);
+        let path = format!("/v1/payments/{payment}/outcome");
+        assert_eq!(server.post(&path, &shop.till, outcome).await.status, 200);
+    }
+    let mut sale = shop.sale("t1", vec![line("l1", MUG, 1)], MUG.1);
+    sale["tenders"]["tenders"][0]["reference"] = json!("pay-1");
+    assert_eq!(shop.finalize(&sale).await.status, 201);
+
+    let page = open(server, "/console/registers?store=s1", &server.admin()).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    let start = page.html.find("<table class=\"card-payments\"").expect("the attempts");
+    let table = &page.html[start..start + page.html[start..].find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    for (row, expected) in rows.iter().zip([
+        ["pay-1", "tpe-7", "taken by a sale", "CB •••• 4242", "t1"],
+        ["pay-2", "tpe-7", "declined", "", ""],
+    ]) {
+        for text in expected.iter().filter(|text| !text.is_empty()) {
+            assert!(row.contains(text), "{text} in {row}");
+        }
+    }
+    // Who may see the registers but not the payments is told which scope shows them.
+    let manager = server.token("lea", "pos.sessions.close pos.catalog.read");
+    let page = open(server, "/console/registers?store=s1", &manager).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.html);
+    assert!(!page.html.contains("pay-1"), "{}", page.html);
+    assert!(page.html.contains("pos.sales.read"), "{}", page.html);
+    shop.server.stop().await;
 }
