@@ -130,33 +130,40 @@ impl Client {
         sale: &Value,
         give_up: Duration,
     ) -> Result<Acknowledged> {
+        let what = format!("sale {}", sale["transactionId"]);
+        self.post_until_acknowledged("/v1/checkout/finalize", token, sale, &[201], &what, give_up)
+            .await
+    }
+
+    /// Posts `body` to `path` until one of the `accepted` statuses comes back, as a till sends
+    /// an idempotent request: no answer, or a 5xx, is sent again to the next node; any other
+    /// answer is an error naming `what`.
+    pub async fn post_until_acknowledged(
+        &self,
+        path: &str,
+        token: &str,
+        body: &Value,
+        accepted: &[u16],
+        what: &str,
+        give_up: Duration,
+    ) -> Result<Acknowledged> {
         let started = std::time::Instant::now();
         let mut attempts = 0;
         loop {
             attempts += 1;
-            match self.post("/v1/checkout/finalize", token, sale).await {
-                Ok(reply) if reply.status == 201 => {
+            match self.post(path, token, body).await {
+                Ok(reply) if accepted.contains(&reply.status) => {
                     return Ok(Acknowledged {
                         body: reply.text,
                         attempts,
                     });
                 }
-                Ok(reply) if reply.status < 500 => {
-                    bail!(
-                        "sale {} refused: {} {}",
-                        sale["transactionId"],
-                        reply.status,
-                        reply.text
-                    )
-                }
+                Ok(reply) if reply.status < 500 => bail!("{what} refused: {} {}", reply.status, reply.text),
                 // 5xx or no answer at all: the node may be down or restarting.
                 _ => {}
             }
             if started.elapsed() > give_up {
-                bail!(
-                    "sale {} not acknowledged after {attempts} attempts",
-                    sale["transactionId"]
-                );
+                bail!("{what} not acknowledged after {attempts} attempts");
             }
             tokio::time::sleep(Duration::from_millis(5 + u64::from(attempts.min(20)))).await;
         }

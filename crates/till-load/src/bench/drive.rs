@@ -133,9 +133,12 @@ fn histogram() -> Result<Histogram<u64>> {
     Histogram::new_with_bounds(1, 600_000_000, 3).context("histogram")
 }
 
+/// One sale as the till runs it: for the card-attempts mix, the attempt asked for and its
+/// approval recorded first, then the sale naming it.
 async fn send(
     wire: &Wire,
     workload: &Workload,
+    mix: Mix,
     till: usize,
     draft: &Draft,
     transaction_id: &str,
@@ -143,6 +146,14 @@ async fn send(
 ) -> Result<Paid, String> {
     let token = &workload.shop.tills[till].token;
     let (body, paid) = workload.body_of(draft);
+    let through_attempt;
+    let body = match mix {
+        Mix::CardAttempts => {
+            through_attempt = approved_attempt(wire, workload, till, body, transaction_id).await?;
+            &through_attempt
+        }
+        _ => body,
+    };
     let body = Finalize {
         transaction_id,
         number: transaction_id,
@@ -155,6 +166,43 @@ async fn send(
         Ok(answer) => Err(format!("{} {}", answer.status, String::from_utf8_lossy(&answer.body))),
         Err(error) => Err(format!("{error:#}")),
     }
+}
+
+/// Asks for a card payment attempt of the body's card tender, records the terminal's
+/// approval, and answers the body with the tender naming the attempt.
+async fn approved_attempt(
+    wire: &Wire,
+    workload: &Workload,
+    till: usize,
+    body: &Value,
+    transaction_id: &str,
+) -> Result<Value, String> {
+    let till = &workload.shop.tills[till];
+    let amount = body["tenders"]["tenders"][0]["applied"]
+        .as_i64()
+        .ok_or("a draft without a card tender")?;
+    let payment_id = format!("pay-{transaction_id}");
+    let ask = serde_json::json!({"paymentId": payment_id, "sessionId": till.session, "amountCents": amount,
+                                 "method": "card", "terminalId": format!("tpe-{}", till.register)});
+    let approval = serde_json::json!({"status": "authorized", "authorizedCents": amount,
+                                      "authorizationCode": "A1B2C3", "cardBrand": "CB", "last4": "4242"});
+    let outcome = format!("/v1/payments/{payment_id}/outcome");
+    for (path, body, status) in [("/v1/payments", ask, 201), (outcome.as_str(), approval, 200)] {
+        match wire.post_json(path, &till.token, body.to_string()).await {
+            Ok(answer) if answer.status == status => {}
+            Ok(answer) => {
+                return Err(format!(
+                    "{path}: {} {}",
+                    answer.status,
+                    String::from_utf8_lossy(&answer.body)
+                ));
+            }
+            Err(error) => return Err(format!("{path}: {error:#}")),
+        }
+    }
+    let mut body = body.clone();
+    body["tenders"]["tenders"][0]["reference"] = Value::String(payment_id);
+    Ok(body)
 }
 
 pub(super) async fn closed_loop(
@@ -187,7 +235,7 @@ pub(super) async fn closed_loop(
                     if sent >= until {
                         break;
                     }
-                    let ok = send(&wire, &workload, till, draft, &transaction_id, customer.as_deref()).await;
+                    let ok = send(&wire, &workload, mix, till, draft, &transaction_id, customer.as_deref()).await;
                     if sent >= measure_from {
                         histogram.saturating_record(sent.elapsed().as_micros() as u64);
                         tally.record(ok, draft.lines);
@@ -245,7 +293,7 @@ pub(super) async fn open_loop(
         let (wire, workload, shared) = (wire.clone(), workload.clone(), shared.clone());
         in_flight.spawn(async move {
             let draft = &workload.carts(mix)[till][cart];
-            let ok = send(&wire, &workload, till, draft, &transaction_id, customer.as_deref()).await;
+            let ok = send(&wire, &workload, mix, till, draft, &transaction_id, customer.as_deref()).await;
             // From when the sale was due: waiting for a slow server counts.
             let latency = due.elapsed().as_micros() as u64;
             let mut guard = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -46,6 +46,9 @@ pub enum Mix {
     Anonymous,
     /// The same carts, each naming a customer of the directory.
     Named,
+    /// The same carts paid by card through the payment-attempt ledger: the attempt asked
+    /// for, its approval recorded, then the sale capturing it (three requests a sale).
+    CardAttempts,
 }
 
 impl Mix {
@@ -55,6 +58,7 @@ impl Mix {
             Mix::StoredValue => "stored-value",
             Mix::Anonymous => "anonymous",
             Mix::Named => "named",
+            Mix::CardAttempts => "card-attempts",
         }
     }
 
@@ -65,6 +69,7 @@ impl Mix {
             Mix::StoredValue => "sv-",
             Mix::Anonymous => "anon-",
             Mix::Named => "named-",
+            Mix::CardAttempts => "att-",
         }
     }
 }
@@ -80,6 +85,9 @@ pub enum Mixes {
     /// The carts with no customer against the same each naming one of `--customers`, as
     /// `Both` orders its windows: anonymous, named, named, anonymous.
     Customers,
+    /// The plain mix against the same carts paid through card payment attempts: plain,
+    /// attempts, attempts, plain.
+    Cards,
 }
 
 impl Mixes {
@@ -90,6 +98,7 @@ impl Mixes {
             Mixes::StoredValue => &[Mix::StoredValue],
             Mixes::Both => &[Mix::Plain, Mix::StoredValue, Mix::StoredValue, Mix::Plain],
             Mixes::Customers => &[Mix::Anonymous, Mix::Named, Mix::Named, Mix::Anonymous],
+            Mixes::Cards => &[Mix::Plain, Mix::CardAttempts, Mix::CardAttempts, Mix::Plain],
         }
     }
 
@@ -487,9 +496,20 @@ impl Window {
 
 /// The stored-value mix's throughput over the plain mix's, when a run measured both.
 pub fn stored_value_over_plain(reports: &[BenchReport]) -> Option<f64> {
+    throughput_over(reports, Mix::StoredValue, Mix::Plain)
+}
+
+/// The throughput of the sales paid through card payment attempts over that of the same
+/// carts paid by card alone, when a run measured both.
+pub fn card_attempts_over_plain(reports: &[BenchReport]) -> Option<f64> {
+    throughput_over(reports, Mix::CardAttempts, Mix::Plain)
+}
+
+/// `mix`'s throughput over `base`'s, when a run measured both.
+fn throughput_over(reports: &[BenchReport], mix: Mix, base: Mix) -> Option<f64> {
     let of = |mix: Mix| reports.iter().find(|r| r.mix.name == mix.name()).map(|r| r.per_second);
-    match (of(Mix::Plain), of(Mix::StoredValue)) {
-        (Some(plain), Some(stored_value)) if plain > 0.0 => Some(stored_value / plain),
+    match (of(base), of(mix)) {
+        (Some(base), Some(measured)) if base > 0.0 => Some(measured / base),
         _ => None,
     }
 }
@@ -505,11 +525,7 @@ pub(crate) fn engine_of(url: &str) -> &'static str {
 /// The throughput of the sales naming a customer over that of the same carts naming none,
 /// when a run measured both.
 pub fn named_over_anonymous(reports: &[BenchReport]) -> Option<f64> {
-    let of = |mix: Mix| reports.iter().find(|r| r.mix.name == mix.name()).map(|r| r.per_second);
-    match (of(Mix::Anonymous), of(Mix::Named)) {
-        (Some(anonymous), Some(named)) if anonymous > 0.0 => Some(named / anonymous),
-        _ => None,
-    }
+    throughput_over(reports, Mix::Named, Mix::Anonymous)
 }
 
 /// Fails when a run had failures: a load test that hides errors measures nothing.

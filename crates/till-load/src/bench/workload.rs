@@ -386,7 +386,7 @@ impl Workload {
     /// The drafted carts of `mix`, per till.
     pub(super) fn carts(&self, mix: Mix) -> &[Vec<Draft>] {
         match mix {
-            Mix::Plain => &self.carts,
+            Mix::Plain | Mix::CardAttempts => &self.carts,
             Mix::StoredValue => &self.stored_value_carts,
             Mix::Anonymous => &self.anonymous_carts,
             Mix::Named => &self.named_carts,

@@ -26,6 +26,10 @@ pub(crate) struct CrashArgs {
     /// ledger and the points ledger must hold exactly the acknowledged redemptions.
     #[arg(long)]
     stored_value: bool,
+    /// Each sale's card payment goes through a payment attempt (asked, approved, captured);
+    /// then every acknowledged sale's attempt must be captured by it, and none other.
+    #[arg(long)]
+    card_attempts: bool,
 }
 
 pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
@@ -37,6 +41,7 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         articles,
         run,
         stored_value,
+        card_attempts,
     } = args;
     let workspace = run.workspace()?;
     let plan = CrashPlan {
@@ -49,14 +54,16 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         work_dir: workspace.work_dir.clone(),
         seed: run.seed,
         stored_value,
+        card_attempts,
     };
     println!(
-        "crash test: {} node(s), {} kills, {} tills, {}{}",
+        "crash test: {} node(s), {} kills, {} tills, {}{}{}",
         plan.nodes,
         plan.cycles,
         plan.tills,
         till::server::redact(&plan.database_url),
-        if stored_value { ", stored value" } else { "" }
+        if stored_value { ", stored value" } else { "" },
+        if card_attempts { ", card attempts" } else { "" }
     );
     let report = crash::run(&plan)
         .await
@@ -75,6 +82,12 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
             "ok: {} sales paid partly by gift card, {} with points: every redemption in its ledger once, \
              none other, every balance exact",
             report.gift_card_sales, report.loyalty_sales
+        );
+    }
+    if card_attempts {
+        println!(
+            "ok: {} sales paid through a card attempt: each captured by its sale, no captured attempt without one",
+            report.card_attempt_sales
         );
     }
     workspace.clean_up();

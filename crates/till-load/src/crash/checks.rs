@@ -233,6 +233,46 @@ fn tail(code: &str) -> &str {
     &code[code.len().saturating_sub(4)..]
 }
 
+/// Every acknowledged sale's card attempt is captured by that sale, and every captured attempt
+/// belongs to an acknowledged sale: no card was charged for a sale that was not recorded, no
+/// sale recorded a card payment that was not captured.
+pub(super) async fn check_card_attempts(client: &Client, admin: &str, booked: &[Booked]) -> Result<()> {
+    let mut sold_with: HashMap<&str, &str> = HashMap::new();
+    for sale in booked {
+        if let Some(payment) = &sale.payment {
+            sold_with.insert(payment.as_str(), sale.transaction_id.as_str());
+        }
+    }
+    let mut captured = 0usize;
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = "/v1/payments?state=captured&limit=500".to_owned();
+        if let Some(cursor) = &cursor {
+            path.push_str(&format!("&cursor={cursor}"));
+        }
+        let page = client.get(&path, admin).await?.expect(200, "captured payments")?.json();
+        for attempt in page["items"].as_array().context("items")? {
+            let id = attempt["paymentId"].as_str().context("paymentId")?;
+            let by = attempt["capturedBy"].as_str().context("capturedBy")?;
+            ensure!(
+                sold_with.get(id) == Some(&by),
+                "attempt {id} is captured by {by}, which no acknowledged sale paid with it"
+            );
+            captured += 1;
+        }
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    ensure!(
+        captured == sold_with.len(),
+        "{} acknowledged sales paid through an attempt, {captured} attempts captured",
+        sold_with.len()
+    );
+    Ok(())
+}
+
 /// Straight on the database, with every node down: the points ledger holds one redemption per
 /// acknowledged sale that spent points, of those points, and no other.
 pub(super) async fn audit_points_ledger(database_url: &str, pool: &Pool, booked: &[Booked]) -> Result<()> {

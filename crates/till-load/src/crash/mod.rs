@@ -10,6 +10,11 @@
 //! spent it, of its amount, and no other, its balance what was issued less those; every
 //! customer's points what they earned less what acknowledged sales spent, the points ledger
 //! holding exactly those redemptions.
+//!
+//! With card attempts, each sale's card payment goes through the payment-attempt ledger as a
+//! till runs it: the attempt asked for, its approval recorded, then the sale naming it, each
+//! step sent until acknowledged; kills fall anywhere between them. Then every acknowledged
+//! sale's attempt must be captured by that sale, and no captured attempt may lack its sale.
 
 use super::client::Client;
 use super::cluster::{Cluster, NodeConfig};
@@ -22,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 mod checks;
-use checks::{audit, audit_points_ledger, check, check_feed, check_stored_value};
+use checks::{audit, audit_points_ledger, check, check_card_attempts, check_feed, check_stored_value};
 
 #[derive(Clone, Debug)]
 pub struct CrashPlan {
@@ -38,6 +43,8 @@ pub struct CrashPlan {
     pub seed: u64,
     /// Sales pay partly with gift cards and points too.
     pub stored_value: bool,
+    /// Each sale's card payment goes through a payment attempt.
+    pub card_attempts: bool,
 }
 
 /// What a run did and found.
@@ -50,6 +57,8 @@ pub struct CrashReport {
     /// Acknowledged sales paid partly with a gift card, and partly with points.
     pub gift_card_sales: usize,
     pub loyalty_sales: usize,
+    /// Acknowledged sales whose card payment was an attempt they captured.
+    pub card_attempt_sales: usize,
     pub elapsed: Duration,
 }
 
@@ -61,6 +70,8 @@ struct Booked {
     body: String,
     customer: Option<String>,
     spend: Option<Spend>,
+    /// The payment attempt its card tender captured.
+    payment: Option<String>,
 }
 
 /// Gift cards in the pool, each of [`CARD_BALANCE_CENTS`]: a few, so that tills race for
@@ -127,7 +138,8 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         .map(|t| {
             let (client, shop, stop, pool) = (client.clone(), shop.clone(), stop.clone(), pool.clone());
             let seed = plan.seed.wrapping_add(t as u64);
-            tokio::spawn(async move { sell_until_stopped(client, shop, pool, t, seed, stop).await })
+            let attempts = plan.card_attempts;
+            tokio::spawn(async move { sell_until_stopped(client, shop, pool, attempts, t, seed, stop).await })
         })
         .collect();
 
@@ -155,6 +167,9 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
     if let Some(pool) = &pool {
         check_stored_value(&client, &admin, pool, &booked).await?;
     }
+    if plan.card_attempts {
+        check_card_attempts(&client, &admin, &booked).await?;
+    }
     cluster.kill_all().await?;
     audit(&plan.database_url, &plan.work_dir, &key_file).await?;
     if let Some(pool) = &pool {
@@ -167,6 +182,7 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         resends,
         gift_card_sales: paid(|spend| matches!(spend, Spend::GiftCard { .. })),
         loyalty_sales: paid(|spend| matches!(spend, Spend::Loyalty { .. })),
+        card_attempt_sales: booked.iter().filter(|b| b.payment.is_some()).count(),
         elapsed: started.elapsed(),
     })
 }
@@ -198,6 +214,7 @@ async fn stored_value_pool(client: &Client, admin: &str, shop: &Shop) -> Result<
             body: ack.body,
             customer: Some(customer.clone()),
             spend: None,
+            payment: None,
         });
         customers.push((customer, Budget::new(points)));
         points_before.push(points);
@@ -270,6 +287,7 @@ async fn sell_until_stopped(
     client: Client,
     shop: Arc<Shop>,
     pool: Option<Arc<Pool>>,
+    card_attempts: bool,
     index: usize,
     seed: u64,
     stop: Arc<AtomicBool>,
@@ -284,7 +302,11 @@ async fn sell_until_stopped(
             Some(pool) => pool.pick(&mut rng, shop.total(&lines)),
             None => (None, None),
         };
-        let sale = shop.sale_paying(till, &transaction_id, &lines, customer.as_deref(), spend.as_ref());
+        let mut sale = shop.sale_paying(till, &transaction_id, &lines, customer.as_deref(), spend.as_ref());
+        let payment = match card_attempts {
+            true => Some(approved_attempt(&client, till, &mut sale, &transaction_id).await?),
+            false => None,
+        };
         let ack = client
             .finalize_until_acknowledged(&till.token, &sale, Duration::from_secs(120))
             .await?;
@@ -299,7 +321,35 @@ async fn sell_until_stopped(
             body: ack.body,
             customer,
             spend,
+            payment,
         });
     }
     Ok((booked, resends))
+}
+
+/// Asks for an attempt of the sale's card tender and records its approval, each sent until
+/// acknowledged as a till sends them, then names the attempt in the tender: answers its id.
+async fn approved_attempt(
+    client: &Client,
+    till: &Till,
+    sale: &mut serde_json::Value,
+    transaction_id: &str,
+) -> Result<String> {
+    let give_up = Duration::from_secs(120);
+    let card = &mut sale["tenders"]["tenders"][0];
+    let amount = card["applied"].as_i64().context("a sale without a card tender")?;
+    let payment_id = format!("pay-{transaction_id}");
+    let ask = serde_json::json!({"paymentId": payment_id, "sessionId": till.session, "amountCents": amount,
+                                 "method": "card", "terminalId": format!("tpe-{}", till.register)});
+    let what = format!("attempt {payment_id}");
+    client
+        .post_until_acknowledged("/v1/payments", &till.token, &ask, &[201, 200], &what, give_up)
+        .await?;
+    let approval = serde_json::json!({"status": "authorized", "authorizedCents": amount, "last4": "4242"});
+    let outcome = format!("/v1/payments/{payment_id}/outcome");
+    client
+        .post_until_acknowledged(&outcome, &till.token, &approval, &[200], &what, give_up)
+        .await?;
+    card["reference"] = serde_json::Value::String(payment_id.clone());
+    Ok(payment_id)
 }
