@@ -30,6 +30,7 @@ pub mod promotions;
 pub mod report;
 pub mod returns;
 pub mod sale;
+pub mod seller;
 pub mod settlement;
 pub mod staff;
 pub mod stock;
