@@ -9,7 +9,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   schema: `validUntil` not before `validFrom`, an archive's or an export's `to` within a year after `from`, ids
   unique within a list (a tender method counted once at a close, a barcode once on an article
   in any of its forms, an article once in a count, a transfer or its receipt), a transfer
-  between two different stores, a barcode's check digit, a discount's `lineId` naming
+  between two different stores, a barcode's check digit, a SIREN's check digit and a French VAT
+  number's key and SIREN, a SIRET of the SIREN given, a French postal code of 5 digits, a discount's `lineId` naming
   in any of its forms), a barcode's check digit, a catalog search holding a letter or a digit, a discount's `lineId` naming
   a line of the same cart, a return naming another transaction than its own.
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
@@ -119,7 +120,16 @@ _BETWEEN_FIELDS = {
         ("pin", "is required for a new staff member"),
         *[("subject", message) for message in _NEW_ID],
     ],
-    "PUT /v1/stores/{storeId}": [("storeId", message) for message in _NEW_ID],
+    "PUT /v1/stores/{storeId}": [
+        *[("storeId", message) for message in _NEW_ID],
+        # Check digits and keys, and the rules between the seller's fields and the country.
+        ("siren", "fails its check digit"),
+        ("vatNumber", "has a key that does not match its SIREN"),
+        ("vatNumber", "must be FR, a key of 2 capital letters or digits, then a SIREN of 9 digits"),
+        ("vatNumber", "is not the VAT number of the SIREN given"),
+        ("siret", "does not start with the SIREN given"),
+        ("address.postalCode", "must be a French postal code of 5 digits"),
+    ],
     "POST /v1/register-sessions/{sessionId}/close": [("counted.*.method", "is counted twice")],
     "GET /v1/sales": [("to", "must be later than from"), *_CURSORS],
     "GET /v1/reports/sales": [

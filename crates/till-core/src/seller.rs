@@ -22,22 +22,30 @@ pub enum IdentityProblem {
     NotACountry,
     #[error("must be a French postal code of 5 digits")]
     NotAFrenchPostalCode,
-    #[error("must be at most 10 letters, digits, spaces or dashes")]
+    #[error("must be at most 10 letters, digits, spaces or dashes, with a letter or a digit")]
     PostalCodeForm,
-    #[error("must be a country prefix of the EU VAT system followed by 2 to 13 letters or digits")]
+    #[error("must be a country prefix of the EU VAT system followed by 2 to 13 capital letters or digits")]
     VatForm,
+    #[error("must be FR, a key of 2 capital letters or digits, then a SIREN of 9 digits")]
+    FrenchVatForm,
     /// A French number is `FR`, a two-digit key computed from the SIREN, then the SIREN.
     #[error("has a key that does not match its SIREN")]
     VatKey,
     /// The French VAT number names another company than the SIREN given with it.
     #[error("is not the VAT number of the SIREN given")]
     VatOfAnotherSiren,
+    /// A SIRET is the SIREN of its company followed by the establishment's 5 digits.
+    #[error("does not start with the SIREN given")]
+    SiretOfAnotherSiren,
 }
 
-/// A text of one line: not empty, at most `max` characters, no control character.
+/// The rule of [`line`] as a schema pattern: no control character, not only white space.
+pub const LINE_PATTERN: &str =
+    "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// A text of one line: not only white space, at most `max` characters, no control character.
 fn line(text: &str, max: usize) -> Result<String, IdentityProblem> {
-    let text = text.trim();
-    if text.is_empty() {
+    if text.trim().is_empty() {
         return Err(IdentityProblem::Empty);
     }
     if text.chars().count() > max {
@@ -128,16 +136,14 @@ impl LegalName {
 }
 
 impl Siren {
-    /// Spaces between digit groups, as the number is often written (`303 265 045`), are dropped.
     pub fn parse(text: &str) -> Result<Siren, IdentityProblem> {
-        let digits: String = text.chars().filter(|c| *c != ' ').collect();
-        if digits.len() != 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if text.len() != 9 || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(IdentityProblem::NotNineDigits);
         }
-        if !luhn(&digits) {
+        if !luhn(text) {
             return Err(IdentityProblem::CheckDigit);
         }
-        Ok(Siren(digits))
+        Ok(Siren(text.to_owned()))
     }
 
     /// The key of the French VAT number of this company.
@@ -173,8 +179,13 @@ const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB B
 impl CountryCode {
     pub const FRANCE: &'static str = "FR";
 
+    /// Every code assigned, in order.
+    pub fn assigned() -> impl Iterator<Item = &'static str> {
+        COUNTRIES.split_whitespace()
+    }
+
     pub fn parse(text: &str) -> Result<CountryCode, IdentityProblem> {
-        let assigned = text.len() == 2 && COUNTRIES.split_whitespace().any(|code| code == text);
+        let assigned = text.len() == 2 && Self::assigned().any(|code| code == text);
         assigned
             .then(|| CountryCode(text.to_owned()))
             .ok_or(IdentityProblem::NotACountry)
@@ -185,9 +196,8 @@ impl PostalCode {
     pub const MAX_CHARS: usize = 10;
 
     /// A code of `country`: 5 digits in France, else up to 10 letters, digits, spaces and
-    /// dashes.
+    /// dashes, with at least one letter or digit.
     pub fn parse(text: &str, country: &CountryCode) -> Result<PostalCode, IdentityProblem> {
-        let text = text.trim();
         if text.is_empty() {
             return Err(IdentityProblem::Empty);
         }
@@ -197,44 +207,43 @@ impl PostalCode {
                 .ok_or(IdentityProblem::NotAFrenchPostalCode);
         }
         let allowed = |c: char| c.is_ascii_alphanumeric() || c == ' ' || c == '-';
-        (text.chars().count() <= Self::MAX_CHARS && text.chars().all(allowed))
+        let some = text.chars().any(|c| c.is_ascii_alphanumeric());
+        (text.chars().count() <= Self::MAX_CHARS && text.chars().all(allowed) && some)
             .then(|| PostalCode(text.to_owned()))
             .ok_or(IdentityProblem::PostalCodeForm)
     }
 }
 
 /// The prefixes of the EU's VAT system (Greece writes `EL`; `XI` is Northern Ireland).
-const VAT_PREFIXES: &str = "AT BE BG CY CZ DE DK EE EL ES FI FR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK XI";
+pub const VAT_PREFIXES: &str = "AT BE BG CY CZ DE DK EE EL ES FI FR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK XI";
 
 impl VatNumber {
-    /// Spaces, dots and dashes as people type them are dropped and letters made upper case.
-    /// A French number must carry the key of its SIREN when the key is two digits (older
-    /// numbers with a letter in the key are taken as written).
+    /// As the registries write it: capital letters and digits, no separator. A French number
+    /// must carry the key of its SIREN when the key is two digits (older numbers with a letter
+    /// in the key are taken as written).
     pub fn parse(text: &str) -> Result<VatNumber, IdentityProblem> {
-        let compact: String = text
-            .chars()
-            .filter(|c| !matches!(c, ' ' | '.' | '-'))
-            .map(|c| c.to_ascii_uppercase())
-            .collect();
-        if compact.is_empty() {
+        if text.is_empty() {
             return Err(IdentityProblem::Empty);
         }
-        let (prefix, rest) = compact.split_at(compact.len().min(2));
+        let capitals_or_digits = |part: &str| part.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+        let (Some(prefix), Some(rest)) = (text.get(..2), text.get(2..)) else {
+            return Err(IdentityProblem::VatForm);
+        };
         let known = VAT_PREFIXES.split_whitespace().any(|known| known == prefix);
-        if !known || !(2..=13).contains(&rest.len()) || !rest.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        if !known || !(2..=13).contains(&rest.len()) || !capitals_or_digits(rest) {
             return Err(IdentityProblem::VatForm);
         }
         if prefix == CountryCode::FRANCE {
-            let (key, siren) = rest.split_at(2);
-            if rest.len() != 11 || !key.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                return Err(IdentityProblem::VatForm);
+            if rest.len() != 11 {
+                return Err(IdentityProblem::FrenchVatForm);
             }
-            let siren = Siren::parse(siren).map_err(|_| IdentityProblem::VatForm)?;
+            let (key, siren) = rest.split_at(2);
+            let siren = Siren::parse(siren).map_err(|_| IdentityProblem::FrenchVatForm)?;
             if key.bytes().all(|b| b.is_ascii_digit()) && key.parse::<u64>().ok() != Some(siren.vat_key()) {
                 return Err(IdentityProblem::VatKey);
             }
         }
-        Ok(VatNumber(compact))
+        Ok(VatNumber(text.to_owned()))
     }
 
     /// The SIREN a French number is made of.
@@ -254,7 +263,7 @@ pub struct PostalAddress {
 }
 
 /// The identity a receipt or an invoice prints for the seller.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SellerIdentity {
     pub legal_name: Option<LegalName>,
     pub address: Option<PostalAddress>,
@@ -263,12 +272,20 @@ pub struct SellerIdentity {
 }
 
 impl SellerIdentity {
-    /// Refuses a French VAT number that is not the one of the SIREN given with it.
-    pub fn checked(self) -> Result<SellerIdentity, IdentityProblem> {
-        if let (Some(siren), Some(vat)) = (&self.siren, &self.vat_number)
+    /// Refuses a French VAT number that is not the one of the SIREN given with it
+    /// ([`IdentityProblem::VatOfAnotherSiren`]), and an establishment's SIRET that is not of
+    /// that SIREN ([`IdentityProblem::SiretOfAnotherSiren`]).
+    pub fn checked(self, siret: Option<&str>) -> Result<SellerIdentity, IdentityProblem> {
+        let Some(siren) = &self.siren else {
+            return Ok(self);
+        };
+        if let Some(vat) = &self.vat_number
             && vat.french_siren().is_some_and(|of| of != siren.as_str())
         {
             return Err(IdentityProblem::VatOfAnotherSiren);
+        }
+        if siret.is_some_and(|siret| !siret.starts_with(siren.as_str())) {
+            return Err(IdentityProblem::SiretOfAnotherSiren);
         }
         Ok(self)
     }
@@ -282,7 +299,7 @@ mod tests {
     #[test]
     fn a_siren_is_nine_digits_passing_the_luhn_check() {
         assert_eq!(Siren::parse("303265045").unwrap().as_str(), "303265045");
-        assert_eq!(Siren::parse("303 265 045").unwrap().as_str(), "303265045");
+        assert_eq!(Siren::parse("303 265 045"), Err(IdentityProblem::NotNineDigits));
         assert_eq!(Siren::parse("303265046"), Err(IdentityProblem::CheckDigit));
         assert_eq!(Siren::parse("30326504"), Err(IdentityProblem::NotNineDigits));
         assert_eq!(Siren::parse("30326504A"), Err(IdentityProblem::NotNineDigits));
@@ -293,13 +310,19 @@ mod tests {
     fn a_french_vat_number_carries_the_key_of_its_siren() {
         let siren = Siren::parse("303265045").unwrap();
         assert_eq!(siren.vat_number().as_str(), "FR40303265045");
-        let vat = VatNumber::parse("fr 40 303.265.045").unwrap();
-        assert_eq!(vat.as_str(), "FR40303265045");
+        let vat = VatNumber::parse("FR40303265045").unwrap();
         assert_eq!(vat.french_siren(), Some("303265045"));
+        assert_eq!(VatNumber::parse("fr40303265045"), Err(IdentityProblem::VatForm));
+        assert_eq!(VatNumber::parse("FR 40 303 265 045"), Err(IdentityProblem::VatForm));
         assert_eq!(VatNumber::parse("FR41303265045"), Err(IdentityProblem::VatKey));
-        assert_eq!(VatNumber::parse("FR40303265046"), Err(IdentityProblem::VatForm));
-        assert_eq!(VatNumber::parse("FR4030326504"), Err(IdentityProblem::VatForm));
+        assert_eq!(VatNumber::parse("FR40303265046"), Err(IdentityProblem::FrenchVatForm));
+        assert_eq!(VatNumber::parse("FR4030326504"), Err(IdentityProblem::FrenchVatForm));
+        assert!(
+            VatNumber::parse("FRXY303265045").is_ok(),
+            "a key with letters is taken as written"
+        );
         assert!(VatNumber::parse("DE123456789").is_ok());
+        assert_eq!(VatNumber::parse("aé1234"), Err(IdentityProblem::VatForm));
         assert_eq!(VatNumber::parse("US123456789"), Err(IdentityProblem::VatForm));
         assert_eq!(VatNumber::parse(""), Err(IdentityProblem::Empty));
     }
@@ -312,14 +335,20 @@ mod tests {
             siren: Some(Siren::parse(siren).unwrap()),
             vat_number: Some(VatNumber::parse(vat).unwrap()),
         };
-        assert!(identity("303265045", "FR40303265045").checked().is_ok());
+        assert!(identity("303265045", "FR40303265045").checked(None).is_ok());
         assert_eq!(
-            identity("732829320", "FR40303265045").checked(),
+            identity("732829320", "FR40303265045").checked(None),
             Err(IdentityProblem::VatOfAnotherSiren)
         );
         assert!(
-            identity("732829320", "BE0123456789").checked().is_ok(),
+            identity("732829320", "BE0123456789").checked(None).is_ok(),
             "a number of another country is not made of a SIREN"
+        );
+        let siret = Some("73282932000074");
+        assert!(identity("732829320", "FR44732829320").checked(siret).is_ok());
+        assert_eq!(
+            identity("303265045", "FR40303265045").checked(siret),
+            Err(IdentityProblem::SiretOfAnotherSiren)
         );
     }
 
@@ -340,6 +369,7 @@ mod tests {
             PostalCode::parse("1000;", &belgium),
             Err(IdentityProblem::PostalCodeForm)
         );
+        assert_eq!(PostalCode::parse(" - ", &belgium), Err(IdentityProblem::PostalCodeForm));
         assert_eq!(AddressLine::parse("  "), Err(IdentityProblem::Empty));
         assert_eq!(
             AddressLine::parse("12 rue\nde la Paix"),
@@ -365,6 +395,14 @@ mod tests {
             let typo = String::from_utf8(typo).unwrap();
             prop_assume!(typo != valid);
             prop_assert_eq!(Siren::parse(&typo), Err(IdentityProblem::CheckDigit));
+        }
+
+        /// No text makes a parser of the identity panic.
+        #[test]
+        fn any_text_is_parsed_or_refused(text in "\\PC{0,16}") {
+            let france = CountryCode::parse("FR").unwrap();
+            let _ = (Siren::parse(&text), VatNumber::parse(&text), CountryCode::parse(&text));
+            let _ = (PostalCode::parse(&text, &france), LegalName::parse(&text), AddressLine::parse(&text));
         }
 
         /// Every valid SIREN has exactly one French VAT number, which parses back to it.

@@ -12,6 +12,8 @@ pub struct StoreProfile {
     pub currency: Currency,
     /// The French establishment number printed on fiscal documents.
     pub siret: Option<Siret>,
+    /// The seller's identity printed on receipts and invoices.
+    pub seller: crate::seller::SellerIdentity,
 }
 
 /// An IANA time zone name known to the bundled time zone database.

@@ -40,7 +40,8 @@ pub(crate) fn sqlite() -> Migrator {
         25 "0025_customer_words_keyed",
         26 "0026_customer_activity_unindexed",
         27 "0027_payment_attempts",
-        28 "0028_shift_card_attempts"))
+        28 "0028_shift_card_attempts",
+        29 "0029_store_seller_identity"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -63,7 +64,8 @@ pub(crate) fn postgres() -> Migrator {
         25 "0025_customer_words_keyed",
         26 "0026_customer_activity_unindexed",
         27 "0027_payment_attempts",
-        28 "0028_shift_card_attempts"))
+        28 "0028_shift_card_attempts",
+        29 "0029_store_seller_identity"))
 }
 
 /// What a failed migration means for the operator.

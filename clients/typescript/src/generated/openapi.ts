@@ -1643,6 +1643,20 @@ export interface components {
             kind: "issue" | "activate" | "load" | "redeem" | "refund" | "adjust" | "expire" | "block" | "unblock";
             transactionId: components["schemas"]["Text"] | null;
         };
+        /** @description A line of an address, or its city: up to 100 characters, none a control character, not only spaces. */
+        AddressLineText: string;
+        /** @description A store's postal address, in the body and in the answer. */
+        AddressShape: {
+            city: components["schemas"]["AddressLineText"];
+            country: components["schemas"]["CountryName"];
+            line1: components["schemas"]["AddressLineText"];
+            line2?: components["schemas"]["AddressLineText"] | null;
+            /**
+             * @description 5 digits in France; elsewhere up to 10 letters, digits, spaces or dashes, with a letter
+             *     or a digit.
+             */
+            postalCode: string;
+        };
         /** @description A coupon taking a fixed amount off the basket. */
         AmountCouponBody: {
             /** @description Default true. */
@@ -2101,6 +2115,11 @@ export interface components {
             previousQuantity: number;
             skuId: string;
         };
+        /**
+         * @description A country, as ISO 3166-1 alpha-2 codes it.
+         * @enum {string}
+         */
+        CountryName: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         CouponBlock: {
             /**
              * Format: int64
@@ -2764,6 +2783,8 @@ export interface components {
             /** Format: int64 */
             totalCents: number;
         };
+        /** @description A company's registered name: up to 200 characters, none a control character, not only spaces. */
+        LegalNameText: string;
         /** @description `percentBps` off one cart line, named by `lineId`. */
         LinePercentDiscount: {
             /** @description Belongs to another shape: absent or null here. */
@@ -4361,12 +4382,20 @@ export interface components {
         };
         /** @description Body of `PUT /v1/stores/{storeId}`. */
         StoreBody: {
+            address?: components["schemas"]["AddressShape"] | null;
             /** @description ISO 4217 code. Default `EUR`. */
             currency?: string | null;
+            legalName?: components["schemas"]["LegalNameText"] | null;
             name: components["schemas"]["Text"];
-            /** @description French establishment number, 14 digits, printed on receipts. */
+            /** @description The company's number in the French registry: 9 digits passing the Luhn check. */
+            siren?: string | null;
+            /**
+             * @description French establishment number, 14 digits, printed on receipts. With a `siren`, it starts
+             *     with it.
+             */
             siret?: string | null;
             timezone?: components["schemas"]["TimezoneName"] | null;
+            vatNumber?: components["schemas"]["VatNumberText"] | null;
         };
         /** @description Body of `PUT /v1/stores/{storeId}/prices/{skuId}`. */
         StorePriceBody: {
@@ -4391,13 +4420,17 @@ export interface components {
             storeId: string;
         };
         StoreView: {
+            address?: components["schemas"]["AddressShape"] | null;
             createdAt: string;
             currency: string;
+            legalName?: string | null;
             name: string;
+            siren?: string | null;
             siret?: string | null;
             storeId: string;
             timezone: string;
             updatedAt: string;
+            vatNumber?: string | null;
         };
         /** @description One page of a list, in the list's order. */
         StoreViewPage: {
@@ -4580,6 +4613,8 @@ export interface components {
          * @description ISO 8601 in UTC, ending in `Z`; seconds and fraction (up to 9 digits) optional; a real calendar date in the years 0001 to 9998.
          */
         UtcInstant: string;
+        /** @description An intra-community VAT number: an EU prefix, then 2 to 13 capital letters or digits. */
+        VatNumberText: string;
         VatView: {
             /** Format: int64 */
             totalCents: number;

@@ -3,7 +3,7 @@
 use crate::auth::Authorized;
 use crate::error::ApiError;
 use crate::extract::{FromParams, Params, Parsed, PathParams, QueryParams};
-use crate::fields::{FromBody, Obj};
+use crate::fields::{Field, FromBody, Obj};
 use crate::openapi::Text;
 use crate::ops;
 use crate::pagination::{Page, PageQuery, Paging, Scope};
@@ -18,6 +18,10 @@ use std::sync::OnceLock;
 use till_app::stores::{self, StoreRecord};
 use till_core::ids::StoreId;
 use till_core::instant::format_utc;
+use till_core::seller::{
+    AddressLine, CountryCode, IdentityProblem, LINE_PATTERN, LegalName, PostalAddress, PostalCode, SellerIdentity,
+    Siren, VAT_PREFIXES, VatNumber,
+};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::extensions::Extensions;
@@ -43,9 +47,155 @@ struct StoreBody {
     /// ISO 4217 code. Default `EUR`.
     #[schema(value_type = Option<String>, pattern = "^[A-Z]{3}$")]
     currency: Option<Currency>,
-    /// French establishment number, 14 digits, printed on receipts.
+    /// French establishment number, 14 digits, printed on receipts. With a `siren`, it starts
+    /// with it.
     #[schema(value_type = Option<String>, pattern = "^[0-9]{14}$")]
     siret: Option<Siret>,
+    /// The company's registered name, printed on receipts and invoices: up to 200 characters,
+    /// no control character, not only spaces.
+    #[schema(value_type = Option<LegalNameText>)]
+    legal_name: Option<LegalName>,
+    /// The store's postal address, printed on receipts and invoices.
+    #[schema(value_type = Option<AddressShape>)]
+    address: Option<PostalAddress>,
+    /// The company's number in the French registry: 9 digits passing the Luhn check.
+    #[schema(value_type = Option<String>, pattern = "^[0-9]{9}$")]
+    siren: Option<Siren>,
+    /// The intra-community VAT number as the registries write it: an EU prefix (`FR`, `BE`,
+    /// `EL`, ...) then 2 to 13 capital letters or digits; a French number is `FR`, the key of
+    /// its SIREN (two digits, `(12 + 3 × (SIREN mod 97)) mod 97`), then the SIREN, and with a
+    /// `siren` it is that SIREN's.
+    #[schema(value_type = Option<VatNumberText>)]
+    vat_number: Option<VatNumber>,
+}
+
+/// A store's postal address, in the body and in the answer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddressShape {
+    #[schema(value_type = AddressLineText)]
+    line1: String,
+    #[schema(value_type = Option<AddressLineText>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line2: Option<String>,
+    /// 5 digits in France; elsewhere up to 10 letters, digits, spaces or dashes, with a letter
+    /// or a digit.
+    #[schema(max_length = 10, pattern = "^[A-Za-z0-9 -]*[A-Za-z0-9][A-Za-z0-9 -]*$")]
+    postal_code: String,
+    #[schema(value_type = AddressLineText)]
+    city: String,
+    #[schema(value_type = CountryName)]
+    country: String,
+}
+
+/// A line of text of the seller's identity, up to `max` characters.
+fn identity_line(max: usize, description: &str) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(max))
+        .pattern(Some(LINE_PATTERN))
+        .description(Some(description))
+        .into()
+}
+
+struct LegalNameText;
+
+impl utoipa::PartialSchema for LegalNameText {
+    fn schema() -> RefOr<Schema> {
+        identity_line(
+            LegalName::MAX_CHARS,
+            "A company's registered name: up to 200 characters, none a control character, not only spaces.",
+        )
+    }
+}
+
+impl utoipa::ToSchema for LegalNameText {}
+
+struct AddressLineText;
+
+impl utoipa::PartialSchema for AddressLineText {
+    fn schema() -> RefOr<Schema> {
+        identity_line(
+            AddressLine::MAX_CHARS,
+            "A line of an address, or its city: up to 100 characters, none a control character, not only spaces.",
+        )
+    }
+}
+
+impl utoipa::ToSchema for AddressLineText {}
+
+/// An ISO 3166-1 alpha-2 code, as the document lists them.
+struct CountryName;
+
+impl utoipa::PartialSchema for CountryName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(CountryCode::assigned()))
+            .description(Some("A country, as ISO 3166-1 alpha-2 codes it."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for CountryName {}
+
+struct VatNumberText;
+
+impl utoipa::PartialSchema for VatNumberText {
+    fn schema() -> RefOr<Schema> {
+        let prefixes: Vec<&str> = VAT_PREFIXES.split_whitespace().collect();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(format!("^({})[0-9A-Z]{{2,13}}$", prefixes.join("|"))))
+            .description(Some(
+                "An intra-community VAT number: an EU prefix, then 2 to 13 capital letters or digits.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for VatNumberText {}
+
+impl From<&PostalAddress> for AddressShape {
+    fn from(address: &PostalAddress) -> Self {
+        AddressShape {
+            line1: address.line1.as_str().to_owned(),
+            line2: address.line2.as_ref().map(|l| l.as_str().to_owned()),
+            postal_code: address.postal_code.as_str().to_owned(),
+            city: address.city.as_str().to_owned(),
+            country: address.country.as_str().to_owned(),
+        }
+    }
+}
+
+/// A field of the seller's identity, parsed by the core's rule, refused with its words.
+fn identity<T>(field: Field<'_>, parse: impl FnOnce(&str) -> Result<T, IdentityProblem>) -> Option<T> {
+    let text = field.string()?;
+    match parse(text) {
+        Ok(value) => Some(value),
+        Err(problem) => field.fail(problem.to_string()),
+    }
+}
+
+fn address(field: Field<'_>) -> Option<PostalAddress> {
+    let object = field.object()?;
+    let line1 = object.required("line1", |f| identity(f, AddressLine::parse));
+    let line2 = object.optional("line2", |f| identity(f, AddressLine::parse));
+    let city = object.required("city", |f| identity(f, AddressLine::parse));
+    let country = object.required("country", |f| identity(f, CountryCode::parse));
+    // A postal code is read by its country's rule, once the country is known.
+    let postal_code = match &country {
+        Some(country) => object.required("postalCode", |f| identity(f, |t| PostalCode::parse(t, country))),
+        None => None,
+    };
+    Some(PostalAddress {
+        line1: line1?,
+        line2: line2?,
+        postal_code: postal_code?,
+        city: city?,
+        country: country?,
+    })
 }
 
 impl FromBody for StoreBody {
@@ -58,11 +208,31 @@ impl FromBody for StoreBody {
             f.string_as("must be an ISO 4217 code such as EUR", Currency::parse)
         });
         let siret = root.optional("siret", |f| f.string_as("must be 14 digits", Siret::parse));
+        let legal_name = root.optional("legalName", |f| identity(f, LegalName::parse));
+        let address = root.optional("address", address);
+        let siren = root.optional("siren", |f| identity(f, Siren::parse));
+        let vat_number = root.optional("vatNumber", |f| identity(f, VatNumber::parse));
+        let (siret, legal_name, address, siren, vat_number) = (siret?, legal_name?, address?, siren?, vat_number?);
+        let seller = SellerIdentity {
+            legal_name,
+            address,
+            siren,
+            vat_number,
+        };
+        let seller = match seller.checked(siret.as_ref().map(Siret::as_str)) {
+            Ok(seller) => seller,
+            Err(problem @ IdentityProblem::SiretOfAnotherSiren) => return root.fail("siret", problem.to_string()),
+            Err(problem) => return root.fail("vatNumber", problem.to_string()),
+        };
         Some(StoreBody {
             name: name?,
             timezone: timezone?,
             currency: currency?,
-            siret: siret?,
+            siret,
+            legal_name: seller.legal_name,
+            address: seller.address,
+            siren: seller.siren,
+            vat_number: seller.vat_number,
         })
     }
 }
@@ -74,6 +244,12 @@ impl From<StoreBody> for StoreProfile {
             timezone: body.timezone.unwrap_or_else(Timezone::default_zone),
             currency: body.currency.unwrap_or_else(Currency::default_currency),
             siret: body.siret,
+            seller: SellerIdentity {
+                legal_name: body.legal_name,
+                address: body.address,
+                siren: body.siren,
+                vat_number: body.vat_number,
+            },
         }
     }
 }
@@ -87,18 +263,31 @@ pub struct StoreView {
     currency: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     siret: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    legal_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<AddressShape>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    siren: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vat_number: Option<String>,
     created_at: String,
     updated_at: String,
 }
 
 impl From<StoreRecord> for StoreView {
     fn from(record: StoreRecord) -> Self {
+        let seller = record.profile.seller;
         StoreView {
             store_id: record.store_id.into_string(),
             name: record.profile.name,
             timezone: record.profile.timezone.as_str().to_owned(),
             currency: record.profile.currency.as_str().to_owned(),
             siret: record.profile.siret.map(|s| s.as_str().to_owned()),
+            legal_name: seller.legal_name.map(|n| n.as_str().to_owned()),
+            address: seller.address.as_ref().map(AddressShape::from),
+            siren: seller.siren.map(|s| s.as_str().to_owned()),
+            vat_number: seller.vat_number.map(|v| v.as_str().to_owned()),
             created_at: format_utc(record.created_at),
             updated_at: format_utc(record.updated_at),
         }

@@ -22,6 +22,9 @@ use till_core::grant::{GrantSet, Role};
 use till_core::ids::{CouponCode, CustomerId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject};
 use till_core::money::{Bps, Cents, VatRate};
 use till_core::promotions::{BuySide, GetSide, Mechanics, PromotionRule};
+use till_core::seller::{
+    AddressLine, CountryCode, LegalName, PostalAddress, PostalCode, SellerIdentity, Siren, VatNumber,
+};
 use till_core::staff::{DiscountLimit, Pin, StaffMember};
 use till_core::store::{Currency, Siret, StoreProfile, Timezone};
 use till_core::stored_value::InstrumentCode;
@@ -314,6 +317,23 @@ fn signing_digest(config: &Config) -> String {
     digest.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The demo company's identity, printed on the first store's receipts.
+fn demo_seller() -> anyhow::Result<SellerIdentity> {
+    let country = CountryCode::parse("FR")?;
+    Ok(SellerIdentity {
+        legal_name: Some(LegalName::parse("Till Épicerie SAS")?),
+        address: Some(PostalAddress {
+            line1: AddressLine::parse("12 rue des Archives")?,
+            line2: None,
+            postal_code: PostalCode::parse("75004", &country)?,
+            city: AddressLine::parse("Paris")?,
+            country,
+        }),
+        siren: Some(Siren::parse("732829320")?),
+        vat_number: Some(VatNumber::parse("FR44732829320")?),
+    })
+}
+
 /// Writes the demo data at `app`'s now.
 async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
     let now = app.now();
@@ -326,6 +346,7 @@ async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
                 timezone: Timezone::default_zone(),
                 currency: Currency::default_currency(),
                 siret: Siret::parse("73282932000074"),
+                seller: demo_seller()?,
             },
             now,
         )
@@ -357,6 +378,7 @@ async fn provision(app: &App, store: &Store) -> anyhow::Result<()> {
                 timezone: Timezone::default_zone(),
                 currency: Currency::default_currency(),
                 siret: None,
+                seller: SellerIdentity::default(),
             },
             now,
         )

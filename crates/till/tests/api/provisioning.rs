@@ -54,6 +54,100 @@ async fn store_bodies_are_validated(engine: Engine) {
     server.stop().await;
 }
 
+/// A French company's identity: SIREN 732829320, its VAT number, a SIRET of it.
+fn identified(name: &str) -> Value {
+    json!({"name": name, "siret": "73282932000074", "legalName": "Till Épicerie SAS",
+           "address": {"line1": "12 rue des Archives", "line2": "Bâtiment B", "postalCode": "75004",
+                       "city": "Paris", "country": "FR"},
+           "siren": "732829320", "vatNumber": "FR44732829320"})
+}
+
+async fn a_store_keeps_the_sellers_identity_its_receipts_print(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let admin = server.admin();
+    let created = server.put("/v1/stores/paris-1", &admin, identified("Marais")).await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    let read = server.get("/v1/stores/paris-1", &admin).await;
+    for field in ["legalName", "address", "siren", "vatNumber", "siret"] {
+        assert_eq!(read.body[field], identified("Marais")[field], "{field}: {}", read.text);
+    }
+    assert_eq!(read.body, created.body);
+    // Abroad: a Belgian address and VAT number, no SIREN.
+    let brussels = json!({"name": "Bruxelles", "legalName": "Till Belgique SRL",
+        "address": {"line1": "Rue Neuve 1", "postalCode": "1000", "city": "Bruxelles", "country": "BE"},
+        "vatNumber": "BE0123456749"});
+    let created = server.put("/v1/stores/brussels-1", &admin, brussels).await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    assert!(created.body.get("siren").is_none());
+    assert!(created.body["address"].get("line2").is_none());
+    // A full replace without it: the identity goes, as every optional field does.
+    let bare = server
+        .put("/v1/stores/paris-1", &admin, json!({"name": "Marais"}))
+        .await;
+    assert_eq!(bare.status, 200, "{}", bare.text);
+    for field in ["legalName", "address", "siren", "vatNumber"] {
+        assert!(bare.body.get(field).is_none(), "{field}: {}", bare.text);
+    }
+    server.stop().await;
+}
+
+async fn a_sellers_identity_is_checked_field_by_field_and_refused_whole(engine: Engine) {
+    let server = TestServer::start(engine).await;
+    let admin = server.admin();
+    assert_eq!(
+        server
+            .put("/v1/stores/paris-1", &admin, identified("Marais"))
+            .await
+            .status,
+        201
+    );
+    let kept = server.get("/v1/stores/paris-1", &admin).await.body;
+    let with = |pointer: &str, value: Value| {
+        let mut body = identified("Changed");
+        *body.pointer_mut(pointer).unwrap() = value;
+        body
+    };
+    for (body, field, words) in [
+        (with("/siren", json!("732829321")), "siren", "check digit"),
+        (with("/siren", json!("73282932")), "siren", "9 digits"),
+        (with("/vatNumber", json!("FR45732829320")), "vatNumber", "key"),
+        (with("/vatNumber", json!("FR40303265045")), "vatNumber", "SIREN given"),
+        (with("/vatNumber", json!("US732829320")), "vatNumber", "prefix"),
+        (with("/siret", json!("30326504500014")), "siret", "SIREN given"),
+        (with("/legalName", json!("   ")), "legalName", "empty"),
+        (
+            with("/address/postalCode", json!("7500")),
+            "address.postalCode",
+            "5 digits",
+        ),
+        (with("/address/country", json!("XX")), "address.country", "ISO 3166"),
+        (
+            with("/address/line1", json!("12 rue\ndes Archives")),
+            "address.line1",
+            "control",
+        ),
+        (
+            with(
+                "/address",
+                json!({"postalCode": "75004", "city": "Paris", "country": "FR"}),
+            ),
+            "address.line1",
+            "required",
+        ),
+    ] {
+        let refused = server.put("/v1/stores/paris-1", &admin, body).await;
+        refused.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(refused.fields(), [field], "{}", refused.text);
+        assert!(refused.text.contains(words), "{words}: {}", refused.text);
+        assert_eq!(
+            server.get("/v1/stores/paris-1", &admin).await.body,
+            kept,
+            "nothing changed"
+        );
+    }
+    server.stop().await;
+}
+
 async fn catalog_items_are_priced_with_french_vat_rates(engine: Engine) {
     let server = TestServer::start(engine).await;
     let admin = server.admin();
@@ -360,6 +454,8 @@ async fn loyalty_of_an_unknown_customer_is_not_found(engine: Engine) {
 on_both_engines!(
     stores_are_created_replaced_and_read,
     store_bodies_are_validated,
+    a_store_keeps_the_sellers_identity_its_receipts_print,
+    a_sellers_identity_is_checked_field_by_field_and_refused_whole,
     catalog_items_are_priced_with_french_vat_rates,
     a_catalog_of_ten_thousand_articles_imports_in_one_request,
     an_invalid_import_writes_nothing,
