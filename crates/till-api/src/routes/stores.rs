@@ -88,42 +88,38 @@ pub struct AddressShape {
     country: String,
 }
 
-/// A line of text of the seller's identity, up to `max` characters.
-fn identity_line(max: usize, description: &str) -> RefOr<Schema> {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .min_length(Some(1))
-        .max_length(Some(max))
-        .pattern(Some(LINE_PATTERN))
-        .description(Some(description))
-        .into()
+/// A line of text of the seller's identity as the document names it: up to `$max`
+/// characters, none a control character, not only spaces.
+macro_rules! identity_line {
+    ($name:ident, $max:expr, $description:literal) => {
+        struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some($max))
+                    .pattern(Some(LINE_PATTERN))
+                    .description(Some($description))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
 }
 
-struct LegalNameText;
-
-impl utoipa::PartialSchema for LegalNameText {
-    fn schema() -> RefOr<Schema> {
-        identity_line(
-            LegalName::MAX_CHARS,
-            "A company's registered name: up to 200 characters, none a control character, not only spaces.",
-        )
-    }
-}
-
-impl utoipa::ToSchema for LegalNameText {}
-
-struct AddressLineText;
-
-impl utoipa::PartialSchema for AddressLineText {
-    fn schema() -> RefOr<Schema> {
-        identity_line(
-            AddressLine::MAX_CHARS,
-            "A line of an address, or its city: up to 100 characters, none a control character, not only spaces.",
-        )
-    }
-}
-
-impl utoipa::ToSchema for AddressLineText {}
+identity_line!(
+    LegalNameText,
+    LegalName::MAX_CHARS,
+    "A company's registered name: up to 200 characters, none a control character, not only spaces."
+);
+identity_line!(
+    AddressLineText,
+    AddressLine::MAX_CHARS,
+    "A line of an address, or its city: up to 100 characters, none a control character, not only spaces."
+);
 
 /// An ISO 3166-1 alpha-2 code, as the document lists them.
 struct CountryName;
