@@ -3,6 +3,7 @@
 //! - `verify` audits every register's journal (or one) straight from the database, with a
 //!   progress bar on a terminal, records each new integrity failure as a technical event, and
 //!   exits non-zero when anything fails.
+//! - `verify-receipt TEXT --keys KEYS` checks the proof a receipt prints as a QR code offline.
 //! - `verify-archive FILE [--keys KEYS]` checks an archive file offline: no database, no
 //!   service; with the key set an auditor saved from `GET /v1/fiscal/keys`, every signature
 //!   must be by one of those keys, not merely by the keys the archive carries.
@@ -19,6 +20,7 @@ use till_core::fiscal::archive::{
     self, ArchiveError, KeySet, KeySetError, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, Trust, Verified,
 };
 use till_core::fiscal::audit::audit;
+use till_core::fiscal::proof;
 use till_store::StoreError;
 use till_store::journal::jet;
 
@@ -142,6 +144,39 @@ pub fn verify_archive(path: &Path, keys: Option<&Path>) -> anyhow::Result<bool> 
         println!("{line}");
     }
     Ok(matches!(check, ArchiveCheck::Holds { .. }))
+}
+
+/// Checks a receipt's proof against the JWK set the checker saved from `GET /v1/fiscal/keys`
+/// and says what it proves; true when it verifies.
+pub fn verify_receipt(text: &str, keys: &Path) -> anyhow::Result<bool> {
+    let bytes = match read_file(keys, MAX_KEY_SET_BYTES, Links::Follow) {
+        Ok(bytes) => bytes,
+        Err(why) => return Err(anyhow!("cannot read {}: it {why}", keys.display())),
+    };
+    let trusted = match KeySet::from_json(&bytes) {
+        Ok(trusted) => trusted,
+        Err(error) => {
+            println!("FAILED: the key set {} cannot be used: {error}", keys.display());
+            return Ok(false);
+        }
+    };
+    match proof::verify(text, &trusted) {
+        Ok((ticket, key_id)) => {
+            println!(
+                "ok: register {} sealed ticket {} of {} cents at {}, signed with key {key_id} of {}",
+                ticket.register_id,
+                ticket.ticket_seq,
+                ticket.total_cents,
+                till_core::instant::format_utc(ticket.issued_at),
+                keys.display()
+            );
+            Ok(true)
+        }
+        Err(error) => {
+            println!("FAILED: {error}");
+            Ok(false)
+        }
+    }
 }
 
 /// The lines `verify-archive` prints for `check`.

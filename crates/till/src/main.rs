@@ -130,6 +130,16 @@ enum FiscalAction {
         #[arg(long, value_name = "KEYS")]
         keys: Option<PathBuf>,
     },
+    /// Check the proof a receipt prints as a QR code (`TILL1:...`) against the published keys,
+    /// offline: says which register, ticket, total and time it proves; exits 1 when it does
+    /// not verify.
+    VerifyReceipt {
+        /// The QR code's text, as a scanner reads it.
+        text: String,
+        /// The JWK set GET /v1/fiscal/keys answered, saved by whoever checks.
+        #[arg(long, value_name = "KEYS")]
+        keys: PathBuf,
+    },
     /// Write a new signing key, then point TILL_FISCAL_KEY_FILE at it and restart: new entries
     /// use it, older ones still verify with the key that signed them.
     NewKey {
@@ -201,6 +211,7 @@ async fn main() -> anyhow::Result<()> {
                     bundle::make(&config, &register, from, to, &out).await?
                 }
                 FiscalAction::VerifyBundle { dir, keys } => bundle::verify(&dir, keys.as_deref())?,
+                FiscalAction::VerifyReceipt { text, keys } => fiscal::verify_receipt(&text, &keys)?,
                 FiscalAction::NewKey { out } => {
                     let key_id = fiscal::new_key(&out)?;
                     println!("{}: new key {key_id}", out.display());

@@ -255,6 +255,11 @@ impl KeySet {
     pub fn key_ids(&self) -> impl Iterator<Item = &str> {
         self.keys.keys().map(String::as_str)
     }
+
+    /// The key of id `kid`, if the set holds it.
+    pub fn key(&self, kid: &str) -> Option<&PublicKey> {
+        self.keys.get(kid).map(|(_, key)| key)
+    }
 }
 
 fn same_key(a: &PublicKey, b: &PublicKey) -> bool {

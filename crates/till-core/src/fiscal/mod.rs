@@ -8,6 +8,7 @@ pub mod archive;
 pub mod audit;
 pub mod jet;
 pub mod payload;
+pub mod proof;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -256,6 +256,57 @@ async fn verify_bundle_reads_only_the_folders_own_files(engine: Engine) {
     }
 }
 
+/// `till fiscal verify-receipt` checks a receipt's proof with the keys the checker saved, with
+/// no database and no configuration: what it proves, or why not (exit 1).
+#[test]
+fn verify_receipt_says_what_a_proof_proves_and_refuses_a_changed_one() {
+    use till_core::fiscal::proof::ProvenTicket;
+    let dir = tempfile::tempdir().unwrap();
+    let (signer, other) = (
+        FiscalKey::from_secret_bytes(&[9; 32]).unwrap(),
+        FiscalKey::from_secret_bytes(&[8; 32]).unwrap(),
+    );
+    for (file, key) in [("keys.json", &signer), ("other.json", &other)] {
+        let set = json!({"keys": [key.public_jwk()]});
+        std::fs::write(dir.path().join(file), set.to_string()).unwrap();
+    }
+    let ticket = ProvenTicket {
+        register_id: "r1".into(),
+        ticket_seq: 7,
+        total_cents: 2900,
+        issued_at: "2026-03-30T09:15:07Z".parse().unwrap(),
+    };
+    let proof = ticket.prove(&signer);
+    let check = |text: &str, keys: &str| till_in(dir.path(), &["fiscal", "verify-receipt", text, "--keys", keys], &[]);
+    let (code, printed) = check(&proof, "keys.json");
+    assert_eq!(code, Some(0), "{printed}");
+    assert!(
+        printed.contains("ok: register r1 sealed ticket 7 of 2900 cents at 2026-03-30T09:15:07Z"),
+        "{printed}"
+    );
+    for (text, keys, why) in [
+        (
+            proof.replacen(":2900:", ":29000:", 1),
+            "keys.json",
+            "signature does not verify",
+        ),
+        (proof.clone(), "other.json", "which the key set does not hold"),
+        (
+            "https://example.com/r/abc".to_owned(),
+            "keys.json",
+            "not a till receipt proof",
+        ),
+    ] {
+        let (code, printed) = check(&text, keys);
+        assert_eq!(code, Some(1), "{printed}");
+        assert!(printed.contains("FAILED") && printed.contains(why), "{why}: {printed}");
+    }
+    assert!(
+        entries(dir.path()).iter().all(|entry| entry.ends_with(".json")),
+        "nothing written"
+    );
+}
+
 on_both_engines!(
     a_tool_that_reads_makes_nothing_where_no_till_database_is,
     a_bundle_refuses_a_future_period_and_a_folder_with_anything_in_it,
