@@ -8,6 +8,7 @@ use jiff::tz::TimeZone;
 use till_app::receipts::{Print, Receipt};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
+use till_core::seller::CountryCode;
 use till_core::stored_value::InstrumentKind;
 use till_core::stored_value::credit_note_number;
 
@@ -107,9 +108,23 @@ fn layout(receipt: &Receipt, rendering: Rendering<'_>) -> Layout {
     }
     match &receipt.store {
         Some(store) => {
+            let seller = &store.profile.seller;
             header.push(store.profile.name.clone());
+            // The seller as French law asks a receipt to name it: company, address, SIRET, VAT.
+            header.extend(seller.legal_name.as_ref().map(|name| name.as_str().to_owned()));
+            if let Some(address) = &seller.address {
+                header.push(address.line1.as_str().to_owned());
+                header.extend(address.line2.as_ref().map(|line| line.as_str().to_owned()));
+                header.push(format!("{} {}", address.postal_code, address.city));
+                if address.country.as_str() != CountryCode::FRANCE {
+                    header.push(address.country.as_str().to_owned());
+                }
+            }
             if let Some(siret) = &store.profile.siret {
                 header.push(format!("SIRET {}", siret.as_str()));
+            }
+            if let Some(vat) = &seller.vat_number {
+                header.push(format!("TVA {vat}"));
             }
         }
         None => header.push(format!("Magasin {}", sale.store_id)),

@@ -14,6 +14,7 @@ on_both_engines!(
     showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplicatas,
     a_print_sent_again_under_its_id_is_answered_not_made_again,
     the_consoles_print_button_prints_through_the_same_use_case,
+    a_receipt_names_the_seller_as_its_store_identifies_it,
 );
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -252,5 +253,38 @@ async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crat
     assert_eq!(duplicates(&shop).await, 1);
     let shown = shop.server.get("/v1/sales/t%201%2Fx%23y/receipt", &shop.till).await;
     assert_eq!(header(&shown, "x-till-prints"), "2");
+    shop.server.stop().await;
+}
+
+async fn a_receipt_names_the_seller_as_its_store_identifies_it(engine: crate::harness::Engine) {
+    let shop = Shop::open(engine).await;
+    let identity = json!({"name": "Le Marais", "siret": "73282932000074", "legalName": "Till Épicerie SAS",
+        "address": {"line1": "12 rue des Archives", "postalCode": "75004", "city": "Paris", "country": "FR"},
+        "siren": "732829320", "vatNumber": "FR44732829320"});
+    let put = shop.server.put("/v1/stores/s1", &shop.server.admin(), identity).await;
+    assert_eq!(put.status, 200, "{}", put.text);
+    sold(&shop, "t1", vec![line("l1", MUG, 1)]).await;
+    let text = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    let html = shop
+        .server
+        .send(|client, base| {
+            client
+                .get(format!("{base}/v1/sales/t1/receipt"))
+                .bearer_auth(&shop.till)
+                .header("accept", "text/html")
+        })
+        .await;
+    assert!(header(&html, "content-type").starts_with("text/html"), "{}", html.text);
+    for receipt in [&text.text, &html.text] {
+        for mention in [
+            "Till Épicerie SAS",
+            "12 rue des Archives",
+            "75004 Paris",
+            "SIRET 73282932000074",
+            "TVA FR44732829320",
+        ] {
+            assert!(receipt.contains(mention), "{mention} in {receipt}");
+        }
+    }
     shop.server.stop().await;
 }
