@@ -35,7 +35,7 @@ const GIVEN: [(&str, &str, &str); 3] = [
 
 /// Values given by hand for patterns that are alternations, which the generator does not walk:
 /// the start of the pattern, the value, and why.
-const GIVEN_FOR_PATTERN: [(&str, &str, &str); 2] = [
+const GIVEN_FOR_PATTERN: [(&str, &str, &str); 3] = [
     (
         r"^(sale\.completed|",
         "sale.completed,session.closed",
@@ -45,6 +45,12 @@ const GIVEN_FOR_PATTERN: [(&str, &str, &str); 2] = [
         r"^([0-9]{8}|",
         "4006381333931",
         "a barcode's lengths are an alternation, and its last digit is a check digit no pattern states",
+    ),
+    (
+        r"^(AT|BE|",
+        "FR12000000000",
+        "a VAT number's prefixes are an alternation, and a French one's key is its SIREN's (here 000000000, \
+         the SIREN the pattern ^[0-9]{9}$ gives)",
     ),
 ];
 
