@@ -135,7 +135,7 @@ async fn card_refunds(app: &App, request: &ReturnRequest, now: Timestamp) -> Res
             terminal_id: payment.terminal_id.clone(),
             provider: payment.provider.clone(),
         };
-        let refund = payment::refund(&payment, payment.refunded, asked, now).map_err(refused)?;
+        let refund = payment::refund(&payment, asked, now).map_err(refused)?;
         refunds.push(CardRefund {
             tender,
             refunded_before: payment.refunded,

@@ -3,6 +3,33 @@
 
 #![forbid(unsafe_code)]
 
+/// A text newtype whose value was parsed once (each type brings its own `parse`): read back
+/// from storage with `from_trusted`, shown with `as_str` and `Display`.
+macro_rules! parsed_text {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(String);
+
+        impl $name {
+            /// For values read back from storage, which were parsed when written.
+            pub fn from_trusted(value: String) -> Self {
+                Self(value)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
 pub mod barcode;
 pub mod canonical;
 pub mod catalog;

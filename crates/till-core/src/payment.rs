@@ -156,9 +156,7 @@ fn check_payment_text(text: &str, max: usize, lines: bool) -> Result<(), FieldPr
 
 macro_rules! payment_text {
     ($(#[$meta:meta])* $name:ident, $max:expr, lines: $lines:expr) => {
-        $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $name(String);
+        parsed_text!($(#[$meta])* $name);
 
         impl $name {
             /// Longest value, in characters.
@@ -167,21 +165,6 @@ macro_rules! payment_text {
             pub fn parse(text: &str) -> Result<Self, FieldProblem> {
                 check_payment_text(text, $max, $lines)?;
                 Ok(Self(text.to_owned()))
-            }
-
-            /// For values read back from storage, which were parsed when written.
-            pub fn from_trusted(value: String) -> Self {
-                Self(value)
-            }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
             }
         }
     };
@@ -931,10 +914,10 @@ pub struct RefundRequest {
     pub provider: Option<Provider>,
 }
 
-/// Checks a refund of `amount` against a payment that already gave `refunded` back: the payment
-/// must be captured, and the refund positive and within the room left. Answers the room left
-/// after it.
-pub fn check_refund(payment: &Attempt, refunded: Cents, amount: Cents) -> Result<Cents, RefundRefusal> {
+/// Checks a refund of `amount` against a payment and what it gave back so far
+/// ([`Attempt::refunded`]): the payment must be captured, and the refund positive and within
+/// the room left. Answers the room left after it.
+pub fn check_refund(payment: &Attempt, amount: Cents) -> Result<Cents, RefundRefusal> {
     if payment.kind != AttemptKind::Payment {
         return Err(RefundRefusal::NotAPayment);
     }
@@ -947,7 +930,7 @@ pub fn check_refund(payment: &Attempt, refunded: Cents, amount: Cents) -> Result
     let captured = payment
         .authorized()
         .ok_or(RefundRefusal::NotCaptured { state: payment.state })?;
-    let room = refund_room(captured, refunded).map_err(|_| RefundRefusal::Overflow)?;
+    let room = refund_room(captured, payment.refunded).map_err(|_| RefundRefusal::Overflow)?;
     if amount > room {
         return Err(RefundRefusal::OverRoom {
             room: room.max(Cents::ZERO),
@@ -959,13 +942,8 @@ pub fn check_refund(payment: &Attempt, refunded: Cents, amount: Cents) -> Result
 /// The refund attempt a return records, `refunded` from the start: the return's transaction
 /// is what settles it. Refused as [`check_refund`] refuses, and when the payment was captured
 /// by another sale than the one returned.
-pub fn refund(
-    payment: &Attempt,
-    refunded: Cents,
-    request: RefundRequest,
-    now: Timestamp,
-) -> Result<Attempt, RefundRefusal> {
-    check_refund(payment, refunded, request.amount)?;
+pub fn refund(payment: &Attempt, request: RefundRequest, now: Timestamp) -> Result<Attempt, RefundRefusal> {
+    check_refund(payment, request.amount)?;
     if payment.captured_by.as_ref() != Some(&request.original) {
         return Err(RefundRefusal::OtherSale);
     }
@@ -1163,7 +1141,7 @@ mod tests {
             }
             PaymentState::Refunded => {
                 let captured = in_state(PaymentState::Captured);
-                refund(&captured, Cents::ZERO, refund_request(400), at(40)).unwrap()
+                refund(&captured, refund_request(400), at(40)).unwrap()
             }
         }
     }
@@ -1183,6 +1161,14 @@ mod tests {
             applied: cents(applied),
         };
         capture(attempt, by, now)
+    }
+
+    /// `payment` as it stands once `cents` were refunded to it.
+    fn gave_back(payment: &Attempt, cents: i64) -> Attempt {
+        Attempt {
+            refunded: Cents::new(cents).unwrap(),
+            ..payment.clone()
+        }
     }
 
     fn refund_request(amount: i64) -> RefundRequest {
@@ -1826,26 +1812,20 @@ mod tests {
             refund_room(cents(crate::money::MAX_SAFE_INTEGER), cents(-1)),
             Err(Overflow)
         );
-        assert_eq!(check_refund(&captured, Cents::ZERO, cents(1_000)), Ok(Cents::ZERO));
-        assert_eq!(check_refund(&captured, cents(400), cents(250)), Ok(cents(350)));
+        assert_eq!(check_refund(&captured, cents(1_000)), Ok(Cents::ZERO));
+        assert_eq!(check_refund(&gave_back(&captured, 400), cents(250)), Ok(cents(350)));
         assert_eq!(
-            check_refund(&captured, cents(400), cents(601)),
+            check_refund(&gave_back(&captured, 400), cents(601)),
             Err(RefundRefusal::OverRoom { room: cents(600) })
         );
         assert_eq!(
-            check_refund(&captured, cents(1_000), cents(1)),
+            check_refund(&gave_back(&captured, 1_000), cents(1)),
             Err(RefundRefusal::OverRoom { room: Cents::ZERO })
         );
+        assert_eq!(check_refund(&captured, Cents::ZERO), Err(RefundRefusal::NotPositive));
+        assert_eq!(check_refund(&captured, cents(-5)), Err(RefundRefusal::NotPositive));
         assert_eq!(
-            check_refund(&captured, Cents::ZERO, Cents::ZERO),
-            Err(RefundRefusal::NotPositive)
-        );
-        assert_eq!(
-            check_refund(&captured, Cents::ZERO, cents(-5)),
-            Err(RefundRefusal::NotPositive)
-        );
-        assert_eq!(
-            check_refund(&captured, cents(-crate::money::MAX_SAFE_INTEGER), cents(1)),
+            check_refund(&gave_back(&captured, -crate::money::MAX_SAFE_INTEGER), cents(1)),
             Err(RefundRefusal::Overflow)
         );
         for state in [
@@ -1858,12 +1838,12 @@ mod tests {
             PaymentState::Orphaned,
         ] {
             assert_eq!(
-                check_refund(&in_state(state), Cents::ZERO, cents(1)),
+                check_refund(&in_state(state), cents(1)),
                 Err(RefundRefusal::NotCaptured { state })
             );
         }
         assert_eq!(
-            check_refund(&in_state(PaymentState::Refunded), Cents::ZERO, cents(1)),
+            check_refund(&in_state(PaymentState::Refunded), cents(1)),
             Err(RefundRefusal::NotAPayment)
         );
     }
@@ -1871,7 +1851,7 @@ mod tests {
     #[test]
     fn a_return_records_its_refund_as_an_attempt() {
         let captured = in_state(PaymentState::Captured);
-        let made = refund(&captured, cents(100), refund_request(900), at(40)).unwrap();
+        let made = refund(&gave_back(&captured, 100), refund_request(900), at(40)).unwrap();
         assert_eq!(
             (made.kind, made.state, made.amount),
             (AttemptKind::Refund, PaymentState::Refunded, cents(900))
@@ -1880,17 +1860,14 @@ mod tests {
         assert_eq!(made.captured_by, Some(sale("return-1")));
         assert_eq!(made.outcome, None);
         assert_eq!(
-            refund(&captured, cents(100), refund_request(901), at(40)),
+            refund(&gave_back(&captured, 100), refund_request(901), at(40)),
             Err(RefundRefusal::OverRoom { room: cents(900) })
         );
         let elsewhere = RefundRequest {
             original: sale("sale-9"),
             ..refund_request(100)
         };
-        assert_eq!(
-            refund(&captured, Cents::ZERO, elsewhere, at(40)),
-            Err(RefundRefusal::OtherSale)
-        );
+        assert_eq!(refund(&captured, elsewhere, at(40)), Err(RefundRefusal::OtherSale));
     }
 
     #[test]
@@ -2183,7 +2160,8 @@ mod tests {
                             terminal_id: payment.terminal_id.clone(),
                             provider: payment.provider.clone(),
                         };
-                        if let Ok(made) = refund(payment, refunded[attempt], asked, now) {
+                        let payment = Attempt { refunded: refunded[attempt], ..payment.clone() };
+                        if let Ok(made) = refund(&payment, asked, now) {
                             refunded[attempt] = refunded[attempt].checked_add(made.amount).unwrap();
                             refunds.push(made);
                         }

@@ -2,8 +2,6 @@
 //! address, its SIREN and its VAT number. Each is parsed once, by the rules the French
 //! registries publish, so a receipt never prints an identity an auditor would reject.
 
-use std::fmt;
-
 /// Why a field of the identity was refused; the API names the field and says this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityProblem {
@@ -76,53 +74,28 @@ fn luhn(digits: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
-macro_rules! identity_text {
-    ($(#[$meta:meta])* $name:ident) => {
-        $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq)]
-        pub struct $name(String);
-
-        impl $name {
-            /// For values read back from storage, which were parsed when written.
-            pub fn from_trusted(value: String) -> Self {
-                Self(value)
-            }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-    };
-}
-
-identity_text!(
+parsed_text!(
     /// The company's registered name (raison sociale), as the registry writes it.
     LegalName
 );
-identity_text!(
+parsed_text!(
     /// A company's number in the French registry: 9 digits passing the Luhn check. A SIRET is
     /// a SIREN followed by an establishment's 5 digits.
     Siren
 );
-identity_text!(
+parsed_text!(
     /// A line of a postal address, or its city.
     AddressLine
 );
-identity_text!(
+parsed_text!(
     /// A postal code as the country writes it: 5 digits in France.
     PostalCode
 );
-identity_text!(
+parsed_text!(
     /// A country as ISO 3166-1 alpha-2 codes it.
     CountryCode
 );
-identity_text!(
+parsed_text!(
     /// An intra-community VAT number, upper case without spaces (`FR40303265045`).
     VatNumber
 );
