@@ -4,14 +4,23 @@
 use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
+use till_core::fiscal::proof::ProvenTicket;
 use till_core::ids::{PrintId, TransactionId};
+use till_core::instant::from_micros;
 
 pub use crate::storage::sales::Print;
 pub use crate::storage::sales::Receipt;
 
+/// A receipt with the proof it prints as a QR code: that its register sealed its total.
+pub struct ProvenReceipt {
+    pub receipt: Receipt,
+    /// `TILL1:…` ([`till_core::fiscal::proof`]), the same on every rendering of the ticket.
+    pub proof: String,
+}
+
 /// A print made (or found made before under the same print id), with what it prints.
 pub struct Printed {
-    pub receipt: Receipt,
+    pub receipt: ProvenReceipt,
     pub print: Print,
     /// The print id named a print made before: nothing was recorded now.
     pub replayed: bool,
@@ -19,12 +28,19 @@ pub struct Printed {
 
 /// The receipt of a committed sale, to show; records nothing. A till's token reaches the
 /// sales of its own store only.
-pub async fn receipt(app: &App, caller: &Principal, transaction_id: &TransactionId) -> Result<Receipt, Error> {
-    let receipt = app.sales_book().receipt(transaction_id).await?;
-    match receipt {
-        Some(receipt) if within_reach(caller, &receipt) => Ok(receipt),
-        _ => Err(Refusal::NoSuchSale(transaction_id.clone()).into()),
-    }
+pub async fn receipt(app: &App, caller: &Principal, transaction_id: &TransactionId) -> Result<ProvenReceipt, Error> {
+    let receipt = match app.sales_book().receipt(transaction_id).await? {
+        Some(receipt) if within_reach(caller, &receipt) => receipt,
+        _ => return Err(Refusal::NoSuchSale(transaction_id.clone()).into()),
+    };
+    let ticket = ProvenTicket {
+        register_id: receipt.sale.register_id.clone(),
+        ticket_seq: receipt.seq,
+        total_cents: receipt.sale.total_cents,
+        issued_at: from_micros(receipt.sale.emitted_at),
+    };
+    let proof = app.journal().prove(&ticket)?;
+    Ok(ProvenReceipt { receipt, proof })
 }
 
 /// Prints the receipt: the first print is the original, every later one a DUPLICATA with its

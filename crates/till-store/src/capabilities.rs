@@ -26,6 +26,7 @@ use till_core::drawer::Count;
 use till_core::events::{EventType, FeedCursor};
 use till_core::fiscal::audit::Journal;
 use till_core::fiscal::payload::{Period, SaleRecord};
+use till_core::fiscal::proof::ProvenTicket;
 use till_core::fiscal::{ChainKind, Entry, jet};
 use till_core::ids::{
     CouponCode, CustomerId, PrintId, PromotionId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId,
@@ -93,6 +94,9 @@ impl sales::SalesBook for Store {
 impl fiscal::FiscalJournal for Store {
     async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError> {
         Store::fiscal_keys(self).await
+    }
+    fn prove(&self, ticket: &ProvenTicket) -> Result<String, StoreError> {
+        Ok(ticket.prove(&**self.fiscal_key()?))
     }
     async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError> {
         Store::journal(self, register_id, kind).await

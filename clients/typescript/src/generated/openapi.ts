@@ -11147,10 +11147,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `text` (48 columns for a receipt printer) or `html`; when left out, the one of
-                 *     `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
+                 * @description `text` (48 columns for a receipt printer), `html` or `escpos`; when left out, the one
+                 *     of `text/plain`, `text/html` and `application/vnd.escpos` the `Accept` header prefers
+                 *     (text when it names none).
                  */
-                format?: "text" | "html";
+                format?: "text" | "html" | "escpos";
+                /** @description The printer's line width for `text` and `escpos`: `48` (the default) or `42`. */
+                columns?: "48" | "42";
             };
             header?: never;
             path: {
@@ -11175,6 +11178,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/vnd.escpos": number[];
                     "text/html": string;
                     "text/plain": string;
                 };
@@ -11187,6 +11191,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/vnd.escpos": number[];
                     "text/html": string;
                     "text/plain": string;
                 };
@@ -11287,10 +11292,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `text` (48 columns for a receipt printer) or `html`; when left out, the one of
-                 *     `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
+                 * @description `text` (48 columns for a receipt printer), `html` or `escpos`; when left out, the one
+                 *     of `text/plain`, `text/html` and `application/vnd.escpos` the `Accept` header prefers
+                 *     (text when it names none).
                  */
-                format?: "text" | "html";
+                format?: "text" | "html" | "escpos";
+                /** @description The printer's line width for `text` and `escpos`: `48` (the default) or `42`. */
+                columns?: "48" | "42";
             };
             header?: never;
             path: {
@@ -11308,6 +11316,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/vnd.escpos": number[];
                     "text/html": string;
                     "text/plain": string;
                 };

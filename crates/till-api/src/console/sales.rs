@@ -13,13 +13,13 @@ use crate::error::ApiError;
 use crate::extract::{FromParams, Params, PathParams};
 use crate::ops;
 use crate::pagination::{PageQuery, Paging, Scope};
-use crate::receipt::Rendering;
+use crate::receipt::{Columns, Rendering};
 use crate::routes::sales::SalePath;
 use crate::state::AppState;
 use axum::extract::State;
 use jiff::civil::Date;
 use maud::{Markup, html};
-use till_app::receipts::{Print, Receipt};
+use till_app::receipts::{Print, ProvenReceipt};
 use till_app::sales::{SaleFilter, SaleSummary};
 use till_app::storage::Newest;
 use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
@@ -213,12 +213,13 @@ pub async fn print(
 }
 
 /// A sale with its receipt: as shown, or as `printed` just now.
-fn sale_page(visitor: &Visitor, receipt: &Receipt, printed: Option<&Print>) -> Markup {
+fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>) -> Markup {
+    let receipt = &proven.receipt;
     let sale = &receipt.sale;
     let zone = zone_of(receipt.store.as_ref());
     let currency = currency_of(receipt.store.as_ref());
     let rendering = printed.map_or(Rendering::Shown, Rendering::Print);
-    let text = crate::receipt::text(receipt, rendering);
+    let text = crate::receipt::text(proven, rendering, Columns::default());
     let may_print = visitor.may::<ops::PrintReceipt>();
     let words = visitor.words();
     let language = visitor.language();

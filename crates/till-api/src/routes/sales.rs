@@ -9,7 +9,7 @@ use crate::fields::{FromBody, Obj};
 use crate::openapi::{Instant, Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageQuery, Paging, Scope};
-use crate::receipt::Rendering;
+use crate::receipt::{Columns, Rendering};
 use crate::routes::checkout::event::SaleEvent;
 use crate::state::AppState;
 use axum::Json;
@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use jiff::Timestamp;
 use serde::Serialize;
-use till_app::receipts::Receipt;
+use till_app::receipts::ProvenReceipt;
 use till_app::sales::{self, SaleFilter, SaleSummary};
 use till_app::storage::Newest;
 use till_core::explained::{LineReduction, ReductionSource, explain};
@@ -54,18 +54,33 @@ impl FromParams for SalePath {
 #[derive(Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 enum ReceiptFormat {
-    /// 48 columns for a receipt printer.
+    /// Lines of 48 (or `columns`) characters for a receipt printer.
     Text,
     Html,
+    /// ESC/POS bytes for a thermal receipt printer (`application/vnd.escpos`).
+    Escpos,
+}
+
+/// A printer's line width.
+#[derive(Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+enum ReceiptColumns {
+    #[serde(rename = "48")]
+    Wide,
+    #[serde(rename = "42")]
+    Narrow,
 }
 
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ReceiptQuery {
-    /// `text` (48 columns for a receipt printer) or `html`; when left out, the one of
-    /// `text/plain` and `text/html` the `Accept` header prefers (text when it names neither).
+    /// `text` (48 columns for a receipt printer), `html` or `escpos`; when left out, the one
+    /// of `text/plain`, `text/html` and `application/vnd.escpos` the `Accept` header prefers
+    /// (text when it names none).
     #[param(inline, required = false)]
     format: Option<ReceiptFormat>,
+    /// The printer's line width for `text` and `escpos`: `48` (the default) or `42`.
+    #[param(inline, required = false)]
+    columns: Option<ReceiptColumns>,
 }
 
 impl FromParams for ReceiptQuery {
@@ -73,19 +88,38 @@ impl FromParams for ReceiptQuery {
         let format = params.optional("format", |text| match text {
             "text" => Ok(ReceiptFormat::Text),
             "html" => Ok(ReceiptFormat::Html),
-            _ => Err("must be text or html"),
-        })?;
-        Some(ReceiptQuery { format })
+            "escpos" => Ok(ReceiptFormat::Escpos),
+            _ => Err("must be text, html or escpos"),
+        });
+        let columns = params.optional("columns", |text| match text {
+            "48" => Ok(ReceiptColumns::Wide),
+            "42" => Ok(ReceiptColumns::Narrow),
+            _ => Err("must be 48 or 42"),
+        });
+        Some(ReceiptQuery {
+            format: format?,
+            columns: columns?,
+        })
     }
 }
 
-/// The format a request asks for: its `format`, else the one of `text/html` and `text/plain`
-/// its `Accept` header rates higher (a specific type over `text/*` and `*/*`; text on a tie).
+impl ReceiptColumns {
+    fn width(columns: Option<ReceiptColumns>) -> Columns {
+        match columns {
+            None | Some(ReceiptColumns::Wide) => Columns::Wide,
+            Some(ReceiptColumns::Narrow) => Columns::Narrow,
+        }
+    }
+}
+
+/// The format a request asks for: its `format`, else the one of `text/html`, `text/plain`
+/// and `application/vnd.escpos` its `Accept` header rates higher (a specific type over
+/// `text/*` and `*/*`, which never reach ESC/POS; text on a tie).
 fn asked_format(format: Option<ReceiptFormat>, headers: &HeaderMap) -> ReceiptFormat {
     if let Some(format) = format {
         return format;
     }
-    let (mut html, mut plain, mut any) = (None, None, None);
+    let (mut html, mut plain, mut escpos, mut any) = (None, None, None, None);
     let ranges = headers
         .get_all(ACCEPT)
         .iter()
@@ -102,13 +136,20 @@ fn asked_format(format: Option<ReceiptFormat>, headers: &HeaderMap) -> ReceiptFo
         let slot = match media.as_str() {
             "text/html" => &mut html,
             "text/plain" => &mut plain,
+            crate::receipt::escpos::MEDIA_TYPE => &mut escpos,
             "text/*" | "*/*" => &mut any,
             _ => continue,
         };
         *slot = Some(slot.unwrap_or(0).max(quality));
     }
-    let (html, plain) = (html.or(any).unwrap_or(0), plain.or(any).unwrap_or(0));
-    if html > plain {
+    let (html, plain, escpos) = (
+        html.or(any).unwrap_or(0),
+        plain.or(any).unwrap_or(0),
+        escpos.unwrap_or(0),
+    );
+    if escpos > html.max(plain) {
+        ReceiptFormat::Escpos
+    } else if html > plain {
         ReceiptFormat::Html
     } else {
         ReceiptFormat::Text
@@ -127,10 +168,20 @@ fn thousandths(text: &str) -> u16 {
 }
 
 /// The receipt rendered as asked, marked as varying by `Accept`; HTML under its policy.
-fn rendered(receipt: &Receipt, rendering: Rendering<'_>, format: ReceiptFormat) -> Response {
-    let (content_type, body) = match format {
-        ReceiptFormat::Html => ("text/html; charset=utf-8", crate::receipt::html(receipt, rendering)),
-        ReceiptFormat::Text => ("text/plain; charset=utf-8", crate::receipt::text(receipt, rendering)),
+fn rendered(receipt: &ProvenReceipt, rendering: Rendering<'_>, format: ReceiptFormat, columns: Columns) -> Response {
+    let (content_type, body): (&str, Vec<u8>) = match format {
+        ReceiptFormat::Html => (
+            "text/html; charset=utf-8",
+            crate::receipt::html(receipt, rendering).into(),
+        ),
+        ReceiptFormat::Text => (
+            "text/plain; charset=utf-8",
+            crate::receipt::text(receipt, rendering, columns).into(),
+        ),
+        ReceiptFormat::Escpos => (
+            crate::receipt::escpos::MEDIA_TYPE,
+            crate::receipt::escpos::bytes(&crate::receipt::printed_lines(receipt, rendering, columns)),
+        ),
     };
     let mut response = ([(CONTENT_TYPE, content_type), (VARY, "accept")], body).into_response();
     let headers = response.headers_mut();
@@ -155,19 +206,24 @@ fn rendered(receipt: &Receipt, rendering: Rendering<'_>, format: ReceiptFormat) 
 #[utoipa::path(get, path = "/v1/sales/{transactionId}/receipt", operation_id = "getReceipt", tag = "checkout",
     params(("transactionId" = Text, Path), ReceiptQuery),
     responses((status = 200, description = "The ticket as shown, as text (48 columns) or HTML",
-                  content((String = "text/plain"), (String = "text/html")),
+                  content((String = "text/plain"), (String = "text/html"), (Vec<u8> = "application/vnd.escpos")),
                   headers(("x-till-prints" = i64, description = "How many prints were made: 0 before the first"))),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
 async fn receipt(
     caller: Authorized<ops::GetReceipt>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
-    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    QueryParams(ReceiptQuery { format, columns }): QueryParams<ReceiptQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let receipt = till_app::receipts::receipt(state.app(), &caller.principal, &id).await?;
-    let mut response = rendered(&receipt, Rendering::Shown, asked_format(format, &headers));
-    let count = i64::try_from(receipt.prints.len()).unwrap_or(i64::MAX);
+    let mut response = rendered(
+        &receipt,
+        Rendering::Shown,
+        asked_format(format, &headers),
+        ReceiptColumns::width(columns),
+    );
+    let count = i64::try_from(receipt.receipt.prints.len()).unwrap_or(i64::MAX);
     response.headers_mut().insert("x-till-prints", HeaderValue::from(count));
     Ok(response)
 }
@@ -201,10 +257,10 @@ impl FromBody for PrintBody {
     params(("transactionId" = Text, Path), ReceiptQuery),
     request_body(content = Option<PrintBody>, description = "The print's id; may be left out"),
     responses((status = 201, description = "Printed: the ticket, as text (48 columns) or HTML",
-                  content((String = "text/plain"), (String = "text/html")),
+                  content((String = "text/plain"), (String = "text/html"), (Vec<u8> = "application/vnd.escpos")),
                   headers(("x-till-print" = i64, description = "The print's number: 1 for the original, a DUPLICATA after"))),
               (status = 200, description = "The print this printId made before, answered again; nothing recorded",
-                  content((String = "text/plain"), (String = "text/html")),
+                  content((String = "text/plain"), (String = "text/html"), (Vec<u8> = "application/vnd.escpos")),
                   headers(("x-till-print" = i64, description = "The print's number"),
                           ("x-idempotent-replay" = String, description = "`true`"))),
               (status = 404, description = "No sale with this transaction id", body = crate::error::ErrorEnvelope)))]
@@ -212,7 +268,7 @@ async fn print_receipt(
     caller: Authorized<ops::PrintReceipt>,
     State(state): State<AppState>,
     PathParams(SalePath(id)): PathParams<SalePath>,
-    QueryParams(ReceiptQuery { format }): QueryParams<ReceiptQuery>,
+    QueryParams(ReceiptQuery { format, columns }): QueryParams<ReceiptQuery>,
     headers: HeaderMap,
     OptionalParsed(body): OptionalParsed<PrintBody>,
 ) -> Result<Response, ApiError> {
@@ -222,6 +278,7 @@ async fn print_receipt(
         &printed.receipt,
         Rendering::Print(&printed.print),
         asked_format(format, &headers),
+        ReceiptColumns::width(columns),
     );
     *response.status_mut() = if printed.replayed {
         StatusCode::OK

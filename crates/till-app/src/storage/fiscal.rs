@@ -10,6 +10,7 @@ use till_core::exports;
 use till_core::fiscal::audit::Journal;
 use till_core::fiscal::jet;
 use till_core::fiscal::payload::{ClosureRecord, Period};
+use till_core::fiscal::proof::ProvenTicket;
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::{RegisterId, StoreId};
 use till_core::store::Timezone;
@@ -94,6 +95,9 @@ pub enum ExportDays {
 #[async_trait::async_trait]
 pub trait FiscalJournal: Send + Sync {
     async fn fiscal_keys(&self) -> Result<Vec<PublishedKey>, StoreError>;
+    /// The proof of `ticket` under the key sealing the journal now (deterministic: the same
+    /// ticket always gets the same proof).
+    fn prove(&self, ticket: &ProvenTicket) -> Result<String, StoreError>;
     /// The whole chain of `kind` for `register_id`, in sequence order.
     async fn journal(&self, register_id: &str, kind: ChainKind) -> Result<Vec<Entry>, StoreError>;
     /// The whole journal of `register_id`, ready for the audit.

@@ -1,7 +1,10 @@
 //! Receipts shown and printed: reading a receipt seals nothing, however often; a print is a
 //! write that records the original, then DUPLICATA 1, 2... each sealed in the register's
 //! duplicate chain; a print sent again under its print id is answered, not made again; the
-//! console's sale page prints through the same use case.
+//! console's sale page prints through the same use case. Every format carries the ticket's
+//! proof, which verifies against the published keys: the text's last lines, the ESC/POS bytes'
+//! QR command (the bytes read back by a decoder of their own here), the HTML's QR code (read
+//! by Debian's `zbarimg`).
 
 use crate::harness::{Reply, TestServer};
 use crate::harness::{Shop, line};
@@ -15,6 +18,7 @@ on_both_engines!(
     a_print_sent_again_under_its_id_is_answered_not_made_again,
     the_consoles_print_button_prints_through_the_same_use_case,
     a_receipt_names_the_seller_as_its_store_identifies_it,
+    every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_text,
 );
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -286,5 +290,190 @@ async fn a_receipt_names_the_seller_as_its_store_identifies_it(engine: crate::ha
             assert!(receipt.contains(mention), "{mention} in {receipt}");
         }
     }
+    shop.server.stop().await;
+}
+
+/// What a receipt printer would make of ESC/POS bytes: its lines of text (code page 858), which
+/// of them were bold, what its QR command stored, and whether the bytes began with an
+/// initialisation and ended with a cut. Written here from the command set, apart from the
+/// server's encoder.
+#[derive(Debug, Default)]
+struct Printed {
+    lines: Vec<String>,
+    bold: Vec<String>,
+    qr: Vec<String>,
+    initialised: bool,
+    cut_last: bool,
+    code_page: Option<u8>,
+}
+
+fn read_escpos(bytes: &[u8]) -> Printed {
+    let mut printed = Printed {
+        initialised: bytes.starts_with(b"\x1b@"),
+        ..Printed::default()
+    };
+    let (mut line, mut bold, mut line_bold) = (Vec::new(), false, false);
+    let mut at = 0;
+    while at < bytes.len() {
+        printed.cut_last = false;
+        match bytes[at] {
+            b'\n' => {
+                let text = oem_cp::decode_string_complete_table(&line, &oem_cp::code_table::DECODING_TABLE_CP858);
+                if line_bold {
+                    printed.bold.push(text.clone());
+                }
+                printed.lines.push(text);
+                line.clear();
+                line_bold = false;
+                at += 1;
+            }
+            0x1b => {
+                let (command, argument) = (bytes[at + 1], bytes.get(at + 2).copied());
+                match command {
+                    b'@' => at += 2,
+                    b'E' => {
+                        bold = argument == Some(1);
+                        at += 3;
+                    }
+                    b't' => {
+                        printed.code_page = argument;
+                        at += 3;
+                    }
+                    b'a' | b'd' => at += 3,
+                    other => panic!("ESC {other:#x} is not a command a receipt uses"),
+                }
+            }
+            0x1d if bytes[at + 1] == b'(' && bytes[at + 2] == b'k' => {
+                let length = usize::from(u16::from_le_bytes([bytes[at + 3], bytes[at + 4]]));
+                let body = &bytes[at + 5..at + 5 + length];
+                // Function 80 (cn 49, fn 80, m 48) stores the symbol's data.
+                if body.starts_with(&[49, 80, 48]) {
+                    printed.qr.push(String::from_utf8(body[3..].to_vec()).unwrap());
+                }
+                at += 5 + length;
+            }
+            0x1d if bytes[at + 1] == b'V' => {
+                at += if bytes[at + 2] == b'A' { 4 } else { 3 };
+                printed.cut_last = true;
+            }
+            byte => {
+                line.push(byte);
+                line_bold |= bold;
+                at += 1;
+            }
+        }
+    }
+    assert!(line.is_empty(), "text after the last line: {line:?}");
+    printed
+}
+
+/// The proof's text from a text receipt: the lines after its heading, joined.
+fn proof_of(text: &str) -> String {
+    let (_, proof) = text.split_once("Preuve du ticket :\n").expect("a proof heading");
+    proof.lines().collect()
+}
+
+async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_text(engine: crate::harness::Engine) {
+    use till_core::fiscal::archive::KeySet;
+    use till_core::fiscal::proof::verify;
+    let shop = Shop::open(engine).await;
+    let identity = json!({"name": "Le Marais", "legalName": "Till Épicerie SAS",
+        "address": {"line1": "12 rue des Archives", "postalCode": "75004", "city": "Paris", "country": "FR"}});
+    let put = shop.server.put("/v1/stores/s1", &shop.server.admin(), identity).await;
+    assert_eq!(put.status, 200, "{}", put.text);
+    sold(&shop, "t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
+    let keys = shop.server.get("/v1/fiscal/keys", &shop.till).await;
+    assert_eq!(keys.status, 200, "{}", keys.text);
+    let keys = KeySet::from_json(keys.text.as_bytes()).unwrap();
+    let fetch = |path: String, accept: &'static str| {
+        let (http, base, token) = (shop.server.http.clone(), shop.server.base.clone(), shop.till.clone());
+        async move {
+            let response = http
+                .get(format!("{base}{path}"))
+                .bearer_auth(token)
+                .header("accept", accept)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let kind = response.headers()[CONTENT_TYPE].to_str().unwrap().to_owned();
+            (status, kind, response.bytes().await.unwrap().to_vec())
+        }
+    };
+
+    let mut proofs = Vec::new();
+    for columns in [48, 42] {
+        let (status, kind, text) = fetch(format!("/v1/sales/t1/receipt?columns={columns}"), "text/plain").await;
+        assert_eq!((status, kind.as_str()), (StatusCode::OK, "text/plain; charset=utf-8"));
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.lines().all(|l| l.chars().count() <= columns),
+            "{columns} columns:\n{text}"
+        );
+        let proof = proof_of(&text);
+        let (ticket, _) = verify(&proof, &keys).unwrap_or_else(|e| panic!("{proof}: {e}"));
+        assert_eq!(
+            (ticket.register_id.as_str(), ticket.total_cents),
+            ("r1", 1450 + 3 * 130)
+        );
+
+        let (status, kind, bytes) = fetch(
+            format!("/v1/sales/t1/receipt?columns={columns}"),
+            "application/vnd.escpos",
+        )
+        .await;
+        assert_eq!((status, kind.as_str()), (StatusCode::OK, "application/vnd.escpos"));
+        let printed = read_escpos(&bytes);
+        assert!(printed.initialised && printed.cut_last, "{printed:?}");
+        assert_eq!(printed.code_page, Some(19), "code page 858");
+        let (before_proof, _) = text.split_once("Preuve du ticket :\n").unwrap();
+        assert_eq!(printed.lines, before_proof.lines().collect::<Vec<_>>());
+        assert!(printed.lines.iter().any(|l| l.contains("Till Épicerie SAS")));
+        assert_eq!(printed.bold.len(), 1, "{:?}", printed.bold);
+        assert!(printed.bold[0].starts_with("TOTAL TTC"), "{:?}", printed.bold);
+        assert_eq!(printed.qr, [proof.clone()], "the QR command stores the proof");
+        proofs.push(proof);
+    }
+    assert_eq!(proofs[0], proofs[1], "the same proof at every width");
+
+    // The HTML draws the proof as a QR code that a reader decodes to the same text.
+    let (status, _, html) = fetch("/v1/sales/t1/receipt".to_owned(), "text/html").await;
+    assert_eq!(status, StatusCode::OK);
+    let html = String::from_utf8(html).unwrap();
+    let svg = &html[html.find("<svg").expect("a QR code")..html.find("</svg>").unwrap() + 6];
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("proof.svg");
+    std::fs::write(&image, svg).unwrap();
+    let read = std::process::Command::new("zbarimg")
+        .args(["--quiet", "--raw"])
+        .arg(&image)
+        .output()
+        .expect("zbarimg (Debian's zbar-tools) reads QR codes");
+    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), proofs[0]);
+
+    // A print is the same ticket: the original, then a DUPLICATA with its sign and number in
+    // the printer's code page, the same proof in its QR code.
+    for (number, mark) in [(1, None), (2, Some("*** DUPLICATA n° 1 ***"))] {
+        let reply = shop
+            .server
+            .http
+            .post(format!("{}/v1/sales/t1/prints?columns=42", shop.server.base))
+            .bearer_auth(&shop.till)
+            .header("accept", "application/vnd.escpos")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), StatusCode::CREATED);
+        assert_eq!(reply.headers()["x-till-print"], number.to_string().as_str());
+        let printed = read_escpos(&reply.bytes().await.unwrap());
+        assert_eq!(printed.qr, [proofs[0].clone()]);
+        let duplicata = printed.lines.iter().find(|l| l.contains("DUPLICATA"));
+        assert_eq!(duplicata.map(|l| l.trim()), mark, "{:?}", printed.lines);
+    }
+
+    // A width no printer has is refused, naming the parameter.
+    let refused = shop.server.get("/v1/sales/t1/receipt?columns=50", &shop.till).await;
+    refused.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(refused.fields(), ["columns"]);
     shop.server.stop().await;
 }

@@ -1,19 +1,64 @@
-//! The ticket: 48 columns of text for a receipt printer, or the same in HTML. French, as the
-//! NF525 journal it comes from: store, lines, promotions and discounts, VAT breakdown, tenders,
-//! change, the ticket's sequence, a signature extract and the software version. A print after
-//! the first says DUPLICATA with its number; a receipt shown, not printed, says so and lists
-//! the prints made.
+//! The ticket: lines of text for a receipt printer (48 or 42 columns), the same as ESC/POS bytes
+//! ([`escpos`]), or in HTML. French, as the NF525 journal it comes from: the seller, lines,
+//! promotions and discounts, VAT breakdown, tenders, change, the ticket's sequence, a signature
+//! extract, the software version and the proof of the ticket (a QR code where the format can
+//! draw one, its text otherwise). A print after the first says DUPLICATA with its number; a
+//! receipt shown, not printed, says so and lists the prints made.
+
+pub mod escpos;
 
 use jiff::tz::TimeZone;
-use till_app::receipts::{Print, Receipt};
+use qrcode::render::svg;
+use qrcode::{EcLevel, QrCode};
+use till_app::receipts::{Print, ProvenReceipt, Receipt};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::instant::from_micros;
 use till_core::seller::CountryCode;
 use till_core::stored_value::InstrumentKind;
 use till_core::stored_value::credit_note_number;
 
-/// Width of a receipt printer's line.
-pub const COLUMNS: usize = 48;
+/// Width of a receipt printer's line: 48 characters on 80 mm paper in the printer's first
+/// font, 42 on printers whose font or paper holds fewer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Columns {
+    #[default]
+    Wide,
+    Narrow,
+}
+
+impl Columns {
+    pub fn count(self) -> usize {
+        match self {
+            Columns::Wide => 48,
+            Columns::Narrow => 42,
+        }
+    }
+
+    /// `48` or `42`.
+    pub fn parse(text: &str) -> Option<Columns> {
+        match text {
+            "48" => Some(Columns::Wide),
+            "42" => Some(Columns::Narrow),
+            _ => None,
+        }
+    }
+}
+
+/// How a printed line stands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weight {
+    Regular,
+    /// The total: bold where the printer can.
+    Bold,
+}
+
+/// The ticket as a printer's lines, before the proof: each at most the width it was laid
+/// out for.
+pub struct PrintedLines {
+    pub lines: Vec<(String, Weight)>,
+    /// What the QR code encodes.
+    pub proof: String,
+}
 
 /// What the receipt is rendered for.
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +80,7 @@ struct Layout {
     footer: Vec<String>,
     /// A receipt shown: how many prints were made, then each with when.
     prints: Vec<(String, String)>,
+    proof: String,
 }
 
 /// `1234` → `12,34`
@@ -78,7 +124,8 @@ fn print_line(print: &Print, zone: &TimeZone) -> (String, String) {
     (format!("Impression {} : {what}", print.print_no), when.to_string())
 }
 
-fn layout(receipt: &Receipt, rendering: Rendering<'_>) -> Layout {
+fn layout(proven: &ProvenReceipt, rendering: Rendering<'_>) -> Layout {
+    let receipt: &Receipt = &proven.receipt;
     let sale: &SaleRecord = &receipt.sale;
     let zone = receipt
         .store
@@ -230,48 +277,108 @@ fn layout(receipt: &Receipt, rendering: Rendering<'_>) -> Layout {
         tenders,
         footer,
         prints,
+        proof: proven.proof.clone(),
     }
 }
 
-/// `left` and `right` on one line of `COLUMNS`, the left cut if both do not fit.
-fn spread(left: &str, right: &str) -> String {
-    let room = COLUMNS.saturating_sub(right.chars().count() + 1);
+/// `left` and `right` on one line of `columns`, the left cut if both do not fit.
+fn spread(left: &str, right: &str, columns: usize) -> String {
+    let room = columns.saturating_sub(right.chars().count() + 1);
     let left: String = left.chars().take(room).collect();
-    let gap = COLUMNS - left.chars().count() - right.chars().count();
+    let gap = columns.saturating_sub(left.chars().count() + right.chars().count());
     format!("{left}{}{right}", " ".repeat(gap))
 }
 
-fn center(text: &str) -> String {
-    let text: String = text.chars().take(COLUMNS).collect();
-    let pad = (COLUMNS - text.chars().count()) / 2;
+fn center(text: &str, columns: usize) -> String {
+    let text: String = text.chars().take(columns).collect();
+    let pad = (columns - text.chars().count()) / 2;
     format!("{}{text}", " ".repeat(pad)).trim_end().to_owned()
 }
 
-/// The ticket for a receipt printer: every line at most 48 characters.
-pub fn text(receipt: &Receipt, rendering: Rendering<'_>) -> String {
+/// The VAT table's four columns in `columns`: the rate's column takes what the amounts leave.
+fn vat_row([rate, net, vat, gross]: &[String; 4], columns: usize) -> String {
+    let amount = (columns - 14) / 3;
+    let last = columns - 14 - 2 * amount;
+    format!("{rate:<14}{net:>amount$}{vat:>amount$}{gross:>last$}")
+}
+
+/// The ticket as a printer's lines of `columns` characters, the proof apart.
+pub fn printed_lines(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns: Columns) -> PrintedLines {
     let layout = layout(receipt, rendering);
-    let rule = "-".repeat(COLUMNS);
-    let mut out: Vec<String> = layout.header.iter().map(|h| center(h)).collect();
-    out.push(rule.clone());
-    out.extend(layout.lines.iter().map(|(l, r)| spread(l, r).trim_end().to_owned()));
-    out.push(rule.clone());
-    out.push(spread("TOTAL TTC", &format!("{} EUR", layout.total)));
-    out.push(rule.clone());
+    let width = columns.count();
+    let regular = |line: String| (line, Weight::Regular);
+    let rule = || regular("-".repeat(width));
+    let mut out: Vec<(String, Weight)> = layout.header.iter().map(|h| regular(center(h, width))).collect();
+    out.push(rule());
     out.extend(
         layout
-            .vat
+            .lines
             .iter()
-            .map(|[a, b, c, d]| format!("{a:<14}{b:>11}{c:>11}{d:>12}")),
+            .map(|(l, r)| regular(spread(l, r, width).trim_end().to_owned())),
     );
-    out.push(rule.clone());
-    out.extend(layout.tenders.iter().map(|(l, r)| spread(l, r)));
-    out.push(rule.clone());
-    out.extend(layout.footer.iter().map(|f| center(f)));
+    out.push(rule());
+    out.push((
+        spread("TOTAL TTC", &format!("{} EUR", layout.total), width),
+        Weight::Bold,
+    ));
+    out.push(rule());
+    out.extend(layout.vat.iter().map(|row| regular(vat_row(row, width))));
+    out.push(rule());
+    out.extend(layout.tenders.iter().map(|(l, r)| regular(spread(l, r, width))));
+    out.push(rule());
+    out.extend(layout.footer.iter().map(|f| regular(center(f, width))));
     if !layout.prints.is_empty() {
-        out.push(rule);
-        out.extend(layout.prints.iter().map(|(l, r)| spread(l, r).trim_end().to_owned()));
+        out.push(rule());
+        out.extend(
+            layout
+                .prints
+                .iter()
+                .map(|(l, r)| regular(spread(l, r, width).trim_end().to_owned())),
+        );
     }
+    PrintedLines {
+        lines: out,
+        proof: layout.proof,
+    }
+}
+
+/// What a text receipt prints where a QR code cannot be drawn: the proof's text, cut to the
+/// line's width, under its heading.
+pub const PROOF_HEADING: &str = "Preuve du ticket :";
+
+/// The ticket for a receipt printer as text: every line at most `columns` characters, the
+/// proof's text at its end.
+pub fn text(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns: Columns) -> String {
+    let PrintedLines { lines, proof } = printed_lines(receipt, rendering, columns);
+    let mut out: Vec<String> = lines.into_iter().map(|(line, _)| line).collect();
+    out.push(PROOF_HEADING.to_owned());
+    let chars: Vec<char> = proof.chars().collect();
+    out.extend(
+        chars
+            .chunks(columns.count())
+            .map(|chunk| chunk.iter().collect::<String>()),
+    );
     out.join("\n") + "\n"
+}
+
+/// The proof as a QR code in SVG, to draw inline: medium error correction, which a thermal
+/// print or a phone's camera reads.
+fn proof_svg(proof: &str) -> String {
+    match QrCode::with_error_correction_level(proof.as_bytes(), EcLevel::M) {
+        Ok(code) => {
+            let image = code
+                .render::<svg::Color<'_>>()
+                .min_dimensions(180, 180)
+                .quiet_zone(true)
+                .build();
+            // Inline in the page: the document's XML declaration left out.
+            image
+                .find("<svg")
+                .map_or(image.clone(), |start| image[start..].to_owned())
+        }
+        // A proof is a few hundred characters at most, far under what a QR code holds.
+        Err(_) => String::new(),
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -287,8 +394,8 @@ fn escape(text: &str) -> String {
 pub const HTML_POLICY: &str =
     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'none'; base-uri 'none'";
 
-/// The ticket as an HTML page.
-pub fn html(receipt: &Receipt, rendering: Rendering<'_>) -> String {
+/// The ticket as an HTML page, its proof as a QR code.
+pub fn html(receipt: &ProvenReceipt, rendering: Rendering<'_>) -> String {
     let layout = layout(receipt, rendering);
     let rows = |pairs: &[(String, String)]| {
         pairs
@@ -308,10 +415,13 @@ pub fn html(receipt: &Receipt, rendering: Rendering<'_>) -> String {
         .collect();
     format!(
         "<!doctype html>\n<html lang=\"fr\"><head><meta charset=\"utf-8\"><title>Ticket</title>\
-         <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}</style></head>\
+         <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}\
+         figure.proof{{margin:1em 0;text-align:center}}figure.proof svg{{width:40mm;height:40mm}}\
+         figcaption{{font-size:0.6em;word-break:break-all}}</style></head>\
          <body><header>{}</header><table class=\"lines\">{}</table>\
          <p class=\"total\"><strong>TOTAL TTC {} EUR</strong></p><table class=\"vat\">{}</table>\
-         <table class=\"tenders\">{}</table><footer>{}</footer>{}</body></html>\n",
+         <table class=\"tenders\">{}</table><footer>{}</footer>{}\
+         <figure class=\"proof\">{}<figcaption>{}</figcaption></figure></body></html>\n",
         layout
             .header
             .iter()
@@ -331,6 +441,8 @@ pub fn html(receipt: &Receipt, rendering: Rendering<'_>) -> String {
         } else {
             format!("<table class=\"prints\">{}</table>", rows(&layout.prints))
         },
+        proof_svg(&layout.proof),
+        escape(&layout.proof),
     )
 }
 
@@ -346,8 +458,8 @@ mod tests {
 
     #[test]
     fn lines_are_spread_within_48_columns() {
-        let line = spread(&"x".repeat(60), "123,45 A");
-        assert_eq!(line.chars().count(), COLUMNS);
+        let line = spread(&"x".repeat(60), "123,45 A", 48);
+        assert_eq!(line.chars().count(), 48);
         assert!(line.ends_with(" 123,45 A"));
         assert_eq!(money(-130), "-1,30");
         assert_eq!(rate(550), "5,50 %");
