@@ -431,7 +431,7 @@ async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_tex
         assert!(printed.lines.iter().any(|l| l.contains("Till Épicerie SAS")));
         assert_eq!(printed.bold.len(), 1, "{:?}", printed.bold);
         assert!(printed.bold[0].starts_with("TOTAL TTC"), "{:?}", printed.bold);
-        assert_eq!(printed.qr, [proof.clone()], "the QR command stores the proof");
+        assert_eq!(printed.qr, std::slice::from_ref(&proof), "the QR command stores the proof");
         proofs.push(proof);
     }
     assert_eq!(proofs[0], proofs[1], "the same proof at every width");
