@@ -17,7 +17,7 @@ on_both_engines!(
     showing_a_receipt_seals_nothing_and_prints_seal_an_original_then_duplicatas,
     a_print_sent_again_under_its_id_is_answered_not_made_again,
     the_consoles_print_button_prints_through_the_same_use_case,
-    a_receipt_names_the_seller_as_its_store_identifies_it,
+    every_format_carries_the_mentions_french_law_asks,
     every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_text,
 );
 
@@ -260,35 +260,95 @@ async fn the_consoles_print_button_prints_through_the_same_use_case(engine: crat
     shop.server.stop().await;
 }
 
-async fn a_receipt_names_the_seller_as_its_store_identifies_it(engine: crate::harness::Engine) {
+/// Whether `receipt` says when it was issued: `Ticket {number} du dd/mm/yyyy hh:mm`.
+fn dated(receipt: &str, number: &str) -> bool {
+    let Some((_, after)) = receipt.split_once(&format!("Ticket {number} du ")) else {
+        return false;
+    };
+    let when: Vec<char> = after.chars().take(16).collect();
+    let digits = [0, 1, 3, 4, 6, 7, 8, 9, 11, 12, 14, 15];
+    when.len() == 16
+        && digits.iter().all(|&i| when[i].is_ascii_digit())
+        && (when[2], when[5], when[10], when[13]) == ('/', '/', ' ', ':')
+}
+
+/// Every mention French law asks a receipt to carry, in each format: the seller (legal name,
+/// address, SIRET, VAT number), the register, the ticket's number and time, each line with its
+/// quantity, unit price and VAT rate, the totals per VAT rate, the payment method, and on a
+/// reprint DUPLICATA with its number.
+async fn every_format_carries_the_mentions_french_law_asks(engine: crate::harness::Engine) {
     let shop = Shop::open(engine).await;
     let identity = json!({"name": "Le Marais", "siret": "73282932000074", "legalName": "Till Épicerie SAS",
         "address": {"line1": "12 rue des Archives", "postalCode": "75004", "city": "Paris", "country": "FR"},
         "siren": "732829320", "vatNumber": "FR44732829320"});
     let put = shop.server.put("/v1/stores/s1", &shop.server.admin(), identity).await;
     assert_eq!(put.status, 200, "{}", put.text);
-    sold(&shop, "t1", vec![line("l1", MUG, 1)]).await;
-    let text = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
-    let html = shop
-        .server
-        .send(|client, base| {
-            client
-                .get(format!("{base}/v1/sales/t1/receipt"))
-                .bearer_auth(&shop.till)
-                .header("accept", "text/html")
-        })
-        .await;
-    assert!(header(&html, "content-type").starts_with("text/html"), "{}", html.text);
-    for receipt in [&text.text, &html.text] {
-        for mention in [
-            "Till Épicerie SAS",
-            "12 rue des Archives",
-            "75004 Paris",
-            "SIRET 73282932000074",
-            "TVA FR44732829320",
-        ] {
-            assert!(receipt.contains(mention), "{mention} in {receipt}");
+    sold(&shop, "t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
+    let mentions = [
+        "Till Épicerie SAS",
+        "12 rue des Archives",
+        "75004 Paris",
+        "SIRET 73282932000074",
+        "TVA FR44732829320",
+        "Caisse r1",
+        // Each line: its label, quantity and unit price, its amount with its rate's letter.
+        "Mug",
+        "1 x 14,50",
+        "14,50 A",
+        "Baguette",
+        "3 x 1,30",
+        "3,90 B",
+        // The totals per VAT rate, by letter: the rate, then without VAT, VAT, with VAT.
+        "A 20,00 %",
+        "12,08",
+        "2,42",
+        "B 5,50 %",
+        "3,70",
+        "0,20",
+        "TOTAL TTC",
+        "18,40",
+        "Carte bancaire",
+    ];
+    let render = |accept: &'static str, print: bool| {
+        let (http, base, token) = (shop.server.http.clone(), shop.server.base.clone(), shop.till.clone());
+        async move {
+            let request = if print {
+                http.post(format!("{base}/v1/sales/t1/prints"))
+            } else {
+                http.get(format!("{base}/v1/sales/t1/receipt"))
+            };
+            let response = request
+                .bearer_auth(token)
+                .header("accept", accept)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.status().is_success(), "{accept}: {}", response.status());
+            let bytes = response.bytes().await.unwrap().to_vec();
+            match accept {
+                "application/vnd.escpos" => read_escpos(&bytes).lines.join("\n"),
+                _ => String::from_utf8(bytes).unwrap(),
+            }
         }
+    };
+    let formats = ["text/plain", "text/html", "application/vnd.escpos"];
+    for format in formats {
+        let receipt = render(format, false).await;
+        for mention in mentions {
+            assert!(receipt.contains(mention), "{format}: {mention} in {receipt}");
+        }
+        assert!(
+            dated(&receipt, "T-t1"),
+            "{format}: the ticket's number and time in {receipt}"
+        );
+    }
+    // The original print (made here as ESC/POS), then a DUPLICATA in each format.
+    assert!(!render("application/vnd.escpos", true).await.contains("DUPLICATA"));
+    for (number, format) in formats.into_iter().enumerate() {
+        let reprint = render(format, true).await;
+        let mark = format!("DUPLICATA n° {}", number + 1);
+        assert!(reprint.contains(&mark), "{format}: {mark} in {reprint}");
+        assert!(reprint.contains("SIRET 73282932000074"), "{format}: {reprint}");
     }
     shop.server.stop().await;
 }
@@ -431,7 +491,11 @@ async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_tex
         assert!(printed.lines.iter().any(|l| l.contains("Till Épicerie SAS")));
         assert_eq!(printed.bold.len(), 1, "{:?}", printed.bold);
         assert!(printed.bold[0].starts_with("TOTAL TTC"), "{:?}", printed.bold);
-        assert_eq!(printed.qr, std::slice::from_ref(&proof), "the QR command stores the proof");
+        assert_eq!(
+            printed.qr,
+            std::slice::from_ref(&proof),
+            "the QR command stores the proof"
+        );
         proofs.push(proof);
     }
     assert_eq!(proofs[0], proofs[1], "the same proof at every width");
