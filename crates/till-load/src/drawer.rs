@@ -106,8 +106,8 @@ pub struct Replays {
 
 /// A sale ready to send: its transaction id, its till's token and its body, written.
 #[derive(Clone, Debug)]
-struct Queued {
-    id: String,
+pub(crate) struct Queued {
+    pub(crate) id: String,
     token: String,
     body: String,
 }
@@ -213,7 +213,7 @@ async fn big_session(
 
 /// `count` sales dealt in turn over `tills`, with ids `{prefix}{n}` and carts drawn from
 /// `seed`; `rung(n)` is the instant the `n`th was rung, when it was rung offline.
-fn queue(
+pub(crate) fn queue(
     shop: &Shop,
     tills: &[Till],
     prefix: &str,
@@ -261,7 +261,7 @@ async fn close_session(client: &Client, admin: &str, till: &Till) -> Result<()> 
 
 /// Sends `queue` over `clients` clients at once, each sending its next sale when the last
 /// was answered: the answers in the queue's order, and how long it took.
-async fn burst(wire: &Arc<Wire>, queue: &[Queued], clients: usize) -> Result<(Vec<Answer>, Duration)> {
+pub(crate) async fn burst(wire: &Arc<Wire>, queue: &[Queued], clients: usize) -> Result<(Vec<Answer>, Duration)> {
     let started = Instant::now();
     let tasks: Vec<_> = deal(queue, clients)
         .into_iter()

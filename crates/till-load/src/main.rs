@@ -36,6 +36,11 @@ enum Command {
     /// sales, against as many sent on open sessions just before. Exits 1 if a sale was refused,
     /// the X report miscounted or a late sale sent again was not answered as a replay.
     Drawer(commands::drawer::DrawerArgs),
+    /// Time the rendering of receipts on a new database: `--sales` sales booked, then their
+    /// receipts asked `--renders` times per format (text, HTML, ESC/POS) by one client, each
+    /// from sending to the whole answer read (beside the target of 1 ms). Exits 1 if a
+    /// request failed.
+    Receipts(commands::receipts::ReceiptsArgs),
     /// A chain-sized catalog: write an NDJSON file of `--articles` articles, time `till
     /// catalog import` on it (with its peak memory), measure barcode look-ups and searches on
     /// one node serving it, then finalizeSale throughput with it against a catalog of
@@ -59,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Prefill(args) => commands::prefill::run(args).await,
         Command::Reads(args) => commands::reads::run(args).await,
         Command::Drawer(args) => commands::drawer::run(args).await,
+        Command::Receipts(args) => commands::receipts::run(args).await,
         Command::Catalog(args) => commands::catalog::run(args).await,
         Command::Customers(args) => commands::customers::run(args).await,
         Command::Crash(args) => commands::crash::run(args).await,
