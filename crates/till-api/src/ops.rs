@@ -123,6 +123,7 @@ operations! {
     GetFecExport = "getFecExport", [FiscalRead], Allow;
     GetEReportingExport = "getEReportingExport", [FiscalRead], Allow;
     GetReceipt = "getReceipt", [SalesRead], Allow;
+    GetPublicReceipt = "getPublicReceipt", [], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
     IssueGiftCard = "issueGiftCard", [StoredValueWrite], Avoid;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;

@@ -129,6 +129,7 @@ impl From<Refusal> for ApiError {
                 unapproved(why, "a return")
             )),
             Refusal::NoSuchSale(_) => no_such_sale(),
+            Refusal::NoSuchReceiptLink => ApiError::NotFound("No receipt has this link.".into()),
             Refusal::NoOriginal(id) => business(format!("There is no sale {id} to return goods from.")),
             Refusal::OriginalIsReturn(id) => business(format!(
                 "{id} is itself a return; goods are returned against the sale they were bought in."

@@ -87,6 +87,8 @@ struct Inner {
     auth: Authenticator,
     config: ApiConfig,
     metrics: PrometheusHandle,
+    /// How many receipts' public pages the node still answers now (`GET /r/{token}`).
+    public_pages: governor::DefaultDirectRateLimiter,
     /// The service's router without its state (which would make a cycle), built on first use.
     service: OnceLock<Router<AppState>>,
 }
@@ -100,6 +102,7 @@ impl AppState {
                 auth,
                 config,
                 metrics: crate::metrics::handle(),
+                public_pages: crate::routes::receipt_links::limiter(),
                 service: OnceLock::new(),
             }),
         }
@@ -135,6 +138,10 @@ impl AppState {
 
     pub fn metrics(&self) -> &PrometheusHandle {
         &self.inner.metrics
+    }
+
+    pub fn public_pages(&self) -> &governor::DefaultDirectRateLimiter {
+        &self.inner.public_pages
     }
 
     /// The whole service as one router over this state; an agent's tool calls go through it.

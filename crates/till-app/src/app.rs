@@ -31,6 +31,9 @@ pub struct Settings {
     pub customer_retention: Duration,
     /// Whether a `card` tender must name its payment attempt in `reference`.
     pub card_attempts_required: bool,
+    /// Where customers reach the deployment, without a last `/`: a printed receipt then links
+    /// to its public page.
+    pub public_url: Option<String>,
     /// How long an approved card payment waits for its sale before it is an orphan.
     pub payment_orphan_window: till_core::payment::OrphanWindow,
     /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
@@ -65,6 +68,7 @@ impl Default for Settings {
             credit_note_validity: Duration::from_secs(365 * 24 * 3600),
             customer_retention: Duration::from_secs(1095 * 24 * 3600),
             card_attempts_required: false,
+            public_url: None,
             payment_orphan_window: till_core::payment::OrphanWindow::default(),
             max_sale_age: Duration::from_secs(72 * 3600),
             clock_skew: Duration::from_secs(300),

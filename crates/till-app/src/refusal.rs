@@ -154,6 +154,8 @@ pub enum Refusal {
     // A committed sale's receipt.
     /// No such sale, or one of another store than a till's token's.
     NoSuchSale(TransactionId),
+    /// No receipt's public page has this token.
+    NoSuchReceiptLink,
 
     // A return against a receipt.
     NoOriginal(TransactionId),

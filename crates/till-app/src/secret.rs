@@ -27,6 +27,19 @@ pub fn new_token(prefix: &str) -> String {
     format!("{prefix}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>()))
 }
 
+/// A receipt's public page token: 128 random bits in base64url, 22 symbols.
+pub fn new_link_token() -> String {
+    URL_SAFE_NO_PAD.encode(random_bytes::<16>())
+}
+
+/// Whether `token` has the shape of a receipt's public page token.
+pub fn is_link_token_shaped(token: &str) -> bool {
+    token.len() == 22
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 /// A fresh identifier such as `ses_Xb3...`: 128 random bits in base64url.
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", URL_SAFE_NO_PAD.encode(random_bytes::<16>()))

@@ -64,10 +64,14 @@ impl sales::SalesBook for Store {
         &self,
         transaction_id: &TransactionId,
         print_id: Option<&PrintId>,
+        link_token: &str,
         operator: &str,
         now: Timestamp,
     ) -> Result<Printed, StoreError> {
-        Store::record_print(self, transaction_id, print_id, operator, now).await
+        Store::record_print(self, transaction_id, print_id, link_token, operator, now).await
+    }
+    async fn linked_receipt(&self, token: &str) -> Result<Option<TransactionId>, StoreError> {
+        Store::linked_receipt(self, token).await
     }
     async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError> {
         Store::original_sale(self, transaction_id).await

@@ -41,7 +41,8 @@ pub(crate) fn sqlite() -> Migrator {
         26 "0026_customer_activity_unindexed",
         27 "0027_payment_attempts",
         28 "0028_shift_card_attempts",
-        29 "0029_store_seller_identity"))
+        29 "0029_store_seller_identity",
+        30 "0030_receipt_links"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -65,7 +66,8 @@ pub(crate) fn postgres() -> Migrator {
         26 "0026_customer_activity_unindexed",
         27 "0027_payment_attempts",
         28 "0028_shift_card_attempts",
-        29 "0029_store_seller_identity"))
+        29 "0029_store_seller_identity",
+        30 "0030_receipt_links"))
 }
 
 /// What a failed migration means for the operator.

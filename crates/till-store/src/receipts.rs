@@ -23,6 +23,8 @@ use till_core::stored_value::{InstrumentKind, code_lookup};
 struct RecordPrint {
     transaction_id: String,
     print_id: Option<String>,
+    /// The public page's token, kept if the sale has none yet.
+    link_token: String,
     operator: String,
     now: i64,
     key: Arc<Sealer>,
@@ -69,6 +71,10 @@ impl Store {
         .iter()
         .map(print_from_row)
         .collect::<Result<Vec<_>, _>>()?;
+        let link = query("SELECT token FROM receipt_links WHERE transaction_id = $1")
+            .bind(transaction_id.as_str())
+            .fetch_optional(&mut conn)
+            .await?;
         drop(conn);
         let store = self.get_store(&StoreId::from_trusted(sale.store_id.clone())).await?;
         Ok(Some(Receipt {
@@ -79,7 +85,18 @@ impl Store {
             seller_name: seller.map(|row| row.try_get("display_name")).transpose()?,
             sale,
             prints,
+            link_token: link.map(|row| row.try_get("token")).transpose()?,
         }))
+    }
+
+    /// The sale whose public page `token` opens.
+    pub async fn linked_receipt(&self, token: &str) -> Result<Option<TransactionId>, StoreError> {
+        let row = query("SELECT transaction_id FROM receipt_links WHERE token = $1")
+            .bind(token)
+            .fetch_optional(self.reader())
+            .await?;
+        row.map(|row| row.try_get::<String>("transaction_id").map(TransactionId::from_trusted))
+            .transpose()
     }
 
     pub async fn sale_record(
@@ -104,18 +121,38 @@ impl Store {
         &self,
         transaction_id: &TransactionId,
         print_id: Option<&PrintId>,
+        link_token: &str,
         operator: &str,
         now: Timestamp,
     ) -> Result<Printed, StoreError> {
         let input = RecordPrint {
             transaction_id: transaction_id.as_str().to_owned(),
             print_id: print_id.map(|id| id.as_str().to_owned()),
+            link_token: link_token.to_owned(),
             operator: operator.to_owned(),
             now: to_micros(now),
             key: self.fiscal_key()?,
         };
         self.write(input, |c, i| Box::pin(record_print(c, i))).await
     }
+}
+
+/// The sale's public page token: the print's, unless the sale has one already.
+async fn link_token(conn: &mut Conn, input: &RecordPrint) -> Result<String, StoreError> {
+    query(
+        "INSERT INTO receipt_links (token, transaction_id, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (transaction_id) DO NOTHING",
+    )
+    .bind(&input.link_token)
+    .bind(&input.transaction_id)
+    .bind(input.now)
+    .execute(&mut *conn)
+    .await?;
+    query("SELECT token FROM receipt_links WHERE transaction_id = $1")
+        .bind(&input.transaction_id)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get("token")
 }
 
 fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a, Result<Printed, StoreError>> {
@@ -139,6 +176,7 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
                 return Ok(Printed {
                     print: print_from_row(&row)?,
                     replayed: true,
+                    link_token: link_token(conn, input).await?,
                 });
             }
         }
@@ -190,7 +228,9 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
         .bind(input.print_id.as_deref())
         .execute(&mut *conn)
         .await?;
+        let link_token = link_token(conn, input).await?;
         Ok(Printed {
+            link_token,
             print: Print {
                 print_no,
                 duplicate_seq,

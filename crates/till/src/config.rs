@@ -78,6 +78,10 @@ pub struct Config {
     pub customer_retention_days: u64,
     /// Whether a `card` tender must name its payment attempt (docs/payments.md).
     pub card_attempts_required: bool,
+    /// Where customers reach this deployment (`https://receipts.example.com`): when set, a
+    /// printed receipt carries a second QR code, its public page (docs/receipts.md).
+    #[serde(deserialize_with = "text::optional")]
+    pub public_url: Option<String>,
     /// How long an approved card payment waits for its sale before it is an orphan, from 1 to
     /// 86400 seconds.
     pub payment_orphan_seconds: u64,
@@ -267,6 +271,7 @@ impl Default for Config {
             credit_note_validity_days: app.credit_note_validity.as_secs() / DAY.as_secs(),
             customer_retention_days: app.customer_retention.as_secs() / DAY.as_secs(),
             card_attempts_required: app.card_attempts_required,
+            public_url: app.public_url.clone(),
             payment_orphan_seconds: app.payment_orphan_window.duration().as_secs().unsigned_abs(),
             max_sale_age_hours: app.max_sale_age.as_secs() / 3600,
             clock_skew_seconds: app.clock_skew.as_secs(),
@@ -484,6 +489,7 @@ impl Config {
                 customer_retention: DAY
                     * u32::try_from(at_least_one("customer_retention_days", self.customer_retention_days)?)?,
                 card_attempts_required: self.card_attempts_required,
+                public_url: self.public_url.as_deref().map(public_url).transpose()?,
                 payment_orphan_window: i64::try_from(self.payment_orphan_seconds)
                     .ok()
                     .and_then(till_core::payment::OrphanWindow::from_seconds)
@@ -626,6 +632,19 @@ fn at_least_one(name: &str, value: u64) -> anyhow::Result<u64> {
         bail!("TILL_{} must be at least 1", name.to_ascii_uppercase());
     }
     Ok(value)
+}
+
+/// `TILL_PUBLIC_URL`: an `http` or `https` address with a host and nothing after it but a
+/// path, kept without its last `/`.
+fn public_url(text: &str) -> anyhow::Result<String> {
+    let uri: Uri = text
+        .parse()
+        .map_err(|_| anyhow!("TILL_PUBLIC_URL must be an address such as https://receipts.example.com"))?;
+    let web = matches!(uri.scheme_str(), Some("http" | "https"));
+    if !web || uri.host().is_none() || uri.query().is_some() {
+        bail!("TILL_PUBLIC_URL must be an http or https address with a host and no query");
+    }
+    Ok(text.trim_end_matches('/').to_owned())
 }
 
 /// `TILL_METRICS_TOKEN`: printable characters a bearer header carries as they are.

@@ -48,6 +48,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/r/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A receipt's public page.
+         * @description The receipt of a printed sale, as a consultation (nothing printed, nothing recorded), with
+         *     whether its proof verifies against the deployment's published keys (`getFiscalKeys`) and
+         *     what it proves: the register, the ticket's number, its total and time. Needs no
+         *     credentials: the token, printed on the receipt as a QR code when the deployment has a
+         *     public address (`TILL_PUBLIC_URL`), is the key. Each node answers a few such pages a
+         *     second; past that, 429 with `Retry-After`. Read-only; safe to call at any time.
+         */
+        get: operations["getPublicReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -4869,6 +4894,101 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target is longer than the server reads */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPublicReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of the receipt's link */
+                token: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt and its proof's verification */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No receipt has this link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many public pages asked of this node; try again after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 //! The ticket as ESC/POS bytes for a thermal receipt printer: initialise, select code page
 //! PC858 (Western European with the euro sign), the printer's lines with the total in bold,
-//! the proof as a QR code drawn by the printer's own QR command, then feed and cut.
+//! the proof as a QR code drawn by the printer's own QR command (and the receipt's public page
+//! as a second one, when it has one), then feed and cut.
 //!
 //! The commands come from the `escpos` crate; the text is encoded by `oem_cp`'s PC858 table,
 //! a character the page lacks printed as `?`.
@@ -71,10 +72,14 @@ fn program(sink: Bytes, printed: &PrintedLines) -> PrinterResult<()> {
             printer.bold(false)?;
         }
     }
-    let qr = QRCodeOption::new(QRCodeModel::Model2, QR_MODULE_DOTS, QRCodeCorrectionLevel::M);
+    let qr = || QRCodeOption::new(QRCodeModel::Model2, QR_MODULE_DOTS, QRCodeCorrectionLevel::M);
     printer
         .justify(JustifyMode::CENTER)?
-        .qrcode_option(&printed.proof, qr)?
+        .qrcode_option(&printed.proof, qr())?;
+    if let Some(link) = &printed.link {
+        printer.qrcode_option(link, qr())?;
+    }
+    printer
         .justify(JustifyMode::LEFT)?
         .feeds(FEED_BEFORE_CUT)?
         .print_cut()?;
@@ -89,6 +94,7 @@ mod tests {
         PrintedLines {
             lines: lines.iter().map(|(l, w)| ((*l).to_owned(), *w)).collect(),
             proof: "TILL1:r1:7:1450:20261128101500:k1:c2ln".to_owned(),
+            link: None,
         }
     }
 

@@ -10,8 +10,9 @@ pub mod escpos;
 use jiff::tz::TimeZone;
 use qrcode::render::svg;
 use qrcode::{EcLevel, QrCode};
-use till_app::receipts::{Print, ProvenReceipt, Receipt};
+use till_app::receipts::{Print, ProvenReceipt, PublicReceipt, Receipt};
 use till_core::fiscal::payload::SaleRecord;
+use till_core::fiscal::proof::ProofError;
 use till_core::instant::from_micros;
 use till_core::seller::CountryCode;
 use till_core::stored_value::InstrumentKind;
@@ -58,6 +59,8 @@ pub struct PrintedLines {
     pub lines: Vec<(String, Weight)>,
     /// What the QR code encodes.
     pub proof: String,
+    /// The receipt's public page, a second QR code.
+    pub link: Option<String>,
 }
 
 /// What the receipt is rendered for.
@@ -81,6 +84,7 @@ struct Layout {
     /// A receipt shown: how many prints were made, then each with when.
     prints: Vec<(String, String)>,
     proof: String,
+    link: Option<String>,
 }
 
 /// `1234` → `12,34`
@@ -278,6 +282,7 @@ fn layout(proven: &ProvenReceipt, rendering: Rendering<'_>) -> Layout {
         footer,
         prints,
         proof: proven.proof.clone(),
+        link: proven.link.clone(),
     }
 }
 
@@ -339,6 +344,7 @@ pub fn printed_lines(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns:
     PrintedLines {
         lines: out,
         proof: layout.proof,
+        link: layout.link,
     }
 }
 
@@ -346,25 +352,34 @@ pub fn printed_lines(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns:
 /// line's width, under its heading.
 pub const PROOF_HEADING: &str = "Preuve du ticket :";
 
+/// The heading of the receipt's public page's address on a text receipt.
+pub const LINK_HEADING: &str = "Ticket en ligne :";
+
 /// The ticket for a receipt printer as text: every line at most `columns` characters, the
-/// proof's text at its end.
+/// proof's text at its end, then the address of the receipt's public page when it has one.
 pub fn text(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns: Columns) -> String {
-    let PrintedLines { lines, proof } = printed_lines(receipt, rendering, columns);
+    let PrintedLines { lines, proof, link } = printed_lines(receipt, rendering, columns);
     let mut out: Vec<String> = lines.into_iter().map(|(line, _)| line).collect();
-    out.push(PROOF_HEADING.to_owned());
-    let chars: Vec<char> = proof.chars().collect();
-    out.extend(
-        chars
-            .chunks(columns.count())
-            .map(|chunk| chunk.iter().collect::<String>()),
-    );
+    let mut cut = |heading: &str, text: &str| {
+        out.push(heading.to_owned());
+        let chars: Vec<char> = text.chars().collect();
+        out.extend(
+            chars
+                .chunks(columns.count())
+                .map(|chunk| chunk.iter().collect::<String>()),
+        );
+    };
+    cut(PROOF_HEADING, &proof);
+    if let Some(link) = &link {
+        cut(LINK_HEADING, link);
+    }
     out.join("\n") + "\n"
 }
 
-/// The proof as a QR code in SVG, to draw inline: medium error correction, which a thermal
-/// print or a phone's camera reads.
-fn proof_svg(proof: &str) -> String {
-    match QrCode::with_error_correction_level(proof.as_bytes(), EcLevel::M) {
+/// `text` as a QR code in SVG, to draw inline: medium error correction, which a thermal print
+/// or a phone's camera reads.
+fn qr_svg(text: &str) -> String {
+    match QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M) {
         Ok(code) => {
             let image = code
                 .render::<svg::Color<'_>>()
@@ -376,7 +391,8 @@ fn proof_svg(proof: &str) -> String {
                 .find("<svg")
                 .map_or(image.clone(), |start| image[start..].to_owned())
         }
-        // A proof is a few hundred characters at most, far under what a QR code holds.
+        // A proof or an address is a few hundred characters at most, far under what a QR
+        // code holds.
         Err(_) => String::new(),
     }
 }
@@ -396,6 +412,33 @@ pub const HTML_POLICY: &str =
 
 /// The ticket as an HTML page, its proof as a QR code.
 pub fn html(receipt: &ProvenReceipt, rendering: Rendering<'_>) -> String {
+    page(receipt, rendering, None)
+}
+
+/// The receipt's public page: the receipt shown, under whether its proof verifies.
+pub fn public_page(public: &PublicReceipt) -> String {
+    let verdict = match &public.verified {
+        Ok(ticket) => format!(
+            "<p class=\"verified\">Preuve vérifiée : la caisse {} a scellé le ticket n° {} de {} EUR le {} (UTC), \
+             avec une clé que publie ce service.</p>",
+            escape(&ticket.register_id),
+            ticket.ticket_seq,
+            money(ticket.total_cents),
+            ticket.issued_at.strftime("%d/%m/%Y %H:%M:%S"),
+        ),
+        Err(error) => {
+            let why = match error {
+                ProofError::NotAProof => "elle est illisible",
+                ProofError::UnknownKey(_) => "la clé qui l'a signée n'est pas publiée",
+                ProofError::Forged => "sa signature ne correspond pas au ticket",
+            };
+            format!("<p class=\"unverified\">Preuve NON vérifiée : {why}.</p>")
+        }
+    };
+    page(&public.receipt, Rendering::Shown, Some(verdict))
+}
+
+fn page(receipt: &ProvenReceipt, rendering: Rendering<'_>, verdict: Option<String>) -> String {
     let layout = layout(receipt, rendering);
     let rows = |pairs: &[(String, String)]| {
         pairs
@@ -416,12 +459,13 @@ pub fn html(receipt: &ProvenReceipt, rendering: Rendering<'_>) -> String {
     format!(
         "<!doctype html>\n<html lang=\"fr\"><head><meta charset=\"utf-8\"><title>Ticket</title>\
          <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}\
-         figure.proof{{margin:1em 0;text-align:center}}figure.proof svg{{width:40mm;height:40mm}}\
+         figure{{margin:1em 0;text-align:center}}figure svg{{width:40mm;height:40mm}}\
          figcaption{{font-size:0.6em;word-break:break-all}}</style></head>\
-         <body><header>{}</header><table class=\"lines\">{}</table>\
+         <body>{}<header>{}</header><table class=\"lines\">{}</table>\
          <p class=\"total\"><strong>TOTAL TTC {} EUR</strong></p><table class=\"vat\">{}</table>\
          <table class=\"tenders\">{}</table><footer>{}</footer>{}\
-         <figure class=\"proof\">{}<figcaption>{}</figcaption></figure></body></html>\n",
+         <figure class=\"proof\">{}<figcaption>{}</figcaption></figure>{}</body></html>\n",
+        verdict.unwrap_or_default(),
         layout
             .header
             .iter()
@@ -441,8 +485,13 @@ pub fn html(receipt: &ProvenReceipt, rendering: Rendering<'_>) -> String {
         } else {
             format!("<table class=\"prints\">{}</table>", rows(&layout.prints))
         },
-        proof_svg(&layout.proof),
+        qr_svg(&layout.proof),
         escape(&layout.proof),
+        layout.link.as_deref().map_or(String::new(), |link| format!(
+            "<figure class=\"link\"><a href=\"{0}\">{1}</a><figcaption>Ticket en ligne : <a href=\"{0}\">{0}</a></figcaption></figure>",
+            escape(link),
+            qr_svg(link)
+        )),
     )
 }
 

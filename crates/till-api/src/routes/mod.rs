@@ -11,6 +11,7 @@ pub mod fiscal;
 pub mod health;
 pub mod payments;
 pub mod promotions;
+pub mod receipt_links;
 pub mod reports;
 pub mod returns;
 pub mod sales;
@@ -48,6 +49,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(checkout::router())
         .merge(elevation::router())
         .merge(sales::router())
+        .merge(receipt_links::router())
         .merge(returns::router())
         .merge(fiscal::router())
         .merge(exports::router())

@@ -118,6 +118,8 @@ pub struct Receipt {
     pub instruments: Vec<Option<TenderInstrument>>,
     /// The prints made so far, the original first.
     pub prints: Vec<Print>,
+    /// The public page's token, made with the first print.
+    pub link_token: Option<String>,
 }
 
 /// A print of a receipt: the first is the original, every later one a sealed DUPLICATA.
@@ -142,6 +144,8 @@ pub struct Printed {
     pub print: Print,
     /// The print id named a print made before: nothing was recorded now.
     pub replayed: bool,
+    /// The sale's public page token: the one given, unless the sale had one already.
+    pub link_token: String,
 }
 
 /// The sales a report covers.
@@ -170,13 +174,17 @@ pub trait SalesBook: Send + Sync {
     async fn receipt(&self, transaction_id: &TransactionId) -> Result<Option<Receipt>, StoreError>;
     /// Records a print of the receipt; from the second on, seals a DUPLICATA. A print id
     /// recorded before with this sale answers the print it named, and records nothing.
+    /// The first print also keeps `link_token` as the sale's public page token.
     async fn record_print(
         &self,
         transaction_id: &TransactionId,
         print_id: Option<&PrintId>,
+        link_token: &str,
         operator: &str,
         now: Timestamp,
     ) -> Result<Printed, StoreError>;
+    /// The sale whose public receipt page `token` opens.
+    async fn linked_receipt(&self, token: &str) -> Result<Option<TransactionId>, StoreError>;
     /// The sale `transaction_id` with what remains returnable of it.
     async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError>;
     /// The returns made against `transaction_id`, oldest first.

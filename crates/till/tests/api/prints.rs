@@ -19,6 +19,7 @@ on_both_engines!(
     the_consoles_print_button_prints_through_the_same_use_case,
     every_format_carries_the_mentions_french_law_asks,
     every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_text,
+    a_printed_receipt_links_to_its_public_page_which_verifies_its_proof,
 );
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -430,7 +431,27 @@ fn read_escpos(bytes: &[u8]) -> Printed {
 /// The proof's text from a text receipt: the lines after its heading, joined.
 fn proof_of(text: &str) -> String {
     let (_, proof) = text.split_once("Preuve du ticket :\n").expect("a proof heading");
+    let proof = proof.split("Ticket en ligne :\n").next().unwrap_or_default();
     proof.lines().collect()
+}
+
+/// What zbarimg reads in the QR codes an HTML receipt draws, in their order.
+fn read_qr_codes(html: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    html.match_indices("<svg")
+        .enumerate()
+        .map(|(n, (start, _))| {
+            let end = start + html[start..].find("</svg>").expect("a whole SVG") + "</svg>".len();
+            let image = dir.path().join(format!("code-{n}.svg"));
+            std::fs::write(&image, &html[start..end]).unwrap();
+            let read = std::process::Command::new("zbarimg")
+                .args(["--quiet", "--raw"])
+                .arg(&image)
+                .output()
+                .expect("zbarimg (Debian's zbar-tools) reads QR codes");
+            String::from_utf8_lossy(&read.stdout).trim().to_owned()
+        })
+        .collect()
 }
 
 async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_text(engine: crate::harness::Engine) {
@@ -504,16 +525,7 @@ async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_tex
     let (status, _, html) = fetch("/v1/sales/t1/receipt".to_owned(), "text/html").await;
     assert_eq!(status, StatusCode::OK);
     let html = String::from_utf8(html).unwrap();
-    let svg = &html[html.find("<svg").expect("a QR code")..html.find("</svg>").unwrap() + 6];
-    let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("proof.svg");
-    std::fs::write(&image, svg).unwrap();
-    let read = std::process::Command::new("zbarimg")
-        .args(["--quiet", "--raw"])
-        .arg(&image)
-        .output()
-        .expect("zbarimg (Debian's zbar-tools) reads QR codes");
-    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), proofs[0]);
+    assert_eq!(read_qr_codes(&html), std::slice::from_ref(&proofs[0]));
 
     // A print is the same ticket: the original, then a DUPLICATA with its sign and number in
     // the printer's code page, the same proof in its QR code.
@@ -539,5 +551,107 @@ async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_tex
     let refused = shop.server.get("/v1/sales/t1/receipt?columns=50", &shop.till).await;
     refused.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(refused.fields(), ["columns"]);
+    shop.server.stop().await;
+}
+
+/// With a public address, a print links the receipt to its page (a second QR code, its address
+/// on a text receipt), the same link on every print; the page needs no credentials, shows the
+/// receipt and says its proof verifies; a token no print made finds nothing; a flood of pages
+/// is cut short with 429.
+async fn a_printed_receipt_links_to_its_public_page_which_verifies_its_proof(engine: crate::harness::Engine) {
+    let shop = Shop::open_with(engine, |config| {
+        config.public_url = Some("https://receipts.example.com/".to_owned());
+    })
+    .await;
+    sold(&shop, "t1", vec![line("l1", MUG, 1), line("l2", BAGUETTE, 3)]).await;
+    let shown = shop.server.get("/v1/sales/t1/receipt", &shop.till).await;
+    assert!(
+        !shown.text.contains("Ticket en ligne"),
+        "no link before a print: {}",
+        shown.text
+    );
+
+    let first = print(&shop, &shop.till, None).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let (_, link) = first
+        .text
+        .split_once("Ticket en ligne :\n")
+        .expect("a link on the print");
+    let link: String = link.lines().collect();
+    let token = link
+        .strip_prefix("https://receipts.example.com/r/")
+        .unwrap_or_else(|| panic!("{link}"));
+    assert_eq!(token.len(), 22, "{token}");
+
+    // A DUPLICATA in HTML and one in ESC/POS carry the same link, as a second QR code.
+    let proof = proof_of(&first.text);
+    let html = shop
+        .server
+        .send(|client, base| {
+            client
+                .post(format!("{base}/v1/sales/t1/prints"))
+                .bearer_auth(&shop.till)
+                .header("accept", "text/html")
+        })
+        .await;
+    assert_eq!(html.status, 201, "{}", html.text);
+    assert_eq!(read_qr_codes(&html.text), [proof.clone(), link.clone()]);
+    let escpos = shop
+        .server
+        .http
+        .post(format!("{}/v1/sales/t1/prints", shop.server.base))
+        .bearer_auth(&shop.till)
+        .header("accept", "application/vnd.escpos")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read_escpos(&escpos.bytes().await.unwrap()).qr, [proof, link.clone()]);
+
+    // The page, without credentials.
+    let page = shop
+        .server
+        .http
+        .get(format!("{}/r/{token}", shop.server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+    let page = page.text().await.unwrap();
+    for shown in [
+        "Preuve vérifiée",
+        "la caisse r1",
+        "de 18,40 EUR",
+        "NE VAUT PAS TICKET",
+        "TOTAL TTC",
+    ] {
+        assert!(page.contains(shown), "{shown} in {page}");
+    }
+    for unknown in ["AAAAAAAAAAAAAAAAAAAAAA", "short", "t1"] {
+        let reply = shop
+            .server
+            .send(|client, base| client.get(format!("{base}/r/{unknown}")))
+            .await;
+        reply.assert_error(404, "NOT_FOUND");
+    }
+
+    // Many pages at once: the node answers its burst, then 429 with Retry-After.
+    let asks = (0..60).map(|_| {
+        let (http, base) = (shop.server.http.clone(), shop.server.base.clone());
+        let path = format!("{base}/r/{token}");
+        async move { http.get(path).send().await.unwrap() }
+    });
+    let answers = futures::future::join_all(asks).await;
+    let limited: Vec<_> = answers
+        .iter()
+        .filter(|a| a.status() == StatusCode::TOO_MANY_REQUESTS)
+        .collect();
+    assert!(!limited.is_empty(), "some of 60 pages at once refused");
+    assert!(limited.iter().all(|a| a.headers().contains_key("retry-after")));
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.status() == StatusCode::OK || a.status() == StatusCode::TOO_MANY_REQUESTS)
+    );
     shop.server.stop().await;
 }
