@@ -11,6 +11,7 @@ pub mod error;
 pub mod extract;
 pub mod fields;
 pub mod jobs;
+pub mod mailer;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;

@@ -11,7 +11,9 @@ use metrics::{Unit, describe_counter, describe_histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use till_app::e_receipts::MailQueue;
 use till_app::health::{Deliveries, Vitals};
+use till_core::e_receipt::MailFailure;
 use till_core::webhooks::Failure;
 
 const REQUESTS: &str = "till_http_requests_total";
@@ -24,6 +26,10 @@ const WRITER_QUEUE: &str = "till_sqlite_writer_queue_jobs";
 const FEED_HEAD: &str = "till_feed_head_position";
 const FEED_UNPLACED: &str = "till_feed_unplaced_events";
 const WEBHOOK_ATTEMPTS: &str = "till_webhook_attempts_total";
+const MAIL_ATTEMPTS: &str = "till_email_attempts_total";
+const MAIL_QUEUED: &str = "till_email_queued";
+const MAIL_OLDEST: &str = "till_email_oldest_queued_age_seconds";
+const MAIL_FAILED: &str = "till_email_failed";
 const WEBHOOK_PENDING: &str = "till_webhook_pending_events";
 const WEBHOOK_OLDEST: &str = "till_webhook_oldest_pending_age_seconds";
 const WEBHOOK_ENDPOINTS: &str = "till_webhook_endpoints";
@@ -79,6 +85,11 @@ fn describe() {
         Unit::Count,
         "Webhook deliveries this node attempted, by outcome: delivered or how it failed."
     );
+    describe_counter!(
+        MAIL_ATTEMPTS,
+        Unit::Count,
+        "Receipts this node tried to send by e-mail, by outcome: sent or how it failed."
+    );
 }
 
 /// `/metrics`: what the process recorded, then what this server reads at a scrape (its
@@ -92,6 +103,12 @@ pub async fn render(state: &AppState) -> String {
     let mut out = Exposition(&mut text);
     out.build(state.config().build);
     out.vitals(&vitals);
+    if state.config().mail.is_some() {
+        match till_app::e_receipts::queue(state.app()).await {
+            Ok(queue) => out.mail(&queue, state.now()),
+            Err(error) => tracing::warn!(%error, "the e-mail queue could not be read for the metrics"),
+        }
+    }
     text
 }
 
@@ -165,6 +182,27 @@ impl Exposition<'_> {
         }
     }
 
+    fn mail(&mut self, queue: &MailQueue, now: jiff::Timestamp) {
+        self.one(
+            MAIL_QUEUED,
+            "Receipts waiting in the queue to be sent by e-mail.",
+            queue.queued as f64,
+        );
+        let oldest = queue
+            .oldest_queued_at
+            .map_or(0.0, |at| now.duration_since(at).as_secs_f64().max(0.0));
+        self.one(
+            MAIL_OLDEST,
+            "Age in seconds of the oldest receipt waiting to be sent by e-mail; 0 when none waits.",
+            oldest,
+        );
+        self.one(
+            MAIL_FAILED,
+            "Receipts whose e-mail was given up: refused for good, or still failing when the retry window closed.",
+            queue.failed as f64,
+        );
+    }
+
     fn deliveries(&mut self, deliveries: &Deliveries) {
         self.one(
             FEED_HEAD,
@@ -216,6 +254,15 @@ pub fn webhook_attempt(answer: Result<u16, Failure>) {
         Err(failure) => failure.kind(),
     };
     metrics::counter!(WEBHOOK_ATTEMPTS, "outcome" => outcome).increment(1);
+}
+
+/// One attempt to send a receipt by e-mail and how it ended.
+pub fn mail_attempt(result: Result<(), MailFailure>) {
+    let outcome = match result {
+        Ok(()) => "sent",
+        Err(failure) => failure.as_str(),
+    };
+    metrics::counter!(MAIL_ATTEMPTS, "outcome" => outcome).increment(1);
 }
 
 /// How often recorded timings are folded into their buckets when nothing scrapes `/metrics`.

@@ -125,6 +125,8 @@ operations! {
     GetReceipt = "getReceipt", [SalesRead], Allow;
     GetPublicReceipt = "getPublicReceipt", [], Allow;
     PrintReceipt = "printReceipt", [SalesRead], Confirm;
+    SendReceipt = "sendReceipt", [SalesRead], Confirm;
+    ListReceiptSends = "listReceiptSends", [SalesRead], Allow;
     IssueGiftCard = "issueGiftCard", [StoredValueWrite], Avoid;
     GetGiftCard = "getGiftCard", [StoredValueRead, StoredValueWrite], Allow;
     BlockGiftCard = "blockGiftCard", [StoredValueWrite], Confirm;

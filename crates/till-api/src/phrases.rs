@@ -130,6 +130,16 @@ impl From<Refusal> for ApiError {
             )),
             Refusal::NoSuchSale(_) => no_such_sale(),
             Refusal::NoSuchReceiptLink => ApiError::NotFound("No receipt has this link.".into()),
+            Refusal::EReceiptsOff => business(
+                "Receipts are not sent by e-mail here: the deployment has no mail server (TILL_SMTP_URL).",
+            ),
+            Refusal::NoReceiptAddress => business(
+                "The sale has no customer who consented to e-receipts with an address on their profile; \
+                 give the address to send it to (email).",
+            ),
+            Refusal::SendIdTaken(send) => ApiError::Conflict(format!(
+                "Send {send} was queued for another sale; nothing was queued."
+            )),
             Refusal::NoOriginal(id) => business(format!("There is no sale {id} to return goods from.")),
             Refusal::OriginalIsReturn(id) => business(format!(
                 "{id} is itself a return; goods are returned against the sale they were bought in."

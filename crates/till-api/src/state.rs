@@ -22,6 +22,8 @@ pub struct ApiConfig {
     pub app: Settings,
     /// How the feed is delivered to webhook endpoints.
     pub webhooks: WebhookSettings,
+    /// The mail server receipts are sent through; none: receipts are not sent by e-mail.
+    pub mail: Option<MailSettings>,
     /// The accounts of the FEC export.
     pub fec: FecAccounts,
     /// When set, `/metrics` is read only with this bearer token.
@@ -45,6 +47,7 @@ impl Default for ApiConfig {
             max_body_bytes: 4 * 1024 * 1024,
             app: Settings::default(),
             webhooks: WebhookSettings::default(),
+            mail: None,
             fec: FecAccounts::default(),
             metrics_token: None,
             build: Build {
@@ -57,6 +60,24 @@ impl Default for ApiConfig {
 }
 
 /// How webhook deliveries are made (docs/events.md).
+/// The mail server e-receipts go through.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MailSettings {
+    /// `smtp://` or `smtps://`, with the user and password the server asks, if any.
+    pub url: String,
+    /// The sender: an address, or a name and an address (`Boutique <tickets@example.fr>`).
+    pub from: String,
+}
+
+impl std::fmt::Debug for MailSettings {
+    // The URL may hold a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailSettings")
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookSettings {
     /// Whether an endpoint may be on a loopback, private or otherwise non-public address: for

@@ -34,6 +34,10 @@ pub struct Settings {
     /// Where customers reach the deployment, without a last `/`: a printed receipt then links
     /// to its public page.
     pub public_url: Option<String>,
+    /// Whether a mail server is configured: receipts are sent by e-mail only then.
+    pub e_receipts: bool,
+    /// When a receipt's e-mail that failed in a way that may pass is tried again.
+    pub mail_retry: till_core::webhooks::RetryPolicy,
     /// How long an approved card payment waits for its sale before it is an orphan.
     pub payment_orphan_window: till_core::payment::OrphanWindow,
     /// How long after it was rung (`issuedAt`) a sale from a till that was offline can still be
@@ -69,6 +73,8 @@ impl Default for Settings {
             customer_retention: Duration::from_secs(1095 * 24 * 3600),
             card_attempts_required: false,
             public_url: None,
+            e_receipts: false,
+            mail_retry: till_core::webhooks::RetryPolicy::default(),
             payment_orphan_window: till_core::payment::OrphanWindow::default(),
             max_sale_age: Duration::from_secs(72 * 3600),
             clock_skew: Duration::from_secs(300),
@@ -198,6 +204,11 @@ impl App {
 
     /// The payment-attempt ledger.
     pub fn payments(&self) -> &dyn storage::payments::Payments {
+        &*self.store
+    }
+
+    /// Receipts sent by e-mail.
+    pub fn mail(&self) -> &dyn storage::receipt_mail::ReceiptMail {
         &*self.store
     }
 

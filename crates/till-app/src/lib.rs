@@ -17,6 +17,7 @@ pub mod console;
 pub mod coupons;
 pub mod customers;
 pub mod drawer;
+pub mod e_receipts;
 pub mod elevation;
 pub mod exports;
 pub mod feed;

@@ -48,7 +48,7 @@ pub async fn receipt(app: &App, caller: &Principal, transaction_id: &Transaction
 }
 
 /// `receipt` with its proof, and its public page when it has one.
-fn prove(app: &App, receipt: Receipt) -> Result<ProvenReceipt, Error> {
+pub(crate) fn prove(app: &App, receipt: Receipt) -> Result<ProvenReceipt, Error> {
     let ticket = ProvenTicket {
         register_id: receipt.sale.register_id.clone(),
         ticket_seq: receipt.seq,

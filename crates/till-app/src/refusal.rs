@@ -5,7 +5,7 @@ use crate::storage::StoreError;
 use crate::storage::access::GrantOperation;
 use crate::storage::sessions::OpenRefusal;
 use till_core::ids::{
-    CountId, CouponCode, MovementId, RegisterId, SessionId, SkuId, StoreId, Subject, TransactionId, TransferId,
+    CountId, CouponCode, MovementId, RegisterId, SendId, SessionId, SkuId, StoreId, Subject, TransactionId, TransferId,
 };
 use till_core::money::{Bps, Cents};
 use till_core::offline::IssuedAtProblem;
@@ -156,6 +156,12 @@ pub enum Refusal {
     NoSuchSale(TransactionId),
     /// No receipt's public page has this token.
     NoSuchReceiptLink,
+    /// Receipts are not sent by e-mail: no mail server is configured.
+    EReceiptsOff,
+    /// A send names no address, and the sale has no customer who consented to e-receipts.
+    NoReceiptAddress,
+    /// The send id names a send of another sale.
+    SendIdTaken(SendId),
 
     // A return against a receipt.
     NoOriginal(TransactionId),

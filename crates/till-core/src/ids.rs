@@ -192,6 +192,11 @@ text_id!(
     PrintId
 );
 text_id!(
+    /// The idempotency key of a receipt sent by e-mail: chosen by the till, or named by the
+    /// server when the till sends none.
+    SendId
+);
+text_id!(
     /// A card payment attempt, chosen by the till before it asks the terminal: the attempt's
     /// idempotency key, and what a `card` tender's `reference` names.
     PaymentId

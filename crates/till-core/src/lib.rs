@@ -39,6 +39,7 @@ pub mod csv_cell;
 pub mod customer;
 pub mod documents;
 pub mod drawer;
+pub mod e_receipt;
 pub mod events;
 pub mod explained;
 pub mod exports;

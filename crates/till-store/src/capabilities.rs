@@ -588,3 +588,39 @@ impl till_app::storage::payments::Payments for Store {
         Store::claim_orphan_sweep(self, holder, now, until).await
     }
 }
+
+#[async_trait::async_trait]
+impl till_app::storage::receipt_mail::ReceiptMail for Store {
+    async fn queue_receipt_send(
+        &self,
+        send: till_app::storage::receipt_mail::NewSend,
+    ) -> Result<till_app::storage::receipt_mail::Queued, StoreError> {
+        Store::queue_receipt_send(self, send).await
+    }
+    async fn receipt_sends(
+        &self,
+        transaction_id: &TransactionId,
+    ) -> Result<Vec<till_app::storage::receipt_mail::SendRecord>, StoreError> {
+        Store::receipt_sends(self, transaction_id).await
+    }
+    async fn claim_receipt_sends(
+        &self,
+        token: &str,
+        now: Timestamp,
+        until: Timestamp,
+        most: i64,
+    ) -> Result<Vec<till_app::storage::receipt_mail::ClaimedSend>, StoreError> {
+        Store::claim_receipt_sends(self, token, now, until, most).await
+    }
+    async fn record_send(
+        &self,
+        id: &till_core::ids::SendId,
+        lease: &str,
+        outcome: till_app::storage::receipt_mail::SendOutcome,
+    ) -> Result<bool, StoreError> {
+        Store::record_send(self, id, lease, outcome).await
+    }
+    async fn mail_queue(&self) -> Result<till_app::storage::receipt_mail::MailQueue, StoreError> {
+        Store::mail_queue(self).await
+    }
+}

@@ -30,6 +30,7 @@ pub mod packed;
 pub mod page;
 pub mod payments;
 pub mod promotions;
+pub mod receipt_sends;
 pub mod receipts;
 mod reports;
 pub mod returns;

@@ -42,7 +42,8 @@ pub(crate) fn sqlite() -> Migrator {
         27 "0027_payment_attempts",
         28 "0028_shift_card_attempts",
         29 "0029_store_seller_identity",
-        30 "0030_receipt_links"))
+        30 "0030_receipt_links",
+        31 "0031_receipt_sends"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -67,7 +68,8 @@ pub(crate) fn postgres() -> Migrator {
         27 "0027_payment_attempts",
         28 "0028_shift_card_attempts",
         29 "0029_store_seller_identity",
-        30 "0030_receipt_links"))
+        30 "0030_receipt_links",
+        31 "0031_receipt_sends"))
 }
 
 /// What a failed migration means for the operator.

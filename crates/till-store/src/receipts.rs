@@ -137,19 +137,24 @@ impl Store {
     }
 }
 
-/// The sale's public page token: the print's, unless the sale has one already.
-async fn link_token(conn: &mut Conn, input: &RecordPrint) -> Result<String, StoreError> {
+/// The sale's public page token: `token`, unless the sale has one already.
+pub(crate) async fn link_token(
+    conn: &mut Conn,
+    transaction_id: &str,
+    token: &str,
+    now: i64,
+) -> Result<String, StoreError> {
     query(
         "INSERT INTO receipt_links (token, transaction_id, created_at) VALUES ($1, $2, $3) \
          ON CONFLICT (transaction_id) DO NOTHING",
     )
-    .bind(&input.link_token)
-    .bind(&input.transaction_id)
-    .bind(input.now)
+    .bind(token)
+    .bind(transaction_id)
+    .bind(now)
     .execute(&mut *conn)
     .await?;
     query("SELECT token FROM receipt_links WHERE transaction_id = $1")
-        .bind(&input.transaction_id)
+        .bind(transaction_id)
         .fetch_one(&mut *conn)
         .await?
         .try_get("token")
@@ -176,7 +181,7 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
                 return Ok(Printed {
                     print: print_from_row(&row)?,
                     replayed: true,
-                    link_token: link_token(conn, input).await?,
+                    link_token: link_token(conn, &input.transaction_id, &input.link_token, input.now).await?,
                 });
             }
         }
@@ -228,7 +233,7 @@ fn record_print<'a>(conn: &'a mut Conn, input: &'a RecordPrint) -> BoxFuture<'a,
         .bind(input.print_id.as_deref())
         .execute(&mut *conn)
         .await?;
-        let link_token = link_token(conn, input).await?;
+        let link_token = link_token(conn, &input.transaction_id, &input.link_token, input.now).await?;
         Ok(Printed {
             link_token,
             print: Print {

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use till_api::auth::{JwksSource, JwtSettings};
+use till_api::state::MailSettings;
 use till_api::{ApiConfig, Settings, WebhookSettings};
 use till_core::exports::fec::FecAccounts;
 use till_core::sale::TenderMethod;
@@ -120,6 +121,21 @@ pub struct Config {
     pub webhook_retry_first_ms: u64,
     /// How long an endpoint is retried after its first failure in a row before it is disabled.
     pub webhook_retry_window_seconds: u64,
+
+    // E-receipts (till-api's MailSettings, docs/receipts.md).
+    /// The mail server receipts are sent through: `smtps://host:465` (TLS),
+    /// `smtp://host:587?tls=required` (STARTTLS), `smtp://localhost:25` (a local relay, no
+    /// TLS), with `user:password@` before the host when it asks. Unset: no e-receipts.
+    #[serde(deserialize_with = "text::optional")]
+    pub smtp_url: Option<String>,
+    /// The sender of e-receipts: `tickets@example.fr` or `Boutique <tickets@example.fr>`.
+    #[serde(deserialize_with = "text::optional")]
+    pub smtp_from: Option<String>,
+    /// The wait before an e-mail that failed in a way that may pass is tried again the first
+    /// time; it doubles after each further failure.
+    pub smtp_retry_first_ms: u64,
+    /// How long after it was queued an e-mail is still tried before it is given up.
+    pub smtp_retry_window_seconds: u64,
 
     // The FEC export (till-core's FecAccounts).
     /// Journal code of the sales entries.
@@ -290,6 +306,11 @@ impl Default for Config {
             webhook_retry_first_ms: millis(api.webhooks.retry.first_delay),
             webhook_retry_window_seconds: api.webhooks.retry.window.as_secs(),
 
+            smtp_url: None,
+            smtp_from: None,
+            smtp_retry_first_ms: millis(app.mail_retry.first_delay),
+            smtp_retry_window_seconds: app.mail_retry.window.as_secs(),
+
             fec_journal_code: api.fec.journal_code.clone(),
             fec_journal_label: api.fec.journal_label.clone(),
             fec_sales_account: api.fec.sales.clone(),
@@ -457,6 +478,7 @@ impl Config {
 
     /// The HTTP layer's and the use cases' settings, or the first value that makes no sense.
     pub fn api_config(&self) -> anyhow::Result<ApiConfig> {
+        let mail = mail_settings(self.smtp_url.as_deref(), self.smtp_from.as_deref())?;
         Ok(ApiConfig {
             max_body_bytes: self.max_body_bytes,
             app: Settings {
@@ -490,6 +512,14 @@ impl Config {
                     * u32::try_from(at_least_one("customer_retention_days", self.customer_retention_days)?)?,
                 card_attempts_required: self.card_attempts_required,
                 public_url: self.public_url.as_deref().map(public_url).transpose()?,
+                e_receipts: mail.is_some(),
+                mail_retry: RetryPolicy {
+                    first_delay: Duration::from_millis(at_least_one("smtp_retry_first_ms", self.smtp_retry_first_ms)?),
+                    window: Duration::from_secs(at_least_one(
+                        "smtp_retry_window_seconds",
+                        self.smtp_retry_window_seconds,
+                    )?),
+                },
                 payment_orphan_window: i64::try_from(self.payment_orphan_seconds)
                     .ok()
                     .and_then(till_core::payment::OrphanWindow::from_seconds)
@@ -523,6 +553,7 @@ impl Config {
                     )?),
                 },
             },
+            mail,
             fec: self.fec_accounts()?,
             metrics_token: self.metrics_token.as_deref().map(metrics_token).transpose()?,
             build: till_api::state::Build {
@@ -645,6 +676,26 @@ fn public_url(text: &str) -> anyhow::Result<String> {
         bail!("TILL_PUBLIC_URL must be an http or https address with a host and no query");
     }
     Ok(text.trim_end_matches('/').to_owned())
+}
+
+/// `TILL_SMTP_URL` and `TILL_SMTP_FROM`: both or neither, each as the mailer reads it. The
+/// URL is never repeated in an error: it may hold a password.
+fn mail_settings(url: Option<&str>, from: Option<&str>) -> anyhow::Result<Option<MailSettings>> {
+    let (url, from) = match (url, from) {
+        (None, None) => return Ok(None),
+        (Some(url), Some(from)) => (url, from),
+        (Some(_), None) => bail!("TILL_SMTP_FROM must name the sender of e-receipts when TILL_SMTP_URL is set"),
+        (None, Some(_)) => bail!("TILL_SMTP_FROM is set without TILL_SMTP_URL"),
+    };
+    if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
+        bail!("TILL_SMTP_URL must start with smtp:// or smtps://");
+    }
+    let settings = MailSettings {
+        url: url.to_owned(),
+        from: from.to_owned(),
+    };
+    till_api::mailer::check(&settings).map_err(|error| anyhow!("{error}"))?;
+    Ok(Some(settings))
 }
 
 /// `TILL_METRICS_TOKEN`: printable characters a bearer header carries as they are.

@@ -248,7 +248,7 @@ pub async fn transport(config: &Config) -> anyhow::Result<transport::Server> {
 }
 
 /// Serves until `shutdown` resolves, then drains requests in flight. This node delivers
-/// webhooks meanwhile, and stops once the requests are drained.
+/// webhooks and e-receipts meanwhile, and stops once the requests are drained.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -257,6 +257,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let deliveries = Deliveries::start(&state);
     let jobs = till_api::jobs::Jobs::start(&state);
+    let mailer = till_api::mailer::Mailer::start(&state);
     let app = till_api::app(state);
     // Over TLS the console's cookie is marked Secure.
     let app = if transport.scheme() == "https" {
@@ -273,6 +274,9 @@ pub async fn serve(
     let served = transport.serve(listener, app, shutdown).await;
     deliveries.stop().await;
     jobs.stop().await;
+    if let Some(mailer) = mailer {
+        mailer.stop().await;
+    }
     served
 }
 

@@ -71,6 +71,8 @@ pub enum Rendering<'a> {
     /// Shown on a screen or read by a program: no print, so it says it is not a ticket and
     /// lists the prints made.
     Shown,
+    /// Sent by e-mail: the ticket in its dematerialised form, which seals nothing.
+    Mailed,
 }
 
 /// What a receipt says, ready to lay out.
@@ -156,6 +158,7 @@ fn layout(proven: &ProvenReceipt, rendering: Rendering<'_>) -> Layout {
             prints.push((count, String::new()));
             prints.extend(receipt.prints.iter().map(|print| print_line(print, &zone)));
         }
+        Rendering::Mailed => header.push("TICKET DÉMATÉRIALISÉ".to_owned()),
     }
     match &receipt.store {
         Some(store) => {
@@ -412,7 +415,56 @@ pub const HTML_POLICY: &str =
 
 /// The ticket as an HTML page, its proof as a QR code.
 pub fn html(receipt: &ProvenReceipt, rendering: Rendering<'_>) -> String {
-    page(receipt, rendering, None)
+    page(receipt, rendering, None, Drawn::Inline)
+}
+
+/// The ticket as the HTML part of an e-mail: its proof's QR code is the image attached to the
+/// mail under `proof_cid` ([`qr_png`]), which mail clients show where inline SVG is dropped.
+pub fn mail_html(receipt: &ProvenReceipt, proof_cid: &str) -> String {
+    page(receipt, Rendering::Mailed, None, Drawn::Attached(proof_cid))
+}
+
+/// How a page draws its QR codes.
+#[derive(Clone, Copy)]
+enum Drawn<'a> {
+    /// In the page, as SVG.
+    Inline,
+    /// As the image attached under this content id; the public page's address as a link alone.
+    Attached(&'a str),
+}
+
+/// `text` as a QR code in a PNG image: four pixels a module, black on white, with the quiet
+/// zone the standard asks.
+pub fn qr_png(text: &str) -> Vec<u8> {
+    const SCALE: usize = 4;
+    const QUIET: usize = 4;
+    let Ok(code) = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M) else {
+        return Vec::new();
+    };
+    let modules = code.width();
+    let colors = code.to_colors();
+    let side = (modules + 2 * QUIET) * SCALE;
+    let mut pixels = vec![255u8; side * side];
+    for (index, color) in colors.iter().enumerate() {
+        if *color == qrcode::Color::Dark {
+            let (x, y) = ((index % modules + QUIET) * SCALE, (index / modules + QUIET) * SCALE);
+            for row in y..y + SCALE {
+                pixels[row * side + x..row * side + x + SCALE].fill(0);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let side = u32::try_from(side).unwrap_or(u32::MAX);
+    let mut encoder = png::Encoder::new(&mut out, side, side);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_depth(png::BitDepth::Eight);
+    let written = encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(&pixels));
+    match written {
+        Ok(()) => out,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The receipt's public page: the receipt shown, under whether its proof verifies.
@@ -435,10 +487,10 @@ pub fn public_page(public: &PublicReceipt) -> String {
             format!("<p class=\"unverified\">Preuve NON vérifiée : {why}.</p>")
         }
     };
-    page(&public.receipt, Rendering::Shown, Some(verdict))
+    page(&public.receipt, Rendering::Shown, Some(verdict), Drawn::Inline)
 }
 
-fn page(receipt: &ProvenReceipt, rendering: Rendering<'_>, verdict: Option<String>) -> String {
+fn page(receipt: &ProvenReceipt, rendering: Rendering<'_>, verdict: Option<String>, drawn: Drawn<'_>) -> String {
     let layout = layout(receipt, rendering);
     let rows = |pairs: &[(String, String)]| {
         pairs
@@ -459,7 +511,7 @@ fn page(receipt: &ProvenReceipt, rendering: Rendering<'_>, verdict: Option<Strin
     format!(
         "<!doctype html>\n<html lang=\"fr\"><head><meta charset=\"utf-8\"><title>Ticket</title>\
          <style>body{{font-family:monospace;max-width:28em}}td.n{{text-align:right}}table{{width:100%}}\
-         figure{{margin:1em 0;text-align:center}}figure svg{{width:40mm;height:40mm}}\
+         figure{{margin:1em 0;text-align:center}}figure svg,figure img{{width:40mm;height:40mm}}\
          figcaption{{font-size:0.6em;word-break:break-all}}</style></head>\
          <body>{}<header>{}</header><table class=\"lines\">{}</table>\
          <p class=\"total\"><strong>TOTAL TTC {} EUR</strong></p><table class=\"vat\">{}</table>\
@@ -485,12 +537,18 @@ fn page(receipt: &ProvenReceipt, rendering: Rendering<'_>, verdict: Option<Strin
         } else {
             format!("<table class=\"prints\">{}</table>", rows(&layout.prints))
         },
-        qr_svg(&layout.proof),
+        match drawn {
+            Drawn::Inline => qr_svg(&layout.proof),
+            Drawn::Attached(cid) => format!("<img src=\"cid:{}\" alt=\"QR code de la preuve\">", escape(cid)),
+        },
         escape(&layout.proof),
         layout.link.as_deref().map_or(String::new(), |link| format!(
             "<figure class=\"link\"><a href=\"{0}\">{1}</a><figcaption>Ticket en ligne : <a href=\"{0}\">{0}</a></figcaption></figure>",
             escape(link),
-            qr_svg(link)
+            match drawn {
+                Drawn::Inline => qr_svg(link),
+                Drawn::Attached(_) => String::new(),
+            }
         )),
     )
 }

@@ -12,6 +12,7 @@ pub mod health;
 pub mod payments;
 pub mod promotions;
 pub mod receipt_links;
+pub mod receipt_sends;
 pub mod reports;
 pub mod returns;
 pub mod sales;
@@ -50,6 +51,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(elevation::router())
         .merge(sales::router())
         .merge(receipt_links::router())
+        .merge(receipt_sends::router())
         .merge(returns::router())
         .merge(fiscal::router())
         .merge(exports::router())

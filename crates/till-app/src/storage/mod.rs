@@ -14,6 +14,7 @@ pub mod kept;
 pub mod offers;
 pub mod payments;
 pub mod people;
+pub mod receipt_mail;
 pub mod sales;
 pub mod sessions;
 pub mod stock;
@@ -207,6 +208,7 @@ pub trait Storage:
     + people::People
     + customers::Customers
     + payments::Payments
+    + receipt_mail::ReceiptMail
     + access::Access
     + Health
 {
@@ -225,6 +227,7 @@ impl<T> Storage for T where
         + people::People
         + customers::Customers
         + payments::Payments
+        + receipt_mail::ReceiptMail
         + access::Access
         + Health
 {

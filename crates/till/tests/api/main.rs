@@ -13,6 +13,7 @@ mod customers;
 mod demo;
 mod deploy;
 mod drawer;
+mod e_receipts;
 mod elevation;
 mod envelope;
 mod events;

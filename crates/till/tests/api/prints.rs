@@ -26,7 +26,7 @@ const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
 const BAGUETTE: (&str, i64, f64) = ("Baguette", 130, 5.5);
 
 /// Sells `lines` on the shop's till at the server's price, paid by card.
-async fn sold(shop: &Shop, transaction: &str, lines: Vec<Value>) {
+pub(crate) async fn sold(shop: &Shop, transaction: &str, lines: Vec<Value>) {
     let cart = json!({"storeId": "s1", "cart": {"lines": lines.clone(), "freeLineSequence": 0}});
     let quoted = shop.server.post("/v1/checkout/price", &shop.till, cart).await;
     assert_eq!(quoted.status, 200, "{}", quoted.text);
@@ -429,7 +429,7 @@ fn read_escpos(bytes: &[u8]) -> Printed {
 }
 
 /// The proof's text from a text receipt: the lines after its heading, joined.
-fn proof_of(text: &str) -> String {
+pub(crate) fn proof_of(text: &str) -> String {
     let (_, proof) = text.split_once("Preuve du ticket :\n").expect("a proof heading");
     let proof = proof.split("Ticket en ligne :\n").next().unwrap_or_default();
     proof.lines().collect()

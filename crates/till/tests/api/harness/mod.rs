@@ -1,6 +1,9 @@
 //! A real till server on 127.0.0.1:0 per test, on SQLite or PostgreSQL, and a small client.
 
+mod mail_sink;
 mod shop;
+
+pub use mail_sink::{MailSink, free_port};
 
 pub use shop::{BAGUETTE, BOOK, MUG, Shop, line};
 
@@ -108,6 +111,19 @@ impl TestServer {
 
     pub fn state(&self) -> &till_api::AppState {
         &self.running.as_ref().expect("running").state
+    }
+
+    /// Stops the server gracefully and starts it again on the same database and data
+    /// directory, at a new address.
+    pub async fn restart(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop().await.expect("clean stop");
+        }
+        let running = server::start(&self.config, self.clock.clone())
+            .await
+            .expect("server starts again");
+        self.base = running.url();
+        self.running = Some(running);
     }
 
     /// Stops the server gracefully (requests in flight finish).
