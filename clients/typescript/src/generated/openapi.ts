@@ -1265,6 +1265,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sales/{transactionId}/receipt/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sale's receipt by e-mail.
+         * @description Queues the receipt (HTML with its proof as a QR code, and text) for the mail server: to
+         *     `email` when given, else to the sale's customer if they consented to e-receipts. The mail
+         *     leaves from a queue in the database, tried again after a failure that may pass; follow it
+         *     with `listReceiptSends`. With a `sendId` sent before for this sale, that send is answered
+         *     (200, `x-idempotent-replay`) and no other mail is queued. A till's token sends the receipts
+         *     of its own store's sales. Refused (422) when the deployment has no mail server.
+         */
+        post: operations["sendReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sales/{transactionId}/receipt/sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a sale's e-mailed receipts.
+         * @description Every send of the sale's receipt by e-mail, oldest first, with where it stands. An address
+         *     shows masked while it is held, and not at all once the send is over. Read-only.
+         */
+        get: operations["listReceiptSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sales/{transactionId}/returns": {
         parameters: {
             query?: never;
@@ -3694,6 +3740,45 @@ export interface components {
             /** Format: double */
             vatRate: number;
         };
+        /**
+         * @description `unreachable`: the mail server could not be reached or the connection broke (tried again); `deferred`: it refused for now (tried again); `rejected`: it refused for good; `noAddress`: the customer's profile holds no address any more, or their consent was withdrawn.
+         * @enum {string}
+         */
+        ReceiptSendFailure: "unreachable" | "deferred" | "rejected" | "noAddress";
+        ReceiptSendList: {
+            /** @description Oldest first. */
+            sends: components["schemas"]["ReceiptSendView"][];
+        };
+        /**
+         * @description `queued`: waiting for its first attempt or its next one; `sent`: the mail server took it; `failed`: given up, refused for good or still failing when the retry window closed.
+         * @enum {string}
+         */
+        ReceiptSendState: "queued" | "sent" | "failed";
+        /** @description A receipt's send by e-mail and where it stands. */
+        ReceiptSendView: {
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
+            attempts: number;
+            lastFailure: components["schemas"]["ReceiptSendFailure"] | null;
+            nextAttemptAt: components["schemas"]["UtcInstant"] | null;
+            queuedAt: components["schemas"]["UtcInstant"];
+            /**
+             * @description `address`: one given for this send; `customer`: the sale's customer's.
+             * @enum {string}
+             */
+            recipient: "address" | "customer";
+            sendId: components["schemas"]["Text"];
+            sentAt: components["schemas"]["UtcInstant"] | null;
+            state: components["schemas"]["ReceiptSendState"];
+            /**
+             * @description A one-off address, masked (its first character and its domain), while it is held;
+             *     null once the send is over, and for a customer's.
+             */
+            to: string | null;
+            transactionId: string;
+        };
         /** @description Body of `POST /v1/stock-transfers/{transferId}/receive`. */
         ReceiveBody: {
             /** @description Every article of the transfer once, with what arrived (0 when none did), and no other. */
@@ -4147,6 +4232,17 @@ export interface components {
             effectiveFrom: components["schemas"]["UtcInstant"];
             /** Format: int64 */
             priceCents: number;
+        };
+        /** @description Body of `POST /v1/sales/{transactionId}/receipt/send`; may be left out. */
+        SendBody: {
+            /**
+             * Format: email
+             * @description Where to send it, for this send alone: the address is kept until the mail is delivered
+             *     or given up, then deleted. Left out, the receipt goes to the sale's customer, who must
+             *     have consented to e-receipts (`consent.eReceipt`) and have an address on their profile.
+             */
+            email?: string | null;
+            sendId?: components["schemas"]["Text"] | null;
         };
         SentLineBody: {
             /**
@@ -11439,6 +11535,255 @@ export interface operations {
                     "application/vnd.escpos": number[];
                     "text/html": string;
                     "text/plain": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No sale with this transaction id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sendReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                transactionId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        /** @description Where to send it and the send's id; may be left out */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SendBody"] | null;
+            };
+        };
+        responses: {
+            /** @description The send this sendId queued before, answered again; nothing queued */
+            200: {
+                headers: {
+                    /** @description `true` */
+                    "x-idempotent-replay"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptSendView"];
+                };
+            };
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptSendView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No sale with this transaction id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The sendId names another sale's send */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No mail server, or no address to send to */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listReceiptSends: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                transactionId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sends, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptSendList"];
                 };
             };
             /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */

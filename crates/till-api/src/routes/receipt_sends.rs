@@ -81,9 +81,8 @@ pub struct ReceiptSendView {
     #[schema(value_type = Text)]
     send_id: String,
     transaction_id: String,
-    /// `address`: one given for this send; `customer`: the sale's customer's.
-    #[schema(inline)]
-    recipient: RecipientWord,
+    #[schema(schema_with = recipient_schema)]
+    recipient: &'static str,
     /// A one-off address, masked (its first character and its domain), while it is held;
     /// null once the send is over, and for a customer's.
     #[schema(required = true)]
@@ -105,12 +104,11 @@ pub struct ReceiptSendView {
     sent_at: Option<String>,
 }
 
-/// Whom a send goes to.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-enum RecipientWord {
-    Address,
-    Customer,
+fn recipient_schema() -> utoipa::openapi::schema::Schema {
+    crate::openapi::words(
+        [RecipientKind::Address, RecipientKind::Customer].map(RecipientKind::as_str),
+        "`address`: one given for this send; `customer`: the sale's customer's.",
+    )
 }
 
 impl From<SendRecord> for ReceiptSendView {
@@ -118,10 +116,7 @@ impl From<SendRecord> for ReceiptSendView {
         ReceiptSendView {
             send_id: record.id.as_str().to_owned(),
             transaction_id: record.transaction_id.as_str().to_owned(),
-            recipient: match record.recipient {
-                RecipientKind::Address => RecipientWord::Address,
-                RecipientKind::Customer => RecipientWord::Customer,
-            },
+            recipient: record.recipient.as_str(),
             to: record.email.as_ref().map(masked),
             state: record.state.as_str(),
             attempts: record.attempts,

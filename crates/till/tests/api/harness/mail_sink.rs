@@ -1,5 +1,6 @@
 //! A real SMTP server for the e-receipts' tests: Python's aiosmtpd, keeping every mail it
-//! accepts in a Maildir the tests read.
+//! accepts in a Maildir the tests read. scripts/test installs it and names its Python in
+//! `TILL_TEST_PYTHON`; without it, the `python3` on the path must have it.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -22,7 +23,8 @@ impl MailSink {
     /// Starts a sink on `port` and waits until it accepts connections.
     pub fn start(port: u16) -> MailSink {
         let dir = tempfile::tempdir().expect("a Maildir");
-        let child = Command::new("python3")
+        let python = std::env::var("TILL_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        let child = Command::new(python)
             .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
             .args(["-c", "aiosmtpd.handlers.Mailbox"])
             .arg(dir.path().join("mail"))
