@@ -66,6 +66,7 @@ pub fn router(language: Language) -> Router<AppState> {
         .route("/console/sales", get(sales::search))
         .route("/console/sales/{transactionId}", get(sales::sale))
         .route("/console/sales/{transactionId}/prints", post(sales::print))
+        .route("/console/sales/{transactionId}/receipt/send", post(sales::send))
         .route("/console/customers", get(customers::search))
         .route(
             "/console/customers/{customerId}",

@@ -1,7 +1,8 @@
 //! `GET /console/sales`: the sales search of `GET /v1/sales` (store, register, customer, type,
 //! a local day), newest first a page at a time; `GET /console/sales/{transactionId}`: a sale
-//! with its receipt as the printer lays it out, printing nothing; `POST
-//! /console/sales/{transactionId}/prints`: prints it as `printReceipt` does.
+//! with its receipt as the printer lays it out and its e-mails, printing nothing; `POST
+//! /console/sales/{transactionId}/prints`: prints it as `printReceipt` does; `POST
+//! /console/sales/{transactionId}/receipt/send`: e-mails it as `sendReceipt` does.
 
 use super::forms::Query;
 use super::href::Href;
@@ -19,10 +20,13 @@ use crate::state::AppState;
 use axum::extract::State;
 use jiff::civil::Date;
 use maud::{Markup, html};
+use till_app::e_receipts::SendRecord;
 use till_app::receipts::{Print, ProvenReceipt};
 use till_app::sales::{SaleFilter, SaleSummary};
 use till_app::storage::Newest;
-use till_core::ids::{CustomerId, RegisterId, StoreId, TransactionId};
+use till_core::customer::Email;
+use till_core::e_receipt::masked;
+use till_core::ids::{CustomerId, RegisterId, SendId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
 
@@ -194,7 +198,65 @@ pub async fn sale(
     visitor.require::<ops::GetSale>()?;
     let PathParams(SalePath(id)) = path?;
     let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
-    Ok(sale_page(&visitor, &receipt, None))
+    let mail = mail_of(&state, &visitor, &id, None).await?;
+    Ok(sale_page(&visitor, &receipt, None, &mail))
+}
+
+/// The e-mails of a sale as its page shows them.
+struct MailPanel {
+    /// Whether the visitor may send the receipt by e-mail here: a mail server is configured
+    /// and they hold the scope.
+    may_send: bool,
+    sends: Vec<SendRecord>,
+    /// The send the visitor just asked for.
+    queued: Option<SendId>,
+}
+
+async fn mail_of(
+    state: &AppState,
+    visitor: &Visitor,
+    id: &TransactionId,
+    queued: Option<SendId>,
+) -> Result<MailPanel, Refused> {
+    let enabled = state.app().settings().e_receipts;
+    let sends = match enabled && visitor.may::<ops::ListReceiptSends>() {
+        true => till_app::e_receipts::sends(state.app(), &visitor.principal, id).await?,
+        false => Vec::new(),
+    };
+    Ok(MailPanel {
+        may_send: enabled && visitor.may::<ops::SendReceipt>(),
+        sends,
+        queued,
+    })
+}
+
+/// The address a receipt is e-mailed to: none for the sale's customer's.
+pub struct SendForm {
+    email: Option<Email>,
+}
+
+impl FromParams for SendForm {
+    fn from_params(params: &Params) -> Option<Self> {
+        let email = params.optional("email", |text| {
+            Email::parse(text).ok_or("must be an e-mail address with a domain")
+        })?;
+        Some(SendForm { email })
+    }
+}
+
+/// E-mails the receipt as `sendReceipt` does, then shows the sale with the send queued.
+pub async fn send(
+    State(state): State<AppState>,
+    path: Result<PathParams<SalePath>, ApiError>,
+    write: Write<SendForm>,
+) -> Result<Markup, Refused> {
+    let PathParams(SalePath(id)) = path?;
+    let Write { visitor, form } = write;
+    visitor.require::<ops::SendReceipt>()?;
+    let requested = till_app::e_receipts::send(state.app(), &visitor.principal, &id, None, form.email).await?;
+    let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
+    let mail = mail_of(&state, &visitor, &id, Some(requested.record.id)).await?;
+    Ok(sale_page(&visitor, &receipt, None, &mail))
 }
 
 /// Prints the receipt as `printReceipt` does (the original, or a DUPLICATA sealed in the
@@ -209,11 +271,12 @@ pub async fn print(
     let visitor = write.visitor;
     visitor.require::<ops::PrintReceipt>()?;
     let printed = till_app::receipts::print(state.app(), &visitor.principal, &id, None).await?;
-    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print)))
+    let mail = mail_of(&state, &visitor, &id, None).await?;
+    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print), &mail))
 }
 
 /// A sale with its receipt: as shown, or as `printed` just now.
-fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>) -> Markup {
+fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>, mail: &MailPanel) -> Markup {
     let receipt = &proven.receipt;
     let sale = &receipt.sale;
     let zone = zone_of(receipt.store.as_ref());
@@ -254,6 +317,36 @@ fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>)
                     input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
                     button type="submit" {
                         @if receipt.prints.is_empty() && printed.is_none() { (words.print) } @else { (words.print_duplicata) }
+                    }
+                }
+            }
+        }
+        @if mail.may_send || !mail.sends.is_empty() {
+            section #emails {
+                h2 { (words.emails) }
+                @if mail.queued.is_some() {
+                    p.note #queued { (words.email_queued) }
+                }
+                @if !mail.sends.is_empty() {
+                    table.sends {
+                        thead { tr { th { (words.email_queued_at) } th { (words.email_to) } th { (words.email_state) } th.n { (words.email_attempts) } } }
+                        tbody {
+                            @for send in &mail.sends {
+                                tr data-send=(send.id.as_str()) data-state=(send.state.as_str()) {
+                                    td { (layout::local_time(send.queued_at, &zone, language)) }
+                                    td { @match &send.email { Some(email) => (masked(email)), None => (language.recipient_named(send.recipient)) } }
+                                    td { (language.send_state_named(send.state)) }
+                                    td.n { (send.attempts) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if mail.may_send {
+                    form.send method="post" action=(Href::to("/console/sales").segment(&sale.transaction_id).then("receipt").then("send")) {
+                        input type="hidden" name=(FORM_TOKEN) value=(visitor.form_token());
+                        label { (words.email_address) " " input type="email" name="email" autocomplete="off"; }
+                        button type="submit" { (words.send_by_email) }
                     }
                 }
             }

@@ -8,6 +8,7 @@ use super::language::Language;
 use maud::{Markup, html};
 use std::borrow::Cow;
 use till_core::customer::{ConsentFlag, ConsentSource};
+use till_core::e_receipt::{RecipientKind, SendState};
 use till_core::payment::PaymentState;
 use till_core::sale::{SaleType, TenderMethod};
 use till_core::stock::StockReason;
@@ -145,6 +146,14 @@ pub struct Words {
     pub receipt_shown: &'static str,
     pub print: &'static str,
     pub print_duplicata: &'static str,
+    pub emails: &'static str,
+    pub email_queued: &'static str,
+    pub email_queued_at: &'static str,
+    pub email_to: &'static str,
+    pub email_state: &'static str,
+    pub email_attempts: &'static str,
+    pub email_address: &'static str,
+    pub send_by_email: &'static str,
     pub back_to_sales: &'static str,
 
     // Promotions.
@@ -395,6 +404,14 @@ pub const ENGLISH: Words = Words {
     receipt_shown: "As the printer lays it out; viewing it here prints nothing.",
     print: "Print",
     print_duplicata: "Print a DUPLICATA",
+    emails: "E-mails",
+    email_queued: "The receipt is queued for e-mail; it leaves in a moment.",
+    email_queued_at: "Asked",
+    email_to: "To",
+    email_state: "State",
+    email_attempts: "Attempts",
+    email_address: "Address (left empty: the customer's, if they asked for e-receipts)",
+    send_by_email: "Send by e-mail",
     back_to_sales: "Back to the sales",
 
     promotions: "Promotions",
@@ -667,6 +684,14 @@ pub const FRENCH: Words = Words {
     receipt_shown: "Tel que l’imprimante le met en page ; le consulter ici n’imprime rien.",
     print: "Imprimer",
     print_duplicata: "Imprimer un DUPLICATA",
+    emails: "E-mails",
+    email_queued: "Le ticket part par e-mail dans un instant.",
+    email_queued_at: "Demandé",
+    email_to: "Destinataire",
+    email_state: "État",
+    email_attempts: "Tentatives",
+    email_address: "Adresse (vide : celle du client, s’il a demandé les tickets par e-mail)",
+    send_by_email: "Envoyer par e-mail",
     back_to_sales: "Retour aux ventes",
 
     promotions: "Promotions",
@@ -825,6 +850,28 @@ impl Language {
             (Language::English, SaleType::Rental) => "Rental",
             (Language::English, SaleType::Repair) => "Repair",
             (Language::English, SaleType::Return) => "Return",
+        }
+    }
+
+    /// Where a receipt's e-mail stands.
+    pub fn send_state_named(self, state: SendState) -> &'static str {
+        match (self, state) {
+            (Language::French, SendState::Queued) => "En attente",
+            (Language::French, SendState::Sent) => "Envoyé",
+            (Language::French, SendState::Failed) => "Abandonné",
+            (Language::English, SendState::Queued) => "Waiting",
+            (Language::English, SendState::Sent) => "Sent",
+            (Language::English, SendState::Failed) => "Given up",
+        }
+    }
+
+    /// Whom a receipt's e-mail went to, once its address is gone.
+    pub fn recipient_named(self, recipient: RecipientKind) -> &'static str {
+        match (self, recipient) {
+            (Language::French, RecipientKind::Customer) => "Le client",
+            (Language::French, RecipientKind::Address) => "Une adresse donnée",
+            (Language::English, RecipientKind::Customer) => "The customer",
+            (Language::English, RecipientKind::Address) => "An address given",
         }
     }
 

@@ -15,6 +15,7 @@ on_both_engines!(
     a_customer_receives_their_receipt_only_with_their_consent,
     a_send_asked_again_under_its_id_is_not_queued_twice_and_bad_asks_change_nothing,
     a_mail_server_down_while_the_node_restarts_delays_the_mail_which_arrives_once,
+    the_consoles_send_button_emails_through_the_same_use_case,
 );
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -276,4 +277,63 @@ async fn a_mail_server_down_while_the_node_restarts_delays_the_mail_which_arrive
     let mails = sink.mails();
     assert_eq!(mails.len(), 1, "the mail arrives once");
     assert_eq!(read(&mails[0]).envelope_to, "outage@example.org");
+}
+
+async fn the_consoles_send_button_emails_through_the_same_use_case(engine: Engine) {
+    use reqwest::header::{ACCEPT_LANGUAGE, CONTENT_TYPE, COOKIE, ORIGIN};
+    let sink = MailSink::start(free_port());
+    let shop = Shop::open_with(engine, mail_to(sink.url())).await;
+    sold(&shop, "t1", vec![line("l1", MUG, 1)]).await;
+    let browser = reqwest::Client::new();
+    let cookie = format!("till_console={}", shop.server.admin());
+    let page_of = |path: &str| {
+        browser
+            .get(format!("{}{path}", shop.server.base))
+            .header(COOKIE, &cookie)
+            .header(ACCEPT_LANGUAGE, "en")
+            .send()
+    };
+    let html = page_of("/console/sales/t1").await.unwrap().text().await.unwrap();
+    assert!(
+        html.contains(r#"action="/console/sales/t1/receipt/send""#),
+        "the send form: {html}"
+    );
+    let marker = "name=\"csrf\" value=\"";
+    let start = html.find(marker).expect("a form token") + marker.len();
+    let csrf = &html[start..start + html[start..].find('"').unwrap()];
+    let press = |body: String| {
+        browser
+            .post(format!("{}/console/sales/t1/receipt/send", shop.server.base))
+            .header(COOKIE, &cookie)
+            .header(ACCEPT_LANGUAGE, "en")
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(ORIGIN, shop.server.base.clone())
+            .body(body)
+            .send()
+    };
+    // Without an address, and the sale without a customer: refused, nothing queued.
+    let refused = press(format!("csrf={csrf}&email=")).await.unwrap();
+    assert_eq!(refused.status(), 422);
+    assert!(sends(&shop, "t1").await.is_empty());
+    // A form without its token sends nothing.
+    let forged = press("csrf=nope&email=jeanne%40example.org".to_owned()).await.unwrap();
+    assert_eq!(forged.status(), 403);
+    assert!(sends(&shop, "t1").await.is_empty());
+
+    let pressed = press(format!("csrf={csrf}&email=jeanne%40example.org")).await.unwrap();
+    assert_eq!(pressed.status(), 200);
+    let pressed = pressed.text().await.unwrap();
+    assert!(pressed.contains("queued for e-mail"), "{pressed}");
+    let listed = sends(&shop, "t1").await;
+    assert_eq!(listed.len(), 1);
+    let id = listed[0]["sendId"].as_str().unwrap().to_owned();
+    assert_eq!(settled(&shop, "t1", &id).await["state"], "sent");
+    let mails = sink.wait_for(1).await;
+    assert_eq!(read(&mails[0]).envelope_to, "jeanne@example.org");
+    let html = page_of("/console/sales/t1").await.unwrap().text().await.unwrap();
+    assert!(
+        html.contains(&format!(r#"data-send="{id}" data-state="sent""#)),
+        "{html}"
+    );
+    assert!(!html.contains("jeanne"), "the address is gone once sent: {html}");
 }
