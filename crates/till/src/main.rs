@@ -306,14 +306,25 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
         let session = demo::seed(&state, &store, &config)
             .await
             .context("cannot load the demo data")?;
-        print_demo(&format!("{scheme}://{addr}"), &session);
+        let mail = config.smtp_url.as_deref().map(server::redact);
+        print_demo(&format!("{scheme}://{addr}"), &session, mail.as_deref());
     }
     server::serve(listener, state, transport, shutdown_signal()).await?;
     tracing::info!("till stopped");
     Ok(())
 }
 
-fn print_demo(url: &str, session: &demo::DemoSession) {
+fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
+    let e_receipts = match mail {
+        Some(mail) => format!(
+            "E-receipts go through {mail}: the console's sale page sends one, as does\n\
+             POST $TILL/v1/sales/{{transactionId}}/receipt/send with {{\"email\": \"you@example.org\"}}."
+        ),
+        None => "E-receipts are off. To try them, start a local SMTP sink that prints what it gets\n\
+                 (python3 -m aiosmtpd -n -l 127.0.0.1:2525 -c aiosmtpd.handlers.Debugging) and the demo with\n\
+                 TILL_SMTP_URL=smtp://127.0.0.1:2525 TILL_SMTP_FROM=demo@example.org."
+            .to_owned(),
+    };
     println!(
         "\ntill demo is ready on {url}\n\n\
          Paste these into your shell:\n\n\
@@ -326,7 +337,7 @@ fn print_demo(url: &str, session: &demo::DemoSession) {
          Gift card {card} holds {card_euros}.{card_cents:02}; customer {customer} has {points} loyalty points.\n\n\
          The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
          # console: {url}/console\n\n\
-         A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
+         A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n\n{e_receipts}\n",
         admin = session.admin_token,
         session_id = session.session_id,
         session_token = session.token,
