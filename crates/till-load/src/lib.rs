@@ -12,6 +12,7 @@ pub mod customers;
 pub mod drawer;
 pub mod prefill;
 pub mod reads;
+pub mod mail;
 pub mod receipts;
 pub mod shop;
 pub mod stored_value;

@@ -41,6 +41,9 @@ enum Command {
     /// from sending to the whole answer read (beside the target of 1 ms). Exits 1 if a
     /// request failed.
     Receipts(commands::receipts::ReceiptsArgs),
+    /// Measure the e-mail queue's pace on a new database: `--sales` sales booked, then
+    /// `--mails` receipts asked for by e-mail, sent to a local SMTP sink (aiosmtpd).
+    Mail(commands::mail::MailArgs),
     /// A chain-sized catalog: write an NDJSON file of `--articles` articles, time `till
     /// catalog import` on it (with its peak memory), measure barcode look-ups and searches on
     /// one node serving it, then finalizeSale throughput with it against a catalog of
@@ -65,6 +68,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Reads(args) => commands::reads::run(args).await,
         Command::Drawer(args) => commands::drawer::run(args).await,
         Command::Receipts(args) => commands::receipts::run(args).await,
+        Command::Mail(args) => commands::mail::run(args).await,
         Command::Catalog(args) => commands::catalog::run(args).await,
         Command::Customers(args) => commands::customers::run(args).await,
         Command::Crash(args) => commands::crash::run(args).await,

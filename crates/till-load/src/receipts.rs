@@ -53,34 +53,66 @@ pub struct ReceiptsReport {
     pub target_ms: f64,
 }
 
-pub async fn run(plan: &ReceiptsPlan) -> Result<ReceiptsReport> {
-    std::fs::create_dir_all(&plan.work_dir)?;
-    if engine_of(&plan.database_url) == "postgres" {
-        create_postgres_database(&plan.database_url).await?;
+/// One node on a new database with a shop provisioned and `sales` sales booked: what the
+/// receipts' figures and the e-mail queue's are measured on.
+pub(crate) struct Booked {
+    pub cluster: Cluster,
+    pub client: Client,
+    pub admin: String,
+    /// The sales' transaction ids.
+    pub sales: Vec<String>,
+}
+
+/// Starts the node with the further `TILL_*` settings `env` and books the sales.
+pub(crate) async fn booked_node(
+    binary: &std::path::Path,
+    database_url: &str,
+    work_dir: &std::path::Path,
+    sales: usize,
+    seed: u64,
+    env: Vec<(String, String)>,
+) -> Result<Booked> {
+    std::fs::create_dir_all(work_dir)?;
+    if engine_of(database_url) == "postgres" {
+        create_postgres_database(database_url).await?;
     }
-    let key_file = plan.work_dir.join("fiscal-key.pem");
+    let key_file = work_dir.join("fiscal-key.pem");
     let _ = std::fs::remove_file(&key_file);
     till::fiscal::new_key(&key_file)?;
-    let secret = format!("receipts-secret-{}", plan.seed);
+    let secret = format!("receipts-secret-{seed}");
     let config = NodeConfig {
-        binary: plan.binary.clone(),
-        database_url: plan.database_url.clone(),
+        binary: binary.to_path_buf(),
+        database_url: database_url.to_owned(),
         jwt_secret: secret.clone(),
         fiscal_key_file: key_file,
-        env: Vec::new(),
-        work_dir: plan.work_dir.clone(),
+        env,
+        work_dir: work_dir.to_path_buf(),
     };
-    let mut cluster = Cluster::start(config, 1).await?;
+    let cluster = Cluster::start(config, 1).await?;
     let client = Client::new(cluster.urls())?;
     let wire = Arc::new(Wire::new(&cluster.urls())?);
     let admin = admin_token(&secret);
     let shop = provision(&client, &admin, &ShopSpec::bench(ARTICLES, TILLS)).await?;
-    let sales = queue(&shop, &shop.tills, "receipt-", plan.sales.max(1), plan.seed, |_| None);
-    let (answers, _) = burst(&wire, &sales, TILLS).await?;
-    if let Some((sale, answer)) = sales.iter().zip(&answers).find(|(_, a)| a.status != 201) {
+    let queued = queue(&shop, &shop.tills, "receipt-", sales.max(1), seed, |_| None);
+    let (answers, _) = burst(&wire, &queued, TILLS).await?;
+    if let Some((sale, answer)) = queued.iter().zip(&answers).find(|(_, a)| a.status != 201) {
         bail!("sale {} was answered {}", sale.id, answer.status);
     }
+    Ok(Booked {
+        cluster,
+        client,
+        admin,
+        sales: queued.into_iter().map(|sale| sale.id).collect(),
+    })
+}
 
+pub async fn run(plan: &ReceiptsPlan) -> Result<ReceiptsReport> {
+    let Booked {
+        mut cluster,
+        client,
+        admin,
+        sales,
+    } = booked_node(&plan.binary, &plan.database_url, &plan.work_dir, plan.sales, plan.seed, Vec::new()).await?;
     let mut formats = Vec::with_capacity(FORMATS.len());
     for (name, accept) in FORMATS {
         let mut latency = histogram()?;
@@ -88,7 +120,7 @@ pub async fn run(plan: &ReceiptsPlan) -> Result<ReceiptsReport> {
         // The first round warms the node's caches and connections; the second is timed.
         for timed in [false, true] {
             for n in 0..renders {
-                let path = format!("/v1/sales/{}/receipt", sales[n % sales.len()].id);
+                let path = format!("/v1/sales/{}/receipt", sales[n % sales.len()]);
                 let sent = Instant::now();
                 let reply = client
                     .with_headers(0, Method::GET, &path, &admin, None, &[("accept", accept)])

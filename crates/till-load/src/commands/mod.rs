@@ -8,6 +8,7 @@ pub(crate) mod customers;
 pub(crate) mod drawer;
 pub(crate) mod prefill;
 pub(crate) mod reads;
+pub(crate) mod mail;
 pub(crate) mod receipts;
 
 use std::path::PathBuf;
