@@ -16,6 +16,7 @@ on_both_engines!(
     a_send_asked_again_under_its_id_is_not_queued_twice_and_bad_asks_change_nothing,
     a_mail_server_down_while_the_node_restarts_delays_the_mail_which_arrives_once,
     the_consoles_send_button_emails_through_the_same_use_case,
+    erasing_a_customer_lets_go_of_a_receipt_waiting_for_their_address,
 );
 
 const MUG: (&str, i64, f64) = ("Mug", 1450, 20.0);
@@ -336,4 +337,27 @@ async fn the_consoles_send_button_emails_through_the_same_use_case(engine: Engin
         "{html}"
     );
     assert!(!html.contains("jeanne"), "the address is gone once sent: {html}");
+}
+
+async fn erasing_a_customer_lets_go_of_a_receipt_waiting_for_their_address(engine: Engine) {
+    // Nothing listens: the mail waits, its address held.
+    let shop = Shop::open_with(engine, mail_to(format!("smtp://127.0.0.1:{}", free_port()))).await;
+    let admin = shop.server.admin();
+    let address = "camille.durand@example.org";
+    let profile = json!({"displayName": "Camille Durand", "email": address,
+        "consent": {"marketingEmail": false, "marketingSms": false, "eReceipt": false}});
+    assert_eq!(shop.server.put("/v1/customers/c-1", &admin, profile).await.status, 201);
+    sold(&shop, "t1", vec![line("l1", MUG, 1)]).await;
+    let queued = send(&shop, "t1", json!({"email": "Camille.Durand@example.org"})).await;
+    assert_eq!(queued.status, 202, "{}", queued.text);
+    let holding = shop.server.tables_holding(engine, address).await;
+    assert!(holding.contains(&"receipt_sends".to_owned()), "{holding:?}");
+
+    let erased = shop.server.post("/v1/customers/c-1/erase", &admin, json!({})).await;
+    assert_eq!(erased.status, 200, "{}", erased.text);
+    let given_up = sends(&shop, "t1").await.remove(0);
+    assert_eq!(given_up["state"], "failed", "{given_up}");
+    assert_eq!(given_up["lastFailure"], "noAddress", "{given_up}");
+    assert!(given_up["to"].is_null(), "{given_up}");
+    assert_eq!(shop.server.tables_holding(engine, address).await, Vec::<String>::new());
 }
