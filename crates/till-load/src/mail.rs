@@ -59,7 +59,15 @@ impl Drop for Sink {
 fn start_sink(python: &str) -> Result<(Sink, u16)> {
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let child = Command::new(python)
-        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}"), "-c", "aiosmtpd.handlers.Sink"])
+        .args([
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            &format!("127.0.0.1:{port}"),
+            "-c",
+            "aiosmtpd.handlers.Sink",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -78,7 +86,11 @@ fn start_sink(python: &str) -> Result<(Sink, u16)> {
 
 /// The mails the node counted as sent, from its `/metrics`.
 async fn sent(booked: &Booked) -> Result<u64> {
-    let metrics = booked.client.get("/metrics", &booked.admin).await?.expect(200, "metrics")?;
+    let metrics = booked
+        .client
+        .get("/metrics", &booked.admin)
+        .await?
+        .expect(200, "metrics")?;
     Ok(metrics
         .text
         .lines()
@@ -93,7 +105,15 @@ pub async fn run(plan: &MailPlan) -> Result<MailReport> {
         ("TILL_SMTP_URL".to_owned(), format!("smtp://127.0.0.1:{port}")),
         ("TILL_SMTP_FROM".to_owned(), "load@example.org".to_owned()),
     ];
-    let mut booked = booked_node(&plan.binary, &plan.database_url, &plan.work_dir, plan.sales, plan.seed, env).await?;
+    let mut booked = booked_node(
+        &plan.binary,
+        &plan.database_url,
+        &plan.work_dir,
+        plan.sales,
+        plan.seed,
+        env,
+    )
+    .await?;
     let mails = plan.mails.max(1);
     let started = Instant::now();
     let answers: Vec<Result<u16>> = futures::stream::iter(0..mails)

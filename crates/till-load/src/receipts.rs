@@ -112,7 +112,15 @@ pub async fn run(plan: &ReceiptsPlan) -> Result<ReceiptsReport> {
         client,
         admin,
         sales,
-    } = booked_node(&plan.binary, &plan.database_url, &plan.work_dir, plan.sales, plan.seed, Vec::new()).await?;
+    } = booked_node(
+        &plan.binary,
+        &plan.database_url,
+        &plan.work_dir,
+        plan.sales,
+        plan.seed,
+        Vec::new(),
+    )
+    .await?;
     let mut formats = Vec::with_capacity(FORMATS.len());
     for (name, accept) in FORMATS {
         let mut latency = histogram()?;

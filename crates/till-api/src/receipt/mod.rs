@@ -6,10 +6,10 @@
 //! receipt shown, not printed, says so and lists the prints made.
 
 pub mod escpos;
+pub mod qr;
 
 use jiff::tz::TimeZone;
-use qrcode::render::svg;
-use qrcode::{EcLevel, QrCode};
+use qr::Qr;
 use till_app::receipts::{Print, ProvenReceipt, PublicReceipt, Receipt};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::fiscal::proof::ProofError;
@@ -379,25 +379,9 @@ pub fn text(receipt: &ProvenReceipt, rendering: Rendering<'_>, columns: Columns)
     out.join("\n") + "\n"
 }
 
-/// `text` as a QR code in SVG, to draw inline: medium error correction, which a thermal print
-/// or a phone's camera reads.
+/// `text` as a QR code in SVG, to draw inline.
 fn qr_svg(text: &str) -> String {
-    match QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M) {
-        Ok(code) => {
-            let image = code
-                .render::<svg::Color<'_>>()
-                .min_dimensions(180, 180)
-                .quiet_zone(true)
-                .build();
-            // Inline in the page: the document's XML declaration left out.
-            image
-                .find("<svg")
-                .map_or(image.clone(), |start| image[start..].to_owned())
-        }
-        // A proof or an address is a few hundred characters at most, far under what a QR
-        // code holds.
-        Err(_) => String::new(),
-    }
+    Qr::encode(text).map_or_else(String::new, |code| code.svg())
 }
 
 fn escape(text: &str) -> String {
@@ -433,38 +417,9 @@ enum Drawn<'a> {
     Attached(&'a str),
 }
 
-/// `text` as a QR code in a PNG image: four pixels a module, black on white, with the quiet
-/// zone the standard asks.
+/// `text` as a QR code in a PNG image.
 pub fn qr_png(text: &str) -> Vec<u8> {
-    const SCALE: usize = 4;
-    const QUIET: usize = 4;
-    let Ok(code) = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M) else {
-        return Vec::new();
-    };
-    let modules = code.width();
-    let colors = code.to_colors();
-    let side = (modules + 2 * QUIET) * SCALE;
-    let mut pixels = vec![255u8; side * side];
-    for (index, color) in colors.iter().enumerate() {
-        if *color == qrcode::Color::Dark {
-            let (x, y) = ((index % modules + QUIET) * SCALE, (index / modules + QUIET) * SCALE);
-            for row in y..y + SCALE {
-                pixels[row * side + x..row * side + x + SCALE].fill(0);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let side = u32::try_from(side).unwrap_or(u32::MAX);
-    let mut encoder = png::Encoder::new(&mut out, side, side);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::Eight);
-    let written = encoder
-        .write_header()
-        .and_then(|mut writer| writer.write_image_data(&pixels));
-    match written {
-        Ok(()) => out,
-        Err(_) => Vec::new(),
-    }
+    Qr::encode(text).map_or_else(Vec::new, |code| code.png())
 }
 
 /// The receipt's public page: the receipt shown, under whether its proof verifies.

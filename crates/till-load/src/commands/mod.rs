@@ -6,9 +6,9 @@ pub(crate) mod catalog;
 pub(crate) mod crash;
 pub(crate) mod customers;
 pub(crate) mod drawer;
+pub(crate) mod mail;
 pub(crate) mod prefill;
 pub(crate) mod reads;
-pub(crate) mod mail;
 pub(crate) mod receipts;
 
 use std::path::PathBuf;
