@@ -27,7 +27,16 @@ pub struct ProvenReceipt {
 /// the deployment publishes, and what it proves.
 pub struct PublicReceipt {
     pub receipt: ProvenReceipt,
-    pub verified: Result<ProvenTicket, ProofError>,
+    pub verdict: Verdict,
+}
+
+/// Whether a receipt's proof verifies against the keys the deployment publishes.
+pub enum Verdict {
+    /// It does: what it proves.
+    Verified(ProvenTicket),
+    NotVerified(ProofError),
+    /// The published keys do not read as a key set, so nothing can be checked against them.
+    KeysUnreadable,
 }
 
 /// A print made (or found made before under the same print id), with what it prints.
@@ -83,13 +92,16 @@ pub async fn public_receipt(app: &App, token: &str) -> Result<PublicReceipt, Err
     let proven = prove(app, receipt)?;
     let keys = app.journal().fiscal_keys().await?;
     let set = serde_json::json!({"keys": keys.iter().map(|key| &key.jwk).collect::<Vec<_>>()});
-    let verified = match KeySet::from_json(set.to_string().as_bytes()) {
-        Ok(keys) => proof::verify(&proven.proof, &keys).map(|(ticket, _)| ticket),
-        Err(_) => Err(ProofError::UnknownKey(String::new())),
+    let verdict = match KeySet::from_json(set.to_string().as_bytes()) {
+        Ok(keys) => match proof::verify(&proven.proof, &keys) {
+            Ok((ticket, _)) => Verdict::Verified(ticket),
+            Err(error) => Verdict::NotVerified(error),
+        },
+        Err(_) => Verdict::KeysUnreadable,
     };
     Ok(PublicReceipt {
         receipt: proven,
-        verified,
+        verdict,
     })
 }
 

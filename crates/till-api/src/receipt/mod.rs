@@ -10,7 +10,7 @@ pub mod qr;
 
 use jiff::tz::TimeZone;
 use qr::Qr;
-use till_app::receipts::{Print, ProvenReceipt, PublicReceipt, Receipt};
+use till_app::receipts::{Print, ProvenReceipt, PublicReceipt, Receipt, Verdict};
 use till_core::fiscal::payload::SaleRecord;
 use till_core::fiscal::proof::ProofError;
 use till_core::instant::from_micros;
@@ -424,8 +424,9 @@ pub fn qr_png(text: &str) -> Vec<u8> {
 
 /// The receipt's public page: the receipt shown, under whether its proof verifies.
 pub fn public_page(public: &PublicReceipt) -> String {
-    let verdict = match &public.verified {
-        Ok(ticket) => format!(
+    let not_verified = |why: &str| format!("<p class=\"unverified\">Preuve NON vérifiée : {why}.</p>");
+    let verdict = match &public.verdict {
+        Verdict::Verified(ticket) => format!(
             "<p class=\"verified\">Preuve vérifiée : la caisse {} a scellé le ticket n° {} de {} EUR le {} (UTC), \
              avec une clé que publie ce service.</p>",
             escape(&ticket.register_id),
@@ -433,14 +434,12 @@ pub fn public_page(public: &PublicReceipt) -> String {
             money(ticket.total_cents),
             ticket.issued_at.strftime("%d/%m/%Y %H:%M:%S"),
         ),
-        Err(error) => {
-            let why = match error {
-                ProofError::NotAProof => "elle est illisible",
-                ProofError::UnknownKey(_) => "la clé qui l'a signée n'est pas publiée",
-                ProofError::Forged => "sa signature ne correspond pas au ticket",
-            };
-            format!("<p class=\"unverified\">Preuve NON vérifiée : {why}.</p>")
-        }
+        Verdict::NotVerified(error) => not_verified(match error {
+            ProofError::NotAProof => "elle est illisible",
+            ProofError::UnknownKey(_) => "la clé qui l'a signée n'est pas publiée",
+            ProofError::Forged => "sa signature ne correspond pas au ticket",
+        }),
+        Verdict::KeysUnreadable => not_verified("les clés publiées par ce service sont illisibles"),
     };
     page(&public.receipt, Rendering::Shown, Some(verdict), Drawn::Inline)
 }

@@ -62,16 +62,20 @@ impl Qr {
         )
     }
 
-    /// A grey-scale PNG image, black on white.
+    /// A PNG image of one bit a pixel, black on white.
     pub fn png(&self) -> Vec<u8> {
         let side = self.side() * SCALE;
-        let mut pixels = vec![255u8; side * side];
+        let row_bytes = side.div_ceil(8);
+        // A set bit is white in a one-bit grey image.
+        let mut pixels = vec![0xFFu8; row_bytes * side];
         for y in 0..self.size {
             for x in 0..self.size {
                 if self.is_dark(x, y) {
                     let (left, top) = ((x + QUIET_ZONE) * SCALE, (y + QUIET_ZONE) * SCALE);
                     for row in top..top + SCALE {
-                        pixels[row * side + left..row * side + left + SCALE].fill(0);
+                        for column in left..left + SCALE {
+                            pixels[row * row_bytes + column / 8] &= !(0x80 >> (column % 8));
+                        }
                     }
                 }
             }
@@ -80,7 +84,7 @@ impl Qr {
         let side = u32::try_from(side).unwrap_or(u32::MAX);
         let mut encoder = png::Encoder::new(&mut out, side, side);
         encoder.set_color(png::ColorType::Grayscale);
-        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_depth(png::BitDepth::One);
         let written = encoder
             .write_header()
             .and_then(|mut writer| writer.write_image_data(&pixels));
