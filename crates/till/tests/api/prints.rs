@@ -428,6 +428,18 @@ fn read_escpos(bytes: &[u8]) -> Printed {
     printed
 }
 
+/// A print of the sale `t1` from the shop's till, asked as ESC/POS bytes with `query`.
+async fn print_escpos(shop: &Shop, query: &str) -> reqwest::Response {
+    shop.server
+        .http
+        .post(format!("{}/v1/sales/t1/prints{query}", shop.server.base))
+        .bearer_auth(&shop.till)
+        .header("accept", "application/vnd.escpos")
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The proof's text from a text receipt: the lines after its heading, joined.
 pub(crate) fn proof_of(text: &str) -> String {
     let (_, proof) = text.split_once("Preuve du ticket :\n").expect("a proof heading");
@@ -530,15 +542,7 @@ async fn every_format_carries_the_tickets_proof_and_escpos_reads_back_as_the_tex
     // A print is the same ticket: the original, then a DUPLICATA with its sign and number in
     // the printer's code page, the same proof in its QR code.
     for (number, mark) in [(1, None), (2, Some("*** DUPLICATA n° 1 ***"))] {
-        let reply = shop
-            .server
-            .http
-            .post(format!("{}/v1/sales/t1/prints?columns=42", shop.server.base))
-            .bearer_auth(&shop.till)
-            .header("accept", "application/vnd.escpos")
-            .send()
-            .await
-            .unwrap();
+        let reply = print_escpos(&shop, "?columns=42").await;
         assert_eq!(reply.status(), StatusCode::CREATED);
         assert_eq!(reply.headers()["x-till-print"], number.to_string().as_str());
         let printed = read_escpos(&reply.bytes().await.unwrap());
@@ -596,15 +600,7 @@ async fn a_printed_receipt_links_to_its_public_page_which_verifies_its_proof(eng
         .await;
     assert_eq!(html.status, 201, "{}", html.text);
     assert_eq!(read_qr_codes(&html.text), [proof.clone(), link.clone()]);
-    let escpos = shop
-        .server
-        .http
-        .post(format!("{}/v1/sales/t1/prints", shop.server.base))
-        .bearer_auth(&shop.till)
-        .header("accept", "application/vnd.escpos")
-        .send()
-        .await
-        .unwrap();
+    let escpos = print_escpos(&shop, "").await;
     assert_eq!(read_escpos(&escpos.bytes().await.unwrap()).qr, [proof, link.clone()]);
 
     // The page, without credentials.
