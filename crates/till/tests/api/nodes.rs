@@ -994,3 +994,53 @@ async fn nodes_deliver_every_event_to_each_endpoint_once_and_in_feed_order() {
     assert_eq!(receiver.got().len(), sent, "nothing sent twice afterwards");
     nodes.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
+async fn receipts_emailed_from_three_nodes_arrive_once_each() {
+    let sink = crate::harness::MailSink::start(crate::harness::free_port());
+    let url = sink.url();
+    let env = [
+        ("TILL_SMTP_URL", url.as_str()),
+        ("TILL_SMTP_FROM", "tickets@example.org"),
+    ];
+    let Some(nodes) = Nodes::start(1, &env).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    for sale in 0..3 {
+        let body = nodes.shop.sale(till, &format!("t{sale}"), &[(0, 1)]);
+        assert_eq!(
+            nodes.on(0, "/v1/checkout/finalize", &till.token, &body).await.status,
+            201
+        );
+    }
+    // Thirty sends asked on the three nodes; every node's mailer claims from the one queue.
+    let nodes_ref = &nodes;
+    let asks = (0..30).map(|n| {
+        let body = json!({"email": format!("customer-{n}@example.org")});
+        let path = format!("/v1/sales/t{}/receipt/send", n % 3);
+        async move { nodes_ref.on(n % 3, &path, &nodes_ref.admin, &body).await }
+    });
+    let replies = join_all(asks).await;
+    assert!(replies.iter().all(|r| r.status == 202), "{:?}", statuses(&replies));
+    let mails = sink.wait_for(30).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut recipients: Vec<String> = sink
+        .mails()
+        .iter()
+        .filter_map(|mail| {
+            let text = String::from_utf8_lossy(mail).into_owned();
+            text.lines()
+                .find_map(|line| line.strip_prefix("X-RcptTo: ").map(str::to_owned))
+        })
+        .collect();
+    recipients.sort();
+    recipients.dedup();
+    assert_eq!(
+        (mails.len(), sink.mails().len(), recipients.len()),
+        (30, 30, 30),
+        "each mail once"
+    );
+    nodes.stop().await;
+}
