@@ -2,6 +2,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -314,6 +315,8 @@ async fn serve(mut config: Config, demo: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prints the demo's banner, its first sale command last (the tests read up to it). A closed
+/// standard output (`till serve --demo | head`) leaves the service running.
 fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
     let e_receipts = match mail {
         Some(mail) => format!(
@@ -325,7 +328,7 @@ fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
                  TILL_SMTP_URL=smtp://127.0.0.1:2525 TILL_SMTP_FROM=demo@example.org."
             .to_owned(),
     };
-    println!(
+    let banner = format!(
         "\ntill demo is ready on {url}\n\n\
          Paste these into your shell:\n\n\
          export TILL={url}\n\
@@ -337,7 +340,8 @@ fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
          Gift card {card} holds {card_euros}.{card_cents:02}; customer {customer} has {points} loyalty points.\n\n\
          The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
          # console: {url}/console\n\n\
-         A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n\n{e_receipts}\n",
+         {e_receipts}\n\n\
+         A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
         admin = session.admin_token,
         session_id = session.session_id,
         session_token = session.token,
@@ -355,6 +359,8 @@ fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
         points = demo::REGULAR_CUSTOMER_POINTS,
         sale = demo::first_sale_command(),
     );
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }
 
 fn init_logging(config: &Config) {
