@@ -31,7 +31,9 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   webhook URL whose host is, or resolves to, an address this deployment does not deliver to; a
   card payment for a session that is not open, or an approval of an amount its attempt did not
   ask (422), and a card number in a payment's free text (a run of twelve digits or more); an
-  export (FEC, e-reporting) of a period holding a day its register has not closed yet (422), or
+  export (FEC, e-reporting) of a period holding a day its register has not closed yet (422); a
+  receipt sent by e-mail where no mail server is configured, or to a sale's customer who did not
+  consent (422), or under a send id of another sale (409); or
   an archive or export whose `to` is after today by the server's clock (400); a new store's,
   register's or staff member's id that would steer an address (ids made before stay valid).
 """
@@ -179,6 +181,8 @@ _ON_THE_DATA = {
     "POST /v1/payments/{paymentId}/void": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/checkout/price": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/returns": {(422, "BUSINESS_RULE_VIOLATION")},
+    # No mail server, or a sale without a consenting customer; a send id of another sale.
+    "POST /v1/sales/{transactionId}/receipt/send": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "POST /v1/register-sessions": {(422, "BUSINESS_RULE_VIOLATION")},
     "POST /v1/elevation-grants": {
         (422, "BUSINESS_RULE_VIOLATION"),
