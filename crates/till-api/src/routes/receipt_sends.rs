@@ -36,8 +36,7 @@ struct SendBody {
     /// Where to send it, for this send alone: the address is kept until the mail is delivered
     /// or given up, then deleted. Left out, the receipt goes to the sale's customer, who must
     /// have consented to e-receipts (`consent.eReceipt`) and have an address on their profile.
-    #[schema(value_type = Option<String>, format = "email", max_length = 254,
-        pattern = r"^[A-Za-z0-9_%+-]{1,16}(\.[A-Za-z0-9_%+-]{1,16}){0,2}@([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.){1,3}[A-Za-z]{2,20}$")]
+    #[schema(value_type = Option<String>, format = "email", max_length = 254)]
     email: Option<Email>,
     /// The till's id for this send: sent again (its answer lost), the same send is answered
     /// and no other mail is queued. Without it, every call queues a mail.
