@@ -6,6 +6,7 @@
 use crate::app::App;
 use crate::refusal::Error;
 use jiff::Timestamp;
+use till_core::e_receipt::MailFailure;
 use till_core::ids::CustomerId;
 
 use crate::storage::Window;
@@ -47,10 +48,24 @@ pub async fn export(app: &App, customer_id: &CustomerId) -> Result<Option<Custom
 
 /// Erases a customer's personal data on their request; erasing again answers the same.
 pub async fn erase(app: &App, customer_id: &CustomerId) -> Result<Option<CustomerRecord>, Error> {
-    Ok(app
-        .customers()
-        .erase_customer(customer_id, ErasureReason::Request, app.now())
-        .await?)
+    erase_one(app, customer_id, ErasureReason::Request, app.now()).await
+}
+
+/// A receipt still waiting to be e-mailed to the customer's address, typed at the till for that
+/// send alone, lets it go with the profile: the send is given up, then the profile erased. In
+/// that order, as two writes: a failure between them leaves the profile, its address with it,
+/// and erasing again finishes the work. A send queued to the address between the two is as
+/// one queued just after the erasure, to an address typed at the till anew.
+async fn erase_one(
+    app: &App,
+    customer_id: &CustomerId,
+    reason: ErasureReason,
+    now: Timestamp,
+) -> Result<Option<CustomerRecord>, Error> {
+    app.mail()
+        .give_up_sends_to_customer(customer_id, MailFailure::NoAddress)
+        .await?;
+    Ok(app.customers().erase_customer(customer_id, reason, now).await?)
 }
 
 /// The retention job's pass on this node: when its turn is free (one node a day), erases every
@@ -73,9 +88,7 @@ pub async fn run_retention(app: &App, holder: &str) -> Result<usize, Error> {
             .await?;
         let count = inactive.len();
         for customer in &inactive {
-            app.customers()
-                .erase_customer(customer, ErasureReason::Retention, now)
-                .await?;
+            erase_one(app, customer, ErasureReason::Retention, now).await?;
             erased += 1;
         }
         after = inactive.into_iter().last();

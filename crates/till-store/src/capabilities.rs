@@ -620,6 +620,13 @@ impl till_app::storage::receipt_mail::ReceiptMail for Store {
     ) -> Result<bool, StoreError> {
         Store::record_send(self, id, lease, outcome).await
     }
+    async fn give_up_sends_to_customer(
+        &self,
+        customer_id: &CustomerId,
+        failure: till_core::e_receipt::MailFailure,
+    ) -> Result<u64, StoreError> {
+        Store::give_up_sends_to_customer(self, customer_id, failure).await
+    }
     async fn mail_queue(&self) -> Result<till_app::storage::receipt_mail::MailQueue, StoreError> {
         Store::mail_queue(self).await
     }

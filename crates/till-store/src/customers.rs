@@ -499,16 +499,6 @@ fn erase<'a>(
         if held.try_get::<Option<i64>>("erased_at")?.is_some() {
             return Ok(true);
         }
-        // A receipt still waiting to be e-mailed to the customer's address, typed at the till
-        // for that send alone, lets it go with the profile: the send is given up.
-        query(
-            "UPDATE receipt_sends SET state = 'failed', last_failure = 'noAddress', email = NULL, \
-             lease_token = NULL, lease_until = 0 \
-             WHERE state = 'queued' AND email IN (SELECT email FROM customer_profiles WHERE customer_id = $1)",
-        )
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
         for statement in [
             "DELETE FROM customer_profiles WHERE customer_id = $1",
             "DELETE FROM customer_words WHERE customer_id = $1",

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 pub use till_app::storage::receipt_mail::{ClaimedSend, MailQueue, NewSend, Queued, SendOutcome, SendRecord};
 use till_core::customer::Email;
 use till_core::e_receipt::{MailFailure, Recipient, RecipientKind, SendState};
-use till_core::ids::{SendId, TransactionId};
+use till_core::ids::{CustomerId, SendId, TransactionId};
 use till_core::instant::{from_micros, to_micros};
 
 const SEND_COLUMNS: &str =
@@ -21,6 +21,10 @@ const SEND_COLUMNS: &str =
 
 /// A send a mailer may take at `$1`: queued, due, and not leased to a node.
 const CLAIMABLE: &str = "state = 'queued' AND due_at <= $1 AND lease_until <= $1";
+
+/// A queued send to the one-off address that customer `$1`'s profile holds.
+const QUEUED_TO_CUSTOMER: &str =
+    "state = 'queued' AND email IN (SELECT email FROM customer_profiles WHERE customer_id = $1)";
 
 impl Store {
     pub async fn queue_receipt_send(&self, send: NewSend) -> Result<Queued, StoreError> {
@@ -68,6 +72,28 @@ impl Store {
         let input = (id.as_str().to_owned(), lease.to_owned(), outcome);
         self.write(input, |c, (id, lease, outcome)| {
             Box::pin(record(c, id, lease, *outcome))
+        })
+        .await
+    }
+
+    pub async fn give_up_sends_to_customer(
+        &self,
+        customer_id: &CustomerId,
+        failure: MailFailure,
+    ) -> Result<u64, StoreError> {
+        // A look on a reader first: a customer erased seldom has a send waiting, and the
+        // retention job's pass spares the writer a transaction for each of the others.
+        let waiting = query(format!(
+            "SELECT 1 AS waiting FROM receipt_sends WHERE {QUEUED_TO_CUSTOMER} LIMIT 1"
+        ))
+        .bind(customer_id.as_str())
+        .fetch_optional(self.reader())
+        .await?;
+        if waiting.is_none() {
+            return Ok(0);
+        }
+        self.write((customer_id.clone(), failure), |c, (customer_id, failure)| {
+            Box::pin(give_up_to_customer(c, customer_id, *failure))
         })
         .await
     }
@@ -193,6 +219,26 @@ fn record<'a>(
         .execute(&mut *conn)
         .await?;
         Ok(written == 1)
+    })
+}
+
+fn give_up_to_customer<'a>(
+    conn: &'a mut Conn,
+    customer_id: &'a CustomerId,
+    failure: MailFailure,
+) -> BoxFuture<'a, Result<u64, StoreError>> {
+    Box::pin(async move {
+        // The lease goes too: a mailer holding one of these sends finds it no longer queued
+        // and writes nothing of its attempt.
+        let given_up = query(format!(
+            "UPDATE receipt_sends SET state = 'failed', last_failure = $2, email = NULL, \
+             lease_token = NULL, lease_until = 0 WHERE {QUEUED_TO_CUSTOMER}"
+        ))
+        .bind(customer_id.as_str())
+        .bind(failure.as_str())
+        .execute(&mut *conn)
+        .await?;
+        Ok(given_up)
     })
 }
 

@@ -88,5 +88,13 @@ pub trait ReceiptMail: Send + Sync {
     /// Records how an attempt went while `lease` still holds the send; `false`, writing
     /// nothing, when it does not. A delivered or given-up send lets its address go.
     async fn record_send(&self, id: &SendId, lease: &str, outcome: SendOutcome) -> Result<bool, StoreError>;
+    /// Gives up, with `failure`, every queued send whose one-off address is the one the
+    /// customer's profile holds now, letting the address go and ending any lease on the send;
+    /// the number given up. None for a customer without a profile or an address.
+    async fn give_up_sends_to_customer(
+        &self,
+        customer_id: &CustomerId,
+        failure: MailFailure,
+    ) -> Result<u64, StoreError>;
     async fn mail_queue(&self) -> Result<MailQueue, StoreError>;
 }
