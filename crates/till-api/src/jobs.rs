@@ -6,11 +6,10 @@
 //! asks once the previous turn has run out, so two nodes never run one job at once.
 
 use crate::state::AppState;
+use crate::worker::{StopSignal, Worker};
 use futures::future::BoxFuture;
 use std::time::Duration;
 use till_app::Error;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 /// How often a node asks whether a job's turn is free.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
@@ -30,35 +29,30 @@ fn orphan_sweep<'a>(state: &'a AppState, holder: &'a str) -> BoxFuture<'a, Resul
 
 /// This node's jobs, running until [`Jobs::stop`].
 pub struct Jobs {
-    stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    worker: Worker,
 }
 
 impl Jobs {
     pub fn start(state: &AppState) -> Jobs {
-        let (stop, stopped) = watch::channel(false);
+        let mut worker = Worker::default();
         // Names this node's turns; no other node takes one while it lasts.
         let holder = format!("node-{}-{}", std::process::id(), jiff::Timestamp::now().as_nanosecond());
         let jobs: [(&'static str, Pass); 2] = [
             ("customer retention", retention),
             ("payment orphan sweep", orphan_sweep),
         ];
-        let tasks = jobs
-            .into_iter()
-            .map(|(name, pass)| tokio::spawn(run(state.clone(), holder.clone(), name, pass, stopped.clone())))
-            .collect();
-        Jobs { stop, tasks }
+        for (name, pass) in jobs {
+            worker.spawn(|stopped| run(state.clone(), holder.clone(), name, pass, stopped));
+        }
+        Jobs { worker }
     }
 
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        for task in self.tasks {
-            let _ = task.await;
-        }
+        self.worker.stop().await;
     }
 }
 
-async fn run(state: AppState, holder: String, name: &'static str, pass: Pass, mut stopped: watch::Receiver<bool>) {
+async fn run(state: AppState, holder: String, name: &'static str, pass: Pass, mut stopped: StopSignal) {
     loop {
         match pass(&state, &holder).await {
             Ok(0) => {}

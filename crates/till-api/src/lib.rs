@@ -21,6 +21,7 @@ mod phrases;
 pub mod receipt;
 pub mod routes;
 pub mod state;
+pub mod worker;
 
 use crate::error::ApiError;
 use axum::Router;

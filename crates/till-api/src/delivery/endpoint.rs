@@ -4,6 +4,7 @@
 
 use super::Context;
 use crate::routes::events::render_event;
+use crate::worker::StopSignal;
 use bytes::Bytes;
 use jiff::Timestamp;
 use std::sync::Arc;
@@ -12,7 +13,6 @@ use till_app::feed::FeedEvent;
 use till_app::webhooks::{Attempt, Claimed, Progress, Standing, Unsent};
 use till_core::events::FeedCursor;
 use till_core::webhooks::{Failure, Next, RetryPolicy, Signer, Streak, WebhookUrl, delivered_through};
-use tokio::sync::watch;
 
 /// Events read and sent per batch; the cursor is written once per batch.
 const BATCH: i64 = 100;
@@ -27,7 +27,7 @@ enum Sent {
     Stopped,
 }
 
-pub(super) async fn deliver(claimed: Claimed, context: Arc<Context>, mut stop: watch::Receiver<bool>) {
+pub(super) async fn deliver(claimed: Claimed, context: Arc<Context>, mut stop: StopSignal) {
     let Claimed {
         endpoint,
         secret,
@@ -122,7 +122,7 @@ async fn send_batch(
     events: Vec<FeedEvent>,
     streak: Option<Streak>,
     started: Instant,
-    stop: &mut watch::Receiver<bool>,
+    stop: &mut StopSignal,
 ) -> Option<Batch> {
     let mut batch = Batch {
         attempts: Vec::new(),
@@ -196,7 +196,7 @@ fn standing_after(retry: &RetryPolicy, failed: Option<Failure>, streak: Option<S
 }
 
 /// Renders, signs and sends one event; `None` when the event does not render.
-async fn send(context: &Context, to: &Target<'_>, event: FeedEvent, stop: &mut watch::Receiver<bool>) -> Option<Sent> {
+async fn send(context: &Context, to: &Target<'_>, event: FeedEvent, stop: &mut StopSignal) -> Option<Sent> {
     let id = format!("evt_{}", event.id);
     let body = render_event(event).ok()?;
     let timestamp = Timestamp::now().as_second();

@@ -13,14 +13,14 @@ mod endpoint;
 pub mod sender;
 
 use crate::state::{AppState, WebhookSettings};
+use crate::worker::{StopSignal, Worker};
 use jiff::Timestamp;
 use sender::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 use till_app::App;
 use till_core::webhooks::RetryPolicy;
-use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 /// How often a node looks for endpoints that are due.
 const CLAIM_EVERY: Duration = Duration::from_millis(50);
@@ -70,39 +70,32 @@ impl Context {
 
 /// This node's deliveries, running until [`Deliveries::stop`] (or until dropped).
 pub struct Deliveries {
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    worker: Worker,
 }
 
 impl Deliveries {
     /// Starts delivering with the use cases and webhook settings of `state`.
     pub fn start(state: &AppState) -> Deliveries {
-        let (stop, stopped) = watch::channel(false);
+        let mut worker = Worker::default();
         let settings = &state.config().webhooks;
-        let task = match Sender::new(settings.allow_private, settings.timeout) {
+        match Sender::new(settings.allow_private, settings.timeout) {
             Ok(sender) => {
                 let context = Arc::new(Context::new(state.clone(), settings, sender));
-                Some(tokio::spawn(run(context, stopped)))
+                worker.spawn(|stop| run(context, stop));
             }
-            Err(error) => {
-                tracing::error!(%error, "webhook deliveries cannot start without an HTTP client");
-                None
-            }
-        };
-        Deliveries { stop, task }
+            Err(error) => tracing::error!(%error, "webhook deliveries cannot start without an HTTP client"),
+        }
+        Deliveries { worker }
     }
 
     /// Stops claiming, stops every send under way (those events count as not sent), writes
     /// what was delivered and releases the leases, then returns.
-    pub async fn stop(mut self) {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+    pub async fn stop(self) {
+        self.worker.stop().await;
     }
 }
 
-async fn run(context: Arc<Context>, mut stop: watch::Receiver<bool>) {
+async fn run(context: Arc<Context>, mut stop: StopSignal) {
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}

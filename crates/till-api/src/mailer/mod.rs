@@ -11,6 +11,7 @@
 mod letter;
 
 use crate::state::{AppState, MailSettings};
+use crate::worker::{StopSignal, Worker};
 use jiff::Timestamp;
 use lettre::message::Mailbox;
 use lettre::transport::smtp::PoolConfig;
@@ -19,8 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use till_app::e_receipts::{ClaimedSend, Letter};
 use till_core::e_receipt::MailFailure;
-use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 /// How often a node looks for sends that are due.
 const CLAIM_EVERY: Duration = Duration::from_millis(50);
@@ -71,43 +71,36 @@ fn transport(settings: &MailSettings) -> Result<AsyncSmtpTransport<Tokio1Executo
 
 /// This node's mailer, running until [`Mailer::stop`].
 pub struct Mailer {
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    worker: Worker,
 }
 
 impl Mailer {
     /// Starts sending when the configuration names a mail server; `None` when it names none.
     pub fn start(state: &AppState) -> Option<Mailer> {
         let settings = state.config().mail.as_ref()?;
-        let (stop, stopped) = watch::channel(false);
-        let task = match (transport(settings), settings.from.parse::<Mailbox>()) {
+        let mut worker = Worker::default();
+        match (transport(settings), settings.from.parse::<Mailbox>()) {
             (Ok(transport), Ok(from)) => {
                 let context = Arc::new(Context {
                     state: state.clone(),
                     transport,
                     from,
                 });
-                Some(tokio::spawn(run(context, stopped)))
+                worker.spawn(|stop| run(context, stop));
             }
-            _ => {
-                tracing::error!("the mailer cannot start: its settings do not read");
-                None
-            }
-        };
-        Some(Mailer { stop, task })
+            _ => tracing::error!("the mailer cannot start: its settings do not read"),
+        }
+        Some(Mailer { worker })
     }
 
     /// Stops claiming, lets the sends under way finish and record how they went, then
     /// returns.
-    pub async fn stop(mut self) {
-        let _ = self.stop.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+    pub async fn stop(self) {
+        self.worker.stop().await;
     }
 }
 
-async fn run(context: Arc<Context>, mut stop: watch::Receiver<bool>) {
+async fn run(context: Arc<Context>, mut stop: StopSignal) {
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}
