@@ -4,7 +4,7 @@
 //! their consent; a send asked again under its id is not queued twice; and a mail server that
 //! is down, while the node itself restarts, delays the mail, which then arrives once.
 
-use crate::harness::{Engine, MailSink, Shop, free_port, line};
+use crate::harness::{Engine, MailSink, Shop, free_port, line, read_qr_code};
 use crate::on_both_engines;
 use crate::prints::{proof_of, sold};
 use serde_json::{Value, json};
@@ -103,19 +103,6 @@ fn read(raw: &[u8]) -> Mail {
     mail
 }
 
-/// What zbarimg reads in a PNG image.
-fn read_qr_code(png: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("code.png");
-    std::fs::write(&image, png).unwrap();
-    let read = std::process::Command::new("zbarimg")
-        .args(["--quiet", "--raw"])
-        .arg(&image)
-        .output()
-        .expect("zbarimg (Debian's zbar-tools) reads QR codes");
-    String::from_utf8_lossy(&read.stdout).trim().to_owned()
-}
-
 async fn a_receipt_sent_by_email_arrives_once_with_its_text_its_html_and_its_proof(engine: Engine) {
     let sink = MailSink::start(free_port());
     let shop = Shop::open_with(engine, mail_to(sink.url())).await;
@@ -154,7 +141,11 @@ async fn a_receipt_sent_by_email_arrives_once_with_its_text_its_html_and_its_pro
     assert!(mail.html.contains("<img src=\"cid:proof\""), "{}", mail.html);
     assert!(mail.html.contains("29,00"), "{}", mail.html);
     assert_eq!(mail.png_id, "<proof>");
-    assert_eq!(read_qr_code(&mail.png), proof, "the QR code is the ticket's proof");
+    assert_eq!(
+        read_qr_code("code.png", &mail.png),
+        proof,
+        "the QR code is the ticket's proof"
+    );
 
     // The one-off address is gone once the mail left.
     assert_eq!(shop.server.tables_holding(engine, address).await, Vec::<String>::new());

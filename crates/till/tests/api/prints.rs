@@ -7,7 +7,7 @@
 //! by Debian's `zbarimg`).
 
 use crate::harness::{Reply, TestServer};
-use crate::harness::{Shop, line};
+use crate::harness::{Shop, line, read_qr_code};
 use crate::on_both_engines;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, ORIGIN};
@@ -449,19 +449,10 @@ pub(crate) fn proof_of(text: &str) -> String {
 
 /// What zbarimg reads in the QR codes an HTML receipt draws, in their order.
 fn read_qr_codes(html: &str) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
     html.match_indices("<svg")
-        .enumerate()
-        .map(|(n, (start, _))| {
+        .map(|(start, _)| {
             let end = start + html[start..].find("</svg>").expect("a whole SVG") + "</svg>".len();
-            let image = dir.path().join(format!("code-{n}.svg"));
-            std::fs::write(&image, &html[start..end]).unwrap();
-            let read = std::process::Command::new("zbarimg")
-                .args(["--quiet", "--raw"])
-                .arg(&image)
-                .output()
-                .expect("zbarimg (Debian's zbar-tools) reads QR codes");
-            String::from_utf8_lossy(&read.stdout).trim().to_owned()
+            read_qr_code("code.svg", &html[start..end])
         })
         .collect()
 }

@@ -513,3 +513,17 @@ pub fn till_command() -> std::process::Command {
     }
     command
 }
+
+/// What zbarimg (Debian's zbar-tools) reads in an image, PNG or SVG as `file_name`'s
+/// extension says.
+pub fn read_qr_code(file_name: &str, image: impl AsRef<[u8]>) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, image).unwrap();
+    let read = std::process::Command::new("zbarimg")
+        .args(["--quiet", "--raw"])
+        .arg(&path)
+        .output()
+        .expect("zbarimg (Debian's zbar-tools) reads QR codes");
+    String::from_utf8_lossy(&read.stdout).trim().to_owned()
+}
