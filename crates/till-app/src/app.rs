@@ -217,6 +217,18 @@ impl App {
         &*self.store
     }
 
+    /// How durable an answer is.
+    pub fn durability(&self) -> &dyn storage::durability::Durability {
+        &*self.store
+    }
+
+    /// `answer`, given again to a request made before, once what that request committed is
+    /// as durable as a new commit would be (see [`storage::durability`]).
+    pub(crate) async fn answer_again<T>(&self, answer: T) -> Result<T, storage::StoreError> {
+        self.durability().barrier().await?;
+        Ok(answer)
+    }
+
     /// Whether the database answers.
     pub fn health(&self) -> &dyn storage::Health {
         &*self.store

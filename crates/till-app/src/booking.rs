@@ -123,7 +123,7 @@ pub(crate) async fn unless_twin_committed(
 ) -> Result<Booked, Error> {
     match outcome {
         Err(refusal) if refusal.may_hide_a_twin() => match app.sales_book().find_sale(transaction_id).await? {
-            Some(stored) => replay(stored, fingerprint),
+            Some(stored) => replay(app, stored, fingerprint).await,
             None => Err(refusal),
         },
         other => other,
@@ -132,7 +132,7 @@ pub(crate) async fn unless_twin_committed(
 
 /// The answer to a commit: the new ticket, or, when a concurrent request with the same
 /// transaction id got there first, its replay (or a refusal if its content differs).
-pub(crate) fn answer(outcome: SaleOutcome, fingerprint: &str) -> Result<Booked, Error> {
+pub(crate) async fn answer(app: &App, outcome: SaleOutcome, fingerprint: &str) -> Result<Booked, Error> {
     match outcome {
         SaleOutcome::Committed { response, .. } => Ok(Booked {
             body: response,
@@ -141,17 +141,23 @@ pub(crate) fn answer(outcome: SaleOutcome, fingerprint: &str) -> Result<Booked, 
         SaleOutcome::Existing {
             fingerprint: stored,
             response,
-        } => replay((stored, response), fingerprint),
+        } => replay(app, (stored, response), fingerprint).await,
     }
 }
 
-/// The stored answer to a transaction id seen before: the same body if the content matches.
-pub(crate) fn replay((stored_fingerprint, response): (String, String), fingerprint: &str) -> Result<Booked, Error> {
+/// The stored answer to a transaction id seen before: the same body if the content matches,
+/// once the commit that stored it is durable.
+pub(crate) async fn replay(
+    app: &App,
+    (stored_fingerprint, response): (String, String),
+    fingerprint: &str,
+) -> Result<Booked, Error> {
     if stored_fingerprint == fingerprint {
-        Ok(Booked {
+        let replayed = Booked {
             body: response,
             replayed: true,
-        })
+        };
+        Ok(app.answer_again(replayed).await?)
     } else {
         Err(Refusal::DifferentContent.into())
     }

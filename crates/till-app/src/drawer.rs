@@ -54,7 +54,7 @@ pub async fn move_cash(
             record,
             replayed: false,
         }),
-        MovementOutcome::Replayed(record) => Ok(Moved { record, replayed: true }),
+        MovementOutcome::Replayed(record) => Ok(app.answer_again(Moved { record, replayed: true }).await?),
         MovementOutcome::IdTaken(record) => Err(Refusal::MovementIdTaken(record.movement_id).into()),
         MovementOutcome::NoSuchSession => Err(Refusal::NoSuchSession(session_id).into()),
         MovementOutcome::SessionNotOpen(session) => Err(Refusal::DrawerClosed(session.session_id).into()),

@@ -64,7 +64,7 @@ pub async fn send(
             record,
             replayed: false,
         }),
-        Queued::Replayed(record) => Ok(Requested { record, replayed: true }),
+        Queued::Replayed(record) => Ok(app.answer_again(Requested { record, replayed: true }).await?),
         Queued::IdTaken => Err(Refusal::SendIdTaken(send.id).into()),
     }
 }

@@ -124,7 +124,7 @@ async fn book_sale(
     sale.captures = captures;
     sale.spends_grant = grant;
     let fingerprint = sale.fingerprint.clone();
-    answer(app.sales_book().commit_sale(sale).await?, &fingerprint)
+    answer(app, app.sales_book().commit_sale(sale).await?, &fingerprint).await
 }
 
 /// The approved payment attempts the sale's `card` tenders capture, each checked against what

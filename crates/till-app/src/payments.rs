@@ -65,10 +65,11 @@ pub async fn request(app: &App, caller: &Principal, request: AttemptRequest) -> 
     }
     let held = held(app, &attempt.id).await?;
     if held.was_requested_by(&request) {
-        Ok(Recorded {
+        let again = Recorded {
             attempt: held,
             created: false,
-        })
+        };
+        Ok(app.answer_again(again).await?)
     } else {
         Err(refused(PaymentRefusal::IdTaken(attempt.id)))
     }
@@ -168,7 +169,7 @@ async fn settle(
         let attempt = held(app, payment_id).await?;
         may_reach(caller, &attempt.session_id)?;
         let next = match decide(&attempt, app.now()).map_err(refused)? {
-            Change::Unchanged => return Ok(attempt),
+            Change::Unchanged => return Ok(app.answer_again(attempt).await?),
             Change::Changed(next) => *next,
         };
         match app

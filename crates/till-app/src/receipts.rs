@@ -124,11 +124,15 @@ pub async fn print(
         .await?;
     receipt.link = public_link(app, Some(&printed.link_token));
     receipt.receipt.link_token = Some(printed.link_token);
-    Ok(Printed {
+    let answer = Printed {
         receipt,
         print: printed.print,
         replayed: printed.replayed,
-    })
+    };
+    match answer.replayed {
+        true => Ok(app.answer_again(answer).await?),
+        false => Ok(answer),
+    }
 }
 
 /// Whether the caller may see this receipt: a till's token, those of its own store's sales.

@@ -35,7 +35,7 @@ const STALE_RETRIES: u32 = 3;
 pub async fn give_back(app: &App, caller: &Principal, request: &ReturnRequest) -> Result<Booked, Error> {
     let fingerprint = request.fingerprint();
     if let Some(stored) = app.sales_book().find_sale(&request.transaction_id).await? {
-        return replay(stored, &fingerprint);
+        return replay(app, stored, &fingerprint).await;
     }
     let outcome = book_return(app, caller, request, &fingerprint).await;
     unless_twin_committed(app, &request.transaction_id, &fingerprint, outcome).await
@@ -78,7 +78,7 @@ async fn book_return(
         match app.sales_book().commit_sale(ticket).await {
             // Another return of this sale committed first: price ours again from what is left.
             Err(StoreError::Stale(_)) if attempt < STALE_RETRIES => attempt += 1,
-            outcome => return answer(outcome?, fingerprint),
+            outcome => return answer(app, outcome?, fingerprint).await,
         }
     }
 }

@@ -81,7 +81,8 @@ pub async fn open(app: &App, request: OpenRequest) -> Result<Opened, Error> {
 /// closed earlier answers its report as sealed then, whatever is counted now.
 pub async fn close(app: &App, session_id: SessionId, counted: Vec<Count>) -> Result<serde_json::Value, Error> {
     let record = match app.sessions().close_session(session_id, app.now(), counted).await? {
-        CloseOutcome::Closed(record) | CloseOutcome::AlreadyClosed(record) => record,
+        CloseOutcome::Closed(record) => record,
+        CloseOutcome::AlreadyClosed(record) => app.answer_again(record).await?,
     };
     record
         .z_report

@@ -58,7 +58,7 @@ pub async fn count(
     let store_id = new.store_id.clone();
     match app.stock().record_stock_count(new).await? {
         CountOutcome::Recorded(record) => Ok(Done::now(record)),
-        CountOutcome::Replayed(record) => Ok(Done::again(record)),
+        CountOutcome::Replayed(record) => Ok(app.answer_again(Done::again(record)).await?),
         CountOutcome::IdTaken(record) => Err(refused(StockRefusal::CountIdTaken(record.count_id))),
         CountOutcome::NoSuchStore => Err(refused(StockRefusal::UnknownStore(store_id))),
         CountOutcome::NotInCatalog { line, sku_id } => Err(refused(StockRefusal::NotInCatalog { line, sku: sku_id })),
@@ -85,7 +85,7 @@ pub async fn send(
     };
     match app.stock().send_transfer(new).await? {
         SendOutcome::Sent(record) => Ok(Done::now(record)),
-        SendOutcome::Replayed(record) => Ok(Done::again(record)),
+        SendOutcome::Replayed(record) => Ok(app.answer_again(Done::again(record)).await?),
         SendOutcome::IdTaken(record) => Err(refused(StockRefusal::TransferIdTaken(record.transfer_id))),
         SendOutcome::NoSuchStore(store) => Err(refused(StockRefusal::UnknownStore(store))),
         SendOutcome::NotInCatalog { line, sku_id } => Err(refused(StockRefusal::NotInCatalog { line, sku: sku_id })),
@@ -101,7 +101,7 @@ pub async fn receive(
     let named = transfer_id.clone();
     match app.stock().receive_transfer(transfer_id, lines, app.now()).await? {
         ReceiveOutcome::Received(record) => Ok(Done::now(record)),
-        ReceiveOutcome::Replayed(record) => Ok(Done::again(record)),
+        ReceiveOutcome::Replayed(record) => Ok(app.answer_again(Done::again(record)).await?),
         ReceiveOutcome::AlreadyReceived(record) => Err(refused(StockRefusal::AlreadyReceived(record.transfer_id))),
         ReceiveOutcome::NoSuchTransfer => Err(refused(StockRefusal::NoSuchTransfer(named))),
         ReceiveOutcome::Mismatch(ReceiptMismatch::NotSent { line, sku_id }) => {

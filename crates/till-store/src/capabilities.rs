@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use std::collections::{BTreeSet, HashMap};
 use till_app::storage::access::*;
 use till_app::storage::catalog::*;
+use till_app::storage::durability::Durability;
 use till_app::storage::feed::*;
 use till_app::storage::fiscal::*;
 use till_app::storage::health::{Backlog, Connections};
@@ -485,6 +486,13 @@ impl access::Access for Store {
     }
     async fn signed_out_of_console(&self, token_hash: &[u8], now: Timestamp) -> Result<bool, StoreError> {
         Store::signed_out_of_console(self, token_hash, now).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Durability for Store {
+    async fn barrier(&self) -> Result<(), StoreError> {
+        Store::barrier(self).await
     }
 }
 

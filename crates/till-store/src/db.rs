@@ -215,6 +215,11 @@ impl Store {
         self.inner.database.connections()
     }
 
+    /// Returns once every commit visible now is durable (see [`Database::barrier`]).
+    pub async fn barrier(&self) -> Result<(), StoreError> {
+        self.inner.database.barrier().await
+    }
+
     pub async fn ping(&self) -> Result<(), StoreError> {
         self.inner.database.ping().await
     }

@@ -127,14 +127,18 @@ impl From<DbError> for StoreError {
 fn postgres(error: sqlx::Error) -> StoreError {
     if matches!(
         error,
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed
     ) {
         return StoreError::Unavailable(cause(DbError::Postgres(error)));
     }
     match database_code(&error).as_deref() {
         // The server shut down or dropped the connection (class 08, operator intervention
-        // 57P0x): transient, the request may be retried once it is back.
-        Some(code) if code.starts_with("08") || code.starts_with("57P0") => {
+        // 57P0x), ran out of connections or room (class 53), or is a standby now (25006: a
+        // failover demoted it and the connection still points at it): transient, the request
+        // may be retried once the primary answers.
+        Some(code)
+            if code.starts_with("08") || code.starts_with("57P0") || code.starts_with("53") || code == "25006" =>
+        {
             StoreError::Unavailable(cause(DbError::Postgres(error)))
         }
         // Raised by `till_all_written`: a batch's required write changed no row.

@@ -7,7 +7,9 @@
 //! written without a position, and a sequencer numbers the committed ones after the highest
 //! position given: one pass at a time across all nodes (an advisory lock), each in a
 //! transaction that starts after the lock is held, so it sees every pass before it
-//! (crates/till-store/src/engine/postgres/feed_sequencer.rs; docs/events.md).
+//! (crates/till-store/src/engine/postgres/feed_sequencer.rs; docs/events.md). Readers see the
+//! positions up to the feed's head (the view `feed_head`): on PostgreSQL the last one a
+//! sequencer pass released once its commit had reached the standby.
 
 use crate::batch::Batch;
 use crate::db::Store;
@@ -78,7 +80,8 @@ impl Store {
         let sql = format!(
             "SELECT e.seq, e.position, e.type, e.occurred_at, e.store_id, e.register_id, e.data, s.packed \
              FROM events e LEFT JOIN sales s ON e.data IS NULL AND s.transaction_id = e.subject \
-             WHERE e.position > $1{filter} ORDER BY e.position LIMIT $2"
+             WHERE e.position > $1 AND e.position <= (SELECT position FROM feed_head){filter} \
+             ORDER BY e.position LIMIT $2"
         );
         let mut read = Query::with_params(
             sql,

@@ -43,7 +43,8 @@ pub(crate) fn sqlite() -> Migrator {
         28 "0028_shift_card_attempts",
         29 "0029_store_seller_identity",
         30 "0030_receipt_links",
-        31 "0031_receipt_sends"))
+        31 "0031_receipt_sends",
+        32 "0032_feed_release"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -69,7 +70,8 @@ pub(crate) fn postgres() -> Migrator {
         28 "0028_shift_card_attempts",
         29 "0029_store_seller_identity",
         30 "0030_receipt_links",
-        31 "0031_receipt_sends"))
+        31 "0031_receipt_sends",
+        32 "0032_feed_release"))
 }
 
 /// What a failed migration means for the operator.

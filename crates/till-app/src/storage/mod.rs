@@ -7,6 +7,7 @@ pub mod access;
 pub mod catalog;
 pub mod customers;
 pub mod dry_run;
+pub mod durability;
 pub mod feed;
 pub mod fiscal;
 pub mod health;
@@ -210,6 +211,7 @@ pub trait Storage:
     + payments::Payments
     + receipt_mail::ReceiptMail
     + access::Access
+    + durability::Durability
     + Health
 {
 }
@@ -229,6 +231,7 @@ impl<T> Storage for T where
         + payments::Payments
         + receipt_mail::ReceiptMail
         + access::Access
+        + durability::Durability
         + Health
 {
 }

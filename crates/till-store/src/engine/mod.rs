@@ -276,8 +276,29 @@ impl Database {
     /// many it numbered. SQLite gives each event its position as it writes it.
     pub(crate) async fn place_events(&self) -> Result<u64, StoreError> {
         match self.engine {
-            Engine::Postgres => self.write((), postgres::feed_sequencer::place).await,
+            Engine::Postgres => {
+                let pass = self.write((), postgres::feed_sequencer::place).await?;
+                if pass.high > pass.released {
+                    // A pass that numbered nothing saw positions of a pass whose end no node
+                    // saw: durable only once a commit after it is.
+                    if pass.placed == 0 {
+                        self.barrier().await?;
+                    }
+                    self.write(pass.high, postgres::feed_sequencer::release).await?;
+                }
+                Ok(pass.placed)
+            }
             Engine::Sqlite => Ok(0),
+        }
+    }
+
+    /// Returns once every commit visible now is as durable as this node's own commits
+    /// (`till_app::storage::durability`): on SQLite a commit is visible only once the writer
+    /// has made it durable; on PostgreSQL a commit of its own waits for the standby.
+    pub(crate) async fn barrier(&self) -> Result<(), StoreError> {
+        match self.engine {
+            Engine::Postgres => postgres::barrier(&self.readers).await,
+            Engine::Sqlite => Ok(()),
         }
     }
 

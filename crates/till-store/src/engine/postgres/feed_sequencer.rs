@@ -7,6 +7,15 @@
 //! were written: an event a reader has not seen yet always lands after every position already
 //! handed out. Two facts one of which waited for the other (the same register's chain, the
 //! same card) were written in the order they committed, so they keep that order in the feed.
+//!
+//! Positions are handed out only once released. A pass's commit waits for the synchronous
+//! standby, and while it waits its positions are visible on the primary: a failover then
+//! could take them back and give them to other events, and a reader that had seen them would
+//! miss those. So readers see the positions at or below `feed_release`, which the node raises
+//! only after the pass that numbered them has committed: its commit, later in the log than
+//! every pass before it, is on the standby, and theirs with it. A pass whose node lost its
+//! connection while it waited leaves positions above the mark: the next pass of any node
+//! finds them, makes sure they are durable and releases them.
 
 use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
@@ -32,12 +41,27 @@ const PLACE: &str = "WITH unplaced AS ( \
      last AS (SELECT COALESCE(MAX(position), 0) AS position FROM events WHERE position IS NOT NULL), \
      placed AS ( \
          UPDATE events e SET position = last.position + unplaced.n FROM unplaced, last \
-         WHERE e.seq = unplaced.seq RETURNING 1) \
-     SELECT count(*) AS placed FROM placed";
+         WHERE e.seq = unplaced.seq RETURNING 1), \
+     counted AS (SELECT count(*) AS placed FROM placed) \
+     SELECT counted.placed, last.position + counted.placed AS high, r.position AS released \
+     FROM counted, last, feed_release r";
 
-/// One pass, in its own transaction; answers how many events it numbered, none when another
-/// node's pass holds the lock.
-pub(crate) fn place<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<u64, StoreError>> {
+const RELEASE: &str = "UPDATE feed_release SET position = $1 WHERE position < $1";
+
+/// What a pass did and saw.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pass {
+    /// Events it numbered.
+    pub(crate) placed: u64,
+    /// The highest position given, by it or before it.
+    pub(crate) high: i64,
+    /// The released position as it found it.
+    pub(crate) released: i64,
+}
+
+/// One pass, in its own transaction; numbers nothing and sees nothing when another node's
+/// pass holds the lock.
+pub(crate) fn place<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<Pass, StoreError>> {
     Box::pin(async move {
         let held: bool = query("SELECT pg_try_advisory_xact_lock($1) AS held")
             .bind(SEQUENCER_LOCK)
@@ -45,14 +69,22 @@ pub(crate) fn place<'a>(conn: &'a mut Conn, _: &'a ()) -> BoxFuture<'a, Result<u
             .await?
             .try_get("held")?;
         if !held {
-            return Ok(0);
+            return Ok(Pass::default());
         }
-        let placed: i64 = query(PLACE)
-            .bind(PLACE_LIMIT)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("placed")?;
-        Ok(u64::try_from(placed).unwrap_or(0))
+        let row = query(PLACE).bind(PLACE_LIMIT).fetch_one(&mut *conn).await?;
+        Ok(Pass {
+            placed: u64::try_from(row.try_get::<i64>("placed")?).unwrap_or(0),
+            high: row.try_get("high")?,
+            released: row.try_get("released")?,
+        })
+    })
+}
+
+/// Raises the released position to `high`, never lowers it.
+pub(crate) fn release<'a>(conn: &'a mut Conn, high: &'a i64) -> BoxFuture<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        query(RELEASE).bind(*high).execute(&mut *conn).await?;
+        Ok(())
     })
 }
 

@@ -119,6 +119,21 @@ pub(crate) async fn migrate(readers: &Readers, migrator: &sqlx::migrate::Migrato
     migrator.run(pool(readers)?).await.map_err(crate::migrations::error)
 }
 
+/// A commit that waits for the synchronous standby as a sale's does, and comes after every
+/// commit visible when it starts. A transaction waits for the standby only when it wrote to
+/// the log (an id alone is not enough), so it writes a transactional message there, which
+/// needs no table and no privilege; logical decoding consumers see it under `till.barrier`.
+/// Its commit record follows theirs in the log, and the standby, which takes the log in order,
+/// holds them all once it holds it. PostgreSQL ends a statement's timeout before its commit
+/// waits for the standby, so no timeout cuts that wait short.
+pub(crate) async fn barrier(readers: &Readers) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_logical_emit_message(true, 'till.barrier', '')::text")
+        .execute(pool(readers)?)
+        .await
+        .map_err(crate::error::db)?;
+    Ok(())
+}
+
 /// Waits for `getting` (a connection, or a transaction begun on one, from `pool`); when the
 /// pool had no idle connection to hand, the wait is timed.
 pub(crate) async fn timed<T>(
