@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 use reqwest::Method;
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A response, read whole.
@@ -13,6 +13,8 @@ use std::time::Duration;
 pub struct Reply {
     pub status: u16,
     pub text: String,
+    /// Whether it said when to try again.
+    pub retry_after: bool,
 }
 
 impl Reply {
@@ -51,6 +53,9 @@ pub struct Client {
     http: reqwest::Client,
     urls: Arc<Vec<String>>,
     next: Arc<AtomicUsize>,
+    /// Answers that are server errors other than a 503 with `Retry-After`: what a node must
+    /// never answer, even while its database fails over.
+    faults: Arc<AtomicU64>,
 }
 
 impl Client {
@@ -60,7 +65,13 @@ impl Client {
             http,
             urls: Arc::new(urls),
             next: Arc::new(AtomicUsize::new(0)),
+            faults: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// Server errors so far other than a 503 with `Retry-After`.
+    pub fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
     }
 
     pub fn nodes(&self) -> usize {
@@ -97,7 +108,11 @@ impl Client {
         if let Some(body) = body {
             request = request.json(body);
         }
-        answer(request).await
+        let reply = answer(request).await?;
+        if reply.status >= 500 && !(reply.status == 503 && reply.retry_after) {
+            self.faults.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(reply)
     }
 
     /// Sends to the next node in turn.
@@ -174,9 +189,11 @@ impl Client {
 async fn answer(request: reqwest::RequestBuilder) -> Result<Reply> {
     let response = request.send().await?;
     let status = response.status().as_u16();
+    let retry_after = response.headers().contains_key(reqwest::header::RETRY_AFTER);
     Ok(Reply {
         status,
         text: response.text().await?,
+        retry_after,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use super::RunArgs;
 use anyhow::Context;
-use till_load::crash::{self, CrashPlan};
+use till_load::crash::{self, CrashPlan, Nemesis, nemesis::downtimes};
 
 // The arguments of `till-load crash`, as the command line gives them.
 #[derive(clap::Args)]
@@ -30,6 +30,28 @@ pub(crate) struct CrashArgs {
     /// then every acknowledged sale's attempt must be captured by it, and none other.
     #[arg(long)]
     card_attempts: bool,
+    /// Tills also give back lines of their sales and put cash in their drawers; then every
+    /// acknowledged return and movement must be recorded once, and none other.
+    #[arg(long)]
+    counter: bool,
+    /// Fail the database over instead of killing nodes: each cycle runs `COMMAND KIND` for
+    /// each kind of `--kinds`; the command prints `fault MS` when it strikes and `healthy MS`
+    /// once the database is whole again (scripts/failover-nemesis).
+    #[arg(long, requires = "kinds")]
+    nemesis_command: Option<String>,
+    /// The kinds of fault, comma-separated, as the nemesis command names them.
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<String>,
+    /// A further `TILL_*` setting of the nodes, `NAME=VALUE`; may be repeated.
+    #[arg(long, value_parser = name_value)]
+    node_env: Vec<(String, String)>,
+}
+
+fn name_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if name.starts_with("TILL_") => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("{text:?} is not TILL_NAME=VALUE")),
+    }
 }
 
 pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
@@ -42,7 +64,15 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         run,
         stored_value,
         card_attempts,
+        counter,
+        nemesis_command,
+        kinds,
+        node_env,
     } = args;
+    let nemesis = match nemesis_command {
+        Some(command) => Nemesis::Database { command, kinds },
+        None => Nemesis::Nodes,
+    };
     let workspace = run.workspace()?;
     let plan = CrashPlan {
         binary: workspace.binary.clone(),
@@ -55,15 +85,22 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         seed: run.seed,
         stored_value,
         card_attempts,
+        counter,
+        nemesis,
+        env: node_env,
+    };
+    let faults = match &plan.nemesis {
+        Nemesis::Nodes => format!("{} kills", plan.cycles),
+        Nemesis::Database { kinds, .. } => format!("{} failovers of each kind ({})", plan.cycles, kinds.join(", ")),
     };
     println!(
-        "crash test: {} node(s), {} kills, {} tills, {}{}{}",
+        "crash test: {} node(s), {faults}, {} tills, {}{}{}{}",
         plan.nodes,
-        plan.cycles,
         plan.tills,
         till::server::redact(&plan.database_url),
         if stored_value { ", stored value" } else { "" },
-        if card_attempts { ", card attempts" } else { "" }
+        if card_attempts { ", card attempts" } else { "" },
+        if counter { ", returns and cash movements" } else { "" }
     );
     let report = crash::run(&plan)
         .await
@@ -88,6 +125,30 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         println!(
             "ok: {} sales paid through a card attempt: each captured by its sale, no captured attempt without one",
             report.card_attempt_sales
+        );
+    }
+    if counter {
+        println!(
+            "ok: {} returns and {} cash movements acknowledged: each recorded once, in its chain, its session \
+             and the feed, none other",
+            report.returns, report.movements
+        );
+    }
+    if let Nemesis::Database { .. } = &plan.nemesis {
+        let per_kind: Vec<String> = downtimes(&report.faults)
+            .into_iter()
+            .map(|(kind, (count, longest, mean))| {
+                format!("{kind} x{count} writes stopped {mean:.1} s mean, {longest:.1} s longest")
+            })
+            .collect();
+        println!(
+            "failovers {}, acknowledged {} (sales {}, returns {}, cash movements {}), lost 0, server errors 0; {}",
+            report.faults.len(),
+            report.sales + report.returns + report.movements,
+            report.sales,
+            report.returns,
+            report.movements,
+            per_kind.join("; ")
         );
     }
     workspace.clean_up();

@@ -98,10 +98,11 @@ pub(super) async fn check(client: &Client, admin: &str, shop: &Shop, booked: &[B
 }
 
 /// Through the API: the event feed, read from its start by `nextCursor`, holds each
-/// acknowledged sale's event once, with the answer the till got, and no other sale; its
-/// positions run without a gap. On PostgreSQL the last commits are numbered within moments, so
-/// the feed is read again until every sale is there, for at most half a minute.
-pub(super) async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<()> {
+/// acknowledged ticket's event (a sale's or a return's) once, with the answer the till got,
+/// and no other ticket; its positions run without a gap. On PostgreSQL the last commits are
+/// numbered within moments, so the feed is read again until every ticket is there, for at most
+/// half a minute. Answers the events read.
+pub(super) async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) -> Result<Vec<Value>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let (mut after, mut events) = ("0".to_owned(), Vec::new());
     loop {
@@ -112,8 +113,8 @@ pub(super) async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) 
             .json();
         let read = page["events"].as_array().context("events")?.clone();
         after = page["nextCursor"].as_str().context("nextCursor")?.to_owned();
-        let sales = events.iter().filter(|e: &&Value| e["type"] == "sale.completed").count();
-        if read.is_empty() && (sales >= booked.len() || Instant::now() > deadline) {
+        let tickets = events.iter().filter(|e: &&Value| is_ticket(e)).count();
+        if read.is_empty() && (tickets >= booked.len() || Instant::now() > deadline) {
             break;
         }
         if read.is_empty() {
@@ -130,32 +131,46 @@ pub(super) async fn check_feed(client: &Client, admin: &str, booked: &[Booked]) 
         );
     }
     let mut seen: HashMap<String, Value> = HashMap::new();
-    for event in events.iter().filter(|e| e["type"] == "sale.completed") {
+    for event in events.iter().filter(|e| is_ticket(e)) {
         let id = event["data"]["transaction"]["id"]
             .as_str()
-            .context("a sale event's id")?;
+            .context("a ticket event's id")?;
         ensure!(
-            seen.insert(id.to_owned(), event["data"].clone()).is_none(),
-            "sale {id} is twice in the feed"
+            seen.insert(id.to_owned(), event.clone()).is_none(),
+            "ticket {id} is twice in the feed"
         );
     }
-    for sale in booked {
-        let answered: Value = serde_json::from_str(&sale.body)?;
-        match seen.remove(&sale.transaction_id) {
-            Some(data) => ensure!(
-                data == answered,
-                "sale {}'s event differs from its answer",
-                sale.transaction_id
+    for ticket in booked {
+        let answered: Value = serde_json::from_str(&ticket.body)?;
+        match seen.remove(&ticket.transaction_id) {
+            Some(event) => ensure!(
+                event["type"] == ticket.kind.event() && without_code(&event["data"]) == without_code(&answered),
+                "ticket {}'s event differs from its answer",
+                ticket.transaction_id
             ),
-            None => bail!("acknowledged sale {} is not in the feed", sale.transaction_id),
+            None => bail!("acknowledged ticket {} is not in the feed", ticket.transaction_id),
         }
     }
     ensure!(
         seen.is_empty(),
-        "the feed has sales nobody acknowledged: {:?}",
+        "the feed has tickets nobody acknowledged: {:?}",
         seen.keys()
     );
-    Ok(())
+    Ok(events)
+}
+
+fn is_ticket(event: &Value) -> bool {
+    event["type"] == "sale.completed" || event["type"] == "return.completed"
+}
+
+/// A ticket's answer without the credit note's code, which only the till that made the
+/// return is told: the feed leaves it out.
+fn without_code(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    if let Some(fields) = answer.as_object_mut() {
+        fields.remove("creditNoteCode");
+    }
+    answer
 }
 
 /// Through the API: each card's ledger holds one redemption per acknowledged sale that spent

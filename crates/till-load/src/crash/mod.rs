@@ -15,6 +15,15 @@
 //! till runs it: the attempt asked for, its approval recorded, then the sale naming it, each
 //! step sent until acknowledged; kills fall anywhere between them. Then every acknowledged
 //! sale's attempt must be captured by that sale, and no captured attempt may lack its sale.
+//!
+//! With counter work, tills also give back a line of a sale now and then and put cash in
+//! their drawers; then every acknowledged return is a ticket like a sale, and every
+//! acknowledged movement is counted once in its session and the feed.
+//!
+//! The nemesis is the nodes (killed with SIGKILL in turn and started again) or the database
+//! beneath them: an outside command fails it over again and again, by kinds of fault (see
+//! scripts/failover-test), and the run reports how long writes stopped each time. Either way
+//! no node may answer a server error other than a 503 that says when to try again.
 
 use super::client::Client;
 use super::cluster::{Cluster, NodeConfig};
@@ -27,7 +36,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 mod checks;
+mod counter;
+pub mod nemesis;
 use checks::{audit, audit_points_ledger, check, check_card_attempts, check_feed, check_stored_value};
+use counter::{Moved, check_movements, maybe_move_cash, maybe_return};
+use nemesis::{Fault, downtime_ms, strike};
+
+/// What fails while the tills sell.
+#[derive(Clone, Debug)]
+pub enum Nemesis {
+    /// The nodes, killed in turn and started again, once per cycle.
+    Nodes,
+    /// The database: `command KIND` injects a fault of each kind once per cycle.
+    Database { command: String, kinds: Vec<String> },
+}
 
 #[derive(Clone, Debug)]
 pub struct CrashPlan {
@@ -45,6 +67,11 @@ pub struct CrashPlan {
     pub stored_value: bool,
     /// Each sale's card payment goes through a payment attempt.
     pub card_attempts: bool,
+    /// Tills also make returns and put cash in their drawers.
+    pub counter: bool,
+    pub nemesis: Nemesis,
+    /// Further `TILL_*` settings of the nodes.
+    pub env: Vec<(String, String)>,
 }
 
 /// What a run did and found.
@@ -59,19 +86,49 @@ pub struct CrashReport {
     pub loyalty_sales: usize,
     /// Acknowledged sales whose card payment was an attempt they captured.
     pub card_attempt_sales: usize,
+    pub returns: usize,
+    pub movements: usize,
+    /// Each fault of the database with how long writes stopped, in milliseconds.
+    pub faults: Vec<(Fault, u64)>,
     pub elapsed: Duration,
 }
 
-/// A sale as its till remembers it once acknowledged.
+/// A ticket's kind, as the feed names its event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ticket {
+    Sale,
+    Return,
+}
+
+impl Ticket {
+    fn event(self) -> &'static str {
+        match self {
+            Ticket::Sale => "sale.completed",
+            Ticket::Return => "return.completed",
+        }
+    }
+}
+
+/// A ticket as its till remembers it once acknowledged.
 struct Booked {
     transaction_id: String,
     register: String,
+    kind: Ticket,
+    /// Articles and quantities; negative for a return.
     lines: Vec<(usize, i64)>,
     body: String,
     customer: Option<String>,
     spend: Option<Spend>,
     /// The payment attempt its card tender captured.
     payment: Option<String>,
+    /// When its till had the acknowledgement, in milliseconds since the epoch.
+    acknowledged_at: u64,
+}
+
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Gift cards in the pool, each of [`CARD_BALANCE_CENTS`]: a few, so that tills race for
@@ -104,7 +161,10 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         database_url: plan.database_url.clone(),
         jwt_secret: secret.clone(),
         fiscal_key_file: key_file.clone(),
-        env: vec![("TILL_SQLITE_SYNCHRONOUS".into(), "full".into())],
+        env: [("TILL_SQLITE_SYNCHRONOUS".to_owned(), "full".to_owned())]
+            .into_iter()
+            .chain(plan.env.iter().cloned())
+            .collect(),
         work_dir: plan.work_dir.clone(),
     };
     let mut cluster = Cluster::start(config, plan.nodes).await?;
@@ -138,32 +198,63 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         .map(|t| {
             let (client, shop, stop, pool) = (client.clone(), shop.clone(), stop.clone(), pool.clone());
             let seed = plan.seed.wrapping_add(t as u64);
-            let attempts = plan.card_attempts;
-            tokio::spawn(async move { sell_until_stopped(client, shop, pool, attempts, t, seed, stop).await })
+            let work = Work {
+                card_attempts: plan.card_attempts,
+                counter: plan.counter,
+            };
+            tokio::spawn(async move { sell_until_stopped(client, shop, pool, work, t, seed, stop).await })
         })
         .collect();
 
     let mut rng = fastrand::Rng::with_seed(plan.seed);
-    let mut kills = 0;
+    let (mut kills, mut faults) = (0, Vec::new());
     for cycle in 0..plan.cycles {
-        tokio::time::sleep(Duration::from_millis(rng.u64(20..120))).await;
-        let node = &mut cluster.nodes[cycle % plan.nodes];
-        node.kill().await?;
-        kills += 1;
-        node.start()
-            .await
-            .with_context(|| format!("restart after kill {kills}"))?;
+        match &plan.nemesis {
+            Nemesis::Nodes => {
+                tokio::time::sleep(Duration::from_millis(rng.u64(20..120))).await;
+                let node = &mut cluster.nodes[cycle % plan.nodes];
+                node.kill().await?;
+                kills += 1;
+                node.start()
+                    .await
+                    .with_context(|| format!("restart after kill {kills}"))?;
+            }
+            Nemesis::Database { command, kinds } => {
+                for kind in kinds {
+                    // Load first, so that the fault strikes writes in flight.
+                    tokio::time::sleep(Duration::from_millis(rng.u64(1_000..3_000))).await;
+                    let fault = strike(command, kind).await?;
+                    println!(
+                        "{kind} {}: healthy after {:.1} s",
+                        cycle + 1,
+                        (fault.healthy_at.saturating_sub(fault.struck_at)) as f64 / 1000.0
+                    );
+                    faults.push(fault);
+                }
+            }
+        }
+    }
+    // Writes after the last fault, so that its downtime ends with one.
+    if !faults.is_empty() {
+        tokio::time::sleep(Duration::from_secs(2)).await;
     }
     stop.store(true, Ordering::Relaxed);
-    let mut resends = 0;
+    let (mut resends, mut moved) = (0, Vec::new());
     for till in tills {
-        let (sales, extra) = till.await??;
-        booked.extend(sales);
-        resends += extra;
+        let sold = till.await??;
+        booked.extend(sold.booked);
+        moved.extend(sold.moved);
+        resends += sold.resends;
     }
+    ensure!(
+        client.faults() == 0,
+        "nodes answered {} server errors other than a 503 with Retry-After",
+        client.faults()
+    );
 
     check(&client, &admin, &shop, &booked).await?;
-    check_feed(&client, &admin, &booked).await?;
+    let events = check_feed(&client, &admin, &booked).await?;
+    check_movements(&client, &admin, &shop, &moved, &events).await?;
     if let Some(pool) = &pool {
         check_stored_value(&client, &admin, pool, &booked).await?;
     }
@@ -176,9 +267,21 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         audit_points_ledger(&plan.database_url, pool, &booked).await?;
     }
     let paid = |kind: fn(&Spend) -> bool| booked.iter().filter(|b| b.spend.as_ref().is_some_and(kind)).count();
+    let mut acknowledged: Vec<u64> = booked.iter().map(|b| b.acknowledged_at).collect();
+    acknowledged.sort_unstable();
+    let returns = booked.iter().filter(|b| b.kind == Ticket::Return).count();
     Ok(CrashReport {
         kills,
-        sales: booked.len(),
+        sales: booked.len() - returns,
+        returns,
+        movements: moved.len(),
+        faults: faults
+            .into_iter()
+            .map(|fault| {
+                let downtime = downtime_ms(&fault, &acknowledged);
+                (fault, downtime)
+            })
+            .collect(),
         resends,
         gift_card_sales: paid(|spend| matches!(spend, Spend::GiftCard { .. })),
         loyalty_sales: paid(|spend| matches!(spend, Spend::Loyalty { .. })),
@@ -210,11 +313,13 @@ async fn stored_value_pool(client: &Client, admin: &str, shop: &Shop) -> Result<
         booked.push(Booked {
             transaction_id,
             register: till.register.clone(),
+            kind: Ticket::Sale,
             lines,
             body: ack.body,
             customer: Some(customer.clone()),
             spend: None,
             payment: None,
+            acknowledged_at: unix_millis(),
         });
         customers.push((customer, Budget::new(points)));
         points_before.push(points);
@@ -282,28 +387,43 @@ fn points_earned(body: &str) -> Result<i64> {
         .context("a sale for a customer without pointsEarned")
 }
 
+/// What a till does besides selling.
+#[derive(Clone, Copy)]
+struct Work {
+    card_attempts: bool,
+    counter: bool,
+}
+
+/// What a till had acknowledged, and how many sends beyond the first it took.
+struct Sold {
+    booked: Vec<Booked>,
+    moved: Vec<Moved>,
+    resends: u64,
+}
+
 /// One till: sale after sale, each sent until acknowledged, until told to stop.
 async fn sell_until_stopped(
     client: Client,
     shop: Arc<Shop>,
     pool: Option<Arc<Pool>>,
-    card_attempts: bool,
+    work: Work,
     index: usize,
     seed: u64,
     stop: Arc<AtomicBool>,
-) -> Result<(Vec<Booked>, u64)> {
+) -> Result<Sold> {
     let till: &Till = &shop.tills[index];
     let mut rng = fastrand::Rng::with_seed(seed);
-    let (mut booked, mut resends) = (Vec::new(), 0u64);
+    let (mut booked, mut moved, mut resends, mut sold) = (Vec::new(), Vec::new(), 0u64, 0usize);
     while !stop.load(Ordering::Relaxed) {
-        let transaction_id = format!("{}-{}", till.register, booked.len() + 1);
+        sold += 1;
+        let transaction_id = format!("{}-{sold}", till.register);
         let lines = shop.random_lines(&mut rng, 4);
         let (customer, spend) = match &pool {
             Some(pool) => pool.pick(&mut rng, shop.total(&lines)),
             None => (None, None),
         };
         let mut sale = shop.sale_paying(till, &transaction_id, &lines, customer.as_deref(), spend.as_ref());
-        let payment = match card_attempts {
+        let payment = match work.card_attempts {
             true => Some(approved_attempt(&client, till, &mut sale, &transaction_id).await?),
             false => None,
         };
@@ -314,17 +434,27 @@ async fn sell_until_stopped(
         if let (Some(pool), Some(customer)) = (&pool, &customer) {
             pool.earned(customer, &ack.body)?;
         }
-        booked.push(Booked {
+        let sale = Booked {
             transaction_id,
             register: till.register.clone(),
+            kind: Ticket::Sale,
             lines,
             body: ack.body,
             customer,
             spend,
             payment,
-        });
+            acknowledged_at: unix_millis(),
+        };
+        if work.counter {
+            let given_back = maybe_return(&client, &shop, till, sold, &sale).await?;
+            booked.push(sale);
+            booked.extend(given_back);
+            moved.extend(maybe_move_cash(&client, till, sold, &mut rng).await?);
+        } else {
+            booked.push(sale);
+        }
     }
-    Ok((booked, resends))
+    Ok(Sold { booked, moved, resends })
 }
 
 /// Asks for an attempt of the sale's card tender and records its approval, each sent until
