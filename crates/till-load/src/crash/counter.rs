@@ -31,7 +31,7 @@ pub(super) async fn maybe_return(
     sold: usize,
     last: &Booked,
 ) -> Result<Option<Booked>> {
-    if sold % RETURN_EVERY != 0 || last.spend.is_some() || last.customer.is_some() || last.payment.is_some() {
+    if !sold.is_multiple_of(RETURN_EVERY) || last.spend.is_some() || last.customer.is_some() || last.payment.is_some() {
         return Ok(None);
     }
     let (article, quantity) = last.lines[0];
@@ -78,7 +78,7 @@ pub(super) async fn maybe_move_cash(
     sold: usize,
     rng: &mut fastrand::Rng,
 ) -> Result<Option<Moved>> {
-    if sold % MOVEMENT_EVERY != 0 {
+    if !sold.is_multiple_of(MOVEMENT_EVERY) {
         return Ok(None);
     }
     let movement_id = format!("{}-m{sold}", till.register);
