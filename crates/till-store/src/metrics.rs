@@ -19,6 +19,9 @@ pub(crate) const STOCK_MOVES_FOLDED: &str = "till_stock_moves_folded_total";
 /// Events numbered into the feed by this node (PostgreSQL).
 pub(crate) const EVENTS_PLACED: &str = "till_events_placed_total";
 
+/// Times this node moved to another primary among the hosts of its database URL.
+pub(crate) const PRIMARY_MOVES: &str = "till_db_primary_moves_total";
+
 /// Units of work in each batch SQLite's writer commits.
 pub const WRITER_BATCH_JOBS: &str = "till_sqlite_writer_batch_jobs";
 
@@ -50,6 +53,11 @@ pub fn describe() {
         EVENTS_PLACED,
         Unit::Count,
         "Events numbered into the feed by this node (PostgreSQL)."
+    );
+    describe_counter!(
+        PRIMARY_MOVES,
+        Unit::Count,
+        "Times this node moved to another primary among the hosts of its database URL (PostgreSQL)."
     );
     describe_histogram!(
         WRITER_BATCH_JOBS,

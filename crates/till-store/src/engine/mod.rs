@@ -257,7 +257,8 @@ impl Database {
             Writer::Sqlite(writer) => writer.start_checkpointer(),
             Writer::Postgres(writer) => {
                 writer.start_stock_fold(owner.clone(), database);
-                writer.start_feed_sequencer(owner, database);
+                writer.start_feed_sequencer(owner.clone(), database);
+                writer.start_following(owner, database);
                 Ok(())
             }
         }
@@ -299,6 +300,15 @@ impl Database {
         match self.engine {
             Engine::Postgres => postgres::barrier(&self.readers).await,
             Engine::Sqlite => Ok(()),
+        }
+    }
+
+    /// Moves to the primary among the URL's hosts when it moved (PostgreSQL with several
+    /// hosts); answers 1 when it did.
+    pub(crate) async fn follow_primary(&self) -> Result<u64, StoreError> {
+        match &self.writer {
+            Writer::Postgres(writer) => writer.follow(&self.readers).await,
+            Writer::Sqlite(_) => Ok(0),
         }
     }
 

@@ -27,6 +27,12 @@ struct Nodes {
 impl Nodes {
     /// `None` when PostgreSQL is not part of this run.
     async fn start(registers: usize, env: &[(&str, &str)]) -> Option<Nodes> {
+        Nodes::start_through(registers, env, |url| url.to_owned()).await
+    }
+
+    /// As [`Nodes::start`], the nodes reaching a new database through the URL `through` makes
+    /// of its own.
+    async fn start_through(registers: usize, env: &[(&str, &str)], through: fn(&str) -> String) -> Option<Nodes> {
         if !Engine::Postgres.enabled() {
             return None;
         }
@@ -36,7 +42,7 @@ impl Nodes {
         let database_url = fresh_postgres_database().await;
         let config = NodeConfig {
             binary: env!("CARGO_BIN_EXE_till").into(),
-            database_url: database_url.clone(),
+            database_url: through(&database_url),
             jwt_secret: SECRET.into(),
             fiscal_key_file: key,
             env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -178,6 +184,26 @@ async fn identical_finalizes_on_different_nodes_make_one_sale() {
         (verdict["ok"].clone(), verdict["chains"]["ticket"].clone()),
         (json!(true), json!(1))
     );
+    nodes.stop().await;
+}
+
+/// A database URL naming several hosts, the first of which is down: each node finds the one
+/// that is a primary, and sells there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
+async fn nodes_given_several_hosts_find_the_primary_among_them() {
+    let several = |url: &str| {
+        let (credentials, host_and_database) = url.split_once('@').expect("a URL with a user");
+        format!("{credentials}@127.0.0.1:9,{host_and_database}?target_session_attrs=read-write")
+    };
+    let Some(nodes) = Nodes::start_through(1, &[], several).await else {
+        return;
+    };
+    let till = &nodes.shop.tills[0];
+    let sale = nodes.shop.sale(till, "t1", &[(0, 2)]);
+    let replies = join_all((0..3).map(|i| nodes.on(i, "/v1/checkout/finalize", &till.token, &sale))).await;
+    assert_eq!(statuses(&replies), [201, 201, 201], "one sale, replayed on the others");
+    assert_eq!(nodes.stock(0).await, 998);
     nodes.stop().await;
 }
 

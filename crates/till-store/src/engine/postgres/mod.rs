@@ -4,17 +4,19 @@
 
 mod background;
 pub(crate) mod feed_sequencer;
+mod hosts;
 pub(crate) mod stock_fold;
 
 use super::Work;
 use super::sql::{Conn, Readers};
 use crate::db::StoreOptions;
 use crate::error::{Classified, StoreError};
+use hosts::{Follower, Hosts};
 use sqlx::Executor;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use std::str::FromStr;
-use std::sync::Weak;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// How long a pooled connection may sit idle before it is pinged on acquire.
@@ -34,11 +36,25 @@ pub(crate) struct Writer {
     folding: AtomicBool,
     /// Set once the feed sequencer is started.
     sequencing: AtomicBool,
+    /// The primary among the hosts of a URL that names several.
+    follower: Option<Arc<Follower>>,
+    /// Set once the follower's watch is started.
+    following: AtomicBool,
 }
+
+/// How often a node that follows the primary itself asks whether it moved.
+const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 
 pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Readers, Writer), StoreError> {
     let statement_timeout = options.statement_timeout.as_millis();
-    let mut connect = AnyConnectOptions::from_str(url).map_err(crate::error::db)?;
+    let (follower, url) = match Hosts::of(url)? {
+        Some(hosts) => {
+            let (follower, primary) = Follower::start(hosts).await?;
+            (Some(Arc::new(follower)), primary)
+        }
+        None => (None, url.to_owned()),
+    };
+    let mut connect = AnyConnectOptions::from_str(&url).map_err(crate::error::db)?;
     let kept = connect
         .database_url
         .query_pairs()
@@ -49,6 +65,7 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
             .query_pairs_mut()
             .append_pair("statement-cache-capacity", &STATEMENTS_KEPT.to_string());
     }
+    let (acquiring, connecting) = (follower.clone(), follower.is_some());
     let pool = AnyPoolOptions::new()
         .max_connections(options.max_connections.max(1))
         .acquire_timeout(options.acquire_timeout)
@@ -56,8 +73,13 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
         // used within the last second is taken to work; one idle longer (the server may have
         // restarted meanwhile) is pinged first.
         .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
+        .before_acquire(move |conn, meta| {
+            // A connection to a primary the node has since moved away from is let go.
+            let stale = acquiring.as_ref().is_some_and(|f| f.predates_move(meta.age));
             Box::pin(async move {
+                if stale {
+                    return Ok(false);
+                }
                 if meta.idle_for > IDLE_BEFORE_PING {
                     sqlx::Connection::ping(conn).await?;
                 }
@@ -74,7 +96,17 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
                     "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}; \
                      SET plan_cache_mode = force_generic_plan"
                 );
-                conn.execute(sqlx::AssertSqlSafe(set)).await.map(drop)
+                conn.execute(sqlx::AssertSqlSafe(set)).await?;
+                // Following the primary itself, the node takes no connection to a standby.
+                if connecting {
+                    let standby: i32 = sqlx::query_scalar("SELECT CASE WHEN pg_is_in_recovery() THEN 1 ELSE 0 END")
+                        .fetch_one(&mut *conn)
+                        .await?;
+                    if standby == 1 {
+                        return Err(sqlx::Error::Io(std::io::Error::other("the host is a standby now")));
+                    }
+                }
+                Ok(())
             })
         })
         .connect_with(connect)
@@ -84,6 +116,8 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
         max_retries: options.max_retries,
         folding: AtomicBool::new(false),
         sequencing: AtomicBool::new(false),
+        follower,
+        following: AtomicBool::new(false),
     };
     Ok((Readers::Postgres(pool), writer))
 }
@@ -93,7 +127,11 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
 pub(crate) async fn applied_migration(url: &str) -> Result<Option<i64>, StoreError> {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(url).await.map_err(crate::error::db)?;
+    let primary = match Hosts::of(url)? {
+        Some(hosts) => hosts.primary().await?.to_owned(),
+        None => url.to_owned(),
+    };
+    let mut conn = sqlx::AnyConnection::connect(&primary).await.map_err(crate::error::db)?;
     let tables: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM information_schema.tables \
          WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
@@ -211,6 +249,34 @@ impl Writer {
 }
 
 impl Writer {
+    /// Starts following the primary, when the URL named several hosts, unless it runs.
+    pub(crate) fn start_following<S: Send + Sync + 'static>(
+        &self,
+        owner: Weak<S>,
+        database: fn(&S) -> &super::Database,
+    ) {
+        if self.follower.is_some() && !self.following.swap(true, Ordering::Relaxed) {
+            let cadence = background::Cadence {
+                every: FOLLOW_EVERY,
+                limit: u64::MAX,
+                after_error: FOLLOW_EVERY,
+                done: crate::metrics::PRIMARY_MOVES,
+                failed: "no host of the database URL is a primary; looking again",
+            };
+            tokio::spawn(background::repeat_while_open(owner, database, cadence, |database| {
+                Box::pin(database.follow_primary())
+            }));
+        }
+    }
+
+    /// Moves the pool to the primary when it moved; answers 1 when it did.
+    pub(crate) async fn follow(&self, readers: &Readers) -> Result<u64, StoreError> {
+        match &self.follower {
+            Some(follower) => follower.follow(pool(readers)?).await,
+            None => Ok(0),
+        }
+    }
+
     /// Starts the feed sequencer, unless it runs (see [`feed_sequencer::place_while_open`]).
     pub(crate) fn start_feed_sequencer<S: Send + Sync + 'static>(
         &self,
