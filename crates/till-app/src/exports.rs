@@ -5,6 +5,7 @@
 
 use crate::app::App;
 use crate::refusal::Error;
+use crate::storage::ReadAt;
 use crate::storage::fiscal::DaysAsked;
 use crate::storage::fiscal::ExportDays;
 use jiff::civil::Date;
@@ -49,7 +50,8 @@ pub async fn closed_days(app: &App, period: Period) -> Result<Days, Error> {
         store_id,
         register_id,
     };
-    Ok(match app.journal().export_days(asked).await? {
+    // Closed days never change: a standby that shows a day's closure holds its entries too.
+    Ok(match app.journal().export_days(asked, ReadAt::Standby).await? {
         ExportDays::Closed { days, sirets } => Days::Closed { days, sirets },
         ExportDays::Open { register_id, date } => Days::Open { register_id, date },
     })

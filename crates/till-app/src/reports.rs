@@ -4,6 +4,7 @@
 
 use crate::app::App;
 use crate::refusal::{Error, Refusal};
+use crate::storage::ReadAt;
 use crate::storage::sales::ReportScope;
 use till_core::ids::{RegisterId, StoreId};
 use till_core::report::{GroupBy, Period, Report, ReportError, assemble};
@@ -25,7 +26,11 @@ pub async fn sales_report(app: &App, request: ReportRequest) -> Result<Report, E
         period: request.period,
     };
     app.sales_book().roll_up_pending(&scope).await?;
-    let pieces = app.sales_book().report_pieces(&scope, request.group_by).await?;
+    // A report is the back office's, as of a moment ago: on a standby when there is one.
+    let pieces = app
+        .sales_book()
+        .report_pieces(&scope, request.group_by, ReadAt::Standby)
+        .await?;
     assemble(request.group_by, pieces).map_err(|error| match error {
         ReportError::Overflow(_) => Refusal::ReportTooLarge.into(),
         unreadable @ ReportError::UnknownRate(_) => Error::internal(unreadable),

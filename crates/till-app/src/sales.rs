@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::caller::Principal;
 use crate::refusal::{Error, Refusal};
 use crate::storage::Newest;
+use crate::storage::ReadAt;
 use crate::storage::Window;
 use till_core::fiscal::payload::SaleRecord;
 use till_core::ids::{SkuId, TransactionId};
@@ -41,13 +42,14 @@ pub async fn sale_record(
     }
 }
 
-/// The sales `filter` admits, newest first, in `window`, whoever asks.
+/// The sales `filter` admits, newest first, in `window`, whoever asks, as the back office
+/// reads them: on a standby when there is one.
 pub async fn search(
     app: &App,
     filter: &SaleFilter,
     window: &Window<Newest<TransactionId>>,
 ) -> Result<Vec<SaleSummary>, Error> {
-    Ok(app.sales_book().search_sales(filter, window).await?)
+    Ok(app.sales_book().search_sales(filter, window, ReadAt::Standby).await?)
 }
 
 /// [`search`] narrowed to the sales the caller reads: a till's own store's. A till that asks
@@ -62,7 +64,12 @@ pub async fn search_within_reach(
         return Ok(Vec::new());
     };
     filter.store_id = store_id;
-    search(app, &filter, window).await
+    // A till finds the sales it has just made: on the primary, which a standby lags.
+    let at = match caller.session() {
+        Some(_) => ReadAt::Primary,
+        None => ReadAt::Standby,
+    };
+    Ok(app.sales_book().search_sales(&filter, window, at).await?)
 }
 
 /// What was returned of a sale and what remains.

@@ -6,6 +6,7 @@
 use crate::Store;
 use jiff::Timestamp;
 use std::collections::{BTreeSet, HashMap};
+use till_app::storage::ReadAt;
 use till_app::storage::access::*;
 use till_app::storage::catalog::*;
 use till_app::storage::durability::Durability;
@@ -84,11 +85,17 @@ impl sales::SalesBook for Store {
         &self,
         filter: &SaleFilter,
         window: &Window<Newest<TransactionId>>,
+        at: ReadAt,
     ) -> Result<Vec<SaleSummary>, StoreError> {
-        Store::search_sales(self, filter, window).await
+        Store::search_sales(self, filter, window, at).await
     }
-    async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError> {
-        Store::report_pieces(self, scope, group_by).await
+    async fn report_pieces(
+        &self,
+        scope: &ReportScope,
+        group_by: GroupBy,
+        at: ReadAt,
+    ) -> Result<Vec<Piece>, StoreError> {
+        Store::report_pieces(self, scope, group_by, at).await
     }
     async fn roll_up_pending(&self, scope: &ReportScope) -> Result<(), StoreError> {
         Store::roll_up_pending(self, scope).await
@@ -141,8 +148,8 @@ impl fiscal::FiscalJournal for Store {
     async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError> {
         Store::closures(self, register_id).await
     }
-    async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError> {
-        Store::export_days(self, asked).await
+    async fn export_days(&self, asked: DaysAsked, at: ReadAt) -> Result<ExportDays, StoreError> {
+        Store::export_days(self, asked, at).await
     }
     async fn period_zones(
         &self,

@@ -20,6 +20,7 @@ use till_core::fiscal::FiscalKey;
 use till_core::stored_value::InstrumentDigestKey;
 
 pub use crate::engine::Engine;
+use till_app::storage::ReadAt;
 
 /// Tuning that the operator may change.
 #[derive(Clone, Debug)]
@@ -46,6 +47,9 @@ pub struct StoreOptions {
     /// The SQLite writer's page cache, in MiB: what the indexes every sale touches need; a
     /// bulk import of a big catalog reads far fewer pages back with more.
     pub sqlite_writer_cache_mib: u32,
+    /// A PostgreSQL standby for the reads that may lag ([`ReadAt::Standby`]); `None`: the
+    /// primary serves every read.
+    pub read_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -70,6 +74,7 @@ impl Default for StoreOptions {
             session_cache_ttl: Duration::from_secs(1),
             sqlite_gathered_log: true,
             sqlite_writer_cache_mib: 32,
+            read_url: None,
         }
     }
 }
@@ -231,7 +236,16 @@ impl Store {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, Result<T, StoreError>> + Send + 'static,
     {
-        self.inner.database.long_read(read).await
+        self.inner.database.long_read(ReadAt::Primary, read).await
+    }
+
+    /// [`Store::long_read`] where `at` says, on the standby when it may lag.
+    pub(crate) async fn long_read_at<T, F>(&self, at: ReadAt, read: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, Result<T, StoreError>> + Send + 'static,
+    {
+        self.inner.database.long_read(at, read).await
     }
 
     pub async fn close(&self) {
@@ -262,6 +276,11 @@ impl Store {
 
     pub(crate) fn reader(&self) -> &Readers {
         self.inner.database.readers()
+    }
+
+    /// The readers where `at` says: the standby's, when there is one and the read may lag.
+    pub(crate) fn reader_at(&self, at: ReadAt) -> &Readers {
+        self.inner.database.readers_at(at)
     }
 
     /// Runs `work` on `input` in a transaction and returns once its effects are durable; in a

@@ -10,6 +10,7 @@ use crate::sql::{Conn, Row, query};
 use jiff::civil::Date;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use till_app::storage::ReadAt;
 pub use till_app::storage::fiscal::{DaysAsked, ExportDays};
 use till_core::exports::{ClosedDay, DayTickets, TicketTender};
 use till_core::fiscal::payload::SaleRecordVat;
@@ -68,8 +69,8 @@ impl Store {
             .collect()
     }
 
-    pub async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError> {
-        self.long_read(move |conn| Box::pin(async move { read_days(conn, &asked).await }))
+    pub async fn export_days(&self, asked: DaysAsked, at: ReadAt) -> Result<ExportDays, StoreError> {
+        self.long_read_at(at, move |conn| Box::pin(async move { read_days(conn, &asked).await }))
             .await
     }
 }

@@ -15,6 +15,7 @@ use crate::error::StoreError;
 use crate::packed;
 use crate::sale_detail::SaleDetail;
 use crate::sql::{Conn, Param, Query, Row, query};
+use till_app::storage::ReadAt;
 pub use till_app::storage::sales::ReportScope;
 use till_core::report::{Bucket, Dimension, Grain, GroupBy, Measures, Piece, ReportedSale, Rollup, Segment};
 use till_core::sale::SaleType;
@@ -112,10 +113,17 @@ impl Store {
         Ok(())
     }
 
-    pub async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError> {
+    pub async fn report_pieces(
+        &self,
+        scope: &ReportScope,
+        group_by: GroupBy,
+        at: ReadAt,
+    ) -> Result<Vec<Piece>, StoreError> {
         let scope = scope.clone();
-        self.long_read(move |conn| Box::pin(async move { read_pieces(conn, &scope, group_by).await }))
-            .await
+        self.long_read_at(at, move |conn| {
+            Box::pin(async move { read_pieces(conn, &scope, group_by).await })
+        })
+        .await
     }
 }
 
@@ -688,7 +696,7 @@ mod tests {
                         period,
                     };
                     let started = std::time::Instant::now();
-                    let pieces = store.report_pieces(&scope, group_by).await.unwrap();
+                    let pieces = store.report_pieces(&scope, group_by, ReadAt::Primary).await.unwrap();
                     let report = assemble(group_by, pieces).unwrap();
                     println!(
                         "{name} by {} (store {store_id:?}, register {register_id:?}): {} rows, {} sales, in {:.1?}",

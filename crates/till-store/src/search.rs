@@ -12,6 +12,7 @@ use crate::db::Store;
 use crate::error::StoreError;
 use crate::page::{Keyset, Newest, Window};
 use crate::sql::{Query, Row};
+use till_app::storage::ReadAt;
 pub use till_app::storage::sales::{SaleFilter, SaleSummary};
 use till_core::ids::{CustomerId, RegisterId, SessionId, StoreId, Subject, TransactionId};
 use till_core::instant::{from_micros, to_micros};
@@ -25,8 +26,9 @@ impl Store {
         &self,
         filter: &SaleFilter,
         window: &Window<Newest<TransactionId>>,
+        at: ReadAt,
     ) -> Result<Vec<SaleSummary>, StoreError> {
-        let rows = search(filter, window).fetch_all(self.reader()).await?;
+        let rows = search(filter, window).fetch_all(self.reader_at(at)).await?;
         rows.iter().map(summary_from_row).collect()
     }
 }

@@ -183,7 +183,7 @@ async fn read_and_seal(store: &Store, config: &Config, register: &str, from: Dat
         store_id: None,
         register_id: Some(register.to_owned()),
     };
-    let (days, sirets) = match store.export_days(asked).await? {
+    let (days, sirets) = match store.export_days(asked, till_app::storage::ReadAt::Primary).await? {
         ExportDays::Closed { days, sirets } => (days, sirets),
         ExportDays::Open { register_id, date } => bail!(
             "register {register_id} has sales on {date} that its day closure has not sealed yet; only closed days go in a bundle"

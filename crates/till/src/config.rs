@@ -44,6 +44,9 @@ pub struct Config {
     // The database (till-store's StoreOptions).
     /// `sqlite://PATH` or `postgres://...`; default: `till.db` in the data directory.
     pub database_url: Option<String>,
+    /// `postgres://...` of a standby for the reads that may lag a moment (reports, search of
+    /// the back office, exports); default: none, every read on the primary.
+    pub database_read_url: Option<String>,
     /// Connections to the database a node holds at most.
     pub db_max_connections: u32,
     /// The longest a request waits for a free database connection.
@@ -272,6 +275,7 @@ impl Default for Config {
             log: "info,sqlx=warn,rmcp=warn".to_owned(),
 
             database_url: None,
+            database_read_url: None,
             db_max_connections: store.max_connections,
             db_acquire_timeout_ms: millis(store.acquire_timeout),
             db_statement_timeout_ms: millis(store.statement_timeout),
@@ -472,6 +476,7 @@ impl Config {
             catalog_cache_ttl: Duration::from_secs(self.catalog_cache_seconds),
             session_cache_ttl: Duration::from_secs(self.session_cache_seconds),
             sqlite_gathered_log: self.sqlite_gathered_log,
+            read_url: self.database_read_url.clone(),
             ..StoreOptions::default()
         }
     }

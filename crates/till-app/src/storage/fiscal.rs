@@ -134,7 +134,7 @@ pub trait FiscalJournal: Send + Sync {
     /// The register's period closures in chain order.
     async fn closures(&self, register_id: &str) -> Result<Vec<SealedClosure>, StoreError>;
     /// The closed days of `asked`, or the first day of it still open.
-    async fn export_days(&self, asked: DaysAsked) -> Result<ExportDays, StoreError>;
+    async fn export_days(&self, asked: DaysAsked, at: ReadAt) -> Result<ExportDays, StoreError>;
     /// The time zones the days of a period are cut in: those of the stores of the registers
     /// it covers (every register, a store's or one), the default one for a register of no
     /// store, and the named store's own.

@@ -29,6 +29,16 @@ use till_core::fiscal::ChainKind;
 use till_core::ids::{CouponCode, CustomerId, NewIdError, RegisterId, SessionId, SkuId, TransactionId};
 pub use till_core::stored_value::InstrumentRefusal;
 
+/// Where a read may be served. A standby (`TILL_DATABASE_READ_URL`) takes load off the primary
+/// but lags it by a moment, and may show two transactions in another order than the primary
+/// did: it serves what the back office reads (reports, searches, exports), never what a till
+/// reads after writing it, nor anything a decision is taken from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadAt {
+    Primary,
+    Standby,
+}
+
 /// What a driver said when the database failed: kept for the logs, never shown to a client.
 #[derive(Clone, Debug)]
 pub struct Cause(pub Arc<dyn std::error::Error + Send + Sync>);

@@ -189,15 +189,17 @@ pub trait SalesBook: Send + Sync {
     async fn original_sale(&self, transaction_id: &TransactionId) -> Result<Option<OriginalSale>, StoreError>;
     /// The returns made against `transaction_id`, oldest first.
     async fn returns_against(&self, transaction_id: &TransactionId) -> Result<Vec<ReturnSummary>, StoreError>;
-    /// The sales `filter` admits, newest first, in `window`.
+    /// The sales `filter` admits, newest first, in `window`, read `at` the primary or a standby.
     async fn search_sales(
         &self,
         filter: &SaleFilter,
         window: &Window<Newest<TransactionId>>,
+        at: ReadAt,
     ) -> Result<Vec<SaleSummary>, StoreError>;
     /// The pieces of a report grouped by `group_by` over `scope`: the rollups of the sessions
-    /// closed, and rollups computed from the sales of the sessions still open.
-    async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy) -> Result<Vec<Piece>, StoreError>;
+    /// closed, and rollups computed from the sales of the sessions still open; read `at`.
+    async fn report_pieces(&self, scope: &ReportScope, group_by: GroupBy, at: ReadAt)
+    -> Result<Vec<Piece>, StoreError>;
     /// Rolls up the sessions closed before rollups existed that a report over `scope` covers,
     /// each in a transaction of its own; a session another node rolled up meanwhile is left.
     async fn roll_up_pending(&self, scope: &ReportScope) -> Result<(), StoreError>;

@@ -40,6 +40,7 @@ use std::sync::Weak;
 pub(crate) type Work<I, T> = for<'a> fn(&'a mut Conn, &'a I) -> BoxFuture<'a, Result<T, StoreError>>;
 
 pub use till_app::storage::Engine;
+use till_app::storage::ReadAt;
 use till_app::storage::health::Connections;
 
 /// The engine a database URL names.
@@ -122,6 +123,8 @@ pub(crate) enum Writers {
 pub(crate) struct Database {
     engine: Engine,
     readers: Readers,
+    /// A standby's readers, for the reads that may lag ([`ReadAt::Standby`]).
+    standby: Option<Readers>,
     writer: Writer,
 }
 
@@ -146,9 +149,21 @@ impl Database {
                 (readers, Writer::Postgres(writer))
             }
         };
+        let standby = match (&options.read_url, engine) {
+            (None, _) => None,
+            (Some(read_url), Engine::Postgres) if Engine::from_url(read_url)? == Engine::Postgres => {
+                Some(postgres::connect_standby(read_url, options).await?)
+            }
+            (Some(_), _) => {
+                return Err(StoreError::Config(
+                    "a read URL names a PostgreSQL standby of a PostgreSQL database".to_owned(),
+                ));
+            }
+        };
         Ok(Database {
             engine,
             readers,
+            standby,
             writer,
         })
     }
@@ -165,6 +180,7 @@ impl Database {
         Ok(Database {
             engine: Engine::Sqlite,
             readers,
+            standby: None,
             writer: Writer::Sqlite(writer),
         })
     }
@@ -180,6 +196,14 @@ impl Database {
     /// The connections that serve reads.
     pub(crate) fn readers(&self) -> &Readers {
         &self.readers
+    }
+
+    /// The connections that serve reads at `at`: the standby's when there is one.
+    pub(crate) fn readers_at(&self, at: ReadAt) -> &Readers {
+        match (at, &self.standby) {
+            (ReadAt::Standby, Some(standby)) => standby,
+            _ => &self.readers,
+        }
     }
 
     /// This node's connections and the writer's queue, as they stand.
@@ -227,12 +251,12 @@ impl Database {
     /// a connection of its own, where it holds up no request: SQLite reads run on the calling
     /// thread, so there it goes to the blocking pool; PostgreSQL's wait on the network, so
     /// there it stays on the caller's task.
-    pub(crate) async fn long_read<T, F>(&self, read: F) -> Result<T, StoreError>
+    pub(crate) async fn long_read<T, F>(&self, at: ReadAt, read: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut Conn) -> BoxFuture<'c, Result<T, StoreError>> + Send + 'static,
     {
-        let mut conn = self.readers.acquire().await?;
+        let mut conn = self.readers_at(at).acquire().await?;
         match self.engine {
             Engine::Postgres => read(&mut conn).await,
             Engine::Sqlite => {
@@ -342,6 +366,9 @@ impl Database {
     }
 
     pub(crate) async fn close(&self) {
+        if let Some(standby) = &self.standby {
+            standby.close().await;
+        }
         self.readers.close().await;
     }
 

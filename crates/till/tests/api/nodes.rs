@@ -207,6 +207,56 @@ async fn nodes_given_several_hosts_find_the_primary_among_them() {
     nodes.stop().await;
 }
 
+/// With a read URL, the back office's searches and reports are read there, and a till's own
+/// searches on the primary. The "standby" here is a till database where nothing was ever sold:
+/// a standby that lags for ever, so that each read shows where it was served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
+async fn the_back_office_reads_the_standby_and_a_till_its_own_sales_on_the_primary() {
+    let Some(lagging) = Nodes::start(1, &[]).await else {
+        return;
+    };
+    let standby_url = lagging.database_url.clone();
+    lagging.stop().await;
+    let nodes = Nodes::start(1, &[("TILL_DATABASE_READ_URL", standby_url.as_str())])
+        .await
+        .expect("PostgreSQL");
+    let till = &nodes.shop.tills[0];
+    let sale = nodes.shop.sale(till, "t1", &[(0, 2)]);
+    let sold = nodes.on(0, "/v1/checkout/finalize", &till.token, &sale).await;
+    assert_eq!(sold.status, 201, "{}", sold.text);
+    let listed = |reply: Reply| reply.json()["items"].as_array().map(Vec::len);
+    let own = format!("/v1/sales?sessionId={}", till.session);
+    for node in 0..3 {
+        let by_till = nodes
+            .client
+            .to(node, Method::GET, &own, &till.token, None)
+            .await
+            .unwrap();
+        assert_eq!(listed(by_till), Some(1), "a till finds the sale it has just made");
+        let by_office = nodes
+            .client
+            .to(node, Method::GET, &own, &nodes.admin, None)
+            .await
+            .unwrap();
+        assert_eq!(listed(by_office), Some(0), "the back office searches the standby");
+    }
+    let now = jiff::Timestamp::now().round(jiff::Unit::Hour).unwrap();
+    let report = format!(
+        "/v1/reports/sales?groupBy=day&storeId=s1&from={}&to={}",
+        now - jiff::SignedDuration::from_hours(2),
+        now + jiff::SignedDuration::from_hours(2)
+    );
+    let reply = nodes.client.get(&report, &nodes.admin).await.unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(
+        reply.json()["totals"]["salesCount"],
+        0,
+        "the report is read on the standby"
+    );
+    nodes.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
 async fn one_approval_spent_on_two_nodes_at_once_succeeds_once() {

@@ -46,7 +46,6 @@ pub(crate) struct Writer {
 const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 
 pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Readers, Writer), StoreError> {
-    let statement_timeout = options.statement_timeout.as_millis();
     let (follower, url) = match Hosts::of(url)? {
         Some(hosts) => {
             let (follower, primary) = Follower::start(hosts).await?;
@@ -54,7 +53,42 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
         }
         None => (None, url.to_owned()),
     };
-    let mut connect = AnyConnectOptions::from_str(&url).map_err(crate::error::db)?;
+    let pool = open_pool(&url, options, follower.clone(), Role::Primary).await?;
+    let writer = Writer {
+        max_retries: options.max_retries,
+        folding: AtomicBool::new(false),
+        sequencing: AtomicBool::new(false),
+        follower,
+        following: AtomicBool::new(false),
+    };
+    Ok((Readers::Postgres(pool), writer))
+}
+
+/// The readers of a standby, for the reads that may lag: its connections only read.
+pub(crate) async fn connect_standby(url: &str, options: &StoreOptions) -> Result<Readers, StoreError> {
+    if Hosts::of(url)?.is_some() {
+        return Err(StoreError::Config(
+            "the read URL names one host: a standby, or a proxy in front of the standbys".to_owned(),
+        ));
+    }
+    Ok(Readers::Postgres(open_pool(url, options, None, Role::Standby).await?))
+}
+
+/// What a pool's connections are for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Primary,
+    Standby,
+}
+
+async fn open_pool(
+    url: &str,
+    options: &StoreOptions,
+    follower: Option<Arc<Follower>>,
+    role: Role,
+) -> Result<sqlx::AnyPool, StoreError> {
+    let statement_timeout = options.statement_timeout.as_millis();
+    let mut connect = AnyConnectOptions::from_str(url).map_err(crate::error::db)?;
     let kept = connect
         .database_url
         .query_pairs()
@@ -66,7 +100,7 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
             .append_pair("statement-cache-capacity", &STATEMENTS_KEPT.to_string());
     }
     let (acquiring, connecting) = (follower.clone(), follower.is_some());
-    let pool = AnyPoolOptions::new()
+    AnyPoolOptions::new()
         .max_connections(options.max_connections.max(1))
         .acquire_timeout(options.acquire_timeout)
         // A ping on every acquire is one more round trip per query under load. A connection
@@ -92,9 +126,13 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
         // the values bound.
         .after_connect(move |conn, _| {
             Box::pin(async move {
+                let read_only = match role {
+                    Role::Primary => "",
+                    Role::Standby => "; SET default_transaction_read_only = on",
+                };
                 let set = format!(
                     "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}; \
-                     SET plan_cache_mode = force_generic_plan"
+                     SET plan_cache_mode = force_generic_plan{read_only}"
                 );
                 conn.execute(sqlx::AssertSqlSafe(set)).await?;
                 // Following the primary itself, the node takes no connection to a standby.
@@ -111,15 +149,7 @@ pub(crate) async fn connect(url: &str, options: &StoreOptions) -> Result<(Reader
         })
         .connect_with(connect)
         .await
-        .map_err(crate::error::db)?;
-    let writer = Writer {
-        max_retries: options.max_retries,
-        folding: AtomicBool::new(false),
-        sequencing: AtomicBool::new(false),
-        follower,
-        following: AtomicBool::new(false),
-    };
-    Ok((Readers::Postgres(pool), writer))
+        .map_err(crate::error::db)
 }
 
 /// The last schema migration applied to the PostgreSQL database at `url`, on a connection of
