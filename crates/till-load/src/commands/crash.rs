@@ -105,10 +105,13 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
     let report = crash::run(&plan)
         .await
         .with_context(|| format!("crash test failed; node logs in {}", plan.work_dir.display()))?;
+    let struck = match &plan.nemesis {
+        Nemesis::Nodes => format!("{} kills", report.kills),
+        Nemesis::Database { .. } => format!("{} failovers", report.faults.len()),
+    };
     println!(
-        "ok: {} kills, {} sales acknowledged and found, {} resends after kills, stock and its ledger, {} chains and the event feed exact, \
+        "ok: {struck}, {} sales acknowledged and found, {} resends, stock and its ledger, {} chains and the event feed exact, \
          fiscal audit passed, in {:.1} s",
-        report.kills,
         report.sales,
         report.resends,
         plan.tills,
