@@ -211,7 +211,7 @@ impl Exposition<'_> {
         );
         self.one(
             FEED_UNPLACED,
-            "Events committed and not yet numbered into the feed (PostgreSQL numbers them after commit).",
+            "Events committed and not yet handed out by the feed: not numbered, or not released (PostgreSQL).",
             deliveries.unplaced_events as f64,
         );
         self.one(

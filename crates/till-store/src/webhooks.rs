@@ -46,13 +46,16 @@ impl Store {
         Ok(FeedCursor::at(head))
     }
 
-    /// The feed's head, its events not numbered yet, and each endpoint's place in it.
+    /// The feed's head, its events not handed out yet, and each endpoint's place in it.
     pub async fn backlog(&self) -> Result<Backlog, StoreError> {
-        // One statement: its one snapshot sees each event either numbered or waiting.
+        // One statement: its one snapshot sees each event either handed out or waiting, to be
+        // numbered or, numbered, to be released.
         let unplaced = match self.writers() {
-            // SQLite numbers an event when it is written.
+            // SQLite numbers and releases an event as it writes it.
             Writers::One => "0",
-            Writers::Many => "(SELECT COUNT(*) FROM events WHERE position IS NULL)",
+            Writers::Many => {
+                "(SELECT COUNT(*) FROM events WHERE position IS NULL OR position > (SELECT position FROM feed_head))"
+            }
         };
         let row = query(format!("SELECT {FEED_HEAD} AS head, {unplaced} AS unplaced"))
             .fetch_one(self.reader())

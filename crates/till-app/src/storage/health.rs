@@ -39,10 +39,11 @@ pub struct Connections {
 /// What the feed holds that its readers have not taken yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Backlog {
-    /// The feed's last position.
+    /// The feed's last position handed out.
     pub head: FeedCursor,
-    /// Events committed and not numbered into the feed yet (PostgreSQL numbers them after
-    /// commit; SQLite at commit, so none ever wait there).
+    /// Events committed and not handed out yet: not numbered, or numbered and not released
+    /// (PostgreSQL numbers and releases them after commit; SQLite at commit, so none ever
+    /// wait there).
     pub unplaced_events: u64,
     pub endpoints: Vec<EndpointBacklog>,
 }
