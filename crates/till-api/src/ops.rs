@@ -69,6 +69,7 @@ operations! {
     PutStorePrice = "putStorePrice", [CatalogWrite], Confirm;
     GetStorePrice = "getStorePrice", [CatalogRead, CatalogWrite], Allow;
     DeleteStorePrice = "deleteStorePrice", [CatalogWrite], Confirm;
+    GetSyncSnapshot = "getSyncSnapshot", [CatalogRead], Avoid;
     PutStock = "putStock", [StockWrite], Confirm;
     GetStock = "getStock", [StockRead, StockWrite], Allow;
     ListStockMovements = "listStockMovements", [StockRead, StockWrite], Allow;

@@ -187,6 +187,11 @@ impl App {
         &*self.store
     }
 
+    /// Snapshots of a store for its tills, read by a task of their own.
+    pub fn snapshots(&self) -> Arc<dyn storage::sync::Snapshots> {
+        self.store.clone()
+    }
+
     /// The event feed and webhooks.
     pub fn feed(&self) -> &dyn storage::feed::Feed {
         &*self.store

@@ -42,6 +42,7 @@ pub mod storage;
 pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
+pub mod sync;
 pub mod webhooks;
 
 pub use answers::Answers;

@@ -20,3 +20,11 @@ pub struct Coupon {
     pub max_redemptions: Option<i64>,
     pub active: bool,
 }
+
+impl Coupon {
+    /// Whether the coupon may be presented at `from` or later, before its redemptions run
+    /// out: what a till selling offline from then on must know of.
+    pub fn may_apply_from(&self, from: Timestamp) -> bool {
+        self.active && self.valid_until.is_none_or(|until| from <= until)
+    }
+}

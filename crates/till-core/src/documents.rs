@@ -103,6 +103,37 @@ pub struct PromotionChanged<'a> {
     pub updated_at: Timestamp,
 }
 
+/// `catalog.changed`: an article whose name, prices or barcodes changed, by id. A till reads it
+/// again (`GET /v1/catalog/skus/{skuId}`), or takes a new snapshot when many changed at once.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogChanged<'a> {
+    pub sku_id: &'a str,
+}
+
+/// `store_price.changed`: a store's own price of an article was set, scheduled or removed.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorePriceChanged<'a> {
+    pub store_id: &'a str,
+    pub sku_id: &'a str,
+}
+
+/// `coupon.changed`: a coupon's terms were written.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CouponChanged<'a> {
+    pub code: &'a str,
+}
+
+/// `customer.changed`: a customer was enrolled or changed, by id alone: what changed is
+/// personal data, which the feed never carries.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerChanged<'a> {
+    pub customer_id: &'a str,
+}
+
 /// `stock.adjusted`: a counted level as the stock read answers it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -36,10 +36,18 @@ pub enum EventType {
     PaymentOrphaned,
     #[serde(rename = "payment.refunded")]
     PaymentRefunded,
+    #[serde(rename = "catalog.changed")]
+    CatalogChanged,
+    #[serde(rename = "store_price.changed")]
+    StorePriceChanged,
+    #[serde(rename = "coupon.changed")]
+    CouponChanged,
+    #[serde(rename = "customer.changed")]
+    CustomerChanged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 15] = [
+    pub const ALL: [EventType; 19] = [
         EventType::SaleCompleted,
         EventType::ReturnCompleted,
         EventType::SessionOpened,
@@ -55,6 +63,10 @@ impl EventType {
         EventType::PaymentCaptured,
         EventType::PaymentOrphaned,
         EventType::PaymentRefunded,
+        EventType::CatalogChanged,
+        EventType::StorePriceChanged,
+        EventType::CouponChanged,
+        EventType::CustomerChanged,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -74,6 +86,10 @@ impl EventType {
             EventType::PaymentCaptured => "payment.captured",
             EventType::PaymentOrphaned => "payment.orphaned",
             EventType::PaymentRefunded => "payment.refunded",
+            EventType::CatalogChanged => "catalog.changed",
+            EventType::StorePriceChanged => "store_price.changed",
+            EventType::CouponChanged => "coupon.changed",
+            EventType::CustomerChanged => "customer.changed",
         }
     }
 

@@ -163,6 +163,12 @@ impl PromotionRule {
             && self.store_ids.as_ref().is_none_or(|stores| stores.contains(store))
     }
 
+    /// Whether the rule may run in `store` at `from` or later: what a till selling offline from
+    /// then on must know of.
+    pub fn may_run_from(&self, store: &StoreId, from: Timestamp) -> bool {
+        self.active && from <= self.valid_until && self.store_ids.as_ref().is_none_or(|stores| stores.contains(store))
+    }
+
     /// Whether the rule is for a sale whose customer holds `groups` (none: no customer, or
     /// one without a profile).
     pub fn admits(&self, groups: Option<&BTreeSet<String>>) -> bool {

@@ -19,6 +19,7 @@ use till_app::storage::sales::*;
 use till_app::storage::sessions::*;
 use till_app::storage::stock::*;
 use till_app::storage::stored_value::*;
+use till_app::storage::sync::{SnapshotPart, Snapshots, Taken};
 use till_app::storage::*;
 use till_core::barcode::Gtin;
 use till_core::catalog::{ArticleAt, StorePrices};
@@ -493,6 +494,18 @@ impl access::Access for Store {
     }
     async fn signed_out_of_console(&self, token_hash: &[u8], now: Timestamp) -> Result<bool, StoreError> {
         Store::signed_out_of_console(self, token_hash, now).await
+    }
+}
+
+#[async_trait::async_trait]
+impl Snapshots for Store {
+    async fn store_snapshot(
+        &self,
+        store_id: &StoreId,
+        now: Timestamp,
+        parts: tokio::sync::mpsc::Sender<SnapshotPart>,
+    ) -> Result<Taken, StoreError> {
+        Store::store_snapshot(self, store_id, now, parts).await
     }
 }
 

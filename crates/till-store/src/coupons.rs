@@ -2,12 +2,15 @@
 
 use crate::db::Store;
 use crate::error::{Rule, StoreError};
+use crate::feed::{self, NewEvent};
 use crate::page::{Keyset, Window};
 use crate::sql::{Conn, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 pub use till_app::storage::offers::CouponRecord;
 use till_core::coupon::{Coupon, CouponReward};
+use till_core::documents::CouponChanged;
+use till_core::events::EventType;
 use till_core::ids::CouponCode;
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::{Bps, Cents};
@@ -57,7 +60,7 @@ impl Store {
 const SELECT_COUPON: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
      max_redemptions, redemptions, active, created_at, updated_at FROM coupons WHERE code = $1";
 
-const LIST_COUPONS: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
+pub(crate) const LIST_COUPONS: &str = "SELECT code, percent_bps, amount_cents, min_basket_cents, valid_from, valid_until, \
      max_redemptions, redemptions, active, created_at, updated_at FROM coupons";
 
 fn put_coupon<'a>(conn: &'a mut Conn, input: &'a PutCoupon) -> BoxFuture<'a, Result<(CouponRecord, bool), StoreError>> {
@@ -98,6 +101,18 @@ fn put_coupon<'a>(conn: &'a mut Conn, input: &'a PutCoupon) -> BoxFuture<'a, Res
         .bind(i64::from(coupon.active))
         .bind(input.now)
         .fetch_one(&mut *conn)
+        .await?;
+        NewEvent {
+            kind: EventType::CouponChanged,
+            occurred_at: input.now,
+            store_id: None,
+            register_id: None,
+            subject: input.code.as_str(),
+            data: Some(feed::data_of(&CouponChanged {
+                code: input.code.as_str(),
+            })?),
+        }
+        .record(conn)
         .await?;
         Ok((coupon_from_row(&row)?, existing.is_none()))
     })

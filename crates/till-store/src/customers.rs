@@ -15,6 +15,7 @@ pub use till_app::storage::customers::{
 };
 pub use till_app::storage::stored_value::{Enrollment, LoyaltyAccount};
 use till_core::customer::{Consent, ConsentFlag, ConsentSource, Email, Phone, Profile};
+use till_core::documents::CustomerChanged;
 use till_core::events::EventType;
 use till_core::ids::CustomerId;
 use till_core::instant::{from_micros, to_micros};
@@ -470,6 +471,16 @@ fn write_profile<'a>(
                 .execute(&mut *conn)
                 .await?;
         }
+        crate::feed::NewEvent {
+            kind: EventType::CustomerChanged,
+            occurred_at: now,
+            store_id: None,
+            register_id: None,
+            subject: id,
+            data: Some(crate::feed::data_of(&CustomerChanged { customer_id: id })?),
+        }
+        .record(conn)
+        .await?;
         let rows = query(ONE_CUSTOMER.as_str()).bind(id).fetch_all(&mut *conn).await?;
         let (_, record) = customer_records(&rows, |_| Ok(()))?
             .pop()

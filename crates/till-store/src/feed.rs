@@ -63,6 +63,24 @@ impl NewEvent<'_> {
     }
 }
 
+/// Events per statement of [`record_all`]: six parameters each, under SQLite's limit.
+const EVENTS_PER_STATEMENT: usize = 1000;
+
+/// Records the events of a bulk write (an import's articles) in its transaction, many rows per
+/// statement.
+pub(crate) async fn record_all(conn: &mut Conn, events: &[NewEvent<'_>]) -> Result<(), StoreError> {
+    for chunk in events.chunks(EVENTS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) VALUES {}",
+            crate::catalog::value_rows(chunk.len(), 6, 1, "")
+        );
+        Query::with_params(sql, chunk.iter().flat_map(NewEvent::params).collect())
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
 impl Store {
     pub async fn events_after(
         &self,

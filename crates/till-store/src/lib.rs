@@ -51,6 +51,7 @@ pub mod stock_transfers;
 pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
+pub mod sync;
 mod turns;
 pub mod webhooks;
 

@@ -194,7 +194,7 @@ async fn write_rule(
     Ok(stored)
 }
 
-fn stored_from_row(row: &Row) -> Result<StoredRule, StoreError> {
+pub(crate) fn stored_from_row(row: &Row) -> Result<StoredRule, StoreError> {
     let json: String = row.try_get("rule")?;
     Ok(StoredRule {
         rule: serde_json::from_str(&json).map_err(|e| StoreError::Corrupt(format!("stored rule: {e}")))?,

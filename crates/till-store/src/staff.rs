@@ -106,7 +106,7 @@ impl Store {
 const SELECT_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
      discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff WHERE subject = $1";
 
-const LIST_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
+pub(crate) const LIST_STAFF: &str = "SELECT subject, display_name, role, pin_hash, permissions, discount_limit_bps, \
      discount_limit_cents, grants_synced_at, created_at, updated_at FROM staff";
 
 fn put_staff<'a>(conn: &'a mut Conn, input: &'a PutStaffAt) -> BoxFuture<'a, Result<(StaffRecord, bool), StoreError>> {

@@ -8,18 +8,21 @@
 use crate::catalog::placeholders;
 use crate::db::Store;
 use crate::error::StoreError;
-use crate::sql::{Conn, Row, query};
+use crate::feed::{self, NewEvent};
+use crate::sql::{Conn, Query, Row, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
 pub use till_app::storage::catalog::StorePriceWrite;
 use till_core::catalog::{StorePrice, StorePrices};
+use till_core::documents::StorePriceChanged;
+use till_core::events::EventType;
 use till_core::ids::{SkuId, StoreId};
 use till_core::instant::{from_micros, to_micros};
 use till_core::money::Cents;
 
 /// Articles per look-up statement: far below the bind-parameter limits of both engines.
-const READ_CHUNK: usize = 500;
+pub(crate) const READ_CHUNK: usize = 500;
 
 struct PutStorePrice {
     write: StorePriceWrite,
@@ -70,26 +73,48 @@ impl Store {
         store_id: &StoreId,
         sku_ids: &[&SkuId],
     ) -> Result<HashMap<SkuId, StorePrices>, StoreError> {
-        let mut rows: HashMap<String, Vec<StorePrice>> = HashMap::new();
+        let mut found = HashMap::new();
         for chunk in sku_ids.chunks(READ_CHUNK) {
-            let sql = format!(
-                "SELECT sku_id, effective_from, price_cents FROM store_prices \
-                 WHERE store_id = $1 AND sku_id IN ({})",
-                placeholders(2, chunk.len())
-            );
-            let mut select = query(sql).bind(store_id.as_str());
-            for sku_id in chunk {
-                select = select.bind(sku_id.as_str());
-            }
-            for row in select.fetch_all(self.reader()).await? {
-                rows.entry(row.try_get("sku_id")?).or_default().push(store_price(&row)?);
-            }
+            let rows = select_prices(store_id, chunk).fetch_all(self.reader()).await?;
+            found.extend(schedules(&rows)?);
         }
-        Ok(rows
-            .into_iter()
-            .map(|(sku_id, prices)| (SkuId::from_trusted(sku_id), StorePrices::new(prices)))
-            .collect())
+        Ok(found)
     }
+}
+
+/// [`Store::read_store_prices`] on a connection in hand, for at most [`READ_CHUNK`] articles.
+pub(crate) async fn store_prices_on(
+    conn: &mut Conn,
+    store_id: &StoreId,
+    sku_ids: &[&SkuId],
+) -> Result<HashMap<SkuId, StorePrices>, StoreError> {
+    schedules(&select_prices(store_id, sku_ids).fetch_all(conn).await?)
+}
+
+fn select_prices(store_id: &StoreId, sku_ids: &[&SkuId]) -> Query {
+    let sql = format!(
+        "SELECT sku_id, effective_from, price_cents FROM store_prices WHERE store_id = $1 AND sku_id IN ({})",
+        placeholders(2, sku_ids.len())
+    );
+    let mut select = query(sql).bind(store_id.as_str());
+    for sku_id in sku_ids {
+        select = select.bind(sku_id.as_str());
+    }
+    select
+}
+
+fn schedules(rows: &[Row]) -> Result<HashMap<SkuId, StorePrices>, StoreError> {
+    let mut prices: HashMap<String, Vec<StorePrice>> = HashMap::new();
+    for row in rows {
+        prices
+            .entry(row.try_get("sku_id")?)
+            .or_default()
+            .push(store_price(row)?);
+    }
+    Ok(prices
+        .into_iter()
+        .map(|(sku_id, prices)| (SkuId::from_trusted(sku_id), StorePrices::new(prices)))
+        .collect())
 }
 
 /// Answers whether the store had no price of its own for the article before.
@@ -103,6 +128,7 @@ fn put_store_price<'a>(conn: &'a mut Conn, input: &'a PutStorePrice) -> BoxFutur
         }
         let row = (&write.store_id, &write.sku_id, write.starts);
         write_row(conn, row, Some(write.price), input.now).await?;
+        record_change(conn, &write.store_id, &write.sku_id, input.now).await?;
         Ok(!prices.any_from(input.now))
     })
 }
@@ -121,8 +147,26 @@ fn remove_store_price<'a>(conn: &'a mut Conn, input: &'a RemoveStorePrice) -> Bo
             .execute(&mut *conn)
             .await?;
         write_row(conn, (&input.store_id, &input.sku_id, input.now), None, input.now).await?;
+        record_change(conn, &input.store_id, &input.sku_id, input.now).await?;
         Ok(true)
     })
+}
+
+/// The `store_price.changed` event of a write, in the store's part of the feed.
+async fn record_change(conn: &mut Conn, store_id: &StoreId, sku_id: &SkuId, now: Timestamp) -> Result<(), StoreError> {
+    NewEvent {
+        kind: EventType::StorePriceChanged,
+        occurred_at: to_micros(now),
+        store_id: Some(store_id.as_str()),
+        register_id: None,
+        subject: sku_id.as_str(),
+        data: Some(feed::data_of(&StorePriceChanged {
+            store_id: store_id.as_str(),
+            sku_id: sku_id.as_str(),
+        })?),
+    }
+    .record(conn)
+    .await
 }
 
 /// The store's prices of the article, after checking that both exist.

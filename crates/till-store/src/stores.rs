@@ -92,7 +92,7 @@ macro_rules! store_columns {
     };
 }
 
-const SELECT_STORE: &str = concat!("SELECT ", store_columns!(), " FROM stores WHERE store_id = $1");
+pub(crate) const SELECT_STORE: &str = concat!("SELECT ", store_columns!(), " FROM stores WHERE store_id = $1");
 
 const LIST_STORES: &str = concat!("SELECT ", store_columns!(), " FROM stores");
 
@@ -146,7 +146,7 @@ fn put_store<'a>(conn: &'a mut Conn, input: &'a PutStore) -> BoxFuture<'a, Resul
     })
 }
 
-fn store_from_row(row: &Row) -> Result<StoreRecord, StoreError> {
+pub(crate) fn store_from_row(row: &Row) -> Result<StoreRecord, StoreError> {
     Ok(StoreRecord {
         store_id: StoreId::from_trusted(row.try_get("store_id")?),
         profile: StoreProfile {

@@ -1600,6 +1600,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sync/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Take a store's snapshot, to sell offline.
+         * @description Everything a till of the store prices and sells with, in one consistent read: the store; its
+         *     articles with the prices in force and scheduled, the store's own over the catalog's, and
+         *     their barcodes; the promotion rules and coupons that may apply there; the staff's names and
+         *     roles. Streamed as NDJSON, one line per item, so a catalog of any size reads in flat memory;
+         *     the last line is `{"type":"end",…}`. Then follow `GET /v1/events?after=` from the head's
+         *     `cursor`. A large download: not for an automated agent.
+         */
+        get: operations["getSyncSnapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -2024,6 +2049,26 @@ export interface components {
             sessionId: string;
             storeId: string;
         };
+        /** @description The article that changed, as `GET /v1/catalog/skus/{skuId}` reads it. */
+        CatalogChangedData: {
+            skuId: string;
+        };
+        /** @description An article was created, or its name, prices (one in force now or one scheduled) or barcodes were written, alone or by an import (one event per article); `data` names it. A till reads it again, or takes a new snapshot (`GET /v1/sync/snapshot`) after a large import. */
+        CatalogChangedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["CatalogChangedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "catalog.changed";
+        };
         /** @description Body of `PUT /v1/catalog/skus/{skuId}`. */
         CatalogItemBody: {
             /**
@@ -2206,6 +2251,26 @@ export interface components {
          *     `percentBps` and `amountCents`.
          */
         CouponBody: components["schemas"]["PercentCouponBody"] | components["schemas"]["AmountCouponBody"];
+        /** @description The coupon whose terms changed, as `GET /v1/coupons/{code}` reads it. */
+        CouponChangedData: {
+            code: string;
+        };
+        /** @description A coupon was created or its terms written. */
+        CouponChangedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["CouponChangedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "coupon.changed";
+        };
         CouponView: {
             active: boolean;
             /** Format: int64 */
@@ -2257,7 +2322,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded" | "catalog.changed" | "store_price.changed" | "coupon.changed" | "customer.changed")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         } & {
@@ -2333,6 +2398,26 @@ export interface components {
             /** @description Any common form (`06 12 34 56 78`, `+33 6 12 34 56 78`, `0033612345678`); kept in E.164. */
             phone?: string | null;
             postalCode?: string | null;
+        };
+        /** @description The customer who changed: the id only, never a personal value. */
+        CustomerChangedData: {
+            customerId: string;
+        };
+        /** @description A customer's profile was created or written; `data` carries the id only, never a personal value. */
+        CustomerChangedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["CustomerChangedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "customer.changed";
         };
         /** @description An erased customer: the id only, never a personal value. */
         CustomerErasedData: {
@@ -2631,7 +2716,7 @@ export interface components {
             seq: number;
         };
         /** @description One business fact. Its `type` says which shape it is and what its `data` holds. */
-        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentOrphanedEvent"] | components["schemas"]["PaymentRefundedEvent"];
+        FeedEventView: components["schemas"]["SaleCompletedEvent"] | components["schemas"]["ReturnCompletedEvent"] | components["schemas"]["SessionOpenedEvent"] | components["schemas"]["SessionClosedEvent"] | components["schemas"]["CashMovedEvent"] | components["schemas"]["PeriodClosedEvent"] | components["schemas"]["StockAdjustedEvent"] | components["schemas"]["StockTransferredEvent"] | components["schemas"]["PromotionChangedEvent"] | components["schemas"]["GiftCardChangedEvent"] | components["schemas"]["CreditNoteIssuedEvent"] | components["schemas"]["CustomerErasedEvent"] | components["schemas"]["PaymentCapturedEvent"] | components["schemas"]["PaymentOrphanedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["CatalogChangedEvent"] | components["schemas"]["StorePriceChangedEvent"] | components["schemas"]["CouponChangedEvent"] | components["schemas"]["CustomerChangedEvent"];
         FeedPage: {
             /** @description Oldest first. */
             events: components["schemas"]["FeedEventView"][];
@@ -2976,7 +3061,7 @@ export interface components {
         NewWebhookBody: {
             description?: components["schemas"]["Text"] | null;
             /** @description Only events of these types, each named once; every type when left out or null. */
-            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
+            types?: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded" | "catalog.changed" | "store_price.changed" | "coupon.changed" | "customer.changed")[] | null;
             /**
              * Format: uri
              * @description Where deliveries are POSTed: http or https, with a host, without a user name or password, at most 2048 characters. Its host must be, and resolve to, public addresses only (no loopback, private, link-local or other reserved address), unless the operator allows private ones.
@@ -3339,6 +3424,20 @@ export interface components {
             terminalReceipt?: string | null;
             /** @description The terminal's reference for the transaction. */
             terminalTransactionId?: string | null;
+        };
+        /**
+         * @description The store's own prices of an article. At an instant, the store's own price in force then
+         *     (the latest of `priceCents` and `scheduledPrices` started by then) replaces the catalog's;
+         *     none: the catalog's. The VAT rate is always the catalog's.
+         */
+        OwnPricesView: {
+            /**
+             * Format: int64
+             * @description In force at `takenAt`, in cents; null when the store sells at the catalog's then.
+             */
+            priceCents?: number | null;
+            /** @description Later ones, soonest first. */
+            scheduledPrices: components["schemas"]["ScheduledStorePriceView"][];
         };
         /**
          * @description `authorized` (the whole amount asked) or `partially_authorized` (less: other tenders pay the rest).
@@ -4352,6 +4451,83 @@ export interface components {
         };
         /** @description A catalog article: 64 lowercase hexadecimal characters. */
         SkuId: string;
+        /** @description An article as `GET /v1/catalog/skus/{skuId}` reads it, with the store's own prices of it. */
+        SnapshotArticleLine: {
+            article: components["schemas"]["CatalogItemView"];
+            storePrices: components["schemas"]["OwnPricesView"];
+        };
+        /**
+         * @description A coupon that may be presented from `takenAt` on (active, not over), as
+         *     `GET /v1/coupons/{code}` reads it.
+         */
+        SnapshotCouponLine: {
+            coupon: components["schemas"]["CouponView"];
+        };
+        /** @description The last line: the snapshot is whole, with how many lines of each kind it had. */
+        SnapshotEndLine: {
+            /** Format: int64 */
+            articles: number;
+            /** Format: int64 */
+            coupons: number;
+            /** Format: int64 */
+            promotions: number;
+            /** Format: int64 */
+            staff: number;
+        };
+        /** @description Where to follow the feed from, and the store. */
+        SnapshotHeadLine: {
+            /**
+             * @description The feed cursor the snapshot is consistent with: read `GET /v1/events?after=` from it.
+             *     Every change up to it is in the snapshot; a change after it may be too, and its event
+             *     applies again harmlessly.
+             */
+            cursor: string;
+            store: components["schemas"]["StoreView"];
+            /** @description The instant the prices in force were read at. */
+            takenAt: components["schemas"]["UtcInstant"];
+        };
+        /**
+         * @description One line of a snapshot, by `type`: the head first, then the articles, the promotions, the
+         *     coupons and the staff, then the end. A snapshot without its end line was cut short: the
+         *     till must not use it.
+         */
+        SnapshotLine: (components["schemas"]["SnapshotHeadLine"] & {
+            /** @enum {string} */
+            type: "head";
+        }) | (components["schemas"]["SnapshotArticleLine"] & {
+            /** @enum {string} */
+            type: "article";
+        }) | (components["schemas"]["SnapshotPromotionLine"] & {
+            /** @enum {string} */
+            type: "promotion";
+        }) | (components["schemas"]["SnapshotCouponLine"] & {
+            /** @enum {string} */
+            type: "coupon";
+        }) | (components["schemas"]["SnapshotStaffLine"] & {
+            /** @enum {string} */
+            type: "staff";
+        }) | (components["schemas"]["SnapshotEndLine"] & {
+            /** @enum {string} */
+            type: "end";
+        });
+        /**
+         * @description A promotion rule that may run in the store from `takenAt` on (active, not over, for this
+         *     store or every store), as `GET /v1/promotions` lists it.
+         */
+        SnapshotPromotionLine: {
+            promotion: components["schemas"]["PromotionRule"];
+            /**
+             * Format: int64
+             * @description Its version, as the rule's ETag gives it.
+             */
+            version: number;
+        };
+        /** @description Someone who may sign in at a till: a name to show and a role, never a PIN. */
+        SnapshotStaffLine: {
+            displayName: string;
+            role: string;
+            subject: string;
+        };
         /** @description Body of `PUT /v1/staff/{subject}`. */
         StaffBody: {
             discountLimit?: components["schemas"]["DiscountLimitBody"] | null;
@@ -4526,6 +4702,27 @@ export interface components {
              * @description Unit price including VAT in this store, in cents. The VAT rate stays the catalog's.
              */
             priceCents: number;
+        };
+        /** @description The store and the article whose price there changed, as `GET /v1/stores/{storeId}/prices/{skuId}` reads it. */
+        StorePriceChangedData: {
+            skuId: string;
+            storeId: string;
+        };
+        /** @description A store's own price of an article was set, scheduled or removed; `storeId` is the store's. */
+        StorePriceChangedEvent: {
+            /** @description Its place in the feed: pass it as `after` to read what follows it. */
+            cursor: string;
+            data: components["schemas"]["StorePriceChangedData"];
+            /** @description The event's id, the same on every read and every node: what a consumer de-duplicates by. */
+            id: string;
+            occurredAt: string;
+            registerId: string | null;
+            storeId: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "store_price.changed";
         };
         StorePriceView: {
             /**
@@ -4786,7 +4983,7 @@ export interface components {
              */
             state: "active" | "disabled";
             /** @description The event types it receives; null: every type. */
-            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded")[] | null;
+            types: ("sale.completed" | "return.completed" | "session.opened" | "session.closed" | "cash.moved" | "period.closed" | "stock.adjusted" | "stock.transferred" | "promotion.changed" | "giftcard.changed" | "creditnote.issued" | "customer.erased" | "payment.captured" | "payment.orphaned" | "payment.refunded" | "catalog.changed" | "store_price.changed" | "coupon.changed" | "customer.changed")[] | null;
             /** @description Where deliveries are POSTed, as till reads the URL it was given. */
             url: string;
         };
@@ -13768,6 +13965,110 @@ export interface operations {
                 };
             };
             /** @description Unknown store or article */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSyncSnapshot: {
+        parameters: {
+            query: {
+                /** @description The store */
+                storeId: components["schemas"]["Text"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot, one JSON document per line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["SnapshotLine"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such store */
             404: {
                 headers: {
                     [name: string]: unknown;

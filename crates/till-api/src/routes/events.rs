@@ -177,6 +177,28 @@ impl FeedEventView {
                 "A return gave money back to a captured card payment, in the return's transaction.",
                 component("PaymentRefundedData"),
             ),
+            EventType::CatalogChanged => (
+                "CatalogChangedEvent",
+                "An article was created, or its name, prices (one in force now or one scheduled) or barcodes \
+                 were written, alone or by an import (one event per article); `data` names it. A till reads it \
+                 again, or takes a new snapshot (`GET /v1/sync/snapshot`) after a large import.",
+                component("CatalogChangedData"),
+            ),
+            EventType::StorePriceChanged => (
+                "StorePriceChangedEvent",
+                "A store's own price of an article was set, scheduled or removed; `storeId` is the store's.",
+                component("StorePriceChangedData"),
+            ),
+            EventType::CouponChanged => (
+                "CouponChangedEvent",
+                "A coupon was created or its terms written.",
+                component("CouponChangedData"),
+            ),
+            EventType::CustomerChanged => (
+                "CustomerChangedEvent",
+                "A customer's profile was created or written; `data` carries the id only, never a personal value.",
+                component("CustomerChangedData"),
+            ),
         }
     }
 
@@ -294,6 +316,43 @@ impl FeedEventView {
                         "customerId": {"type": "string"},
                         "reason": {"type": "string", "enum": ["request", "retention"]}
                     }
+                })),
+            ),
+            (
+                "CatalogChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The article that changed, as `GET /v1/catalog/skus/{skuId}` reads it.",
+                    "required": ["skuId"],
+                    "properties": {"skuId": {"type": "string"}}
+                })),
+            ),
+            (
+                "StorePriceChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The store and the article whose price there changed, as \
+                        `GET /v1/stores/{storeId}/prices/{skuId}` reads it.",
+                    "required": ["storeId", "skuId"],
+                    "properties": {"storeId": {"type": "string"}, "skuId": {"type": "string"}}
+                })),
+            ),
+            (
+                "CouponChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The coupon whose terms changed, as `GET /v1/coupons/{code}` reads it.",
+                    "required": ["code"],
+                    "properties": {"code": {"type": "string"}}
+                })),
+            ),
+            (
+                "CustomerChangedData",
+                schema_of(json!({
+                    "type": "object",
+                    "description": "The customer who changed: the id only, never a personal value.",
+                    "required": ["customerId"],
+                    "properties": {"customerId": {"type": "string"}}
                 })),
             ),
             (

@@ -23,6 +23,7 @@ pub mod stock_transfers;
 pub mod store_prices;
 pub mod stored_value;
 pub mod stores;
+pub mod sync;
 pub mod webhooks;
 
 use crate::state::AppState;
@@ -39,6 +40,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(stores::router())
         .merge(catalog::router())
         .merge(store_prices::router())
+        .merge(sync::router())
         .merge(stock::router())
         .merge(stock_transfers::router())
         .merge(staff::router())

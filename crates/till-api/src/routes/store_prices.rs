@@ -87,7 +87,7 @@ pub struct ScheduledStorePriceView {
 
 impl ScheduledStorePriceView {
     /// A price of the store's own; none for the removal of its price.
-    fn of(price: &StorePrice) -> Option<Self> {
+    pub(crate) fn of(price: &StorePrice) -> Option<Self> {
         Some(ScheduledStorePriceView {
             effective_from: format_utc(price.effective_from),
             price_cents: price.price?.get(),

@@ -20,6 +20,7 @@ pub mod sales;
 pub mod sessions;
 pub mod stock;
 pub mod stored_value;
+pub mod sync;
 
 pub use health::{Engine, Health};
 use jiff::Timestamp;
@@ -222,6 +223,7 @@ pub trait Storage:
     + receipt_mail::ReceiptMail
     + access::Access
     + durability::Durability
+    + sync::Snapshots
     + Health
 {
 }
@@ -242,6 +244,7 @@ impl<T> Storage for T where
         + receipt_mail::ReceiptMail
         + access::Access
         + durability::Durability
+        + sync::Snapshots
         + Health
 {
 }

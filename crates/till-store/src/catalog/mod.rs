@@ -99,7 +99,7 @@ macro_rules! article_columns {
 }
 pub(crate) use article_columns;
 
-const SELECT_SKUS: &str = concat!("SELECT ", article_columns!(), " FROM skus s");
+pub(crate) const SELECT_SKUS: &str = concat!("SELECT ", article_columns!(), " FROM skus s");
 const SELECT_SKU: &str = concat!("SELECT ", article_columns!(), " FROM skus s WHERE s.sku_id = $2");
 
 impl Store {

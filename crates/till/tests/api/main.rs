@@ -43,6 +43,7 @@ mod stock_ledger;
 mod store_prices;
 mod stored_value;
 mod strict;
+mod sync;
 mod till_reads;
 mod transport;
 mod webhooks;

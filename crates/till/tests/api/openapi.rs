@@ -691,6 +691,18 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     assert!(server.post("/v1/promotions", &admin, promotion).await.status < 300);
     let stock = format!("/v1/stores/s1/stock/{}", crate::harness::sku(MUG.0));
     assert_eq!(server.put(&stock, &admin, json!({"onHand": 40})).await.status, 200);
+    let own_price = format!("/v1/stores/s1/prices/{}", crate::harness::sku(MUG.0));
+    assert_eq!(
+        server.put(&own_price, &admin, json!({"priceCents": 1400})).await.status,
+        201
+    );
+    assert_eq!(
+        server
+            .put("/v1/coupons/TEN", &admin, json!({"percentBps": 1000}))
+            .await
+            .status,
+        201
+    );
     let transfer = json!({"transferId": "tr-1", "fromStoreId": "s1", "toStoreId": "s2",
         "lines": [{"skuId": crate::harness::sku(MUG.0), "quantity": 3}]});
     let sent = server.post("/v1/stock-transfers", &admin, transfer).await;
@@ -719,7 +731,7 @@ async fn the_answers_match_their_typed_schemas(engine: Engine) {
     assert_eq!(erased.status, 200, "{}", erased.text);
 
     let document: Value = serde_json::from_str(till_api::openapi::document_json()).unwrap();
-    let (events, _) = crate::events::read_feed(server, "", 17).await;
+    let (events, _) = crate::events::read_feed(server, "", 23).await;
     let mut seen: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap()).collect();
     seen.sort_unstable();
     seen.dedup();

@@ -25,6 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 mod rule;
+pub(crate) use rule::PromotionRule as PromotionRuleView;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
