@@ -8,7 +8,8 @@
 //! articles of the big catalog. Names are three words of a list of groceries and a weight, so
 //! that a search's prefix matches as many articles as it would in a shop; each article has an
 //! EAN-13 of the in-store range (prefix 20). Each look-up is sent when the one before it was
-//! answered: latency as one client sees it, its own HTTP stack included.
+//! answered: latency as one client sees it, its own HTTP stack included. A store's snapshot of
+//! the whole catalog is then streamed from a node of its own, with that node's peak memory.
 
 use crate::bench::{self, AgainstPrefilled, BenchPlan};
 use crate::client::Client;
@@ -46,7 +47,19 @@ pub struct CatalogReport {
     pub file_mib: f64,
     pub import: ImportRun,
     pub lookups: Vec<Timing>,
+    pub snapshot: SnapshotRun,
     pub finalize: Option<FinalizeComparison>,
+}
+
+/// A store's snapshot of the whole catalog, streamed.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRun {
+    pub seconds: f64,
+    pub lines: u64,
+    pub mib: f64,
+    /// Peak resident set of the node that served it.
+    pub peak_rss_mib: f64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -223,6 +236,7 @@ pub async fn run(plan: &CatalogPlan) -> Result<CatalogReport> {
     let import = import(plan, &file).await?;
     let _ = std::fs::remove_file(&file);
     let lookups = lookups(plan).await?;
+    let snapshot = snapshot(plan).await?;
     let finalize = match &plan.finalize {
         Some(bench_plan) => Some(compare(
             bench_plan.articles,
@@ -236,6 +250,7 @@ pub async fn run(plan: &CatalogPlan) -> Result<CatalogReport> {
         file_mib,
         import,
         lookups,
+        snapshot,
         finalize,
     })
 }
@@ -305,11 +320,13 @@ fn children_peak_rss_kib() -> u64 {
     u64::try_from(usage.ru_maxrss).unwrap_or(0)
 }
 
-/// The kinds of look-up, each `plan.lookups` times with random articles and words.
-async fn lookups(plan: &CatalogPlan) -> Result<Vec<Timing>> {
+/// One node on the big catalog's database, its files in `plan.work_dir/dir`, and the secret
+/// its tokens are signed with.
+fn node_config(plan: &CatalogPlan, dir: &str) -> Result<(NodeConfig, String)> {
     let key_file = plan.work_dir.join("fiscal-key.pem");
-    let _ = std::fs::remove_file(&key_file);
-    till::fiscal::new_key(&key_file)?;
+    if !key_file.exists() {
+        till::fiscal::new_key(&key_file)?;
+    }
     let secret = format!("catalog-secret-{}", plan.seed);
     let config = NodeConfig {
         binary: plan.binary.clone(),
@@ -317,8 +334,15 @@ async fn lookups(plan: &CatalogPlan) -> Result<Vec<Timing>> {
         jwt_secret: secret.clone(),
         fiscal_key_file: key_file,
         env: Vec::new(),
-        work_dir: plan.work_dir.join("lookups"),
+        work_dir: plan.work_dir.join(dir),
     };
+    Ok((config, secret))
+}
+
+/// The kinds of look-up, each `plan.lookups` times with random articles and words.
+async fn lookups(plan: &CatalogPlan) -> Result<Vec<Timing>> {
+    let _ = std::fs::remove_file(plan.work_dir.join("fiscal-key.pem"));
+    let (config, secret) = node_config(plan, "lookups")?;
     let mut cluster = Cluster::start(config, 1).await?;
     let client = Client::new(cluster.urls())?;
     let admin = admin_token(&secret);
@@ -360,6 +384,69 @@ async fn lookups(plan: &CatalogPlan) -> Result<Vec<Timing>> {
         timing("search: a 3-letter prefix", &prefix),
         timing("search: a word and a prefix", &word_and_prefix),
     ])
+}
+
+/// A store's snapshot (docs/sync.md) of the whole catalog, streamed by a node started for it
+/// alone, so that its peak resident set is the snapshot's (and the node's start).
+async fn snapshot(plan: &CatalogPlan) -> Result<SnapshotRun> {
+    let (config, secret) = node_config(plan, "snapshot")?;
+    let mut cluster = Cluster::start(config, 1).await?;
+    let admin = admin_token(&secret);
+    let client = Client::new(cluster.urls())?;
+    client
+        .send(
+            reqwest::Method::PUT,
+            "/v1/stores/bench",
+            &admin,
+            Some(&serde_json::json!({"name": "Bench"})),
+        )
+        .await?
+        .expect_ok("/v1/stores/bench")?;
+    let pid = cluster.nodes[0].pid().context("the snapshot's node has no pid")?;
+    let url = format!("{}/v1/sync/snapshot?storeId=bench", cluster.urls()[0]);
+    let http = crate::client::http_client(std::time::Duration::from_secs(600))?;
+    let started = Instant::now();
+    let mut response = http.get(&url).bearer_auth(&admin).send().await?;
+    ensure!(
+        response.status().as_u16() == 200,
+        "{url} answered {}",
+        response.status()
+    );
+    let (mut bytes, mut lines, mut tail) = (0_u64, 0_u64, Vec::new());
+    while let Some(chunk) = response.chunk().await? {
+        bytes += chunk.len() as u64;
+        lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
+        // The last line, kept whole across chunks.
+        tail.extend_from_slice(&chunk);
+        if let Some(end) = tail[..tail.len().saturating_sub(1)].iter().rposition(|b| *b == b'\n') {
+            tail.drain(..=end);
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let peak_rss_mib = peak_rss_kib(pid)? as f64 / 1024.0;
+    cluster.kill_all().await?;
+    let end: serde_json::Value = serde_json::from_slice(&tail).context("the snapshot's last line")?;
+    ensure!(
+        end["type"] == "end" && end["articles"] == plan.articles,
+        "the snapshot ended with {end}, not with its {} articles",
+        plan.articles
+    );
+    Ok(SnapshotRun {
+        seconds,
+        lines,
+        mib: bytes as f64 / (1024.0 * 1024.0),
+        peak_rss_mib,
+    })
+}
+
+/// A running process's peak resident set (`VmHWM`), in KiB (Linux).
+fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmHWM in the node's status")
 }
 
 async fn timed(client: &Client, admin: &str, path: &str, into: &mut Histogram<u64>) -> Result<serde_json::Value> {

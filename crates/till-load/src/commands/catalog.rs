@@ -1,5 +1,5 @@
-//! `till-load catalog`: times a chain-sized catalog's import, look-ups and finalize throughput,
-//! and prints the result.
+//! `till-load catalog`: times a chain-sized catalog's import, look-ups, a store's snapshot and
+//! finalize throughput, and prints the result.
 
 use super::{RunArgs, show};
 use anyhow::Context;
@@ -108,6 +108,11 @@ fn print_catalog(report: &catalog::CatalogReport) {
             t.name, t.count, t.p50_ms, t.p99_ms, t.max_ms
         );
     }
+    let s = &report.snapshot;
+    println!(
+        "snapshot          {} lines ({:.0} MiB of NDJSON) in {:.1} s, node's peak RSS {:.1} MiB (target: under 30 s, under 150 MiB)",
+        s.lines, s.mib, s.seconds, s.peak_rss_mib
+    );
     if let Some(f) = &report.finalize {
         println!(
             "finalize          {:.0} sales/s with {} articles, {:.0} with {} articles: {:.2}x (target: at least 0.9), {} failed",
