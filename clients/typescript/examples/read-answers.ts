@@ -66,6 +66,14 @@ export function describe(event: FeedEvent): string {
       return `card payment ${event.data.paymentId}: ${event.data.amountCents} cents refunded by ${event.data.transactionId}`;
     case "customer.erased":
       return `customer ${event.data.customerId} erased (${event.data.reason})`;
+    case "customer.changed":
+      return `customer ${event.data.customerId} changed`;
+    case "catalog.changed":
+      return `article ${event.data.skuId} changed`;
+    case "store_price.changed":
+      return `price of ${event.data.skuId} in ${event.data.storeId} changed`;
+    case "coupon.changed":
+      return `coupon ${event.data.code} changed`;
   }
 }
 
