@@ -4,8 +4,9 @@
 use anyhow::{Result, bail};
 use reqwest::Method;
 use serde_json::Value;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A response, read whole.
@@ -55,7 +56,39 @@ pub struct Client {
     next: Arc<AtomicUsize>,
     /// Answers that are server errors other than a 503 with `Retry-After`: what a node must
     /// never answer, even while its database fails over.
-    faults: Arc<AtomicU64>,
+    faults: Arc<Mutex<Faults>>,
+}
+
+/// Server errors other than a 503 with `Retry-After`, by status and error code, each with the
+/// first answer of its kind.
+#[derive(Default)]
+pub struct Faults(BTreeMap<(u16, String), (u64, String)>);
+
+impl Faults {
+    pub fn count(&self) -> u64 {
+        self.0.values().map(|(count, _)| count).sum()
+    }
+
+    fn record(&mut self, reply: &Reply, path: &str) {
+        let code = reply.json()["error"]["code"]
+            .as_str()
+            .unwrap_or("no envelope")
+            .to_owned();
+        let entry = self.0.entry((reply.status, code)).or_insert_with(|| (0, String::new()));
+        entry.0 += 1;
+        if entry.1.is_empty() {
+            entry.1 = format!("{path}: {}", reply.text.chars().take(300).collect::<String>());
+        }
+    }
+}
+
+impl std::fmt::Display for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for ((status, code), (count, first)) in &self.0 {
+            writeln!(f, "  {count} x {status} {code}, first: {first}")?;
+        }
+        Ok(())
+    }
 }
 
 impl Client {
@@ -65,13 +98,24 @@ impl Client {
             http,
             urls: Arc::new(urls),
             next: Arc::new(AtomicUsize::new(0)),
-            faults: Arc::new(AtomicU64::new(0)),
+            faults: Arc::new(Mutex::new(Faults::default())),
         })
     }
 
     /// Server errors so far other than a 503 with `Retry-After`.
     pub fn faults(&self) -> u64 {
-        self.faults.load(Ordering::Relaxed)
+        self.faults
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .count()
+    }
+
+    /// Those errors by kind, with an example of each.
+    pub fn faults_seen(&self) -> String {
+        self.faults
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .to_string()
     }
 
     pub fn nodes(&self) -> usize {
@@ -110,7 +154,10 @@ impl Client {
         }
         let reply = answer(request).await?;
         if reply.status >= 500 && !(reply.status == 503 && reply.retry_after) {
-            self.faults.fetch_add(1, Ordering::Relaxed);
+            self.faults
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .record(&reply, path);
         }
         Ok(reply)
     }

@@ -246,12 +246,8 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
         moved.extend(sold.moved);
         resends += sold.resends;
     }
-    ensure!(
-        client.faults() == 0,
-        "nodes answered {} server errors other than a 503 with Retry-After",
-        client.faults()
-    );
-
+    // What was acknowledged is checked first, so that a run with server errors still says
+    // whether anything was lost.
     check(&client, &admin, &shop, &booked).await?;
     let events = check_feed(&client, &admin, &booked).await?;
     check_movements(&client, &admin, &shop, &moved, &events).await?;
@@ -266,6 +262,13 @@ pub async fn run(plan: &CrashPlan) -> Result<CrashReport> {
     if let Some(pool) = &pool {
         audit_points_ledger(&plan.database_url, pool, &booked).await?;
     }
+    ensure!(
+        client.faults() == 0,
+        "nothing acknowledged was lost, but nodes answered {} server errors other than a 503 with \
+         Retry-After:\n{}",
+        client.faults(),
+        client.faults_seen()
+    );
     let paid = |kind: fn(&Spend) -> bool| booked.iter().filter(|b| b.spend.as_ref().is_some_and(kind)).count();
     let mut acknowledged: Vec<u64> = booked.iter().map(|b| b.acknowledged_at).collect();
     acknowledged.sort_unstable();
