@@ -7,6 +7,7 @@ use crate::catalog::{SELECT_SKUS, record};
 use crate::coupons::{LIST_COUPONS, coupon_from_row};
 use crate::db::Engine;
 use crate::db::Store;
+use crate::engine::sqlite::READER_MAP_BYTES;
 use crate::error::StoreError;
 use crate::page::Keyset;
 use crate::promotions::stored_from_row;
@@ -32,16 +33,25 @@ impl Store {
         parts: Sender<SnapshotPart>,
     ) -> Result<Taken, StoreError> {
         let store_id = store_id.clone();
-        let begin = match self.engine() {
-            Engine::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
-            Engine::Sqlite => "BEGIN",
+        // Read only: the end keeps nothing, and the connection goes back to its pool clean. A
+        // SQLite reader maps the database file for look-ups; a scan of every article through
+        // that map would make the whole file resident in the node, so the snapshot reads
+        // through SQLite's small page cache instead and memory stays flat.
+        let (begin, end) = match self.engine() {
+            Engine::Postgres => (
+                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY".to_owned(),
+                "ROLLBACK".to_owned(),
+            ),
+            Engine::Sqlite => (
+                "PRAGMA mmap_size = 0; BEGIN".to_owned(),
+                format!("ROLLBACK; PRAGMA mmap_size = {READER_MAP_BYTES}"),
+            ),
         };
         self.long_read(move |conn| {
             Box::pin(async move {
-                conn.run_script(begin).await?;
+                conn.run_script(&begin).await?;
                 let taken = read(conn, &store_id, now, &parts).await;
-                // Read only: nothing to keep, and the connection goes back to its pool clean.
-                let ended = conn.run_script("ROLLBACK").await;
+                let ended = conn.run_script(&end).await;
                 let taken = taken?;
                 ended?;
                 Ok(taken)

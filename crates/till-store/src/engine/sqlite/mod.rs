@@ -207,7 +207,7 @@ pub(crate) fn open(path: &Path, vfs: Option<&CStr>) -> Result<rusqlite::Connecti
 
 /// How much of the database file a reader maps; SQLite lowers it to the most it was built to
 /// map. The writer does not map: the pages it changes are copied into its cache anyway.
-const READER_MAP_BYTES: u64 = 1 << 32;
+pub(crate) const READER_MAP_BYTES: u64 = 1 << 32;
 
 /// Read-only SQLite connections, opened when needed and kept for the next read.
 pub(crate) struct SqliteReaders {
