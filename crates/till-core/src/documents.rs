@@ -103,14 +103,6 @@ pub struct PromotionChanged<'a> {
     pub updated_at: Timestamp,
 }
 
-/// `catalog.changed`: an article whose name, prices or barcodes changed, by id. A till reads it
-/// again (`GET /v1/catalog/skus/{skuId}`), or takes a new snapshot when many changed at once.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CatalogChanged<'a> {
-    pub sku_id: &'a str,
-}
-
 /// `store_price.changed`: a store's own price of an article was set, scheduled or removed.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

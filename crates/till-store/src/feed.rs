@@ -63,20 +63,26 @@ impl NewEvent<'_> {
     }
 }
 
-/// Events per statement of [`record_all`]: six parameters each, under SQLite's limit.
-const EVENTS_PER_STATEMENT: usize = 1000;
+/// Articles per statement of [`record_catalog_changes`]: one parameter each.
+const CHANGES_PER_STATEMENT: usize = 5000;
 
-/// Records the events of a bulk write (an import's articles) in its transaction, many rows per
-/// statement.
-pub(crate) async fn record_all(conn: &mut Conn, events: &[NewEvent<'_>]) -> Result<(), StoreError> {
-    for chunk in events.chunks(EVENTS_PER_STATEMENT) {
+/// Records a `catalog.changed` event for each of `sku_ids`, written at `now`, in the write's
+/// transaction: many rows per statement, the event's data made by the database from the one
+/// value each row binds, so that an import of many articles stays quick.
+pub(crate) async fn record_catalog_changes(conn: &mut Conn, sku_ids: &[&str], now: i64) -> Result<(), StoreError> {
+    let kind = EventType::CatalogChanged.as_str();
+    for chunk in sku_ids.chunks(CHANGES_PER_STATEMENT) {
+        let rows = (0..chunk.len())
+            .map(|n| format!("(${})", n + 1))
+            .collect::<Vec<_>>()
+            .join(", ");
         let sql = format!(
-            "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) VALUES {}",
-            crate::catalog::value_rows(chunk.len(), 6, 1, "")
+            "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) \
+             SELECT '{kind}', {now}, NULL, NULL, v.column1, '{{\"skuId\":\"' || v.column1 || '\"}}' \
+             FROM (VALUES {rows}) AS v"
         );
-        Query::with_params(sql, chunk.iter().flat_map(NewEvent::params).collect())
-            .execute(&mut *conn)
-            .await?;
+        let params = chunk.iter().map(|sku_id| (*sku_id).into()).collect();
+        Query::with_params(sql, params).execute(&mut *conn).await?;
     }
     Ok(())
 }

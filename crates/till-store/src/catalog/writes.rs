@@ -4,14 +4,12 @@
 use super::{CatalogWrite, IMPORT_CHUNK, ImportSummary, cents, vat_rate};
 use crate::barcodes;
 use crate::error::{Classified, Rule, StoreError};
-use crate::feed::{self, NewEvent};
+use crate::feed;
 use crate::sku_words;
 use crate::sql::{Conn, query};
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 use std::collections::HashMap;
-use till_core::documents::CatalogChanged;
-use till_core::events::EventType;
 use till_core::instant::to_micros;
 use till_core::money::{Cents, VatRate};
 
@@ -102,29 +100,11 @@ pub(super) fn put_items<'a>(
     })
 }
 
-/// A `catalog.changed` event for every article written, which tills follow to stay current.
+/// A `catalog.changed` event for every article written, which tills follow to stay current
+/// (an article's id is digits and letters, so it needs no escaping in the event's JSON).
 async fn record_changes(conn: &mut Conn, writes: &[CatalogWrite], now: i64) -> Result<(), StoreError> {
-    let data = writes
-        .iter()
-        .map(|write| {
-            feed::data_of(&CatalogChanged {
-                sku_id: write.item.sku_id.as_str(),
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let events: Vec<NewEvent> = writes
-        .iter()
-        .zip(data)
-        .map(|(write, data)| NewEvent {
-            kind: EventType::CatalogChanged,
-            occurred_at: now,
-            store_id: None,
-            register_id: None,
-            subject: write.item.sku_id.as_str(),
-            data: Some(data),
-        })
-        .collect();
-    feed::record_all(conn, &events).await
+    let sku_ids: Vec<&str> = writes.iter().map(|write| write.item.sku_id.as_str()).collect();
+    feed::record_catalog_changes(conn, &sku_ids, now).await
 }
 
 /// Whose rows a multi-row insert writes. A new article's cannot be in the table yet (an

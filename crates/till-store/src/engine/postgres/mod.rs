@@ -130,9 +130,12 @@ async fn open_pool(
                     Role::Primary => "",
                     Role::Standby => "; SET default_transaction_read_only = on",
                 };
+                // No JIT: till's statements read rows by key, but a generic plan of a keyset page
+                // (its LIMIT bound, so guessed large) looks costly enough to be compiled first,
+                // which took 250 ms for a 13 ms page of the catalog.
                 let set = format!(
                     "SET statement_timeout = {statement_timeout}; SET lock_timeout = {statement_timeout}; \
-                     SET plan_cache_mode = force_generic_plan{read_only}"
+                     SET plan_cache_mode = force_generic_plan; SET jit = off{read_only}"
                 );
                 conn.execute(sqlx::AssertSqlSafe(set)).await?;
                 // Following the primary itself, the node takes no connection to a standby.
