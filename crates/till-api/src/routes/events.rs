@@ -39,7 +39,7 @@ struct EventsQuery {
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
     /// Only events of these types, comma-separated (`sale.completed,return.completed`).
-    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded))*$")]
+    #[param(value_type = Option<String>, max_length = 255, pattern = r"^(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded|catalog\.changed|store_price\.changed|coupon\.changed|customer\.changed)(,(sale\.completed|return\.completed|session\.opened|session\.closed|cash\.moved|period\.closed|stock\.adjusted|stock\.transferred|promotion\.changed|giftcard\.changed|creditnote\.issued|customer\.erased|payment\.captured|payment\.orphaned|payment\.refunded|catalog\.changed|store_price\.changed|coupon\.changed|customer\.changed))*$")]
     types: Option<Vec<EventType>>,
 }
 
