@@ -141,6 +141,16 @@ fn postgres(error: sqlx::Error) -> StoreError {
         {
             StoreError::Unavailable(cause(DbError::Postgres(error)))
         }
+        // A primary demoted under a connection already writing: PostgreSQL says it cannot
+        // give the transaction an id during recovery as an internal error (XX000), whose
+        // message alone tells it apart. Nothing was written; the request may be retried.
+        Some("XX000")
+            if error
+                .as_database_error()
+                .is_some_and(|db| db.message().contains("during recovery")) =>
+        {
+            StoreError::Unavailable(cause(DbError::Postgres(error)))
+        }
         // Raised by `till_all_written`: a batch's required write changed no row.
         Some("TL001") => StoreError::NotWritten,
         // PostgreSQL's statement_timeout and lock_timeout.
