@@ -4455,6 +4455,8 @@ export interface components {
         SnapshotArticleLine: {
             article: components["schemas"]["CatalogItemView"];
             storePrices: components["schemas"]["OwnPricesView"];
+            /** @enum {string} */
+            type: "article";
         };
         /**
          * @description A coupon that may be presented from `takenAt` on (active, not over), as
@@ -4462,6 +4464,8 @@ export interface components {
          */
         SnapshotCouponLine: {
             coupon: components["schemas"]["CouponView"];
+            /** @enum {string} */
+            type: "coupon";
         };
         /** @description The last line: the snapshot is whole, with how many lines of each kind it had. */
         SnapshotEndLine: {
@@ -4473,6 +4477,8 @@ export interface components {
             promotions: number;
             /** Format: int64 */
             staff: number;
+            /** @enum {string} */
+            type: "end";
         };
         /** @description Where to follow the feed from, and the store. */
         SnapshotHeadLine: {
@@ -4485,37 +4491,27 @@ export interface components {
             store: components["schemas"]["StoreView"];
             /** @description The instant the prices in force were read at. */
             takenAt: components["schemas"]["UtcInstant"];
+            /**
+             * @description The `type` of each kind of line, one value each.
+             * @enum {string}
+             */
+            type: "head";
         };
         /**
          * @description One line of a snapshot, by `type`: the head first, then the articles, the promotions, the
          *     coupons and the staff, then the end. A snapshot without its end line was cut short: the
-         *     till must not use it.
+         *     till must not use it. Each line's shape carries its own `type`, so that a generated client
+         *     narrows a line by it.
          */
-        SnapshotLine: (components["schemas"]["SnapshotHeadLine"] & {
-            /** @enum {string} */
-            type: "head";
-        }) | (components["schemas"]["SnapshotArticleLine"] & {
-            /** @enum {string} */
-            type: "article";
-        }) | (components["schemas"]["SnapshotPromotionLine"] & {
-            /** @enum {string} */
-            type: "promotion";
-        }) | (components["schemas"]["SnapshotCouponLine"] & {
-            /** @enum {string} */
-            type: "coupon";
-        }) | (components["schemas"]["SnapshotStaffLine"] & {
-            /** @enum {string} */
-            type: "staff";
-        }) | (components["schemas"]["SnapshotEndLine"] & {
-            /** @enum {string} */
-            type: "end";
-        });
+        SnapshotLine: components["schemas"]["SnapshotHeadLine"] | components["schemas"]["SnapshotArticleLine"] | components["schemas"]["SnapshotPromotionLine"] | components["schemas"]["SnapshotCouponLine"] | components["schemas"]["SnapshotStaffLine"] | components["schemas"]["SnapshotEndLine"];
         /**
          * @description A promotion rule that may run in the store from `takenAt` on (active, not over, for this
          *     store or every store), as `GET /v1/promotions` lists it.
          */
         SnapshotPromotionLine: {
             promotion: components["schemas"]["PromotionRule"];
+            /** @enum {string} */
+            type: "promotion";
             /**
              * Format: int64
              * @description Its version, as the rule's ETag gives it.
@@ -4527,6 +4523,8 @@ export interface components {
             displayName: string;
             role: string;
             subject: string;
+            /** @enum {string} */
+            type: "staff";
         };
         /** @description Body of `PUT /v1/staff/{subject}`. */
         StaffBody: {

@@ -32,9 +32,10 @@ const NDJSON: &str = "application/x-ndjson";
 
 /// One line of a snapshot, by `type`: the head first, then the articles, the promotions, the
 /// coupons and the staff, then the end. A snapshot without its end line was cut short: the
-/// till must not use it.
+/// till must not use it. Each line's shape carries its own `type`, so that a generated client
+/// narrows a line by it.
 #[derive(Serialize, utoipa::ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(untagged)]
 pub enum SnapshotLine {
     Head(SnapshotHeadLine),
     Article(SnapshotArticleLine),
@@ -44,10 +45,50 @@ pub enum SnapshotLine {
     End(SnapshotEndLine),
 }
 
+/// The `type` of each kind of line, one value each.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum HeadType {
+    Head,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum ArticleType {
+    Article,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum PromotionType {
+    Promotion,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum CouponType {
+    Coupon,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum StaffType {
+    Staff,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum EndType {
+    End,
+}
+
 /// Where to follow the feed from, and the store.
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotHeadLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: HeadType,
     /// The feed cursor the snapshot is consistent with: read `GET /v1/events?after=` from it.
     /// Every change up to it is in the snapshot; a change after it may be too, and its event
     /// applies again harmlessly.
@@ -62,6 +103,9 @@ pub struct SnapshotHeadLine {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotArticleLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: ArticleType,
     article: CatalogItemView,
     store_prices: OwnPricesView,
 }
@@ -83,6 +127,9 @@ pub struct OwnPricesView {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotPromotionLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: PromotionType,
     promotion: PromotionRuleView,
     /// Its version, as the rule's ETag gives it.
     version: i64,
@@ -92,6 +139,9 @@ pub struct SnapshotPromotionLine {
 /// `GET /v1/coupons/{code}` reads it.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct SnapshotCouponLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: CouponType,
     coupon: CouponView,
 }
 
@@ -99,6 +149,9 @@ pub struct SnapshotCouponLine {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotStaffLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: StaffType,
     subject: String,
     display_name: String,
     role: String,
@@ -107,6 +160,9 @@ pub struct SnapshotStaffLine {
 /// The last line: the snapshot is whole, with how many lines of each kind it had.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct SnapshotEndLine {
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    kind: EndType,
     articles: u64,
     promotions: u64,
     coupons: u64,
@@ -145,6 +201,7 @@ async fn snapshot(
         return Err(ApiError::NotFound("Store not found.".into()));
     };
     let head = SnapshotLine::Head(SnapshotHeadLine {
+        kind: HeadType::Head,
         cursor: snapshot.head.cursor.to_string(),
         taken_at: format_utc(snapshot.head.taken_at),
         store: snapshot.head.store.clone().into(),
@@ -189,6 +246,7 @@ async fn next_lines(
             counts.promotions += rules.len() as u64;
             for stored in rules {
                 lines = lines.of(SnapshotLine::Promotion(SnapshotPromotionLine {
+                    kind: PromotionType::Promotion,
                     promotion: PromotionRuleView::from(&stored.rule),
                     version: stored.version,
                 }));
@@ -197,13 +255,17 @@ async fn next_lines(
         Some(SnapshotPart::Coupons(coupons)) => {
             counts.coupons += coupons.len() as u64;
             for coupon in coupons {
-                lines = lines.of(SnapshotLine::Coupon(SnapshotCouponLine { coupon: coupon.into() }));
+                lines = lines.of(SnapshotLine::Coupon(SnapshotCouponLine {
+                    kind: CouponType::Coupon,
+                    coupon: coupon.into(),
+                }));
             }
         }
         Some(SnapshotPart::Staff(staff)) => {
             counts.staff += staff.len() as u64;
             for member in staff {
                 lines = lines.of(SnapshotLine::Staff(SnapshotStaffLine {
+                    kind: StaffType::Staff,
                     subject: member.subject.into_string(),
                     display_name: member.member.display_name,
                     role: member.member.role.as_str().to_owned(),
@@ -214,6 +276,7 @@ async fn next_lines(
             return match snapshot.whole().await {
                 Ok(()) => {
                     let end = SnapshotLine::End(SnapshotEndLine {
+                        kind: EndType::End,
                         articles: counts.articles,
                         promotions: counts.promotions,
                         coupons: counts.coupons,
@@ -236,6 +299,7 @@ async fn next_lines(
 fn article_line(article: SnapshotArticle, taken_at: jiff::Timestamp) -> SnapshotArticleLine {
     let own = &article.own;
     SnapshotArticleLine {
+        kind: ArticleType::Article,
         store_prices: OwnPricesView {
             price_cents: own.price_at(taken_at).map(|price| price.get()),
             scheduled_prices: own
