@@ -21,6 +21,7 @@ mod phrases;
 pub mod receipt;
 pub mod routes;
 pub mod state;
+pub mod till;
 pub mod worker;
 
 use crate::error::ApiError;
@@ -53,6 +54,7 @@ fn service(config: &ApiConfig) -> Router<AppState> {
     let (router, _) = routes::api_router().split_for_parts();
     router
         .merge(console::router(config.console_language))
+        .merge(till::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

@@ -340,11 +340,16 @@ fn print_demo(url: &str, session: &demo::DemoSession, mail: Option<&str>) {
          Gift card {card} holds {card_euros}.{card_cents:02}; customer {customer} has {points} loyalty points.\n\n\
          The console, in a browser (sign in with TILL_TOKEN; the day's earlier sales were rung on {morning}):\n\n\
          # console: {url}/console\n\n\
+         The till, in a browser: this address pairs it with register {web_register} (its device token, 24 h),\n\
+         then cashier {cashier} opens a session there with PIN {cashier_pin}:\n\n\
+         # till: {url}/till#pair={device}&store={store}&register={web_register}\n\n\
          {e_receipts}\n\n\
          A first sale, two baguettes and a mug paid in cash:\n\n{sale}\n",
         admin = session.admin_token,
         session_id = session.session_id,
         session_token = session.token,
+        device = session.device_token,
+        web_register = demo::WEB_REGISTER,
         register = demo::REGISTER,
         morning = demo::MORNING_REGISTER,
         store = demo::STORE,

@@ -44,6 +44,13 @@ pub const SECOND_STORE: &str = "lyon-presqu-ile";
 pub const REGISTER: &str = "till-1";
 /// The till the day's earlier sales were rung on, its shift closed since.
 pub const MORNING_REGISTER: &str = "till-2";
+/// The register the till in the browser (`/till`) is paired with: its own, so that it opens its
+/// session with the cashier's PIN while [`REGISTER`] keeps the session the demo printed.
+pub const WEB_REGISTER: &str = "till-3";
+/// What the browser till's device token may do: open and close its register's sessions, and
+/// read the store's snapshot and the feed that keeps it current (docs/till.md).
+pub const DEVICE_SCOPES: &str =
+    "pos.sessions.open pos.sessions.close pos.catalog.read pos.promotions.read pos.events.read";
 pub const CASHIER: &str = "camille";
 pub const CASHIER_PIN: &str = "1234";
 pub const MANAGER: &str = "mathis";
@@ -202,6 +209,9 @@ pub struct DemoSession {
     pub token: String,
     /// A back-office token with every scope.
     pub admin_token: String,
+    /// The browser till's device token ([`DEVICE_SCOPES`]), minted with the admin token.
+    #[serde(default)]
+    pub device_token: String,
     admin_expires_at: Timestamp,
     /// A digest of the signing settings the admin token was minted with: another secret,
     /// issuer or audience mints a new one.
@@ -249,11 +259,12 @@ pub async fn seed(state: &AppState, store: &Store, config: &Config) -> anyhow::R
     let admin = match kept {
         Some(kept)
             if kept.signed_with == signed_with
+                && !kept.device_token.is_empty()
                 && now
                     .checked_add(ADMIN_TOKEN_MARGIN)
                     .is_ok_and(|soon| soon < kept.admin_expires_at) =>
         {
-            (kept.admin_token, kept.admin_expires_at)
+            (kept.admin_token, kept.device_token, kept.admin_expires_at)
         }
         _ => {
             let secret = config.jwt_secret.as_deref().unwrap_or_default();
@@ -268,14 +279,24 @@ pub async fn seed(state: &AppState, store: &Store, config: &Config) -> anyhow::R
                 now,
                 ttl,
             );
-            (token, now.checked_add(ADMIN_TOKEN_TTL)?)
+            let device = crate::token::mint(
+                secret,
+                &config.jwt_issuer,
+                &config.jwt_audience,
+                &format!("device-{WEB_REGISTER}"),
+                DEVICE_SCOPES,
+                now,
+                ttl,
+            );
+            (token, device, now.checked_add(ADMIN_TOKEN_TTL)?)
         }
     };
-    let (admin_token, admin_expires_at) = admin;
+    let (admin_token, device_token, admin_expires_at) = admin;
     let demo = DemoSession {
         session_id: session.session_id,
         token: session.token,
         admin_token,
+        device_token,
         admin_expires_at,
         signed_with,
     };

@@ -45,5 +45,6 @@ mod stored_value;
 mod strict;
 mod sync;
 mod till_reads;
+mod till_web;
 mod transport;
 mod webhooks;

@@ -1,0 +1,1085 @@
+// The till in the browser: pairing, the cashier's session, the sale, the cash tender, the
+// queue of sales (the outbox) and the shift's reports. Screens are plain DOM, redrawn from the
+// state below; prices come from the offline Pricer over the store's snapshot, so the till
+// shows and sends exactly what the server books, online or not.
+//
+// Later parts (customers, discounts with a manager's approval, card and stored-value tenders,
+// returns, e-mail receipts, cash movements) add tenders to `Tender`, panels to the sale screen
+// and entries to the outbox; the sale body is built in one place (`saleBody`).
+
+import { TillClient, TillError, TillUnreachable } from "../../typescript/src/client.js";
+import type { RequestBody, ResponseBody } from "../../typescript/src/client.js";
+import { IndexedDbStorage, OfflineStore } from "../../typescript/src/offline/index.js";
+import type { ArticleRecord, OfflineStorage, StaffMember } from "../../typescript/src/offline/index.js";
+import { Outbox } from "../../typescript/src/outbox/index.js";
+import type { SetAsideEntry } from "../../typescript/src/outbox/index.js";
+import type { Pricer, PriceQuote, PriceResult } from "../../typescript/src/pricing/index.js";
+import { h, replace } from "./dom.js";
+import type { Child } from "./dom.js";
+import {
+  nextTicketNumber,
+  pairingFromFragment,
+  readPairing,
+  readSession,
+  writePairing,
+  writeSession,
+} from "./device.js";
+import type { Pairing, SessionKept } from "./device.js";
+import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
+import type { Lang } from "./i18n.js";
+
+type XReport = ResponseBody<"getXReport", 200>;
+type ZReport = ResponseBody<"closeRegisterSession", 200>;
+type SaleBody = RequestBody<"finalizeSale">;
+
+interface CartLine {
+  id: string;
+  skuId: string;
+  name: string;
+  quantity: number;
+}
+
+/** A tender of the sale being paid. Cash only in this part. */
+interface Tender {
+  method: "cash";
+  applied: number;
+  presented: number;
+  change: number;
+}
+
+interface Finished {
+  transactionId: string;
+  number: string;
+  quote: PriceQuote;
+  tender: Tender;
+  issuedAt: string;
+  booked: boolean;
+}
+
+type Screen =
+  | { name: "loading" }
+  | { name: "pair"; message?: string }
+  | { name: "sign-in"; message?: string; otherSession?: string }
+  | { name: "sell" }
+  | { name: "pay" }
+  | { name: "done"; sale: Finished }
+  | { name: "x-report"; report?: XReport; message?: string }
+  | { name: "close"; message?: string }
+  | { name: "z-report"; report: ZReport };
+
+const BASE = location.origin;
+const SYNC_EVERY_MS = 15_000;
+const MAX_QUANTITY = 9999;
+
+class Till {
+  storage!: OfflineStorage;
+  pairing: Pairing | null = null;
+  session: SessionKept | null = null;
+  store: OfflineStore | null = null;
+  outbox: Outbox | null = null;
+  articles: ArticleRecord[] = [];
+  byBarcode = new Map<string, ArticleRecord>();
+  staff: StaffMember[] = [];
+  snapshotAt: string | null = null;
+  online = navigator.onLine;
+  waiting = 0;
+  setAside: SetAsideEntry[] = [];
+  showSetAside = false;
+  cart: CartLine[] = [];
+  lineSeq = 0;
+  results: ArticleRecord[] = [];
+  notice: { text: string; bad: boolean } | null = null;
+  priced: PriceResult | null = null;
+  pricer: Pricer | null = null;
+  screen: Screen = { name: "loading" };
+  booked = new Set<string>();
+  private syncTimer: number | null = null;
+  private syncing: Promise<void> | null = null;
+
+  root = document.getElementById("app") ?? document.body;
+
+  async boot(): Promise<void> {
+    this.storage = await IndexedDbStorage.open("till");
+    const fromFragment = pairingFromFragment(location.hash, new Date());
+    if (location.hash.includes("pair=")) {
+      // The token leaves the address bar (and the history) at once.
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    if (fromFragment !== null) {
+      const before = await readPairing(this.storage);
+      if (before !== null && (before.storeId !== fromFragment.storeId || before.registerId !== fromFragment.registerId)) {
+        await writeSession(this.storage, null);
+      }
+      await writePairing(this.storage, fromFragment);
+    }
+    this.pairing = await readPairing(this.storage);
+    this.session = await readSession(this.storage);
+    addEventListener("online", () => void this.syncNow());
+    addEventListener("offline", () => {
+      this.online = false;
+      this.renderStatus();
+    });
+    document.addEventListener("keydown", (event) => this.onKey(event));
+    if (this.pairing === null) {
+      this.go({ name: "pair" });
+      return;
+    }
+    await this.startPaired();
+  }
+
+  private deviceClient(): TillClient {
+    return new TillClient({ baseUrl: BASE, token: this.pairing?.token ?? "", timeoutMs: 10_000 });
+  }
+
+  private sessionClient(): TillClient {
+    return new TillClient({ baseUrl: BASE, token: this.session?.token ?? "", timeoutMs: 10_000 });
+  }
+
+  private async startPaired(): Promise<void> {
+    const pairing = this.pairing;
+    if (pairing === null) return;
+    this.store = new OfflineStore({ client: this.deviceClient(), storage: this.storage, storeId: pairing.storeId });
+    await this.outbox?.stop();
+    this.outbox = new Outbox({
+      client: new TillClient({ baseUrl: BASE, timeoutMs: 10_000 }),
+      storage: this.storage,
+      register: pairing.registerId,
+      token: () => this.session?.token,
+      backoff: { initialMs: 500, maxMs: 5_000 },
+      onEvent: (event) => {
+        if (event.type === "acknowledged") {
+          this.booked.add(event.entry.id);
+          this.online = true;
+        }
+        if (event.type === "retrying") this.online = false;
+        if (event.type === "unauthorized") {
+          // The session's token ran out: a new session (the cashier's PIN) sends the rest.
+          this.session = null;
+          void writeSession(this.storage, null);
+          this.go({ name: "sign-in", message: t("session") });
+        }
+        void this.refreshQueue();
+      },
+    });
+    await this.loadArticles();
+    await this.refreshQueue();
+    this.outbox.start();
+    if (this.session !== null && Date.parse(this.session.expiresAt) <= Date.now()) {
+      this.session = null;
+      await writeSession(this.storage, null);
+    }
+    this.go(this.session === null ? { name: "sign-in" } : { name: "sell" });
+    void this.syncNow();
+    if (this.syncTimer === null) this.syncTimer = window.setInterval(() => void this.syncNow(), SYNC_EVERY_MS);
+  }
+
+  /** The snapshot once, then the feed: keeps the articles, prices and rules current. */
+  syncNow(): Promise<void> {
+    if (this.syncing !== null) return this.syncing;
+    const store = this.store;
+    if (store === null) return Promise.resolve();
+    this.syncing = (async () => {
+      let changed = false;
+      try {
+        const report = await store.sync();
+        this.online = true;
+        changed = report.events > 0 || report.snapshots > 0 || this.articles.length === 0;
+        if (changed) await this.loadArticles();
+        if (this.session !== null) await this.checkSession();
+      } catch (error) {
+        this.online = !(error instanceof TillUnreachable);
+        if (error instanceof TillError && error.status === 401) {
+          this.notice = { text: `${t("error")}: ${error.envelope?.error.message ?? error.message}`, bad: true };
+        }
+      } finally {
+        this.syncing = null;
+        this.reprice();
+        // Redraw only a screen that shows the store's data, and never under the cashier's fingers.
+        const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.id !== "scan";
+        if (changed && !typing && (this.screen.name === "sell" || this.screen.name === "sign-in")) this.render();
+        else this.renderStatus();
+      }
+    })();
+    return this.syncing;
+  }
+
+  /** A session closed elsewhere (the back office) ends here too. */
+  private async checkSession(): Promise<void> {
+    const session = this.session;
+    if (session === null) return;
+    try {
+      const view = await this.sessionClient().json<{ status: string }>(
+        "GET",
+        `/v1/register-sessions/${encodeURIComponent(session.sessionId)}`,
+      );
+      if (view.status !== "open" && this.session?.sessionId === session.sessionId && this.cart.length === 0) {
+        this.session = null;
+        await writeSession(this.storage, null);
+        if (this.screen.name === "sell") this.go({ name: "sign-in" });
+      }
+    } catch {
+      // offline, or the token expired: the outbox and the next sign-in deal with it
+    }
+  }
+
+  private async loadArticles(): Promise<void> {
+    const store = this.store;
+    if (store === null) return;
+    const state = await store.state();
+    if (state === null) return;
+    this.snapshotAt = state.takenAt;
+    this.articles = (await store.articles()).sort((a, b) => a.catalog.name.localeCompare(b.catalog.name));
+    this.byBarcode = new Map();
+    for (const article of this.articles) {
+      for (const code of article.catalog.barcodes) this.byBarcode.set(code, article);
+    }
+    this.staff = await store.staff();
+    this.pricer = await store.pricer();
+  }
+
+  async refreshQueue(): Promise<void> {
+    const outbox = this.outbox;
+    if (outbox === null) return;
+    this.waiting = (await outbox.waiting()).length;
+    this.setAside = await outbox.setAside();
+    this.renderStatus();
+  }
+
+  go(screen: Screen): void {
+    this.screen = screen;
+    this.render();
+  }
+
+  // --- Keys ------------------------------------------------------------------------------------
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.key === "Escape") {
+      if (this.showSetAside) {
+        this.showSetAside = false;
+        this.render();
+      } else if (["pay", "x-report", "close"].includes(this.screen.name)) {
+        this.go({ name: "sell" });
+      }
+      return;
+    }
+    if (event.key === "F2" && this.screen.name === "sell" && this.cart.length > 0) {
+      event.preventDefault();
+      this.go({ name: "pay" });
+    }
+  }
+
+  // --- The cart ----------------------------------------------------------------------------------
+
+  addArticle(article: ArticleRecord, quantity = 1): void {
+    const last = this.cart[this.cart.length - 1];
+    if (last !== undefined && last.skuId === article.skuId) {
+      last.quantity = Math.min(MAX_QUANTITY, last.quantity + quantity);
+    } else {
+      this.lineSeq += 1;
+      this.cart.push({ id: `l${this.lineSeq}`, skuId: article.skuId, name: article.catalog.name, quantity });
+    }
+    this.results = [];
+    this.notice = null;
+    this.reprice();
+    this.render();
+  }
+
+  setQuantity(lineId: string, quantity: number): void {
+    const line = this.cart.find((l) => l.id === lineId);
+    if (line === undefined || !Number.isInteger(quantity)) return;
+    if (quantity <= 0) {
+      this.removeLine(lineId);
+      return;
+    }
+    line.quantity = Math.min(MAX_QUANTITY, quantity);
+    this.reprice();
+    this.render();
+  }
+
+  removeLine(lineId: string): void {
+    this.cart = this.cart.filter((l) => l.id !== lineId);
+    this.reprice();
+    this.render();
+  }
+
+  /** Prices the cart now, from the store's snapshot, as the server will price it. */
+  reprice(issuedAt = new Date().toISOString()): void {
+    this.priced = this.cart.length === 0 ? null : this.priceWith(issuedAt);
+  }
+
+  /** The cart priced at `issuedAt` by the Pricer over what the store holds; null without a snapshot. */
+  priceWith(issuedAt: string): PriceResult | null {
+    if (this.pricer === null || this.cart.length === 0) return null;
+    return this.pricer.price({
+      lines: this.cart.map((line) => ({ id: line.id, skuId: line.skuId, quantity: line.quantity })),
+      issuedAt,
+    });
+  }
+
+  /** What the scan field's Enter means: a barcode, else a search by name. */
+  lookup(text: string): void {
+    const query = text.trim();
+    if (query === "") return;
+    const multiplied = /^(\d{1,4})\*(.+)$/.exec(query);
+    const quantity = multiplied ? Number(multiplied[1]) : 1;
+    const term = multiplied?.[2]?.trim() ?? query;
+    if (/^\d{6,14}$/.test(term)) {
+      const article = this.byBarcode.get(term) ?? this.byBarcode.get(term.padStart(13, "0"));
+      if (article !== undefined) {
+        this.addArticle(article, Math.max(1, quantity));
+        return;
+      }
+      this.results = [];
+      this.notice = { text: `${t("unknownBarcode")}: ${term}`, bad: true };
+      this.render();
+      return;
+    }
+    const wanted = fold(term);
+    this.results = this.articles.filter((a) => fold(a.catalog.name).includes(wanted)).slice(0, 12);
+    this.notice = this.results.length === 0 ? { text: `${t("noMatch")}: ${term}`, bad: true } : null;
+    if (this.results.length === 1 && this.results[0] !== undefined) {
+      this.addArticle(this.results[0], Math.max(1, quantity));
+      return;
+    }
+    this.render();
+  }
+
+  // --- Paying ------------------------------------------------------------------------------------
+
+  async payCash(presented: number): Promise<void> {
+    const session = this.session;
+    const pairing = this.pairing;
+    const outbox = this.outbox;
+    if (session === null || pairing === null || outbox === null) return;
+    const issuedAt = new Date().toISOString();
+    const priced = this.priceWith(issuedAt);
+    if (priced === null) return;
+    if (!priced.ok) {
+      this.notice = { text: priced.refusal.message, bad: true };
+      this.go({ name: "sell" });
+      return;
+    }
+    const quote = priced.quote;
+    const due = quote.totals.total;
+    if (presented < due) return;
+    const tender: Tender = { method: "cash", applied: due, presented, change: presented - due };
+    const transactionId = crypto.randomUUID();
+    const number = await nextTicketNumber(this.storage, pairing.registerId);
+    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders: [tender] });
+    await outbox.enqueueSale(body);
+    const sale: Finished = { transactionId, number, quote, tender, issuedAt, booked: false };
+    this.cart = [];
+    this.lineSeq = 0;
+    this.priced = null;
+    this.results = [];
+    this.go({ name: "done", sale });
+    await this.refreshQueue();
+    // Online, the answer comes within moments: say so once it has.
+    for (let i = 0; i < 20 && !this.booked.has(transactionId); i++) await sleep(150);
+    if (this.booked.has(transactionId) && this.screen.name === "done" && this.screen.sale.transactionId === transactionId) {
+      sale.booked = true;
+      this.render();
+    }
+  }
+
+  async printReceipt(sale: Finished): Promise<void> {
+    const area = document.getElementById("print-area");
+    if (area === null) return;
+    let text: string | null = null;
+    if (sale.booked || this.booked.has(sale.transactionId)) {
+      try {
+        const answer = await this.sessionClient().raw(
+          "POST",
+          `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`,
+          { query: { format: "text" }, body: { printId: `${sale.transactionId}-print` } },
+        );
+        if (answer.status >= 200 && answer.status < 300) text = answer.text;
+      } catch {
+        text = null;
+      }
+    }
+    replace(area, h("pre", {}, text ?? provisionalSlip(sale, this.pairing, this.session)));
+    window.print();
+  }
+
+  // --- The session ---------------------------------------------------------------------------------
+
+  async signIn(cashier: string, pin: string, floatCents: number): Promise<void> {
+    const pairing = this.pairing;
+    if (pairing === null) return;
+    try {
+      const opened = await this.deviceClient().openSession({
+        storeId: pairing.storeId,
+        registerId: pairing.registerId,
+        cashierSubject: cashier,
+        pin,
+        openingFloatCents: floatCents,
+      });
+      this.session = {
+        sessionId: opened.sessionId,
+        token: opened.token,
+        storeId: opened.storeId,
+        registerId: opened.registerId,
+        cashierSubject: opened.cashierSubject,
+        expiresAt: opened.expiresAt,
+      };
+      await writeSession(this.storage, this.session);
+      this.notice = null;
+      await this.outbox?.resume();
+      this.go({ name: "sell" });
+      void this.syncNow();
+    } catch (error) {
+      if (error instanceof TillError && error.status === 409) {
+        const other = await this.openSessionOfRegister();
+        this.go({ name: "sign-in", message: t("alreadyOpen"), ...(other === null ? {} : { otherSession: other }) });
+      } else if (error instanceof TillError && error.status === 401) {
+        this.go({ name: "sign-in", message: t("wrongPin") });
+      } else if (error instanceof TillUnreachable) {
+        this.go({ name: "sign-in", message: t("offlineNoSession") });
+      } else {
+        this.go({ name: "sign-in", message: describe(error) });
+      }
+    }
+  }
+
+  private async openSessionOfRegister(): Promise<string | null> {
+    const pairing = this.pairing;
+    if (pairing === null) return null;
+    try {
+      const page = await this.deviceClient().json<{ items: { sessionId: string }[] }>("GET", "/v1/register-sessions", {
+        query: { storeId: pairing.storeId, registerId: pairing.registerId, open: true, limit: 1 },
+      });
+      return page.items[0]?.sessionId ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  async closeOther(sessionId: string): Promise<void> {
+    try {
+      await this.deviceClient().closeSession(sessionId, {});
+      this.go({ name: "sign-in" });
+    } catch (error) {
+      this.go({ name: "sign-in", message: describe(error) });
+    }
+  }
+
+  async xReport(): Promise<void> {
+    const session = this.session;
+    if (session === null) return;
+    this.go({ name: "x-report" });
+    try {
+      const report = await this.sessionClient().json<XReport>(
+        "GET",
+        `/v1/register-sessions/${encodeURIComponent(session.sessionId)}/x-report`,
+      );
+      if (this.screen.name === "x-report") this.go({ name: "x-report", report });
+    } catch (error) {
+      if (this.screen.name === "x-report") this.go({ name: "x-report", message: describe(error) });
+    }
+  }
+
+  async closeTill(countedCents: number): Promise<void> {
+    const session = this.session;
+    if (session === null) return;
+    const outbox = this.outbox;
+    if (outbox !== null) {
+      await outbox.drain({ timeoutMs: 5_000 });
+      await this.refreshQueue();
+      if (this.waiting > 0) {
+        this.go({ name: "close", message: t("closeWaiting") });
+        return;
+      }
+    }
+    try {
+      const report = await this.deviceClient().closeSession(session.sessionId, {
+        counted: [{ method: "cash", countedCents }],
+      });
+      this.session = null;
+      await writeSession(this.storage, null);
+      this.go({ name: "z-report", report });
+    } catch (error) {
+      this.go({ name: "close", message: describe(error) });
+    }
+  }
+
+  async unpair(): Promise<void> {
+    await this.outbox?.stop();
+    this.outbox = null;
+    this.store = null;
+    this.pairing = null;
+    this.session = null;
+    await writeSession(this.storage, null);
+    await writePairing(this.storage, null);
+    this.go({ name: "pair" });
+  }
+
+  async pairWith(token: string, storeId: string, registerId: string): Promise<void> {
+    const pairing: Pairing = { token: token.trim(), storeId: storeId.trim(), registerId: registerId.trim(), pairedAt: new Date().toISOString() };
+    if (pairing.token === "" || pairing.storeId === "" || pairing.registerId === "") return;
+    await writePairing(this.storage, pairing);
+    this.pairing = pairing;
+    await this.startPaired();
+  }
+
+  // --- Drawing -----------------------------------------------------------------------------------
+
+  render(): void {
+    document.title = `${t("title")} · till`;
+    const screen = this.screen;
+    const body = (() => {
+      switch (screen.name) {
+        case "loading":
+          return h("main", { class: "center" }, h("p", {}, "…"));
+        case "pair":
+          return pairScreen(this, screen.message);
+        case "sign-in":
+          return signInScreen(this, screen.message, screen.otherSession);
+        case "sell":
+          return sellScreen(this);
+        case "pay":
+          return payScreen(this);
+        case "done":
+          return doneScreen(this, screen.sale);
+        case "x-report":
+          return reportScreen(this, "x", screen.report, screen.message);
+        case "close":
+          return closeScreen(this, screen.message);
+        case "z-report":
+          return reportScreen(this, "z", screen.report);
+      }
+    })();
+    replace(this.root, header(this), body, this.showSetAside ? setAsidePanel(this) : null);
+    const focus = this.root.querySelector<HTMLElement>("[data-focus]");
+    focus?.focus();
+  }
+
+  renderStatus(): void {
+    const status = document.getElementById("status");
+    if (status !== null) status.replaceWith(statusBar(this));
+  }
+}
+
+// --- Screens ---------------------------------------------------------------------------------------
+
+function header(till: Till): HTMLElement {
+  const lang = (code: Lang) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: code === currentLang() ? "lang current" : "lang",
+        "aria-pressed": code === currentLang() ? "true" : "false",
+        onclick: () => {
+          setLang(code);
+          till.render();
+        },
+      },
+      code.toUpperCase(),
+    );
+  const who = till.session ? `${till.session.cashierSubject} · ${till.session.registerId}` : till.pairing?.registerId ?? "";
+  return h(
+    "header",
+    { class: "top" },
+    h("span", { class: "brand" }, "till"),
+    h("span", { class: "who" }, who),
+    statusBar(till),
+    h("nav", { class: "lang", "aria-label": "Language" }, lang("fr"), lang("en")),
+  );
+}
+
+function statusBar(till: Till): HTMLElement {
+  return h(
+    "div",
+    { id: "status", class: "status" },
+    h("span", { class: till.online ? "badge ok" : "badge off", "data-online": String(till.online) }, till.online ? t("online") : t("offline")),
+    h("span", { class: till.waiting > 0 ? "badge warn" : "badge", id: "waiting", "data-count": till.waiting }, `${till.waiting} ${t("waiting")}`),
+    till.setAside.length > 0
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "badge bad",
+            id: "set-aside",
+            "data-count": till.setAside.length,
+            onclick: () => {
+              till.showSetAside = !till.showSetAside;
+              till.render();
+            },
+          },
+          `${till.setAside.length} ${t("setAside")}`,
+        )
+      : null,
+  );
+}
+
+function field(label: string, input: HTMLInputElement): HTMLElement {
+  return h("label", { class: "field" }, h("span", {}, label), input);
+}
+
+function pairScreen(till: Till, message?: string): HTMLElement {
+  const token = h("input", { name: "token", autocomplete: "off", required: true, "data-focus": true });
+  const store = h("input", { name: "store", autocomplete: "off", required: true });
+  const register = h("input", { name: "register", autocomplete: "off", required: true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("pairTitle")),
+    h("p", {}, t("pairHelp")),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.pairWith(token.value, store.value, register.value);
+        },
+      },
+      field(t("deviceToken"), token),
+      field(t("store"), store),
+      field(t("register"), register),
+      h("button", { type: "submit", class: "primary big" }, t("pair")),
+    ),
+  );
+}
+
+function signInScreen(till: Till, message?: string, otherSession?: string): HTMLElement {
+  const cashier = h("input", { name: "cashier", id: "cashier", autocomplete: "username", list: "staff", required: true, "data-focus": true });
+  const pin = h("input", { name: "pin", id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", required: true });
+  const float = h("input", { name: "float", id: "float", inputmode: "decimal", value: "0", autocomplete: "off" });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("signInTitle")),
+    h("p", { class: "muted" }, `${t("store")} ${till.pairing?.storeId ?? ""} · ${t("register")} ${till.pairing?.registerId ?? ""}`),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    otherSession
+      ? h("button", { type: "button", class: "danger", id: "close-other", onclick: () => void till.closeOther(otherSession) }, `${t("closeOther")} (${otherSession})`)
+      : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(float.value === "" ? "0" : float.value);
+          if (cents === null) {
+            float.setCustomValidity(t("error"));
+            float.reportValidity();
+            return;
+          }
+          void till.signIn(cashier.value.trim(), pin.value, cents);
+        },
+      },
+      field(t("cashier"), cashier),
+      h("datalist", { id: "staff" }, ...till.staff.map((member) => h("option", { value: member.subject }, member.displayName))),
+      field(t("pin"), pin),
+      field(t("openingFloat"), float),
+      h("button", { type: "submit", class: "primary big", id: "sign-in" }, t("signIn")),
+    ),
+    till.snapshotAt === null ? h("p", { class: "muted" }, t("syncing")) : null,
+    h("p", {}, h("button", { type: "button", class: "link", onclick: () => void till.unpair() }, t("unpair"))),
+  );
+}
+
+function sellScreen(till: Till): HTMLElement {
+  const scan = h("input", {
+    id: "scan",
+    name: "scan",
+    autocomplete: "off",
+    enterkeyhint: "enter",
+    placeholder: t("scanHint"),
+    "aria-label": t("scan"),
+    "data-focus": true,
+  });
+  scan.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      const value = scan.value;
+      scan.value = "";
+      till.lookup(value);
+    }
+  });
+  // The scanner types into this field whatever the cashier touched last.
+  scan.addEventListener("blur", () => {
+    setTimeout(() => {
+      const active = document.activeElement;
+      const typing = active instanceof HTMLInputElement && active !== scan;
+      if (!typing && till.screen.name === "sell" && !till.showSetAside && document.body.contains(scan)) scan.focus();
+    }, 0);
+  });
+  const results =
+    till.results.length > 0
+      ? h(
+          "ul",
+          { class: "results", id: "results" },
+          ...till.results.map((article) =>
+            h(
+              "li",
+              {},
+              h(
+                "button",
+                { type: "button", class: "result", onclick: () => till.addArticle(article) },
+                h("span", {}, article.catalog.name),
+                h("span", { class: "amount" }, money(article.catalog.priceCents)),
+              ),
+            ),
+          ),
+        )
+      : null;
+  const quote = till.priced?.ok ? till.priced.quote : null;
+  const rows = till.cart.map((line) => {
+    const quoted = quote?.lines.find((q) => q.id === line.id);
+    const qty = h("input", {
+      class: "qty",
+      inputmode: "numeric",
+      value: String(line.quantity),
+      "aria-label": `${t("qty")} ${line.name}`,
+      "data-line": line.id,
+    });
+    qty.addEventListener("change", () => {
+      const value = Number(qty.value);
+      if (Number.isInteger(value) && value >= 0) till.setQuantity(line.id, value);
+      else qty.value = String(line.quantity);
+    });
+    qty.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        qty.blur();
+        document.getElementById("scan")?.focus();
+      }
+    });
+    return h(
+      "tr",
+      { "data-sku": line.skuId },
+      h("td", { class: "name" }, line.name, quoted ? h("small", {}, `${money(quoted.unitPrice)} · ${t("vatRate")} ${quoted.vatRate} %`) : null),
+      h(
+        "td",
+        { class: "qty-cell" },
+        h("button", { type: "button", class: "step", "aria-label": "-1", onclick: () => till.setQuantity(line.id, line.quantity - 1) }, "−"),
+        qty,
+        h("button", { type: "button", class: "step", "aria-label": "+1", onclick: () => till.setQuantity(line.id, line.quantity + 1) }, "+"),
+      ),
+      h("td", { class: "amount" }, quoted ? money(quoted.netCents) : "…"),
+      h("td", {}, h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${line.name}`, onclick: () => till.removeLine(line.id) }, "✕")),
+    );
+  });
+  const cart =
+    till.cart.length === 0
+      ? h("p", { class: "empty" }, till.articles.length === 0 ? t("snapshotMissing") : t("emptyCart"))
+      : h(
+          "table",
+          { class: "cart", id: "cart" },
+          h("thead", {}, h("tr", {}, h("th", {}, t("article")), h("th", {}, t("qty")), h("th", { class: "amount" }, t("amount")), h("th", {}, ""))),
+          h("tbody", {}, ...rows),
+        );
+  return h(
+    "main",
+    { class: "sell" },
+    h(
+      "section",
+      { class: "left" },
+      h("div", { class: "scan" }, scan),
+      till.notice ? h("p", { class: till.notice.bad ? "error" : "notice", role: "status" }, till.notice.text) : null,
+      results,
+      cart,
+    ),
+    h(
+      "aside",
+      { class: "right" },
+      totalsPanel(till),
+      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.go({ name: "pay" }) }, `${t("payCash")} (F2)`),
+      till.cart.length > 0
+        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.reprice(); till.render(); } }, t("cancelSale"))
+        : null,
+      h(
+        "div",
+        { class: "tools" },
+        h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
+        h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
+      ),
+      till.snapshotAt ? h("p", { class: "muted small" }, `${t("catalogAt")} ${dateTime(till.snapshotAt)}`) : null,
+    ),
+  );
+}
+
+function totalsPanel(till: Till): HTMLElement {
+  const priced = till.priced;
+  if (priced !== null && !priced.ok) {
+    return h("div", { id: "totals", class: "totals" }, h("p", { class: "error" }, priced.refusal.message));
+  }
+  const quote = priced?.quote ?? null;
+  const vat = quote?.vat ?? [];
+  const discounts = quote ? quote.lines.reduce((sum, l) => sum + l.grossCents - l.netCents, 0) : 0;
+  return h(
+    "div",
+    { id: "totals", class: "totals" },
+    h("dl", {},
+      h("dt", {}, t("subtotal")),
+      h("dd", {}, money(quote ? quote.lines.reduce((sum, l) => sum + l.grossCents, 0) : 0)),
+      discounts !== 0 ? h("dt", {}, t("discounts")) : null,
+      discounts !== 0 ? h("dd", {}, money(-discounts)) : null,
+      ...vat.flatMap((v) => [h("dt", { class: "vat" }, `${t("vat")} ${v.vatRate} %`), h("dd", { class: "vat" }, money(v.vatCents))]),
+    ),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "total", "data-cents": quote?.totals.total ?? 0 }, money(quote?.totals.total ?? 0))),
+    h("p", { class: "muted small" }, `${quote?.totals.itemCount ?? 0} ${t("items")}`),
+  );
+}
+
+function payScreen(till: Till): HTMLElement {
+  const quote = till.priced?.ok ? till.priced.quote : null;
+  const due = quote?.totals.total ?? 0;
+  const given = h("input", { id: "given", name: "given", inputmode: "decimal", autocomplete: "off", "data-focus": true });
+  const change = h("strong", { id: "change" }, money(0));
+  const confirm = h("button", { type: "submit", class: "primary huge", id: "confirm", disabled: true }, t("confirm"));
+  const update = () => {
+    const cents = given.value.trim() === "" ? due : parseEuros(given.value);
+    const ok = cents !== null && cents >= due;
+    change.textContent = ok && cents !== null ? money(cents - due) : t("notEnough");
+    change.className = ok ? "" : "error";
+    confirm.disabled = !ok;
+  };
+  given.addEventListener("input", update);
+  const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
+  const form = h(
+    "form",
+    {
+      class: "stack",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = given.value.trim() === "" ? due : parseEuros(given.value);
+        if (cents === null || cents < due) return;
+        confirm.disabled = true;
+        void till.payCash(cents);
+      },
+    },
+    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+    field(t("given"), given),
+    h(
+      "div",
+      { class: "quick" },
+      ...quick.map((cents) =>
+        h("button", { type: "button", onclick: () => { given.value = (cents / 100).toFixed(2); update(); given.focus(); } }, money(cents)),
+      ),
+    ),
+    h("p", { class: "grand" }, h("span", {}, t("change")), change),
+    confirm,
+    h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+  );
+  setTimeout(update, 0);
+  return h("main", { class: "narrow" }, h("h1", {}, t("cashTitle")), form);
+}
+
+function doneScreen(till: Till, sale: Finished): HTMLElement {
+  const booked = sale.booked || till.booked.has(sale.transactionId);
+  const next = h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale"));
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", { id: "sale-state", "data-booked": String(booked), "data-transaction": sale.transactionId, "data-total": sale.quote.totals.total }, booked ? t("saleDone") : t("saleQueued")),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", {}, money(sale.quote.totals.total))),
+    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": sale.tender.change }, money(sale.tender.change))),
+    h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
+    next,
+    h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+  );
+}
+
+function reportScreen(till: Till, kind: "x" | "z", report?: XReport | ZReport, message?: string): HTMLElement {
+  const rows: Child[] = [];
+  if (report) {
+    const add = (label: string, value: string, id: string) => rows.push(h("dt", {}, label), h("dd", { id }, value));
+    add(t("session"), report.sessionId, "report-session");
+    add(t("salesCount"), String(report.salesCount), "report-count");
+    add(t("totalSales"), money(report.totalCents), "report-total");
+    add(t("openingFloat").replace(" (€)", ""), money(report.openingFloatCents), "report-float");
+    add(t("expectedCash"), money(report.expectedCashCents), "report-expected");
+    for (const tender of report.tenders) {
+      const line = tender as { method: string; appliedCents: number; countedCents?: number | null; differenceCents?: number | null };
+      const name = line.method === "cash" ? t("method_cash") : line.method;
+      rows.push(h("dt", {}, `${t("tenders")} · ${name}`), h("dd", { "data-method": line.method }, money(line.appliedCents)));
+      if (typeof line.countedCents === "number") add(t("countedCash"), money(line.countedCents), `counted-${line.method}`);
+      if (typeof line.differenceCents === "number") add(t("difference"), money(line.differenceCents), `difference-${line.method}`);
+    }
+    for (const share of report.vat) {
+      const v = share as { vatRate: number | string; vatCents?: number };
+      if (typeof v.vatCents === "number") rows.push(h("dt", {}, `${t("vat")} ${v.vatRate} %`), h("dd", {}, money(v.vatCents)));
+    }
+    if (report.lateSales) add(t("lateSales"), `${report.lateSales.salesCount} · ${money(report.lateSales.totalCents)}`, "report-late");
+  }
+  return h(
+    "main",
+    { class: "narrow report" },
+    h("h1", { id: `${kind}-report` }, kind === "x" ? t("xReport") : t("zReport")),
+    message ? h("p", { class: "error" }, message) : null,
+    report ? h("dl", { class: "figures" }, ...rows) : message ? null : h("p", {}, "…"),
+    h("button", { type: "button", id: "print-report", onclick: () => printScreen() }, t("print")),
+    kind === "x"
+      ? h("button", { type: "button", class: "primary big", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`)
+      : h("button", { type: "button", class: "primary big", id: "new-session", "data-focus": true, onclick: () => till.go({ name: "sign-in" }) }, t("signOut")),
+  );
+}
+
+function closeScreen(till: Till, message?: string): HTMLElement {
+  const counted = h("input", { id: "counted", name: "counted", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("closeTitle")),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    till.waiting > 0 ? h("p", { class: "notice" }, `${till.waiting} ${t("waiting")}`) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(counted.value);
+          if (cents === null) {
+            counted.setCustomValidity(t("error"));
+            counted.reportValidity();
+            return;
+          }
+          void till.closeTill(cents);
+        },
+      },
+      field(t("counted"), counted),
+      h("button", { type: "submit", class: "danger big", id: "close-confirm" }, t("closeConfirm")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function setAsidePanel(till: Till): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", id: "set-aside-panel", role: "dialog", "aria-modal": "true" },
+    h("h2", {}, t("setAsideTitle")),
+    h("p", {}, t("setAsideHelp")),
+    h(
+      "ul",
+      { class: "set-aside" },
+      ...till.setAside.map((entry) =>
+        h(
+          "li",
+          {},
+          h("strong", {}, `${entry.answer.status} ${entry.answer.code}`),
+          h("p", {}, entry.answer.envelope?.error.message ?? entry.answer.body.slice(0, 300)),
+          h("p", { class: "muted small" }, `${entry.kind} ${entry.id} · ${dateTime(entry.queuedAt)}`),
+          h(
+            "div",
+            { class: "row" },
+            h("button", { type: "button", onclick: () => void till.outbox?.retrySetAside(entry.seq).then(() => till.refreshQueue()).then(() => till.render()) }, t("retry")),
+            h("button", { type: "button", class: "danger", onclick: () => void till.outbox?.dismiss(entry.seq).then(() => till.refreshQueue()).then(() => till.render()) }, t("dismiss")),
+          ),
+        ),
+      ),
+    ),
+    h("button", { type: "button", class: "primary", onclick: () => { till.showSetAside = false; till.render(); } }, `${t("back")} (Esc)`),
+  );
+}
+
+// --- Helpers ---------------------------------------------------------------------------------------
+
+/** The sale as the server books it: the lines at the prices the till showed, the tenders taken. */
+export function saleBody(args: {
+  transactionId: string;
+  number: string;
+  session: SessionKept;
+  issuedAt: string;
+  cart: readonly CartLine[];
+  quote: PriceQuote;
+  tenders: readonly Tender[];
+}): SaleBody {
+  const { quote } = args;
+  return {
+    transactionId: args.transactionId,
+    number: args.number,
+    storeId: args.session.storeId,
+    registerId: args.session.registerId,
+    sellerId: args.session.cashierSubject,
+    customerId: null,
+    sessionId: args.session.sessionId,
+    issuedAt: args.issuedAt,
+    cart: {
+      freeLineSequence: 0,
+      lines: args.cart.map((line) => {
+        const quoted = quote.lines.find((q) => q.id === line.id);
+        return {
+          id: line.id,
+          skuId: line.skuId,
+          quantity: line.quantity,
+          unitPrice: quoted?.unitPrice ?? 0,
+          vatRate: quoted?.vatRate ?? 0,
+          free: false,
+        };
+      }),
+    },
+    tenders: {
+      amountDue: quote.totals.total,
+      sequence: 1,
+      tenders: args.tenders.map((tender, i) => ({
+        id: `p${i + 1}`,
+        method: tender.method,
+        applied: tender.applied,
+        presented: tender.presented,
+        change: tender.change,
+        forfeited: 0,
+      })),
+    },
+  };
+}
+
+function provisionalSlip(sale: Finished, pairing: Pairing | null, session: SessionKept | null): string {
+  const width = 42;
+  const pad = (left: string, right: string) => left.slice(0, width - right.length - 1).padEnd(width - right.length) + right;
+  const euros = (cents: number) => (cents / 100).toFixed(2);
+  const lines = [
+    pairing ? `${pairing.storeId} · ${pairing.registerId}` : "",
+    session ? session.cashierSubject : "",
+    sale.number,
+    dateTime(sale.issuedAt),
+    "-".repeat(width),
+    ...sale.quote.lines.map((l) => pad(`${l.quantity} x ${euros(l.unitPrice)}`, euros(l.netCents))),
+    "-".repeat(width),
+    pad(t("total"), euros(sale.quote.totals.total)),
+    pad(t("method_cash"), euros(sale.tender.presented)),
+    pad(t("change"), euros(sale.tender.change)),
+    "",
+    t("provisional"),
+  ];
+  return lines.join("\n");
+}
+
+/** Prints the screen as it is (a report), rather than the receipt area. */
+function printScreen(): void {
+  document.body.classList.add("print-report");
+  window.print();
+  document.body.classList.remove("print-report");
+}
+
+function fold(text: string): string {
+  return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+}
+
+function describe(error: unknown): string {
+  if (error instanceof TillError) return error.envelope?.error.message ?? error.message;
+  if (error instanceof TillUnreachable) return t("offlineNoSession");
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function start(): void {
+  setLang(currentLang());
+  const till = new Till();
+  till.boot().catch((error: unknown) => {
+    replace(till.root, h("main", { class: "narrow" }, h("p", { class: "error" }, describe(error))));
+  });
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/till/sw.js", { scope: "/till" }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,163 @@
+// The till's words in French and English. The language is the browser's (navigator.language)
+// until the cashier picks one with the switch; the choice is kept in localStorage.
+
+export type Lang = "fr" | "en";
+
+const WORDS = {
+  title: { fr: "Caisse", en: "Till" },
+  pairTitle: { fr: "Appairer cette caisse", en: "Pair this till" },
+  pairHelp: {
+    fr: "Ouvrez l'adresse d'appairage donnée par le back-office (…/till#pair=…), ou collez ici le jeton de l'appareil.",
+    en: "Open the pairing address the back office gave you (…/till#pair=…), or paste the device token here.",
+  },
+  deviceToken: { fr: "Jeton de l'appareil", en: "Device token" },
+  store: { fr: "Magasin", en: "Store" },
+  register: { fr: "Caisse n°", en: "Register" },
+  pair: { fr: "Appairer", en: "Pair" },
+  unpair: { fr: "Oublier l'appairage", en: "Forget pairing" },
+  signInTitle: { fr: "Ouvrir la caisse", en: "Open the till" },
+  cashier: { fr: "Identifiant du caissier", en: "Cashier id" },
+  pin: { fr: "Code PIN", en: "PIN" },
+  openingFloat: { fr: "Fond de caisse (€)", en: "Opening float (€)" },
+  signIn: { fr: "Ouvrir la session", en: "Open the session" },
+  wrongPin: { fr: "Identifiant ou code PIN incorrect.", en: "Unknown cashier or wrong PIN." },
+  alreadyOpen: {
+    fr: "Cette caisse a déjà une session ouverte sur un autre appareil. Clôturez-la (sans comptage) pour ouvrir la vôtre.",
+    en: "This register already has a session open on another device. Close it (uncounted) to open yours.",
+  },
+  closeOther: { fr: "Clôturer l'autre session", en: "Close the other session" },
+  offlineNoSession: {
+    fr: "Serveur injoignable : une session ne s'ouvre qu'en ligne.",
+    en: "The server cannot be reached: a session opens online only.",
+  },
+  scan: { fr: "Code-barres ou recherche", en: "Barcode or search" },
+  scanHint: { fr: "Scannez, ou tapez un nom puis Entrée", en: "Scan, or type a name and press Enter" },
+  unknownBarcode: { fr: "Code-barres inconnu", en: "Unknown barcode" },
+  noMatch: { fr: "Aucun article", en: "No article found" },
+  emptyCart: { fr: "Panier vide : scannez un article.", en: "Empty cart: scan an article." },
+  article: { fr: "Article", en: "Article" },
+  qty: { fr: "Qté", en: "Qty" },
+  amount: { fr: "Montant", en: "Amount" },
+  remove: { fr: "Retirer", en: "Remove" },
+  subtotal: { fr: "Sous-total", en: "Subtotal" },
+  discounts: { fr: "Remises", en: "Discounts" },
+  total: { fr: "Total TTC", en: "Total" },
+  vat: { fr: "dont TVA", en: "incl. VAT" },
+  vatRate: { fr: "TVA", en: "VAT" },
+  items: { fr: "articles", en: "items" },
+  payCash: { fr: "Encaisser en espèces", en: "Pay cash" },
+  newSale: { fr: "Nouvelle vente", en: "New sale" },
+  cancelSale: { fr: "Annuler la vente", en: "Cancel sale" },
+  cashTitle: { fr: "Paiement en espèces", en: "Cash payment" },
+  due: { fr: "À payer", en: "Due" },
+  given: { fr: "Montant remis (€)", en: "Cash given (€)" },
+  change: { fr: "Monnaie à rendre", en: "Change due" },
+  notEnough: { fr: "Montant insuffisant", en: "Not enough" },
+  confirm: { fr: "Valider", en: "Confirm" },
+  back: { fr: "Retour", en: "Back" },
+  saleDone: { fr: "Vente enregistrée", en: "Sale recorded" },
+  saleQueued: { fr: "Vente en attente d'envoi", en: "Sale waiting to be sent" },
+  printReceipt: { fr: "Imprimer le ticket", en: "Print receipt" },
+  provisional: {
+    fr: "Justificatif provisoire : le ticket sera émis à l'envoi de la vente.",
+    en: "Provisional slip: the ticket is issued once the sale is sent.",
+  },
+  waiting: { fr: "en attente d'envoi", en: "waiting to send" },
+  setAside: { fr: "mises de côté", en: "set aside" },
+  setAsideTitle: { fr: "Ventes refusées par le serveur", en: "Sales the server set aside" },
+  setAsideHelp: {
+    fr: "Ces ventes n'ont pas été enregistrées. Montrez-les à un responsable.",
+    en: "These sales were not booked. Show them to a manager.",
+  },
+  retry: { fr: "Renvoyer", en: "Send again" },
+  dismiss: { fr: "Écarter", en: "Dismiss" },
+  online: { fr: "En ligne", en: "Online" },
+  offline: { fr: "Hors ligne", en: "Offline" },
+  xReport: { fr: "Rapport X", en: "X report" },
+  closeTill: { fr: "Clôturer", en: "Close" },
+  closeTitle: { fr: "Clôture de la caisse", en: "Close the till" },
+  counted: { fr: "Espèces comptées (€)", en: "Counted cash (€)" },
+  closeConfirm: { fr: "Clôturer et éditer le Z", en: "Close and print the Z" },
+  closeWaiting: {
+    fr: "Des ventes attendent encore d'être envoyées : clôturez une fois la file vide.",
+    en: "Sales are still waiting to be sent: close once the queue is empty.",
+  },
+  zReport: { fr: "Rapport Z", en: "Z report" },
+  salesCount: { fr: "Ventes", en: "Sales" },
+  totalSales: { fr: "Total des ventes", en: "Sales total" },
+  expectedCash: { fr: "Espèces attendues", en: "Expected cash" },
+  countedCash: { fr: "Espèces comptées", en: "Counted cash" },
+  difference: { fr: "Écart", en: "Difference" },
+  tenders: { fr: "Moyens de paiement", en: "Tenders" },
+  lateSales: { fr: "Ventes tardives", en: "Late sales" },
+  print: { fr: "Imprimer", en: "Print" },
+  signOut: { fr: "Nouvelle session", en: "New session" },
+  snapshotMissing: {
+    fr: "Pas encore de catalogue sur cet appareil : connectez-le au serveur.",
+    en: "No catalog on this device yet: connect it to the server.",
+  },
+  syncing: { fr: "Synchronisation du catalogue…", en: "Syncing the catalog…" },
+  catalogAt: { fr: "Catalogue du", en: "Catalog of" },
+  refused: { fr: "Refusé", en: "Refused" },
+  error: { fr: "Erreur", en: "Error" },
+  session: { fr: "Session", en: "Session" },
+  method_cash: { fr: "Espèces", en: "Cash" },
+} as const;
+
+export type Word = keyof typeof WORDS;
+
+const KEY = "till.lang";
+
+function initial(): Lang {
+  let kept: string | null = null;
+  try {
+    kept = localStorage.getItem(KEY);
+  } catch {
+    kept = null;
+  }
+  if (kept === "fr" || kept === "en") return kept;
+  return (navigator.language || "fr").toLowerCase().startsWith("en") ? "en" : "fr";
+}
+
+let lang: Lang = initial();
+
+export function currentLang(): Lang {
+  return lang;
+}
+
+export function setLang(next: Lang): void {
+  lang = next;
+  document.documentElement.lang = next;
+  try {
+    localStorage.setItem(KEY, next);
+  } catch {
+    // private mode: the switch lasts for the page
+  }
+}
+
+export function t(word: Word): string {
+  return WORDS[word][lang];
+}
+
+/** Integer cents written as euros in the current language: 1 234,50 € or €1,234.50. */
+export function money(cents: number): string {
+  return new Intl.NumberFormat(lang === "fr" ? "fr-FR" : "en-GB", { style: "currency", currency: "EUR" }).format(
+    cents / 100,
+  );
+}
+
+/** Euros typed by a person ("12", "12,5", "12.50") as integer cents; null when it is not an amount. */
+export function parseEuros(text: string): number | null {
+  const clean = text.trim().replace(/\s/g, "").replace(",", ".");
+  if (!/^\d{1,9}(\.\d{0,2})?$/.test(clean)) return null;
+  const [units = "0", fraction = ""] = clean.split(".");
+  return Number(units) * 100 + Number((fraction + "00").slice(0, 2));
+}
+
+export function dateTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { dateStyle: "short", timeStyle: "short" }).format(
+    date,
+  );
+}
