@@ -47,6 +47,7 @@ pub mod fiscal;
 pub mod grant;
 pub mod ids;
 pub mod instant;
+pub mod invoice;
 pub mod money;
 pub mod offline;
 #[cfg(feature = "openapi")]
