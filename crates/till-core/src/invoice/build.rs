@@ -99,6 +99,8 @@ pub enum InvoiceRefusal {
 /// What does not add up in a sale's record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RecordProblem {
+    #[error("has no line")]
+    NoLine,
     #[error("has a line of no unit")]
     Quantity,
     #[error("has an amount of the wrong sign or out of range")]
@@ -236,6 +238,9 @@ fn ticket_lines(ticket: &SaleRecord, index: usize, direction: Direction) -> Resu
             .filter(|cents| !cents.is_negative())
             .ok_or(RecordProblem::Amount)
     };
+    if ticket.lines.is_empty() {
+        return Err(RecordProblem::NoLine);
+    }
     let rates = ticket
         .lines
         .iter()

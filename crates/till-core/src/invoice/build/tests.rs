@@ -2,6 +2,7 @@ use super::*;
 use crate::fiscal::payload::{OriginalTicket, SaleRecordVat};
 use crate::invoice::{BuyerText, cii};
 use crate::pricing::vat_totals;
+use crate::returns::{ReturnableLine, ReturnableSale, ReturnedUnits, plan_return};
 use crate::seller::{AddressLine, CountryCode, LegalName, PostalAddress, PostalCode, Siren, VatNumber};
 use jiff::civil::date;
 use proptest::prelude::*;
@@ -309,6 +310,14 @@ fn a_record_that_does_not_add_up_is_refused() {
         RecordProblem::Amount
     );
     assert_eq!(refused(|r| r.total_cents = i64::MAX), RecordProblem::Amount);
+    assert_eq!(
+        refused(|r| {
+            r.lines.clear();
+            r.vat.clear();
+            r.total_cents = 0;
+        }),
+        RecordProblem::NoLine
+    );
 }
 
 #[test]
@@ -479,6 +488,67 @@ proptest! {
         let credit = credit_invoice(f.issue(2), &of, &[whole_return(&sold, "r1")]).unwrap();
         prop_assert_eq!(credit.totals, original.totals);
         prop_assert_eq!(credit.vat, original.vat);
+    }
+
+    /// Returns in parts are credited for what they refunded, to the cent, and all of them
+    /// together never for more than the invoice.
+    #[test]
+    fn partial_returns_are_credited_for_their_refunds(
+        rung in prop::collection::vec(any_line(), 1..6),
+        cuts in prop::collection::vec((0usize..6, 1i64..4), 1..6),
+    ) {
+        let f = Fixture::new();
+        let sold = sale("t1", &rung);
+        let original = invoice(f.issue(1), std::slice::from_ref(&sold)).unwrap();
+        let mut returnable = ReturnableSale {
+            total: cents(sold.total_cents),
+            points_earned: 0,
+            refunded: Cents::ZERO,
+            points_returned: 0,
+            lines: sold.lines.iter().map(|l| ReturnableLine {
+                line_id: l.line_id.clone(),
+                quantity: l.quantity,
+                returned: 0,
+                vat_rate: rate(l.vat_rate),
+                gross: cents(l.gross_cents),
+                promotion: cents(l.promotion_cents),
+                declared: cents(l.declared_cents),
+                net: cents(l.net_cents),
+            }).collect(),
+        };
+        let mut returns = Vec::new();
+        for (n, (line, units)) in cuts.into_iter().enumerate() {
+            let line = line % returnable.lines.len();
+            let units = units.min(returnable.lines[line].remaining());
+            if units == 0 { continue; }
+            let plan = plan_return(&returnable, &[ReturnedUnits { line_id: returnable.lines[line].line_id.clone(), units }]).unwrap();
+            returnable.lines[line].returned += units;
+            returnable.refunded = returnable.refunded.checked_add(plan.refund).unwrap();
+            let mut back = whole_return(&sold, &format!("r{n}"));
+            back.lines = plan.lines.iter().map(|refund| SaleRecordLine {
+                quantity: refund.units,
+                gross_cents: -refund.gross.get(),
+                promotion_cents: -refund.promotion.get(),
+                declared_cents: -refund.declared.get(),
+                ticket_cents: -refund.ticket.get(),
+                net_cents: -refund.refund.get(),
+                ..sold.lines[refund.index].clone()
+            }).collect();
+            back.vat = vat_of(&back.lines, -1);
+            back.total_cents = -plan.refund.get();
+            returns.push(back);
+        }
+        prop_assume!(!returns.is_empty());
+        let covered = vec!["t1".to_owned()];
+        let of = CreditOf { invoice: InvoiceReference { number: original.number.clone(), issued_on: original.issued_on }, sales: &covered };
+        let credit = credit_invoice(f.issue(2), &of, &returns).unwrap();
+        prop_assert_eq!(credit.totals.with_vat, returnable.refunded);
+        prop_assert!(credit.totals.with_vat <= original.totals.with_vat);
+        for entry in &credit.vat {
+            let sealed: i64 = returns.iter().flat_map(|r| &r.vat).filter(|v| v.vat_rate == entry.rate.hundredths()).map(|v| -v.vat_cents).sum();
+            prop_assert_eq!(entry.tax.get(), sealed);
+        }
+        prop_assert!(well_formed(&cii::xml(&credit).unwrap()));
     }
 
     /// Whatever a buyer's fields or an article's label hold, the XML is written and reads back.
