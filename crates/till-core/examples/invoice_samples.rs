@@ -141,13 +141,27 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let credit = invoice::credit_invoice(issue(6, &french)?, &credited, &[returned])?;
 
-    let samples: [(&str, &Invoice); 6] = [
+    // Each sale of a cent at the standard rate rounds its VAT down to nothing: this many of
+    // them stray from BR-S-09 by just under what the rule allows, which till still accepts.
+    let mut cents = Vec::new();
+    for n in 0..480 {
+        cents.push(sale(
+            &format!("c-{n}"),
+            &format!("T3-{n:04}"),
+            date(2026, 11, 24),
+            &[("Sachet de sucre", 1, 1, 2000, 0)],
+        )?);
+    }
+    let at_the_edge = invoice::invoice(issue(7, &french)?, &cents)?;
+
+    let samples: [(&str, &Invoice); 7] = [
         ("one-sale", &one_sale),
         ("several-sales", &several_sales),
         ("four-rates-discounts", &rates_and_discounts),
         ("gift-card", &with_gift_card),
         ("foreign-buyer", &foreign_buyer),
         ("credit", &credit),
+        ("rounding-at-the-edge", &at_the_edge),
     ];
     for (name, invoice) in samples {
         let path = dir.join(format!("{name}.xml"));

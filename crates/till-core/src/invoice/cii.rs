@@ -321,7 +321,7 @@ fn french_date(on: Date) -> String {
     on.strftime("%d/%m/%Y").to_string()
 }
 
-/// A rate as a percentage without trailing zeros: `20`, `5.5`, `2.1`.
+/// A rate as a percentage, without trailing zeros.
 pub fn percent(rate: VatRate) -> String {
     let shown = rate.to_string();
     shown.trim_end_matches('%').to_owned()

@@ -1,5 +1,5 @@
 //! An invoice's number, `F-{storeId}-{year}-{seq}`: one gapless sequence per store and year,
-//! from 1, written with at least six digits so that numbers of a year sort as they were issued.
+//! from one, written with at least six digits so that numbers of a year sort as they were issued.
 //! A store id may hold dashes; the year and the sequence never do, so a number is read from its
 //! end.
 
@@ -44,7 +44,7 @@ impl InvoiceNumber {
     }
 
     /// The number that follows `last`, the store's last number issued (none yet: `None`), for
-    /// an invoice issued in `year`: the sequence starts again from 1 each year.
+    /// an invoice issued in `year`: the sequence starts again from one each year.
     pub fn next(last: Option<&InvoiceNumber>, store_id: &StoreId, year: i16) -> Result<InvoiceNumber, NumberProblem> {
         let Some(last) = last else {
             return InvoiceNumber::first(store_id.clone(), year);

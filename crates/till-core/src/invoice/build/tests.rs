@@ -163,19 +163,19 @@ impl Fixture {
 #[test]
 fn a_sale_is_invoiced_without_vat_to_the_cent() {
     let f = Fixture::new();
-    // Four baguettes at 1.30 (5.5 %) and a mug at 14.50 less 1.00 (20 %).
+    // Baguettes at the reduced rate, and a mug at the standard rate with a discount.
     let breakfast = sale("t1", &[(4, 130, 550, 0), (1, 1450, 2000, 100)]);
     let invoice = invoice(f.issue(1), std::slice::from_ref(&breakfast)).unwrap();
     assert_eq!(invoice.type_code(), "380");
     assert_eq!(invoice.tickets[0].number, "T-t1");
     let bread = &invoice.lines[0];
-    // 5.20 holds 0.27 of VAT at 5.5 %.
+    // The bread's net holds its VAT; nothing is taken off.
     assert_eq!(
         (bread.gross, bread.allowance, bread.net, bread.vat),
         (cents(493), Cents::ZERO, cents(493), cents(27))
     );
     let mug = &invoice.lines[1];
-    // 13.50 holds 2.25; the 1.00 off holds 0.17, so 0.83 without VAT.
+    // The discount held VAT too: the allowance is the discount without it.
     assert_eq!(
         (mug.gross, mug.allowance, mug.net, mug.vat),
         (cents(1208), cents(83), cents(1125), cents(225))
@@ -323,8 +323,8 @@ fn a_record_that_does_not_add_up_is_refused() {
 #[test]
 fn vat_rounded_too_often_for_one_invoice_is_refused() {
     let f = Fixture::new();
-    // A sale of a cent at 20 % holds no VAT, a fifth of a cent short of its base times the
-    // rate: hundreds of them stray a whole euro from the rule.
+    // A sale of a cent at the standard rate holds no VAT, a fraction of a cent short of its
+    // base times the rate: hundreds of them stray a whole euro from the rule.
     let cents_sold =
         |n: usize| -> Vec<SaleRecord> { (0..n).map(|i| sale(&format!("t{i}"), &[(1, 1, 2000, 0)])).collect() };
     assert!(invoice(f.issue(1), &cents_sold(400)).is_ok());
