@@ -227,6 +227,30 @@ fn the_vat_of_several_sales_is_theirs_added_up() {
 }
 
 #[test]
+fn a_ticket_is_dated_by_the_stores_clock_and_the_xml_by_its_tickets() {
+    let f = Fixture::new();
+    let at = |text: &str| text.parse::<jiff::Timestamp>().unwrap().as_microsecond();
+    let mut late = sale("t1", &[(1, 100, 2000, 0)]);
+    // Past midnight in Paris, still the day before in UTC.
+    late.issued_at = Some(at("2026-11-21T23:30:00Z"));
+    let mut next = sale("t2", &[(1, 100, 2000, 0)]);
+    next.issued_at = None;
+    next.emitted_at = at("2026-11-23T09:00:00Z");
+    let invoice = invoice(f.issue(1), &[late, next]).unwrap();
+    assert_eq!(invoice.tickets[0].on, date(2026, 11, 22));
+    assert_eq!(
+        invoice.tickets[1].on,
+        date(2026, 11, 23),
+        "without issuedAt, its arrival"
+    );
+    assert_eq!(invoice.delivered(), Some((date(2026, 11, 22), date(2026, 11, 23))));
+    let xml = String::from_utf8(cii::xml(&invoice).unwrap()).unwrap();
+    assert!(xml.contains("<ram:BillingSpecifiedPeriod>"));
+    assert!(xml.contains("<udt:DateTimeString format=\"102\">20261122</udt:DateTimeString>"));
+    assert!(xml.contains("Tickets de caisse : T-t1 du 22/11/2026, T-t2 du 23/11/2026."));
+}
+
+#[test]
 fn a_gift_card_sold_is_exempt() {
     let f = Fixture::new();
     let invoice = invoice(f.issue(1), &[sale("t1", &[(1, 5000, 0, 0), (1, 1200, 2000, 0)])]).unwrap();
