@@ -120,6 +120,11 @@ class Till {
       this.renderStatus();
     });
     document.addEventListener("keydown", (event) => this.onKey(event));
+    // A pairing address opened on a page already showing the till changes only the fragment:
+    // start again from it.
+    addEventListener("hashchange", () => {
+      if (location.hash.includes("pair=")) location.reload();
+    });
     if (this.pairing === null) {
       this.go({ name: "pair" });
       return;

@@ -1,0 +1,496 @@
+"""The till in the browser (/till) in a real headless Chromium, against a fresh
+`till serve --demo` (run by scripts/till-browser-test, once per engine).
+
+As a cashier would, with the keyboard (a keyboard-wedge scanner types the barcode, then Enter)
+and clicks: pairs the till with the address the demo prints, signs in with the PIN, scans two
+articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
+checks through the API that the sale is booked at the total shown and that stock moved; reads
+the X report and compares it with the API's. Then cuts the network and stops the server, rings
+20 sales (reloading the page halfway: the service worker serves it), restarts the server on the
+same data directory and port, goes online, waits for the queue to empty, and checks that each
+of the 20 is booked exactly once and that the register's journal verifies. Closes the till
+with the counted cash and reads the Z report. Screenshots of every screen at 1280x800,
+1024x768 and 390x844, each checked to be no wider than the window. Prints one line per check,
+then `ENGINE: N passed, N failed`; exits 1 when a check failed.
+"""
+
+import argparse
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORTS = [
+    ("1280x800", {"width": 1280, "height": 800}),
+    ("1024x768", {"width": 1024, "height": 768}),
+    ("390x844", {"width": 390, "height": 844}),
+]
+DESK = VIEWPORTS[0][1]
+STORE, REGISTER, CASHIER, PIN = "paris-marais", "till-3", "camille", "1234"
+OFFLINE_SALES = 20
+
+OVERFLOW = """() => {
+  const width = window.innerWidth;
+  const scrollWidth = document.documentElement.scrollWidth;
+  if (scrollWidth <= width) return null;
+  let widest = null;
+  for (const element of document.querySelectorAll("body *")) {
+    const right = element.getBoundingClientRect().right;
+    if (right > width + 0.5 && (!widest || right > widest.right)) {
+      widest = {right: Math.round(right), element: element.tagName.toLowerCase() + (element.id ? "#" + element.id : "")};
+    }
+  }
+  return {scrollWidth, width, widest};
+}"""
+
+
+def sku(name):
+    """A demo article's id: the SHA-256 of its name."""
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def barcode(index):
+    """A demo article's EAN-13: 37601234, its index on four digits, its check digit."""
+    body = f"37601234{index:04}"
+    total = sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(body))
+    return body + str((10 - total % 10) % 10)
+
+
+BAGUETTE, MUG, CONFITURE, MIEL = 0, 20, 1, 2
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`till serve --demo` on a port and data directory it keeps across a restart."""
+
+    def __init__(self, till, database_url, data_dir, log):
+        self.till, self.database_url, self.data_dir, self.log = till, database_url, data_dir, log
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.starts = 0
+        self.start()
+
+    def start(self):
+        self.starts += 1
+        log = self.log.with_suffix(f".{self.starts}.log")
+        env = {
+            "TILL_DATABASE_URL": self.database_url,
+            "TILL_DATA_DIR": str(self.data_dir),
+            "TILL_LISTEN": f"127.0.0.1:{self.port}",
+            "PATH": "/usr/bin:/bin",
+        }
+        self.process = subprocess.Popen([self.till, "serve", "--demo"], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"the server stopped:\n{log.read_text()}")
+            printed = log.read_text()
+            token = re.search(r"^export TILL_TOKEN=(\S+)$", printed, re.M)
+            pair = re.search(r"^# till: (\S+)$", printed, re.M)
+            if token and pair:
+                self.token = token.group(1)
+                self.pair = pair.group(1)
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"the server did not print the till's address:\n{log.read_text()}")
+
+    def request(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def api(self, path):
+        return self.request("GET", path)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+class Run:
+    def __init__(self, engine, server, shots, page, context):
+        self.engine, self.server, self.shots, self.page, self.context = engine, server, shots, page, context
+        self.passed, self.failed = 0, 0
+
+    def check(self, name, test):
+        try:
+            test()
+        except Exception as error:  # one failed check must not hide the others
+            self.failed += 1
+            self.page.screenshot(path=str(self.shots / f"{self.engine}-FAILED-{name.replace(' ', '-')}.png"), full_page=True)
+            print(f"  FAIL {name}: {error}", flush=True)
+        else:
+            self.passed += 1
+            print(f"  ok   {name}", flush=True)
+
+    def screens(self, name):
+        """The screen as it is at each viewport: a screenshot, and no wider than the window."""
+        page = self.page
+        wide = []
+        for viewport_name, viewport in VIEWPORTS:
+            page.set_viewport_size(viewport)
+            page.wait_for_timeout(100)
+            overflow = page.evaluate(OVERFLOW)
+            if overflow is not None:
+                wide.append(f"{viewport_name}: {overflow}")
+            page.screenshot(path=str(self.shots / f"{self.engine}-{name}-{viewport_name}.png"), full_page=True)
+        page.set_viewport_size(DESK)
+        self.refocus()
+        assert not wide, f"{name} is wider than the window: {wide}"
+
+    def refocus(self):
+        """Back to the scan field when selling (the viewport changes moved no focus of a person)."""
+        if self.page.query_selector("#scan"):
+            self.page.focus("#scan")
+
+    def scan(self, code):
+        """A keyboard-wedge scanner: the digits, then Enter, into whatever has the focus."""
+        self.page.keyboard.type(code, delay=5)
+        self.page.keyboard.press("Enter")
+
+    def total_shown(self):
+        return int(self.page.get_attribute("#total", "data-cents"))
+
+    def pay_cash(self, typed=None):
+        """F2 opens the cash payment; the amount handed over (or nothing: the exact amount), Enter."""
+        page = self.page
+        page.keyboard.press("F2")
+        page.wait_for_selector("#given:focus")
+        if typed:
+            page.keyboard.type(typed)
+        page.wait_for_selector("#confirm:not([disabled])")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state")
+        return page.get_attribute("#sale-state", "data-transaction")
+
+    def waiting(self):
+        return int(self.page.get_attribute("#waiting", "data-count"))
+
+
+def sales_of_register(server):
+    """Every sale of the web till's register, following the pages."""
+    found, cursor = [], None
+    while True:
+        query = {"registerId": REGISTER, "limit": 200}
+        if cursor:
+            query["cursor"] = cursor
+        page = server.api("/v1/sales?" + urllib.parse.urlencode(query))
+        found.extend(page["items"])
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return found
+
+
+def on_hand(server, index_name):
+    return server.api(f"/v1/stores/{STORE}/stock/{sku(index_name)}")["onHand"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--till", required=True)
+    parser.add_argument("--chromium", required=True)
+    parser.add_argument("--engine", required=True)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--screenshots", required=True)
+    args = parser.parse_args()
+    work = Path(args.work)
+    shots = Path(args.screenshots)
+    server = Server(args.till, args.database_url, work / "data", work / "server")
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=args.chromium, args=CHROMIUM_FLAGS)
+            context = browser.new_context(viewport=DESK, locale="fr-FR", service_workers="allow")
+            page = context.new_page()
+            errors = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            run = Run(args.engine, server, shots, page, context)
+            scenario(run, server)
+            run.check("no script error on any page", lambda: _assert(not errors, errors))
+            browser.close()
+    finally:
+        server.stop()
+    print(f"{args.engine}: {run.passed} passed, {run.failed} failed", flush=True)
+    sys.exit(1 if run.failed else 0)
+
+
+def _assert(condition, message):
+    assert condition, message
+
+
+def scenario(run, server):
+    page = run.page
+    state = {}
+
+    # --- Pairing -------------------------------------------------------------------------------
+    def unpaired_shows_the_pair_screen():
+        page.goto(server.base + "/till")
+        page.wait_for_selector("input[name=token]")
+        assert page.get_attribute("html", "lang") == "fr"
+        run.screens("pair")
+
+    run.check("an unpaired browser shows the pairing screen", unpaired_shows_the_pair_screen)
+
+    def pairing():
+        page.goto(server.pair)
+        page.wait_for_selector("#cashier:focus")
+        assert "#" not in page.url and "pair" not in page.url, page.url
+        assert page.url.endswith("/till"), page.url
+        run.screens("sign-in")
+
+    run.check("the demo's address pairs the till and leaves the address bar", pairing)
+
+    def service_worker_controls_the_page():
+        page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+        page.reload()
+        page.wait_for_selector("#cashier")
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=15000)
+
+    run.check("the service worker controls the page", service_worker_controls_the_page)
+
+    # --- Sign in -------------------------------------------------------------------------------
+    def wrong_pin_is_refused():
+        page.fill("#cashier", CASHIER)
+        page.fill("#pin", "0000")
+        page.click("#sign-in")
+        page.wait_for_selector("p.error[role=alert]")
+
+    run.check("a wrong PIN is refused", wrong_pin_is_refused)
+
+    def sign_in():
+        page.wait_for_function("() => document.querySelectorAll('#staff option').length > 0", timeout=30000)
+        page.focus("#cashier")
+        page.keyboard.type(CASHIER)
+        page.keyboard.press("Tab")
+        page.keyboard.type(PIN)
+        page.keyboard.press("Tab")
+        page.keyboard.press("Control+A")
+        page.keyboard.type("100")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#scan:focus")
+        sessions = server.api(f"/v1/register-sessions?registerId={REGISTER}&open=true")["items"]
+        assert len(sessions) == 1, sessions
+        state["session"] = sessions[0]["sessionId"]
+        assert sessions[0]["cashierSubject"] == CASHIER, sessions[0]
+        run.screens("sell-empty")
+
+    run.check("the cashier signs in with a PIN and an opening float", sign_in)
+
+    # --- Selling ------------------------------------------------------------------------------
+    def ring_a_sale():
+        state["stock"] = {name: on_hand(server, name) for name in ["Mug en grès", "Baguette tradition", "Confiture d'abricot 370 g"]}
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        run.scan(barcode(BAGUETTE))
+        page.wait_for_selector(f"tr[data-sku='{sku('Baguette tradition')}']")
+        # By name: one match is added at once.
+        page.keyboard.type("confiture d'abri")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"tr[data-sku='{sku('Confiture d’abricot 370 g'.replace('’', chr(39)))}']")
+        # Several matches (without accents): a list to touch.
+        page.keyboard.type("cafe")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#results button.result >> nth=1")
+        page.click("#results button.result >> text=Café à emporter")
+        page.wait_for_selector(f"tr[data-sku='{sku('Café à emporter')}']")
+        # Two baguettes: the + of its line.
+        page.click(f"tr[data-sku='{sku('Baguette tradition')}'] button.step[aria-label='+1']")
+        page.wait_for_selector(f"tr[data-sku='{sku('Baguette tradition')}'] input.qty[value='2']")
+        # The coffee goes back: its line's remove button.
+        page.click(f"tr[data-sku='{sku('Café à emporter')}'] button.remove")
+        page.wait_for_selector(f"tr[data-sku='{sku('Café à emporter')}']", state="detached")
+        assert page.evaluate("() => document.activeElement.id") == "scan"
+        assert page.locator("table.cart tbody tr").count() == 3
+        state["total"] = run.total_shown()
+        priced = server.request(
+            "POST",
+            "/v1/checkout/price",
+            {
+                "storeId": STORE,
+                "cart": {
+                    "freeLineSequence": 0,
+                    "lines": [
+                        {"id": "l1", "skuId": sku("Mug en grès"), "quantity": 1, "unitPrice": 0, "vatRate": 0, "free": False},
+                        {"id": "l2", "skuId": sku("Baguette tradition"), "quantity": 2, "unitPrice": 0, "vatRate": 0, "free": False},
+                        {"id": "l3", "skuId": sku("Confiture d'abricot 370 g"), "quantity": 1, "unitPrice": 0, "vatRate": 0, "free": False},
+                    ],
+                },
+            },
+        )
+        assert state["total"] == priced["totals"]["total"], (state["total"], priced["totals"])
+        run.screens("sell-cart")
+
+    run.check("scan two articles, find one by name, change a quantity, remove a line", ring_a_sale)
+
+    def pay_cash():
+        page.keyboard.press("F2")
+        page.wait_for_selector("#given:focus")
+        assert int(page.get_attribute("#due", "data-cents")) == state["total"]
+        page.keyboard.type("50")
+        page.wait_for_selector("#confirm:not([disabled])")
+        run.screens("pay-cash")
+        page.focus("#given")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        assert int(page.get_attribute("#change-due", "data-cents")) == 5000 - state["total"]
+        state["sale"] = page.get_attribute("#sale-state", "data-transaction")
+        run.screens("sale-done")
+
+    run.check("cash with change: the sale is sent and booked", pay_cash)
+
+    def booked_as_shown():
+        sale = server.api(f"/v1/sales/{state['sale']}")
+        total = sale.get("totals", sale.get("transaction", {}).get("totals", {})).get("total")
+        if total is None:
+            total = json.dumps(sale)
+        assert str(state["total"]) in json.dumps(sale), sale
+        summary = [s for s in sales_of_register(server) if s["transactionId"] == state["sale"]]
+        assert len(summary) == 1 and summary[0]["totalCents"] == state["total"], summary
+        after = {name: on_hand(server, name) for name in state["stock"]}
+        moved = {name: state["stock"][name] - after[name] for name in after}
+        assert moved == {"Mug en grès": 1, "Baguette tradition": 2, "Confiture d'abricot 370 g": 1}, moved
+
+    run.check("the API has the sale at the total shown, and stock moved", booked_as_shown)
+
+    def print_receipt():
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; }")
+        page.click("#print")
+        page.wait_for_function("() => window.__printed === true")
+        text = page.inner_text("#print-area")
+        assert "T-till-3-000001" in text or state["sale"] in text or str(state["total"] // 100) in text, text
+        page.emulate_media(media="print")
+        page.screenshot(path=str(run.shots / f"{run.engine}-receipt-print.png"), full_page=True)
+        page.emulate_media(media="screen")
+
+    run.check("the receipt prints on the print area", print_receipt)
+
+    def new_sale_with_enter():
+        page.focus("#new-sale")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("Enter starts the next sale", new_sale_with_enter)
+
+    def x_report():
+        page.click("#x-report")
+        page.wait_for_selector("#report-count")
+        api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        assert page.inner_text("#report-session") == state["session"]
+        assert page.inner_text("#report-count").strip() == str(api["salesCount"]), api
+        shown = re.sub(r"\D", "", page.inner_text("#report-total"))
+        assert int(shown) == api["totalCents"], (shown, api["totalCents"])
+        expected = re.sub(r"\D", "", page.inner_text("#report-expected"))
+        assert int(expected) == api["expectedCashCents"] == 10000 + state["total"], (expected, api)
+        run.screens("x-report")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("the X report shows the API's figures", x_report)
+
+    def language_switch():
+        page.click("nav.lang button >> text=EN")
+        page.wait_for_selector("#pay >> text=Pay cash")
+        assert page.get_attribute("html", "lang") == "en"
+        run.screens("sell-english")
+        page.click("nav.lang button >> text=FR")
+        page.wait_for_selector("#pay >> text=Encaisser")
+
+    run.check("the language switch", language_switch)
+
+    # --- Offline ------------------------------------------------------------------------------
+    offline_ids = []
+
+    def ring_offline():
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        run.context.set_offline(True)
+        server.stop()
+        for n in range(OFFLINE_SALES):
+            if n == OFFLINE_SALES // 2:
+                # The page again, from the service worker; the sale data from IndexedDB.
+                page.reload()
+                page.wait_for_selector("#scan:focus", timeout=15000)
+            run.scan(barcode([BAGUETTE, MUG, CONFITURE, MIEL][n % 4]))
+            page.wait_for_selector("table.cart tbody tr")
+            if n % 3 == 0:
+                run.scan(barcode(BAGUETTE))
+            offline_ids.append(run.pay_cash("100" if n % 2 else None))
+            assert page.get_attribute("#sale-state", "data-booked") == "false"
+            if n == 0:
+                run.screens("sale-queued")
+            page.click("#new-sale")
+            page.wait_for_selector("#scan:focus")
+        assert len(set(offline_ids)) == OFFLINE_SALES
+        page.wait_for_function(f"() => document.querySelector('#waiting').dataset.count === '{OFFLINE_SALES}'")
+        assert page.get_attribute("[data-online]", "data-online") == "false"
+        run.screens("sell-offline")
+
+    run.check(f"offline, with the server stopped: {OFFLINE_SALES} sales rung and queued", ring_offline)
+
+    def back_online():
+        server.start()
+        run.context.set_offline(False)
+        page.wait_for_function("() => document.querySelector('#waiting').dataset.count === '0'", timeout=90000)
+        booked = sales_of_register(server)
+        ids = [s["transactionId"] for s in booked]
+        for transaction in offline_ids:
+            assert ids.count(transaction) == 1, (transaction, ids.count(transaction))
+        assert len(ids) == len(set(ids)) == OFFLINE_SALES + 1, len(ids)
+        verified = server.api(f"/v1/fiscal/registers/{REGISTER}/verify")
+        assert verified["ok"] is True, verified
+        assert not page.query_selector("#set-aside"), "nothing set aside"
+
+    run.check("online again: the queue empties, each sale booked once, the journal verifies", back_online)
+
+    # --- Closing ------------------------------------------------------------------------------
+    def close_with_counts():
+        api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        page.click("#close")
+        page.wait_for_selector("#counted:focus")
+        run.screens("close")
+        page.keyboard.type(f"{api['expectedCashCents'] // 100},{api['expectedCashCents'] % 100:02}")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#z-report", timeout=15000)
+        assert int(re.sub(r"\D", "", page.inner_text("#report-count"))) == api["salesCount"] == OFFLINE_SALES + 1
+        assert int(re.sub(r"\D", "", page.inner_text("#counted-cash"))) == api["expectedCashCents"]
+        assert re.sub(r"\D", "", page.inner_text("#difference-cash")) == "000"
+        session = server.api(f"/v1/register-sessions/{state['session']}")
+        assert session["status"] == "closed", session
+        run.screens("z-report")
+        page.click("#new-session")
+        page.wait_for_selector("#cashier:focus")
+
+    run.check("the close with counted cash, and the Z report", close_with_counts)
+
+
+if __name__ == "__main__":
+    main()
