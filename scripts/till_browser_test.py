@@ -491,6 +491,31 @@ def scenario(run, server):
 
     run.check("the close with counted cash, and the Z report", close_with_counts)
 
+    def another_devices_session():
+        # A session opened elsewhere (its token is never shown again): the till offers to close it.
+        other = server.request(
+            "POST",
+            "/v1/register-sessions",
+            {"storeId": STORE, "registerId": REGISTER, "cashierSubject": CASHIER, "pin": PIN, "openingFloatCents": 0},
+        )
+        page.fill("#cashier", CASHIER)
+        page.fill("#pin", PIN)
+        page.click("#sign-in")
+        page.wait_for_selector("#close-other")
+        assert other["sessionId"] in page.inner_text("#close-other")
+        run.screens("sign-in-already-open")
+        page.click("#close-other")
+        page.wait_for_selector("#cashier:focus")
+        assert server.api(f"/v1/register-sessions/{other['sessionId']}")["status"] == "closed"
+        page.fill("#cashier", CASHIER)
+        page.fill("#pin", PIN)
+        page.click("#sign-in")
+        page.wait_for_selector("#scan:focus")
+        sessions = server.api(f"/v1/register-sessions?registerId={REGISTER}&open=true")["items"]
+        assert len(sessions) == 1 and sessions[0]["sessionId"] != other["sessionId"], sessions
+
+    run.check("a session open on another device is closed from the till, then the cashier signs in", another_devices_session)
+
 
 if __name__ == "__main__":
     main()

@@ -396,7 +396,7 @@ class Till {
         const answer = await this.sessionClient().raw(
           "POST",
           `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`,
-          { query: { format: "text" }, body: { printId: `${sale.transactionId}-print` } },
+          { query: { format: "text", columns: "42" }, body: { printId: `${sale.transactionId}-print` } },
         );
         if (answer.status >= 200 && answer.status < 300) text = answer.text;
       } catch {
