@@ -9,7 +9,9 @@ the X report and compares it with the API's. Then cuts the network and stops the
 20 sales (reloading the page halfway: the service worker serves it), restarts the server on the
 same data directory and port, goes online, waits for the queue to empty, and checks that each
 of the 20 is booked exactly once and that the register's journal verifies. Closes the till
-with the counted cash and reads the Z report. Screenshots of every screen at 1280x800,
+with the counted cash and reads the Z report; a session opened on another device is closed from
+the till; a sale rung after the back office closed the shift is set aside with the server's
+reason and dismissed. Screenshots of every screen at 1280x800,
 1024x768 and 390x844, each checked to be no wider than the window. Prints one line per check,
 then `ENGINE: N passed, N failed`; exits 1 when a check failed.
 """
@@ -102,6 +104,8 @@ class Server:
             "TILL_DATA_DIR": str(self.data_dir),
             "TILL_LISTEN": f"127.0.0.1:{self.port}",
             "PATH": "/usr/bin:/bin",
+            # A sale rung after its session's close is refused at once (the set-aside check).
+            "TILL_CLOCK_SKEW_SECONDS": "0",
         }
         self.process = subprocess.Popen([self.till, "serve", "--demo"], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
         deadline = time.time() + 120
@@ -515,6 +519,36 @@ def scenario(run, server):
         assert len(sessions) == 1 and sessions[0]["sessionId"] != other["sessionId"], sessions
 
     run.check("a session open on another device is closed from the till, then the cashier signs in", another_devices_session)
+
+    def set_aside_with_its_reason():
+        # The back office closes the shift while the till is cut off; a sale rung after the close
+        # waits for a new session, is refused on arrival (422: after its session's close), set
+        # aside with the server's reason, and dismissed.
+        session = server.api(f"/v1/register-sessions?registerId={REGISTER}&open=true")["items"][0]["sessionId"]
+        run.context.set_offline(True)
+        server.request("POST", f"/v1/register-sessions/{session}/close", {})
+        page.wait_for_timeout(1500)
+        run.scan(barcode(BAGUETTE))
+        page.wait_for_selector("table.cart tbody tr")
+        refused = run.pay_cash()
+        run.context.set_offline(False)
+        # The closed session's token no longer books (401): a new session sends the queue.
+        page.wait_for_selector("#cashier:focus", timeout=30000)
+        page.fill("#cashier", CASHIER)
+        page.fill("#pin", PIN)
+        page.click("#sign-in")
+        page.wait_for_selector("#set-aside[data-count='1']", timeout=30000)
+        assert page.get_attribute("#waiting", "data-count") == "0"
+        page.click("#set-aside")
+        page.wait_for_selector("#set-aside-panel")
+        text = page.inner_text("#set-aside-panel")
+        assert "422" in text and refused in text, text
+        run.screens("set-aside")
+        page.click("#set-aside-panel button.danger")
+        page.wait_for_selector("#set-aside", state="detached")
+        assert all(s["transactionId"] != refused for s in sales_of_register(server))
+
+    run.check("a sale the server refuses is set aside with its reason, then dismissed", set_aside_with_its_reason)
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ class Till {
           // The session's token ran out: a new session (the cashier's PIN) sends the rest.
           this.session = null;
           void writeSession(this.storage, null);
-          this.go({ name: "sign-in", message: t("session") });
+          this.go({ name: "sign-in", message: t("sessionEnded") });
         }
         void this.refreshQueue();
       },

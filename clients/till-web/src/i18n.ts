@@ -25,6 +25,10 @@ const WORDS = {
     fr: "Cette caisse a déjà une session ouverte sur un autre appareil. Clôturez-la (sans comptage) pour ouvrir la vôtre.",
     en: "This register already has a session open on another device. Close it (uncounted) to open yours.",
   },
+  sessionEnded: {
+    fr: "La session de caisse a pris fin : ouvrez-en une nouvelle pour envoyer les ventes en attente.",
+    en: "The register session has ended: open a new one to send the sales waiting.",
+  },
   closeOther: { fr: "Clôturer l'autre session", en: "Close the other session" },
   offlineNoSession: {
     fr: "Serveur injoignable : une session ne s'ouvre qu'en ligne.",
