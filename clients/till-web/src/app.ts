@@ -8,7 +8,7 @@
 // and entries to the outbox; the sale body is built in one place (`saleBody`).
 
 import { TillClient, TillError, TillUnreachable } from "../../typescript/src/client.js";
-import type { RequestBody, ResponseBody } from "../../typescript/src/client.js";
+import type { ResponseBody } from "../../typescript/src/client.js";
 import { IndexedDbStorage, OfflineStore } from "../../typescript/src/offline/index.js";
 import type { ArticleRecord, OfflineStorage, StaffMember } from "../../typescript/src/offline/index.js";
 import { Outbox } from "../../typescript/src/outbox/index.js";
@@ -26,26 +26,13 @@ import {
 } from "./device.js";
 import type { Pairing, SessionKept } from "./device.js";
 import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
+import { saleBody } from "./sale.js";
+import type { CartLine, Tender } from "./sale.js";
 import type { Lang } from "./i18n.js";
 
 type XReport = ResponseBody<"getXReport", 200>;
 type ZReport = ResponseBody<"closeRegisterSession", 200>;
-type SaleBody = RequestBody<"finalizeSale">;
 
-interface CartLine {
-  id: string;
-  skuId: string;
-  name: string;
-  quantity: number;
-}
-
-/** A tender of the sale being paid. Cash only in this part. */
-interface Tender {
-  method: "cash";
-  applied: number;
-  presented: number;
-  change: number;
-}
 
 interface Finished {
   transactionId: string;
@@ -986,55 +973,6 @@ function setAsidePanel(till: Till): HTMLElement {
 }
 
 // --- Helpers ---------------------------------------------------------------------------------------
-
-/** The sale as the server books it: the lines at the prices the till showed, the tenders taken. */
-export function saleBody(args: {
-  transactionId: string;
-  number: string;
-  session: SessionKept;
-  issuedAt: string;
-  cart: readonly CartLine[];
-  quote: PriceQuote;
-  tenders: readonly Tender[];
-}): SaleBody {
-  const { quote } = args;
-  return {
-    transactionId: args.transactionId,
-    number: args.number,
-    storeId: args.session.storeId,
-    registerId: args.session.registerId,
-    sellerId: args.session.cashierSubject,
-    customerId: null,
-    sessionId: args.session.sessionId,
-    issuedAt: args.issuedAt,
-    cart: {
-      freeLineSequence: 0,
-      lines: args.cart.map((line) => {
-        const quoted = quote.lines.find((q) => q.id === line.id);
-        return {
-          id: line.id,
-          skuId: line.skuId,
-          quantity: line.quantity,
-          unitPrice: quoted?.unitPrice ?? 0,
-          vatRate: quoted?.vatRate ?? 0,
-          free: false,
-        };
-      }),
-    },
-    tenders: {
-      amountDue: quote.totals.total,
-      sequence: 1,
-      tenders: args.tenders.map((tender, i) => ({
-        id: `p${i + 1}`,
-        method: tender.method,
-        applied: tender.applied,
-        presented: tender.presented,
-        change: tender.change,
-        forfeited: 0,
-      })),
-    },
-  };
-}
 
 function provisionalSlip(sale: Finished, pairing: Pairing | null, session: SessionKept | null): string {
   const width = 42;

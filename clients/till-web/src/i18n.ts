@@ -115,12 +115,13 @@ const KEY = "till.lang";
 function initial(): Lang {
   let kept: string | null = null;
   try {
-    kept = localStorage.getItem(KEY);
+    kept = typeof localStorage === "undefined" ? null : localStorage.getItem(KEY);
   } catch {
     kept = null;
   }
   if (kept === "fr" || kept === "en") return kept;
-  return (navigator.language || "fr").toLowerCase().startsWith("en") ? "en" : "fr";
+  const browser = typeof navigator === "undefined" ? "fr" : navigator.language || "fr";
+  return browser.toLowerCase().startsWith("en") ? "en" : "fr";
 }
 
 let lang: Lang = initial();
@@ -131,7 +132,7 @@ export function currentLang(): Lang {
 
 export function setLang(next: Lang): void {
   lang = next;
-  document.documentElement.lang = next;
+  if (typeof document !== "undefined") document.documentElement.lang = next;
   try {
     localStorage.setItem(KEY, next);
   } catch {

@@ -1,0 +1,89 @@
+// The till's pure parts under Node's test runner: amounts typed by a person, the pairing
+// address, and the sale body built from a quote. Bundled by esbuild (test.mjs), run by node.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { pairingFromFragment } from "../src/device.js";
+import { parseEuros, setLang, money } from "../src/i18n.js";
+import { saleBody } from "../src/sale.js";
+import type { PriceQuote } from "../../typescript/src/pricing/index.js";
+
+test("amounts typed in euros become integer cents, anything else is refused", () => {
+  const cases: [string, number | null][] = [
+    ["12", 1200],
+    ["12,5", 1250],
+    ["12.05", 1205],
+    ["0", 0],
+    [" 1 000,00 ", 100000],
+    ["50.", 5000],
+    ["", null],
+    ["-1", null],
+    ["1e3", null],
+    ["12,345", null],
+    ["12.3.4", null],
+    ["abc", null],
+    ["9999999999", null],
+  ];
+  for (const [typed, cents] of cases) assert.equal(parseEuros(typed), cents, JSON.stringify(typed));
+});
+
+test("amounts are written in the till's language", () => {
+  setLang("en");
+  assert.equal(money(123456), "€1,234.56");
+  setLang("fr");
+  assert.equal(money(123456).replace(/\s/g, " "), "1 234,56 €");
+});
+
+test("the pairing address carries a token, a store and a register, or nothing", () => {
+  const now = new Date("2026-11-29T10:00:00Z");
+  assert.deepEqual(pairingFromFragment("#pair=eyJ.a.b&store=paris-marais&register=till-3", now), {
+    token: "eyJ.a.b",
+    storeId: "paris-marais",
+    registerId: "till-3",
+    pairedAt: "2026-11-29T10:00:00.000Z",
+  });
+  assert.equal(pairingFromFragment("#pair=eyJ&store=paris-marais", now), null);
+  assert.equal(pairingFromFragment("#store=s&register=r", now), null);
+  assert.equal(pairingFromFragment("", now), null);
+  assert.equal(pairingFromFragment("#pair=%20&store=s&register=r", now), null);
+  assert.equal(pairingFromFragment("#pair=a%2Bb&store=s%26t&register=r", now)?.storeId, "s&t");
+});
+
+test("the sale body carries the quote's prices, the session and the cash tender", () => {
+  const quote = {
+    lines: [
+      { id: "l1", skuId: "mug", quantity: 1, unitPrice: 1450, vatRate: 20, grossCents: 1450, promotionCents: 0, discountCents: 0, ticketCents: 0, netCents: 1450 },
+      { id: "l2", skuId: "bread", quantity: 2, unitPrice: 130, vatRate: 5.5, grossCents: 260, promotionCents: 0, discountCents: 0, ticketCents: 0, netCents: 260 },
+    ],
+    adjustments: [],
+    totals: { subtotal: 1710, total: 1710, itemCount: 3, lineCount: 2 },
+    vat: [],
+  } as unknown as PriceQuote;
+  const body = saleBody({
+    transactionId: "t-1",
+    number: "T-till-3-000001",
+    session: { sessionId: "ses_1", token: "pos_st_x", storeId: "paris-marais", registerId: "till-3", cashierSubject: "camille", expiresAt: "" },
+    issuedAt: "2026-11-29T10:00:00.000Z",
+    cart: [
+      { id: "l1", skuId: "mug", name: "Mug", quantity: 1 },
+      { id: "l2", skuId: "bread", name: "Baguette", quantity: 2 },
+    ],
+    quote,
+    tenders: [{ method: "cash", applied: 1710, presented: 2000, change: 290 }],
+  });
+  assert.equal(body.sessionId, "ses_1");
+  assert.equal(body.sellerId, "camille");
+  assert.equal(body.registerId, "till-3");
+  assert.equal(body.customerId, null);
+  assert.deepEqual(body.cart.lines.map((l) => [l.id, l.quantity, l.unitPrice, l.vatRate, l.free]), [
+    ["l1", 1, 1450, 20, false],
+    ["l2", 2, 130, 5.5, false],
+  ]);
+  assert.deepEqual(body.tenders, {
+    amountDue: 1710,
+    sequence: 1,
+    tenders: [{ id: "p1", method: "cash", applied: 1710, presented: 2000, change: 290, forfeited: 0 }],
+  });
+  // The token never goes into the body.
+  assert.ok(!JSON.stringify(body).includes("pos_st_"));
+});
