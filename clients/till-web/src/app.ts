@@ -1008,7 +1008,7 @@ function fold(text: string): string {
 
 function describe(error: unknown): string {
   if (error instanceof TillError) return error.envelope?.error.message ?? error.message;
-  if (error instanceof TillUnreachable) return t("offlineNoSession");
+  if (error instanceof TillUnreachable) return t("unreachable");
   return error instanceof Error ? error.message : String(error);
 }
 

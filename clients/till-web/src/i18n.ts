@@ -34,6 +34,10 @@ const WORDS = {
     fr: "Serveur injoignable : une session ne s'ouvre qu'en ligne.",
     en: "The server cannot be reached: a session opens online only.",
   },
+  unreachable: {
+    fr: "Serveur injoignable : réessayez une fois le réseau revenu.",
+    en: "The server cannot be reached: try again once the network is back.",
+  },
   scan: { fr: "Code-barres ou recherche", en: "Barcode or search" },
   scanHint: { fr: "Scannez, ou tapez un nom puis Entrée", en: "Scan, or type a name and press Enter" },
   unknownBarcode: { fr: "Code-barres inconnu", en: "Unknown barcode" },
