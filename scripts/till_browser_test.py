@@ -265,6 +265,18 @@ def scenario(run, server):
 
     run.check("an unpaired browser shows the pairing screen", unpaired_shows_the_pair_screen)
 
+    def refused_device_token():
+        page.goto(f"{server.base}/till#pair=not-a-token&store={STORE}&register={REGISTER}")
+        page.wait_for_selector("#cashier:focus")
+        page.fill("#cashier", CASHIER)
+        page.fill("#pin", PIN)
+        page.click("#sign-in")
+        page.wait_for_selector("p.error[role=alert]")
+        text = page.inner_text("p.error[role=alert]").lower()
+        assert "appairez" in text, text
+
+    run.check("a device token the server refuses asks for a new pairing, not for the PIN", refused_device_token)
+
     def pairing():
         page.goto(server.pair)
         page.wait_for_selector("#cashier:focus")

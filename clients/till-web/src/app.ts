@@ -425,12 +425,27 @@ class Till {
         const other = await this.openSessionOfRegister();
         this.go({ name: "sign-in", message: t("alreadyOpen"), ...(other === null ? {} : { otherSession: other }) });
       } else if (error instanceof TillError && error.status === 401) {
-        this.go({ name: "sign-in", message: t("wrongPin") });
+        // A wrong PIN and a device token refused are both 401: ask with the device token alone.
+        this.go({ name: "sign-in", message: (await this.deviceRefused()) ? t("deviceRefused") : t("wrongPin") });
       } else if (error instanceof TillUnreachable) {
         this.go({ name: "sign-in", message: t("offlineNoSession") });
       } else {
         this.go({ name: "sign-in", message: describe(error) });
       }
+    }
+  }
+
+  /** Whether the server refuses the device token itself (expired, revoked, another secret). */
+  private async deviceRefused(): Promise<boolean> {
+    const pairing = this.pairing;
+    if (pairing === null) return false;
+    try {
+      await this.deviceClient().json("GET", "/v1/register-sessions", {
+        query: { storeId: pairing.storeId, registerId: pairing.registerId, limit: 1 },
+      });
+      return false;
+    } catch (error) {
+      return error instanceof TillError && error.status === 401;
     }
   }
 

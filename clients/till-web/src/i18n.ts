@@ -21,6 +21,10 @@ const WORDS = {
   openingFloat: { fr: "Fond de caisse (€)", en: "Opening float (€)" },
   signIn: { fr: "Ouvrir la session", en: "Open the session" },
   wrongPin: { fr: "Identifiant ou code PIN incorrect.", en: "Unknown cashier or wrong PIN." },
+  deviceRefused: {
+    fr: "Le jeton de cet appareil est refusé (expiré ?) : appairez la caisse à nouveau.",
+    en: "This device's token is refused (expired?): pair the till again.",
+  },
   alreadyOpen: {
     fr: "Cette caisse a déjà une session ouverte sur un autre appareil. Clôturez-la (sans comptage) pour ouvrir la vôtre.",
     en: "This register already has a session open on another device. Close it (uncounted) to open yours.",
