@@ -455,8 +455,20 @@ def scenario(run, server):
                 # The page again, from the service worker; the sale data from IndexedDB.
                 page.reload()
                 page.wait_for_selector("#scan:focus", timeout=15000)
-            run.scan(barcode([BAGUETTE, MUG, CONFITURE, MIEL][n % 4]))
+            if n == 1:
+                # `2*` typed before a scan rings two.
+                page.keyboard.type("2*")
+                run.scan(barcode(MUG))
+                page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}'] input.qty[value='2']")
+            else:
+                run.scan(barcode([BAGUETTE, MUG, CONFITURE, MIEL][n % 4]))
             page.wait_for_selector("table.cart tbody tr")
+            if n == 2:
+                # A quantity typed in its field, then Enter: back to the scan field.
+                page.fill("table.cart input.qty >> nth=0", "3")
+                page.keyboard.press("Enter")
+                page.wait_for_selector("table.cart input.qty[value='3']")
+                page.wait_for_selector("#scan:focus")
             if n % 3 == 0:
                 run.scan(barcode(BAGUETTE))
             offline_ids.append(run.pay_cash("100" if n % 2 else None))
