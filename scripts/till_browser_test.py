@@ -305,7 +305,11 @@ def scenario(run, server):
 
     def sign_in():
         page.wait_for_function("() => document.querySelectorAll('#staff option').length > 0", timeout=30000)
+        # The staff id typed before stays; the PIN field has the focus.
+        assert page.input_value("#cashier") == CASHIER
+        page.wait_for_selector("#pin:focus")
         page.focus("#cashier")
+        page.keyboard.press("Control+A")
         page.keyboard.type(CASHIER)
         page.keyboard.press("Tab")
         page.keyboard.type(PIN)
@@ -515,7 +519,7 @@ def scenario(run, server):
         assert session["status"] == "closed", session
         run.screens("z-report")
         page.click("#new-session")
-        page.wait_for_selector("#cashier:focus")
+        page.wait_for_selector("#pin:focus")
 
     run.check("the close with counted cash, and the Z report", close_with_counts)
 
@@ -533,7 +537,7 @@ def scenario(run, server):
         assert other["sessionId"] in page.inner_text("#close-other")
         run.screens("sign-in-already-open")
         page.click("#close-other")
-        page.wait_for_selector("#cashier:focus")
+        page.wait_for_selector("#pin:focus")
         assert server.api(f"/v1/register-sessions/{other['sessionId']}")["status"] == "closed"
         page.fill("#cashier", CASHIER)
         page.fill("#pin", PIN)
@@ -557,7 +561,7 @@ def scenario(run, server):
         refused = run.pay_cash()
         run.context.set_offline(False)
         # The closed session's token no longer books (401): a new session sends the queue.
-        page.wait_for_selector("#cashier:focus", timeout=30000)
+        page.wait_for_selector("#pin:focus", timeout=30000)
         page.fill("#cashier", CASHIER)
         page.fill("#pin", PIN)
         page.click("#sign-in")

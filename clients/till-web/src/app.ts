@@ -80,6 +80,8 @@ class Till {
   pricer: Pricer | null = null;
   screen: Screen = { name: "loading" };
   booked = new Set<string>();
+  /** The staff id typed at the last sign-in, kept when it is refused. */
+  lastCashier = "";
   private syncTimer: number | null = null;
   private syncing: Promise<void> | null = null;
 
@@ -101,6 +103,7 @@ class Till {
     }
     this.pairing = await readPairing(this.storage);
     this.session = await readSession(this.storage);
+    this.lastCashier = this.session?.cashierSubject ?? "";
     addEventListener("online", () => void this.syncNow());
     addEventListener("offline", () => {
       this.online = false;
@@ -399,6 +402,7 @@ class Till {
   async signIn(cashier: string, pin: string, floatCents: number): Promise<void> {
     const pairing = this.pairing;
     if (pairing === null) return;
+    this.lastCashier = cashier;
     try {
       const opened = await this.deviceClient().openSession({
         storeId: pairing.storeId,
@@ -652,8 +656,9 @@ function pairScreen(till: Till, message?: string): HTMLElement {
 }
 
 function signInScreen(till: Till, message?: string, otherSession?: string): HTMLElement {
-  const cashier = h("input", { name: "cashier", id: "cashier", autocomplete: "username", list: "staff", required: true, "data-focus": true });
-  const pin = h("input", { name: "pin", id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", required: true });
+  const known = till.lastCashier !== "";
+  const cashier = h("input", { name: "cashier", id: "cashier", autocomplete: "username", list: "staff", required: true, value: till.lastCashier, "data-focus": !known });
+  const pin = h("input", { name: "pin", id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", required: true, "data-focus": known });
   const float = h("input", { name: "float", id: "float", inputmode: "decimal", value: "0", autocomplete: "off" });
   return h(
     "main",
