@@ -5,7 +5,8 @@ As a cashier would, with the keyboard (a keyboard-wedge scanner types the barcod
 and clicks: pairs the till with the address the demo prints, signs in with the PIN, scans two
 articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
 checks through the API that the sale is booked at the total shown and that stock moved; reads
-the X report and compares it with the API's. Then cuts the network and stops the server, rings
+the X report and compares it with the API's; changes a price through the API and waits for the
+till to price with it (the feed). Then cuts the network and stops the server, rings
 20 sales (reloading the page halfway: the service worker serves it), restarts the server on the
 same data directory and port, goes online, waits for the queue to empty, and checks that each
 of the 20 is booked exactly once and that the register's journal verifies. Closes the till
@@ -446,6 +447,27 @@ def scenario(run, server):
         page.wait_for_selector("#pay >> text=Encaisser")
 
     run.check("the language switch", language_switch)
+
+    def price_change_from_the_feed():
+        # The back office changes a price; the till reads it from the feed (every 15 s) and
+        # prices the next sale with it, as the server will.
+        name = "Sablés bretons 125 g"
+        server.request("PUT", f"/v1/catalog/skus/{sku(name)}", {"name": name, "priceCents": 455, "vatRate": 5.5})
+        deadline = time.time() + 45
+        while True:
+            run.scan(barcode(8))
+            page.wait_for_selector(f"tr[data-sku='{sku(name)}']")
+            shown = run.total_shown()
+            page.click("aside.right button.quiet")
+            page.wait_for_selector("table.cart", state="detached")
+            page.focus("#scan")
+            if shown == 455:
+                return
+            assert shown == 420, shown
+            assert time.time() < deadline, "the new price never reached the till"
+            page.wait_for_timeout(2000)
+
+    run.check("a price changed in the back office reaches the till through the feed", price_change_from_the_feed)
 
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []
