@@ -284,7 +284,12 @@ pub(crate) async fn entries(conn: &mut Conn, register_id: &str, kind: ChainKind)
     entries_between(conn, register_id, kind, Span::ALL.from, Span::ALL.through).await
 }
 
-/// The entries of one chain from sequence `from` through `through`, in sequence order.
+/// Entries per statement when a chain is read: a chain grows with every ticket, and no
+/// statement may outlast a deployment's statement timeout however long it gets.
+const ENTRIES_PER_READ: i64 = 500;
+
+/// The entries of one chain from sequence `from` through `through`, in sequence order, read
+/// page by page.
 async fn entries_between(
     conn: &mut Conn,
     register_id: &str,
@@ -292,33 +297,42 @@ async fn entries_between(
     from: i64,
     through: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let mut entries = Vec::new();
-    query(
-        "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
-         FROM fiscal_entries WHERE register_id = $1 AND kind = $2 AND seq >= $3 AND seq <= $4 ORDER BY seq",
-    )
-    .bind(register_id)
-    .bind(kind.as_str())
-    .bind(from)
-    .bind(through)
-    .for_each(conn, |row| {
-        let kind: String = row.try_get("kind")?;
-        entries.push(Entry {
-            register_id: row.try_get("register_id")?,
-            kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
-            seq: row.try_get("seq")?,
-            payload: row.try_get("payload")?,
-            signature: row.try_get("signature")?,
-            previous_signature: row.try_get("previous_signature")?,
-            key_id: row.try_get("key_id")?,
-            algorithm: row.try_get("algorithm")?,
-            reference: row.try_get("reference")?,
-            created_at: from_micros(row.try_get("created_at")?),
-        });
-        Ok(())
-    })
-    .await?;
-    Ok(entries)
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut next = from;
+    loop {
+        let before = entries.len();
+        query(
+            "SELECT register_id, kind, seq, payload, signature, previous_signature, key_id, algorithm, reference, created_at \
+             FROM fiscal_entries WHERE register_id = $1 AND kind = $2 AND seq >= $3 AND seq <= $4 ORDER BY seq LIMIT $5",
+        )
+        .bind(register_id)
+        .bind(kind.as_str())
+        .bind(next)
+        .bind(through)
+        .bind(ENTRIES_PER_READ)
+        .for_each(&mut *conn, |row| {
+            let kind: String = row.try_get("kind")?;
+            entries.push(Entry {
+                register_id: row.try_get("register_id")?,
+                kind: ChainKind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("chain kind {kind}")))?,
+                seq: row.try_get("seq")?,
+                payload: row.try_get("payload")?,
+                signature: row.try_get("signature")?,
+                previous_signature: row.try_get("previous_signature")?,
+                key_id: row.try_get("key_id")?,
+                algorithm: row.try_get("algorithm")?,
+                reference: row.try_get("reference")?,
+                created_at: from_micros(row.try_get("created_at")?),
+            });
+            Ok(())
+        })
+        .await?;
+        let read = entries.len() - before;
+        match entries.last() {
+            Some(last) if read as i64 == ENTRIES_PER_READ && last.seq < through => next = last.seq + 1,
+            _ => return Ok(entries),
+        }
+    }
 }
 
 /// Which sales to read.
