@@ -5,6 +5,7 @@
 
 mod access_log;
 pub mod auth;
+mod browser_pages;
 pub mod console;
 pub mod delivery;
 pub mod error;

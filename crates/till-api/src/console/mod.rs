@@ -35,7 +35,6 @@ use crate::state::AppState;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{any, get, post};
@@ -150,19 +149,6 @@ async fn favicon() -> Response {
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; \
      form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-async fn protect(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    let set = [
-        ("content-security-policy", CONTENT_SECURITY_POLICY),
-        ("x-content-type-options", "nosniff"),
-        ("x-frame-options", "DENY"),
-        ("referrer-policy", "same-origin"),
-    ];
-    for (name, value) in set {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
-    }
-    if !headers.contains_key(CACHE_CONTROL) {
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    response
+async fn protect(response: Response) -> Response {
+    crate::browser_pages::protect(response, CONTENT_SECURITY_POLICY, "same-origin")
 }

@@ -203,19 +203,6 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      img-src 'self'; connect-src 'self'; manifest-src 'self'; worker-src 'self'; \
      form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
 
-async fn protect(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    let set = [
-        ("content-security-policy", CONTENT_SECURITY_POLICY),
-        ("x-content-type-options", "nosniff"),
-        ("x-frame-options", "DENY"),
-        ("referrer-policy", "no-referrer"),
-    ];
-    for (name, value) in set {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
-    }
-    if !headers.contains_key(CACHE_CONTROL) {
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    response
+async fn protect(response: Response) -> Response {
+    crate::browser_pages::protect(response, CONTENT_SECURITY_POLICY, "no-referrer")
 }
