@@ -212,6 +212,11 @@ impl App {
         &*self.store
     }
 
+    /// Invoices for business customers.
+    pub fn invoices(&self) -> &dyn storage::invoices::Invoices {
+        &*self.store
+    }
+
     /// Receipts sent by e-mail.
     pub fn mail(&self) -> &dyn storage::receipt_mail::ReceiptMail {
         &*self.store

@@ -14,6 +14,7 @@ use till_core::fiscal::jet;
 use till_core::fiscal::payload::Period;
 use till_core::fiscal::{ChainKind, Entry};
 use till_core::ids::RegisterId;
+use till_core::invoice::issue::check_sealed_xml;
 use tokio::sync::Semaphore;
 
 pub use crate::storage::fiscal::CloseRequest;
@@ -57,8 +58,15 @@ pub async fn audit(app: &App, register_id: &RegisterId) -> Result<Option<Audited
     // Held through the load too: the journal in memory is the audit's larger cost.
     let _turn = JOURNAL_READS.acquire().await.map_err(Error::internal)?;
     let journal = journal.load_journal(register_id.as_str()).await?;
+    // The invoices the event chain sealed: each one's XML must still be the one sealed.
+    let invoices = app.invoices().sealed_invoices(register_id.as_str()).await?;
     let (journal, verdict) = tokio::task::spawn_blocking(move || {
-        let verdict = audit_journal(&journal);
+        let verdict = audit_journal(&journal).and_then(|entries| {
+            let sealed = invoices
+                .iter()
+                .map(|invoice| (invoice.number.as_str(), invoice.event_seq, invoice.xml.as_slice()));
+            check_sealed_xml(&journal.events, sealed).map(|_| entries)
+        });
         (journal, verdict)
     })
     .await

@@ -24,6 +24,7 @@ pub mod feed;
 pub mod finalize;
 pub mod fiscal;
 pub mod health;
+pub mod invoices;
 pub mod payments;
 mod pin;
 pub mod promotion_cache;

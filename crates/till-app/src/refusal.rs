@@ -238,6 +238,9 @@ pub enum Refusal {
         tender: usize,
         refusal: till_core::payment::RefundRefusal,
     },
+
+    // Invoices for business customers.
+    Invoice(crate::invoices::InvoiceProblem),
 }
 
 /// Why a count or a transfer moved no stock.

@@ -54,6 +54,7 @@ grants! {
     ReportsRead = "pos.reports.read",
     CustomersWrite = "pos.customers.write",
     CustomersErase = "pos.customers.erase",
+    InvoicesWrite = "pos.invoices.write",
 }
 
 impl fmt::Display for Grant {

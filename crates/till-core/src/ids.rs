@@ -202,6 +202,10 @@ text_id!(
     PaymentId
 );
 text_id!(
+    /// An invoice, chosen by the back office: the idempotency key of its issue.
+    InvoiceId
+);
+text_id!(
     /// What a tender names beside its method: a gift card's code, a credit note's number, an
     /// outside system's voucher.
     TenderReference

@@ -659,3 +659,39 @@ impl till_app::storage::receipt_mail::ReceiptMail for Store {
         Store::mail_queue(self).await
     }
 }
+
+#[async_trait::async_trait]
+impl till_app::storage::invoices::Invoices for Store {
+    async fn issue_invoice(
+        &self,
+        new: till_app::storage::invoices::NewInvoice,
+    ) -> Result<till_app::storage::invoices::IssueOutcome, StoreError> {
+        Store::issue_invoice(self, new).await
+    }
+    async fn invoice(
+        &self,
+        invoice_id: &till_core::ids::InvoiceId,
+    ) -> Result<Option<till_app::storage::invoices::StoredInvoice>, StoreError> {
+        Store::invoice(self, invoice_id).await
+    }
+    async fn invoice_covering(
+        &self,
+        transaction_id: &TransactionId,
+    ) -> Result<Option<till_app::storage::invoices::InvoiceSummary>, StoreError> {
+        Store::invoice_covering(self, transaction_id).await
+    }
+    async fn list_invoices(
+        &self,
+        filter: &till_app::storage::invoices::InvoiceFilter,
+        window: &Window<Newest<till_core::ids::InvoiceId>>,
+        at: ReadAt,
+    ) -> Result<Vec<till_app::storage::invoices::InvoiceSummary>, StoreError> {
+        Store::list_invoices(self, filter, window, at).await
+    }
+    async fn sealed_invoices(
+        &self,
+        register_id: &str,
+    ) -> Result<Vec<till_app::storage::invoices::SealedInvoice>, StoreError> {
+        Store::sealed_invoices(self, register_id).await
+    }
+}

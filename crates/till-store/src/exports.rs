@@ -154,11 +154,17 @@ async fn closed_day(conn: &mut Conn, row: &Row) -> Result<(ClosedDay, Option<Str
         after: first.saturating_sub(1),
         through: last,
     };
+    // A ticket an invoice covers is counted among the day's tickets and apart as invoiced.
     let tickets = sales
-        .bind(query(format!("SELECT s.packed FROM sales s WHERE {}", sales.clause())))
+        .bind(query(format!(
+            "SELECT s.packed, CASE WHEN EXISTS (SELECT 1 FROM invoice_tickets i \
+             WHERE i.transaction_id = s.transaction_id) THEN 1 ELSE 0 END AS invoiced FROM sales s WHERE {}",
+            sales.clause()
+        )))
         .fetch_all(&mut *conn)
         .await?;
     let mut figures = DayTickets::default();
+    let mut invoiced = DayTickets::default();
     for ticket in &tickets {
         let parts: TicketParts = packed::read_detail(ticket)?;
         let tenders: Vec<TicketTender<'_>> = parts
@@ -170,11 +176,11 @@ async fn closed_day(conn: &mut Conn, row: &Row) -> Result<(ClosedDay, Option<Str
                 forfeited_cents: t.forfeited_cents,
             })
             .collect();
-        figures.add(&parts.vat, &tenders).map_err(|_| {
-            StoreError::Corrupt(format!(
-                "the tickets of {register_id} on {date} pass the largest amount"
-            ))
-        })?;
+        let too_large = || StoreError::Corrupt(format!("the tickets of {register_id} on {date} pass the largest amount"));
+        figures.add(&parts.vat, &tenders).map_err(|_| too_large())?;
+        if ticket.try_get::<i64>("invoiced")? == 1 {
+            invoiced.add(&parts.vat, &tenders).map_err(|_| too_large())?;
+        }
     }
     let day = ClosedDay {
         store_id: row.try_get("store_id")?,
@@ -183,6 +189,7 @@ async fn closed_day(conn: &mut Conn, row: &Row) -> Result<(ClosedDay, Option<Str
         closure_seq: row.try_get("closure_seq")?,
         sealed_vat,
         tickets: figures,
+        invoiced,
         register_id,
     };
     Ok((day, row.try_get("siret")?))

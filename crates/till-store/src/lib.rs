@@ -20,6 +20,7 @@ mod engine;
 pub mod error;
 pub mod exports;
 pub mod feed;
+pub mod invoices;
 pub mod journal;
 mod late_sales;
 pub mod mcp_confirmations;

@@ -41,16 +41,17 @@ const RECONCILIATION: &str = "reconciliation.csv";
 const MANIFEST: &str = "manifest.json";
 
 /// The e-reporting file, in the shape `GET /v1/exports/e-reporting` answers.
-fn e_reporting_file(from: Date, to: Date, rows: &[DayRate]) -> Value {
-    let days: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            json!({"date": row.date.to_string(), "vatRate": row.vat_rate.as_json_number(),
-                   "taxableBaseCents": row.taxable_base_cents, "vatCents": row.vat_cents,
-                   "transactionCount": row.transaction_count})
-        })
-        .collect();
-    json!({"from": from.to_string(), "to": to.to_string(), "days": days})
+fn e_reporting_file(from: Date, to: Date, b2c: &[DayRate], invoiced: &[DayRate]) -> Value {
+    let rows = |rows: &[DayRate]| -> Vec<Value> {
+        rows.iter()
+            .map(|row| {
+                json!({"date": row.date.to_string(), "vatRate": row.vat_rate.as_json_number(),
+                       "taxableBaseCents": row.taxable_base_cents, "vatCents": row.vat_cents,
+                       "transactionCount": row.transaction_count})
+            })
+            .collect()
+    };
+    json!({"from": from.to_string(), "to": to.to_string(), "days": rows(b2c), "invoiced": rows(invoiced)})
 }
 
 /// The archive document inside an archive file.
@@ -100,7 +101,7 @@ pub async fn make(config: &Config, register: &str, from: Date, to: Date, out: &P
         keys,
     } = made?;
     let fec_text = fec(&days, &accounts)?.render();
-    let e_reporting = e_reporting_file(from, to, &ereporting::aggregates(&days)?);
+    let e_reporting = e_reporting_file(from, to, &ereporting::aggregates(&days)?, &ereporting::invoiced(&days)?);
     let keys = serde_json::to_string_pretty(&keys)?;
     let check = check_archive_bytes(&archive, Some(keys.as_bytes()));
     let holds = matches!(check, ArchiveCheck::Holds { .. });

@@ -171,8 +171,13 @@ pub struct EReporting {
     /// The last day, as asked.
     #[schema(format = Date)]
     to: String,
-    /// Per day, then per VAT rate from the highest.
+    /// B2C transactions per day, then per VAT rate from the highest: the tickets no invoice
+    /// covers.
     days: Vec<EReportingDay>,
+    /// The tickets invoiced to businesses (sales an invoice covers, returns a credit invoice
+    /// covers), per day and rate in the same form, left out of `days`: `days` and `invoiced`
+    /// add up to the day closures.
+    invoiced: Vec<EReportingDay>,
 }
 
 /// One day and VAT rate, across the registers exported.
@@ -197,7 +202,8 @@ pub struct EReportingDay {
 ///
 /// B2C transactions per local day and VAT rate as the e-reporting reform asks: taxable base,
 /// VAT and number of transactions, taken from the registers' sealed day closures (returns
-/// subtracted). Only closed days: a period with sales on a day its register has not closed is
+/// subtracted). Tickets invoiced to businesses are left out of them and listed apart in
+/// `invoiced`, in the same form. Only closed days: a period with sales on a day its register has not closed is
 /// refused (422, naming the register and the day). Read-only; safe to call at any time.
 #[utoipa::path(get, path = "/v1/exports/e-reporting", operation_id = "getEReportingExport", tag = "exports",
     params(ExportQuery),
@@ -209,20 +215,23 @@ async fn get_e_reporting(
     QueryParams(query): QueryParams<ExportQuery>,
 ) -> Result<Json<EReporting>, ApiError> {
     let (days, _) = closed_days(&state, &query).await?;
-    let rows = ereporting::aggregates(&days).map_err(refused)?;
-    let days = rows
-        .into_iter()
-        .map(|row| EReportingDay {
-            date: row.date.to_string(),
-            vat_rate: row.vat_rate.as_json_number(),
-            taxable_base_cents: row.taxable_base_cents,
-            vat_cents: row.vat_cents,
-            transaction_count: row.transaction_count,
-        })
-        .collect();
+    let b2c = ereporting::aggregates(&days).map_err(refused)?;
+    let invoiced = ereporting::invoiced(&days).map_err(refused)?;
+    let rows = |rows: Vec<ereporting::DayRate>| {
+        rows.into_iter()
+            .map(|row| EReportingDay {
+                date: row.date.to_string(),
+                vat_rate: row.vat_rate.as_json_number(),
+                taxable_base_cents: row.taxable_base_cents,
+                vat_cents: row.vat_cents,
+                transaction_count: row.transaction_count,
+            })
+            .collect()
+    };
     Ok(Json(EReporting {
         from: query.from.to_string(),
         to: query.to.to_string(),
-        days,
+        days: rows(b2c),
+        invoiced: rows(invoiced),
     }))
 }

@@ -11,6 +11,7 @@ pub mod durability;
 pub mod feed;
 pub mod fiscal;
 pub mod health;
+pub mod invoices;
 pub mod kept;
 pub mod offers;
 pub mod payments;
@@ -220,6 +221,7 @@ pub trait Storage:
     + people::People
     + customers::Customers
     + payments::Payments
+    + invoices::Invoices
     + receipt_mail::ReceiptMail
     + access::Access
     + durability::Durability
@@ -241,6 +243,7 @@ impl<T> Storage for T where
         + people::People
         + customers::Customers
         + payments::Payments
+        + invoices::Invoices
         + receipt_mail::ReceiptMail
         + access::Access
         + durability::Durability

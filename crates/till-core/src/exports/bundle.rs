@@ -169,7 +169,16 @@ pub fn reconcile(
     let days = e_reporting["days"]
         .as_array()
         .ok_or("the e-reporting file has no `days` list")?;
-    for day in days {
+    // Sales invoiced to businesses are listed apart from the B2C days; files made before
+    // invoices have no such list.
+    let invoiced = match &e_reporting["invoiced"] {
+        Value::Null => &[][..],
+        list => list
+            .as_array()
+            .ok_or("the e-reporting file's `invoiced` is not a list")?
+            .as_slice(),
+    };
+    for day in days.iter().chain(invoiced) {
         let date: Date = day["date"]
             .as_str()
             .and_then(|d| d.parse().ok())
@@ -347,6 +356,19 @@ mod tests {
         let rows = reconcile(&journal, &text, "707", "44571", &e_reporting).unwrap();
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(Reconciled::agrees), "{rows:?}");
+        // Part of the day invoiced to a business: listed apart, the day still balances, and
+        // it would not without that list.
+        let split = serde_json::json!({"days": [
+            {"date": "2026-03-30", "vatRate": 20, "taxableBaseCents": 600, "vatCents": 120, "transactionCount": 1},
+            {"date": "2026-03-30", "vatRate": 5.5, "taxableBaseCents": 200, "vatCents": 11, "transactionCount": 1}],
+            "invoiced": [
+            {"date": "2026-03-30", "vatRate": 20, "taxableBaseCents": 400, "vatCents": 80, "transactionCount": 1}]});
+        let rows = reconcile(&journal, &text, "707", "44571", &split).unwrap();
+        assert!(rows.iter().all(Reconciled::agrees), "{rows:?}");
+        let mut b2c_only = split.clone();
+        b2c_only["invoiced"] = serde_json::json!([]);
+        let rows = reconcile(&journal, &text, "707", "44571", &b2c_only).unwrap();
+        assert!(rows.iter().any(|row| !row.agrees()), "{rows:?}");
         // Sales moved from one rate to the other: still balanced, no longer the journal.
         let edited: String = text
             .split_inclusive('\n')

@@ -30,6 +30,9 @@ pub struct ClosedDay {
     pub sealed_vat: Vec<SaleRecordVat>,
     /// The same day read from its tickets, sales and returns apart.
     pub tickets: DayTickets,
+    /// The part of `tickets` invoiced to businesses (docs/invoices.md): sales an invoice covers
+    /// and returns a credit invoice covers, whenever the invoice was issued.
+    pub invoiced: DayTickets,
 }
 
 /// Two sums of cents: a total VAT included and the VAT it contains.
@@ -273,6 +276,7 @@ pub(crate) mod tests_support {
                 })
                 .collect(),
             tickets: figures,
+            invoiced: DayTickets::default(),
         }
     }
 }

@@ -33,6 +33,8 @@ pub const CASH_PAID_OUT: TechnicalEvent = event(1031, "cash paid out");
 pub const CASH_DROPPED: TechnicalEvent = event(1032, "cash dropped to the safe");
 pub const NO_SALE: TechnicalEvent = event(1033, "drawer opened without a sale");
 pub const LATE_SALES_RECEIVED: TechnicalEvent = event(1040, "late sales received");
+pub const INVOICE_ISSUED: TechnicalEvent = event(1050, "invoice issued");
+pub const CREDIT_INVOICE_ISSUED: TechnicalEvent = event(1051, "credit invoice issued");
 
 /// The event a closure of `period` records.
 pub fn period_closed(period: Period) -> TechnicalEvent {
@@ -114,4 +116,29 @@ pub fn drawer_moved(
     by: impl Display,
 ) -> Recorded {
     recorded(cash_moved(kind), format!("{movement} of {amount} in {session} by {by}"))
+}
+
+/// An invoice made out for tickets of the register's store: its number, the transaction ids of
+/// its tickets, its total with VAT and the SHA-256 (hex) of its CII XML. Nothing of the buyer:
+/// the journal names facts, the invoice names the parties.
+pub fn invoice_issued(
+    credit: bool,
+    number: impl Display,
+    tickets: &[&str],
+    total: impl Display,
+    xml_sha256: &str,
+) -> Recorded {
+    let event = if credit { CREDIT_INVOICE_ISSUED } else { INVOICE_ISSUED };
+    recorded(
+        event,
+        format!("{number} tickets {} total {total} sha256 {xml_sha256}", tickets.join(" ")),
+    )
+}
+
+/// The SHA-256 an invoice's event sealed for its XML: the detail's last word, when the event is
+/// an invoice's.
+pub fn sealed_invoice_digest(code: i64, detail: &str) -> Option<&str> {
+    let invoice = code == INVOICE_ISSUED.code || code == CREDIT_INVOICE_ISSUED.code;
+    let (_, digest) = detail.rsplit_once(" sha256 ")?;
+    invoice.then_some(digest)
 }

@@ -468,7 +468,7 @@ pub struct EventRecord {
     /// The JET code: 260 journal initialised, 80 session opened, 40 session closed, 50 day or
     /// month closed, 60 year closed, 20 archive made, 90 integrity failure found; till's own
     /// 1010 approval issued, 1020 approval spent, 1030 to 1033 cash drawer movements, 1040 late
-    /// sales received.
+    /// sales received, 1050 invoice issued, 1051 credit invoice issued.
     pub code: i64,
     pub label: String,
     /// What it concerns: a session, a grant, a closure...

@@ -94,6 +94,8 @@ pub enum InvoiceRefusal {
     VatRounding(VatRate),
     #[error("amounts exceed the largest representable value")]
     Overflow,
+    #[error("the XML could not be written")]
+    Xml,
 }
 
 /// What does not add up in a sale's record.
@@ -197,6 +199,7 @@ fn assemble(
         covered.push(Ticket {
             transaction_id: id(),
             number: ticket.number.clone(),
+            register_id: ticket.register_id.clone(),
             on: rung.to_zoned(issue.time_zone.clone()).date(),
         });
         let of_ticket = ticket_lines(ticket, index, direction).map_err(|problem| InvoiceRefusal::Record {

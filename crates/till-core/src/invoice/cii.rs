@@ -75,20 +75,36 @@ fn document(w: &mut Xml, invoice: &Invoice) -> io::Result<()> {
         nest(w, "ram:IssueDateTime", |w| {
             date(w, "udt:DateTimeString", invoice.issued_on)
         })?;
-        let tickets: Vec<String> = invoice
-            .tickets
-            .iter()
-            .map(|t| format!("{} du {}", t.number, french_date(t.on)))
-            .collect();
-        note(w, &format!("Tickets de caisse : {}.", tickets.join(", ")), "AAI")?;
-        note(w, "Pas d'escompte pour paiement anticipé.", "AAB")?;
-        note(w, "Pénalités de retard : trois fois le taux d'intérêt légal.", "PMD")?;
-        note(
-            w,
-            "Indemnité forfaitaire pour frais de recouvrement en cas de retard de paiement : 40 €.",
-            "PMT",
-        )
+        note(w, &tickets_note(invoice), "AAI")?;
+        for (content, subject) in MENTIONS {
+            note(w, content, subject)?;
+        }
+        Ok(())
     })
+}
+
+/// The mentions French law asks of an invoice between businesses, with their UNTDID 4451
+/// subject codes: no discount for early payment, late-payment penalties, the fixed recovery fee.
+pub const MENTIONS: [(&str, &str); 3] = [
+    ("Pas d'escompte pour paiement anticipé.", "AAB"),
+    ("Pénalités de retard : trois fois le taux d'intérêt légal.", "PMD"),
+    (
+        "Indemnité forfaitaire pour frais de recouvrement en cas de retard de paiement : 40 €.",
+        "PMT",
+    ),
+];
+
+/// Why a line at VAT 0 bears none: a multi-purpose voucher's VAT is due when it is spent.
+pub const VOUCHER_EXEMPTION: &str = "Bon d'achat à usages multiples : TVA due lors de son utilisation";
+
+/// The note naming the tickets the invoice covers, each with its day.
+pub fn tickets_note(invoice: &Invoice) -> String {
+    let tickets: Vec<String> = invoice
+        .tickets
+        .iter()
+        .map(|t| format!("{} du {}", t.number, french_date(t.on)))
+        .collect();
+    format!("Tickets de caisse : {}.", tickets.join(", "))
 }
 
 /// BG-25: a line, priced for its whole quantity (base quantity BT-149 equal to BT-129), its
@@ -233,7 +249,7 @@ fn settlement(w: &mut Xml, invoice: &Invoice) -> io::Result<()> {
             })?;
         }
         nest(w, "ram:SpecifiedTradePaymentTerms", |w| {
-            text(w, "ram:Description", &paid(invoice))
+            text(w, "ram:Description", &payment_terms(invoice))
         })?;
         let totals = &invoice.totals;
         nest(w, "ram:SpecifiedTradeSettlementHeaderMonetarySummation", |w| {
@@ -263,11 +279,7 @@ fn tax(w: &mut Xml, rate: &VatBreakdown) -> io::Result<()> {
         amount(w, "ram:CalculatedAmount", rate.tax)?;
         text(w, "ram:TypeCode", "VAT")?;
         if rate.category == VatCategory::Exempt {
-            text(
-                w,
-                "ram:ExemptionReason",
-                "Bon d'achat à usages multiples : TVA due lors de son utilisation",
-            )?;
+            text(w, "ram:ExemptionReason", VOUCHER_EXEMPTION)?;
         }
         amount(w, "ram:BasisAmount", rate.taxable)?;
         text(w, "ram:CategoryCode", rate.category.code())?;
@@ -276,7 +288,7 @@ fn tax(w: &mut Xml, rate: &VatBreakdown) -> io::Result<()> {
 }
 
 /// BT-20: nothing is due, and says why.
-fn paid(invoice: &Invoice) -> String {
+pub fn payment_terms(invoice: &Invoice) -> String {
     let on = invoice
         .delivered()
         .map(|(_, last)| format!(" le {}", french_date(last)))
@@ -317,7 +329,8 @@ fn date(w: &mut Xml, element: &str, on: Date) -> io::Result<()> {
     Ok(())
 }
 
-fn french_date(on: Date) -> String {
+/// A day as French invoices write it: `24/11/2026`.
+pub fn french_date(on: Date) -> String {
     on.strftime("%d/%m/%Y").to_string()
 }
 

@@ -11,11 +11,13 @@
 pub mod build;
 pub mod buyer;
 pub mod cii;
+pub mod issue;
 pub mod number;
 pub mod seller;
 
-pub use build::{CreditOf, Issue, credit_invoice, invoice};
+pub use build::{CreditOf, Issue, InvoiceRefusal, RecordProblem, credit_invoice, invoice};
 pub use buyer::{Buyer, BuyerField, BuyerRefusal, BuyerText};
+pub use issue::{Credited, Draft, InvoiceAnswer, Issued};
 pub use number::{InvoiceNumber, NumberProblem};
 pub use seller::{InvoiceSeller, SellerField, SellerGap};
 
@@ -59,6 +61,7 @@ pub struct InvoiceReference {
 pub struct Ticket {
     pub transaction_id: String,
     pub number: String,
+    pub register_id: String,
     pub on: Date,
 }
 

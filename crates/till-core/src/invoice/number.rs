@@ -45,6 +45,17 @@ impl InvoiceNumber {
 
     /// The number that follows `last`, the store's last number issued (none yet: `None`), for
     /// an invoice issued in `year`: the sequence starts again from one each year.
+    /// The number `seq` of `store_id`'s `year`, as storage counted it.
+    pub fn of(store_id: StoreId, year: i16, seq: u64) -> Result<InvoiceNumber, NumberProblem> {
+        if seq == 0 {
+            return Err(NumberProblem::Sequence);
+        }
+        Ok(InvoiceNumber {
+            seq,
+            ..InvoiceNumber::first(store_id, year)?
+        })
+    }
+
     pub fn next(last: Option<&InvoiceNumber>, store_id: &StoreId, year: i16) -> Result<InvoiceNumber, NumberProblem> {
         let Some(last) = last else {
             return InvoiceNumber::first(store_id.clone(), year);
