@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod error;
 pub mod extract;
 pub mod fields;
+pub mod invoice_pdf;
 pub mod jobs;
 pub mod mailer;
 pub mod mcp;

@@ -140,12 +140,16 @@ operations! {
     ListWebhookDeliveries = "listWebhookDeliveries", [WebhooksRead, WebhooksWrite], Allow;
     ReplayWebhook = "replayWebhook", [WebhooksWrite], Confirm;
     GetSalesReport = "getSalesReport", [ReportsRead], Allow;
+    // Never a tool all the same: see mcp::tools::WITHHELD.
+    CreateInvoice = "createInvoice", [InvoicesWrite], Confirm;
+    GetInvoice = "getInvoice", [InvoicesWrite, SalesRead], Allow;
+    ListInvoices = "listInvoices", [InvoicesWrite, SalesRead], Allow;
     // Any scope of the vocabulary: each tool behind it checks its own operation's scopes.
     Mcp = "sendMcpMessage", [SalesFinalize, SalesRead, ReturnsCreate, ElevationRequest, SessionsOpen,
         SessionsClose, PromotionsRead, PromotionsWrite, StoresWrite, CatalogWrite, StockWrite, StaffWrite,
         CouponsWrite, CatalogRead, StockRead, CustomersRead, StaffRead, FiscalRead, FiscalClose,
         DiscountOverride, PriceOverride, StoredValueRead, StoredValueWrite, EventsRead, WebhooksRead,
-        WebhooksWrite, ReportsRead, CustomersWrite, CustomersErase], Allow;
+        WebhooksWrite, ReportsRead, CustomersWrite, CustomersErase, InvoicesWrite], Allow;
 }
 
 #[cfg(test)]

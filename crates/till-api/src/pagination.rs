@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt::Display;
 use till_app::storage::{Newest, Window};
-use till_core::ids::{CouponCode, PaymentId, SessionId, SkuId, StoreId, Subject, TransactionId};
+use till_core::ids::{CouponCode, InvoiceId, PaymentId, SessionId, SkuId, StoreId, Subject, TransactionId};
 use till_core::instant::to_micros;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::{Ref, RefOr};
@@ -90,7 +90,7 @@ macro_rules! id_keys {
     };
 }
 
-id_keys!(StoreId, SkuId, Subject, CouponCode, SessionId, TransactionId, PaymentId);
+id_keys!(StoreId, SkuId, Subject, CouponCode, SessionId, TransactionId, PaymentId, InvoiceId);
 
 /// A number that orders a list (a stock movement's id): eight bytes big-endian.
 impl CursorKey for i64 {

@@ -8,7 +8,9 @@ use till_app::payments::PaymentRefusal;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::sessions::OpenRefusal;
 use till_app::storage::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
+use till_app::invoices::InvoiceProblem;
 use till_app::{Error, Refusal};
+use till_core::invoice::SellerGap;
 use till_core::exports::Today;
 use till_core::ids::SessionId;
 use till_core::instant::format_utc;
@@ -234,7 +236,67 @@ impl From<Refusal> for ApiError {
                 "Tender {} cannot be refunded to its payment: {refusal}.",
                 tender_path(tender)
             )),
+            Refusal::Invoice(problem) => invoice_problem(problem),
         }
+    }
+}
+
+/// Why no invoice was issued; nothing was recorded, and no number taken.
+fn invoice_problem(problem: InvoiceProblem) -> ApiError {
+    let ticket = |index: usize| format!("transactionIds.{index}");
+    match problem {
+        InvoiceProblem::UnknownStore(store) => business(format!(
+            "Store {store} is not a store of the network; no invoice was issued."
+        )),
+        InvoiceProblem::Seller(SellerGap::Missing(field)) => business(format!(
+            "The store's identity has no {}, which an invoice names: complete it with PUT /v1/stores/{{storeId}}; no invoice was issued.",
+            field.path()
+        )),
+        InvoiceProblem::Seller(gap) => business(format!(
+            "{}: correct it with PUT /v1/stores/{{storeId}}; no invoice was issued.",
+            capitalize(&gap.to_string())
+        )),
+        InvoiceProblem::NotInEuros(currency) => business(format!(
+            "The store keeps its amounts in {currency}; till writes invoices in euros only. No invoice was issued."
+        )),
+        InvoiceProblem::NoSuchSale { index, transaction_id } => business(format!(
+            "{} names no committed sale ({transaction_id}); no invoice was issued.",
+            ticket(index)
+        )),
+        InvoiceProblem::OtherStore { index, transaction_id } => business(format!(
+            "{} ({transaction_id}) is a sale of another store; an invoice covers the sales of its own store. No invoice was issued.",
+            ticket(index)
+        )),
+        InvoiceProblem::Twice { index, .. } => ApiError::field(ticket(index), "is named twice"),
+        InvoiceProblem::SalesAndReturns => business(
+            "The tickets mix sales and returns: a sale is invoiced, a return is credited by a credit invoice of its own. No invoice was issued.",
+        ),
+        InvoiceProblem::ReturnWithoutReceipt { index, transaction_id } => business(format!(
+            "{} ({transaction_id}) is a return without a receipt: only a return against an invoiced sale is credited. No invoice was issued.",
+            ticket(index)
+        )),
+        InvoiceProblem::ReturnOfUninvoicedSale {
+            index,
+            transaction_id,
+            original,
+        } => business(format!(
+            "{} ({transaction_id}) returns goods of sale {original}, which no invoice covers: there is nothing to credit. No invoice was issued.",
+            ticket(index)
+        )),
+        InvoiceProblem::ReturnsOfSeveralInvoices => business(
+            "The returns are of sales on several invoices: a credit invoice credits one invoice. No invoice was issued.",
+        ),
+        InvoiceProblem::AlreadyInvoiced { transaction_id, number } => ApiError::Conflict(format!(
+            "Ticket {transaction_id} is already on invoice {number}: a ticket is invoiced once. No invoice was issued."
+        )),
+        InvoiceProblem::IdTaken(invoice_id) => ApiError::Conflict(format!(
+            "The invoiceId {invoice_id} was used for another invoice; nothing was changed."
+        )),
+        InvoiceProblem::Refused(refusal) => business(format!(
+            "These tickets cannot be invoiced: {refusal}. No invoice was issued."
+        )),
+        InvoiceProblem::Numbering(_) => business("The store's invoice numbers of the year are exhausted."),
+        InvoiceProblem::NoSuchInvoice(_) => ApiError::NotFound("Invoice not found.".into()),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Writes sample invoices' CII XML into a directory, for scripts/invoice-validate to check with
-//! the official Factur-X schemas and EN 16931 rules:
+//! the official Factur-X schemas and EN 16931 rules, each with the answer the API keeps beside it
+//! (`NAME.json`), from which till-api's example `invoice_pdfs` draws its PDF:
 //!
 //!     cargo run -p till-core --example invoice_samples -- DIR
 //!
@@ -12,7 +13,12 @@ use std::error::Error;
 use std::path::PathBuf;
 use till_core::fiscal::payload::{OriginalTicket, SaleRecord, SaleRecordLine, SaleRecordVat};
 use till_core::ids::StoreId;
-use till_core::invoice::{self, Buyer, BuyerText, CreditOf, Invoice, InvoiceNumber, Issue, cii};
+use till_core::fiscal::jet;
+use till_core::ids::InvoiceId;
+use till_core::invoice::issue::sha256_hex;
+use till_core::invoice::{
+    self, Buyer, BuyerText, CreditOf, Invoice, InvoiceAnswer, InvoiceKind, InvoiceNumber, Issue, Issued, cii,
+};
 use till_core::money::{Cents, VatRate};
 use till_core::pricing::vat_totals;
 use till_core::returns::{ReturnableLine, ReturnableSale, ReturnedUnits, plan_return};
@@ -165,7 +171,26 @@ fn main() -> Result<(), Box<dyn Error>> {
     ];
     for (name, invoice) in samples {
         let path = dir.join(format!("{name}.xml"));
-        std::fs::write(&path, cii::xml(invoice)?)?;
+        let xml = cii::xml(invoice)?;
+        std::fs::write(&path, &xml)?;
+        // The answer the API keeps beside the XML, from which the PDF is drawn
+        // (till-api's example `invoice_pdfs`).
+        let credits = match &invoice.kind {
+            InvoiceKind::Credit(reference) => Some((InvoiceId::parse("four-rates-discounts")?, reference.clone())),
+            InvoiceKind::Invoice => None,
+        };
+        let issued = Issued {
+            invoice_id: InvoiceId::parse(name)?,
+            invoice: (*invoice).clone(),
+            issued_at: invoice.issued_on.to_zoned(paris.clone())?.timestamp(),
+            credits,
+            xml_sha256: sha256_hex(&xml),
+            register_id: invoice.tickets.first().map(|t| t.register_id.clone()).unwrap_or_default(),
+            seal: jet::invoice_issued(false, &invoice.number, &[], invoice.totals.with_vat, ""),
+            xml,
+        };
+        let answer = serde_json::to_vec_pretty(&InvoiceAnswer::of(&issued, 1))?;
+        std::fs::write(dir.join(format!("{name}.json")), answer)?;
         println!(
             "{} {} {} total {} VAT {}",
             path.display(),

@@ -20,6 +20,7 @@ use till_core::fiscal::archive::{
     self, ArchiveError, KeySet, KeySetError, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, Trust, Verified,
 };
 use till_core::fiscal::audit::audit;
+use till_core::invoice::issue::check_sealed_xml;
 use till_core::fiscal::proof;
 use till_store::StoreError;
 use till_store::journal::jet;
@@ -57,7 +58,12 @@ pub async fn verify(config: &Config, register: Option<&str>) -> anyhow::Result<b
             }
             Err(other) => return Err(other.into()),
         };
-        match audit(&journal) {
+        // Each invoice's XML must still be the one its event sealed.
+        let invoices = store.sealed_invoices(register).await?;
+        let sealed = invoices
+            .iter()
+            .map(|invoice| (invoice.number.as_str(), invoice.event_seq, invoice.xml.as_slice()));
+        match audit(&journal).and_then(|entries| check_sealed_xml(&journal.events, sealed).map(|_| entries)) {
             Ok(entries) => bar.suspend(|| println!("{register}: ok ({entries} entries)")),
             Err(failure) => {
                 all_hold = false;

@@ -24,6 +24,7 @@ mod layout;
 mod promotions;
 mod refused;
 mod registers;
+mod invoices;
 mod sales;
 mod session;
 mod stock;
@@ -66,6 +67,8 @@ pub fn router(language: Language) -> Router<AppState> {
         .route("/console/sales/{transactionId}", get(sales::sale))
         .route("/console/sales/{transactionId}/prints", post(sales::print))
         .route("/console/sales/{transactionId}/receipt/send", post(sales::send))
+        .route("/console/sales/{transactionId}/invoice", post(invoices::issue))
+        .route("/console/invoices/{invoiceId}/pdf", get(invoices::pdf))
         .route("/console/customers", get(customers::search))
         .route(
             "/console/customers/{customerId}",

@@ -2,9 +2,11 @@
 //! a local day), newest first a page at a time; `GET /console/sales/{transactionId}`: a sale
 //! with its receipt as the printer lays it out and its e-mails, printing nothing; `POST
 //! /console/sales/{transactionId}/prints`: prints it as `printReceipt` does; `POST
-//! /console/sales/{transactionId}/receipt/send`: e-mails it as `sendReceipt` does.
+//! /console/sales/{transactionId}/receipt/send`: e-mails it as `sendReceipt` does; its invoices
+//! and the form that issues one are [`super::invoices`]'.
 
 use super::forms::Query;
+use super::invoices::{self, InvoicePanel};
 use super::href::Href;
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
@@ -26,7 +28,7 @@ use till_app::sales::{SaleFilter, SaleSummary};
 use till_app::storage::Newest;
 use till_core::customer::Email;
 use till_core::e_receipt::masked;
-use till_core::ids::{CustomerId, RegisterId, SendId, StoreId, TransactionId};
+use till_core::ids::{CustomerId, InvoiceId, RegisterId, SendId, StoreId, TransactionId};
 use till_core::instant::from_micros;
 use till_core::sale::SaleType;
 
@@ -195,11 +197,22 @@ pub async fn sale(
     State(state): State<AppState>,
     path: Result<PathParams<SalePath>, ApiError>,
 ) -> Result<Markup, Refused> {
-    visitor.require::<ops::GetSale>()?;
     let PathParams(SalePath(id)) = path?;
-    let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
-    let mail = mail_of(&state, &visitor, &id, None).await?;
-    Ok(sale_page(&visitor, &receipt, None, &mail))
+    show(&state, visitor, &id, None).await
+}
+
+/// The sale's page as shown, with the invoice the visitor just `issued`, if any.
+pub(super) async fn show(
+    state: &AppState,
+    visitor: Visitor,
+    id: &TransactionId,
+    issued: Option<InvoiceId>,
+) -> Result<Markup, Refused> {
+    visitor.require::<ops::GetSale>()?;
+    let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, id).await?;
+    let mail = mail_of(state, &visitor, id, None).await?;
+    let invoices = invoices::panel_of(state, &visitor, id, issued).await?;
+    Ok(sale_page(&visitor, &receipt, None, &mail, &invoices))
 }
 
 /// The e-mails of a sale as its page shows them.
@@ -256,7 +269,8 @@ pub async fn send(
     let requested = till_app::e_receipts::send(state.app(), &visitor.principal, &id, None, form.email).await?;
     let receipt = till_app::receipts::receipt(state.app(), &visitor.principal, &id).await?;
     let mail = mail_of(&state, &visitor, &id, Some(requested.record.id)).await?;
-    Ok(sale_page(&visitor, &receipt, None, &mail))
+    let invoices = invoices::panel_of(&state, &visitor, &id, None).await?;
+    Ok(sale_page(&visitor, &receipt, None, &mail, &invoices))
 }
 
 /// Prints the receipt as `printReceipt` does (the original, or a DUPLICATA sealed in the
@@ -272,11 +286,18 @@ pub async fn print(
     visitor.require::<ops::PrintReceipt>()?;
     let printed = till_app::receipts::print(state.app(), &visitor.principal, &id, None).await?;
     let mail = mail_of(&state, &visitor, &id, None).await?;
-    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print), &mail))
+    let invoices = invoices::panel_of(&state, &visitor, &id, None).await?;
+    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print), &mail, &invoices))
 }
 
 /// A sale with its receipt: as shown, or as `printed` just now.
-fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>, mail: &MailPanel) -> Markup {
+fn sale_page(
+    visitor: &Visitor,
+    proven: &ProvenReceipt,
+    printed: Option<&Print>,
+    mail: &MailPanel,
+    invoices: &InvoicePanel,
+) -> Markup {
     let receipt = &proven.receipt;
     let sale = &receipt.sale;
     let zone = zone_of(receipt.store.as_ref());
@@ -351,6 +372,7 @@ fn sale_page(visitor: &Visitor, proven: &ProvenReceipt, printed: Option<&Print>,
                 }
             }
         }
+        (invoices::section(visitor, &sale.transaction_id, sale.kind == "return", &currency, invoices))
         p { a href="/console/sales" { (words.back_to_sales) } }
     };
     layout::page(&title, Nav::Sales, visitor, body)

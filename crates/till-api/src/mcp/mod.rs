@@ -370,6 +370,9 @@ fn not_a_tool(operation: &ops::Operation) -> String {
             "{id} is not a tool: an automated caller must never trigger it (tier avoid). It is done at the till by a person."
         ),
         Tier::Human => format!("{id} is not a tool: it needs a person physically present (tier human)."),
+        Tier::Allow | Tier::Confirm if tools::WITHHELD.contains(&id) => format!(
+            "{id} is not a tool: what it makes cannot be undone or given back, so a person does it, not an agent."
+        ),
         Tier::Allow | Tier::Confirm => format!("{id} is the endpoint serving these tools, not a tool."),
     }
 }

@@ -74,11 +74,19 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     catalog().iter().find(|spec| spec.tool.name == name)
 }
 
-/// Whether an operation is offered to agents: its tier lets an agent call it, and it is not the
-/// endpoint that serves the tools.
+/// Whether an operation is offered to agents: its tier lets an agent call it, it is not the
+/// endpoint that serves the tools, and it is not withheld from agents ([`WITHHELD`]).
 pub fn is_offered(operation: &ops::Operation) -> bool {
-    matches!(operation.tier, Tier::Allow | Tier::Confirm) && operation.id != <ops::Mcp as ops::Op>::SPEC.id
+    matches!(operation.tier, Tier::Allow | Tier::Confirm)
+        && operation.id != <ops::Mcp as ops::Op>::SPEC.id
+        && !WITHHELD.contains(&operation.id)
 }
+
+/// Writes a person confirms in the API (tier `confirm`) that are still never tools. Issuing an
+/// invoice is a legal document made out to a company, numbered for ever without gaps: a
+/// number an agent takes cannot be given back, so a person issues it, at the console or
+/// through the API, and an agent only reads invoices (docs/agents.md).
+pub const WITHHELD: &[&str] = &[<ops::CreateInvoice as ops::Op>::SPEC.id];
 
 fn build(document: &Value) -> Vec<ToolSpec> {
     let mut specs = Vec::new();

@@ -9,6 +9,7 @@ pub mod events;
 pub mod exports;
 pub mod fiscal;
 pub mod health;
+pub mod invoices;
 pub mod payments;
 pub mod promotions;
 pub mod receipt_links;
@@ -61,6 +62,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(events::router())
         .merge(webhooks::router())
         .merge(reports::router())
+        .merge(invoices::router())
         .merge(crate::mcp::http::router())
 }
 

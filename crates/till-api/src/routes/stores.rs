@@ -92,7 +92,7 @@ pub struct AddressShape {
 /// characters, none a control character, not only spaces.
 macro_rules! identity_line {
     ($name:ident, $max:expr, $description:literal) => {
-        struct $name;
+        pub(crate) struct $name;
 
         impl utoipa::PartialSchema for $name {
             fn schema() -> RefOr<Schema> {
@@ -122,7 +122,7 @@ identity_line!(
 );
 
 /// An ISO 3166-1 alpha-2 code, as the document lists them.
-struct CountryName;
+pub(crate) struct CountryName;
 
 impl utoipa::PartialSchema for CountryName {
     fn schema() -> RefOr<Schema> {
@@ -136,7 +136,7 @@ impl utoipa::PartialSchema for CountryName {
 
 impl utoipa::ToSchema for CountryName {}
 
-struct VatNumberText;
+pub(crate) struct VatNumberText;
 
 impl utoipa::PartialSchema for VatNumberText {
     fn schema() -> RefOr<Schema> {
@@ -166,7 +166,7 @@ impl From<&PostalAddress> for AddressShape {
 }
 
 /// A field of the seller's identity, parsed by the core's rule, refused with its words.
-fn identity<T>(field: Field<'_>, parse: impl FnOnce(&str) -> Result<T, IdentityProblem>) -> Option<T> {
+pub(crate) fn identity<T>(field: Field<'_>, parse: impl FnOnce(&str) -> Result<T, IdentityProblem>) -> Option<T> {
     let text = field.string()?;
     match parse(text) {
         Ok(value) => Some(value),
@@ -174,7 +174,7 @@ fn identity<T>(field: Field<'_>, parse: impl FnOnce(&str) -> Result<T, IdentityP
     }
 }
 
-fn address(field: Field<'_>) -> Option<PostalAddress> {
+pub(crate) fn address(field: Field<'_>) -> Option<PostalAddress> {
     let object = field.object()?;
     let line1 = object.required("line1", |f| identity(f, AddressLine::parse));
     let line2 = object.optional("line2", |f| identity(f, AddressLine::parse));

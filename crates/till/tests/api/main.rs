@@ -20,6 +20,7 @@ mod events;
 mod exports;
 mod finalize;
 mod fiscal_tools;
+mod invoices;
 mod journal;
 mod lists;
 mod mcp;
