@@ -34,7 +34,9 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   ask (422), and a card number in a payment's free text (a run of twelve digits or more); an
   export (FEC, e-reporting) of a period holding a day its register has not closed yet (422); a
   receipt sent by e-mail where no mail server is configured, or to a sale's customer who did not
-  consent (422), or under a send id of another sale (409); or
+  consent (422), or under a send id of another sale (409); an invoice of an unknown store or
+  sale, of a store whose seller identity is not complete (422), of a ticket on another invoice
+  or under an invoice id used for another request (409); or
   an archive or export whose `to` is after today by the server's clock (400); a new store's,
   register's or staff member's id that would steer an address (ids made before stay valid).
 """
@@ -174,6 +176,16 @@ _BETWEEN_FIELDS = {
     "POST /v1/stock-transfers/{transferId}/receive": [
         ("lines.*.skuId", "appears more than once in the receipt"),
     ],
+    # A ticket named once; the buyer's check digits, keys and postal code, as for a store.
+    "POST /v1/invoices": [
+        ("transactionIds.*", "is named twice"),
+        ("buyer.siren", "fails its check digit"),
+        ("buyer.vatNumber", "has a key that does not match its SIREN"),
+        ("buyer.vatNumber", "must be FR, a key of 2 capital letters or digits, then a SIREN of 9 digits"),
+        ("buyer.vatNumber", "is not the VAT number of the SIREN given"),
+        ("buyer.address.postalCode", "must be a French postal code of 5 digits"),
+    ],
+    "GET /v1/invoices": [("to", "must not be before from"), *_CURSORS],
 }
 
 # Refusals that depend on the data held: (status, code) per operation.
@@ -198,6 +210,9 @@ _ON_THE_DATA = {
     # A period holding a day its register has not closed yet.
     "GET /v1/exports/fec": {(422, "BUSINESS_RULE_VIOLATION")},
     "GET /v1/exports/e-reporting": {(422, "BUSINESS_RULE_VIOLATION")},
+    # An unknown store or sale, a seller identity not complete; a ticket on an invoice already,
+    # an invoice id used for another request.
+    "POST /v1/invoices": {(422, "BUSINESS_RULE_VIOLATION"), (409, "CONFLICT")},
     "PUT /v1/promotions/{id}/rule": {(412, "PRECONDITION_FAILED")},
     "POST /v1/gift-cards": {(409, "CONFLICT")},
     "POST /v1/register-sessions/{sessionId}/cash-movements": {

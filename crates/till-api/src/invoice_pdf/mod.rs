@@ -8,7 +8,7 @@
 //! XML, in DejaVu Sans Mono (embedded, its licence beside it in `fonts/`): a monospaced face
 //! lays the columns out by characters.
 
-use krilla::configure::{Archival, ConfigurationBuilder, Validator};
+use krilla::configure::{Archival, ConfigurationBuilder};
 use krilla::embed::{AssociationKind, EmbeddedFile, MimeType};
 use krilla::geom::Point;
 use krilla::metadata::{DateTime, Metadata};
@@ -65,7 +65,7 @@ pub fn render(invoice: &InvoiceAnswer, xml: &[u8]) -> Result<Vec<u8>, PdfError> 
     let regular = Font::new(REGULAR.into(), 0).ok_or_else(|| PdfError("its font".to_owned()))?;
     let bold = Font::new(BOLD.into(), 0).ok_or_else(|| PdfError("its bold font".to_owned()))?;
     let configuration = ConfigurationBuilder::new()
-        .set_validator(Validator::Archival(Archival::A3_B))
+        .with_archival_validator(Archival::A3_B)
         .finish()
         .map_err(|e| PdfError(format!("{e:?}")))?;
     let mut document = Document::new_with(SerializeSettings {

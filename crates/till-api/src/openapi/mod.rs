@@ -424,6 +424,10 @@ fn tags() -> Vec<Tag> {
             "The accountant's exports of closed days: the FEC and the e-reporting aggregates per day and VAT rate.",
         ),
         (
+            "invoices",
+            "Invoices for business customers: committed sales made out to a company, numbered without gaps, as JSON or a Factur-X PDF.",
+        ),
+        (
             "reports",
             "Sales added up over a period by day, hour, article, seller, tender method or VAT rate.",
         ),

@@ -308,19 +308,31 @@ struct InvoiceList {
     paging: Paging<Newest<InvoiceId>>,
 }
 
-impl FromParams for InvoiceList {
+impl FromParams for InvoicesQuery {
     fn from_params(params: &Params) -> Option<Self> {
         let store_id = params.optional("storeId", StoreId::parse);
         let from = params.optional("from", local_date);
         let to = params.optional("to", local_date);
-        let page = PageQuery::read(params);
         let (store_id, from, to) = (store_id?, from?, to?);
         if let (Some(from), Some(to)) = (from, to)
             && to < from
         {
             return params.fail("to", "must not be before from");
         }
-        let filter = InvoiceFilter { store_id, from, to };
+        Some(InvoicesQuery { store_id, from, to })
+    }
+}
+
+impl FromParams for InvoiceList {
+    fn from_params(params: &Params) -> Option<Self> {
+        let query = InvoicesQuery::from_params(params);
+        let page = PageQuery::read(params);
+        let query = query?;
+        let filter = InvoiceFilter {
+            store_id: query.store_id,
+            from: query.from,
+            to: query.to,
+        };
         let scope = Scope::new("invoices")
             .filter("storeId", filter.store_id.as_ref())
             .filter("from", filter.from)
