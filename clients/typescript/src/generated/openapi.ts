@@ -497,7 +497,8 @@ export interface paths {
          * The e-reporting aggregates of a period.
          * @description B2C transactions per local day and VAT rate as the e-reporting reform asks: taxable base,
          *     VAT and number of transactions, taken from the registers' sealed day closures (returns
-         *     subtracted). Only closed days: a period with sales on a day its register has not closed is
+         *     subtracted). Tickets invoiced to businesses are left out of them and listed apart in
+         *     `invoiced`, in the same form. Only closed days: a period with sales on a day its register has not closed is
          *     refused (422, naming the register and the day). Read-only; safe to call at any time.
          */
         get: operations["getEReportingExport"];
@@ -753,6 +754,63 @@ export interface paths {
          * @description The card may be spent and loaded again. A person should confirm.
          */
         post: operations["unblockGiftCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List invoices, newest issued first.
+         * @description Filter by store and by issue date (`from` and `to` inclusive, local days); every filter
+         *     given must hold. A page at a time: follow `nextCursor` until it is null, with the same
+         *     filters. A till's token lists its own store's invoices. Read-only; safe to call at any time.
+         */
+        get: operations["listInvoices"];
+        put?: never;
+        /**
+         * Issue an invoice for committed sales, or a credit invoice for returns.
+         * @description Makes out an invoice to a company for one or more committed sales of the store (a sale is
+         *     invoiced once), numbered `F-{storeId}-{year}-{sequence}` without gaps per store and year and
+         *     dated today in the store's time zone, with the store's seller identity, the sales' lines,
+         *     VAT per rate and totals to the cent; it is sealed in the journal of its first ticket's
+         *     register as a technical event naming its tickets. When every ticket is a return against a
+         *     receipt of sales one invoice covers, a credit invoice citing that invoice is issued instead.
+         *     Sent again with the same `invoiceId` and request, the invoice is answered again (200,
+         *     `x-idempotent-replay`) and issued once. A person issues invoices: it is never an agent's
+         *     tool.
+         */
+        post: operations["createInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{invoiceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an invoice, as JSON or as its Factur-X PDF.
+         * @description With `Accept: application/pdf`, the invoice as a Factur-X PDF/A-3 (profile EN 16931) a
+         *     person reads, its CII XML embedded as `factur-x.xml`; otherwise as JSON. Every copy is the
+         *     same, drawn from the invoice as issued. A till's token reads its own store's invoices.
+         *     Read-only; safe to call at any time.
+         */
+        get: operations["getInvoice"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1976,6 +2034,15 @@ export interface components {
             /** Format: int64 */
             quantity: number;
         };
+        /** @description The company the invoice is made out to, read by the core's rules (`Buyer::parse`). */
+        BuyerBody: {
+            address: components["schemas"]["AddressShape"];
+            /** @description Its registered name: up to 200 characters, no control character, not only spaces. */
+            name: components["schemas"]["LegalNameText"];
+            /** @description Its number in the French registry: 9 digits passing the Luhn check. */
+            siren?: string | null;
+            vatNumber?: components["schemas"]["VatNumberText"] | null;
+        };
         CartBody: {
             /** Format: int64 */
             freeLineSequence: number;
@@ -2377,6 +2444,12 @@ export interface components {
             /** @description Its fiscal number, `AV-{registerId}-{sequence}`, the return's; it redeems nothing. */
             number: string;
         };
+        CreditedInvoiceView: {
+            invoiceId: string;
+            /** Format: date */
+            issuedOn: string;
+            number: string;
+        };
         /** @description An opaque page cursor: the `nextCursor` of the previous page, sent with the same filters. */
         Cursor: string;
         /**
@@ -2552,13 +2625,22 @@ export interface components {
         };
         /** @description The e-reporting aggregates of a period. */
         EReporting: {
-            /** @description Per day, then per VAT rate from the highest. */
+            /**
+             * @description B2C transactions per day, then per VAT rate from the highest: the tickets no invoice
+             *     covers.
+             */
             days: components["schemas"]["EReportingDay"][];
             /**
              * Format: date
              * @description The first day, as asked.
              */
             from: string;
+            /**
+             * @description The tickets invoiced to businesses (sales an invoice covers, returns a credit invoice
+             *     covers), per day and rate in the same form, left out of `days`: `days` and `invoiced`
+             *     add up to the day closures.
+             */
+            invoiced: components["schemas"]["EReportingDay"][];
             /**
              * Format: date
              * @description The last day, as asked.
@@ -2898,6 +2980,209 @@ export interface components {
         Instant: string;
         /** @description A gift card's or a credit note's code: 4 to 64 letters, digits, `-` and `_`, compared without case. The codes till draws are 16 characters of `23456789ABCDEFGHJKMNPQRSTUVWXYZ`. */
         InstrumentCode: string;
+        InvoiceAddressView: {
+            city: string;
+            /** @description ISO 3166-1 alpha-2. */
+            country: string;
+            line1: string;
+            line2: string | null;
+            postalCode: string;
+        };
+        /** @description Body of `POST /v1/invoices`. */
+        InvoiceBody: {
+            buyer: components["schemas"]["BuyerBody"];
+            /**
+             * @description Chosen by the back office: sent again with the same request (its answer lost), the
+             *     invoice is answered again and issued once.
+             */
+            invoiceId: components["schemas"]["Text"];
+            storeId: components["schemas"]["Text"];
+            /**
+             * @description The store's committed sales to invoice, each once, in the order the invoice lists
+             *     them; or returns against receipts of sales one invoice covers, for a credit invoice.
+             */
+            transactionIds: components["schemas"]["Text"][];
+        };
+        InvoiceLineView: {
+            /**
+             * Format: int64
+             * @description Its reductions, VAT excluded.
+             */
+            allowanceCents: number;
+            /**
+             * Format: int64
+             * @description The price of the line's quantity before its reductions, VAT excluded.
+             */
+            grossCents: number;
+            name: string;
+            /**
+             * Format: int64
+             * @description `grossCents - allowanceCents`: the line's net, VAT excluded.
+             */
+            netCents: number;
+            /**
+             * Format: int64
+             * @description The line's net as the ticket holds it, VAT included.
+             */
+            netWithVatCents: number;
+            /** Format: int64 */
+            quantity: number;
+            /** @description Null for a custom line. */
+            skuId: string | null;
+            /** @description The ticket it was sold on. */
+            transactionId: string;
+            /**
+             * Format: int64
+             * @description As the till rang it, VAT included.
+             */
+            unitPriceCents: number;
+            /**
+             * Format: int64
+             * @description The VAT that net holds.
+             */
+            vatCents: number;
+            /**
+             * Format: double
+             * @description In percent (`20`, `5.5`).
+             */
+            vatRate: number;
+        };
+        InvoicePartyView: {
+            address: components["schemas"]["InvoiceAddressView"];
+            name: string;
+            /** @description 9 digits; null when not given (always given for a seller in France). */
+            siren: string | null;
+            /** @description Null when not given (always given for the seller). */
+            vatNumber: string | null;
+        };
+        InvoiceSealView: {
+            /** @description `event`: the register's chain of technical events. */
+            chain: string;
+            /** @description The register of its first ticket. */
+            registerId: string;
+            /** Format: int64 */
+            seq: number;
+            /** @description The SHA-256 (hex) of its CII XML, as sealed. */
+            xmlSha256: string;
+        };
+        /** @description An invoice as the list shows it; `getInvoice` answers the whole of it. */
+        InvoiceSummaryView: {
+            buyerName: string;
+            /** @description On a credit invoice, the invoice it credits; null otherwise. */
+            creditsInvoiceId: string | null;
+            invoiceId: string;
+            issuedAt: components["schemas"]["UtcInstant"];
+            /** Format: date */
+            issuedOn: string;
+            /**
+             * @description `invoice`: an invoice of sales; `credit`: a credit invoice of returns.
+             * @enum {string}
+             */
+            kind: "invoice" | "credit";
+            number: string;
+            storeId: string;
+            /**
+             * Format: int64
+             * @description VAT included; positive on a credit invoice too.
+             */
+            totalCents: number;
+            transactionIds: string[];
+        };
+        /** @description One page of a list, in the list's order. */
+        InvoiceSummaryViewPage: {
+            items: components["schemas"]["InvoiceSummaryView"][];
+            /** @description What to send as `cursor`, with the same filters, for the next page; null on the last page. */
+            nextCursor: components["schemas"]["Cursor"] | null;
+        };
+        InvoiceTicketView: {
+            /** @description As the receipt prints it. */
+            number: string;
+            registerId: string;
+            /**
+             * Format: date
+             * @description The day it was rung, in the store's time zone.
+             */
+            soldOn: string;
+            transactionId: string;
+        };
+        InvoiceTotalsView: {
+            /**
+             * Format: int64
+             * @description Always 0.
+             */
+            dueCents: number;
+            /**
+             * Format: int64
+             * @description Paid (refunded) at the till.
+             */
+            paidCents: number;
+            /** Format: int64 */
+            vatCents: number;
+            /**
+             * Format: int64
+             * @description The tickets' totals added up.
+             */
+            withVatCents: number;
+            /**
+             * Format: int64
+             * @description VAT excluded.
+             */
+            withoutVatCents: number;
+        };
+        InvoiceVatView: {
+            /**
+             * @description EN 16931's category: `S` (standard) or `E` (exempt: a gift card sold, whose VAT is due
+             *     when it is spent).
+             */
+            category: string;
+            /**
+             * Format: int64
+             * @description The sum of the line nets at this rate, VAT excluded.
+             */
+            taxableCents: number;
+            /**
+             * Format: int64
+             * @description The sum of the tickets' VAT at this rate.
+             */
+            vatCents: number;
+            /** Format: double */
+            vatRate: number;
+        };
+        /** @description An invoice as issued. */
+        InvoiceView: {
+            buyer: components["schemas"]["InvoicePartyView"];
+            credits: components["schemas"]["CreditedInvoiceView"] | null;
+            /** @description ISO 4217; amounts are in its minor unit. */
+            currency: string;
+            fiscal: components["schemas"]["InvoiceSealView"];
+            invoiceId: string;
+            issuedAt: components["schemas"]["UtcInstant"];
+            /**
+             * Format: date
+             * @description The issue date in the store's time zone, `YYYY-MM-DD`.
+             */
+            issuedOn: string;
+            /**
+             * @description An invoice, or a credit invoice crediting part of one.
+             * @enum {string}
+             */
+            kind: "invoice" | "credit";
+            /** @description One per line of each ticket, in ticket order. */
+            lines: components["schemas"]["InvoiceLineView"][];
+            /** @description The tickets it covers and the mentions an invoice between businesses carries. */
+            notes: string[];
+            /** @description `F-{storeId}-{year}-{sequence}`, without gaps per store and year. */
+            number: string;
+            /** @description That it was paid (a credit invoice: refunded) at the till, and when. */
+            paymentTerms: string;
+            seller: components["schemas"]["InvoicePartyView"];
+            storeId: string;
+            /** @description The tickets it covers, in the order asked. */
+            tickets: components["schemas"]["InvoiceTicketView"][];
+            totals: components["schemas"]["InvoiceTotalsView"];
+            /** @description One per VAT rate, highest first. */
+            vat: components["schemas"]["InvoiceVatView"][];
+        };
         /** @description A public key of the journal as a JSON Web Key (RFC 7517): EC P-256, for ES256 signatures. */
         Jwk: {
             /** @enum {string} */
@@ -4531,7 +4816,7 @@ export interface components {
             discountLimit?: components["schemas"]["DiscountLimitBody"] | null;
             displayName: components["schemas"]["Text"];
             /** @description Scopes or permissions beyond the role's, such as `price:override`. */
-            permissions?: ("pos.sales.finalize" | "pos.sales.read" | "pos.returns.create" | "pos.elevation.request" | "pos.sessions.open" | "pos.sessions.close" | "pos.promotions.read" | "pos.promotions.write" | "pos.stores.write" | "pos.catalog.write" | "pos.stock.write" | "pos.staff.write" | "pos.coupons.write" | "pos.catalog.read" | "pos.stock.read" | "pos.customers.read" | "pos.staff.read" | "pos.fiscal.read" | "pos.fiscal.close" | "pos.discount.override" | "price:override" | "pos.storedvalue.read" | "pos.storedvalue.write" | "pos.events.read" | "pos.webhooks.read" | "pos.webhooks.write" | "pos.reports.read" | "pos.customers.write" | "pos.customers.erase")[] | null;
+            permissions?: ("pos.sales.finalize" | "pos.sales.read" | "pos.returns.create" | "pos.elevation.request" | "pos.sessions.open" | "pos.sessions.close" | "pos.promotions.read" | "pos.promotions.write" | "pos.stores.write" | "pos.catalog.write" | "pos.stock.write" | "pos.staff.write" | "pos.coupons.write" | "pos.catalog.read" | "pos.stock.read" | "pos.customers.read" | "pos.staff.read" | "pos.fiscal.read" | "pos.fiscal.close" | "pos.discount.override" | "price:override" | "pos.storedvalue.read" | "pos.storedvalue.write" | "pos.events.read" | "pos.webhooks.read" | "pos.webhooks.write" | "pos.reports.read" | "pos.customers.write" | "pos.customers.erase" | "pos.invoices.write")[] | null;
             /** @description 4 to 12 digits. Write-only; required when creating, optional to keep the current PIN. */
             pin?: string | null;
             /**
@@ -8908,6 +9193,350 @@ export interface operations {
                 };
             };
             /** @description No such card */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description Only invoices of this store. */
+                storeId?: components["schemas"]["Text"];
+                /** @description Only invoices issued on or after this day (`YYYY-MM-DD`, the store's). */
+                from?: string;
+                /** @description Only invoices issued on or before this day; not before `from`. */
+                to?: string;
+                /** @description Most items in the page: 1 to 500, default 50. */
+                limit?: number;
+                /**
+                 * @description The `nextCursor` of the previous page, sent with the same filters; absent for the
+                 *     first page.
+                 */
+                cursor?: components["schemas"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invoices, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceSummaryViewPage"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvoiceBody"];
+            };
+        };
+        responses: {
+            /** @description Issued earlier under this invoiceId with the same request, answered again */
+            200: {
+                headers: {
+                    /** @description `true` */
+                    "x-idempotent-replay"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceView"];
+                };
+            };
+            /** @description Issued */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceView"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive in time; nothing was recorded */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The invoiceId was used for another request, or a ticket is on another invoice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than the server accepts; nothing was recorded */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target is longer than the server reads */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An unknown store or sale, a sale of another store, an incomplete seller identity, sales and returns together, a return of a sale no invoice covers */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: the request headers are larger than the server reads */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected server error; safe to retry an idempotent request */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the database is unavailable or the node is full; nothing was recorded; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invoiceId: components["schemas"]["Text"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvoiceView"];
+                    "application/pdf": number[];
+                };
+            };
+            /** @description VALIDATION_FAILED: a malformed request, with fieldErrors naming each field or parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: no valid credential (missing, malformed, expired or unknown token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: authenticated, but without a scope this operation accepts */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such invoice */
             404: {
                 headers: {
                     [name: string]: unknown;
