@@ -90,7 +90,16 @@ macro_rules! id_keys {
     };
 }
 
-id_keys!(StoreId, SkuId, Subject, CouponCode, SessionId, TransactionId, PaymentId, InvoiceId);
+id_keys!(
+    StoreId,
+    SkuId,
+    Subject,
+    CouponCode,
+    SessionId,
+    TransactionId,
+    PaymentId,
+    InvoiceId
+);
 
 /// A number that orders a list (a stock movement's id): eight bytes big-endian.
 impl CursorKey for i64 {

@@ -4,16 +4,16 @@
 use crate::error::{ApiError, capitalize};
 use axum::http::StatusCode;
 use jiff::SignedDuration;
+use till_app::invoices::InvoiceProblem;
 use till_app::payments::PaymentRefusal;
 use till_app::refusal::{CardLineProblem, CouponUnusable, PinHolder, PriceGap, StockRefusal, Unapproved};
 use till_app::sessions::OpenRefusal;
 use till_app::storage::{Conflict, Forbidden, InstrumentRefusal, NewIdOf, Rule, Stale};
-use till_app::invoices::InvoiceProblem;
 use till_app::{Error, Refusal};
-use till_core::invoice::SellerGap;
 use till_core::exports::Today;
 use till_core::ids::SessionId;
 use till_core::instant::format_utc;
+use till_core::invoice::SellerGap;
 use till_core::money::{Bps, Cents};
 use till_core::offline::IssuedAtProblem;
 use till_core::payment::OutcomeRefusal;

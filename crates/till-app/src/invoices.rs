@@ -46,15 +46,27 @@ pub enum InvoiceProblem {
     /// The store keeps its amounts in another currency than the euro, which the XML states.
     NotInEuros(String),
     /// `transactionIds.{index}` names no committed sale.
-    NoSuchSale { index: usize, transaction_id: TransactionId },
+    NoSuchSale {
+        index: usize,
+        transaction_id: TransactionId,
+    },
     /// `transactionIds.{index}` is a sale of another store.
-    OtherStore { index: usize, transaction_id: TransactionId },
+    OtherStore {
+        index: usize,
+        transaction_id: TransactionId,
+    },
     /// `transactionIds.{index}` is named twice.
-    Twice { index: usize, transaction_id: TransactionId },
+    Twice {
+        index: usize,
+        transaction_id: TransactionId,
+    },
     /// Sales and returns together: a sale is invoiced, a return credited.
     SalesAndReturns,
     /// `transactionIds.{index}` is a return without a receipt, against no sale.
-    ReturnWithoutReceipt { index: usize, transaction_id: TransactionId },
+    ReturnWithoutReceipt {
+        index: usize,
+        transaction_id: TransactionId,
+    },
     /// `transactionIds.{index}` returns goods of a sale no invoice covers.
     ReturnOfUninvoicedSale {
         index: usize,
@@ -64,7 +76,10 @@ pub enum InvoiceProblem {
     /// The returns are of sales on several invoices: a credit invoice credits one.
     ReturnsOfSeveralInvoices,
     /// `transactionId` is on invoice `number` already.
-    AlreadyInvoiced { transaction_id: TransactionId, number: String },
+    AlreadyInvoiced {
+        transaction_id: TransactionId,
+        number: String,
+    },
     /// The invoice id was used for another invoice.
     IdTaken(InvoiceId),
     /// The tickets cannot make an invoice (amounts, VAT roundings, a damaged record).
@@ -125,10 +140,14 @@ pub async fn issue(app: &App, caller: &Principal, request: InvoiceRequest) -> Re
     // Made once with a number of the year before storage takes the real one: what the tickets
     // cannot make is refused before anything is written.
     let trial = InvoiceNumber::of(request.store_id.clone(), issued_on.year(), 1).map_err(InvoiceProblem::Numbering)?;
-    draft
-        .issue(trial)
-        .map_err(|refusal| refused(&request, refusal))?;
-    let outcome = app.invoices().issue_invoice(NewInvoice { draft, fingerprint: fingerprint.clone() }).await?;
+    draft.issue(trial).map_err(|refusal| refused(&request, refusal))?;
+    let outcome = app
+        .invoices()
+        .issue_invoice(NewInvoice {
+            draft,
+            fingerprint: fingerprint.clone(),
+        })
+        .await?;
     match outcome {
         IssueOutcome::Issued(invoice) => Ok(Invoiced {
             invoice,
@@ -247,8 +266,12 @@ async fn credited_invoice(app: &App, request: &InvoiceRequest, tickets: &[Ticket
     let Some(summary) = credited else {
         return Ok(None);
     };
-    let number = InvoiceNumber::parse(&summary.number)
-        .map_err(|_| Error::Store(crate::storage::StoreError::Corrupt(format!("invoice number {}", summary.number))))?;
+    let number = InvoiceNumber::parse(&summary.number).map_err(|_| {
+        Error::Store(crate::storage::StoreError::Corrupt(format!(
+            "invoice number {}",
+            summary.number
+        )))
+    })?;
     Ok(Some(Credited {
         invoice_id: summary.invoice_id.clone(),
         reference: InvoiceReference {
@@ -273,11 +296,12 @@ fn refused(request: &InvoiceRequest, refusal: InvoiceRefusal) -> Error {
             .map(|index| (index, request.transaction_ids[index].clone()))
     };
     let problem = match &refusal {
-        InvoiceRefusal::AnotherStore(id) => place(id).map(|(index, transaction_id)| InvoiceProblem::OtherStore {
-            index,
-            transaction_id,
-        }),
-        InvoiceRefusal::Twice(id) => place(id).map(|(index, transaction_id)| InvoiceProblem::Twice { index, transaction_id }),
+        InvoiceRefusal::AnotherStore(id) => {
+            place(id).map(|(index, transaction_id)| InvoiceProblem::OtherStore { index, transaction_id })
+        }
+        InvoiceRefusal::Twice(id) => {
+            place(id).map(|(index, transaction_id)| InvoiceProblem::Twice { index, transaction_id })
+        }
         InvoiceRefusal::Seller(gap) => Some(InvoiceProblem::Seller(*gap)),
         _ => None,
     };
@@ -308,7 +332,11 @@ pub async fn list(
 }
 
 /// The invoices covering a sale: its own, and the credit invoices of its returns, oldest first.
-pub async fn of_sale(app: &App, caller: &Principal, transaction_id: &TransactionId) -> Result<Vec<InvoiceSummary>, Error> {
+pub async fn of_sale(
+    app: &App,
+    caller: &Principal,
+    transaction_id: &TransactionId,
+) -> Result<Vec<InvoiceSummary>, Error> {
     let Some((store_id, _)) = app.sales_book().sale_answer(transaction_id).await? else {
         return Err(Refusal::NoSuchSale(transaction_id.clone()).into());
     };

@@ -11,10 +11,10 @@ use jiff::civil::{Date, date};
 use jiff::tz::TimeZone;
 use std::error::Error;
 use std::path::PathBuf;
-use till_core::fiscal::payload::{OriginalTicket, SaleRecord, SaleRecordLine, SaleRecordVat};
-use till_core::ids::StoreId;
 use till_core::fiscal::jet;
+use till_core::fiscal::payload::{OriginalTicket, SaleRecord, SaleRecordLine, SaleRecordVat};
 use till_core::ids::InvoiceId;
+use till_core::ids::StoreId;
 use till_core::invoice::issue::sha256_hex;
 use till_core::invoice::{
     self, Buyer, BuyerText, CreditOf, Invoice, InvoiceAnswer, InvoiceKind, InvoiceNumber, Issue, Issued, cii,
@@ -185,7 +185,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             issued_at: invoice.issued_on.to_zoned(paris.clone())?.timestamp(),
             credits,
             xml_sha256: sha256_hex(&xml),
-            register_id: invoice.tickets.first().map(|t| t.register_id.clone()).unwrap_or_default(),
+            register_id: invoice
+                .tickets
+                .first()
+                .map(|t| t.register_id.clone())
+                .unwrap_or_default(),
             seal: jet::invoice_issued(false, &invoice.number, &[], invoice.totals.with_vat, ""),
             xml,
         };

@@ -176,7 +176,11 @@ async fn closed_day(conn: &mut Conn, row: &Row) -> Result<(ClosedDay, Option<Str
                 forfeited_cents: t.forfeited_cents,
             })
             .collect();
-        let too_large = || StoreError::Corrupt(format!("the tickets of {register_id} on {date} pass the largest amount"));
+        let too_large = || {
+            StoreError::Corrupt(format!(
+                "the tickets of {register_id} on {date} pass the largest amount"
+            ))
+        };
         figures.add(&parts.vat, &tenders).map_err(|_| too_large())?;
         if ticket.try_get::<i64>("invoiced")? == 1 {
             invoiced.add(&parts.vat, &tenders).map_err(|_| too_large())?;

@@ -20,8 +20,8 @@ use till_core::fiscal::archive::{
     self, ArchiveError, KeySet, KeySetError, MAX_FILE_BYTES, MAX_KEY_SET_BYTES, Trust, Verified,
 };
 use till_core::fiscal::audit::audit;
-use till_core::invoice::issue::check_sealed_xml;
 use till_core::fiscal::proof;
+use till_core::invoice::issue::check_sealed_xml;
 use till_store::StoreError;
 use till_store::journal::jet;
 

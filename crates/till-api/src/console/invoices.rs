@@ -46,9 +46,7 @@ pub async fn panel_of(
         true => till_app::invoices::of_sale(state.app(), &visitor.principal, id).await?,
         false => Vec::new(),
     };
-    let own = covering
-        .iter()
-        .any(|invoice| invoice.transaction_ids.contains(id));
+    let own = covering.iter().any(|invoice| invoice.transaction_ids.contains(id));
     Ok(InvoicePanel {
         may_issue: !own && visitor.may::<ops::CreateInvoice>(),
         covering,
@@ -58,7 +56,13 @@ pub async fn panel_of(
 }
 
 /// The section of the sale page: its invoices, and the form that issues one.
-pub fn section(visitor: &Visitor, transaction_id: &str, is_return: bool, currency: &str, panel: &InvoicePanel) -> Markup {
+pub fn section(
+    visitor: &Visitor,
+    transaction_id: &str,
+    is_return: bool,
+    currency: &str,
+    panel: &InvoicePanel,
+) -> Markup {
     let words = visitor.words();
     let language = visitor.language();
     html! {

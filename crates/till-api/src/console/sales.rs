@@ -6,8 +6,8 @@
 //! and the form that issues one are [`super::invoices`]'.
 
 use super::forms::Query;
-use super::invoices::{self, InvoicePanel};
 use super::href::Href;
+use super::invoices::{self, InvoicePanel};
 use super::layout::{self, Nav, money};
 use super::refused::Refused;
 use super::session::{FORM_TOKEN, NoFields, Visitor, Write};
@@ -287,7 +287,13 @@ pub async fn print(
     let printed = till_app::receipts::print(state.app(), &visitor.principal, &id, None).await?;
     let mail = mail_of(&state, &visitor, &id, None).await?;
     let invoices = invoices::panel_of(&state, &visitor, &id, None).await?;
-    Ok(sale_page(&visitor, &printed.receipt, Some(&printed.print), &mail, &invoices))
+    Ok(sale_page(
+        &visitor,
+        &printed.receipt,
+        Some(&printed.print),
+        &mail,
+        &invoices,
+    ))
 }
 
 /// A sale with its receipt: as shown, or as `printed` just now.

@@ -63,26 +63,49 @@ fn every_copy_of_an_invoice_is_the_same_file() {
 
 #[test]
 fn a_credit_invoice_says_so_and_cites_the_invoice() {
-    let text: Vec<String> = lines(&invoice("credit", &["Mug"])).into_iter().map(|l| l.text).collect();
+    let text: Vec<String> = lines(&invoice("credit", &["Mug"]))
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
     assert!(text[0].starts_with("FACTURE D'AVOIR"), "{text:?}");
-    assert!(text.iter().any(|l| l == "Avoir sur la facture F-s1-2026-000000 du 20/11/2026"));
+    assert!(
+        text.iter()
+            .any(|l| l == "Avoir sur la facture F-s1-2026-000000 du 20/11/2026")
+    );
     assert!(text.iter().any(|l| l.contains("Remboursé en caisse")));
 }
 
 #[test]
 fn the_pages_hold_the_parties_lines_vat_and_totals_and_long_invoices_go_on() {
-    let names: Vec<String> = (0..150).map(|i| format!("Article {i} au nom assez long pour tenir sur deux lignes du tableau")).collect();
+    let names: Vec<String> = (0..150)
+        .map(|i| format!("Article {i} au nom assez long pour tenir sur deux lignes du tableau"))
+        .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let answer = invoice("invoice", &names);
     let text: Vec<String> = lines(&answer).into_iter().map(|l| l.text).collect();
-    assert!(text.iter().all(|l| l.chars().count() <= COLUMNS), "a line wider than the page");
-    for expected in ["SIREN 732829320", "TVA intracommunautaire FR44732829320", "T-1 du 24/11/2026", "Total TTC"] {
+    assert!(
+        text.iter().all(|l| l.chars().count() <= COLUMNS),
+        "a line wider than the page"
+    );
+    for expected in [
+        "SIREN 732829320",
+        "TVA intracommunautaire FR44732829320",
+        "T-1 du 24/11/2026",
+        "Total TTC",
+    ] {
         assert!(text.iter().any(|l| l.contains(expected)), "{expected} missing");
     }
-    assert!(text.iter().any(|l| l.starts_with("20 %") && l.contains("24,17") && l.contains("4,83")));
+    assert!(
+        text.iter()
+            .any(|l| l.starts_with("20 %") && l.contains("24,17") && l.contains("4,83"))
+    );
     let pdf = render(&answer, XML).unwrap();
     let at = pdf.windows(7).position(|w| w == b"/Count ").expect("a page tree");
-    let count: String = pdf[at + 7..].iter().take_while(|b| b.is_ascii_digit()).map(|b| char::from(*b)).collect();
+    let count: String = pdf[at + 7..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .map(|b| char::from(*b))
+        .collect();
     assert!(count.parse::<usize>().unwrap() > 1, "several pages: {count}");
 }
 

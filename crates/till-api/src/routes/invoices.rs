@@ -198,8 +198,7 @@ async fn create_invoice(
     State(state): State<AppState>,
     Parsed(body): Parsed<InvoiceBody>,
 ) -> Result<Response, ApiError> {
-    let Invoiced { invoice, replayed } =
-        till_app::invoices::issue(state.app(), &caller.principal, body.into()).await?;
+    let Invoiced { invoice, replayed } = till_app::invoices::issue(state.app(), &caller.principal, body.into()).await?;
     let status = if replayed { StatusCode::OK } else { StatusCode::CREATED };
     Ok(stored_json(status, &invoice, replayed))
 }
@@ -383,7 +382,11 @@ impl From<InvoiceSummary> for InvoiceSummaryView {
             issued_at: format_utc(invoice.issued_at),
             buyer_name: invoice.buyer_name,
             total_cents: invoice.total_cents,
-            transaction_ids: invoice.transaction_ids.into_iter().map(TransactionId::into_string).collect(),
+            transaction_ids: invoice
+                .transaction_ids
+                .into_iter()
+                .map(TransactionId::into_string)
+                .collect(),
         }
     }
 }
@@ -405,5 +408,9 @@ async fn list_invoices(
     QueryParams(InvoiceList { filter, paging }): QueryParams<InvoiceList>,
 ) -> Result<Json<InvoicePage>, ApiError> {
     let invoices = till_app::invoices::list(state.app(), &caller.principal, filter, &paging.window()).await?;
-    Ok(Json(paging.page(invoices, InvoiceSummary::key, InvoiceSummaryView::from)))
+    Ok(Json(paging.page(
+        invoices,
+        InvoiceSummary::key,
+        InvoiceSummaryView::from,
+    )))
 }

@@ -38,13 +38,18 @@ pub fn aggregates(days: &[ClosedDay]) -> Result<Vec<DayRate>, ExportError> {
             let invoiced = day.invoiced.rates.get(&part.vat_rate).cloned().unwrap_or_default();
             let base = part.total_cents.checked_sub(part.vat_cents).ok_or_else(overflow)?;
             let mut invoiced_total = invoiced.sales;
-            invoiced_total.add(invoiced.returns.total_cents, invoiced.returns.vat_cents).map_err(|_| overflow())?;
+            invoiced_total
+                .add(invoiced.returns.total_cents, invoiced.returns.vat_cents)
+                .map_err(|_| overflow())?;
             let invoiced_base = invoiced_total.net_cents().map_err(|_| overflow())?;
             let row = DayRate {
                 date: day.date,
                 vat_rate: rate,
                 taxable_base_cents: base.checked_sub(invoiced_base).ok_or_else(overflow)?,
-                vat_cents: part.vat_cents.checked_sub(invoiced_total.vat_cents).ok_or_else(overflow)?,
+                vat_cents: part
+                    .vat_cents
+                    .checked_sub(invoiced_total.vat_cents)
+                    .ok_or_else(overflow)?,
                 transaction_count: tickets.checked_sub(invoiced.tickets).ok_or_else(overflow)?,
             };
             add(&mut sums, row).map_err(|_| overflow())?;
@@ -72,7 +77,9 @@ fn rows_of(day: &ClosedDay, tickets: &DayTickets) -> Result<Vec<DayRate>, Export
     let mut rows = Vec::new();
     for (hundredths, figures) in &tickets.rates {
         let mut total = figures.sales;
-        total.add(figures.returns.total_cents, figures.returns.vat_cents).map_err(|_| overflow())?;
+        total
+            .add(figures.returns.total_cents, figures.returns.vat_cents)
+            .map_err(|_| overflow())?;
         rows.push(DayRate {
             date: day.date,
             vat_rate: rate_of(day, *hundredths)?,
@@ -93,12 +100,14 @@ fn rate_of(day: &ClosedDay, hundredths: i64) -> Result<VatRate, ExportError> {
 }
 
 fn add(sums: &mut Sums, row: DayRate) -> Result<(), super::Overflow> {
-    let sum = sums.entry((row.date, std::cmp::Reverse(row.vat_rate))).or_insert(DayRate {
-        taxable_base_cents: 0,
-        vat_cents: 0,
-        transaction_count: 0,
-        ..row.clone()
-    });
+    let sum = sums
+        .entry((row.date, std::cmp::Reverse(row.vat_rate)))
+        .or_insert(DayRate {
+            taxable_base_cents: 0,
+            vat_cents: 0,
+            transaction_count: 0,
+            ..row.clone()
+        });
     let overflow = |sum: Option<i64>| sum.ok_or(super::Overflow);
     sum.taxable_base_cents = overflow(sum.taxable_base_cents.checked_add(row.taxable_base_cents))?;
     sum.vat_cents = overflow(sum.vat_cents.checked_add(row.vat_cents))?;

@@ -131,7 +131,10 @@ pub fn invoice_issued(
     let event = if credit { CREDIT_INVOICE_ISSUED } else { INVOICE_ISSUED };
     recorded(
         event,
-        format!("{number} tickets {} total {total} sha256 {xml_sha256}", tickets.join(" ")),
+        format!(
+            "{number} tickets {} total {total} sha256 {xml_sha256}",
+            tickets.join(" ")
+        ),
     )
 }
 

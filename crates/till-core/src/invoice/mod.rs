@@ -15,7 +15,7 @@ pub mod issue;
 pub mod number;
 pub mod seller;
 
-pub use build::{CreditOf, Issue, InvoiceRefusal, RecordProblem, credit_invoice, invoice};
+pub use build::{CreditOf, InvoiceRefusal, Issue, RecordProblem, credit_invoice, invoice};
 pub use buyer::{Buyer, BuyerField, BuyerRefusal, BuyerText};
 pub use issue::{Credited, Draft, InvoiceAnswer, Issued};
 pub use number::{InvoiceNumber, NumberProblem};

@@ -67,7 +67,10 @@ async fn issue(shop: &Shop, invoice: &str, tickets: &[&str]) -> Reply {
 async fn explained(shop: &Shop, transaction: &str) -> Value {
     let reply = shop
         .server
-        .get(&format!("/v1/sales/{transaction}/lines"), &shop.server.token("clerk", "pos.sales.read"))
+        .get(
+            &format!("/v1/sales/{transaction}/lines"),
+            &shop.server.token("clerk", "pos.sales.read"),
+        )
         .await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     reply.body
@@ -91,11 +94,19 @@ async fn an_invoice_of_one_sale_and_of_several_adds_up_to_the_sales(engine: Engi
     assert_eq!(one.body["totals"]["dueCents"], 0);
     // Each line's net with VAT and VAT are the sale's, as its explanation gives them.
     let lines = explained(&shop, "t1").await;
-    for (invoiced, sold) in one.body["lines"].as_array().unwrap().iter().zip(lines["lines"].as_array().unwrap()) {
+    for (invoiced, sold) in one.body["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(lines["lines"].as_array().unwrap())
+    {
         assert_eq!(invoiced["netWithVatCents"], sold["netCents"], "{invoiced} {sold}");
         assert_eq!(invoiced["vatCents"], sold["vatCents"], "{invoiced} {sold}");
         assert_eq!(invoiced["quantity"], sold["quantity"]);
-        let (net, vat) = (invoiced["netCents"].as_i64().unwrap(), invoiced["vatCents"].as_i64().unwrap());
+        let (net, vat) = (
+            invoiced["netCents"].as_i64().unwrap(),
+            invoiced["vatCents"].as_i64().unwrap(),
+        );
         assert_eq!(net + vat, invoiced["netWithVatCents"].as_i64().unwrap());
     }
     let vat_of = |body: &Value| -> Vec<(String, i64)> {
@@ -138,7 +149,10 @@ async fn an_invoice_of_one_sale_and_of_several_adds_up_to_the_sales(engine: Engi
     let next = listed.body["nextCursor"].as_str().unwrap().to_owned();
     let rest = shop
         .server
-        .get(&format!("/v1/invoices?storeId=s1&limit=1&cursor={next}"), &writer(&shop))
+        .get(
+            &format!("/v1/invoices?storeId=s1&limit=1&cursor={next}"),
+            &writer(&shop),
+        )
         .await;
     assert_eq!(rest.body["items"][0]["number"], "F-s1-2026-000001");
     assert_eq!(rest.body["items"][0]["transactionIds"], json!(["t1"]));
@@ -168,7 +182,9 @@ async fn the_pdf_holds_the_xml_of_the_invoice(engine: Engine) {
     let pdf = |accept: &'static str| {
         let token = writer(&shop);
         shop.server.send(move |http, base| {
-            http.get(format!("{base}/v1/invoices/inv-1")).bearer_auth(token).header("accept", accept)
+            http.get(format!("{base}/v1/invoices/inv-1"))
+                .bearer_auth(token)
+                .header("accept", accept)
         })
     };
     let first = pdf("application/pdf").await;
@@ -178,7 +194,11 @@ async fn the_pdf_holds_the_xml_of_the_invoice(engine: Engine) {
     assert!(bytes.starts_with(b"%PDF-"));
     let xml = embedded_xml(bytes);
     let digest: String = Sha256::digest(xml).iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(json!(digest), issued.body["fiscal"]["xmlSha256"], "the XML sealed is the one embedded");
+    assert_eq!(
+        json!(digest),
+        issued.body["fiscal"]["xmlSha256"],
+        "the XML sealed is the one embedded"
+    );
     let xml = std::str::from_utf8(xml).unwrap();
     let euros = |cents: i64| format!("{}.{:02}", cents / 100, cents % 100);
     for expected in [
@@ -257,11 +277,17 @@ async fn every_bad_input_and_refusal_is_answered_in_the_envelope(engine: Engine)
     bad_buyer["name"] = json!(" ");
     bad_buyer["siren"] = json!("303265046");
     bad_buyer["address"]["postalCode"] = json!("750");
-    let reply = post(json!({"invoiceId": "i", "storeId": "s1", "transactionIds": ["t1", "t1"], "buyer": bad_buyer})).await;
+    let reply =
+        post(json!({"invoiceId": "i", "storeId": "s1", "transactionIds": ["t1", "t1"], "buyer": bad_buyer})).await;
     reply.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(
         reply.fields(),
-        ["transactionIds.1", "buyer.name", "buyer.siren", "buyer.address.postalCode"]
+        [
+            "transactionIds.1",
+            "buyer.name",
+            "buyer.siren",
+            "buyer.address.postalCode"
+        ]
     );
     let mut abroad = buyer();
     abroad["vatNumber"] = json!("FR44732829320");
@@ -270,7 +296,10 @@ async fn every_bad_input_and_refusal_is_answered_in_the_envelope(engine: Engine)
     assert_eq!(reply.fields(), ["buyer.vatNumber"], "another SIREN's VAT number");
     let reply = post(json!({"invoiceId": "", "storeId": "s1", "transactionIds": [], "buyer": {"address": 3}})).await;
     reply.assert_error(400, "VALIDATION_FAILED");
-    assert_eq!(reply.fields(), ["invoiceId", "transactionIds", "buyer.name", "buyer.address"]);
+    assert_eq!(
+        reply.fields(),
+        ["invoiceId", "transactionIds", "buyer.name", "buyer.address"]
+    );
 
     let unknown = issue(&shop, "i1", &["t1", "nope"]).await;
     unknown.assert_error(422, "BUSINESS_RULE_VIOLATION");
@@ -300,7 +329,11 @@ async fn every_bad_input_and_refusal_is_answered_in_the_envelope(engine: Engine)
     // A return among sales.
     let refund = shop
         .server
-        .post("/v1/returns", &shop.till, return_body(&shop, "r1", "t1", &[("l1", 1)], 1450))
+        .post(
+            "/v1/returns",
+            &shop.till,
+            return_body(&shop, "r1", "t1", &[("l1", 1)], 1450),
+        )
         .await;
     assert_eq!(refund.status, 201, "{}", refund.text);
     sell(&shop, "t2", vec![line("l1", BOOK, 1)]).await;
@@ -338,7 +371,11 @@ async fn a_partial_return_of_an_invoiced_sale_is_credited_citing_the_invoice(eng
     assert_eq!(invoice.status, 201, "{}", invoice.text);
     let refund = shop
         .server
-        .post("/v1/returns", &shop.till, return_body(&shop, "r1", "t1", &[("l2", 1)], 130))
+        .post(
+            "/v1/returns",
+            &shop.till,
+            return_body(&shop, "r1", "t1", &[("l2", 1)], 130),
+        )
         .await;
     assert_eq!(refund.status, 201, "{}", refund.text);
     let credit = issue(&shop, "cr-1", &["r1"]).await;
@@ -361,9 +398,14 @@ async fn a_partial_return_of_an_invoiced_sale_is_credited_citing_the_invoice(eng
                 .header("accept", "application/pdf")
         })
         .await;
-    let xml = std::str::from_utf8(embedded_xml(pdf.text.as_bytes())).unwrap().to_owned();
+    let xml = std::str::from_utf8(embedded_xml(pdf.text.as_bytes()))
+        .unwrap()
+        .to_owned();
     assert!(xml.contains("<ram:TypeCode>381</ram:TypeCode>"), "{xml}");
-    assert!(xml.contains("<ram:IssuerAssignedID>F-s1-2026-000001</ram:IssuerAssignedID>"), "{xml}");
+    assert!(
+        xml.contains("<ram:IssuerAssignedID>F-s1-2026-000001</ram:IssuerAssignedID>"),
+        "{xml}"
+    );
     // The return is credited once.
     issue(&shop, "cr-2", &["r1"]).await.assert_error(409, "CONFLICT");
 }
@@ -377,7 +419,10 @@ async fn the_journal_seals_each_invoice_and_still_verifies(engine: Engine) {
     let seq = issued.body["fiscal"]["seq"].as_i64().unwrap();
     let events = shop
         .server
-        .get("/v1/fiscal/registers/r1/chains/event", &shop.server.token("auditor", "pos.fiscal.read"))
+        .get(
+            "/v1/fiscal/registers/r1/chains/event",
+            &shop.server.token("auditor", "pos.fiscal.read"),
+        )
         .await;
     let entry = events.body["entries"]
         .as_array()
@@ -388,9 +433,15 @@ async fn the_journal_seals_each_invoice_and_still_verifies(engine: Engine) {
         .clone();
     let payload = entry["payload"].as_str().unwrap();
     let digest = issued.body["fiscal"]["xmlSha256"].as_str().unwrap();
-    assert!(payload.starts_with("1050,invoice issued,F-s1-2026-000001 tickets t1 t2 total 39.40 sha256 "), "{payload}");
+    assert!(
+        payload.starts_with("1050,invoice issued,F-s1-2026-000001 tickets t1 t2 total 39.40 sha256 "),
+        "{payload}"
+    );
     assert!(payload.contains(digest), "{payload}");
-    assert!(!payload.contains("Boulangerie") && !payload.contains("Four"), "no buyer in the journal: {payload}");
+    assert!(
+        !payload.contains("Boulangerie") && !payload.contains("Four"),
+        "no buyer in the journal: {payload}"
+    );
     let verified = shop.verify("r1").await;
     assert_eq!(verified["ok"], true, "{verified}");
 
@@ -400,7 +451,10 @@ async fn the_journal_seals_each_invoice_and_still_verifies(engine: Engine) {
         Engine::Postgres => "ALTER TABLE invoices DISABLE TRIGGER USER",
     };
     shop.server
-        .tamper(engine, &[unlock, "UPDATE invoices SET xml = REPLACE(xml, '39.40', '9.40')"])
+        .tamper(
+            engine,
+            &[unlock, "UPDATE invoices SET xml = REPLACE(xml, '39.40', '9.40')"],
+        )
         .await;
     let verified = shop.verify("r1").await;
     assert_eq!(verified["ok"], false, "{verified}");
@@ -474,7 +528,9 @@ async fn e_reporting_lists_invoiced_sales_apart_and_the_bundle_reconciles(engine
     let rows: Vec<&str> = reconciliation.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{reconciliation}");
     assert!(rows.iter().all(|row| row.ends_with(",yes")), "{reconciliation}");
-    let (checked, text) = shop.server.run_till(&["fiscal", "verify-bundle", out.to_str().unwrap()]);
+    let (checked, text) = shop
+        .server
+        .run_till(&["fiscal", "verify-bundle", out.to_str().unwrap()]);
     assert!(checked, "{text}");
 }
 
@@ -517,7 +573,10 @@ async fn scopes_guard_invoices_and_agents_only_read_them(engine: Engine) {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"getInvoice") && names.contains(&"listInvoices"), "{names:?}");
+    assert!(
+        names.contains(&"getInvoice") && names.contains(&"listInvoices"),
+        "{names:?}"
+    );
     assert!(!names.contains(&"createInvoice"), "{names:?}");
     let call = shop
         .server
