@@ -166,6 +166,15 @@ mod tests {
     }
 
     #[test]
+    fn agents_read_invoices_and_never_issue_them() {
+        assert_eq!(CreateInvoice::SPEC.tier, Tier::Confirm);
+        assert!(!crate::mcp::tools::is_offered(&CreateInvoice::SPEC));
+        assert!(crate::mcp::tools::is_offered(&GetInvoice::SPEC));
+        assert!(crate::mcp::tools::is_offered(&ListInvoices::SPEC));
+        assert!(crate::mcp::tools::is_offered(&UpsertPromotion::SPEC), "other confirm writes stay tools");
+    }
+
+    #[test]
     fn the_mcp_endpoint_accepts_every_scope() {
         assert_eq!(Mcp::SPEC.scopes, till_core::grant::Grant::ALL);
     }

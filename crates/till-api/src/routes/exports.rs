@@ -36,7 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// A local date, `YYYY-MM-DD`.
-struct LocalDate;
+pub(crate) struct LocalDate;
 
 impl utoipa::PartialSchema for LocalDate {
     fn schema() -> RefOr<Schema> {
@@ -73,7 +73,7 @@ struct ExportQuery {
     register_id: Option<RegisterId>,
 }
 
-fn local_date(text: &str) -> Result<Date, &'static str> {
+pub(crate) fn local_date(text: &str) -> Result<Date, &'static str> {
     text.parse::<Date>()
         .ok()
         .filter(|_| text.len() == 10)

@@ -11,6 +11,7 @@ use crate::invoice_pdf;
 use crate::openapi::{Text, UtcInstant};
 use crate::ops;
 use crate::pagination::{Page, PageQuery, Paging, Scope};
+use crate::routes::exports::{LocalDate, local_date};
 use crate::routes::stores::{AddressShape, LegalNameText, VatNumberText};
 use crate::state::AppState;
 use axum::Json;
@@ -286,19 +287,12 @@ struct InvoicesQuery {
     /// Only invoices of this store.
     #[param(value_type = Option<Text>)]
     store_id: Option<StoreId>,
-    /// Only invoices issued on or after this day (`YYYY-MM-DD`, the store's).
-    #[param(value_type = Option<String>, format = Date)]
+    /// Only invoices issued on or after this day (the store's).
+    #[param(value_type = Option<LocalDate>, inline)]
     from: Option<Date>,
     /// Only invoices issued on or before this day; not before `from`.
-    #[param(value_type = Option<String>, format = Date)]
+    #[param(value_type = Option<LocalDate>, inline)]
     to: Option<Date>,
-}
-
-fn local_date(text: &str) -> Result<Date, &'static str> {
-    text.parse::<Date>()
-        .ok()
-        .filter(|_| text.len() == 10)
-        .ok_or("must be a date such as 2026-03-31")
 }
 
 /// The filters and the page of a list of invoices.

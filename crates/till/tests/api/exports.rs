@@ -334,7 +334,7 @@ async fn exports_need_the_fiscal_read_scope_and_a_sound_period(engine: Engine) {
     let report = shop.export("e-reporting", "2026-03-01", "2026-03-29").await;
     assert_eq!(
         report.body,
-        json!({"from": "2026-03-01", "to": "2026-03-29", "days": []})
+        json!({"from": "2026-03-01", "to": "2026-03-29", "days": [], "invoiced": []})
     );
     shop.server.stop().await;
 }

@@ -20,6 +20,7 @@ on_both_engines!(
     the_journal_seals_each_invoice_and_still_verifies,
     e_reporting_lists_invoiced_sales_apart_and_the_bundle_reconciles,
     scopes_guard_invoices_and_agents_only_read_them,
+    the_consoles_sale_page_issues_the_invoice_and_links_its_pdf,
 );
 
 const START: &str = "2026-11-24T09:00:00Z";
@@ -263,6 +264,18 @@ async fn a_sale_is_invoiced_once_and_an_id_answers_again(engine: Engine) {
     let next = issue(&shop, "inv-3", &["t2"]).await;
     assert_eq!(next.status, 201, "{}", next.text);
     assert_eq!(next.body["number"], "F-s1-2026-000002");
+
+    // Two invoices of one sale at once: one is issued, the other refused, and no number lost.
+    sell(&shop, "t3", vec![line("l1", MUG, 1)]).await;
+    sell(&shop, "t4", vec![line("l1", MUG, 1)]).await;
+    let (a, b) = futures::join!(issue(&shop, "inv-4", &["t3"]), issue(&shop, "inv-5", &["t3"]));
+    let mut statuses = [a.status, b.status];
+    statuses.sort();
+    assert_eq!(statuses, [201, 409], "{} {}", a.text, b.text);
+    let winner = if a.status == 201 { &a } else { &b };
+    assert_eq!(winner.body["number"], "F-s1-2026-000003");
+    let after = issue(&shop, "inv-6", &["t4"]).await;
+    assert_eq!(after.body["number"], "F-s1-2026-000004", "{}", after.text);
 }
 
 async fn every_bad_input_and_refusal_is_answered_in_the_envelope(engine: Engine) {
@@ -591,4 +604,76 @@ async fn scopes_guard_invoices_and_agents_only_read_them(engine: Engine) {
     assert_eq!(call.status, 200, "{}", call.text);
     assert!(call.text.contains("is not a tool"), "{}", call.text);
     assert_eq!(shop.server.count_rows("invoices").await, 1, "the agent issued nothing");
+}
+
+async fn the_consoles_sale_page_issues_the_invoice_and_links_its_pdf(engine: Engine) {
+    use reqwest::header::{ACCEPT_LANGUAGE, CONTENT_TYPE, COOKIE, ORIGIN};
+    let shop = shop(engine).await;
+    sell(&shop, "t1", vec![line("l1", MUG, 1)]).await;
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let cookie = format!("till_console={}", shop.server.admin());
+    let page = |language: &'static str| {
+        browser
+            .get(format!("{}/console/sales/t1", shop.server.base))
+            .header(COOKIE, &cookie)
+            .header(ACCEPT_LANGUAGE, language)
+            .send()
+    };
+    let html = page("en").await.unwrap().text().await.unwrap();
+    assert!(html.contains(r#"action="/console/sales/t1/invoice""#), "{html}");
+    assert!(html.contains("Issue an invoice"), "{html}");
+    let french = page("fr").await.unwrap().text().await.unwrap();
+    assert!(french.contains("Émettre une facture") && french.contains("Raison sociale"), "{french}");
+    let value_of = |html: &str, name: &str| {
+        let marker = format!("name=\"{name}\" value=\"");
+        let start = html.find(&marker).unwrap_or_else(|| panic!("{name} in {html}")) + marker.len();
+        html[start..start + html[start..].find('"').unwrap()].to_owned()
+    };
+    let (csrf, invoice_id) = (value_of(&html, "csrf"), value_of(&html, "invoiceId"));
+    let send = |body: String| {
+        browser
+            .post(format!("{}/console/sales/t1/invoice", shop.server.base))
+            .header(COOKIE, &cookie)
+            .header(ACCEPT_LANGUAGE, "en")
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(ORIGIN, shop.server.base.clone())
+            .body(body)
+            .send()
+    };
+    let fields = format!(
+        "invoiceId={invoice_id}&name=Boulangerie+Martin+SARL&siren=303265045&vatNumber=&line1=3+rue+du+Four\
+         &postalCode=75006&city=Paris&country=FR"
+    );
+    // A form without its token issues nothing.
+    let forged = send(format!("csrf=nope&{fields}")).await.unwrap();
+    assert_ne!(forged.status(), reqwest::StatusCode::OK);
+    assert_eq!(shop.server.count_rows("invoices").await, 0);
+    // A buyer field refused is named, and nothing is issued.
+    let refused = send(format!("csrf={csrf}&{}", fields.replace("75006", "750"))).await.unwrap();
+    assert_ne!(refused.status(), reqwest::StatusCode::OK);
+    assert!(refused.text().await.unwrap().contains("postalCode"));
+    assert_eq!(shop.server.count_rows("invoices").await, 0);
+    let issued = send(format!("csrf={csrf}&{fields}")).await.unwrap();
+    assert_eq!(issued.status(), reqwest::StatusCode::OK);
+    let issued = issued.text().await.unwrap();
+    assert!(issued.contains("The invoice is issued.") && issued.contains("F-s1-2026-000001"), "{issued}");
+    let pdf_link = format!("/console/invoices/{invoice_id}/pdf");
+    assert!(issued.contains(&pdf_link), "{issued}");
+    assert!(!issued.contains(r#"action="/console/sales/t1/invoice""#), "invoiced once: no form any more");
+    // Sent twice (a reload), the same invoice is answered, not another issued.
+    let again = send(format!("csrf={csrf}&{fields}")).await.unwrap();
+    assert_eq!(again.status(), reqwest::StatusCode::OK);
+    assert_eq!(shop.server.count_rows("invoices").await, 1);
+    let pdf = browser
+        .get(format!("{}{pdf_link}", shop.server.base))
+        .header(COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pdf.status(), reqwest::StatusCode::OK);
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    assert!(pdf.bytes().await.unwrap().starts_with(b"%PDF-"));
 }
