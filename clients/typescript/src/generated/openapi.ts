@@ -9253,7 +9253,7 @@ export interface operations {
             query?: {
                 /** @description Only invoices of this store. */
                 storeId?: components["schemas"]["Text"];
-                /** @description Only invoices issued on or after this day (`YYYY-MM-DD`, the store's). */
+                /** @description Only invoices issued on or after this day (the store's). */
                 from?: string;
                 /** @description Only invoices issued on or before this day; not before `from`. */
                 to?: string;
