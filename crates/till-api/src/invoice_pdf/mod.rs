@@ -207,9 +207,10 @@ fn lines(invoice: &InvoiceAnswer) -> Vec<Line> {
     out.push(line(""));
     out.push(heading(format!("{:<12}{:>14}{:>14}", "Taux TVA", "Base HT", "TVA")));
     for rate in &invoice.vat {
+        let percent = format!("{} %", rate.vat_rate);
         out.push(line(format!(
             "{:<12}{:>14}{:>14}",
-            format!("{} %", rate.vat_rate),
+            percent,
             euros(rate.taxable_cents),
             euros(rate.vat_cents)
         )));
@@ -274,12 +275,13 @@ fn invoice_line(item: &InvoiceLineAnswer) -> Vec<Line> {
     const NAME: usize = 37;
     let mut names = wrap(&item.name, NAME).into_iter();
     let first = names.next().unwrap_or_default();
+    let percent = format!("{} %", item.vat_rate);
     let mut rows = vec![line(format!(
         "{:<38}{:>6}{:>11}{:>8}{:>11}{:>12}{:>12}",
         first,
         item.quantity,
         euros(item.unit_price_cents),
-        format!("{} %", item.vat_rate),
+        percent,
         euros(item.gross_cents),
         euros(item.allowance_cents),
         euros(item.net_cents)
