@@ -45,8 +45,8 @@ fn the_pdf_is_pdf_a_3b_and_carries_the_xml_byte_for_byte() {
     assert!(pdf.starts_with(b"%PDF-1.7"), "{:?}", &pdf[..16]);
     assert!(find(&pdf, XML), "the XML is embedded as is");
     assert!(find(&pdf, b"factur-x.xml"));
-    assert!(find(&pdf, b"/AFRelationship /Alternative"));
-    assert!(find(&pdf, b"/Subtype /text#2Fxml"), "its MIME type");
+    assert!(find(&pdf, b"/AFRelationship/Alternative"));
+    assert!(find(&pdf, b"/Subtype/text#2Fxml"), "its MIME type");
     assert!(find(&pdf, b"<pdfaid:part>3</pdfaid:part>"));
     assert!(find(&pdf, b"<pdfaid:conformance>B</pdfaid:conformance>"));
     assert!(find(&pdf, b"/FontFile2"), "the font is embedded");
