@@ -44,7 +44,8 @@ pub(crate) fn sqlite() -> Migrator {
         29 "0029_store_seller_identity",
         30 "0030_receipt_links",
         31 "0031_receipt_sends",
-        32 "0032_feed_release"))
+        32 "0032_feed_release",
+        33 "0033_stock_fold"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -71,7 +72,8 @@ pub(crate) fn postgres() -> Migrator {
         29 "0029_store_seller_identity",
         30 "0030_receipt_links",
         31 "0031_receipt_sends",
-        32 "0032_feed_release"))
+        32 "0032_feed_release",
+        33 "0033_stock_fold"))
 }
 
 /// What a failed migration means for the operator.
