@@ -45,7 +45,8 @@ pub(crate) fn sqlite() -> Migrator {
         30 "0030_receipt_links",
         31 "0031_receipt_sends",
         32 "0032_feed_release",
-        40 "0040_invoices"))
+        33 "0033_stock_fold",
+        34 "0034_invoices"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -73,7 +74,8 @@ pub(crate) fn postgres() -> Migrator {
         30 "0030_receipt_links",
         31 "0031_receipt_sends",
         32 "0032_feed_release",
-        40 "0040_invoices"))
+        33 "0033_stock_fold",
+        34 "0034_invoices"))
 }
 
 /// What a failed migration means for the operator.

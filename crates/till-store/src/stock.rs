@@ -3,13 +3,23 @@
 //!
 //! Every change of stock is a row of `stock_movements` with its reason and reference, written
 //! with the change; an article's level is the sum of its movements. Reading a level does not
-//! add the ledger up: it reads `stock`, which the same writes keep, in one of two ways. Where one
-//! writer runs every unit in turn (SQLite) a movement is added into its article's row. Where
-//! writers run at once (PostgreSQL) it is also appended to `stock_moves`, and each node folds
-//! those into `stock` about once a second (the stock fold, started with the store's
-//! maintenance): an update in place would hold the article's row lock until the sale committed,
-//! so every sale of a popular article, on every node, would wait for the one before it. A level
-//! read meanwhile is the article's row plus its moves not yet folded.
+//! add the whole ledger up: it reads the article's `stock` row, into which the movements are
+//! folded in the background, plus its movements not folded yet. A sale writes its movements
+//! only: updating each article's row in place cost every sale a random page per article (the
+//! SQLite writer's largest statement and most of its log), and on PostgreSQL held the row's
+//! lock until the sale committed, so every sale of a popular article, on every node, waited
+//! for the one before it.
+//!
+//! - Where one writer runs every unit in turn (SQLite), movement ids are taken in commit
+//!   order, so the movements not folded are those after the fold's mark (`stock_fold`); the
+//!   fold, about once a second, adds them into their articles' rows and moves the mark, in one
+//!   write of the writer.
+//! - Where writers run at once (PostgreSQL), a movement is also appended to `stock_moves`,
+//!   and each node folds and deletes those (the stock fold, started with the store's
+//!   maintenance).
+//!
+//! Either way a read sees a row and the movements not yet in it in one snapshot, so a level
+//! is exact whenever it is read.
 //!
 //! A level is set (a count, an adjustment) by a movement of the difference between the level
 //! wanted and the level the write sees, holding the article's row so that two settings take
@@ -18,8 +28,8 @@
 //!
 //! An article's movements are found through an index by store and article where writers run
 //! at once; where one writer runs, through the article's `stock` row, which lists the ids of
-//! its latest movements, and the chunks those lists are moved into once they hold 32 (the
-//! schema's migration 0021 says why and how).
+//! its latest folded movements, the chunks those lists are moved into once they hold 32 (the
+//! schema's migration 0021 says why and how), and the movements after the fold's mark.
 
 use crate::batch::{Batch, Param, Shapes};
 use crate::db::Store;
@@ -150,23 +160,32 @@ fn movement(row: &Row, store_id: &StoreId, sku_id: &SkuId) -> Result<Movement, S
     })
 }
 
-/// The level of a pair: its row plus its moves not yet folded, in one statement, so one
-/// snapshot (a fold removes moves and adds them to the row in one commit, seen whole or not at
-/// all). `None` when no quantity was ever recorded for the pair.
+/// Where one writer runs, the last movement id the row of the article `($1, $2)` holds: the
+/// fold's mark, or the row's own when a fold's writes under way have reached it.
+macro_rules! after_folds {
+    () => {
+        "max((SELECT folded_through FROM stock_fold), \
+             COALESCE((SELECT folded_through FROM stock WHERE store_id = $1 AND sku_id = $2), 0))"
+    };
+}
+
+/// The level of a pair: its row plus its movements not yet folded, in one statement, so one
+/// snapshot (a fold adds movements to the row and marks them folded in one commit, seen whole or
+/// not at all). `None` when no quantity was ever recorded for the pair.
 pub(crate) async fn read_level(
     conn: &mut Conn,
     store_id: &StoreId,
     sku_id: &SkuId,
 ) -> Result<Option<StockLevel>, StoreError> {
-    let row = query(
-        "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, max(updated_at) AS updated_at \
-         FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
-             UNION ALL SELECT delta, moved_at FROM stock_moves WHERE store_id = $1 AND sku_id = $2) AS level",
-    )
-    .bind(store_id.as_str())
-    .bind(sku_id.as_str())
-    .fetch_one(&mut *conn)
-    .await?;
+    let sql = match conn.writers() {
+        Writers::One => LEVEL_AFTER_MARK,
+        Writers::Many => LEVEL_WITH_QUEUE,
+    };
+    let row = query(sql)
+        .bind(store_id.as_str())
+        .bind(sku_id.as_str())
+        .fetch_one(&mut *conn)
+        .await?;
     if row.try_get::<i64>("found")? == 0 {
         return Ok(None);
     }
@@ -177,6 +196,22 @@ pub(crate) async fn read_level(
         updated_at: from_micros(row.try_get("updated_at")?),
     }))
 }
+
+/// Where one writer runs: the row and the article's movements after the fold's mark and its
+/// row's (a range of row ids: the movements of about a second).
+const LEVEL_AFTER_MARK: &str = concat!(
+    "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, max(updated_at) AS updated_at \
+     FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
+         UNION ALL SELECT delta, moved_at FROM stock_movements WHERE movement_id > ",
+    after_folds!(),
+    " AND store_id = $1 AND sku_id = $2) AS level"
+);
+
+/// Where writers run at once: the row and the article's queued moves.
+const LEVEL_WITH_QUEUE: &str = "SELECT count(*) AS found, CAST(sum(on_hand) AS BIGINT) AS on_hand, \
+         max(updated_at) AS updated_at \
+     FROM (SELECT on_hand, updated_at FROM stock WHERE store_id = $1 AND sku_id = $2 \
+         UNION ALL SELECT delta, moved_at FROM stock_moves WHERE store_id = $1 AND sku_id = $2) AS level";
 
 /// Sets the level of each article (in the order given: callers sort them, so that two writes
 /// hold rows in one order) to `target`, with one movement each for `cause`, and answers what
@@ -242,94 +277,224 @@ const PAGE_FROM_INDEX: &str = "SELECT movement_id, delta, reason, reference, mov
      WHERE store_id = $1 AND sku_id = $2 AND movement_id > $3 ORDER BY movement_id LIMIT $4";
 
 /// Where one writer runs: the ids listed by the article's chunks after `$3` (at most `$5`
-/// chunks) and by its `stock` row, in one statement and so one snapshot.
-const PAGE_FROM_STOCK_ROWS: &str = "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
+/// chunks) and by its `stock` row, and its movements after the fold's mark, in one statement
+/// and so one snapshot.
+const PAGE_FROM_STOCK_ROWS: &str = concat!(
+    "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
      FROM (SELECT j.value AS id FROM (SELECT ids FROM stock_movement_chunks \
                WHERE store_id = $1 AND sku_id = $2 AND last_id > $3 ORDER BY last_id LIMIT $5) AS c, \
                json_each('[' || c.ids || ']') AS j \
            UNION ALL SELECT j.value FROM stock AS s, json_each('[' || s.recent || ']') AS j \
-               WHERE s.store_id = $1 AND s.sku_id = $2) AS listed \
+               WHERE s.store_id = $1 AND s.sku_id = $2 \
+           UNION ALL SELECT movement_id FROM stock_movements WHERE movement_id > ",
+    after_folds!(),
+    " AND store_id = $1 AND sku_id = $2) AS listed \
      JOIN stock_movements AS m ON m.movement_id = listed.id \
-     WHERE listed.id > $3 ORDER BY listed.id LIMIT $4";
+     WHERE listed.id > $3 ORDER BY listed.id LIMIT $4"
+);
 
 /// The last `$3` movements of an article, newest first.
 const LATEST_FROM_INDEX: &str = "SELECT movement_id, delta, reason, reference, moved_at FROM stock_movements \
      WHERE store_id = $1 AND sku_id = $2 ORDER BY movement_id DESC LIMIT $3";
 
-const LATEST_FROM_STOCK_ROWS: &str = "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
+const LATEST_FROM_STOCK_ROWS: &str = concat!(
+    "SELECT m.movement_id, m.delta, m.reason, m.reference, m.moved_at \
      FROM (SELECT j.value AS id FROM (SELECT ids FROM stock_movement_chunks \
                WHERE store_id = $1 AND sku_id = $2 ORDER BY last_id DESC LIMIT $4) AS c, \
                json_each('[' || c.ids || ']') AS j \
            UNION ALL SELECT j.value FROM stock AS s, json_each('[' || s.recent || ']') AS j \
-               WHERE s.store_id = $1 AND s.sku_id = $2) AS listed \
+               WHERE s.store_id = $1 AND s.sku_id = $2 \
+           UNION ALL SELECT movement_id FROM stock_movements WHERE movement_id > ",
+    after_folds!(),
+    " AND store_id = $1 AND sku_id = $2) AS listed \
      JOIN stock_movements AS m ON m.movement_id = listed.id \
-     ORDER BY listed.id DESC LIMIT $3";
+     ORDER BY listed.id DESC LIMIT $3"
+);
 
-/// Where one writer runs: the levels and lists of the articles moved by the statement just
-/// before, [`MOVEMENTS`] of `count` rows, one row per article, whose ids are the last ones it
-/// wrote: the last `last_insert_rowid()`, each row's `count - 1 - i` before it (a row id is the
-/// table's largest plus one). The values are its own: the store `$1`, the time `$2`, then each
-/// movement's article and delta from `$3`. An article whose list holds 32 ids or more has it
-/// moved into a chunk by the trigger `stock_list_full` (migration 0022) as this starts its list
-/// again. Built for articles each moved once; see [`levels_of`] for the others.
-static LEVELS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
-    let positions: Vec<Vec<usize>> = (0..count).map(|i| vec![i]).collect();
-    levels_text(count, &positions)
-});
+/// Where one writer runs, the most movements one fold takes: a backlog (a node stopped for a
+/// while) goes a slice at a time.
+pub(crate) const FOLD_LIMIT_ONE_WRITER: i64 = 20_000;
 
-/// The tail of every [`LEVELS`] statement: a movement adds into its article's row and its ids
-/// onto the row's list, started again where it was full.
-const LEVELS_UPSERT: &str = " ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
-         updated_at = excluded.updated_at, \
-         recent = CASE WHEN stock.recent_count >= 32 OR stock.recent = '' THEN excluded.recent \
-             ELSE stock.recent || ',' || excluded.recent END, \
-         recent_count = CASE WHEN stock.recent_count >= 32 THEN excluded.recent_count \
-             ELSE stock.recent_count + excluded.recent_count END, \
-         recent_last = excluded.recent_last";
+/// Articles one write of a fold sets: a few milliseconds of the writer, so that the sales
+/// waiting behind it are not held up for long.
+pub(crate) const FOLDED_PER_WRITE: usize = 256;
 
-/// The [`LEVELS`] statement for `count` movements whose articles are `articles`, each the
-/// positions of its movements in order, so that each article's row is written once.
-fn levels_text(count: usize, articles: &[Vec<usize>]) -> String {
-    let id = |position: usize| format!("(last_insert_rowid() - {})", count - 1 - position);
-    let rows = articles
-        .iter()
-        .map(|positions| {
-            let first = positions[0];
-            let on_hand = positions
-                .iter()
-                .map(|p| format!("${}", 4 + p * 2))
-                .collect::<Vec<_>>()
-                .join(" + ");
-            let ids = positions.iter().map(|p| id(*p)).collect::<Vec<_>>().join(" || ',' || ");
-            let last = id(positions[positions.len() - 1]);
-            format!(
-                "($1, ${}, {on_hand}, $2, CAST({ids} AS TEXT), {}, {last})",
-                3 + first * 2,
-                positions.len()
-            )
+/// Articles the fold's write sets per statement.
+const FOLDED_PER_STATEMENT: usize = 64;
+
+/// The fold's write of `count` articles, each `(store, article, delta, moved at, ids, id
+/// count, last id, folded through)`: a movement adds into its article's row and its ids onto
+/// the row's list, started again where it was full (the trigger `stock_list_full` of migration
+/// 0022 moves the full list into a chunk as this starts it again); a row not yet there is made;
+/// a row that already holds these movements is left as it is.
+static FOLDED: Shapes<{ FOLDED_PER_STATEMENT + 1 }> = Shapes::new(|count| {
+    let rows = (0..count)
+        .map(|i| {
+            let p: Vec<String> = (1..=8).map(|k| format!("${}", i * 8 + k)).collect();
+            format!("({})", p.join(", "))
         })
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) VALUES {rows}{LEVELS_UPSERT}"
+        "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last, folded_through) \
+         VALUES {rows} \
+         ON CONFLICT (store_id, sku_id) DO UPDATE SET on_hand = stock.on_hand + excluded.on_hand, \
+             updated_at = max(stock.updated_at, excluded.updated_at), \
+             recent = CASE WHEN stock.recent_count >= 32 OR stock.recent = '' THEN excluded.recent \
+                 ELSE stock.recent || ',' || excluded.recent END, \
+             recent_count = CASE WHEN stock.recent_count >= 32 THEN excluded.recent_count \
+                 ELSE stock.recent_count + excluded.recent_count END, \
+             recent_last = excluded.recent_last, \
+             folded_through = excluded.folded_through \
+         WHERE stock.folded_through < excluded.folded_through"
     )
+});
+
+/// One fold: the movements after the fold's mark, up to `upto`, summed per article, and the
+/// fold's writes of them, a few hundred articles each.
+#[derive(Debug)]
+pub(crate) struct FoldSlice {
+    pub(crate) moves: u64,
+    pub(crate) writes: Vec<FoldWrite>,
 }
 
-/// The [`LEVELS`] statement for `moves`: the kept one when each article moves once, else one
-/// built for them, the articles in the order they first move.
-fn levels_of(moves: &[(SkuId, i64)]) -> std::borrow::Cow<'static, str> {
-    let mut articles: Vec<(&SkuId, Vec<usize>)> = Vec::with_capacity(moves.len());
-    for (position, (sku, _)) in moves.iter().enumerate() {
-        match articles.iter_mut().find(|(known, _)| *known == sku) {
-            Some((_, positions)) => positions.push(position),
-            None => articles.push((sku, vec![position])),
+/// One write of a fold.
+#[derive(Debug)]
+pub(crate) struct FoldWrite {
+    mark: i64,
+    upto: i64,
+    /// The fold's last write, which moves the mark.
+    last: bool,
+    /// Per article in key order: its store and id, and its movements'.
+    articles: Vec<((String, String), Folding)>,
+}
+
+/// An article's movements in one fold.
+#[derive(Clone, Debug, Default)]
+struct Folding {
+    delta: i64,
+    moved_at: i64,
+    ids: Vec<i64>,
+}
+
+/// Where one writer runs: reads the movements after the fold's mark (at most `limit`, oldest
+/// first) and sums them per article, on a reader, so that the writer only writes the sums.
+/// Every movement up to the last one this reads is committed: the one writer takes their ids
+/// in commit order. A fold whose writes were cut short (the node stopped) is taken up again
+/// with the same last movement, leaving out the rows it reached. `None` when nothing is left.
+pub(crate) async fn fold_slice(conn: &mut Conn, limit: i64) -> Result<Option<FoldSlice>, StoreError> {
+    let state = query("SELECT folded_through, folding_to FROM stock_fold")
+        .fetch_one(&mut *conn)
+        .await?;
+    let mark: i64 = state.try_get("folded_through")?;
+    let folding_to: Option<i64> = state.try_get("folding_to")?;
+    let mut reached = std::collections::BTreeSet::new();
+    if let Some(folding_to) = folding_to {
+        query("SELECT store_id, sku_id FROM stock WHERE folded_through = $1")
+            .bind(folding_to)
+            .for_each(conn, |row| {
+                reached.insert((row.try_get::<String>("store_id")?, row.try_get::<String>("sku_id")?));
+                Ok(())
+            })
+            .await?;
+    }
+    let mut articles: std::collections::BTreeMap<(String, String), Folding> = std::collections::BTreeMap::new();
+    let (mut upto, mut moves) = (mark, 0_u64);
+    query(
+        "SELECT movement_id, store_id, sku_id, delta, moved_at FROM stock_movements \
+         WHERE movement_id > $1 AND movement_id <= $2 ORDER BY movement_id LIMIT $3",
+    )
+    .bind(mark)
+    .bind(folding_to.unwrap_or(i64::MAX))
+    .bind(limit)
+    .for_each(conn, |row| {
+        let id: i64 = row.try_get("movement_id")?;
+        (upto, moves) = (id, moves + 1);
+        let article = (row.try_get("store_id")?, row.try_get("sku_id")?);
+        if reached.contains(&article) {
+            return Ok(());
         }
+        let folding = articles.entry(article).or_default();
+        folding.delta = folding
+            .delta
+            .checked_add(row.try_get("delta")?)
+            .ok_or_else(|| StoreError::Corrupt("a stock level beyond every bound".into()))?;
+        folding.moved_at = folding.moved_at.max(row.try_get("moved_at")?);
+        folding.ids.push(id);
+        Ok(())
+    })
+    .await?;
+    if moves == 0 && folding_to.is_none() {
+        return Ok(None);
     }
-    if articles.len() == moves.len() {
-        return LEVELS.get(moves.len());
+    let upto = folding_to.unwrap_or(upto);
+    let articles: Vec<_> = articles.into_iter().collect();
+    let mut writes: Vec<FoldWrite> = articles
+        .chunks(FOLDED_PER_WRITE)
+        .map(|chunk| FoldWrite {
+            mark,
+            upto,
+            last: false,
+            articles: chunk
+                .iter()
+                .map(|(key, folding)| (key.clone(), folding.clone()))
+                .collect(),
+        })
+        .collect();
+    match writes.last_mut() {
+        Some(write) => write.last = true,
+        None => writes.push(FoldWrite {
+            mark,
+            upto,
+            last: true,
+            articles: Vec::new(),
+        }),
     }
-    let positions: Vec<Vec<usize>> = articles.into_iter().map(|(_, positions)| positions).collect();
-    std::borrow::Cow::Owned(levels_text(moves.len(), &positions))
+    Ok(Some(FoldSlice { moves, writes }))
+}
+
+/// Where one writer runs: one write of a fold, in the writer's transaction, if the fold's mark
+/// still stands where the fold was read from (else nothing, `NotWritten`): its articles' sums
+/// into their rows, marked as holding the fold's movements; the last write also moves the
+/// fold's mark past them.
+pub(crate) async fn fold_into_rows(conn: &mut Conn, write: &FoldWrite) -> Result<(), StoreError> {
+    let under_way = query(
+        "UPDATE stock_fold SET folding_to = $2 \
+         WHERE singleton = 1 AND folded_through = $1 AND (folding_to IS NULL OR folding_to = $2)",
+    )
+    .bind(write.mark)
+    .bind(write.upto)
+    .execute(&mut *conn)
+    .await?;
+    if under_way != 1 {
+        return Err(StoreError::NotWritten);
+    }
+    for chunk in write.articles.chunks(FOLDED_PER_STATEMENT) {
+        let mut params: Vec<Param> = Vec::with_capacity(chunk.len() * 8);
+        for ((store_id, sku_id), folding) in chunk {
+            let ids = folding.ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            params.extend([
+                Param::from(store_id.as_str()),
+                Param::from(sku_id.as_str()),
+                Param::from(folding.delta),
+                Param::from(folding.moved_at),
+                Param::from(ids),
+                Param::from(i64::try_from(folding.ids.len()).unwrap_or(i64::MAX)),
+                Param::from(folding.ids.last().copied().unwrap_or(0)),
+                Param::from(write.upto),
+            ]);
+        }
+        let mut batch = Batch::default();
+        batch.push(FOLDED.get(chunk.len()), params);
+        batch.run(conn).await?;
+    }
+    if write.last {
+        query("UPDATE stock_fold SET folded_through = $1, folding_to = NULL WHERE singleton = 1")
+            .bind(write.upto)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 static MOVES_QUEUED: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
@@ -347,9 +512,9 @@ static MOVEMENTS: Shapes<KEPT_SHAPES> = Shapes::new(|count| {
 });
 
 /// Queues the movements of one cause in a store: one statement for every article into the
-/// ledger, then their levels. Where one writer runs, the levels are added into the articles'
-/// `stock` rows with the ids of the movements just written (the ledger's index by article);
-/// where writers run at once, queued into `stock_moves` (see the module's comment).
+/// ledger, which is all where one writer runs (the fold adds them into the articles' rows);
+/// where writers run at once, they are also queued into `stock_moves` (see the module's
+/// comment).
 pub(crate) fn push_moves(
     batch: &mut Batch,
     writers: Writers,
@@ -370,17 +535,10 @@ pub(crate) fn push_moves(
         ];
         ledger_params.extend(pairs.clone());
         batch.push(MOVEMENTS.get(chunk.len()), ledger_params);
-        match writers {
-            Writers::One => {
-                let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
-                level_params.extend(pairs);
-                batch.push(levels_of(chunk), level_params);
-            }
-            Writers::Many => {
-                let mut level_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
-                level_params.extend(pairs);
-                batch.push(MOVES_QUEUED.get(chunk.len()), level_params);
-            }
+        if writers == Writers::Many {
+            let mut queued_params: Vec<Param> = vec![store_id.as_str().into(), now.into()];
+            queued_params.extend(pairs);
+            batch.push(MOVES_QUEUED.get(chunk.len()), queued_params);
         }
     }
 }
@@ -540,61 +698,90 @@ mod tests {
         store.close().await;
     }
 
-    /// Where one writer runs, an article moved twice by one write has its row written once, with
-    /// the sum of its deltas and both ids in order; a full list goes into a chunk as the write
-    /// starts it again (the trigger of migration 0022), and a row not yet there is made.
-    #[tokio::test]
-    async fn an_article_moved_twice_in_one_write_is_written_once_and_a_full_list_moves_to_a_chunk() {
+    /// Where one writer runs, a sale's movements are read with their article's level and ledger
+    /// before any fold; a fold writes each article's row once, with the sum of its deltas and
+    /// its ids in order, moves a full list into a chunk as it starts it again (the trigger of
+    /// migration 0022), makes a row not yet there,
+    /// and changes no level nor ledger as read; a fold with nothing after its mark writes nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fold_adds_the_movements_after_its_mark_into_their_rows_and_reads_stay_the_same() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::migrated_scratch_database(dir.path()).await;
-        conn.execute_batch(
-            "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
-                 VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
-             INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
-                 VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0), ('cup', 'Cup', 100, 2000, 0, 0);",
-        )
-        .unwrap();
+        let (path, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
         let full: Vec<String> = (1..=32).map(|id| id.to_string()).collect();
-        conn.execute(
-            "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) \
-             VALUES ('s1', 'mug', 100, 0, ?1, 32, 32), ('s1', 'pen', 10, 0, '7', 1, 7)",
-            [full.join(",")],
-        )
-        .unwrap();
-        conn.execute(
-            "INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
-             VALUES (40, 's1', 'old', 1, 'adjustment', NULL, 0)",
-            [],
-        )
-        .unwrap();
-        let moves = [
-            (SkuId::from_trusted("mug".into()), -1),
-            (SkuId::from_trusted("pen".into()), -2),
-            (SkuId::from_trusted("mug".into()), -3),
-            (SkuId::from_trusted("cup".into()), 5),
-        ];
-        let mut ledger: Vec<rusqlite::types::Value> = vec![
-            "s1".to_owned().into(),
-            9_i64.into(),
-            "sale".to_owned().into(),
-            "t1".to_owned().into(),
-        ];
-        let mut levels: Vec<rusqlite::types::Value> = vec!["s1".to_owned().into(), 9_i64.into()];
-        for (sku, delta) in &moves {
-            for params in [&mut ledger, &mut levels] {
-                params.push(sku.as_str().to_owned().into());
-                params.push((*delta).into());
-            }
-        }
-        let run = |sql: &str, params: &[rusqlite::types::Value]| {
-            conn.execute(
-                &crate::engine::sql::numbered_placeholders(sql),
-                rusqlite::params_from_iter(params),
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
+                     VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
+                 INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
+                     VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0), ('cup', 'Cup', 100, 2000, 0, 0); \
+                 INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
+                     VALUES (33, 's1', 'pen', 10, 'adjustment', NULL, 0); \
+                 UPDATE stock_fold SET folded_through = 33;",
             )
-            .unwrap()
+            .unwrap();
+            for id in 1..=32 {
+                conn.execute(
+                    "INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
+                     VALUES (?1, 's1', 'mug', 1, 'adjustment', NULL, 0)",
+                    [id],
+                )
+                .unwrap();
+            }
+            conn.execute(
+                "INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last) \
+                 VALUES ('s1', 'mug', 100, 0, ?1, 32, 32), ('s1', 'pen', 10, 0, '33', 1, 33)",
+                [full.join(",")],
+            )
+            .unwrap();
+        }
+        let s1 = StoreId::from_trusted("s1".into());
+        let sku = |name: &str| SkuId::from_trusted(name.into());
+        let moves = vec![(sku("mug"), -1), (sku("pen"), -2), (sku("mug"), -3), (sku("cup"), 5)];
+        store
+            .write((s1.clone(), moves), |c, (s1, moves)| {
+                Box::pin(async move {
+                    let cause = Cause {
+                        reason: StockReason::Sale,
+                        reference: Some("t1"),
+                    };
+                    let mut batch = Batch::default();
+                    push_moves(&mut batch, Writers::One, s1, moves, cause, 9);
+                    batch.run(c).await
+                })
+            })
+            .await
+            .unwrap();
+        let levels = |store: &Store| {
+            let (store, s1) = (store.clone(), s1.clone());
+            async move {
+                let mut levels = Vec::new();
+                for name in ["cup", "mug", "pen"] {
+                    let level = store.get_stock(&s1, &sku(name)).await.unwrap().unwrap();
+                    levels.push((name, level.on_hand, level.updated_at.as_microsecond()));
+                }
+                levels
+            }
         };
-        run(&MOVEMENTS.get(moves.len()), &ledger);
-        assert_eq!(run(&levels_of(&moves), &levels), 3, "one row per article");
+        let expected = [("cup", 5, 9), ("mug", 96, 9), ("pen", 8, 9)];
+        assert_eq!(levels(&store).await, expected, "read before the fold");
+        let ledger_before = paged(&store, &sku("mug"), 1000).await;
+        assert_eq!(ledger_before.len(), 34);
+        assert_eq!(ledger_before[32..], [34, 36]);
+        assert_eq!(paged(&store, &sku("pen"), 1000).await, [33, 35]);
+        assert_eq!(store.fold_stock_moves().await.unwrap(), 4);
+        assert_eq!(
+            store.fold_stock_moves().await.unwrap(),
+            0,
+            "nothing left after the mark"
+        );
+        assert_eq!(levels(&store).await, expected, "read after the fold");
+        assert_eq!(paged(&store, &sku("mug"), 1000).await, ledger_before);
+        for take in [1, 2, 31, 32, 33] {
+            assert_eq!(paged(&store, &sku("mug"), take).await, ledger_before, "pages of {take}");
+        }
+        let conn = rusqlite::Connection::open(&path).unwrap();
         let rows: Vec<(String, i64, i64, String, i64, i64)> = conn
             .prepare("SELECT sku_id, on_hand, updated_at, recent, recent_count, recent_last FROM stock ORDER BY sku_id")
             .unwrap()
@@ -607,9 +794,9 @@ mod tests {
         assert_eq!(
             rows,
             [
-                ("cup".to_owned(), 5, 9, "44".to_owned(), 1, 44),
-                ("mug".to_owned(), 96, 9, "41,43".to_owned(), 2, 43),
-                ("pen".to_owned(), 8, 9, "7,42".to_owned(), 2, 42),
+                ("cup".to_owned(), 5, 9, "37".to_owned(), 1, 37),
+                ("mug".to_owned(), 96, 9, "34,36".to_owned(), 2, 36),
+                ("pen".to_owned(), 8, 9, "33,35".to_owned(), 2, 35),
             ]
         );
         let chunks: Vec<(String, i64, String)> = conn
@@ -620,23 +807,102 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(chunks, [("mug".to_owned(), 32, full.join(","))]);
+        drop(conn);
+        store.close().await;
     }
 
-    /// Where one writer runs, a movement reaches its article's row and a read its article's
-    /// chunks by their keys: none of these statements reads a whole table.
+    /// Where one writer runs, a fold whose writes were cut short (the node stopped after the
+    /// first) is taken up again with the same last movement, leaving the rows it reached as
+    /// they are: no movement is added twice, and reads are exact meanwhile.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fold_cut_short_is_taken_up_again_without_adding_a_movement_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, store) = scratch_sqlite_store(dir.path()).await;
+        store.migrate().await.unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
+                 VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
+             INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
+                 VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0); \
+             UPDATE stock_fold SET folded_through = 40; \
+             INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
+                 VALUES (41, 's1', 'mug', -1, 'sale', 't1', 5), (42, 's1', 'pen', -2, 'sale', 't1', 5), \
+                        (43, 's1', 'mug', -3, 'sale', 't2', 6); \
+             INSERT INTO stock (store_id, sku_id, on_hand, updated_at, recent, recent_count, recent_last, folded_through) \
+                 VALUES ('s1', 'mug', 96, 6, '41,43', 2, 43, 43), ('s1', 'pen', 10, 0, '', 0, 0, 0); \
+             UPDATE stock_fold SET folding_to = 43;",
+        )
+        .unwrap();
+        let s1 = StoreId::from_trusted("s1".into());
+        let level = |sku: &'static str| {
+            let (store, s1) = (store.clone(), s1.clone());
+            async move {
+                store
+                    .get_stock(&s1, &SkuId::from_trusted(sku.into()))
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .on_hand
+            }
+        };
+        assert_eq!(
+            (level("mug").await, level("pen").await),
+            (96, 8),
+            "read while the fold is cut short"
+        );
+        assert_eq!(store.fold_stock_moves().await.unwrap(), 3);
+        assert_eq!(
+            (level("mug").await, level("pen").await),
+            (96, 8),
+            "read after it is taken up"
+        );
+        let rows: Vec<(String, i64, String, i64)> = conn
+            .prepare("SELECT sku_id, on_hand, recent, folded_through FROM stock ORDER BY sku_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ("mug".to_owned(), 96, "41,43".to_owned(), 43),
+                ("pen".to_owned(), 8, "42".to_owned(), 43)
+            ]
+        );
+        let state: (i64, Option<i64>) = conn
+            .query_row("SELECT folded_through, folding_to FROM stock_fold", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(state, (43, None), "the mark moved once the fold is whole");
+        drop(conn);
+        store.close().await;
+    }
+
+    /// Where one writer runs, a fold reaches its articles' rows and a read its article's chunks
+    /// and its movements after the fold's mark by their keys: none of these statements reads a
+    /// whole table.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_ledger_in_the_stock_rows_is_reached_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::migrated_scratch_database(dir.path()).await;
-        let levels = LEVELS.get(3);
-        let statements: [(&str, &[&str]); 3] = [
-            (&levels, &["s1", "0", "mug", "1", "pen", "1", "cup", "1"]),
+        let folded = FOLDED.get(2);
+        let statements: [(&str, &[&str]); 4] = [
+            (
+                &folded,
+                &[
+                    "s1", "mug", "1", "0", "1", "1", "1", "1", "s1", "pen", "1", "0", "2", "1", "2", "2",
+                ],
+            ),
             (PAGE_FROM_STOCK_ROWS, &["s1", "mug", "0", "50", "3"]),
             (LATEST_FROM_STOCK_ROWS, &["s1", "mug", "50", "3"]),
+            (LEVEL_AFTER_MARK, &["s1", "mug"]),
         ];
         for (sql, params) in statements {
             let plan = crate::db::query_plan(&conn, sql, params).join("\n");
-            for table in ["stock", "stock_movement_chunks"] {
+            for table in ["stock", "stock_movement_chunks", "stock_movements"] {
                 assert!(
                     !plan.contains(&format!("SCAN {table}\n")) && !plan.ends_with(&format!("SCAN {table}")),
                     "{sql}\n{plan}"

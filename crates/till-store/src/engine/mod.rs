@@ -16,10 +16,12 @@
 //! - PostgreSQL runs each unit in its own transaction on a pooled connection and runs it again
 //!   when the database aborts it for a serialization failure or a deadlock; a batch may also
 //!   run as one statement outside any transaction. Each node folds the stock moves sales queue
-//!   into the articles' rows ([`postgres::stock_fold`]).
+//!   into the articles' rows ([`postgres::stock_fold`]); on SQLite the writer folds the
+//!   movements written since its last fold ([`sqlite_stock_fold`]).
 //!
 //! Callers see one method, [`Database::write`], and never know which path they took.
 
+mod background;
 pub(crate) mod batch;
 mod postgres;
 pub(crate) mod sql;
@@ -278,7 +280,13 @@ impl Database {
         database: fn(&S) -> &Database,
     ) -> Result<(), StoreError> {
         match &self.writer {
-            Writer::Sqlite(writer) => writer.start_checkpointer(),
+            Writer::Sqlite(writer) => {
+                writer.start_checkpointer()?;
+                if writer.start_stock_fold() {
+                    tokio::spawn(sqlite_stock_fold(owner, database));
+                }
+                Ok(())
+            }
             Writer::Postgres(writer) => {
                 writer.start_stock_fold(owner.clone(), database);
                 writer.start_feed_sequencer(owner.clone(), database);
@@ -288,12 +296,26 @@ impl Database {
         }
     }
 
-    /// Folds queued stock moves into the articles' rows once (PostgreSQL); answers how many it
-    /// folded. Nothing is ever queued with [`Writers::One`].
+    /// Folds stock movements into the articles' rows once: the queued moves (PostgreSQL), the
+    /// movements after the fold's mark (SQLite, one write of the writer); answers how many it
+    /// folded.
     pub(crate) async fn fold_stock_moves(&self) -> Result<u64, StoreError> {
         match self.engine {
             Engine::Postgres => postgres::stock_fold::fold(&self.readers).await,
-            Engine::Sqlite => Ok(0),
+            Engine::Sqlite => {
+                let slice = self
+                    .long_read(ReadAt::Primary, |conn| {
+                        Box::pin(crate::stock::fold_slice(conn, crate::stock::FOLD_LIMIT_ONE_WRITER))
+                    })
+                    .await?;
+                let Some(slice) = slice else { return Ok(0) };
+                // Each write its own unit: the sales queued meanwhile commit between them.
+                for write in slice.writes {
+                    self.write(write, |conn, write| Box::pin(crate::stock::fold_into_rows(conn, write)))
+                        .await?;
+                }
+                Ok(slice.moves)
+            }
         }
     }
 
@@ -380,4 +402,21 @@ impl Database {
             Writer::Postgres(_) => None,
         }
     }
+}
+
+/// SQLite's stock fold: twice a second, at once again while a backlog remains, until `owner`
+/// is dropped or its database closed. The longer between folds, the more movements of one
+/// article each fold adds up, and the longer its write holds up the sales behind it.
+async fn sqlite_stock_fold<S>(owner: Weak<S>, database: fn(&S) -> &Database) {
+    let cadence = background::Cadence {
+        every: std::time::Duration::from_millis(500),
+        limit: crate::stock::FOLD_LIMIT_ONE_WRITER as u64,
+        after_error: std::time::Duration::from_secs(1),
+        done: crate::metrics::STOCK_MOVES_FOLDED,
+        failed: "stock movements not folded; levels still count them; trying again",
+    };
+    background::repeat_while_open(owner, database, cadence, |database| {
+        Box::pin(database.fold_stock_moves())
+    })
+    .await
 }

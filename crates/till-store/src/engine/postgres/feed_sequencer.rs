@@ -17,8 +17,8 @@
 //! connection while it waited leaves positions above the mark: the next pass of any node
 //! finds them, makes sure they are durable and releases them.
 
-use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
+use crate::engine::background::{Cadence, repeat_while_open};
 use crate::engine::sql::{Conn, query};
 use crate::error::StoreError;
 use crate::metrics::EVENTS_PLACED;

@@ -2,7 +2,6 @@
 //! when it loses a race, the stock fold ([`stock_fold`]) and the feed sequencer
 //! ([`feed_sequencer`]).
 
-mod background;
 pub(crate) mod feed_sequencer;
 mod hosts;
 pub(crate) mod stock_fold;
@@ -289,16 +288,19 @@ impl Writer {
         database: fn(&S) -> &super::Database,
     ) {
         if self.follower.is_some() && !self.following.swap(true, Ordering::Relaxed) {
-            let cadence = background::Cadence {
+            let cadence = crate::engine::background::Cadence {
                 every: FOLLOW_EVERY,
                 limit: u64::MAX,
                 after_error: FOLLOW_EVERY,
                 done: crate::metrics::PRIMARY_MOVES,
                 failed: "no host of the database URL is a primary; looking again",
             };
-            tokio::spawn(background::repeat_while_open(owner, database, cadence, |database| {
-                Box::pin(database.follow_primary())
-            }));
+            tokio::spawn(crate::engine::background::repeat_while_open(
+                owner,
+                database,
+                cadence,
+                |database| Box::pin(database.follow_primary()),
+            ));
         }
     }
 

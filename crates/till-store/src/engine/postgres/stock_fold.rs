@@ -2,8 +2,8 @@
 //! updating its articles' rows (see `crate::stock`), and each node adds the queued moves into
 //! `stock` about once a second.
 
-use super::background::{Cadence, repeat_while_open};
 use crate::engine::Database;
+use crate::engine::background::{Cadence, repeat_while_open};
 use crate::engine::sql::{Readers, query};
 use crate::error::StoreError;
 use crate::metrics::STOCK_MOVES_FOLDED;

@@ -30,6 +30,8 @@ pub(crate) struct Writer {
     checkpointer: Arc<OnceLock<Checkpointer>>,
     /// Held while the checkpointer starts, so that it starts once.
     starting: Mutex<()>,
+    /// Set once the stock fold is started.
+    folding: std::sync::atomic::AtomicBool,
     files: Files,
     synchronous: SqliteSynchronous,
     /// The URL migrations connect with.
@@ -73,6 +75,7 @@ pub(crate) fn connect(
         queue,
         checkpointer,
         starting: Mutex::new(()),
+        folding: std::sync::atomic::AtomicBool::new(false),
         files,
         synchronous: options.sqlite_synchronous,
         url: url_creating_file(url),
@@ -108,6 +111,11 @@ impl Writer {
             let _ = self.checkpointer.set(started);
         }
         Ok(())
+    }
+
+    /// Whether the stock fold is to be started now: true once, for the first caller.
+    pub(crate) fn start_stock_fold(&self) -> bool {
+        !self.folding.swap(true, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `migrator` on a connection of its own: migrations manage their own transactions,

@@ -1,6 +1,6 @@
-//! A node's periodic work on PostgreSQL (the stock fold, the feed sequencer): a job run every
-//! period, at once again while it leaves a backlog, until its owner is dropped or the database
-//! closed.
+//! A node's periodic work (the stock fold on both engines, the feed sequencer on PostgreSQL): a
+//! job run every period, at once again while it leaves a backlog, until its owner is dropped or
+//! the database closed.
 
 use crate::engine::Database;
 use crate::error::StoreError;
