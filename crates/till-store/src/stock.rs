@@ -11,9 +11,10 @@
 //! for the one before it.
 //!
 //! - Where one writer runs every unit in turn (SQLite), movement ids are taken in commit
-//!   order, so the movements not folded are those after the fold's mark (`stock_fold`); the
-//!   fold, about once a second, adds them into their articles' rows and moves the mark, in one
-//!   write of the writer.
+//!   order, so the movements not folded are those after the fold's mark (`stock_fold`); twice
+//!   a second the fold reads them, adds them into their articles' rows in writes of a few
+//!   hundred articles each (each row then says which movements it holds), and its last write
+//!   moves the mark, so that no write holds up the sales queued behind it for long.
 //! - Where writers run at once (PostgreSQL), a movement is also appended to `stock_moves`,
 //!   and each node folds and deletes those (the stock fold, started with the store's
 //!   maintenance).
