@@ -171,7 +171,10 @@ mod tests {
         assert!(!crate::mcp::tools::is_offered(&CreateInvoice::SPEC));
         assert!(crate::mcp::tools::is_offered(&GetInvoice::SPEC));
         assert!(crate::mcp::tools::is_offered(&ListInvoices::SPEC));
-        assert!(crate::mcp::tools::is_offered(&UpsertPromotion::SPEC), "other confirm writes stay tools");
+        assert!(
+            crate::mcp::tools::is_offered(&UpsertPromotion::SPEC),
+            "other confirm writes stay tools"
+        );
     }
 
     #[test]

@@ -97,13 +97,14 @@ impl From<InvoiceProblem> for Error {
 
 /// Issues the invoice `request` asks for, or answers again the one its id issued before.
 pub async fn issue(app: &App, caller: &Principal, request: InvoiceRequest) -> Result<Invoiced, Error> {
+    // A till's session reaches its own store only, also for an invoice issued before.
+    if !caller.reads_store(request.store_id.as_str()) {
+        return Err(InvoiceProblem::UnknownStore(request.store_id).into());
+    }
     let fingerprint = fingerprint_of(&request);
     // An id seen before answers what it issued, whatever changed since in the store or sales.
     if let Some(earlier) = app.invoices().invoice(&request.invoice_id).await? {
         return answered_again(app, earlier, &fingerprint).await;
-    }
-    if !caller.reads_store(request.store_id.as_str()) {
-        return Err(InvoiceProblem::UnknownStore(request.store_id).into());
     }
     let Some(store) = app.people().get_store(&request.store_id).await? else {
         return Err(InvoiceProblem::UnknownStore(request.store_id).into());

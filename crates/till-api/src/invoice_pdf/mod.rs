@@ -297,7 +297,7 @@ pub fn euros(cents: i64) -> String {
     let units = (magnitude / 100).to_string();
     let mut grouped = String::new();
     for (index, digit) in units.chars().enumerate() {
-        if index > 0 && (units.len() - index) % 3 == 0 {
+        if index > 0 && (units.len() - index).is_multiple_of(3) {
             grouped.push('\u{202f}');
         }
         grouped.push(digit);

@@ -626,7 +626,10 @@ async fn the_consoles_sale_page_issues_the_invoice_and_links_its_pdf(engine: Eng
     assert!(html.contains(r#"action="/console/sales/t1/invoice""#), "{html}");
     assert!(html.contains("Issue an invoice"), "{html}");
     let french = page("fr").await.unwrap().text().await.unwrap();
-    assert!(french.contains("Émettre une facture") && french.contains("Raison sociale"), "{french}");
+    assert!(
+        french.contains("Émettre une facture") && french.contains("Raison sociale"),
+        "{french}"
+    );
     let value_of = |html: &str, name: &str| {
         let marker = format!("name=\"{name}\" value=\"");
         let start = html.find(&marker).unwrap_or_else(|| panic!("{name} in {html}")) + marker.len();
@@ -652,17 +655,25 @@ async fn the_consoles_sale_page_issues_the_invoice_and_links_its_pdf(engine: Eng
     assert_ne!(forged.status(), reqwest::StatusCode::OK);
     assert_eq!(shop.server.count_rows("invoices").await, 0);
     // A buyer field refused is named, and nothing is issued.
-    let refused = send(format!("csrf={csrf}&{}", fields.replace("75006", "750"))).await.unwrap();
+    let refused = send(format!("csrf={csrf}&{}", fields.replace("75006", "750")))
+        .await
+        .unwrap();
     assert_ne!(refused.status(), reqwest::StatusCode::OK);
     assert!(refused.text().await.unwrap().contains("postalCode"));
     assert_eq!(shop.server.count_rows("invoices").await, 0);
     let issued = send(format!("csrf={csrf}&{fields}")).await.unwrap();
     assert_eq!(issued.status(), reqwest::StatusCode::OK);
     let issued = issued.text().await.unwrap();
-    assert!(issued.contains("The invoice is issued.") && issued.contains("F-s1-2026-000001"), "{issued}");
+    assert!(
+        issued.contains("The invoice is issued.") && issued.contains("F-s1-2026-000001"),
+        "{issued}"
+    );
     let pdf_link = format!("/console/invoices/{invoice_id}/pdf");
     assert!(issued.contains(&pdf_link), "{issued}");
-    assert!(!issued.contains(r#"action="/console/sales/t1/invoice""#), "invoiced once: no form any more");
+    assert!(
+        !issued.contains(r#"action="/console/sales/t1/invoice""#),
+        "invoiced once: no form any more"
+    );
     // Sent twice (a reload), the same invoice is answered, not another issued.
     let again = send(format!("csrf={csrf}&{fields}")).await.unwrap();
     assert_eq!(again.status(), reqwest::StatusCode::OK);
