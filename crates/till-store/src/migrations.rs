@@ -46,7 +46,8 @@ pub(crate) fn sqlite() -> Migrator {
         31 "0031_receipt_sends",
         32 "0032_feed_release",
         33 "0033_stock_fold",
-        34 "0034_invoices"))
+        34 "0034_invoices",
+        35 "0035_sale_indexes"))
 }
 
 pub(crate) fn postgres() -> Migrator {
@@ -75,7 +76,8 @@ pub(crate) fn postgres() -> Migrator {
         31 "0031_receipt_sends",
         32 "0032_feed_release",
         33 "0033_stock_fold",
-        34 "0034_invoices"))
+        34 "0034_invoices",
+        35 "0035_sale_indexes"))
 }
 
 /// What a failed migration means for the operator.
