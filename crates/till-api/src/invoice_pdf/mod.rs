@@ -7,6 +7,10 @@
 //! invoice, so every copy of an invoice is the same file. The text is French, as the invoice's
 //! XML, in DejaVu Sans Mono (embedded, its licence beside it in `fonts/`): a monospaced face
 //! lays the columns out by characters.
+//!
+//! Its XMP metadata also carries Factur-X's properties (`factur_x`), which krilla cannot write.
+
+mod factur_x;
 
 use krilla::configure::{Archival, ConfigurationBuilder};
 use krilla::embed::{AssociationKind, EmbeddedFile, MimeType};
@@ -130,7 +134,8 @@ pub fn render(invoice: &InvoiceAnswer, xml: &[u8]) -> Result<Vec<u8>, PdfError> 
         surface.finish();
         page.finish();
     }
-    document.finish().map_err(|e| PdfError(format!("{e:?}")))
+    let pdf = document.finish().map_err(|e| PdfError(format!("{e:?}")))?;
+    factur_x::declare(&pdf)
 }
 
 /// The issue instant, as the document's dates: read from the invoice, so that every copy is

@@ -39,17 +39,80 @@ fn find(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|window| window == needle)
 }
 
+/// The PDF as a reader sees it: its catalog's associated file and its XMP packet.
+struct Read {
+    document: lopdf::Document,
+    xmp: String,
+}
+
+fn read(pdf: &[u8]) -> Read {
+    let document = lopdf::Document::load_mem(pdf).expect("a PDF that reads");
+    let catalog = document.catalog().unwrap();
+    let metadata = catalog.get(b"Metadata").unwrap().as_reference().unwrap();
+    let xmp = document.get_object(metadata).unwrap().as_stream().unwrap();
+    let xmp = String::from_utf8(xmp.get_plain_content().unwrap()).unwrap();
+    Read { document, xmp }
+}
+
+impl Read {
+    fn dictionary<'a>(&'a self, object: &'a lopdf::Object) -> &'a lopdf::Dictionary {
+        match object {
+            lopdf::Object::Reference(id) => self.document.get_dictionary(*id).unwrap(),
+            other => other.as_dict().unwrap(),
+        }
+    }
+}
+
 #[test]
 fn the_pdf_is_pdf_a_3b_and_carries_the_xml_byte_for_byte() {
     let pdf = render(&invoice("invoice", &["Mug"]), XML).unwrap();
     assert!(pdf.starts_with(b"%PDF-1.7"), "{:?}", &pdf[..16]);
-    assert!(find(&pdf, XML), "the XML is embedded as is");
-    assert!(find(&pdf, b"factur-x.xml"));
-    assert!(find(&pdf, b"/AFRelationship/Alternative"));
-    assert!(find(&pdf, b"/Subtype/text#2Fxml"), "its MIME type");
-    assert!(find(&pdf, b"<pdfaid:part>3</pdfaid:part>"));
-    assert!(find(&pdf, b"<pdfaid:conformance>B</pdfaid:conformance>"));
+    let read = read(&pdf);
+    let catalog = read.document.catalog().unwrap();
+    let associated = catalog.get(b"AF").unwrap().as_array().unwrap();
+    assert_eq!(associated.len(), 1, "one associated file");
+    let spec = read.dictionary(&associated[0]);
+    assert_eq!(spec.get(b"AFRelationship").unwrap().as_name().unwrap(), b"Alternative");
+    assert_eq!(spec.get(b"F").unwrap().as_str().unwrap(), b"factur-x.xml");
+    let embedded = read.dictionary(spec.get(b"EF").unwrap()).get(b"F").unwrap();
+    let embedded = read.document.get_object(embedded.as_reference().unwrap()).unwrap();
+    let embedded = embedded.as_stream().unwrap();
+    assert_eq!(embedded.dict.get(b"Subtype").unwrap().as_name().unwrap(), b"text/xml");
+    assert_eq!(embedded.get_plain_content().unwrap(), XML, "the XML is embedded as is");
+    assert!(read.xmp.contains("<pdfaid:part>3</pdfaid:part>"), "{}", read.xmp);
+    assert!(read.xmp.contains("<pdfaid:conformance>B</pdfaid:conformance>"));
     assert!(find(&pdf, b"/FontFile2"), "the font is embedded");
+}
+
+/// Factur-X's properties are in the XMP, with the PDF/A extension schema declaring each of them.
+#[test]
+fn the_xmp_says_what_factur_x_carries_and_declares_its_schema() {
+    let pdf = render(&invoice("invoice", &["Mug"]), XML).unwrap();
+    let xmp = read(&pdf).xmp;
+    for property in [
+        "<fx:DocumentFileName>factur-x.xml</fx:DocumentFileName>",
+        "<fx:DocumentType>INVOICE</fx:DocumentType>",
+        "<fx:Version>1.0</fx:Version>",
+        "<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>",
+    ] {
+        assert!(xmp.contains(property), "{property} in {xmp}");
+    }
+    let namespace = format!(
+        "<pdfaSchema:namespaceURI>{}</pdfaSchema:namespaceURI>",
+        factur_x::NAMESPACE
+    );
+    assert!(xmp.contains(&namespace), "{xmp}");
+    for name in ["DocumentFileName", "DocumentType", "Version", "ConformanceLevel"] {
+        assert!(
+            xmp.contains(&format!("<pdfaProperty:name>{name}</pdfaProperty:name>")),
+            "{name}"
+        );
+    }
+    assert!(
+        xmp.find("</rdf:RDF>").unwrap() > xmp.find("xmlns:fx=").unwrap(),
+        "inside the packet's RDF"
+    );
+    assert!(xmp.contains("<?xpacket end="), "the packet still ends as a packet");
 }
 
 #[test]
