@@ -699,6 +699,29 @@ mod tests {
         store.close().await;
     }
 
+    /// A migrated scratch SQLite store with store `s1` and the named articles, for the fold's
+    /// tests to write their movements and rows into.
+    async fn folding_store(dir: &std::path::Path, skus: &[&str]) -> (std::path::PathBuf, Store) {
+        let (path, store) = scratch_sqlite_store(dir).await;
+        store.migrate().await.unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
+             VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0)",
+            [],
+        )
+        .unwrap();
+        for sku in skus {
+            conn.execute(
+                "INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
+                 VALUES (?1, ?1, 100, 2000, 0, 0)",
+                [sku],
+            )
+            .unwrap();
+        }
+        (path, store)
+    }
+
     /// Where one writer runs, a sale's movements are read with their article's level and ledger
     /// before any fold; a fold writes each article's row once, with the sum of its deltas and
     /// its ids in order, moves a full list into a chunk as it starts it again (the trigger of
@@ -707,17 +730,12 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_fold_adds_the_movements_after_its_mark_into_their_rows_and_reads_stay_the_same() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, store) = scratch_sqlite_store(dir.path()).await;
-        store.migrate().await.unwrap();
+        let (path, store) = folding_store(dir.path(), &["mug", "pen", "cup"]).await;
         let full: Vec<String> = (1..=32).map(|id| id.to_string()).collect();
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch(
-                "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
-                     VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
-                 INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
-                     VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0), ('cup', 'Cup', 100, 2000, 0, 0); \
-                 INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
+                "INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
                      VALUES (33, 's1', 'pen', 10, 'adjustment', NULL, 0); \
                  UPDATE stock_fold SET folded_through = 33;",
             )
@@ -818,15 +836,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_fold_cut_short_is_taken_up_again_without_adding_a_movement_twice() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, store) = scratch_sqlite_store(dir.path()).await;
-        store.migrate().await.unwrap();
+        let (path, store) = folding_store(dir.path(), &["mug", "pen"]).await;
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
-            "INSERT INTO stores (store_id, name, timezone, currency, created_at, updated_at) \
-                 VALUES ('s1', 'S1', 'Europe/Paris', 'EUR', 0, 0); \
-             INSERT INTO skus (sku_id, name, price_cents, vat_rate, created_at, updated_at) \
-                 VALUES ('mug', 'Mug', 100, 2000, 0, 0), ('pen', 'Pen', 100, 2000, 0, 0); \
-             UPDATE stock_fold SET folded_through = 40; \
+            "UPDATE stock_fold SET folded_through = 40; \
              INSERT INTO stock_movements (movement_id, store_id, sku_id, delta, reason, reference, moved_at) \
                  VALUES (41, 's1', 'mug', -1, 'sale', 't1', 5), (42, 's1', 'pen', -2, 'sale', 't1', 5), \
                         (43, 's1', 'mug', -3, 'sale', 't2', 6); \
