@@ -13,7 +13,8 @@ exact refusal listed below. Every other check, and every other refusal, stands.
   number's key and SIREN, a SIRET of the SIREN given, a French postal code of 5 digits, a discount's `lineId` naming
   in any of its forms), a barcode's check digit, a catalog search holding a letter or a digit, a discount's `lineId` naming
   a line of the same cart, a return naming another transaction than its own, an e-mail
-  address (stated by its format, which generators do not hold to).
+  address (stated by its format, which generators do not hold to), a customer's phone number
+  in any of its forms and birth date on the calendar (stated in their descriptions).
 - Rules on the data the server holds, which no request schema can know: a list's cursor that
   the list never handed out (cursors are opaque), a store of the network
   (once the network has one), a PIN for a staff member not seen before, the business refusals
@@ -68,6 +69,13 @@ _BETWEEN_FIELDS = {
     # What an e-mail address is (RFC 5322's forms, a domain with a dot) has no pattern that
     # JSON Schema's generators honour; the document states it by its format.
     "POST /v1/sales/{transactionId}/receipt/send": [("email", "must be an e-mail address with a domain")],
+    # A phone number's forms (separators anywhere, a trunk zero or a country code, the digits a
+    # country allows) and a day of the calendar (no 30 February) are stated in the descriptions.
+    "PUT /v1/customers/{customerId}": [
+        ("email", "must be an e-mail address with a domain"),
+        ("phone", "must be a phone number: *"),
+        ("birthDate", "must be a date, YYYY-MM-DD"),
+    ],
     "POST /v1/catalog/import": [
         ("skus.*.skuId", "appears more than once in the import"),
         ("skus.*.barcodes.*", "has a wrong check digit"),

@@ -2457,7 +2457,10 @@ export interface components {
          *     out stands as it was.
          */
         CustomerBody: {
-            /** Format: date */
+            /**
+             * Format: date
+             * @description `YYYY-MM-DD`, a day of the calendar.
+             */
             birthDate?: string | null;
             consent?: components["schemas"]["ConsentBody"] | null;
             displayName?: string | null;

@@ -100,7 +100,8 @@ struct CustomerBody {
     phone: Option<Phone>,
     #[schema(value_type = Option<String>, max_length = 20)]
     postal_code: Option<String>,
-    #[schema(value_type = Option<String>, format = "date")]
+    /// `YYYY-MM-DD`, a day of the calendar.
+    #[schema(value_type = Option<String>, format = "date", pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
     birth_date: Option<jiff::civil::Date>,
     #[schema(value_type = Option<Vec<GroupName>>, max_items = 50)]
     groups: Option<Vec<String>>,
