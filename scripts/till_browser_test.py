@@ -440,7 +440,7 @@ def scenario(run, server):
 
     def language_switch():
         page.click("nav.lang button >> text=EN")
-        page.wait_for_selector("#pay >> text=Pay cash")
+        page.wait_for_selector("#pay >> text=Pay (F2)")
         assert page.get_attribute("html", "lang") == "en"
         run.screens("sell-english")
         page.click("nav.lang button >> text=FR")
@@ -468,6 +468,140 @@ def scenario(run, server):
             page.wait_for_timeout(2000)
 
     run.check("a price changed in the back office reaches the till through the feed", price_change_from_the_feed)
+
+    # --- Card payments through attempts, mixed tenders -----------------------------------------
+    state["online_sales"] = 1
+
+    def payments_of_session():
+        return server.api(f"/v1/payments?sessionId={state['session']}&limit=200")["items"]
+
+    def card_declined_then_cash():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        page.keyboard.press("F2")
+        page.wait_for_selector("#given:focus")
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        assert page.input_value("#card-amount").replace(".", "") == str(total), page.input_value("#card-amount")
+        run.screens("pay-card")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        paymentId = page.get_attribute("#card-asked", "data-payment")
+        assert int(page.get_attribute("#card-asked", "data-cents")) == total
+        # The attempt is recorded before the terminal is asked.
+        attempt = server.api(f"/v1/payments/{paymentId}")
+        assert attempt["state"] == "requested" and attempt["amountCents"] == total, attempt
+        run.screens("card-terminal")
+        page.click("#card-declined")
+        page.wait_for_selector("#pay-message")
+        assert int(page.get_attribute("#due", "data-cents")) == total, "a declined card leaves all of it due"
+        assert server.api(f"/v1/payments/{paymentId}")["state"] == "declined"
+        run.screens("card-declined")
+        page.keyboard.press("F2")
+        page.wait_for_selector("#given:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        sale = server.api(f"/v1/sales/{page.get_attribute('#sale-state', 'data-transaction')}")
+        assert sale["ticket"]["tenders"] == [{"method": "cash", "appliedCents": total}], sale["ticket"]
+        state["online_sales"] += 1
+        state["cash_extra"] = state.get("cash_extra", 0) + total
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a declined card leaves the sale open; cash pays it", card_declined_then_cash)
+
+    def mixed_cash_and_card():
+        run.scan(barcode(MUG))
+        run.scan(barcode(CONFITURE))
+        page.wait_for_selector("table.cart tbody tr >> nth=1")
+        total = run.total_shown()
+        page.keyboard.press("F2")
+        page.wait_for_selector("#given:focus")
+        page.keyboard.type("10")
+        page.wait_for_selector("#confirm:not([disabled])")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"#due[data-cents='{total - 1000}']")
+        assert page.locator("#tenders-taken li[data-method=cash]").count() == 1
+        run.screens("pay-mixed")
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        paymentId = page.get_attribute("#card-asked", "data-payment")
+        assert int(page.get_attribute("#card-asked", "data-cents")) == total - 1000
+        page.keyboard.type("A1B2C3")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Tab")
+        page.keyboard.type("4242")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        run.screens("sale-done-mixed")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["tenders"] == [
+            {"method": "cash", "appliedCents": 1000},
+            {"method": "card", "appliedCents": total - 1000},
+        ], sale["ticket"]
+        assert sale["ticket"]["totalCents"] == total
+        attempt = server.api(f"/v1/payments/{paymentId}")
+        assert attempt["state"] == "captured" and attempt["capturedBy"] == transaction, attempt
+        assert attempt["outcome"]["last4"] == "4242" and attempt["outcome"]["authorizationCode"] == "A1B2C3", attempt
+        state["online_sales"] += 1
+        state["cash_extra"] = state.get("cash_extra", 0) + 1000
+        state["card_captured"] = state.get("card_captured", 0) + total - 1000
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("mixed tenders: part cash, the rest by card through a captured attempt", mixed_cash_and_card)
+
+    def partial_approval_then_cash():
+        run.scan(barcode(MIEL))
+        page.wait_for_selector("table.cart tbody tr")
+        total = run.total_shown()
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        paymentId = page.get_attribute("#card-asked", "data-payment")
+        page.keyboard.type("P0042")
+        page.fill("#card-authorized", "2")
+        page.click("#card-approved")
+        page.wait_for_selector(f"#due[data-cents='{total - 200}']")
+        assert server.api(f"/v1/payments/{paymentId}")["state"] == "partially_authorized"
+        page.wait_for_selector("#given:focus")
+        page.keyboard.type("20")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        assert int(page.get_attribute("#change-due", "data-cents")) == 2000 - (total - 200)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["tenders"] == [
+            {"method": "card", "appliedCents": 200},
+            {"method": "cash", "appliedCents": total - 200},
+        ], sale["ticket"]
+        assert server.api(f"/v1/payments/{paymentId}")["capturedBy"] == transaction
+        state["online_sales"] += 1
+        state["cash_extra"] = state.get("cash_extra", 0) + total - 200
+        state["card_captured"] = state.get("card_captured", 0) + 200
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a partial card approval leaves the rest due, paid in cash", partial_approval_then_cash)
+
+    def card_in_the_x_report():
+        api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        captured = sum(line["capturedCents"] for line in api["cardPayments"])
+        assert captured == state["card_captured"], api["cardPayments"]
+        page.click("#x-report")
+        page.wait_for_selector("#report-card-captured")
+        assert int(page.get_attribute("#report-card-captured", "data-cents")) == captured
+        assert int(re.sub(r"\D", "", page.inner_text("#report-expected"))) == api["expectedCashCents"]
+        assert api["expectedCashCents"] == 10000 + state["total"] + state["cash_extra"], api
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("the X report shows the card payments the server captured", card_in_the_x_report)
 
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []
@@ -497,6 +631,13 @@ def scenario(run, server):
                 page.wait_for_selector("#scan:focus")
             if n % 3 == 0:
                 run.scan(barcode(BAGUETTE))
+            if n == 0:
+                # No card without the server: the till says so, and cash stays.
+                page.keyboard.press("F3")
+                page.wait_for_selector("#card-offline")
+                run.screens("pay-card-offline")
+                page.keyboard.press("Escape")
+                page.wait_for_selector("#scan:focus")
             offline_ids.append(run.pay_cash("100" if n % 2 else None))
             assert page.get_attribute("#sale-state", "data-booked") == "false"
             if n == 0:
@@ -518,7 +659,7 @@ def scenario(run, server):
         ids = [s["transactionId"] for s in booked]
         for transaction in offline_ids:
             assert ids.count(transaction) == 1, (transaction, ids.count(transaction))
-        assert len(ids) == len(set(ids)) == OFFLINE_SALES + 1, len(ids)
+        assert len(ids) == len(set(ids)) == OFFLINE_SALES + state["online_sales"], len(ids)
         verified = server.api(f"/v1/fiscal/registers/{REGISTER}/verify")
         assert verified["ok"] is True, verified
         assert not page.query_selector("#set-aside"), "nothing set aside"
@@ -534,7 +675,7 @@ def scenario(run, server):
         page.keyboard.type(f"{api['expectedCashCents'] // 100},{api['expectedCashCents'] % 100:02}")
         page.keyboard.press("Enter")
         page.wait_for_selector("#z-report", timeout=15000)
-        assert int(re.sub(r"\D", "", page.inner_text("#report-count"))) == api["salesCount"] == OFFLINE_SALES + 1
+        assert int(re.sub(r"\D", "", page.inner_text("#report-count"))) == api["salesCount"] == OFFLINE_SALES + state["online_sales"]
         assert int(re.sub(r"\D", "", page.inner_text("#counted-cash"))) == api["expectedCashCents"]
         assert re.sub(r"\D", "", page.inner_text("#difference-cash")) == "000"
         session = server.api(f"/v1/register-sessions/{state['session']}")

@@ -3,9 +3,9 @@
 // state below; prices come from the offline Pricer over the store's snapshot, so the till
 // shows and sends exactly what the server books, online or not.
 //
-// Later parts (customers, discounts with a manager's approval, card and stored-value tenders,
-// returns, e-mail receipts, cash movements) add tenders to `Tender`, panels to the sale screen
-// and entries to the outbox; the sale body is built in one place (`saleBody`).
+// A payment is tender by tender (`src/payment.ts`): cash, and cards through a payment attempt
+// the server records before the terminal is asked; the sale body is built in one place
+// (`saleBody`).
 
 import { TillClient, TillError, TillUnreachable } from "../../typescript/src/client.js";
 import type { ResponseBody } from "../../typescript/src/client.js";
@@ -26,6 +26,8 @@ import {
 } from "./device.js";
 import type { Pairing, SessionKept } from "./device.js";
 import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
+import { cardTender, cashTender, changeDue, remaining } from "./payment.js";
+import type { Payment } from "./payment.js";
 import { saleBody } from "./sale.js";
 import type { CartLine, Tender } from "./sale.js";
 import type { Lang } from "./i18n.js";
@@ -38,7 +40,7 @@ interface Finished {
   transactionId: string;
   number: string;
   quote: PriceQuote;
-  tender: Tender;
+  tenders: Tender[];
   issuedAt: string;
   booked: boolean;
 }
@@ -48,7 +50,8 @@ type Screen =
   | { name: "pair"; message?: string }
   | { name: "sign-in"; message?: string; otherSession?: string }
   | { name: "sell" }
-  | { name: "pay" }
+  | { name: "pay"; mode: "cash" | "card"; message?: string }
+  | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
   | { name: "x-report"; report?: XReport; message?: string }
   | { name: "close"; message?: string }
@@ -77,6 +80,10 @@ class Till {
   results: ArticleRecord[] = [];
   notice: { text: string; bad: boolean } | null = null;
   priced: PriceResult | null = null;
+  /** The sale being paid, tender by tender; null while selling. */
+  payment: Payment | null = null;
+  /** A card call is on its way: its buttons wait. */
+  cardBusy = false;
   pricer: Pricer | null = null;
   screen: Screen = { name: "loading" };
   booked = new Set<string>();
@@ -252,14 +259,19 @@ class Till {
       if (this.showSetAside) {
         this.showSetAside = false;
         this.render();
-      } else if (["pay", "x-report", "close"].includes(this.screen.name)) {
+      } else if (this.screen.name === "pay") {
+        // Tenders taken stay until the cashier cancels them (a card approval must be voided).
+        if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
       }
       return;
     }
-    if (event.key === "F2" && this.screen.name === "sell" && this.cart.length > 0) {
+    if ((event.key === "F2" || event.key === "F3") && ["sell", "pay"].includes(this.screen.name)) {
       event.preventDefault();
-      this.go({ name: "pay" });
+      const mode = event.key === "F2" ? "cash" : "card";
+      if (this.screen.name === "sell" && this.cart.length > 0) this.startPayment(mode);
+      else if (this.screen.name === "pay") this.go({ name: "pay", mode });
     }
   }
 
@@ -341,28 +353,127 @@ class Till {
 
   // --- Paying ------------------------------------------------------------------------------------
 
+  /** Opens the payment: the cart priced once, now; every tender pays that total. */
+  startPayment(mode: "cash" | "card" = "cash"): void {
+    if (this.payment === null) {
+      const issuedAt = new Date().toISOString();
+      const priced = this.priceWith(issuedAt);
+      if (priced === null) return;
+      if (!priced.ok) {
+        this.notice = { text: priced.refusal.message, bad: true };
+        this.go({ name: "sell" });
+        return;
+      }
+      this.payment = { transactionId: crypto.randomUUID(), issuedAt, quote: priced.quote, tenders: [] };
+    }
+    this.go({ name: "pay", mode });
+  }
+
+  /** Back to the cart: only while no tender was taken. */
+  leavePayment(): void {
+    if (this.payment !== null && this.payment.tenders.length > 0) return;
+    this.payment = null;
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
+  /** Cash handed over: up to what is due; the sale is finalized once nothing is left. */
   async payCash(presented: number): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || presented <= 0) return;
+    payment.tenders.push(cashTender(remaining(payment), presented));
+    if (remaining(payment) === 0) await this.finalize();
+    else this.go({ name: "pay", mode: "cash" });
+  }
+
+  /** Records the card attempt before the terminal is asked: online only (DESIGN.md section 22). */
+  async askCard(amountCents: number): Promise<void> {
+    const payment = this.payment;
+    const session = this.session;
+    if (payment === null || session === null || this.cardBusy) return;
+    if (amountCents <= 0 || amountCents > remaining(payment)) return;
+    const paymentId = crypto.randomUUID();
+    this.cardBusy = true;
+    try {
+      await this.sessionClient().requestPayment({ paymentId, sessionId: session.sessionId, amountCents, method: "card" });
+      this.cardBusy = false;
+      this.go({ name: "card", paymentId, amountCents });
+    } catch (error) {
+      this.cardBusy = false;
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "pay", mode: "card", message: error instanceof TillUnreachable ? t("cardOffline") : describe(error) });
+    }
+  }
+
+  /** What the terminal said, keyed by the cashier: an approval (maybe partial) or a refusal. */
+  async cardOutcome(paymentId: string, amountCents: number, approval: { authorizedCents: number; code: string; last4: string } | null): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || this.cardBusy) return;
+    const body =
+      approval === null
+        ? { status: "declined" as const }
+        : {
+            status: approval.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
+            authorizedCents: approval.authorizedCents,
+            authorizationCode: approval.code,
+            ...(approval.last4 === "" ? {} : { last4: approval.last4 }),
+          };
+    this.cardBusy = true;
+    let queued = false;
+    try {
+      await this.sessionClient().recordPaymentOutcome(paymentId, body);
+    } catch (error) {
+      if (!(error instanceof TillUnreachable)) {
+        // The server refused what was keyed (a field, a conflict): say why, key it again.
+        this.cardBusy = false;
+        this.go({ name: "card", paymentId, amountCents, message: describe(error) });
+        return;
+      }
+      // The terminal has answered; its answer goes through the outbox, before the sale.
+      this.online = false;
+      await this.outbox?.enqueuePaymentOutcome(paymentId, body, { sessionId: this.session?.sessionId ?? "" });
+      queued = true;
+    }
+    this.cardBusy = false;
+    if (approval === null) {
+      this.go({ name: "pay", mode: "card", message: t("cardDeclined") });
+      return;
+    }
+    payment.tenders.push(cardTender(paymentId, approval.authorizedCents));
+    if (remaining(payment) === 0) await this.finalize();
+    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(approval.authorizedCents)}${queued ? ` · ${t("cardQueued")}` : ""}` });
+  }
+
+  /** Gives back what was taken: cash to the customer, a card approval voided at the terminal. */
+  async cancelPayment(): Promise<void> {
+    const payment = this.payment;
+    if (payment === null) return;
+    for (const tender of payment.tenders.filter((taken) => taken.method === "card" && taken.reference !== undefined)) {
+      try {
+        await this.sessionClient().voidPayment(tender.reference ?? "");
+      } catch (error) {
+        this.go({ name: "pay", mode: "card", message: describe(error) });
+        return;
+      }
+      payment.tenders = payment.tenders.filter((taken) => taken !== tender);
+    }
+    payment.tenders = [];
+    this.leavePayment();
+  }
+
+  /** The tenders cover the total: the sale goes to the outbox, then to the server. */
+  private async finalize(): Promise<void> {
     const session = this.session;
     const pairing = this.pairing;
     const outbox = this.outbox;
-    if (session === null || pairing === null || outbox === null) return;
-    const issuedAt = new Date().toISOString();
-    const priced = this.priceWith(issuedAt);
-    if (priced === null) return;
-    if (!priced.ok) {
-      this.notice = { text: priced.refusal.message, bad: true };
-      this.go({ name: "sell" });
-      return;
-    }
-    const quote = priced.quote;
-    const due = quote.totals.total;
-    if (presented < due) return;
-    const tender: Tender = { method: "cash", applied: due, presented, change: presented - due };
-    const transactionId = crypto.randomUUID();
+    const payment = this.payment;
+    if (session === null || pairing === null || outbox === null || payment === null) return;
+    const { transactionId, issuedAt, quote, tenders } = payment;
     const number = await nextTicketNumber(this.storage, pairing.registerId);
-    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders: [tender] });
+    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders });
     await outbox.enqueueSale(body);
-    const sale: Finished = { transactionId, number, quote, tender, issuedAt, booked: false };
+    const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
+    this.payment = null;
     this.cart = [];
     this.lineSeq = 0;
     this.priced = null;
@@ -549,7 +660,9 @@ class Till {
         case "sell":
           return sellScreen(this);
         case "pay":
-          return payScreen(this);
+          return payScreen(this, screen.mode, screen.message);
+        case "card":
+          return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
         case "x-report":
@@ -801,7 +914,7 @@ function sellScreen(till: Till): HTMLElement {
       "aside",
       { class: "right" },
       totalsPanel(till),
-      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.go({ name: "pay" }) }, `${t("payCash")} (F2)`),
+      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
       till.cart.length > 0
         ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.reprice(); till.render(); } }, t("cancelSale"))
         : null,
@@ -839,34 +952,69 @@ function totalsPanel(till: Till): HTMLElement {
   );
 }
 
-function payScreen(till: Till): HTMLElement {
-  const quote = till.priced?.ok ? till.priced.quote : null;
-  const due = quote?.totals.total ?? 0;
+function payScreen(till: Till, mode: "cash" | "card", message?: string): HTMLElement {
+  const payment = till.payment;
+  if (payment === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
+  const due = remaining(payment);
+  const taken = payment.tenders.length > 0;
+  const tab = (which: "cash" | "card", label: string, key: string) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `method-${which}`,
+        class: which === mode ? "tab current" : "tab",
+        "aria-pressed": which === mode ? "true" : "false",
+        onclick: () => till.go({ name: "pay", mode: which }),
+      },
+      `${label} (${key})`,
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("payTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+    taken ? tendersList(payment.tenders, "tenders-taken") : null,
+    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+    message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+    h("div", { class: "tabs", role: "group" }, tab("cash", t("method_cash"), "F2"), tab("card", t("method_card"), "F3")),
+    mode === "cash" ? cashForm(till, due) : cardForm(till, due),
+    taken
+      ? h("button", { type: "button", class: "danger", id: "cancel-payment", onclick: () => void till.cancelPayment() }, t("cancelPayment"))
+      : h("button", { type: "button", class: "quiet", onclick: () => till.leavePayment() }, `${t("back")} (Esc)`),
+  );
+}
+
+function cashForm(till: Till, due: number): HTMLElement {
   const given = h("input", { id: "given", name: "given", inputmode: "decimal", autocomplete: "off", "data-focus": true });
   const change = h("strong", { id: "change" }, money(0));
   const confirm = h("button", { type: "submit", class: "primary huge", id: "confirm", disabled: true }, t("confirm"));
+  const typed = () => (given.value.trim() === "" ? due : parseEuros(given.value));
   const update = () => {
-    const cents = given.value.trim() === "" ? due : parseEuros(given.value);
-    const ok = cents !== null && cents >= due;
-    change.textContent = ok && cents !== null ? money(cents - due) : t("notEnough");
+    const cents = typed();
+    const ok = cents !== null && cents > 0;
+    // Less than is due: a part paid in cash, the rest by another tender.
+    change.textContent = cents === null ? t("error") : cents >= due ? money(cents - due) : `${t("partCash")} ${money(due - cents)}`;
     change.className = ok ? "" : "error";
     confirm.disabled = !ok;
+    confirm.textContent = ok && cents !== null && cents < due ? `${t("addCash")} ${money(cents)}` : t("confirm");
   };
   given.addEventListener("input", update);
   const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
-  const form = h(
+  setTimeout(update, 0);
+  return h(
     "form",
     {
       class: "stack",
+      id: "cash-form",
       onsubmit: (event: Event) => {
         event.preventDefault();
-        const cents = given.value.trim() === "" ? due : parseEuros(given.value);
-        if (cents === null || cents < due) return;
+        const cents = typed();
+        if (cents === null || cents <= 0) return;
         confirm.disabled = true;
         void till.payCash(cents);
       },
     },
-    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
     field(t("given"), given),
     h(
       "div",
@@ -877,10 +1025,97 @@ function payScreen(till: Till): HTMLElement {
     ),
     h("p", { class: "grand" }, h("span", {}, t("change")), change),
     confirm,
-    h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
   );
-  setTimeout(update, 0);
-  return h("main", { class: "narrow" }, h("h1", {}, t("cashTitle")), form);
+}
+
+function cardForm(till: Till, due: number): HTMLElement {
+  // A card is charged only once the server holds its attempt: none offline, cash stays.
+  if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
+  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: (due / 100).toFixed(2), "data-focus": true });
+  const send = h("button", { type: "submit", class: "primary huge", id: "card-send", disabled: till.cardBusy }, t("cardSend"));
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "card-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        send.disabled = true;
+        void till.askCard(cents);
+      },
+    },
+    field(t("cardAmount"), amount),
+    send,
+  );
+}
+
+function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
+  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
+  const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
+  const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
+  const busy = till.cardBusy;
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("cardTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("cardAsk")), h("strong", { id: "card-asked", "data-cents": amountCents, "data-payment": paymentId }, money(amountCents))),
+    h("p", {}, t("cardKeyHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "card-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(approved.value);
+          if (cents === null || cents <= 0 || cents > amountCents) {
+            approved.setCustomValidity(t("cardAmountBad"));
+            approved.reportValidity();
+            return;
+          }
+          void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
+        },
+      },
+      field(t("cardCode"), code),
+      field(t("cardAuthorized"), approved),
+      field(t("cardLast4"), last4),
+      h("button", { type: "submit", class: "primary huge", id: "card-approved", disabled: busy }, t("cardApproved")),
+      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, null) }, t("cardDeclinedButton")),
+    ),
+  );
+}
+
+/** The tenders of a sale, one line each: what the screens and the done screen show. */
+function tendersList(tenders: readonly Tender[], id: string): HTMLElement {
+  return h(
+    "ul",
+    { class: "tenders", id },
+    ...tenders.map((tender) =>
+      h(
+        "li",
+        { "data-method": tender.method, "data-cents": tender.applied },
+        h("span", {}, methodName(tender.method)),
+        h("span", { class: "amount" }, money(tender.applied)),
+      ),
+    ),
+  );
+}
+
+function methodName(method: string): string {
+  switch (method) {
+    case "cash":
+      return t("method_cash");
+    case "card":
+      return t("method_card");
+    default:
+      return method;
+  }
 }
 
 function doneScreen(till: Till, sale: Finished): HTMLElement {
@@ -891,7 +1126,8 @@ function doneScreen(till: Till, sale: Finished): HTMLElement {
     { class: "narrow" },
     h("h1", { id: "sale-state", "data-booked": String(booked), "data-transaction": sale.transactionId, "data-total": sale.quote.totals.total }, booked ? t("saleDone") : t("saleQueued")),
     h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", {}, money(sale.quote.totals.total))),
-    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": sale.tender.change }, money(sale.tender.change))),
+    tendersList(sale.tenders, "sale-tenders"),
+    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": changeDue(sale.tenders) }, money(changeDue(sale.tenders)))),
     h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
     next,
     h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
@@ -909,10 +1145,18 @@ function reportScreen(till: Till, kind: "x" | "z", report?: XReport | ZReport, m
     add(t("expectedCash"), money(report.expectedCashCents), "report-expected");
     for (const tender of report.tenders) {
       const line = tender as { method: string; appliedCents: number; countedCents?: number | null; differenceCents?: number | null };
-      const name = line.method === "cash" ? t("method_cash") : line.method;
+      const name = methodName(line.method);
       rows.push(h("dt", {}, `${t("tenders")} · ${name}`), h("dd", { "data-method": line.method }, money(line.appliedCents)));
       if (typeof line.countedCents === "number") add(t("countedCash"), money(line.countedCents), `counted-${line.method}`);
       if (typeof line.differenceCents === "number") add(t("difference"), money(line.differenceCents), `difference-${line.method}`);
+    }
+    // Cards as the server's ledger has them: what sales captured, and what is still to give back.
+    const cards = report.cardPayments ?? [];
+    if (cards.length > 0) {
+      const captured = cards.reduce((sum, line) => sum + line.capturedCents, 0);
+      rows.push(h("dt", {}, t("cardCaptured")), h("dd", { id: "report-card-captured", "data-cents": captured }, money(captured)));
+      const orphans = cards.reduce((sum, line) => sum + line.orphanCount, 0);
+      if (orphans > 0) add(t("cardOrphans"), String(orphans), "report-card-orphans");
     }
     for (const share of report.vat) {
       const v = share as { vatRate: number | string; vatCents?: number };
@@ -1007,8 +1251,8 @@ function provisionalSlip(sale: Finished, pairing: Pairing | null, session: Sessi
     ...sale.quote.lines.map((l) => pad(`${l.quantity} x ${euros(l.unitPrice)}`, euros(l.netCents))),
     "-".repeat(width),
     pad(t("total"), euros(sale.quote.totals.total)),
-    pad(t("method_cash"), euros(sale.tender.presented)),
-    pad(t("change"), euros(sale.tender.change)),
+    ...sale.tenders.map((tender) => pad(methodName(tender.method), euros(tender.presented))),
+    pad(t("change"), euros(changeDue(sale.tenders))),
     "",
     t("provisional"),
   ];

@@ -1,5 +1,5 @@
 // The sale a till books: its lines and tenders as `POST /v1/checkout/finalize` takes them,
-// built in one place. Later parts add customers, declared discounts and other tenders here.
+// built in one place.
 
 import type { RequestBody } from "../../typescript/src/client.js";
 import type { PriceQuote } from "../../typescript/src/pricing/index.js";
@@ -14,12 +14,17 @@ export interface CartLine {
   quantity: number;
 }
 
-/** A tender of the sale being paid. Cash only in this part. */
+/** How a tender pays: the methods the till takes (the API knows a few more). */
+export type TenderMethod = "cash" | "card";
+
+/** A tender of the sale being paid. */
 export interface Tender {
-  method: "cash";
+  method: TenderMethod;
   applied: number;
   presented: number;
   change: number;
+  /** The instrument it draws on: a card tender's payment attempt (its `paymentId`). */
+  reference?: string;
 }
 
 /** The sale as the server books it: the lines at the prices the till showed, the tenders taken. */
@@ -66,6 +71,8 @@ export function saleBody(args: {
         presented: tender.presented,
         change: tender.change,
         forfeited: 0,
+        // The server captures the attempt a card tender names (DESIGN.md section 22).
+        ...(tender.reference === undefined ? {} : { reference: tender.reference }),
       })),
     },
   };
