@@ -471,6 +471,8 @@ def scenario(run, server):
 
     # --- Card payments through attempts, mixed tenders -----------------------------------------
     state["online_sales"] = 1
+    # The X and Z reports count every ticket of the shift, returns included.
+    state["returns"] = 0
 
     def payments_of_session():
         return server.api(f"/v1/payments?sessionId={state['session']}&limit=200")["items"]
@@ -603,6 +605,130 @@ def scenario(run, server):
 
     run.check("the X report shows the card payments the server captured", card_in_the_x_report)
 
+    # --- Returns by the receipt's number -------------------------------------------------------
+    def euros_in(text, cents):
+        return f"{cents // 100},{cents % 100:02}" in text or f"{cents // 100}.{cents % 100:02}" in text
+
+    def return_to_cash():
+        number = server.api(f"/v1/sales/{state['sale']}")["transaction"]["number"]
+        state["sale_number"] = number
+        before = on_hand(server, "Baguette tradition")
+        page.keyboard.press("F4")
+        page.wait_for_selector("#receipt-number:focus")
+        page.keyboard.type("T-till-3-999999")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#return-message")
+        assert "999999" in page.inner_text("#return-message")
+        page.fill("#receipt-number", "")
+        page.keyboard.type(number)
+        run.screens("return-find")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#return-lines")
+        bread = f"#return-lines tr[data-sku='{sku('Baguette tradition')}']"
+        page.click(f"{bread} button.step[aria-label='+1']")
+        page.wait_for_selector(f"{bread} input.qty[value='1']")
+        refund = int(page.get_attribute("#refund", "data-cents"))
+        run.screens("return")
+        page.click("#return-confirm")
+        page.wait_for_selector("#return-state[data-booked=true]", timeout=15000)
+        returned = page.get_attribute("#return-state", "data-transaction")
+        run.screens("return-done")
+        summary = server.api(f"/v1/sales/{state['sale']}/returns")
+        assert summary["refundedCents"] == refund and [r["transactionId"] for r in summary["returns"]] == [returned], summary
+        assert summary["returns"][0]["totalCents"] == -refund, summary["returns"]
+        line = [l for l in summary["lines"] if l["skuId"] == sku("Baguette tradition")][0]
+        assert line["returned"] == 1, line
+        assert on_hand(server, "Baguette tradition") == before + 1
+        # The return's own ticket, from the server.
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; window.__printed = false; }")
+        page.click("#print")
+        page.wait_for_function("() => window.__printed === true")
+        text = page.inner_text("#print-area")
+        assert euros_in(text, refund) and "provisoire" not in text.lower(), text
+        state["cash_extra"] -= refund
+        state["returns"] += 1
+        api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        assert api["expectedCashCents"] == 10000 + state["total"] + state["cash_extra"], api
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a return by the receipt's number: a line picked, cash refunded, stock back, its ticket", return_to_cash)
+
+    def return_to_credit_note():
+        page.click("#return")
+        page.wait_for_selector("#receipt-number:focus")
+        page.keyboard.type(state["sale_number"])
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#return-lines")
+        mug = f"#return-lines tr[data-sku='{sku('Mug en grès')}']"
+        page.click(f"{mug} button.step[aria-label='+1']")
+        page.wait_for_selector(f"{mug} input.qty[value='1']")
+        refund = int(page.get_attribute("#refund", "data-cents"))
+        page.click("#refund-credit_note")
+        page.wait_for_selector("#refund-credit_note[aria-pressed=true]")
+        page.click("#return-confirm")
+        page.wait_for_selector("#credit-note", timeout=15000)
+        code = page.get_attribute("#credit-note", "data-code")
+        note = server.api(f"/v1/credit-notes/{code}")
+        assert note["balanceCents"] == refund and note["state"] == "active", note
+        assert page.get_attribute("#credit-note", "data-number") == note["number"], note
+        run.screens("return-credit-note")
+        state["credit_note"] = (code, refund)
+        state["returns"] += 1
+        # Nothing of the mug is left to return.
+        page.click("#new-sale")
+        page.keyboard.press("F4")
+        page.wait_for_selector("#receipt-number:focus")
+        page.keyboard.type(state["sale_number"])
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#return-lines")
+        assert page.is_disabled(f"{mug} input.qty")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a return refunded by a credit note: its code, and nothing more of that line to return", return_to_credit_note)
+
+    # --- Cash movements -------------------------------------------------------------------------
+    def movement(kind, typed, reason, shot=None):
+        page.click("#cash-movement")
+        page.wait_for_selector("#movement-amount:focus")
+        if kind != "paid_in":
+            page.click(f"#movement-{kind}")
+            page.wait_for_selector(f"#movement-{kind}[aria-pressed=true]")
+            page.focus("#movement-amount")
+        page.keyboard.type(typed)
+        page.keyboard.press("Tab")
+        page.keyboard.type(reason)
+        if shot:
+            run.screens(shot)
+            page.focus("#movement-reason")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#scan:focus")
+
+    def cash_movements():
+        before = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        movement("paid_in", "20", "Fond complémentaire", shot="movement")
+        page.wait_for_selector("p.notice >> text=enregistré")
+        movement("paid_out", "5,50", "Timbres")
+        page.wait_for_selector("p.notice >> text=enregistré")
+        movement("drop", "50", "")
+        page.wait_for_selector("p.notice >> text=enregistré")
+        api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
+        moved = {k: api["movements"][k] - before["movements"][k] for k in ["paidInCents", "paidOutCents", "dropCents"]}
+        assert moved == {"paidInCents": 2000, "paidOutCents": 550, "dropCents": 5000}, moved
+        assert api["expectedCashCents"] == before["expectedCashCents"] + 2000 - 550 - 5000, (before, api)
+        state["cash_extra"] += 2000 - 550 - 5000
+        page.click("#x-report")
+        page.wait_for_selector("#report-paid-in")
+        for field, key in [("paid-in", "paidInCents"), ("paid-out", "paidOutCents"), ("drop", "dropCents")]:
+            assert int(page.get_attribute(f"#report-{field}", "data-cents")) == api["movements"][key], field
+        assert int(re.sub(r"\D", "", page.inner_text("#report-expected"))) == api["expectedCashCents"]
+        run.screens("x-report-movements")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("cash movements: paid in, paid out and a drop, in the X report", cash_movements)
+
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []
 
@@ -615,6 +741,9 @@ def scenario(run, server):
                 # The page again, from the service worker; the sale data from IndexedDB.
                 page.reload()
                 page.wait_for_selector("#scan:focus", timeout=15000)
+            if n == 5:
+                # A drop to the safe while offline: queued with the sales, in order.
+                movement("drop", "10", "Coffre")
             if n == 1:
                 # `2*` typed before a scan rings two.
                 page.keyboard.type("2*")
@@ -645,7 +774,8 @@ def scenario(run, server):
             page.click("#new-sale")
             page.wait_for_selector("#scan:focus")
         assert len(set(offline_ids)) == OFFLINE_SALES
-        page.wait_for_function(f"() => document.querySelector('#waiting').dataset.count === '{OFFLINE_SALES}'")
+        # The 20 sales and the drop wait in the outbox.
+        page.wait_for_function(f"() => document.querySelector('#waiting').dataset.count === '{OFFLINE_SALES + 1}'")
         assert page.get_attribute("[data-online]", "data-online") == "false"
         run.screens("sell-offline")
 
@@ -655,7 +785,7 @@ def scenario(run, server):
         server.start()
         run.context.set_offline(False)
         page.wait_for_function("() => document.querySelector('#waiting').dataset.count === '0'", timeout=90000)
-        booked = sales_of_register(server)
+        booked = [s for s in sales_of_register(server) if s["type"] == "sale"]
         ids = [s["transactionId"] for s in booked]
         for transaction in offline_ids:
             assert ids.count(transaction) == 1, (transaction, ids.count(transaction))
@@ -663,6 +793,8 @@ def scenario(run, server):
         verified = server.api(f"/v1/fiscal/registers/{REGISTER}/verify")
         assert verified["ok"] is True, verified
         assert not page.query_selector("#set-aside"), "nothing set aside"
+        moved = server.api(f"/v1/register-sessions/{state['session']}/x-report")["movements"]
+        assert moved["dropCents"] == 5000 + 1000, moved
 
     run.check("online again: the queue empties, each sale booked once, the journal verifies", back_online)
 
@@ -675,7 +807,7 @@ def scenario(run, server):
         page.keyboard.type(f"{api['expectedCashCents'] // 100},{api['expectedCashCents'] % 100:02}")
         page.keyboard.press("Enter")
         page.wait_for_selector("#z-report", timeout=15000)
-        assert int(re.sub(r"\D", "", page.inner_text("#report-count"))) == api["salesCount"] == OFFLINE_SALES + state["online_sales"]
+        assert int(re.sub(r"\D", "", page.inner_text("#report-count"))) == api["salesCount"] == OFFLINE_SALES + state["online_sales"] + state["returns"]
         assert int(re.sub(r"\D", "", page.inner_text("#counted-cash"))) == api["expectedCashCents"]
         assert re.sub(r"\D", "", page.inner_text("#difference-cash")) == "000"
         session = server.api(f"/v1/register-sessions/{state['session']}")

@@ -28,11 +28,15 @@ import type { Pairing, SessionKept } from "./device.js";
 import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, changeDue, remaining } from "./payment.js";
 import type { Payment } from "./payment.js";
+import { refundOf, registerOfNumber, returnBody } from "./returns.js";
+import type { RefundMethod, ReturnDraft } from "./returns.js";
 import { saleBody } from "./sale.js";
 import type { CartLine, Tender } from "./sale.js";
 import type { Lang } from "./i18n.js";
 
 type XReport = ResponseBody<"getXReport", 200>;
+/** Money put in or taken out of the drawer outside a sale. */
+type MovementKind = "paid_in" | "paid_out" | "drop";
 type ZReport = ResponseBody<"closeRegisterSession", 200>;
 
 
@@ -45,6 +49,17 @@ interface Finished {
   booked: boolean;
 }
 
+/** A return sent: its refund and, for a credit note, the number and code the server gave it. */
+interface ReturnDone {
+  transactionId: string;
+  number: string;
+  originalNumber: string;
+  refund: number;
+  method: RefundMethod;
+  booked: boolean;
+  creditNote: { number: string; code: string | null } | null;
+}
+
 type Screen =
   | { name: "loading" }
   | { name: "pair"; message?: string }
@@ -53,6 +68,10 @@ type Screen =
   | { name: "pay"; mode: "cash" | "card"; message?: string }
   | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
+  | { name: "return-find"; message?: string }
+  | { name: "return"; method: RefundMethod; message?: string }
+  | { name: "return-done"; done: ReturnDone }
+  | { name: "movement"; kind: MovementKind; message?: string }
   | { name: "x-report"; report?: XReport; message?: string }
   | { name: "close"; message?: string }
   | { name: "z-report"; report: ZReport };
@@ -87,6 +106,10 @@ class Till {
   pricer: Pricer | null = null;
   screen: Screen = { name: "loading" };
   booked = new Set<string>();
+  /** The server's answers to the returns the outbox sent (a credit note's code is in it, once). */
+  answers = new Map<string, string>();
+  /** The return being prepared against a receipt. */
+  returning: ReturnDraft | null = null;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
   private syncTimer: number | null = null;
@@ -151,6 +174,7 @@ class Till {
       onEvent: (event) => {
         if (event.type === "acknowledged") {
           this.booked.add(event.entry.id);
+          if (event.entry.kind === "return") this.answers.set(event.entry.id, event.body);
           this.online = true;
         }
         if (event.type === "retrying") this.online = false;
@@ -262,9 +286,17 @@ class Till {
       } else if (this.screen.name === "pay") {
         // Tenders taken stay until the cashier cancels them (a card approval must be voided).
         if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
+        this.returning = null;
+        this.go({ name: "sell" });
       } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
       }
+      return;
+    }
+    if (event.key === "F4" && this.screen.name === "sell" && this.cart.length === 0) {
+      event.preventDefault();
+      this.go({ name: "return-find" });
       return;
     }
     if ((event.key === "F2" || event.key === "F3") && ["sell", "pay"].includes(this.screen.name)) {
@@ -488,23 +520,166 @@ class Till {
     }
   }
 
+  // --- Cash movements --------------------------------------------------------------------------
+
+  /** Paid in, paid out, a drop: queued through the outbox like a sale, sent at once online. */
+  async recordMovement(kind: MovementKind, amountCents: number, reason: string): Promise<void> {
+    const session = this.session;
+    const outbox = this.outbox;
+    if (session === null || outbox === null || amountCents <= 0) return;
+    const movementId = crypto.randomUUID();
+    await outbox.enqueueCashMovement(session.sessionId, { movementId, kind, amountCents, reason: reason === "" ? null : reason });
+    this.notice = { text: `${t(`movement_${kind}`)} ${money(amountCents)} · ${t("movementQueued")}`, bad: false };
+    this.go({ name: "sell" });
+    await this.refreshQueue();
+    for (let i = 0; i < 20 && !this.booked.has(movementId); i++) await sleep(150);
+    if (this.booked.has(movementId)) {
+      this.notice = { text: `${t(`movement_${kind}`)} ${money(amountCents)} · ${t("movementDone")}`, bad: false };
+      if (this.screen.name === "sell") this.render();
+    }
+  }
+
+  // --- Returns -----------------------------------------------------------------------------------
+
+  /** The receipt's ticket number (or the sale's transaction id): the original sale, online. */
+  async findReceipt(text: string): Promise<void> {
+    const wanted = text.trim();
+    if (wanted === "") return;
+    const client = this.sessionClient();
+    try {
+      const transactionId = await this.saleByNumber(client, wanted);
+      if (transactionId === null) {
+        this.go({ name: "return-find", message: `${t("receiptUnknown")}: ${wanted}` });
+        return;
+      }
+      const seg = encodeURIComponent(transactionId);
+      const [explained, returns] = await Promise.all([
+        client.json<ResponseBody<"getSaleLines", 200>>("GET", `/v1/sales/${seg}/lines`),
+        client.json<ResponseBody<"getSaleReturns", 200>>("GET", `/v1/sales/${seg}/returns`),
+      ]);
+      if (returns.type !== "sale") {
+        this.go({ name: "return-find", message: t("notASale") });
+        return;
+      }
+      this.returning = {
+        transactionId: crypto.randomUUID(),
+        originalTransactionId: transactionId,
+        originalNumber: wanted,
+        lines: explained.lines.map((line) => {
+          const state = returns.lines.find((r) => r.lineId === line.id);
+          return {
+            lineId: line.id,
+            skuId: line.skuId ?? "",
+            label: line.label ?? this.articles.find((a) => a.skuId === line.skuId)?.catalog.name ?? line.id,
+            quantity: line.quantity,
+            returned: state?.returned ?? line.quantity,
+            netCents: line.netCents,
+            take: 0,
+          };
+        }),
+      };
+      this.go({ name: "return", method: "cash" });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "return-find", message: error instanceof TillUnreachable ? t("returnOffline") : describe(error) });
+    }
+  }
+
+  /** A ticket number names its register: that register's sales are read until it is found. */
+  private async saleByNumber(client: TillClient, wanted: string): Promise<string | null> {
+    const registerId = registerOfNumber(wanted);
+    if (registerId === null) {
+      // Not a ticket number: a transaction id, typed or scanned.
+      try {
+        await client.getSale(wanted);
+        return wanted;
+      } catch (error) {
+        if (error instanceof TillError && (error.status === 404 || error.status === 400)) return null;
+        throw error;
+      }
+    }
+    let cursor: string | undefined;
+    // The API has no search by ticket number: the register's sales, a page at a time.
+    for (let page = 0; page < 40; page++) {
+      const found = await client.searchSales({ registerId, type: "sale", limit: 500, ...(cursor === undefined ? {} : { cursor }) });
+      const hit = found.items.find((item) => item.number === wanted);
+      if (hit !== undefined) return hit.transactionId;
+      if (!found.nextCursor) return null;
+      cursor = found.nextCursor;
+    }
+    return null;
+  }
+
+  setReturnQuantity(lineId: string, take: number): void {
+    const line = this.returning?.lines.find((l) => l.lineId === lineId);
+    if (line === undefined || !Number.isInteger(take)) return;
+    line.take = Math.max(0, Math.min(line.quantity - line.returned, take));
+    this.go({ name: "return", method: this.screen.name === "return" ? this.screen.method : "cash" });
+  }
+
+  /** The return goes through the outbox (it is idempotent by its own transaction id). */
+  async confirmReturn(method: RefundMethod): Promise<void> {
+    const draft = this.returning;
+    const session = this.session;
+    const pairing = this.pairing;
+    const outbox = this.outbox;
+    if (draft === null || session === null || pairing === null || outbox === null) return;
+    if (!draft.lines.some((line) => line.take > 0)) return;
+    const number = await nextTicketNumber(this.storage, pairing.registerId);
+    const body = returnBody({ draft, number, session, method });
+    await outbox.enqueueReturn(body);
+    this.returning = null;
+    const done: ReturnDone = {
+      transactionId: body.transactionId,
+      number,
+      originalNumber: draft.originalNumber,
+      refund: refundOf(draft),
+      method,
+      booked: false,
+      creditNote: null,
+    };
+    this.go({ name: "return-done", done });
+    await this.refreshQueue();
+    for (let i = 0; i < 40 && !this.booked.has(done.transactionId); i++) await sleep(150);
+    const answer = this.answers.get(done.transactionId);
+    if (answer !== undefined) {
+      done.booked = true;
+      const event = JSON.parse(answer) as { creditNoteNumber?: string; creditNoteCode?: string };
+      if (method === "credit_note" && event.creditNoteNumber !== undefined) {
+        done.creditNote = { number: event.creditNoteNumber, code: event.creditNoteCode ?? null };
+      }
+      if (this.screen.name === "return-done" && this.screen.done.transactionId === done.transactionId) this.render();
+    }
+  }
+
+  async printReturn(done: ReturnDone): Promise<void> {
+    await this.printTicket(done.transactionId, done.booked, () =>
+      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${(done.refund / 100).toFixed(2)}`, "", t("provisional")].join("\n"),
+    );
+  }
+
   async printReceipt(sale: Finished): Promise<void> {
+    await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session));
+  }
+
+  /** The server's own ticket once booked (the original, then duplicates); else a provisional slip. */
+  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<void> {
     const area = document.getElementById("print-area");
     if (area === null) return;
     let text: string | null = null;
-    if (sale.booked || this.booked.has(sale.transactionId)) {
+    if (booked || this.booked.has(transactionId)) {
       try {
         const answer = await this.sessionClient().raw(
           "POST",
-          `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`,
-          { query: { format: "text", columns: "42" }, body: { printId: `${sale.transactionId}-print` } },
+          `/v1/sales/${encodeURIComponent(transactionId)}/prints`,
+          { query: { format: "text", columns: "42" }, body: { printId: `${transactionId}-print` } },
         );
         if (answer.status >= 200 && answer.status < 300) text = answer.text;
       } catch {
         text = null;
       }
     }
-    replace(area, h("pre", {}, text ?? provisionalSlip(sale, this.pairing, this.session)));
+    replace(area, h("pre", {}, text ?? provisional()));
     window.print();
   }
 
@@ -665,6 +840,14 @@ class Till {
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
+        case "return-find":
+          return returnFindScreen(this, screen.message);
+        case "return":
+          return returnScreen(this, screen.method, screen.message);
+        case "return-done":
+          return returnDoneScreen(this, screen.done);
+        case "movement":
+          return movementScreen(this, screen.kind, screen.message);
         case "x-report":
           return reportScreen(this, "x", screen.report, screen.message);
         case "close":
@@ -921,6 +1104,8 @@ function sellScreen(till: Till): HTMLElement {
       h(
         "div",
         { class: "tools" },
+        h("button", { type: "button", id: "return", disabled: till.cart.length > 0, onclick: () => till.go({ name: "return-find" }) }, `${t("returnTitle")} (F4)`),
+        h("button", { type: "button", id: "cash-movement", onclick: () => till.go({ name: "movement", kind: "paid_in" }) }, t("movementTitle")),
         h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
         h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
       ),
@@ -1113,6 +1298,8 @@ function methodName(method: string): string {
       return t("method_cash");
     case "card":
       return t("method_card");
+    case "credit_note":
+      return t("method_credit_note");
     default:
       return method;
   }
@@ -1134,6 +1321,155 @@ function doneScreen(till: Till, sale: Finished): HTMLElement {
   );
 }
 
+function returnFindScreen(till: Till, message?: string): HTMLElement {
+  const number = h("input", { id: "receipt-number", name: "receipt-number", autocomplete: "off", enterkeyhint: "search", "data-focus": true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("returnTitle")),
+    h("p", {}, t("returnHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "return-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.findReceipt(number.value);
+        },
+      },
+      field(t("receiptNumber"), number),
+      h("button", { type: "submit", class: "primary big", id: "receipt-find" }, t("find")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function returnScreen(till: Till, method: RefundMethod, message?: string): HTMLElement {
+  const draft = till.returning;
+  if (draft === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
+  const refund = refundOf(draft);
+  let focused = false;
+  const rows = draft.lines.map((line) => {
+    const left = line.quantity - line.returned;
+    const qty = h("input", {
+      class: "qty",
+      inputmode: "numeric",
+      value: String(line.take),
+      disabled: left === 0,
+      "aria-label": `${t("qty")} ${line.label}`,
+      "data-line": line.lineId,
+      "data-focus": left > 0 && !focused,
+    });
+    if (left > 0) focused = true;
+    qty.addEventListener("change", () => {
+      const value = Number(qty.value);
+      if (Number.isInteger(value) && value >= 0) till.setReturnQuantity(line.lineId, value);
+      else qty.value = String(line.take);
+    });
+    return h(
+      "tr",
+      { "data-sku": line.skuId, "data-line": line.lineId },
+      h("td", { class: "name" }, line.label, h("small", {}, `${t("sold")} ${line.quantity} · ${t("returnable")} ${left}`)),
+      h(
+        "td",
+        { class: "qty-cell" },
+        h("button", { type: "button", class: "step", "aria-label": "-1", disabled: line.take === 0, onclick: () => till.setReturnQuantity(line.lineId, line.take - 1) }, "−"),
+        qty,
+        h("button", { type: "button", class: "step", "aria-label": "+1", disabled: line.take >= left, onclick: () => till.setReturnQuantity(line.lineId, line.take + 1) }, "+"),
+      ),
+    );
+  });
+  const tab = (which: RefundMethod, label: string) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `refund-${which}`,
+        class: which === method ? "tab current" : "tab",
+        "aria-pressed": which === method ? "true" : "false",
+        onclick: () => till.go({ name: "return", method: which }),
+      },
+      label,
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, `${t("returnTitle")} · ${draft.originalNumber}`),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    h("table", { class: "cart", id: "return-lines" }, h("tbody", {}, ...rows)),
+    h("p", { class: "grand" }, h("span", {}, t("refund")), h("strong", { id: "refund", "data-cents": refund }, money(refund))),
+    h("div", { class: "tabs", role: "group", "aria-label": t("refundBy") }, tab("cash", t("method_cash")), tab("credit_note", t("method_credit_note"))),
+    h("button", { type: "button", class: "primary huge", id: "return-confirm", disabled: !draft.lines.some((l) => l.take > 0), onclick: () => void till.confirmReturn(method) }, `${t("refundConfirm")} ${money(refund)}`),
+    h("button", { type: "button", class: "quiet", onclick: () => { till.returning = null; till.go({ name: "sell" }); } }, `${t("back")} (Esc)`),
+  );
+}
+
+function returnDoneScreen(till: Till, done: ReturnDone): HTMLElement {
+  const booked = done.booked || till.booked.has(done.transactionId);
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", { id: "return-state", "data-booked": String(booked), "data-transaction": done.transactionId }, booked ? t("returnDone") : t("returnQueued")),
+    h("p", { class: "grand change" }, h("span", {}, done.method === "cash" ? t("refundCash") : t("method_credit_note")), h("strong", { id: "refund-done", "data-cents": done.refund }, money(done.refund))),
+    done.creditNote
+      ? h(
+          "p",
+          { class: "grand", id: "credit-note", "data-number": done.creditNote.number, "data-code": done.creditNote.code ?? "" },
+          h("span", {}, `${t("creditNote")} ${done.creditNote.number}`),
+          h("strong", {}, done.creditNote.code ?? ""),
+        )
+      : null,
+    h("p", { class: "muted" }, `${done.number} · ${t("returnOf")} ${done.originalNumber}`),
+    h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale")),
+    h("button", { type: "button", id: "print", onclick: () => void till.printReturn(done) }, t("printReceipt")),
+  );
+}
+
+function movementScreen(till: Till, kind: MovementKind, message?: string): HTMLElement {
+  const amount = h("input", { id: "movement-amount", name: "movement-amount", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
+  const reason = h("input", { id: "movement-reason", name: "movement-reason", autocomplete: "off", maxlength: 200 });
+  const tab = (which: MovementKind) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `movement-${which}`,
+        class: which === kind ? "tab current" : "tab",
+        "aria-pressed": which === kind ? "true" : "false",
+        onclick: () => till.go({ name: "movement", kind: which }),
+      },
+      t(`movement_${which}`),
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("movementTitle")),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    h("div", { class: "tabs", role: "group" }, tab("paid_in"), tab("paid_out"), tab("drop")),
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(amount.value);
+          if (cents === null || cents <= 0) {
+            amount.setCustomValidity(t("amountBad"));
+            amount.reportValidity();
+            return;
+          }
+          void till.recordMovement(kind, cents, reason.value.trim());
+        },
+      },
+      field(t("movementAmount"), amount),
+      field(t("movementReason"), reason),
+      h("button", { type: "submit", class: "primary big", id: "movement-confirm" }, t("confirm")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
 function reportScreen(till: Till, kind: "x" | "z", report?: XReport | ZReport, message?: string): HTMLElement {
   const rows: Child[] = [];
   if (report) {
@@ -1149,6 +1485,13 @@ function reportScreen(till: Till, kind: "x" | "z", report?: XReport | ZReport, m
       rows.push(h("dt", {}, `${t("tenders")} · ${name}`), h("dd", { "data-method": line.method }, money(line.appliedCents)));
       if (typeof line.countedCents === "number") add(t("countedCash"), money(line.countedCents), `counted-${line.method}`);
       if (typeof line.differenceCents === "number") add(t("difference"), money(line.differenceCents), `difference-${line.method}`);
+    }
+    // Money moved in and out of the drawer outside sales, as the server counted it.
+    const moved = report.movements;
+    if (moved !== undefined) {
+      rows.push(h("dt", {}, t("movement_paid_in")), h("dd", { id: "report-paid-in", "data-cents": moved.paidInCents }, money(moved.paidInCents)));
+      rows.push(h("dt", {}, t("movement_paid_out")), h("dd", { id: "report-paid-out", "data-cents": moved.paidOutCents }, money(moved.paidOutCents)));
+      rows.push(h("dt", {}, t("movement_drop")), h("dd", { id: "report-drop", "data-cents": moved.dropCents }, money(moved.dropCents)));
     }
     // Cards as the server's ledger has them: what sales captured, and what is still to give back.
     const cards = report.cardPayments ?? [];

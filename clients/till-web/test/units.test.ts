@@ -113,3 +113,31 @@ test("mixed tenders: cash pays up to what is due, a card tender cites its attemp
   ]);
   assert.equal(body.tenders.amountDue, 4210);
 });
+
+test("a return refunds what each unit was paid, as the server prorates it", async () => {
+  const { prorate, refundOf, registerOfNumber, returnBody } = await import("../src/returns.js");
+  // 1000 over 3 units: 333, 334, 333 (cumulative, half away from zero), adding up to 1000.
+  assert.deepEqual([prorate(1000, 3, 0, 1), prorate(1000, 3, 1, 1), prorate(1000, 3, 2, 1)], [333, 334, 333]);
+  assert.equal(prorate(1000, 3, 0, 3), 1000);
+  assert.equal(prorate(260, 2, 1, 1), 130);
+  assert.equal(registerOfNumber("T-till-3-000042"), "till-3");
+  assert.equal(registerOfNumber("hello"), null);
+  const draft = {
+    transactionId: "r-1",
+    originalTransactionId: "t-1",
+    originalNumber: "T-till-3-000001",
+    lines: [
+      { lineId: "l1", skuId: "mug", label: "Mug", quantity: 1, returned: 0, netCents: 1450, take: 0 },
+      { lineId: "l2", skuId: "bread", label: "Baguette", quantity: 3, returned: 1, netCents: 1000, take: 1 },
+    ],
+  };
+  assert.equal(refundOf(draft), 334);
+  const body = returnBody({
+    draft,
+    number: "T-till-3-000009",
+    session: { sessionId: "ses_1", token: "pos_st_x", storeId: "paris-marais", registerId: "till-3", cashierSubject: "camille", expiresAt: "" },
+    method: "credit_note",
+  });
+  assert.deepEqual(body.lines, [{ lineId: "l2", quantity: 1 }]);
+  assert.deepEqual(body.tenders, { amountDue: 334, sequence: 1, tenders: [{ id: "r1", method: "credit_note", applied: 334, presented: 334, change: 0, forfeited: 0 }] });
+});
