@@ -729,6 +729,106 @@ def scenario(run, server):
 
     run.check("cash movements: paid in, paid out and a drop, in the X report", cash_movements)
 
+    # --- The customer and loyalty points ------------------------------------------------------
+    def customer_and_points():
+        customer = "client-1789"
+        before = server.api(f"/v1/customers/{customer}/loyalty")["points"]
+        # By the loyalty card's number (the customer's id): found at once.
+        page.keyboard.press("F6")
+        page.wait_for_selector("#customer-query:focus")
+        page.keyboard.type("client-42")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#customer-results button[data-id='client-42']")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+        run.scan(barcode(MIEL))
+        page.wait_for_selector("table.cart tbody tr")
+        # By phone, as the customer says it.
+        page.click("#customer")
+        page.wait_for_selector("#customer-query:focus")
+        page.keyboard.type("06 12 34 56 78")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"#customer-results button[data-id='{customer}']")
+        run.screens("customer")
+        page.click(f"#customer-results button[data-id='{customer}']")
+        page.wait_for_selector(f"#customer-attached[data-id='{customer}']")
+        page.wait_for_selector("#scan:focus")
+        run.screens("sell-customer")
+        total = run.total_shown()
+        page.keyboard.press("F2")
+        page.wait_for_selector("#method-loyalty")
+        page.click("#method-loyalty")
+        page.wait_for_selector("#instrument-amount:focus")
+        assert int(page.get_attribute("#points", "data-points")) == before
+        page.fill("#instrument-amount", "2")
+        run.screens("pay-points")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"#due[data-cents='{total - 200}']")
+        page.wait_for_selector("#given:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["transaction"]["customerId"] == customer, sale["transaction"]
+        assert sale["ticket"]["totalCents"] == total
+        assert sale["ticket"]["tenders"] == [
+            {"method": "loyalty", "appliedCents": 200},
+            {"method": "cash", "appliedCents": total - 200},
+        ], sale["ticket"]
+        after = server.api(f"/v1/customers/{customer}/loyalty")["points"]
+        assert after == before - 200 + sale["loyalty"]["pointsEarned"], (before, after, sale["loyalty"])
+        state["online_sales"] += 1
+        state["cash_extra"] += total - 200
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+        assert not page.query_selector("#customer-attached"), "the next sale starts without a customer"
+
+    run.check("the customer found by card number and by phone, attached; points pay part", customer_and_points)
+
+    # --- Gift card and credit note tenders ----------------------------------------------------
+    def gift_card_and_credit_note():
+        code, note_cents = state["credit_note"]
+        card_before = server.api("/v1/gift-cards/CADEAU23456789AB")["balanceCents"]
+        run.scan(barcode(6))
+        run.scan(barcode(MIEL))
+        page.wait_for_selector("table.cart tbody tr >> nth=1")
+        total = run.total_shown()
+        assert total > note_cents, (total, note_cents)
+        page.keyboard.press("F2")
+        page.click("#method-gift_card")
+        page.wait_for_selector("#instrument-code:focus")
+        page.keyboard.type("NOPE-1234")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#pay-message")
+        assert int(page.get_attribute("#due", "data-cents")) == total
+        page.click("#method-credit_note")
+        page.wait_for_selector("#instrument-code:focus")
+        page.keyboard.type(code)
+        run.screens("pay-credit-note")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f"#due[data-cents='{total - note_cents}']")
+        page.click("#method-gift_card")
+        page.wait_for_selector("#instrument-code:focus")
+        page.keyboard.type("CADEAU23456789AB")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["tenders"] == [
+            {"method": "credit_note", "appliedCents": note_cents},
+            {"method": "gift_card", "appliedCents": total - note_cents},
+        ], sale["ticket"]
+        note = server.api(f"/v1/credit-notes/{code}")
+        assert note["balanceCents"] == 0, note
+        card = server.api("/v1/gift-cards/CADEAU23456789AB")
+        assert card["balanceCents"] == card_before - (total - note_cents), card
+        assert card["activities"][-1]["transactionId"] == transaction, card["activities"][-1]
+        state["online_sales"] += 1
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a credit note and a gift card pay a sale, their balances drawn down", gift_card_and_credit_note)
+
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []
 
@@ -765,6 +865,8 @@ def scenario(run, server):
                 page.keyboard.press("F3")
                 page.wait_for_selector("#card-offline")
                 run.screens("pay-card-offline")
+                page.click("#method-gift_card")
+                page.wait_for_selector("#stored-value-offline")
                 page.keyboard.press("Escape")
                 page.wait_for_selector("#scan:focus")
             offline_ids.append(run.pay_cash("100" if n % 2 else None))

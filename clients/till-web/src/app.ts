@@ -28,6 +28,8 @@ import type { Pairing, SessionKept } from "./device.js";
 import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, changeDue, remaining } from "./payment.js";
 import type { Payment } from "./payment.js";
+import { findCustomers, saleCustomer } from "./customer.js";
+import type { CustomerView, SaleCustomer } from "./customer.js";
 import { refundOf, registerOfNumber, returnBody } from "./returns.js";
 import type { RefundMethod, ReturnDraft } from "./returns.js";
 import { saleBody } from "./sale.js";
@@ -35,6 +37,8 @@ import type { CartLine, Tender } from "./sale.js";
 import type { Lang } from "./i18n.js";
 
 type XReport = ResponseBody<"getXReport", 200>;
+/** The tender being taken on the payment screen. */
+type PayMode = "cash" | "card" | "loyalty" | "gift_card" | "credit_note";
 /** Money put in or taken out of the drawer outside a sale. */
 type MovementKind = "paid_in" | "paid_out" | "drop";
 type ZReport = ResponseBody<"closeRegisterSession", 200>;
@@ -65,7 +69,8 @@ type Screen =
   | { name: "pair"; message?: string }
   | { name: "sign-in"; message?: string; otherSession?: string }
   | { name: "sell" }
-  | { name: "pay"; mode: "cash" | "card"; message?: string }
+  | { name: "pay"; mode: PayMode; message?: string }
+  | { name: "customer"; results?: CustomerView[]; message?: string }
   | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
   | { name: "return-find"; message?: string }
@@ -103,6 +108,10 @@ class Till {
   payment: Payment | null = null;
   /** A card call is on its way: its buttons wait. */
   cardBusy = false;
+  /** The customer attached to the sale being rung. */
+  customer: SaleCustomer | null = null;
+  /** Sales and returns the server refused on arrival, with its reason (set aside by the outbox). */
+  refused = new Map<string, string>();
   pricer: Pricer | null = null;
   screen: Screen = { name: "loading" };
   booked = new Set<string>();
@@ -178,6 +187,10 @@ class Till {
           this.online = true;
         }
         if (event.type === "retrying") this.online = false;
+        if (event.type === "set_aside") {
+          this.refused.set(event.entry.id, `${event.entry.answer.status} · ${event.entry.answer.envelope?.error.message ?? event.entry.answer.body.slice(0, 300)}`);
+          if (this.screen.name === "done") this.render();
+        }
         if (event.type === "unauthorized") {
           // The session's token ran out: a new session (the cashier's PIN) sends the rest.
           this.session = null;
@@ -286,12 +299,19 @@ class Till {
       } else if (this.screen.name === "pay") {
         // Tenders taken stay until the cashier cancels them (a card approval must be voided).
         if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (this.screen.name === "customer") {
+        this.go({ name: "sell" });
       } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
         this.returning = null;
         this.go({ name: "sell" });
       } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
       }
+      return;
+    }
+    if (event.key === "F6" && this.screen.name === "sell") {
+      event.preventDefault();
+      this.go({ name: "customer" });
       return;
     }
     if (event.key === "F4" && this.screen.name === "sell" && this.cart.length === 0) {
@@ -352,6 +372,8 @@ class Till {
     return this.pricer.price({
       lines: this.cart.map((line) => ({ id: line.id, skuId: line.skuId, quantity: line.quantity })),
       issuedAt,
+      // The customer's groups price as the server will (a promotion for a group).
+      customerGroups: this.customer?.groups ?? null,
     });
   }
 
@@ -476,6 +498,64 @@ class Till {
     else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(approval.authorizedCents)}${queued ? ` · ${t("cardQueued")}` : ""}` });
   }
 
+  /** Points, a gift card or a credit note: the balance read first, the tender capped at it. */
+  async takeStoredValue(kind: "loyalty" | "gift_card" | "credit_note", wantedCents: number, code: string): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || this.cardBusy || wantedCents <= 0) return;
+    this.cardBusy = true;
+    try {
+      let balance: number;
+      if (kind === "loyalty") {
+        const customer = this.customer;
+        if (customer === null) return;
+        const view = await this.deviceClient().json<{ points: number }>("GET", `/v1/customers/${encodeURIComponent(customer.customerId)}/loyalty`);
+        customer.loyaltyPoints = view.points;
+        // A point is worth a cent unless the server says otherwise (its 422 names the value).
+        balance = view.points;
+      } else {
+        const path = kind === "gift_card" ? "gift-cards" : "credit-notes";
+        const view = await this.sessionClient().json<{ balanceCents: number; state: string }>("GET", `/v1/${path}/${encodeURIComponent(code)}`);
+        if (view.state !== "active") {
+          this.go({ name: "pay", mode: kind, message: `${t("instrumentState")}: ${view.state}` });
+          return;
+        }
+        balance = view.balanceCents;
+      }
+      const applied = Math.min(wantedCents, balance, remaining(payment));
+      if (applied <= 0) {
+        this.go({ name: "pay", mode: kind, message: t("noBalance") });
+        return;
+      }
+      payment.tenders.push({ method: kind, applied, presented: applied, change: 0, ...(kind === "loyalty" ? {} : { reference: code }) });
+      this.cardBusy = false;
+      if (remaining(payment) === 0) await this.finalize();
+      else this.go({ name: "pay", mode: "cash", message: `${methodName(kind)} ${money(applied)} · ${t("restDue")}` });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "pay", mode: kind, message: error instanceof TillUnreachable ? t("storedValueOffline") : describe(error) });
+    } finally {
+      this.cardBusy = false;
+    }
+  }
+
+  // --- The customer --------------------------------------------------------------------------------
+
+  async searchCustomer(text: string): Promise<void> {
+    try {
+      const results = await findCustomers(this.deviceClient(), text);
+      this.go({ name: "customer", results, ...(results.length === 0 ? { message: `${t("noCustomer")}: ${text.trim()}` } : {}) });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "customer", message: error instanceof TillUnreachable ? t("customerOffline") : describe(error) });
+    }
+  }
+
+  attachCustomer(view: CustomerView | null): void {
+    this.customer = view === null ? null : saleCustomer(view);
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
   /** Gives back what was taken: cash to the customer, a card approval voided at the terminal. */
   async cancelPayment(): Promise<void> {
     const payment = this.payment;
@@ -502,10 +582,11 @@ class Till {
     if (session === null || pairing === null || outbox === null || payment === null) return;
     const { transactionId, issuedAt, quote, tenders } = payment;
     const number = await nextTicketNumber(this.storage, pairing.registerId);
-    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders });
+    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders, customerId: this.customer?.customerId ?? null });
     await outbox.enqueueSale(body);
     const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
     this.payment = null;
+    this.customer = null;
     this.cart = [];
     this.lineSeq = 0;
     this.priced = null;
@@ -513,7 +594,7 @@ class Till {
     this.go({ name: "done", sale });
     await this.refreshQueue();
     // Online, the answer comes within moments: say so once it has.
-    for (let i = 0; i < 20 && !this.booked.has(transactionId); i++) await sleep(150);
+    for (let i = 0; i < 20 && !this.booked.has(transactionId) && !this.refused.has(transactionId); i++) await sleep(150);
     if (this.booked.has(transactionId) && this.screen.name === "done" && this.screen.sale.transactionId === transactionId) {
       sale.booked = true;
       this.render();
@@ -836,6 +917,8 @@ class Till {
           return sellScreen(this);
         case "pay":
           return payScreen(this, screen.mode, screen.message);
+        case "customer":
+          return customerScreen(this, screen.results, screen.message);
         case "card":
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
@@ -1096,10 +1179,11 @@ function sellScreen(till: Till): HTMLElement {
     h(
       "aside",
       { class: "right" },
+      customerPanel(till),
       totalsPanel(till),
       h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
       till.cart.length > 0
-        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.reprice(); till.render(); } }, t("cancelSale"))
+        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.reprice(); till.render(); } }, t("cancelSale"))
         : null,
       h(
         "div",
@@ -1137,12 +1221,12 @@ function totalsPanel(till: Till): HTMLElement {
   );
 }
 
-function payScreen(till: Till, mode: "cash" | "card", message?: string): HTMLElement {
+function payScreen(till: Till, mode: PayMode, message?: string): HTMLElement {
   const payment = till.payment;
   if (payment === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
   const due = remaining(payment);
   const taken = payment.tenders.length > 0;
-  const tab = (which: "cash" | "card", label: string, key: string) =>
+  const tab = (which: PayMode, label: string, key?: string) =>
     h(
       "button",
       {
@@ -1152,8 +1236,15 @@ function payScreen(till: Till, mode: "cash" | "card", message?: string): HTMLEle
         "aria-pressed": which === mode ? "true" : "false",
         onclick: () => till.go({ name: "pay", mode: which }),
       },
-      `${label} (${key})`,
+      key === undefined ? label : `${label} (${key})`,
     );
+  const points = till.customer !== null && till.customer.loyaltyPoints > 0;
+  const form =
+    mode === "cash"
+      ? cashForm(till, due)
+      : mode === "card"
+        ? cardForm(till, due)
+        : storedValueForm(till, mode, due);
   return h(
     "main",
     { class: "narrow" },
@@ -1162,8 +1253,16 @@ function payScreen(till: Till, mode: "cash" | "card", message?: string): HTMLEle
     taken ? tendersList(payment.tenders, "tenders-taken") : null,
     h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
     message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
-    h("div", { class: "tabs", role: "group" }, tab("cash", t("method_cash"), "F2"), tab("card", t("method_card"), "F3")),
-    mode === "cash" ? cashForm(till, due) : cardForm(till, due),
+    h(
+      "div",
+      { class: "tabs", role: "group" },
+      tab("cash", t("method_cash"), "F2"),
+      tab("card", t("method_card"), "F3"),
+      tab("gift_card", t("method_gift_card")),
+      tab("credit_note", t("method_credit_note")),
+      points ? tab("loyalty", t("method_loyalty")) : null,
+    ),
+    form,
     taken
       ? h("button", { type: "button", class: "danger", id: "cancel-payment", onclick: () => void till.cancelPayment() }, t("cancelPayment"))
       : h("button", { type: "button", class: "quiet", onclick: () => till.leavePayment() }, `${t("back")} (Esc)`),
@@ -1240,6 +1339,92 @@ function cardForm(till: Till, due: number): HTMLElement {
   );
 }
 
+/** Points, a gift card or a credit note: their balances live on the server, so online only. */
+function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_note", due: number): HTMLElement {
+  if (!till.online) return h("p", { class: "notice", id: "stored-value-offline", role: "status" }, t("storedValueOffline"));
+  const customer = till.customer;
+  const most = kind === "loyalty" && customer !== null ? Math.min(due, customer.loyaltyPoints) : due;
+  const code = h("input", { id: "instrument-code", name: "instrument-code", autocomplete: "off", required: true, maxlength: 64, "data-focus": kind !== "loyalty" });
+  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: (most / 100).toFixed(2), "data-focus": kind === "loyalty" });
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "stored-value-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        void till.takeStoredValue(kind, cents, code.value.trim());
+      },
+    },
+    kind === "loyalty" && customer !== null
+      ? h("p", { id: "points", "data-points": customer.loyaltyPoints }, `${customer.displayName} · ${customer.loyaltyPoints} ${t("points")}`)
+      : field(kind === "gift_card" ? t("giftCardCode") : t("creditNoteCode"), code),
+    field(t("instrumentAmount"), amount),
+    h("button", { type: "submit", class: "primary huge", id: "stored-value-take", disabled: till.cardBusy }, t("takeTender")),
+  );
+}
+
+function customerPanel(till: Till): HTMLElement {
+  const customer = till.customer;
+  if (customer === null) {
+    return h("button", { type: "button", id: "customer", class: "big", onclick: () => till.go({ name: "customer" }) }, `${t("customer")} (F6)`);
+  }
+  return h(
+    "div",
+    { class: "customer-card", id: "customer-attached", "data-id": customer.customerId },
+    h("span", {}, h("strong", {}, customer.displayName), h("small", {}, `${customer.loyaltyPoints} ${t("points")}`)),
+    h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${customer.displayName}`, onclick: () => till.attachCustomer(null) }, "✕"),
+  );
+}
+
+function customerScreen(till: Till, results?: CustomerView[], message?: string): HTMLElement {
+  const query = h("input", { id: "customer-query", name: "customer-query", autocomplete: "off", enterkeyhint: "search", "data-focus": true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("customer")),
+    h("p", {}, t("customerHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "customer-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.searchCustomer(query.value);
+        },
+      },
+      field(t("customerQuery"), query),
+      h("button", { type: "submit", class: "primary big", id: "customer-find" }, t("find")),
+    ),
+    results && results.length > 0
+      ? h(
+          "ul",
+          { class: "results", id: "customer-results" },
+          ...results.map((view) =>
+            h(
+              "li",
+              {},
+              h(
+                "button",
+                { type: "button", class: "result", "data-id": view.customerId, onclick: () => till.attachCustomer(view) },
+                h("span", {}, view.displayName ?? view.customerId, h("small", { class: "muted" }, ` · ${view.customerId}`)),
+                h("span", { class: "amount" }, `${view.loyaltyPoints ?? 0} ${t("points")}`),
+              ),
+            ),
+          ),
+        )
+      : null,
+    h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+  );
+}
+
 function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
   const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
   const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
@@ -1300,6 +1485,10 @@ function methodName(method: string): string {
       return t("method_card");
     case "credit_note":
       return t("method_credit_note");
+    case "gift_card":
+      return t("method_gift_card");
+    case "loyalty":
+      return t("method_loyalty");
     default:
       return method;
   }
@@ -1307,10 +1496,12 @@ function methodName(method: string): string {
 
 function doneScreen(till: Till, sale: Finished): HTMLElement {
   const booked = sale.booked || till.booked.has(sale.transactionId);
+  const refused = till.refused.get(sale.transactionId);
   const next = h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale"));
   return h(
     "main",
     { class: "narrow" },
+    refused ? h("p", { class: "error", role: "alert", id: "sale-refused" }, `${t("saleRefused")}: ${refused}`) : null,
     h("h1", { id: "sale-state", "data-booked": String(booked), "data-transaction": sale.transactionId, "data-total": sale.quote.totals.total }, booked ? t("saleDone") : t("saleQueued")),
     h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", {}, money(sale.quote.totals.total))),
     tendersList(sale.tenders, "sale-tenders"),

@@ -15,7 +15,7 @@ export interface CartLine {
 }
 
 /** How a tender pays: the methods the till takes (the API knows a few more). */
-export type TenderMethod = "cash" | "card";
+export type TenderMethod = "cash" | "card" | "loyalty" | "gift_card" | "credit_note";
 
 /** A tender of the sale being paid. */
 export interface Tender {
@@ -23,7 +23,10 @@ export interface Tender {
   applied: number;
   presented: number;
   change: number;
-  /** The instrument it draws on: a card tender's payment attempt (its `paymentId`). */
+  /**
+   * The instrument it draws on: a card tender's payment attempt (its `paymentId`), a gift
+   * card's code, a credit note's code. A loyalty tender spends the sale's customer's points.
+   */
   reference?: string;
 }
 
@@ -36,6 +39,8 @@ export function saleBody(args: {
   cart: readonly CartLine[];
   quote: PriceQuote;
   tenders: readonly Tender[];
+  /** The customer the sale names (their points, their groups' prices); null: anonymous. */
+  customerId?: string | null;
 }): SaleBody {
   const { quote } = args;
   return {
@@ -44,7 +49,7 @@ export function saleBody(args: {
     storeId: args.session.storeId,
     registerId: args.session.registerId,
     sellerId: args.session.cashierSubject,
-    customerId: null,
+    customerId: args.customerId ?? null,
     sessionId: args.session.sessionId,
     issuedAt: args.issuedAt,
     cart: {
