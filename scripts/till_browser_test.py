@@ -829,6 +829,71 @@ def scenario(run, server):
 
     run.check("a credit note and a gift card pay a sale, their balances drawn down", gift_card_and_credit_note)
 
+    # --- A declared discount, approved by a manager's PIN -------------------------------------
+    def discount_with_approval():
+        run.scan(barcode(MUG))
+        run.scan(barcode(BAGUETTE))
+        page.wait_for_selector("table.cart tbody tr >> nth=1")
+        undiscounted = run.total_shown()
+        mug_line = page.get_attribute(f"tr[data-sku='{sku('Mug en grès')}'] input.qty", "data-line")
+        bread_line = page.get_attribute(f"tr[data-sku='{sku('Baguette tradition')}'] input.qty", "data-line")
+        page.keyboard.press("F7")
+        page.wait_for_selector("#discount-value:focus")
+        page.select_option("#discount-line", value=mug_line)
+        page.select_option("#discount-reason", value="damaged_goods")
+        page.focus("#discount-value")
+        page.keyboard.type("10")
+        run.screens("discount")
+        page.focus("#discount-value")
+        page.keyboard.press("Enter")
+        # A cashier may grant nothing alone: the manager's PIN.
+        page.wait_for_selector("#manager:focus")
+        assert int(page.get_attribute("#approve-amount", "data-cents")) == 145
+        run.screens("approve")
+        page.keyboard.type("mathis")
+        page.keyboard.press("Tab")
+        page.keyboard.type("0000")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#approve-message")
+        # The manager's id stays, the PIN field has the focus.
+        assert page.input_value("#manager") == "mathis"
+        page.wait_for_selector("#manager-pin:focus")
+        page.keyboard.type("9876")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#discount-applied[data-approved-by=mathis]")
+        page.wait_for_selector("#scan:focus")
+        run.screens("sell-discount")
+        total = run.total_shown()
+        priced = server.request(
+            "POST",
+            "/v1/checkout/price",
+            {
+                "storeId": STORE,
+                "cart": {
+                    "freeLineSequence": 0,
+                    "lines": [
+                        {"id": mug_line, "skuId": sku("Mug en grès"), "quantity": 1, "unitPrice": 0, "vatRate": 0, "free": False},
+                        {"id": bread_line, "skuId": sku("Baguette tradition"), "quantity": 1, "unitPrice": 0, "vatRate": 0, "free": False},
+                    ],
+                },
+                "declaredDiscounts": [{"id": "d1", "scope": "line", "basis": "percent", "lineId": mug_line, "percentBps": 1000, "reason": "damaged_goods"}],
+            },
+        )
+        assert total == priced["totals"]["total"] == undiscounted - 145, (total, priced["totals"], undiscounted)
+        transaction = run.pay_cash()
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["totalCents"] == total, sale["ticket"]
+        events = server.api("/v1/elevation-events")["events"]
+        spent = [e for e in events if e["outcome"] == "spent" and e.get("transactionId") == transaction]
+        assert len(spent) == 1 and spent[0]["managerSubject"] == "mathis", events
+        state["online_sales"] += 1
+        state["cash_extra"] += total
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a line discount beyond the cashier's right, approved by the manager's PIN, its grant spent by the sale", discount_with_approval)
+
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []
 

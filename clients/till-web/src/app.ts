@@ -29,6 +29,8 @@ import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js"
 import { cardTender, cashTender, changeDue, remaining } from "./payment.js";
 import type { Payment } from "./payment.js";
 import { findCustomers, saleCustomer } from "./customer.js";
+import { declaredDiscount, mayGrantAlone, parsePercent, REASONS } from "./discount.js";
+import type { DiscountKind, DiscountReason, SaleDiscount } from "./discount.js";
 import type { CustomerView, SaleCustomer } from "./customer.js";
 import { refundOf, registerOfNumber, returnBody } from "./returns.js";
 import type { RefundMethod, ReturnDraft } from "./returns.js";
@@ -71,6 +73,8 @@ type Screen =
   | { name: "sell" }
   | { name: "pay"; mode: PayMode; message?: string }
   | { name: "customer"; results?: CustomerView[]; message?: string }
+  | { name: "discount"; kind: DiscountKind; message?: string }
+  | { name: "approve"; pending: SaleDiscount; manager?: string; message?: string }
   | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
   | { name: "return-find"; message?: string }
@@ -108,6 +112,8 @@ class Till {
   payment: Payment | null = null;
   /** A card call is on its way: its buttons wait. */
   cardBusy = false;
+  /** The declared discount of the sale being rung, approved when it had to be. */
+  discount: SaleDiscount | null = null;
   /** The customer attached to the sale being rung. */
   customer: SaleCustomer | null = null;
   /** Sales and returns the server refused on arrival, with its reason (set aside by the outbox). */
@@ -299,7 +305,7 @@ class Till {
       } else if (this.screen.name === "pay") {
         // Tenders taken stay until the cashier cancels them (a card approval must be voided).
         if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
-      } else if (this.screen.name === "customer") {
+      } else if (this.screen.name === "customer" || this.screen.name === "discount" || this.screen.name === "approve") {
         this.go({ name: "sell" });
       } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
         this.returning = null;
@@ -307,6 +313,11 @@ class Till {
       } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
       }
+      return;
+    }
+    if (event.key === "F7" && this.screen.name === "sell" && this.cart.length > 0) {
+      event.preventDefault();
+      this.go({ name: "discount", kind: "line_percent" });
       return;
     }
     if (event.key === "F6" && this.screen.name === "sell") {
@@ -357,6 +368,9 @@ class Till {
 
   removeLine(lineId: string): void {
     this.cart = this.cart.filter((l) => l.id !== lineId);
+    // A discount on that line goes with it.
+    const declared = this.discount?.declared;
+    if (declared !== undefined && declared.scope === "line" && declared.lineId === lineId) this.discount = null;
     this.reprice();
     this.render();
   }
@@ -374,6 +388,7 @@ class Till {
       issuedAt,
       // The customer's groups price as the server will (a promotion for a group).
       customerGroups: this.customer?.groups ?? null,
+      declaredDiscounts: this.discount === null ? [] : [this.discount.declared],
     });
   }
 
@@ -538,6 +553,60 @@ class Till {
     }
   }
 
+  // --- Declared discounts ------------------------------------------------------------------------
+
+  /** The discount priced as the server will; a cashier who may not grant it asks a manager. */
+  declareDiscount(kind: DiscountKind, value: number, reason: DiscountReason, lineId: string | null): void {
+    const declared = declaredDiscount(kind, value, reason, lineId);
+    const issuedAt = new Date().toISOString();
+    const without = this.priceWith(issuedAt);
+    const kept = this.discount;
+    this.discount = { declared, reductionCents: 0, elevationToken: null, approvedBy: null };
+    const withIt = this.priceWith(issuedAt);
+    this.discount = kept;
+    if (withIt === null || without === null || !without.ok) return;
+    if (!withIt.ok) {
+      this.go({ name: "discount", kind, message: withIt.refusal.message });
+      return;
+    }
+    const pending: SaleDiscount = { declared, reductionCents: without.quote.totals.total - withIt.quote.totals.total, elevationToken: null, approvedBy: null };
+    const role = this.staff.find((member) => member.subject === this.session?.cashierSubject)?.role;
+    if (mayGrantAlone(role)) this.applyDiscount(pending);
+    else this.go({ name: "approve", pending });
+  }
+
+  applyDiscount(discount: SaleDiscount | null): void {
+    this.discount = discount;
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
+  /** The manager types their PIN at the till: a single-use grant for this discount's size. */
+  async approveDiscount(pending: SaleDiscount, manager: string, pin: string): Promise<void> {
+    const declared = pending.declared;
+    try {
+      const grant = await this.sessionClient().json<{ token: string }>("POST", "/v1/elevation-grants", {
+        body: {
+          managerSubject: manager,
+          pin,
+          operation: declared.scope === "line" ? "discount.line" : "discount.ticket",
+          amountCents: pending.reductionCents,
+          ...(declared.basis === "percent" ? { percentBps: declared.percentBps } : {}),
+        },
+      });
+      this.applyDiscount({ ...pending, elevationToken: grant.token, approvedBy: manager });
+    } catch (error) {
+      if (error instanceof TillError && error.envelope?.error.code === "NO_ELEVATION_REQUIRED") {
+        // The cashier may grant this one alone.
+        this.applyDiscount(pending);
+        return;
+      }
+      if (error instanceof TillUnreachable) this.online = false;
+      // The manager typed stays; the PIN is typed again.
+      this.go({ name: "approve", pending, manager, message: error instanceof TillUnreachable ? t("approvalOffline") : describe(error) });
+    }
+  }
+
   // --- The customer --------------------------------------------------------------------------------
 
   async searchCustomer(text: string): Promise<void> {
@@ -582,11 +651,24 @@ class Till {
     if (session === null || pairing === null || outbox === null || payment === null) return;
     const { transactionId, issuedAt, quote, tenders } = payment;
     const number = await nextTicketNumber(this.storage, pairing.registerId);
-    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders, customerId: this.customer?.customerId ?? null });
-    await outbox.enqueueSale(body);
+    const discount = this.discount;
+    const body = saleBody({
+      transactionId,
+      number,
+      session,
+      issuedAt,
+      cart: this.cart,
+      quote,
+      tenders,
+      customerId: this.customer?.customerId ?? null,
+      declaredDiscounts: discount === null ? [] : [discount.declared],
+    });
+    // The manager's token goes with the one finalize it approves (kept with the entry).
+    await outbox.enqueueSale(body, discount?.elevationToken ? { elevationToken: discount.elevationToken } : {});
     const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
     this.payment = null;
     this.customer = null;
+    this.discount = null;
     this.cart = [];
     this.lineSeq = 0;
     this.priced = null;
@@ -919,6 +1001,10 @@ class Till {
           return payScreen(this, screen.mode, screen.message);
         case "customer":
           return customerScreen(this, screen.results, screen.message);
+        case "discount":
+          return discountScreen(this, screen.kind, screen.message);
+        case "approve":
+          return approveScreen(this, screen.pending, screen.manager ?? "", screen.message);
         case "card":
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
@@ -1183,7 +1269,10 @@ function sellScreen(till: Till): HTMLElement {
       totalsPanel(till),
       h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
       till.cart.length > 0
-        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.reprice(); till.render(); } }, t("cancelSale"))
+        ? h("button", { type: "button", id: "discount", onclick: () => till.go({ name: "discount", kind: "line_percent" }) }, `${t("discountTitle")} (F7)`)
+        : null,
+      till.cart.length > 0
+        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.discount = null; till.reprice(); till.render(); } }, t("cancelSale"))
         : null,
       h(
         "div",
@@ -1216,6 +1305,14 @@ function totalsPanel(till: Till): HTMLElement {
       discounts !== 0 ? h("dd", {}, money(-discounts)) : null,
       ...vat.flatMap((v) => [h("dt", { class: "vat" }, `${t("vat")} ${v.vatRate} %`), h("dd", { class: "vat" }, money(v.vatCents))]),
     ),
+    till.discount
+      ? h(
+          "p",
+          { class: "discount-line", id: "discount-applied", "data-approved-by": till.discount.approvedBy ?? "" },
+          h("span", {}, `${t("discountTitle")} ${discountText(till.discount)}${till.discount.approvedBy ? ` · ${t("approvedBy")} ${till.discount.approvedBy}` : ""}`),
+          h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${t("discountTitle")}`, onclick: () => till.applyDiscount(null) }, "✕"),
+        )
+      : null,
     h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "total", "data-cents": quote?.totals.total ?? 0 }, money(quote?.totals.total ?? 0))),
     h("p", { class: "muted small" }, `${quote?.totals.itemCount ?? 0} ${t("items")}`),
   );
@@ -1368,6 +1465,94 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
     field(t("instrumentAmount"), amount),
     h("button", { type: "submit", class: "primary huge", id: "stored-value-take", disabled: till.cardBusy }, t("takeTender")),
   );
+}
+
+function discountText(discount: SaleDiscount): string {
+  const d = discount.declared;
+  return d.basis === "percent" ? `${(d.percentBps ?? 0) / 100} %` : money(d.amountCents ?? 0);
+}
+
+function discountScreen(till: Till, kind: DiscountKind, message?: string): HTMLElement {
+  const value = h("input", { id: "discount-value", name: "discount-value", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
+  const reason = h("select", { id: "discount-reason", name: "discount-reason" }, ...REASONS.map((r) => h("option", { value: r }, t(`reason_${r}`))));
+  const line = h(
+    "select",
+    { id: "discount-line", name: "discount-line" },
+    ...[...till.cart].reverse().map((l) => h("option", { value: l.id }, `${l.name} × ${l.quantity}`)),
+  );
+  const tab = (which: DiscountKind) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `discount-${which}`,
+        class: which === kind ? "tab current" : "tab",
+        "aria-pressed": which === kind ? "true" : "false",
+        onclick: () => till.go({ name: "discount", kind: which }),
+      },
+      t(`discount_${which}`),
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("discountTitle")),
+    message ? h("p", { class: "error", role: "alert", id: "discount-message" }, message) : null,
+    h("div", { class: "tabs", role: "group" }, tab("line_percent"), tab("ticket_percent"), tab("ticket_amount")),
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const amount = kind === "ticket_amount" ? parseEuros(value.value) : parsePercent(value.value);
+          if (amount === null || amount <= 0) {
+            value.setCustomValidity(t("amountBad"));
+            value.reportValidity();
+            return;
+          }
+          till.declareDiscount(kind, amount, reason.value as DiscountReason, kind === "line_percent" ? line.value : null);
+        },
+      },
+      kind === "line_percent" ? selectField(t("discountLine"), line) : null,
+      field(kind === "ticket_amount" ? t("discountAmount") : t("discountPercent"), value),
+      selectField(t("discountReason"), reason),
+      h("button", { type: "submit", class: "primary big", id: "discount-confirm" }, t("confirm")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function approveScreen(till: Till, pending: SaleDiscount, typed: string, message?: string): HTMLElement {
+  const managers = till.staff.filter((member) => mayGrantAlone(member.role));
+  const manager = h("input", { id: "manager", name: "manager", autocomplete: "off", list: "managers", required: true, value: typed, "data-focus": typed === "" });
+  const pin = h("input", { id: "manager-pin", name: "manager-pin", type: "password", inputmode: "numeric", autocomplete: "off", required: true, "data-focus": typed !== "" });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("approveTitle")),
+    h("p", {}, t("approveHelp")),
+    h("p", { class: "grand" }, h("span", {}, `${t("discountTitle")} ${discountText(pending)}`), h("strong", { id: "approve-amount", "data-cents": pending.reductionCents }, money(-pending.reductionCents))),
+    message ? h("p", { class: "error", role: "alert", id: "approve-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.approveDiscount(pending, manager.value.trim(), pin.value);
+        },
+      },
+      field(t("managerId"), manager),
+      h("datalist", { id: "managers" }, ...managers.map((member) => h("option", { value: member.subject }, member.displayName))),
+      field(t("managerPin"), pin),
+      h("button", { type: "submit", class: "primary big", id: "approve-confirm" }, t("approve")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function selectField(label: string, select: HTMLSelectElement): HTMLElement {
+  return h("label", { class: "field" }, h("span", {}, label), select);
 }
 
 function customerPanel(till: Till): HTMLElement {

@@ -2,7 +2,7 @@
 // built in one place.
 
 import type { RequestBody } from "../../typescript/src/client.js";
-import type { PriceQuote } from "../../typescript/src/pricing/index.js";
+import type { DeclaredDiscount, PriceQuote } from "../../typescript/src/pricing/index.js";
 import type { SessionKept } from "./device.js";
 
 export type SaleBody = RequestBody<"finalizeSale">;
@@ -41,6 +41,8 @@ export function saleBody(args: {
   tenders: readonly Tender[];
   /** The customer the sale names (their points, their groups' prices); null: anonymous. */
   customerId?: string | null;
+  /** The discounts the cashier declared, priced into `quote`. */
+  declaredDiscounts?: readonly DeclaredDiscount[];
 }): SaleBody {
   const { quote } = args;
   return {
@@ -66,6 +68,7 @@ export function saleBody(args: {
         };
       }),
     },
+    ...(args.declaredDiscounts && args.declaredDiscounts.length > 0 ? { declaredDiscounts: [...args.declaredDiscounts] } : {}),
     tenders: {
       amountDue: quote.totals.total,
       sequence: 1,
