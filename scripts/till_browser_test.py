@@ -24,6 +24,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -87,11 +88,60 @@ def free_port():
         return s.getsockname()[1]
 
 
+class MailSink:
+    """A mail server that takes every message and keeps it (plain SMTP, as a local relay speaks it)."""
+
+    def __init__(self):
+        self.messages = []
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(8)
+        self.port = self.socket.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            connection, _ = self.socket.accept()
+            threading.Thread(target=self.session, args=(connection,), daemon=True).start()
+
+    def session(self, connection):
+        with connection, connection.makefile("rb") as lines:
+            say = lambda text: connection.sendall(text.encode() + b"\r\n")
+            say("220 sink ESMTP")
+            rcpt, data = [], None
+            for raw in lines:
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                if data is not None:
+                    if line == ".":
+                        self.messages.append({"to": rcpt, "data": "\n".join(data)})
+                        rcpt, data = [], None
+                        say("250 queued")
+                    else:
+                        data.append(line[1:] if line.startswith("..") else line)
+                    continue
+                verb = line[:4].upper()
+                if verb == "EHLO":
+                    say("250-sink")
+                    say("250 8BITMIME")
+                elif verb == "RCPT":
+                    rcpt.append(line.split(":", 1)[1].strip().strip("<>"))
+                    say("250 ok")
+                elif verb == "DATA":
+                    data = []
+                    say("354 go on")
+                elif verb == "QUIT":
+                    say("221 bye")
+                    return
+                else:
+                    say("250 ok")
+
+
 class Server:
     """`till serve --demo` on a port and data directory it keeps across a restart."""
 
-    def __init__(self, till, database_url, data_dir, log):
+    def __init__(self, till, database_url, data_dir, log, mail_port):
         self.till, self.database_url, self.data_dir, self.log = till, database_url, data_dir, log
+        self.mail_port = mail_port
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.starts = 0
@@ -107,6 +157,9 @@ class Server:
             "PATH": "/usr/bin:/bin",
             # A sale rung after its session's close is refused at once (the set-aside check).
             "TILL_CLOCK_SKEW_SECONDS": "0",
+            # E-receipts go to the test's own mail sink.
+            "TILL_SMTP_URL": f"smtp://127.0.0.1:{self.mail_port}",
+            "TILL_SMTP_FROM": "till@example.org",
         }
         self.process = subprocess.Popen([self.till, "serve", "--demo"], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
         deadline = time.time() + 120
@@ -231,7 +284,8 @@ def main():
     args = parser.parse_args()
     work = Path(args.work)
     shots = Path(args.screenshots)
-    server = Server(args.till, args.database_url, work / "data", work / "server")
+    mail = MailSink()
+    server = Server(args.till, args.database_url, work / "data", work / "server", mail.port)
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=args.chromium, args=CHROMIUM_FLAGS)
@@ -240,7 +294,7 @@ def main():
             errors = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             run = Run(args.engine, server, shots, page, context)
-            scenario(run, server)
+            scenario(run, server, mail)
             run.check("no script error on any page", lambda: _assert(not errors, errors))
             browser.close()
     finally:
@@ -253,7 +307,7 @@ def _assert(condition, message):
     assert condition, message
 
 
-def scenario(run, server):
+def scenario(run, server, mail):
     page = run.page
     state = {}
 
@@ -893,6 +947,44 @@ def scenario(run, server):
         page.wait_for_selector("#scan:focus")
 
     run.check("a line discount beyond the cashier's right, approved by the manager's PIN, its grant spent by the sale", discount_with_approval)
+
+    # --- The receipt by e-mail ----------------------------------------------------------------
+    def receipt_by_email():
+        run.scan(barcode(BAGUETTE))
+        page.wait_for_selector("table.cart tbody tr")
+        total = run.total_shown()
+        transaction = run.pay_cash()
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        number = server.api(f"/v1/sales/{transaction}")["transaction"]["number"]
+        page.click("#receipt-email")
+        page.keyboard.type("pas-une-adresse")
+        page.keyboard.press("Enter")
+        # The browser's own check of the field keeps a malformed address from leaving.
+        assert not page.query_selector("#mail-sent") and not page.query_selector("#mail-refused")
+        page.fill("#receipt-email", "jeanne.durand@example.fr")
+        page.press("#receipt-email", "Enter")
+        page.wait_for_selector("#mail-sent")
+        run.screens("sale-done-mailed")
+        deadline = time.time() + 30
+        while not any("jeanne.durand@example.fr" in m["to"] for m in mail.messages):
+            assert time.time() < deadline, f"no mail reached the sink: {mail.messages}"
+            time.sleep(0.3)
+        sent = [m for m in mail.messages if "jeanne.durand@example.fr" in m["to"]]
+        assert len(sent) == 1 and number in sent[0]["data"].replace("=\n", ""), sent[0]["data"][:2000]
+        deadline = time.time() + 30
+        while True:
+            sends = server.api(f"/v1/sales/{transaction}/receipt/sends")
+            items = sends["sends"]
+            if items and items[0]["state"] == "sent":
+                break
+            assert time.time() < deadline, sends
+            time.sleep(0.3)
+        state["online_sales"] += 1
+        state["cash_extra"] += total
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("the receipt sent by e-mail: the server's mail reaches the address, its send is sent", receipt_by_email)
 
     # --- Offline ------------------------------------------------------------------------------
     offline_ids = []

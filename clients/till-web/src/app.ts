@@ -53,6 +53,8 @@ interface Finished {
   tenders: Tender[];
   issuedAt: string;
   booked: boolean;
+  /** What the last e-mail send of its receipt came to (the server's answer, or its refusal). */
+  mail?: { text: string; bad: boolean };
 }
 
 /** A return sent: its refund and, for a credit note, the number and code the server gave it. */
@@ -813,6 +815,21 @@ class Till {
       }
       if (this.screen.name === "return-done" && this.screen.done.transactionId === done.transactionId) this.render();
     }
+  }
+
+  /** The receipt by e-mail: to the address typed, else to the sale's customer if they consented. */
+  async sendReceipt(sale: Finished, email: string): Promise<void> {
+    try {
+      const sent = await this.sessionClient().json<{ state: string; to?: string | null; recipient: string }>(
+        "POST",
+        `/v1/sales/${encodeURIComponent(sale.transactionId)}/receipt/send`,
+        { body: { sendId: crypto.randomUUID(), ...(email === "" ? {} : { email }) } },
+      );
+      sale.mail = { text: `${t("mailQueued")} ${sent.to ?? t("mailToCustomer")} (${sent.state})`, bad: false };
+    } catch (error) {
+      sale.mail = { text: `${t("mailRefused")}: ${describe(error)}`, bad: true };
+    }
+    if (this.screen.name === "done" && this.screen.sale === sale) this.render();
   }
 
   async printReturn(done: ReturnDone): Promise<void> {
@@ -1694,6 +1711,7 @@ function doneScreen(till: Till, sale: Finished): HTMLElement {
     h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
     next,
     h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    mailForm(till, sale, booked),
   );
 }
 
@@ -1843,6 +1861,25 @@ function movementScreen(till: Till, kind: MovementKind, message?: string): HTMLE
       h("button", { type: "submit", class: "primary big", id: "movement-confirm" }, t("confirm")),
       h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
     ),
+  );
+}
+
+function mailForm(till: Till, sale: Finished, booked: boolean): HTMLElement {
+  // The server renders and sends the receipt: a sale it has not booked yet cannot be mailed.
+  if (!booked) return h("p", { class: "muted small", id: "mail-later" }, t("mailLater"));
+  const email = h("input", { id: "receipt-email", name: "receipt-email", type: "email", autocomplete: "off", inputmode: "email", maxlength: 254 });
+  return h(
+    "form",
+    {
+      class: "stack mail",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        void till.sendReceipt(sale, email.value.trim());
+      },
+    },
+    field(t("mailAddress"), email),
+    h("button", { type: "submit", id: "send-receipt" }, t("mailSend")),
+    sale.mail ? h("p", { class: sale.mail.bad ? "error" : "notice", role: "status", id: sale.mail.bad ? "mail-refused" : "mail-sent" }, sale.mail.text) : null,
   );
 }
 

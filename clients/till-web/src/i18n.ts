@@ -146,6 +146,18 @@ const WORDS = {
   error: { fr: "Erreur", en: "Error" },
   session: { fr: "Session", en: "Session" },
   method_cash: { fr: "Espèces", en: "Cash" },
+  mailAddress: {
+    fr: "Ticket par e-mail (vide : à l'adresse du client, s'il l'a accepté)",
+    en: "Receipt by e-mail (empty: to the customer's address, if they agreed)",
+  },
+  mailSend: { fr: "Envoyer le ticket", en: "Send the receipt" },
+  mailQueued: { fr: "Ticket envoyé à", en: "Receipt sent to" },
+  mailToCustomer: { fr: "l'adresse du client", en: "the customer's address" },
+  mailRefused: { fr: "Envoi refusé", en: "Send refused" },
+  mailLater: {
+    fr: "Le ticket pourra partir par e-mail une fois la vente envoyée.",
+    en: "The receipt can be e-mailed once the sale is sent.",
+  },
   discountTitle: { fr: "Remise", en: "Discount" },
   discount_line_percent: { fr: "% sur une ligne", en: "% off a line" },
   discount_ticket_percent: { fr: "% sur le ticket", en: "% off the ticket" },
