@@ -6,7 +6,11 @@ and clicks: pairs the till with the address the demo prints, signs in with the P
 articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
 checks through the API that the sale is booked at the total shown and that stock moved; reads
 the X report and compares it with the API's; changes a price through the API and waits for the
-till to price with it (the feed). Then cuts the network and stops the server, rings
+till to price with it (the feed). Card payments through attempts (declined, mixed with cash,
+partially approved), returns by the receipt's number (cash and credit note), cash movements,
+the customer and loyalty points, credit note and gift card tenders, a discount approved by a
+manager's PIN and the receipt by e-mail (to a mail sink of its own), each checked against the
+API. Then cuts the network and stops the server, rings
 20 sales (reloading the page halfway: the service worker serves it), restarts the server on the
 same data directory and port, goes online, waits for the queue to empty, and checks that each
 of the 20 is booked exactly once and that the register's journal verifies. Closes the till
