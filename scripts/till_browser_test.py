@@ -746,6 +746,53 @@ def scenario(run, server, mail):
 
     run.check("a return refunded by a credit note: its code, and nothing more of that line to return", return_to_credit_note)
 
+    def return_refused_with_its_reason():
+        # The confiture is returned elsewhere (the API) while the till shows the receipt: the
+        # till's return is refused on arrival (422), said on its screen with the reason, then
+        # dismissed from the set-aside list.
+        page.keyboard.press("F4")
+        page.wait_for_selector("#receipt-number:focus")
+        page.keyboard.type(state["sale_number"])
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#return-lines")
+        jam_sku = sku("Confiture d'abricot 370 g")
+        jam = f"#return-lines tr[data-sku='{jam_sku}']"
+        page.click(f"{jam} button.step[aria-label='+1']")
+        page.wait_for_selector(f"{jam} input.qty[value='1']")
+        line = page.get_attribute(f"{jam} input.qty", "data-line")
+        left = [l for l in server.api(f"/v1/sales/{state['sale']}/returns")["lines"] if l["lineId"] == line][0]
+        server.request(
+            "POST",
+            "/v1/returns",
+            {
+                "transactionId": f"api-return-{state['session']}",
+                "originalTransactionId": state["sale"],
+                "number": "R-api-1",
+                "storeId": STORE,
+                "sellerId": CASHIER,
+                "sessionId": state["session"],
+                "lines": [{"lineId": line, "quantity": 1}],
+                "tenders": {"amountDue": left["returnableCents"], "sequence": 1, "tenders": [
+                    {"id": "r1", "method": "cash", "applied": left["returnableCents"], "presented": left["returnableCents"], "change": 0, "forfeited": 0}
+                ]},
+            },
+        )
+        page.click("#return-confirm")
+        page.wait_for_selector("#return-refused", timeout=15000)
+        assert "422" in page.inner_text("#return-refused"), page.inner_text("#return-refused")
+        assert page.get_attribute("#return-state", "data-booked") == "false"
+        run.screens("return-refused")
+        page.click("#set-aside")
+        page.wait_for_selector("#set-aside-panel")
+        page.click("#set-aside-panel button.danger")
+        page.wait_for_selector("#set-aside", state="detached")
+        state["cash_extra"] -= left["returnableCents"]
+        state["returns"] += 1
+        page.click("#new-sale")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("a return the server refuses (the line returned elsewhere meanwhile) says why", return_refused_with_its_reason)
+
     # --- Cash movements -------------------------------------------------------------------------
     def movement(kind, typed, reason, shot=None):
         page.click("#cash-movement")

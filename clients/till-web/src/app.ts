@@ -197,7 +197,7 @@ class Till {
         if (event.type === "retrying") this.online = false;
         if (event.type === "set_aside") {
           this.refused.set(event.entry.id, `${event.entry.answer.status} · ${event.entry.answer.envelope?.error.message ?? event.entry.answer.body.slice(0, 300)}`);
-          if (this.screen.name === "done") this.render();
+          if (this.screen.name === "done" || this.screen.name === "return-done") this.render();
         }
         if (event.type === "unauthorized") {
           // The session's token ran out: a new session (the cashier's PIN) sends the rest.
@@ -289,6 +289,8 @@ class Till {
     if (outbox === null) return;
     this.waiting = (await outbox.waiting()).length;
     this.setAside = await outbox.setAside();
+    // The list closes once nothing is left on it.
+    if (this.setAside.length === 0) this.showSetAside = false;
     this.renderStatus();
   }
 
@@ -805,7 +807,7 @@ class Till {
     };
     this.go({ name: "return-done", done });
     await this.refreshQueue();
-    for (let i = 0; i < 40 && !this.booked.has(done.transactionId); i++) await sleep(150);
+    for (let i = 0; i < 40 && !this.booked.has(done.transactionId) && !this.refused.has(done.transactionId); i++) await sleep(150);
     const answer = this.answers.get(done.transactionId);
     if (answer !== undefined) {
       done.booked = true;
@@ -1801,9 +1803,11 @@ function returnScreen(till: Till, method: RefundMethod, message?: string): HTMLE
 
 function returnDoneScreen(till: Till, done: ReturnDone): HTMLElement {
   const booked = done.booked || till.booked.has(done.transactionId);
+  const refused = till.refused.get(done.transactionId);
   return h(
     "main",
     { class: "narrow" },
+    refused ? h("p", { class: "error", role: "alert", id: "return-refused" }, `${t("returnRefused")}: ${refused}`) : null,
     h("h1", { id: "return-state", "data-booked": String(booked), "data-transaction": done.transactionId }, booked ? t("returnDone") : t("returnQueued")),
     h("p", { class: "grand change" }, h("span", {}, done.method === "cash" ? t("refundCash") : t("method_credit_note")), h("strong", { id: "refund-done", "data-cents": done.refund }, money(done.refund))),
     done.creditNote

@@ -203,6 +203,7 @@ const WORDS = {
     fr: "Hors ligne : points, cartes cadeaux et avoirs se vérifient sur le serveur. Les espèces restent possibles.",
     en: "Offline: points, gift cards and credit notes are checked on the server. Cash is still available.",
   },
+  returnRefused: { fr: "Retour refusé par le serveur", en: "Return refused by the server" },
   saleRefused: { fr: "Vente refusée par le serveur", en: "Sale refused by the server" },
   movementTitle: { fr: "Mouvement de caisse", en: "Cash movement" },
   movement_paid_in: { fr: "Apport", en: "Paid in" },
