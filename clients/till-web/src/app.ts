@@ -3,9 +3,9 @@
 // state below; prices come from the offline Pricer over the store's snapshot, so the till
 // shows and sends exactly what the server books, online or not.
 //
-// Later parts (customers, discounts with a manager's approval, card and stored-value tenders,
-// returns, e-mail receipts, cash movements) add tenders to `Tender`, panels to the sale screen
-// and entries to the outbox; the sale body is built in one place (`saleBody`).
+// A payment is tender by tender (`src/payment.ts`): cash, and cards through a payment attempt
+// the server records before the terminal is asked; the sale body is built in one place
+// (`saleBody`).
 
 import { TillClient, TillError, TillUnreachable } from "../../typescript/src/client.js";
 import type { ResponseBody } from "../../typescript/src/client.js";
@@ -26,11 +26,23 @@ import {
 } from "./device.js";
 import type { Pairing, SessionKept } from "./device.js";
 import { currentLang, dateTime, money, parseEuros, setLang, t } from "./i18n.js";
+import { cardTender, cashTender, changeDue, remaining } from "./payment.js";
+import type { Payment } from "./payment.js";
+import { findCustomers, saleCustomer } from "./customer.js";
+import { declaredDiscount, mayGrantAlone, parsePercent, REASONS } from "./discount.js";
+import type { DiscountKind, DiscountReason, SaleDiscount } from "./discount.js";
+import type { CustomerView, SaleCustomer } from "./customer.js";
+import { refundOf, registerOfNumber, returnBody } from "./returns.js";
+import type { RefundMethod, ReturnDraft } from "./returns.js";
 import { saleBody } from "./sale.js";
 import type { CartLine, Tender } from "./sale.js";
 import type { Lang } from "./i18n.js";
 
 type XReport = ResponseBody<"getXReport", 200>;
+/** The tender being taken on the payment screen. */
+type PayMode = "cash" | "card" | "loyalty" | "gift_card" | "credit_note";
+/** Money put in or taken out of the drawer outside a sale. */
+type MovementKind = "paid_in" | "paid_out" | "drop";
 type ZReport = ResponseBody<"closeRegisterSession", 200>;
 
 
@@ -38,9 +50,22 @@ interface Finished {
   transactionId: string;
   number: string;
   quote: PriceQuote;
-  tender: Tender;
+  tenders: Tender[];
   issuedAt: string;
   booked: boolean;
+  /** What the last e-mail send of its receipt came to (the server's answer, or its refusal). */
+  mail?: { text: string; bad: boolean };
+}
+
+/** A return sent: its refund and, for a credit note, the number and code the server gave it. */
+interface ReturnDone {
+  transactionId: string;
+  number: string;
+  originalNumber: string;
+  refund: number;
+  method: RefundMethod;
+  booked: boolean;
+  creditNote: { number: string; code: string | null } | null;
 }
 
 type Screen =
@@ -48,8 +73,16 @@ type Screen =
   | { name: "pair"; message?: string }
   | { name: "sign-in"; message?: string; otherSession?: string }
   | { name: "sell" }
-  | { name: "pay" }
+  | { name: "pay"; mode: PayMode; message?: string }
+  | { name: "customer"; results?: CustomerView[]; message?: string }
+  | { name: "discount"; kind: DiscountKind; message?: string }
+  | { name: "approve"; pending: SaleDiscount; manager?: string; message?: string }
+  | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
+  | { name: "return-find"; message?: string }
+  | { name: "return"; method: RefundMethod; message?: string }
+  | { name: "return-done"; done: ReturnDone }
+  | { name: "movement"; kind: MovementKind; message?: string }
   | { name: "x-report"; report?: XReport; message?: string }
   | { name: "close"; message?: string }
   | { name: "z-report"; report: ZReport };
@@ -77,9 +110,23 @@ class Till {
   results: ArticleRecord[] = [];
   notice: { text: string; bad: boolean } | null = null;
   priced: PriceResult | null = null;
+  /** The sale being paid, tender by tender; null while selling. */
+  payment: Payment | null = null;
+  /** A card call is on its way: its buttons wait. */
+  cardBusy = false;
+  /** The declared discount of the sale being rung, approved when it had to be. */
+  discount: SaleDiscount | null = null;
+  /** The customer attached to the sale being rung. */
+  customer: SaleCustomer | null = null;
+  /** Sales and returns the server refused on arrival, with its reason (set aside by the outbox). */
+  refused = new Map<string, string>();
   pricer: Pricer | null = null;
   screen: Screen = { name: "loading" };
   booked = new Set<string>();
+  /** The server's answers to the returns the outbox sent (a credit note's code is in it, once). */
+  answers = new Map<string, string>();
+  /** The return being prepared against a receipt. */
+  returning: ReturnDraft | null = null;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
   private syncTimer: number | null = null;
@@ -144,9 +191,14 @@ class Till {
       onEvent: (event) => {
         if (event.type === "acknowledged") {
           this.booked.add(event.entry.id);
+          if (event.entry.kind === "return") this.answers.set(event.entry.id, event.body);
           this.online = true;
         }
         if (event.type === "retrying") this.online = false;
+        if (event.type === "set_aside") {
+          this.refused.set(event.entry.id, `${event.entry.answer.status} · ${event.entry.answer.envelope?.error.message ?? event.entry.answer.body.slice(0, 300)}`);
+          if (this.screen.name === "done" || this.screen.name === "return-done") this.render();
+        }
         if (event.type === "unauthorized") {
           // The session's token ran out: a new session (the cashier's PIN) sends the rest.
           this.session = null;
@@ -237,6 +289,8 @@ class Till {
     if (outbox === null) return;
     this.waiting = (await outbox.waiting()).length;
     this.setAside = await outbox.setAside();
+    // The list closes once nothing is left on it.
+    if (this.setAside.length === 0) this.showSetAside = false;
     this.renderStatus();
   }
 
@@ -252,14 +306,39 @@ class Till {
       if (this.showSetAside) {
         this.showSetAside = false;
         this.render();
-      } else if (["pay", "x-report", "close"].includes(this.screen.name)) {
+      } else if (this.screen.name === "pay") {
+        // Tenders taken stay until the cashier cancels them (a card approval must be voided).
+        if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (this.screen.name === "customer" || this.screen.name === "discount" || this.screen.name === "approve") {
+        this.go({ name: "sell" });
+      } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
+        this.returning = null;
+        this.go({ name: "sell" });
+      } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
       }
       return;
     }
-    if (event.key === "F2" && this.screen.name === "sell" && this.cart.length > 0) {
+    if (event.key === "F7" && this.screen.name === "sell" && this.cart.length > 0) {
       event.preventDefault();
-      this.go({ name: "pay" });
+      this.go({ name: "discount", kind: "line_percent" });
+      return;
+    }
+    if (event.key === "F6" && this.screen.name === "sell") {
+      event.preventDefault();
+      this.go({ name: "customer" });
+      return;
+    }
+    if (event.key === "F4" && this.screen.name === "sell" && this.cart.length === 0) {
+      event.preventDefault();
+      this.go({ name: "return-find" });
+      return;
+    }
+    if ((event.key === "F2" || event.key === "F3") && ["sell", "pay"].includes(this.screen.name)) {
+      event.preventDefault();
+      const mode = event.key === "F2" ? "cash" : "card";
+      if (this.screen.name === "sell" && this.cart.length > 0) this.startPayment(mode);
+      else if (this.screen.name === "pay") this.go({ name: "pay", mode });
     }
   }
 
@@ -293,6 +372,9 @@ class Till {
 
   removeLine(lineId: string): void {
     this.cart = this.cart.filter((l) => l.id !== lineId);
+    // A discount on that line goes with it.
+    const declared = this.discount?.declared;
+    if (declared !== undefined && declared.scope === "line" && declared.lineId === lineId) this.discount = null;
     this.reprice();
     this.render();
   }
@@ -308,6 +390,9 @@ class Till {
     return this.pricer.price({
       lines: this.cart.map((line) => ({ id: line.id, skuId: line.skuId, quantity: line.quantity })),
       issuedAt,
+      // The customer's groups price as the server will (a promotion for a group).
+      customerGroups: this.customer?.groups ?? null,
+      declaredDiscounts: this.discount === null ? [] : [this.discount.declared],
     });
   }
 
@@ -341,28 +426,253 @@ class Till {
 
   // --- Paying ------------------------------------------------------------------------------------
 
+  /** Opens the payment: the cart priced once, now; every tender pays that total. */
+  startPayment(mode: "cash" | "card" = "cash"): void {
+    if (this.payment === null) {
+      const issuedAt = new Date().toISOString();
+      const priced = this.priceWith(issuedAt);
+      if (priced === null) return;
+      if (!priced.ok) {
+        this.notice = { text: priced.refusal.message, bad: true };
+        this.go({ name: "sell" });
+        return;
+      }
+      this.payment = { transactionId: crypto.randomUUID(), issuedAt, quote: priced.quote, tenders: [] };
+    }
+    this.go({ name: "pay", mode });
+  }
+
+  /** Back to the cart: only while no tender was taken. */
+  leavePayment(): void {
+    if (this.payment !== null && this.payment.tenders.length > 0) return;
+    this.payment = null;
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
+  /** Cash handed over: up to what is due; the sale is finalized once nothing is left. */
   async payCash(presented: number): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || presented <= 0) return;
+    payment.tenders.push(cashTender(remaining(payment), presented));
+    if (remaining(payment) === 0) await this.finalize();
+    else this.go({ name: "pay", mode: "cash" });
+  }
+
+  /** Records the card attempt before the terminal is asked: online only (DESIGN.md section 22). */
+  async askCard(amountCents: number): Promise<void> {
+    const payment = this.payment;
+    const session = this.session;
+    if (payment === null || session === null || this.cardBusy) return;
+    if (amountCents <= 0 || amountCents > remaining(payment)) return;
+    const paymentId = crypto.randomUUID();
+    this.cardBusy = true;
+    try {
+      await this.sessionClient().requestPayment({ paymentId, sessionId: session.sessionId, amountCents, method: "card" });
+      this.cardBusy = false;
+      this.go({ name: "card", paymentId, amountCents });
+    } catch (error) {
+      this.cardBusy = false;
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "pay", mode: "card", message: error instanceof TillUnreachable ? t("cardOffline") : describe(error) });
+    }
+  }
+
+  /** What the terminal said, keyed by the cashier: an approval (maybe partial) or a refusal. */
+  async cardOutcome(paymentId: string, amountCents: number, approval: { authorizedCents: number; code: string; last4: string } | null): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || this.cardBusy) return;
+    const body =
+      approval === null
+        ? { status: "declined" as const }
+        : {
+            status: approval.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
+            authorizedCents: approval.authorizedCents,
+            authorizationCode: approval.code,
+            ...(approval.last4 === "" ? {} : { last4: approval.last4 }),
+          };
+    this.cardBusy = true;
+    let queued = false;
+    try {
+      await this.sessionClient().recordPaymentOutcome(paymentId, body);
+    } catch (error) {
+      if (!(error instanceof TillUnreachable)) {
+        // The server refused what was keyed (a field, a conflict): say why, key it again.
+        this.cardBusy = false;
+        this.go({ name: "card", paymentId, amountCents, message: describe(error) });
+        return;
+      }
+      // The terminal has answered; its answer goes through the outbox, before the sale.
+      this.online = false;
+      await this.outbox?.enqueuePaymentOutcome(paymentId, body, { sessionId: this.session?.sessionId ?? "" });
+      queued = true;
+    }
+    this.cardBusy = false;
+    if (approval === null) {
+      this.go({ name: "pay", mode: "card", message: t("cardDeclined") });
+      return;
+    }
+    payment.tenders.push(cardTender(paymentId, approval.authorizedCents));
+    if (remaining(payment) === 0) await this.finalize();
+    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(approval.authorizedCents)}${queued ? ` · ${t("cardQueued")}` : ""}` });
+  }
+
+  /** Points, a gift card or a credit note: the balance read first, the tender capped at it. */
+  async takeStoredValue(kind: "loyalty" | "gift_card" | "credit_note", wantedCents: number, code: string): Promise<void> {
+    const payment = this.payment;
+    if (payment === null || this.cardBusy || wantedCents <= 0) return;
+    this.cardBusy = true;
+    try {
+      let balance: number;
+      if (kind === "loyalty") {
+        const customer = this.customer;
+        if (customer === null) return;
+        const view = await this.deviceClient().json<{ points: number }>("GET", `/v1/customers/${encodeURIComponent(customer.customerId)}/loyalty`);
+        customer.loyaltyPoints = view.points;
+        // A point is worth a cent unless the server says otherwise (its 422 names the value).
+        balance = view.points;
+      } else {
+        const path = kind === "gift_card" ? "gift-cards" : "credit-notes";
+        const view = await this.sessionClient().json<{ balanceCents: number; state: string }>("GET", `/v1/${path}/${encodeURIComponent(code)}`);
+        if (view.state !== "active") {
+          this.go({ name: "pay", mode: kind, message: `${t("instrumentState")}: ${view.state}` });
+          return;
+        }
+        balance = view.balanceCents;
+      }
+      const applied = Math.min(wantedCents, balance, remaining(payment));
+      if (applied <= 0) {
+        this.go({ name: "pay", mode: kind, message: t("noBalance") });
+        return;
+      }
+      payment.tenders.push({ method: kind, applied, presented: applied, change: 0, ...(kind === "loyalty" ? {} : { reference: code }) });
+      this.cardBusy = false;
+      if (remaining(payment) === 0) await this.finalize();
+      else this.go({ name: "pay", mode: "cash", message: `${methodName(kind)} ${money(applied)} · ${t("restDue")}` });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "pay", mode: kind, message: error instanceof TillUnreachable ? t("storedValueOffline") : describe(error) });
+    } finally {
+      this.cardBusy = false;
+    }
+  }
+
+  // --- Declared discounts ------------------------------------------------------------------------
+
+  /** The discount priced as the server will; a cashier who may not grant it asks a manager. */
+  declareDiscount(kind: DiscountKind, value: number, reason: DiscountReason, lineId: string | null): void {
+    const declared = declaredDiscount(kind, value, reason, lineId);
+    const issuedAt = new Date().toISOString();
+    const without = this.priceWith(issuedAt);
+    const kept = this.discount;
+    this.discount = { declared, reductionCents: 0, elevationToken: null, approvedBy: null };
+    const withIt = this.priceWith(issuedAt);
+    this.discount = kept;
+    if (withIt === null || without === null || !without.ok) return;
+    if (!withIt.ok) {
+      this.go({ name: "discount", kind, message: withIt.refusal.message });
+      return;
+    }
+    const pending: SaleDiscount = { declared, reductionCents: without.quote.totals.total - withIt.quote.totals.total, elevationToken: null, approvedBy: null };
+    const role = this.staff.find((member) => member.subject === this.session?.cashierSubject)?.role;
+    if (mayGrantAlone(role)) this.applyDiscount(pending);
+    else this.go({ name: "approve", pending });
+  }
+
+  applyDiscount(discount: SaleDiscount | null): void {
+    this.discount = discount;
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
+  /** The manager types their PIN at the till: a single-use grant for this discount's size. */
+  async approveDiscount(pending: SaleDiscount, manager: string, pin: string): Promise<void> {
+    const declared = pending.declared;
+    try {
+      const grant = await this.sessionClient().json<{ token: string }>("POST", "/v1/elevation-grants", {
+        body: {
+          managerSubject: manager,
+          pin,
+          operation: declared.scope === "line" ? "discount.line" : "discount.ticket",
+          amountCents: pending.reductionCents,
+          ...(declared.basis === "percent" ? { percentBps: declared.percentBps } : {}),
+        },
+      });
+      this.applyDiscount({ ...pending, elevationToken: grant.token, approvedBy: manager });
+    } catch (error) {
+      if (error instanceof TillError && error.envelope?.error.code === "NO_ELEVATION_REQUIRED") {
+        // The cashier may grant this one alone.
+        this.applyDiscount(pending);
+        return;
+      }
+      if (error instanceof TillUnreachable) this.online = false;
+      // The manager typed stays; the PIN is typed again.
+      this.go({ name: "approve", pending, manager, message: error instanceof TillUnreachable ? t("approvalOffline") : describe(error) });
+    }
+  }
+
+  // --- The customer --------------------------------------------------------------------------------
+
+  async searchCustomer(text: string): Promise<void> {
+    try {
+      const results = await findCustomers(this.deviceClient(), text);
+      this.go({ name: "customer", results, ...(results.length === 0 ? { message: `${t("noCustomer")}: ${text.trim()}` } : {}) });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "customer", message: error instanceof TillUnreachable ? t("customerOffline") : describe(error) });
+    }
+  }
+
+  attachCustomer(view: CustomerView | null): void {
+    this.customer = view === null ? null : saleCustomer(view);
+    this.reprice();
+    this.go({ name: "sell" });
+  }
+
+  /** Gives back what was taken: cash to the customer, a card approval voided at the terminal. */
+  async cancelPayment(): Promise<void> {
+    const payment = this.payment;
+    if (payment === null) return;
+    for (const tender of payment.tenders.filter((taken) => taken.method === "card" && taken.reference !== undefined)) {
+      try {
+        await this.sessionClient().voidPayment(tender.reference ?? "");
+      } catch (error) {
+        this.go({ name: "pay", mode: "card", message: describe(error) });
+        return;
+      }
+      payment.tenders = payment.tenders.filter((taken) => taken !== tender);
+    }
+    payment.tenders = [];
+    this.leavePayment();
+  }
+
+  /** The tenders cover the total: the sale goes to the outbox, then to the server. */
+  private async finalize(): Promise<void> {
     const session = this.session;
     const pairing = this.pairing;
     const outbox = this.outbox;
-    if (session === null || pairing === null || outbox === null) return;
-    const issuedAt = new Date().toISOString();
-    const priced = this.priceWith(issuedAt);
-    if (priced === null) return;
-    if (!priced.ok) {
-      this.notice = { text: priced.refusal.message, bad: true };
-      this.go({ name: "sell" });
-      return;
-    }
-    const quote = priced.quote;
-    const due = quote.totals.total;
-    if (presented < due) return;
-    const tender: Tender = { method: "cash", applied: due, presented, change: presented - due };
-    const transactionId = crypto.randomUUID();
+    const payment = this.payment;
+    if (session === null || pairing === null || outbox === null || payment === null) return;
+    const { transactionId, issuedAt, quote, tenders } = payment;
     const number = await nextTicketNumber(this.storage, pairing.registerId);
-    const body = saleBody({ transactionId, number, session, issuedAt, cart: this.cart, quote, tenders: [tender] });
-    await outbox.enqueueSale(body);
-    const sale: Finished = { transactionId, number, quote, tender, issuedAt, booked: false };
+    const discount = this.discount;
+    const body = saleBody({
+      transactionId,
+      number,
+      session,
+      issuedAt,
+      cart: this.cart,
+      quote,
+      tenders,
+      customerId: this.customer?.customerId ?? null,
+      declaredDiscounts: discount === null ? [] : [discount.declared],
+    });
+    // The manager's token goes with the one finalize it approves (kept with the entry).
+    await outbox.enqueueSale(body, discount?.elevationToken ? { elevationToken: discount.elevationToken } : {});
+    const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
+    this.payment = null;
+    this.customer = null;
+    this.discount = null;
     this.cart = [];
     this.lineSeq = 0;
     this.priced = null;
@@ -370,30 +680,188 @@ class Till {
     this.go({ name: "done", sale });
     await this.refreshQueue();
     // Online, the answer comes within moments: say so once it has.
-    for (let i = 0; i < 20 && !this.booked.has(transactionId); i++) await sleep(150);
+    for (let i = 0; i < 20 && !this.booked.has(transactionId) && !this.refused.has(transactionId); i++) await sleep(150);
     if (this.booked.has(transactionId) && this.screen.name === "done" && this.screen.sale.transactionId === transactionId) {
       sale.booked = true;
       this.render();
     }
   }
 
+  // --- Cash movements --------------------------------------------------------------------------
+
+  /** Paid in, paid out, a drop: queued through the outbox like a sale, sent at once online. */
+  async recordMovement(kind: MovementKind, amountCents: number, reason: string): Promise<void> {
+    const session = this.session;
+    const outbox = this.outbox;
+    if (session === null || outbox === null || amountCents <= 0) return;
+    const movementId = crypto.randomUUID();
+    await outbox.enqueueCashMovement(session.sessionId, { movementId, kind, amountCents, reason: reason === "" ? null : reason });
+    this.notice = { text: `${t(`movement_${kind}`)} ${money(amountCents)} · ${t("movementQueued")}`, bad: false };
+    this.go({ name: "sell" });
+    await this.refreshQueue();
+    for (let i = 0; i < 20 && !this.booked.has(movementId); i++) await sleep(150);
+    if (this.booked.has(movementId)) {
+      this.notice = { text: `${t(`movement_${kind}`)} ${money(amountCents)} · ${t("movementDone")}`, bad: false };
+      if (this.screen.name === "sell") this.render();
+    }
+  }
+
+  // --- Returns -----------------------------------------------------------------------------------
+
+  /** The receipt's ticket number (or the sale's transaction id): the original sale, online. */
+  async findReceipt(text: string): Promise<void> {
+    const wanted = text.trim();
+    if (wanted === "") return;
+    const client = this.sessionClient();
+    try {
+      const transactionId = await this.saleByNumber(client, wanted);
+      if (transactionId === null) {
+        this.go({ name: "return-find", message: `${t("receiptUnknown")}: ${wanted}` });
+        return;
+      }
+      const seg = encodeURIComponent(transactionId);
+      const [explained, returns] = await Promise.all([
+        client.json<ResponseBody<"getSaleLines", 200>>("GET", `/v1/sales/${seg}/lines`),
+        client.json<ResponseBody<"getSaleReturns", 200>>("GET", `/v1/sales/${seg}/returns`),
+      ]);
+      if (returns.type !== "sale") {
+        this.go({ name: "return-find", message: t("notASale") });
+        return;
+      }
+      this.returning = {
+        transactionId: crypto.randomUUID(),
+        originalTransactionId: transactionId,
+        originalNumber: wanted,
+        lines: explained.lines.map((line) => {
+          const state = returns.lines.find((r) => r.lineId === line.id);
+          return {
+            lineId: line.id,
+            skuId: line.skuId ?? "",
+            label: line.label ?? this.articles.find((a) => a.skuId === line.skuId)?.catalog.name ?? line.id,
+            quantity: line.quantity,
+            returned: state?.returned ?? line.quantity,
+            netCents: line.netCents,
+            take: 0,
+          };
+        }),
+      };
+      this.go({ name: "return", method: "cash" });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "return-find", message: error instanceof TillUnreachable ? t("returnOffline") : describe(error) });
+    }
+  }
+
+  /** A ticket number names its register: that register's sales are read until it is found. */
+  private async saleByNumber(client: TillClient, wanted: string): Promise<string | null> {
+    const registerId = registerOfNumber(wanted);
+    if (registerId === null) {
+      // Not a ticket number: a transaction id, typed or scanned.
+      try {
+        await client.getSale(wanted);
+        return wanted;
+      } catch (error) {
+        if (error instanceof TillError && (error.status === 404 || error.status === 400)) return null;
+        throw error;
+      }
+    }
+    let cursor: string | undefined;
+    // The API has no search by ticket number: the register's sales, a page at a time.
+    for (let page = 0; page < 40; page++) {
+      const found = await client.searchSales({ registerId, type: "sale", limit: 500, ...(cursor === undefined ? {} : { cursor }) });
+      const hit = found.items.find((item) => item.number === wanted);
+      if (hit !== undefined) return hit.transactionId;
+      if (!found.nextCursor) return null;
+      cursor = found.nextCursor;
+    }
+    return null;
+  }
+
+  setReturnQuantity(lineId: string, take: number): void {
+    const line = this.returning?.lines.find((l) => l.lineId === lineId);
+    if (line === undefined || !Number.isInteger(take)) return;
+    line.take = Math.max(0, Math.min(line.quantity - line.returned, take));
+    this.go({ name: "return", method: this.screen.name === "return" ? this.screen.method : "cash" });
+  }
+
+  /** The return goes through the outbox (it is idempotent by its own transaction id). */
+  async confirmReturn(method: RefundMethod): Promise<void> {
+    const draft = this.returning;
+    const session = this.session;
+    const pairing = this.pairing;
+    const outbox = this.outbox;
+    if (draft === null || session === null || pairing === null || outbox === null) return;
+    if (!draft.lines.some((line) => line.take > 0)) return;
+    const number = await nextTicketNumber(this.storage, pairing.registerId);
+    const body = returnBody({ draft, number, session, method });
+    await outbox.enqueueReturn(body);
+    this.returning = null;
+    const done: ReturnDone = {
+      transactionId: body.transactionId,
+      number,
+      originalNumber: draft.originalNumber,
+      refund: refundOf(draft),
+      method,
+      booked: false,
+      creditNote: null,
+    };
+    this.go({ name: "return-done", done });
+    await this.refreshQueue();
+    for (let i = 0; i < 40 && !this.booked.has(done.transactionId) && !this.refused.has(done.transactionId); i++) await sleep(150);
+    const answer = this.answers.get(done.transactionId);
+    if (answer !== undefined) {
+      done.booked = true;
+      const event = JSON.parse(answer) as { creditNoteNumber?: string; creditNoteCode?: string };
+      if (method === "credit_note" && event.creditNoteNumber !== undefined) {
+        done.creditNote = { number: event.creditNoteNumber, code: event.creditNoteCode ?? null };
+      }
+      if (this.screen.name === "return-done" && this.screen.done.transactionId === done.transactionId) this.render();
+    }
+  }
+
+  /** The receipt by e-mail: to the address typed, else to the sale's customer if they consented. */
+  async sendReceipt(sale: Finished, email: string): Promise<void> {
+    try {
+      const sent = await this.sessionClient().json<{ state: string; to?: string | null; recipient: string }>(
+        "POST",
+        `/v1/sales/${encodeURIComponent(sale.transactionId)}/receipt/send`,
+        { body: { sendId: crypto.randomUUID(), ...(email === "" ? {} : { email }) } },
+      );
+      sale.mail = { text: `${t("mailQueued")} ${sent.to ?? t("mailToCustomer")} (${sent.state})`, bad: false };
+    } catch (error) {
+      sale.mail = { text: `${t("mailRefused")}: ${describe(error)}`, bad: true };
+    }
+    if (this.screen.name === "done" && this.screen.sale === sale) this.render();
+  }
+
+  async printReturn(done: ReturnDone): Promise<void> {
+    await this.printTicket(done.transactionId, done.booked, () =>
+      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${(done.refund / 100).toFixed(2)}`, "", t("provisional")].join("\n"),
+    );
+  }
+
   async printReceipt(sale: Finished): Promise<void> {
+    await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session));
+  }
+
+  /** The server's own ticket once booked (the original, then duplicates); else a provisional slip. */
+  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<void> {
     const area = document.getElementById("print-area");
     if (area === null) return;
     let text: string | null = null;
-    if (sale.booked || this.booked.has(sale.transactionId)) {
+    if (booked || this.booked.has(transactionId)) {
       try {
         const answer = await this.sessionClient().raw(
           "POST",
-          `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`,
-          { query: { format: "text", columns: "42" }, body: { printId: `${sale.transactionId}-print` } },
+          `/v1/sales/${encodeURIComponent(transactionId)}/prints`,
+          { query: { format: "text", columns: "42" }, body: { printId: `${transactionId}-print` } },
         );
         if (answer.status >= 200 && answer.status < 300) text = answer.text;
       } catch {
         text = null;
       }
     }
-    replace(area, h("pre", {}, text ?? provisionalSlip(sale, this.pairing, this.session)));
+    replace(area, h("pre", {}, text ?? provisional()));
     window.print();
   }
 
@@ -549,9 +1017,25 @@ class Till {
         case "sell":
           return sellScreen(this);
         case "pay":
-          return payScreen(this);
+          return payScreen(this, screen.mode, screen.message);
+        case "customer":
+          return customerScreen(this, screen.results, screen.message);
+        case "discount":
+          return discountScreen(this, screen.kind, screen.message);
+        case "approve":
+          return approveScreen(this, screen.pending, screen.manager ?? "", screen.message);
+        case "card":
+          return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
+        case "return-find":
+          return returnFindScreen(this, screen.message);
+        case "return":
+          return returnScreen(this, screen.method, screen.message);
+        case "return-done":
+          return returnDoneScreen(this, screen.done);
+        case "movement":
+          return movementScreen(this, screen.kind, screen.message);
         case "x-report":
           return reportScreen(this, "x", screen.report, screen.message);
         case "close":
@@ -800,14 +1284,20 @@ function sellScreen(till: Till): HTMLElement {
     h(
       "aside",
       { class: "right" },
+      customerPanel(till),
       totalsPanel(till),
-      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.go({ name: "pay" }) }, `${t("payCash")} (F2)`),
+      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
       till.cart.length > 0
-        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.reprice(); till.render(); } }, t("cancelSale"))
+        ? h("button", { type: "button", id: "discount", onclick: () => till.go({ name: "discount", kind: "line_percent" }) }, `${t("discountTitle")} (F7)`)
+        : null,
+      till.cart.length > 0
+        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.discount = null; till.reprice(); till.render(); } }, t("cancelSale"))
         : null,
       h(
         "div",
         { class: "tools" },
+        h("button", { type: "button", id: "return", disabled: till.cart.length > 0, onclick: () => till.go({ name: "return-find" }) }, `${t("returnTitle")} (F4)`),
+        h("button", { type: "button", id: "cash-movement", onclick: () => till.go({ name: "movement", kind: "paid_in" }) }, t("movementTitle")),
         h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
         h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
       ),
@@ -834,39 +1324,97 @@ function totalsPanel(till: Till): HTMLElement {
       discounts !== 0 ? h("dd", {}, money(-discounts)) : null,
       ...vat.flatMap((v) => [h("dt", { class: "vat" }, `${t("vat")} ${v.vatRate} %`), h("dd", { class: "vat" }, money(v.vatCents))]),
     ),
+    till.discount
+      ? h(
+          "p",
+          { class: "discount-line", id: "discount-applied", "data-approved-by": till.discount.approvedBy ?? "" },
+          h("span", {}, `${t("discountTitle")} ${discountText(till.discount)}${till.discount.approvedBy ? ` · ${t("approvedBy")} ${till.discount.approvedBy}` : ""}`),
+          h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${t("discountTitle")}`, onclick: () => till.applyDiscount(null) }, "✕"),
+        )
+      : null,
     h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "total", "data-cents": quote?.totals.total ?? 0 }, money(quote?.totals.total ?? 0))),
     h("p", { class: "muted small" }, `${quote?.totals.itemCount ?? 0} ${t("items")}`),
   );
 }
 
-function payScreen(till: Till): HTMLElement {
-  const quote = till.priced?.ok ? till.priced.quote : null;
-  const due = quote?.totals.total ?? 0;
+function payScreen(till: Till, mode: PayMode, message?: string): HTMLElement {
+  const payment = till.payment;
+  if (payment === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
+  const due = remaining(payment);
+  const taken = payment.tenders.length > 0;
+  const tab = (which: PayMode, label: string, key?: string) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `method-${which}`,
+        class: which === mode ? "tab current" : "tab",
+        "aria-pressed": which === mode ? "true" : "false",
+        onclick: () => till.go({ name: "pay", mode: which }),
+      },
+      key === undefined ? label : `${label} (${key})`,
+    );
+  const points = till.customer !== null && till.customer.loyaltyPoints > 0;
+  const form =
+    mode === "cash"
+      ? cashForm(till, due)
+      : mode === "card"
+        ? cardForm(till, due)
+        : storedValueForm(till, mode, due);
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("payTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+    taken ? tendersList(payment.tenders, "tenders-taken") : null,
+    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+    message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+    h(
+      "div",
+      { class: "tabs", role: "group" },
+      tab("cash", t("method_cash"), "F2"),
+      tab("card", t("method_card"), "F3"),
+      tab("gift_card", t("method_gift_card")),
+      tab("credit_note", t("method_credit_note")),
+      points ? tab("loyalty", t("method_loyalty")) : null,
+    ),
+    form,
+    taken
+      ? h("button", { type: "button", class: "danger", id: "cancel-payment", onclick: () => void till.cancelPayment() }, t("cancelPayment"))
+      : h("button", { type: "button", class: "quiet", onclick: () => till.leavePayment() }, `${t("back")} (Esc)`),
+  );
+}
+
+function cashForm(till: Till, due: number): HTMLElement {
   const given = h("input", { id: "given", name: "given", inputmode: "decimal", autocomplete: "off", "data-focus": true });
   const change = h("strong", { id: "change" }, money(0));
   const confirm = h("button", { type: "submit", class: "primary huge", id: "confirm", disabled: true }, t("confirm"));
+  const typed = () => (given.value.trim() === "" ? due : parseEuros(given.value));
   const update = () => {
-    const cents = given.value.trim() === "" ? due : parseEuros(given.value);
-    const ok = cents !== null && cents >= due;
-    change.textContent = ok && cents !== null ? money(cents - due) : t("notEnough");
+    const cents = typed();
+    const ok = cents !== null && cents > 0;
+    // Less than is due: a part paid in cash, the rest by another tender.
+    change.textContent = cents === null ? t("error") : cents >= due ? money(cents - due) : `${t("partCash")} ${money(due - cents)}`;
     change.className = ok ? "" : "error";
     confirm.disabled = !ok;
+    confirm.textContent = ok && cents !== null && cents < due ? `${t("addCash")} ${money(cents)}` : t("confirm");
   };
   given.addEventListener("input", update);
   const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
-  const form = h(
+  setTimeout(update, 0);
+  return h(
     "form",
     {
       class: "stack",
+      id: "cash-form",
       onsubmit: (event: Event) => {
         event.preventDefault();
-        const cents = given.value.trim() === "" ? due : parseEuros(given.value);
-        if (cents === null || cents < due) return;
+        const cents = typed();
+        if (cents === null || cents <= 0) return;
         confirm.disabled = true;
         void till.payCash(cents);
       },
     },
-    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
     field(t("given"), given),
     h(
       "div",
@@ -877,24 +1425,465 @@ function payScreen(till: Till): HTMLElement {
     ),
     h("p", { class: "grand" }, h("span", {}, t("change")), change),
     confirm,
+  );
+}
+
+function cardForm(till: Till, due: number): HTMLElement {
+  // A card is charged only once the server holds its attempt: none offline, cash stays.
+  if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
+  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: (due / 100).toFixed(2), "data-focus": true });
+  const send = h("button", { type: "submit", class: "primary huge", id: "card-send", disabled: till.cardBusy }, t("cardSend"));
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "card-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        send.disabled = true;
+        void till.askCard(cents);
+      },
+    },
+    field(t("cardAmount"), amount),
+    send,
+  );
+}
+
+/** Points, a gift card or a credit note: their balances live on the server, so online only. */
+function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_note", due: number): HTMLElement {
+  if (!till.online) return h("p", { class: "notice", id: "stored-value-offline", role: "status" }, t("storedValueOffline"));
+  const customer = till.customer;
+  const most = kind === "loyalty" && customer !== null ? Math.min(due, customer.loyaltyPoints) : due;
+  const code = h("input", { id: "instrument-code", name: "instrument-code", autocomplete: "off", required: true, maxlength: 64, "data-focus": kind !== "loyalty" });
+  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: (most / 100).toFixed(2), "data-focus": kind === "loyalty" });
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "stored-value-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        void till.takeStoredValue(kind, cents, code.value.trim());
+      },
+    },
+    kind === "loyalty" && customer !== null
+      ? h("p", { id: "points", "data-points": customer.loyaltyPoints }, `${customer.displayName} · ${customer.loyaltyPoints} ${t("points")}`)
+      : field(kind === "gift_card" ? t("giftCardCode") : t("creditNoteCode"), code),
+    field(t("instrumentAmount"), amount),
+    h("button", { type: "submit", class: "primary huge", id: "stored-value-take", disabled: till.cardBusy }, t("takeTender")),
+  );
+}
+
+function discountText(discount: SaleDiscount): string {
+  const d = discount.declared;
+  return d.basis === "percent" ? `${(d.percentBps ?? 0) / 100} %` : money(d.amountCents ?? 0);
+}
+
+function discountScreen(till: Till, kind: DiscountKind, message?: string): HTMLElement {
+  const value = h("input", { id: "discount-value", name: "discount-value", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
+  const reason = h("select", { id: "discount-reason", name: "discount-reason" }, ...REASONS.map((r) => h("option", { value: r }, t(`reason_${r}`))));
+  const line = h(
+    "select",
+    { id: "discount-line", name: "discount-line" },
+    ...[...till.cart].reverse().map((l) => h("option", { value: l.id }, `${l.name} × ${l.quantity}`)),
+  );
+  const tab = (which: DiscountKind) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `discount-${which}`,
+        class: which === kind ? "tab current" : "tab",
+        "aria-pressed": which === kind ? "true" : "false",
+        onclick: () => till.go({ name: "discount", kind: which }),
+      },
+      t(`discount_${which}`),
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("discountTitle")),
+    message ? h("p", { class: "error", role: "alert", id: "discount-message" }, message) : null,
+    h("div", { class: "tabs", role: "group" }, tab("line_percent"), tab("ticket_percent"), tab("ticket_amount")),
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const amount = kind === "ticket_amount" ? parseEuros(value.value) : parsePercent(value.value);
+          if (amount === null || amount <= 0) {
+            value.setCustomValidity(t("amountBad"));
+            value.reportValidity();
+            return;
+          }
+          till.declareDiscount(kind, amount, reason.value as DiscountReason, kind === "line_percent" ? line.value : null);
+        },
+      },
+      kind === "line_percent" ? selectField(t("discountLine"), line) : null,
+      field(kind === "ticket_amount" ? t("discountAmount") : t("discountPercent"), value),
+      selectField(t("discountReason"), reason),
+      h("button", { type: "submit", class: "primary big", id: "discount-confirm" }, t("confirm")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function approveScreen(till: Till, pending: SaleDiscount, typed: string, message?: string): HTMLElement {
+  const managers = till.staff.filter((member) => mayGrantAlone(member.role));
+  const manager = h("input", { id: "manager", name: "manager", autocomplete: "off", list: "managers", required: true, value: typed, "data-focus": typed === "" });
+  const pin = h("input", { id: "manager-pin", name: "manager-pin", type: "password", inputmode: "numeric", autocomplete: "off", required: true, "data-focus": typed !== "" });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("approveTitle")),
+    h("p", {}, t("approveHelp")),
+    h("p", { class: "grand" }, h("span", {}, `${t("discountTitle")} ${discountText(pending)}`), h("strong", { id: "approve-amount", "data-cents": pending.reductionCents }, money(-pending.reductionCents))),
+    message ? h("p", { class: "error", role: "alert", id: "approve-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.approveDiscount(pending, manager.value.trim(), pin.value);
+        },
+      },
+      field(t("managerId"), manager),
+      h("datalist", { id: "managers" }, ...managers.map((member) => h("option", { value: member.subject }, member.displayName))),
+      field(t("managerPin"), pin),
+      h("button", { type: "submit", class: "primary big", id: "approve-confirm" }, t("approve")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function selectField(label: string, select: HTMLSelectElement): HTMLElement {
+  return h("label", { class: "field" }, h("span", {}, label), select);
+}
+
+function customerPanel(till: Till): HTMLElement {
+  const customer = till.customer;
+  if (customer === null) {
+    return h("button", { type: "button", id: "customer", class: "big", onclick: () => till.go({ name: "customer" }) }, `${t("customer")} (F6)`);
+  }
+  return h(
+    "div",
+    { class: "customer-card", id: "customer-attached", "data-id": customer.customerId },
+    h("span", {}, h("strong", {}, customer.displayName), h("small", {}, `${customer.loyaltyPoints} ${t("points")}`)),
+    h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${customer.displayName}`, onclick: () => till.attachCustomer(null) }, "✕"),
+  );
+}
+
+function customerScreen(till: Till, results?: CustomerView[], message?: string): HTMLElement {
+  const query = h("input", { id: "customer-query", name: "customer-query", autocomplete: "off", enterkeyhint: "search", "data-focus": true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("customer")),
+    h("p", {}, t("customerHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "customer-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.searchCustomer(query.value);
+        },
+      },
+      field(t("customerQuery"), query),
+      h("button", { type: "submit", class: "primary big", id: "customer-find" }, t("find")),
+    ),
+    results && results.length > 0
+      ? h(
+          "ul",
+          { class: "results", id: "customer-results" },
+          ...results.map((view) =>
+            h(
+              "li",
+              {},
+              h(
+                "button",
+                { type: "button", class: "result", "data-id": view.customerId, onclick: () => till.attachCustomer(view) },
+                h("span", {}, view.displayName ?? view.customerId, h("small", { class: "muted" }, ` · ${view.customerId}`)),
+                h("span", { class: "amount" }, `${view.loyaltyPoints ?? 0} ${t("points")}`),
+              ),
+            ),
+          ),
+        )
+      : null,
     h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
   );
-  setTimeout(update, 0);
-  return h("main", { class: "narrow" }, h("h1", {}, t("cashTitle")), form);
+}
+
+function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
+  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
+  const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
+  const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
+  const busy = till.cardBusy;
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("cardTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("cardAsk")), h("strong", { id: "card-asked", "data-cents": amountCents, "data-payment": paymentId }, money(amountCents))),
+    h("p", {}, t("cardKeyHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "card-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(approved.value);
+          if (cents === null || cents <= 0 || cents > amountCents) {
+            approved.setCustomValidity(t("cardAmountBad"));
+            approved.reportValidity();
+            return;
+          }
+          void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
+        },
+      },
+      field(t("cardCode"), code),
+      field(t("cardAuthorized"), approved),
+      field(t("cardLast4"), last4),
+      h("button", { type: "submit", class: "primary huge", id: "card-approved", disabled: busy }, t("cardApproved")),
+      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, null) }, t("cardDeclinedButton")),
+    ),
+  );
+}
+
+/** The tenders of a sale, one line each: what the screens and the done screen show. */
+function tendersList(tenders: readonly Tender[], id: string): HTMLElement {
+  return h(
+    "ul",
+    { class: "tenders", id },
+    ...tenders.map((tender) =>
+      h(
+        "li",
+        { "data-method": tender.method, "data-cents": tender.applied },
+        h("span", {}, methodName(tender.method)),
+        h("span", { class: "amount" }, money(tender.applied)),
+      ),
+    ),
+  );
+}
+
+function methodName(method: string): string {
+  switch (method) {
+    case "cash":
+      return t("method_cash");
+    case "card":
+      return t("method_card");
+    case "credit_note":
+      return t("method_credit_note");
+    case "gift_card":
+      return t("method_gift_card");
+    case "loyalty":
+      return t("method_loyalty");
+    default:
+      return method;
+  }
 }
 
 function doneScreen(till: Till, sale: Finished): HTMLElement {
   const booked = sale.booked || till.booked.has(sale.transactionId);
+  const refused = till.refused.get(sale.transactionId);
   const next = h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale"));
   return h(
     "main",
     { class: "narrow" },
+    refused ? h("p", { class: "error", role: "alert", id: "sale-refused" }, `${t("saleRefused")}: ${refused}`) : null,
     h("h1", { id: "sale-state", "data-booked": String(booked), "data-transaction": sale.transactionId, "data-total": sale.quote.totals.total }, booked ? t("saleDone") : t("saleQueued")),
     h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", {}, money(sale.quote.totals.total))),
-    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": sale.tender.change }, money(sale.tender.change))),
+    tendersList(sale.tenders, "sale-tenders"),
+    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": changeDue(sale.tenders) }, money(changeDue(sale.tenders)))),
     h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
     next,
     h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    mailForm(till, sale, booked),
+  );
+}
+
+function returnFindScreen(till: Till, message?: string): HTMLElement {
+  const number = h("input", { id: "receipt-number", name: "receipt-number", autocomplete: "off", enterkeyhint: "search", "data-focus": true });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("returnTitle")),
+    h("p", {}, t("returnHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "return-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void till.findReceipt(number.value);
+        },
+      },
+      field(t("receiptNumber"), number),
+      h("button", { type: "submit", class: "primary big", id: "receipt-find" }, t("find")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function returnScreen(till: Till, method: RefundMethod, message?: string): HTMLElement {
+  const draft = till.returning;
+  if (draft === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
+  const refund = refundOf(draft);
+  let focused = false;
+  const rows = draft.lines.map((line) => {
+    const left = line.quantity - line.returned;
+    const qty = h("input", {
+      class: "qty",
+      inputmode: "numeric",
+      value: String(line.take),
+      disabled: left === 0,
+      "aria-label": `${t("qty")} ${line.label}`,
+      "data-line": line.lineId,
+      "data-focus": left > 0 && !focused,
+    });
+    if (left > 0) focused = true;
+    qty.addEventListener("change", () => {
+      const value = Number(qty.value);
+      if (Number.isInteger(value) && value >= 0) till.setReturnQuantity(line.lineId, value);
+      else qty.value = String(line.take);
+    });
+    return h(
+      "tr",
+      { "data-sku": line.skuId, "data-line": line.lineId },
+      h("td", { class: "name" }, line.label, h("small", {}, `${t("sold")} ${line.quantity} · ${t("returnable")} ${left}`)),
+      h(
+        "td",
+        { class: "qty-cell" },
+        h("button", { type: "button", class: "step", "aria-label": "-1", disabled: line.take === 0, onclick: () => till.setReturnQuantity(line.lineId, line.take - 1) }, "−"),
+        qty,
+        h("button", { type: "button", class: "step", "aria-label": "+1", disabled: line.take >= left, onclick: () => till.setReturnQuantity(line.lineId, line.take + 1) }, "+"),
+      ),
+    );
+  });
+  const tab = (which: RefundMethod, label: string) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `refund-${which}`,
+        class: which === method ? "tab current" : "tab",
+        "aria-pressed": which === method ? "true" : "false",
+        onclick: () => till.go({ name: "return", method: which }),
+      },
+      label,
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, `${t("returnTitle")} · ${draft.originalNumber}`),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    h("table", { class: "cart", id: "return-lines" }, h("tbody", {}, ...rows)),
+    h("p", { class: "grand" }, h("span", {}, t("refund")), h("strong", { id: "refund", "data-cents": refund }, money(refund))),
+    h("div", { class: "tabs", role: "group", "aria-label": t("refundBy") }, tab("cash", t("method_cash")), tab("credit_note", t("method_credit_note"))),
+    h("button", { type: "button", class: "primary huge", id: "return-confirm", disabled: !draft.lines.some((l) => l.take > 0), onclick: () => void till.confirmReturn(method) }, `${t("refundConfirm")} ${money(refund)}`),
+    h("button", { type: "button", class: "quiet", onclick: () => { till.returning = null; till.go({ name: "sell" }); } }, `${t("back")} (Esc)`),
+  );
+}
+
+function returnDoneScreen(till: Till, done: ReturnDone): HTMLElement {
+  const booked = done.booked || till.booked.has(done.transactionId);
+  const refused = till.refused.get(done.transactionId);
+  return h(
+    "main",
+    { class: "narrow" },
+    refused ? h("p", { class: "error", role: "alert", id: "return-refused" }, `${t("returnRefused")}: ${refused}`) : null,
+    h("h1", { id: "return-state", "data-booked": String(booked), "data-transaction": done.transactionId }, booked ? t("returnDone") : t("returnQueued")),
+    h("p", { class: "grand change" }, h("span", {}, done.method === "cash" ? t("refundCash") : t("method_credit_note")), h("strong", { id: "refund-done", "data-cents": done.refund }, money(done.refund))),
+    done.creditNote
+      ? h(
+          "p",
+          { class: "grand", id: "credit-note", "data-number": done.creditNote.number, "data-code": done.creditNote.code ?? "" },
+          h("span", {}, `${t("creditNote")} ${done.creditNote.number}`),
+          h("strong", {}, done.creditNote.code ?? ""),
+        )
+      : null,
+    h("p", { class: "muted" }, `${done.number} · ${t("returnOf")} ${done.originalNumber}`),
+    h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale")),
+    h("button", { type: "button", id: "print", onclick: () => void till.printReturn(done) }, t("printReceipt")),
+  );
+}
+
+function movementScreen(till: Till, kind: MovementKind, message?: string): HTMLElement {
+  const amount = h("input", { id: "movement-amount", name: "movement-amount", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
+  const reason = h("input", { id: "movement-reason", name: "movement-reason", autocomplete: "off", maxlength: 200 });
+  const tab = (which: MovementKind) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `movement-${which}`,
+        class: which === kind ? "tab current" : "tab",
+        "aria-pressed": which === kind ? "true" : "false",
+        onclick: () => till.go({ name: "movement", kind: which }),
+      },
+      t(`movement_${which}`),
+    );
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("movementTitle")),
+    message ? h("p", { class: "error", role: "alert" }, message) : null,
+    h("div", { class: "tabs", role: "group" }, tab("paid_in"), tab("paid_out"), tab("drop")),
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(amount.value);
+          if (cents === null || cents <= 0) {
+            amount.setCustomValidity(t("amountBad"));
+            amount.reportValidity();
+            return;
+          }
+          void till.recordMovement(kind, cents, reason.value.trim());
+        },
+      },
+      field(t("movementAmount"), amount),
+      field(t("movementReason"), reason),
+      h("button", { type: "submit", class: "primary big", id: "movement-confirm" }, t("confirm")),
+      h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "sell" }) }, `${t("back")} (Esc)`),
+    ),
+  );
+}
+
+function mailForm(till: Till, sale: Finished, booked: boolean): HTMLElement {
+  // The server renders and sends the receipt: a sale it has not booked yet cannot be mailed.
+  if (!booked) return h("p", { class: "muted small", id: "mail-later" }, t("mailLater"));
+  const email = h("input", { id: "receipt-email", name: "receipt-email", type: "email", autocomplete: "off", inputmode: "email", maxlength: 254 });
+  return h(
+    "form",
+    {
+      class: "stack mail",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        void till.sendReceipt(sale, email.value.trim());
+      },
+    },
+    field(t("mailAddress"), email),
+    h("button", { type: "submit", id: "send-receipt" }, t("mailSend")),
+    sale.mail ? h("p", { class: sale.mail.bad ? "error" : "notice", role: "status", id: sale.mail.bad ? "mail-refused" : "mail-sent" }, sale.mail.text) : null,
   );
 }
 
@@ -909,10 +1898,25 @@ function reportScreen(till: Till, kind: "x" | "z", report?: XReport | ZReport, m
     add(t("expectedCash"), money(report.expectedCashCents), "report-expected");
     for (const tender of report.tenders) {
       const line = tender as { method: string; appliedCents: number; countedCents?: number | null; differenceCents?: number | null };
-      const name = line.method === "cash" ? t("method_cash") : line.method;
+      const name = methodName(line.method);
       rows.push(h("dt", {}, `${t("tenders")} · ${name}`), h("dd", { "data-method": line.method }, money(line.appliedCents)));
       if (typeof line.countedCents === "number") add(t("countedCash"), money(line.countedCents), `counted-${line.method}`);
       if (typeof line.differenceCents === "number") add(t("difference"), money(line.differenceCents), `difference-${line.method}`);
+    }
+    // Money moved in and out of the drawer outside sales, as the server counted it.
+    const moved = report.movements;
+    if (moved !== undefined) {
+      rows.push(h("dt", {}, t("movement_paid_in")), h("dd", { id: "report-paid-in", "data-cents": moved.paidInCents }, money(moved.paidInCents)));
+      rows.push(h("dt", {}, t("movement_paid_out")), h("dd", { id: "report-paid-out", "data-cents": moved.paidOutCents }, money(moved.paidOutCents)));
+      rows.push(h("dt", {}, t("movement_drop")), h("dd", { id: "report-drop", "data-cents": moved.dropCents }, money(moved.dropCents)));
+    }
+    // Cards as the server's ledger has them: what sales captured, and what is still to give back.
+    const cards = report.cardPayments ?? [];
+    if (cards.length > 0) {
+      const captured = cards.reduce((sum, line) => sum + line.capturedCents, 0);
+      rows.push(h("dt", {}, t("cardCaptured")), h("dd", { id: "report-card-captured", "data-cents": captured }, money(captured)));
+      const orphans = cards.reduce((sum, line) => sum + line.orphanCount, 0);
+      if (orphans > 0) add(t("cardOrphans"), String(orphans), "report-card-orphans");
     }
     for (const share of report.vat) {
       const v = share as { vatRate: number | string; vatCents?: number };
@@ -1007,8 +2011,8 @@ function provisionalSlip(sale: Finished, pairing: Pairing | null, session: Sessi
     ...sale.quote.lines.map((l) => pad(`${l.quantity} x ${euros(l.unitPrice)}`, euros(l.netCents))),
     "-".repeat(width),
     pad(t("total"), euros(sale.quote.totals.total)),
-    pad(t("method_cash"), euros(sale.tender.presented)),
-    pad(t("change"), euros(sale.tender.change)),
+    ...sale.tenders.map((tender) => pad(methodName(tender.method), euros(tender.presented))),
+    pad(t("change"), euros(changeDue(sale.tenders))),
     "",
     t("provisional"),
   ];

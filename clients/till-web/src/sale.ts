@@ -1,8 +1,8 @@
 // The sale a till books: its lines and tenders as `POST /v1/checkout/finalize` takes them,
-// built in one place. Later parts add customers, declared discounts and other tenders here.
+// built in one place.
 
 import type { RequestBody } from "../../typescript/src/client.js";
-import type { PriceQuote } from "../../typescript/src/pricing/index.js";
+import type { DeclaredDiscount, PriceQuote } from "../../typescript/src/pricing/index.js";
 import type { SessionKept } from "./device.js";
 
 export type SaleBody = RequestBody<"finalizeSale">;
@@ -14,12 +14,20 @@ export interface CartLine {
   quantity: number;
 }
 
-/** A tender of the sale being paid. Cash only in this part. */
+/** How a tender pays: the methods the till takes (the API knows a few more). */
+export type TenderMethod = "cash" | "card" | "loyalty" | "gift_card" | "credit_note";
+
+/** A tender of the sale being paid. */
 export interface Tender {
-  method: "cash";
+  method: TenderMethod;
   applied: number;
   presented: number;
   change: number;
+  /**
+   * The instrument it draws on: a card tender's payment attempt (its `paymentId`), a gift
+   * card's code, a credit note's code. A loyalty tender spends the sale's customer's points.
+   */
+  reference?: string;
 }
 
 /** The sale as the server books it: the lines at the prices the till showed, the tenders taken. */
@@ -31,6 +39,10 @@ export function saleBody(args: {
   cart: readonly CartLine[];
   quote: PriceQuote;
   tenders: readonly Tender[];
+  /** The customer the sale names (their points, their groups' prices); null: anonymous. */
+  customerId?: string | null;
+  /** The discounts the cashier declared, priced into `quote`. */
+  declaredDiscounts?: readonly DeclaredDiscount[];
 }): SaleBody {
   const { quote } = args;
   return {
@@ -39,7 +51,7 @@ export function saleBody(args: {
     storeId: args.session.storeId,
     registerId: args.session.registerId,
     sellerId: args.session.cashierSubject,
-    customerId: null,
+    customerId: args.customerId ?? null,
     sessionId: args.session.sessionId,
     issuedAt: args.issuedAt,
     cart: {
@@ -56,6 +68,7 @@ export function saleBody(args: {
         };
       }),
     },
+    ...(args.declaredDiscounts && args.declaredDiscounts.length > 0 ? { declaredDiscounts: [...args.declaredDiscounts] } : {}),
     tenders: {
       amountDue: quote.totals.total,
       sequence: 1,
@@ -66,6 +79,8 @@ export function saleBody(args: {
         presented: tender.presented,
         change: tender.change,
         forfeited: 0,
+        // The server captures the attempt a card tender names (DESIGN.md section 22).
+        ...(tender.reference === undefined ? {} : { reference: tender.reference }),
       })),
     },
   };

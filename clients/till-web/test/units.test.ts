@@ -87,3 +87,57 @@ test("the sale body carries the quote's prices, the session and the cash tender"
   // The token never goes into the body.
   assert.ok(!JSON.stringify(body).includes("pos_st_"));
 });
+
+test("mixed tenders: cash pays up to what is due, a card tender cites its attempt", async () => {
+  const { cashTender, cardTender, changeDue, remaining } = await import("../src/payment.js");
+  const quote = { lines: [], adjustments: [], totals: { subtotal: 4210, total: 4210, itemCount: 1, lineCount: 1 }, vat: [] } as unknown as PriceQuote;
+  const payment = { transactionId: "t-2", issuedAt: "2026-11-29T10:00:00.000Z", quote, tenders: [cashTender(4210, 2000)] };
+  assert.deepEqual(payment.tenders[0], { method: "cash", applied: 2000, presented: 2000, change: 0 });
+  assert.equal(remaining(payment), 2210);
+  payment.tenders.push(cardTender("pay-1", 2210));
+  assert.equal(remaining(payment), 0);
+  assert.deepEqual(cashTender(1710, 2000), { method: "cash", applied: 1710, presented: 2000, change: 290 });
+  assert.equal(changeDue([cashTender(1710, 2000)]), 290);
+  const body = saleBody({
+    transactionId: "t-2",
+    number: "T-till-3-000002",
+    session: { sessionId: "ses_1", token: "pos_st_x", storeId: "paris-marais", registerId: "till-3", cashierSubject: "camille", expiresAt: "" },
+    issuedAt: payment.issuedAt,
+    cart: [],
+    quote,
+    tenders: payment.tenders,
+  });
+  assert.deepEqual(body.tenders.tenders.map((t) => [t.id, t.method, t.applied, t.presented, t.change, t.reference ?? null]), [
+    ["p1", "cash", 2000, 2000, 0, null],
+    ["p2", "card", 2210, 2210, 0, "pay-1"],
+  ]);
+  assert.equal(body.tenders.amountDue, 4210);
+});
+
+test("a return refunds what each unit was paid, as the server prorates it", async () => {
+  const { prorate, refundOf, registerOfNumber, returnBody } = await import("../src/returns.js");
+  // 1000 over 3 units: 333, 334, 333 (cumulative, half away from zero), adding up to 1000.
+  assert.deepEqual([prorate(1000, 3, 0, 1), prorate(1000, 3, 1, 1), prorate(1000, 3, 2, 1)], [333, 334, 333]);
+  assert.equal(prorate(1000, 3, 0, 3), 1000);
+  assert.equal(prorate(260, 2, 1, 1), 130);
+  assert.equal(registerOfNumber("T-till-3-000042"), "till-3");
+  assert.equal(registerOfNumber("hello"), null);
+  const draft = {
+    transactionId: "r-1",
+    originalTransactionId: "t-1",
+    originalNumber: "T-till-3-000001",
+    lines: [
+      { lineId: "l1", skuId: "mug", label: "Mug", quantity: 1, returned: 0, netCents: 1450, take: 0 },
+      { lineId: "l2", skuId: "bread", label: "Baguette", quantity: 3, returned: 1, netCents: 1000, take: 1 },
+    ],
+  };
+  assert.equal(refundOf(draft), 334);
+  const body = returnBody({
+    draft,
+    number: "T-till-3-000009",
+    session: { sessionId: "ses_1", token: "pos_st_x", storeId: "paris-marais", registerId: "till-3", cashierSubject: "camille", expiresAt: "" },
+    method: "credit_note",
+  });
+  assert.deepEqual(body.lines, [{ lineId: "l2", quantity: 1 }]);
+  assert.deepEqual(body.tenders, { amountDue: 334, sequence: 1, tenders: [{ id: "r1", method: "credit_note", applied: 334, presented: 334, change: 0, forfeited: 0 }] });
+});

@@ -11,6 +11,7 @@ interface Seen {
   path: string;
   body: string;
   token: string | null;
+  elevation: string | null;
 }
 
 /** A fetch that answers each request with `answer(request, n)` (n: how many came before) and records them. */
@@ -22,6 +23,7 @@ function fakeServer(answer: (seen: Seen, n: number) => Response | "drop"): { fet
       path: url.pathname,
       body: typeof init?.body === "string" ? init.body : "",
       token: new Headers(init?.headers).get("authorization"),
+      elevation: new Headers(init?.headers).get("x-elevation-token"),
     };
     const n = seen.length;
     seen.push(request);
@@ -157,4 +159,22 @@ test("start() sends in the background as entries are queued", async () => {
   for (let i = 0; i < 100 && (await outbox.waiting()).length > 0; i++) await new Promise((done) => setTimeout(done, 10));
   await outbox.stop();
   assert.deepEqual(server.seen.map((s) => JSON.parse(s.body).movementId), ["m1", "m2"]);
+});
+
+test("a sale queued with a manager's elevation token is sent with it, every time, and kept across a new Outbox", async () => {
+  const server = fakeServer((_seen, n) => (n === 0 ? "drop" : json(201, {})));
+  const storage = new MemoryStorage();
+  const client = new TillClient({ baseUrl: "http://till.test", fetch: server.fetch });
+  const first = new Outbox({ client, storage, register: "r1", backoff: { initialMs: 1, maxMs: 2 } });
+  const sale = { transactionId: "t-el", sessionId: "ses_1", registerId: "r1" } as unknown as Parameters<Outbox["enqueueSale"]>[0];
+  await first.enqueueSale(sale, { elevationToken: "pos_el_abc" });
+  await first.enqueueCashMovement("ses_1", movement("m-plain"));
+  assert.equal((await first.flush()).failures, 1);
+  const second = new Outbox({ client, storage, register: "r1", backoff: { initialMs: 1, maxMs: 2 } });
+  assert.equal((await second.drain({ timeoutMs: 5_000 })).acknowledged, 2);
+  assert.deepEqual(server.seen.map((s) => [s.path, s.elevation]), [
+    ["/v1/checkout/finalize", "pos_el_abc"],
+    ["/v1/checkout/finalize", "pos_el_abc"],
+    ["/v1/register-sessions/ses_1/cash-movements", null],
+  ]);
 });

@@ -38,6 +38,11 @@ export interface OutboxEntry {
   path: string;
   /** The request's body exactly as it is sent every time (UTF-8). */
   body: string;
+  /**
+   * Headers sent with it every time, beyond the token: a manager's elevation token
+   * (`x-elevation-token`) for the one finalize it approves. Absent on most entries.
+   */
+  headers?: Record<string, string>;
   /** When it was queued, by the till's clock. */
   queuedAt: string;
   /** Sends that got no final answer. */
@@ -152,7 +157,7 @@ export class Outbox {
   // --- Queuing --------------------------------------------------------------------------------
 
   /** Queues a sale (`POST /v1/checkout/finalize`) by its transactionId. */
-  enqueueSale(body: SaleRequestBody, options: { register?: string } = {}): Promise<OutboxEntry> {
+  enqueueSale(body: SaleRequestBody, options: { register?: string; elevationToken?: string } = {}): Promise<OutboxEntry> {
     return this.enqueue({
       kind: "sale",
       id: body.transactionId,
@@ -160,6 +165,7 @@ export class Outbox {
       sessionId: body.sessionId,
       path: "/v1/checkout/finalize",
       body: JSON.stringify(body),
+      ...(options.elevationToken === undefined ? {} : { headers: { "x-elevation-token": options.elevationToken } }),
     });
   }
 
@@ -223,6 +229,7 @@ export class Outbox {
     path: string;
     body: string;
     method?: "POST" | "PUT";
+    headers?: Record<string, string>;
   }): Promise<OutboxEntry> {
     const lanes = await this.load();
     const entry = await this.storage.transaction("readwrite", async (tx) => {
@@ -241,6 +248,7 @@ export class Outbox {
         notBefore: 0,
         lastFailure: null,
         serverErrors: 0,
+        ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
       };
       await tx.put(META, SEQ, seq);
       await tx.put(WAITING, keyOf(seq), entry);
@@ -509,7 +517,11 @@ export class Outbox {
     }
     let answer;
     try {
-      answer = await this.client.raw(entry.method, entry.path, { rawBody: entry.body, ...(token === undefined ? {} : { token }) });
+      answer = await this.client.raw(entry.method, entry.path, {
+        rawBody: entry.body,
+        ...(token === undefined ? {} : { token }),
+        ...(entry.headers === undefined ? {} : { headers: entry.headers }),
+      });
     } catch (error) {
       if (error instanceof TillUnreachable) {
         return { type: "retry", reason: error.message, serverError: false, retryAfterMs: null, answer: null };

@@ -47,10 +47,11 @@ pub const MORNING_REGISTER: &str = "till-2";
 /// The register the till in the browser (`/till`) is paired with: its own, so that it opens its
 /// session with the cashier's PIN while [`REGISTER`] keeps the session the demo printed.
 pub const WEB_REGISTER: &str = "till-3";
-/// What the browser till's device token may do: open and close its register's sessions, and
-/// read the store's snapshot and the feed that keeps it current (docs/till.md).
-pub const DEVICE_SCOPES: &str =
-    "pos.sessions.open pos.sessions.close pos.catalog.read pos.promotions.read pos.events.read";
+/// What the browser till's device token may do: open and close its register's sessions, read
+/// the store's snapshot and the feed that keeps it current, and find the customer at the
+/// counter (a cashier's role holds no `pos.customers.read`; docs/till.md).
+pub const DEVICE_SCOPES: &str = "pos.sessions.open pos.sessions.close pos.catalog.read pos.promotions.read \
+     pos.events.read pos.customers.read";
 pub const CASHIER: &str = "camille";
 pub const CASHIER_PIN: &str = "1234";
 pub const MANAGER: &str = "mathis";
