@@ -1,0 +1,255 @@
+// Paying a sale, tender by tender: cash, a card through its attempt (the amount asked, then the
+// terminal's answer keyed), points, a gift card or a credit note; then the finished sale, its
+// receipt by e-mail and the provisional slip printed before the server has booked it.
+
+import type { Till } from "../app.js";
+import type { Pairing, SessionKept } from "../device.js";
+import { h } from "../dom.js";
+import { dateTime, money, parseEuros, t } from "../i18n.js";
+import { changeDue, remaining } from "../payment.js";
+import type { Finished, PayMode } from "../screen.js";
+import { field, methodName, tendersList } from "./common.js";
+
+export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElement {
+  const payment = till.payment;
+  if (payment === null) return h("main", { class: "narrow" }, h("p", {}, "…"));
+  const due = remaining(payment);
+  const taken = payment.tenders.length > 0;
+  const tab = (which: PayMode, label: string, key?: string) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id: `method-${which}`,
+        class: which === mode ? "tab current" : "tab",
+        "aria-pressed": which === mode ? "true" : "false",
+        onclick: () => till.go({ name: "pay", mode: which }),
+      },
+      key === undefined ? label : `${label} (${key})`,
+    );
+  const points = till.customer !== null && till.customer.loyaltyPoints > 0;
+  const form =
+    mode === "cash"
+      ? cashForm(till, due)
+      : mode === "card"
+        ? cardForm(till, due)
+        : storedValueForm(till, mode, due);
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("payTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+    taken ? tendersList(payment.tenders, "tenders-taken") : null,
+    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+    message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+    h(
+      "div",
+      { class: "tabs", role: "group" },
+      tab("cash", t("method_cash"), "F2"),
+      tab("card", t("method_card"), "F3"),
+      tab("gift_card", t("method_gift_card")),
+      tab("credit_note", t("method_credit_note")),
+      points ? tab("loyalty", t("method_loyalty")) : null,
+    ),
+    form,
+    taken
+      ? h("button", { type: "button", class: "danger", id: "cancel-payment", onclick: () => void till.cancelPayment() }, t("cancelPayment"))
+      : h("button", { type: "button", class: "quiet", onclick: () => till.leavePayment() }, `${t("back")} (Esc)`),
+  );
+}
+
+function cashForm(till: Till, due: number): HTMLElement {
+  const given = h("input", { id: "given", name: "given", inputmode: "decimal", autocomplete: "off", "data-focus": true });
+  const change = h("strong", { id: "change" }, money(0));
+  const confirm = h("button", { type: "submit", class: "primary huge", id: "confirm", disabled: true }, t("confirm"));
+  const typed = () => (given.value.trim() === "" ? due : parseEuros(given.value));
+  const update = () => {
+    const cents = typed();
+    const ok = cents !== null && cents > 0;
+    // Less than is due: a part paid in cash, the rest by another tender.
+    change.textContent = cents === null ? t("error") : cents >= due ? money(cents - due) : `${t("partCash")} ${money(due - cents)}`;
+    change.className = ok ? "" : "error";
+    confirm.disabled = !ok;
+    confirm.textContent = ok && cents !== null && cents < due ? `${t("addCash")} ${money(cents)}` : t("confirm");
+  };
+  given.addEventListener("input", update);
+  const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
+  setTimeout(update, 0);
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "cash-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = typed();
+        if (cents === null || cents <= 0) return;
+        confirm.disabled = true;
+        void till.payCash(cents);
+      },
+    },
+    field(t("given"), given),
+    h(
+      "div",
+      { class: "quick" },
+      ...quick.map((cents) =>
+        h("button", { type: "button", onclick: () => { given.value = (cents / 100).toFixed(2); update(); given.focus(); } }, money(cents)),
+      ),
+    ),
+    h("p", { class: "grand" }, h("span", {}, t("change")), change),
+    confirm,
+  );
+}
+
+function cardForm(till: Till, due: number): HTMLElement {
+  // A card is charged only once the server holds its attempt: none offline, cash stays.
+  if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
+  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: (due / 100).toFixed(2), "data-focus": true });
+  const send = h("button", { type: "submit", class: "primary huge", id: "card-send", disabled: till.cardBusy }, t("cardSend"));
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "card-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        send.disabled = true;
+        void till.askCard(cents);
+      },
+    },
+    field(t("cardAmount"), amount),
+    send,
+  );
+}
+
+/** Points, a gift card or a credit note: their balances live on the server, so online only. */
+function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_note", due: number): HTMLElement {
+  if (!till.online) return h("p", { class: "notice", id: "stored-value-offline", role: "status" }, t("storedValueOffline"));
+  const customer = till.customer;
+  const most = kind === "loyalty" && customer !== null ? Math.min(due, customer.loyaltyPoints) : due;
+  const code = h("input", { id: "instrument-code", name: "instrument-code", autocomplete: "off", required: true, maxlength: 64, "data-focus": kind !== "loyalty" });
+  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: (most / 100).toFixed(2), "data-focus": kind === "loyalty" });
+  return h(
+    "form",
+    {
+      class: "stack",
+      id: "stored-value-form",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const cents = parseEuros(amount.value);
+        if (cents === null || cents <= 0 || cents > due) {
+          amount.setCustomValidity(t("cardAmountBad"));
+          amount.reportValidity();
+          return;
+        }
+        void till.takeStoredValue(kind, cents, code.value.trim());
+      },
+    },
+    kind === "loyalty" && customer !== null
+      ? h("p", { id: "points", "data-points": customer.loyaltyPoints }, `${customer.displayName} · ${customer.loyaltyPoints} ${t("points")}`)
+      : field(kind === "gift_card" ? t("giftCardCode") : t("creditNoteCode"), code),
+    field(t("instrumentAmount"), amount),
+    h("button", { type: "submit", class: "primary huge", id: "stored-value-take", disabled: till.cardBusy }, t("takeTender")),
+  );
+}
+
+export function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
+  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
+  const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
+  const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
+  const busy = till.cardBusy;
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("cardTitle")),
+    h("p", { class: "grand" }, h("span", {}, t("cardAsk")), h("strong", { id: "card-asked", "data-cents": amountCents, "data-payment": paymentId }, money(amountCents))),
+    h("p", {}, t("cardKeyHelp")),
+    message ? h("p", { class: "error", role: "alert", id: "card-message" }, message) : null,
+    h(
+      "form",
+      {
+        class: "stack",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const cents = parseEuros(approved.value);
+          if (cents === null || cents <= 0 || cents > amountCents) {
+            approved.setCustomValidity(t("cardAmountBad"));
+            approved.reportValidity();
+            return;
+          }
+          void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
+        },
+      },
+      field(t("cardCode"), code),
+      field(t("cardAuthorized"), approved),
+      field(t("cardLast4"), last4),
+      h("button", { type: "submit", class: "primary huge", id: "card-approved", disabled: busy }, t("cardApproved")),
+      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, null) }, t("cardDeclinedButton")),
+    ),
+  );
+}
+
+export function doneScreen(till: Till, sale: Finished): HTMLElement {
+  const booked = sale.booked || till.booked.has(sale.transactionId);
+  const refused = till.refused.get(sale.transactionId);
+  const next = h("button", { type: "button", class: "primary huge", id: "new-sale", "data-focus": true, onclick: () => till.go({ name: "sell" }) }, t("newSale"));
+  return h(
+    "main",
+    { class: "narrow" },
+    refused ? h("p", { class: "error", role: "alert", id: "sale-refused" }, `${t("saleRefused")}: ${refused}`) : null,
+    h("h1", { id: "sale-state", "data-booked": String(booked), "data-transaction": sale.transactionId, "data-total": sale.quote.totals.total }, booked ? t("saleDone") : t("saleQueued")),
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", {}, money(sale.quote.totals.total))),
+    tendersList(sale.tenders, "sale-tenders"),
+    h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": changeDue(sale.tenders) }, money(changeDue(sale.tenders)))),
+    h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
+    next,
+    h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    mailForm(till, sale, booked),
+  );
+}
+
+function mailForm(till: Till, sale: Finished, booked: boolean): HTMLElement {
+  // The server renders and sends the receipt: a sale it has not booked yet cannot be mailed.
+  if (!booked) return h("p", { class: "muted small", id: "mail-later" }, t("mailLater"));
+  const email = h("input", { id: "receipt-email", name: "receipt-email", type: "email", autocomplete: "off", inputmode: "email", maxlength: 254 });
+  return h(
+    "form",
+    {
+      class: "stack mail",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        void till.sendReceipt(sale, email.value.trim());
+      },
+    },
+    field(t("mailAddress"), email),
+    h("button", { type: "submit", id: "send-receipt" }, t("mailSend")),
+    sale.mail ? h("p", { class: sale.mail.bad ? "error" : "notice", role: "status", id: sale.mail.bad ? "mail-refused" : "mail-sent" }, sale.mail.text) : null,
+  );
+}
+
+export function provisionalSlip(sale: Finished, pairing: Pairing | null, session: SessionKept | null): string {
+  const width = 42;
+  const pad = (left: string, right: string) => left.slice(0, width - right.length - 1).padEnd(width - right.length) + right;
+  const euros = (cents: number) => (cents / 100).toFixed(2);
+  const lines = [
+    pairing ? `${pairing.storeId} · ${pairing.registerId}` : "",
+    session ? session.cashierSubject : "",
+    sale.number,
+    dateTime(sale.issuedAt),
+    "-".repeat(width),
+    ...sale.quote.lines.map((l) => pad(`${l.quantity} x ${euros(l.unitPrice)}`, euros(l.netCents))),
+    "-".repeat(width),
+    pad(t("total"), euros(sale.quote.totals.total)),
+    ...sale.tenders.map((tender) => pad(methodName(tender.method), euros(tender.presented))),
+    pad(t("change"), euros(changeDue(sale.tenders))),
+    "",
+    t("provisional"),
+  ];
+  return lines.join("\n");
+}
