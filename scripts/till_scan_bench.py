@@ -166,6 +166,35 @@ def first_load(browser, base):
     return rows
 
 
+def heaviest(profile):
+    """The functions with the most samples of their own, and with their callees (total)."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    self_count = {}
+    for sample in profile["samples"]:
+        self_count[sample] = self_count.get(sample, 0) + 1
+    parent = {}
+    for node in profile["nodes"]:
+        for child in node.get("children", []):
+            parent[child] = node["id"]
+    own, total = {}, {}
+    for node_id, count in self_count.items():
+        frame = nodes[node_id]["callFrame"]
+        key = lambda f: f"{f['functionName'] or '(anonymous)'} {f['url'].rsplit('/', 1)[-1][:24]}:{f['lineNumber'] + 1}"
+        own[key(frame)] = own.get(key(frame), 0) + count
+        seen, walk = set(), node_id
+        while walk is not None:
+            k = key(nodes[walk]["callFrame"])
+            if k not in seen:
+                total[k] = total.get(k, 0) + count
+                seen.add(k)
+            walk = parent.get(walk)
+    samples = len(profile["samples"])
+    print(f"profile           {samples} samples")
+    for title, table in (("self", own), ("total", total)):
+        for name, count in sorted(table.items(), key=lambda kv: -kv[1])[:25]:
+            print(f"  {title:<5} {100 * count / samples:5.1f} %  {name}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--till", required=True)
@@ -175,6 +204,8 @@ def main():
     parser.add_argument("--throttle", type=float, default=4.0)
     parser.add_argument("--lines-per-sale", type=int, default=20)
     parser.add_argument("--seed", type=int, default=63)
+    parser.add_argument("--app-js", help="serve this file as /till/app.js (an unminified build, a fix tried before the binary is rebuilt)")
+    parser.add_argument("--profile", help="write the page's CPU profile of the scans here (.cpuprofile) and print its heaviest functions")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="till-scan-bench."))
@@ -206,6 +237,9 @@ def main():
 
             context = browser.new_context(viewport=DESK, locale="fr-FR", service_workers="allow")
             page = context.new_page()
+            if args.app_js:
+                body = Path(args.app_js).read_bytes()
+                page.route(re.compile(r".*/till/app\.js.*"), lambda route: route.fulfill(body=body, content_type="text/javascript"))
             errors = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             snapshot_done = {}
@@ -237,6 +271,10 @@ def main():
             page.evaluate(MEASURE)
             cdp = context.new_cdp_session(page)
             cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.throttle})
+            if args.profile:
+                cdp.send("Profiler.enable")
+                cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+                cdp.send("Profiler.start")
 
             picked = [rng.randrange(args.articles) for _ in range(max(1, args.scans // 3))]
             cart = []  # [sku, quantity] per row, as the till merges a scan of the last line's article
@@ -265,6 +303,10 @@ def main():
                 page.keyboard.press("Enter")
                 page.wait_for_function(f"() => window.__bench.results.length >= {i + 1}", timeout=30_000, polling=20)
             results = page.evaluate("() => window.__bench.results")
+            if args.profile:
+                profile = cdp.send("Profiler.stop")["profile"]
+                Path(args.profile).write_text(json.dumps(profile))
+                heaviest(profile)
             cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
             browser.close()
     finally:
