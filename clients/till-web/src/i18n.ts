@@ -279,10 +279,18 @@ export function t(word: Word): string {
 }
 
 /** Integer cents written as euros in the current language: 1 234,50 € or €1,234.50. */
+// A formatter is costly to make (a few of them per line of the cart on every scan): one per language.
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
+
 export function money(cents: number): string {
-  return new Intl.NumberFormat(lang === "fr" ? "fr-FR" : "en-GB", { style: "currency", currency: "EUR" }).format(
-    cents / 100,
-  );
+  const locale = lang === "fr" ? "fr-FR" : "en-GB";
+  let format = moneyFormats.get(locale);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(locale, { style: "currency", currency: "EUR" });
+    moneyFormats.set(locale, format);
+  }
+  return format.format(cents / 100);
 }
 
 /** Euros typed by a person ("12", "12,5", "12.50") as integer cents; null when it is not an amount. */
@@ -296,7 +304,11 @@ export function parseEuros(text: string): number | null {
 export function dateTime(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(lang === "fr" ? "fr-FR" : "en-GB", { dateStyle: "short", timeStyle: "short" }).format(
-    date,
-  );
+  const locale = lang === "fr" ? "fr-FR" : "en-GB";
+  let format = dateTimeFormats.get(locale);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(locale, { dateStyle: "short", timeStyle: "short" });
+    dateTimeFormats.set(locale, format);
+  }
+  return format.format(date);
 }
