@@ -545,6 +545,12 @@ def scenario(run, server, mail):
         page.wait_for_selector("#card-amount:focus")
         assert page.input_value("#card-amount").replace(".", "") == str(total), page.input_value("#card-amount")
         run.screens("pay-card")
+        # An amount over what is due is refused on its field; typed again, the form goes through.
+        page.fill("#card-amount", f"{(total + 100) / 100:.2f}")
+        page.keyboard.press("Enter")
+        assert page.eval_on_selector("#card-amount", "e => !e.validity.valid"), "an amount over what is due"
+        assert page.query_selector("#card-code") is None, "no attempt for an amount refused"
+        page.fill("#card-amount", f"{total / 100:.2f}")
         page.keyboard.press("Enter")
         page.wait_for_selector("#card-code:focus")
         paymentId = page.get_attribute("#card-asked", "data-payment")

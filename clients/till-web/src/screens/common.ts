@@ -89,6 +89,14 @@ export function setAsidePanel(till: Till): HTMLElement {
   );
 }
 
+/** Marks a field refused with the reason shown, until the cashier next types in it: a reason
+ * left set would block every later submit of its form. */
+export function refuse(input: HTMLInputElement, reason: string): void {
+  input.setCustomValidity(reason);
+  input.reportValidity();
+  input.addEventListener("input", () => input.setCustomValidity(""), { once: true });
+}
+
 export function field(label: string, input: HTMLInputElement): HTMLElement {
   return h("label", { class: "field" }, h("span", {}, label), input);
 }

@@ -6,7 +6,7 @@ import { mayGrantAlone, parsePercent, REASONS } from "../discount.js";
 import type { DiscountKind, DiscountReason, SaleDiscount } from "../discount.js";
 import { h } from "../dom.js";
 import { money, parseEuros, t } from "../i18n.js";
-import { field, selectField } from "./common.js";
+import { field, refuse, selectField } from "./common.js";
 
 export function discountText(discount: SaleDiscount): string {
   const d = discount.declared;
@@ -47,8 +47,7 @@ export function discountScreen(till: Till, kind: DiscountKind, message?: string)
           event.preventDefault();
           const amount = kind === "ticket_amount" ? parseEuros(value.value) : parsePercent(value.value);
           if (amount === null || amount <= 0) {
-            value.setCustomValidity(t("amountBad"));
-            value.reportValidity();
+            refuse(value, t("amountBad"));
             return;
           }
           till.declareDiscount(kind, amount, reason.value as DiscountReason, kind === "line_percent" ? line.value : null);

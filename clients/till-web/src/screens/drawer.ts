@@ -6,7 +6,7 @@ import { h } from "../dom.js";
 import type { Child } from "../dom.js";
 import { money, parseEuros, t } from "../i18n.js";
 import type { MovementKind, XReport, ZReport } from "../screen.js";
-import { field, methodName } from "./common.js";
+import { field, methodName, refuse } from "./common.js";
 
 export function movementScreen(till: Till, kind: MovementKind, message?: string): HTMLElement {
   const amount = h("input", { id: "movement-amount", name: "movement-amount", inputmode: "decimal", autocomplete: "off", required: true, "data-focus": true });
@@ -37,8 +37,7 @@ export function movementScreen(till: Till, kind: MovementKind, message?: string)
           event.preventDefault();
           const cents = parseEuros(amount.value);
           if (cents === null || cents <= 0) {
-            amount.setCustomValidity(t("amountBad"));
-            amount.reportValidity();
+            refuse(amount, t("amountBad"));
             return;
           }
           void till.recordMovement(kind, cents, reason.value.trim());

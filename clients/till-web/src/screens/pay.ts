@@ -8,7 +8,7 @@ import { h } from "../dom.js";
 import { dateTime, money, parseEuros, t } from "../i18n.js";
 import { changeDue, remaining } from "../payment.js";
 import type { Finished, PayMode } from "../screen.js";
-import { field, methodName, tendersList } from "./common.js";
+import { field, methodName, refuse, tendersList } from "./common.js";
 
 export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElement {
   const payment = till.payment;
@@ -101,6 +101,17 @@ function cashForm(till: Till, due: number): HTMLElement {
   );
 }
 
+/** The amount typed, in cents, when it is more than nothing and at most `most`; else the field
+ * says what it takes and the answer is null. */
+function amountUpTo(input: HTMLInputElement, most: number): number | null {
+  const cents = parseEuros(input.value);
+  if (cents === null || cents <= 0 || cents > most) {
+    refuse(input, t("cardAmountBad"));
+    return null;
+  }
+  return cents;
+}
+
 function cardForm(till: Till, due: number): HTMLElement {
   // A card is charged only once the server holds its attempt: none offline, cash stays.
   if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
@@ -113,12 +124,8 @@ function cardForm(till: Till, due: number): HTMLElement {
       id: "card-form",
       onsubmit: (event: Event) => {
         event.preventDefault();
-        const cents = parseEuros(amount.value);
-        if (cents === null || cents <= 0 || cents > due) {
-          amount.setCustomValidity(t("cardAmountBad"));
-          amount.reportValidity();
-          return;
-        }
+        const cents = amountUpTo(amount, due);
+        if (cents === null) return;
         send.disabled = true;
         void till.askCard(cents);
       },
@@ -142,12 +149,8 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
       id: "stored-value-form",
       onsubmit: (event: Event) => {
         event.preventDefault();
-        const cents = parseEuros(amount.value);
-        if (cents === null || cents <= 0 || cents > due) {
-          amount.setCustomValidity(t("cardAmountBad"));
-          amount.reportValidity();
-          return;
-        }
+        const cents = amountUpTo(amount, due);
+        if (cents === null) return;
         void till.takeStoredValue(kind, cents, code.value.trim());
       },
     },
@@ -177,12 +180,8 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
         class: "stack",
         onsubmit: (event: Event) => {
           event.preventDefault();
-          const cents = parseEuros(approved.value);
-          if (cents === null || cents <= 0 || cents > amountCents) {
-            approved.setCustomValidity(t("cardAmountBad"));
-            approved.reportValidity();
-            return;
-          }
+          const cents = amountUpTo(approved, amountCents);
+          if (cents === null) return;
           void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
         },
       },

@@ -4,7 +4,7 @@
 import type { Till } from "../app.js";
 import { h } from "../dom.js";
 import { parseEuros, t } from "../i18n.js";
-import { field } from "./common.js";
+import { field, refuse } from "./common.js";
 
 export function pairScreen(till: Till, message?: string): HTMLElement {
   const token = h("input", { name: "token", autocomplete: "off", required: true, "data-focus": true });
@@ -55,8 +55,7 @@ export function signInScreen(till: Till, message?: string, otherSession?: string
           event.preventDefault();
           const cents = parseEuros(float.value === "" ? "0" : float.value);
           if (cents === null) {
-            float.setCustomValidity(t("error"));
-            float.reportValidity();
+            refuse(float, t("error"));
             return;
           }
           void till.signIn(cashier.value.trim(), pin.value, cents);
@@ -89,8 +88,7 @@ export function closeScreen(till: Till, message?: string): HTMLElement {
           event.preventDefault();
           const cents = parseEuros(counted.value);
           if (cents === null) {
-            counted.setCustomValidity(t("error"));
-            counted.reportValidity();
+            refuse(counted, t("error"));
             return;
           }
           void till.closeTill(cents);
