@@ -38,16 +38,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The browser test's flags: the same headless Chromium, a new empty profile each run.
+from till_browser_test import CHROMIUM_FLAGS
 DESK = {"width": 1280, "height": 800}
 CASHIER, PIN = "camille", "1234"
 VAT_RATES = [20.0, 10.0, 5.5, 2.1]
