@@ -28,13 +28,13 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from aiosmtpd.controller import Controller
 from playwright.sync_api import sync_playwright
 
 CHROMIUM_FLAGS = [
@@ -93,51 +93,19 @@ def free_port():
 
 
 class MailSink:
-    """A mail server that takes every message and keeps it (plain SMTP, as a local relay speaks it)."""
+    """The test's mail server: aiosmtpd (pinned, as the API's e-receipt tests use it), keeping
+    every message it accepts with its recipients."""
 
     def __init__(self):
         self.messages = []
-        self.socket = socket.socket()
-        self.socket.bind(("127.0.0.1", 0))
-        self.socket.listen(8)
-        self.port = self.socket.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.port = free_port()
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
 
-    def serve(self):
-        while True:
-            connection, _ = self.socket.accept()
-            threading.Thread(target=self.session, args=(connection,), daemon=True).start()
-
-    def session(self, connection):
-        with connection, connection.makefile("rb") as lines:
-            say = lambda text: connection.sendall(text.encode() + b"\r\n")
-            say("220 sink ESMTP")
-            rcpt, data = [], None
-            for raw in lines:
-                line = raw.decode(errors="replace").rstrip("\r\n")
-                if data is not None:
-                    if line == ".":
-                        self.messages.append({"to": rcpt, "data": "\n".join(data)})
-                        rcpt, data = [], None
-                        say("250 queued")
-                    else:
-                        data.append(line[1:] if line.startswith("..") else line)
-                    continue
-                verb = line[:4].upper()
-                if verb == "EHLO":
-                    say("250-sink")
-                    say("250 8BITMIME")
-                elif verb == "RCPT":
-                    rcpt.append(line.split(":", 1)[1].strip().strip("<>"))
-                    say("250 ok")
-                elif verb == "DATA":
-                    data = []
-                    say("354 go on")
-                elif verb == "QUIT":
-                    say("221 bye")
-                    return
-                else:
-                    say("250 ok")
+    async def handle_DATA(self, server, session, envelope):
+        text = envelope.content.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        self.messages.append({"to": list(envelope.rcpt_tos), "data": text})
+        return "250 queued"
 
 
 class Server:
@@ -303,6 +271,7 @@ def main():
             browser.close()
     finally:
         server.stop()
+        mail.controller.stop()
     print(f"{args.engine}: {run.passed} passed, {run.failed} failed", flush=True)
     sys.exit(1 if run.failed else 0)
 
