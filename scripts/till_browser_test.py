@@ -208,6 +208,11 @@ class Run:
         self.page.keyboard.type(code, delay=5)
         self.page.keyboard.press("Enter")
 
+    def new_sale(self):
+        """From a sale's last screen to the next sale, the scan field ready."""
+        self.page.click("#new-sale")
+        self.page.wait_for_selector("#scan:focus")
+
     def total_shown(self):
         return int(self.page.get_attribute("#total", "data-cents"))
 
@@ -541,8 +546,7 @@ def scenario(run, server, mail):
         assert sale["ticket"]["tenders"] == [{"method": "cash", "appliedCents": total}], sale["ticket"]
         state["online_sales"] += 1
         state["cash_extra"] = state.get("cash_extra", 0) + total
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a declined card leaves the sale open; cash pays it", card_declined_then_cash)
 
@@ -585,8 +589,7 @@ def scenario(run, server, mail):
         state["online_sales"] += 1
         state["cash_extra"] = state.get("cash_extra", 0) + 1000
         state["card_captured"] = state.get("card_captured", 0) + total - 1000
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("mixed tenders: part cash, the rest by card through a captured attempt", mixed_cash_and_card)
 
@@ -619,8 +622,7 @@ def scenario(run, server, mail):
         state["online_sales"] += 1
         state["cash_extra"] = state.get("cash_extra", 0) + total - 200
         state["card_captured"] = state.get("card_captured", 0) + 200
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a partial card approval leaves the rest due, paid in cash", partial_approval_then_cash)
 
@@ -682,8 +684,7 @@ def scenario(run, server, mail):
         state["returns"] += 1
         api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
         assert api["expectedCashCents"] == 10000 + state["total"] + state["cash_extra"], api
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a return by the receipt's number: a line picked, cash refunded, stock back, its ticket", return_to_cash)
 
@@ -763,8 +764,7 @@ def scenario(run, server, mail):
         page.wait_for_selector("#set-aside", state="detached")
         state["cash_extra"] -= left["returnableCents"]
         state["returns"] += 1
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a return the server refuses (the line returned elsewhere meanwhile) says why", return_refused_with_its_reason)
 
@@ -859,8 +859,7 @@ def scenario(run, server, mail):
         assert after == before - 200 + sale["loyalty"]["pointsEarned"], (before, after, sale["loyalty"])
         state["online_sales"] += 1
         state["cash_extra"] += total - 200
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
         assert not page.query_selector("#customer-attached"), "the next sale starts without a customer"
 
     run.check("the customer found by card number and by phone, attached; points pay part", customer_and_points)
@@ -904,8 +903,7 @@ def scenario(run, server, mail):
         assert card["balanceCents"] == card_before - (total - note_cents), card
         assert card["activities"][-1]["transactionId"] == transaction, card["activities"][-1]
         state["online_sales"] += 1
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a credit note and a gift card pay a sale, their balances drawn down", gift_card_and_credit_note)
 
@@ -969,8 +967,7 @@ def scenario(run, server, mail):
         assert len(spent) == 1 and spent[0]["managerSubject"] == "mathis", events
         state["online_sales"] += 1
         state["cash_extra"] += total
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("a line discount beyond the cashier's right, approved by the manager's PIN, its grant spent by the sale", discount_with_approval)
 
@@ -1007,8 +1004,7 @@ def scenario(run, server, mail):
             time.sleep(0.3)
         state["online_sales"] += 1
         state["cash_extra"] += total
-        page.click("#new-sale")
-        page.wait_for_selector("#scan:focus")
+        run.new_sale()
 
     run.check("the receipt sent by e-mail: the server's mail reaches the address, its send is sent", receipt_by_email)
 
@@ -1056,8 +1052,7 @@ def scenario(run, server, mail):
             assert page.get_attribute("#sale-state", "data-booked") == "false"
             if n == 0:
                 run.screens("sale-queued")
-            page.click("#new-sale")
-            page.wait_for_selector("#scan:focus")
+            run.new_sale()
         assert len(set(offline_ids)) == OFFLINE_SALES
         # The 20 sales and the drop wait in the outbox.
         page.wait_for_function(f"() => document.querySelector('#waiting').dataset.count === '{OFFLINE_SALES + 1}'")
