@@ -4,6 +4,7 @@ use crate::db::Store;
 use crate::error::{Rule, Stale, StoreError};
 use crate::name_search;
 use crate::page::Window;
+use crate::batch::{Batch, Param};
 use crate::sql::{Conn, Row, query};
 use crate::stored_value::RECORD_POINTS;
 use futures::future::BoxFuture;
@@ -414,62 +415,69 @@ fn write_profile<'a>(
             None => (Consent::default(), 0, now),
         };
         let consent = put.consent.unwrap_or(consent_before);
-        for statement in [
-            "DELETE FROM customer_profiles WHERE customer_id = $1",
-            "DELETE FROM customer_words WHERE customer_id = $1",
-            "DELETE FROM customer_groups WHERE customer_id = $1",
-        ] {
-            query(statement).bind(id).execute(&mut *conn).await?;
-        }
+        // Nothing below reads what it writes: one batch, one round trip on PostgreSQL, where
+        // its writes run at once on one snapshot; so each row is written by one of them only
+        // (the words and groups kept are upserted, the others deleted), never deleted and
+        // inserted again.
+        let mut batch = Batch::default();
         let profile = &put.profile;
-        query(
+        batch.push(
             "INSERT INTO customer_profiles (customer_id, display_name, email, phone, postal_code, birth_date, notes, \
                  marketing_email, marketing_sms, e_receipt, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        )
-        .bind(id)
-        .bind(profile.display_name.as_deref())
-        .bind(profile.email.as_ref().map(Email::as_str))
-        .bind(profile.phone.as_ref().map(Phone::as_str))
-        .bind(profile.postal_code.as_deref())
-        .bind(profile.birth_date.map(|date| date.to_string()).as_deref())
-        .bind(profile.notes.as_deref())
-        .bind(i64::from(consent.marketing_email))
-        .bind(i64::from(consent.marketing_sms))
-        .bind(i64::from(consent.e_receipt))
-        .bind(version + 1)
-        .bind(created_at)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
-        if let Some(name) = &profile.display_name {
-            let words = name_words(name);
-            let spaced = name_search::spaced(&words);
-            for word in &words {
-                query("INSERT INTO customer_words (word, customer_id, words) VALUES ($1, $2, $3)")
-                    .bind(word.as_str())
-                    .bind(id)
-                    .bind(spaced.as_str())
-                    .execute(&mut *conn)
-                    .await?;
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             ON CONFLICT (customer_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, \
+                 phone = excluded.phone, postal_code = excluded.postal_code, birth_date = excluded.birth_date, \
+                 notes = excluded.notes, marketing_email = excluded.marketing_email, \
+                 marketing_sms = excluded.marketing_sms, e_receipt = excluded.e_receipt, version = excluded.version, \
+                 created_at = excluded.created_at, updated_at = excluded.updated_at",
+            vec![
+                id.into(),
+                profile.display_name.as_deref().into(),
+                profile.email.as_ref().map(Email::as_str).into(),
+                profile.phone.as_ref().map(Phone::as_str).into(),
+                profile.postal_code.as_deref().into(),
+                profile.birth_date.map(|date| date.to_string()).into(),
+                profile.notes.as_deref().into(),
+                i64::from(consent.marketing_email).into(),
+                i64::from(consent.marketing_sms).into(),
+                i64::from(consent.e_receipt).into(),
+                (version + 1).into(),
+                created_at.into(),
+                now.into(),
+            ],
+        );
+        let words = profile.display_name.as_deref().map(name_words).unwrap_or_default();
+        let spaced = name_search::spaced(&words);
+        let kept_words = KeyedRows {
+            table: "customer_words",
+            key: "word",
+            extra: Some(("words", spaced.as_str())),
+        };
+        kept_words.replace(&mut batch, id, &words);
+        let kept_groups = KeyedRows {
+            table: "customer_groups",
+            key: "group_name",
+            extra: None,
+        };
+        kept_groups.replace(&mut batch, id, &profile.groups);
+        // One statement, its rows in order: the history's ids follow the changes.
+        let changes = consent_before.changes_to(consent);
+        if !changes.is_empty() {
+            let rows: Vec<String> = (0..changes.len())
+                .map(|n| format!("($1, ${}, ${}, $2, $3)", 4 + 2 * n, 5 + 2 * n))
+                .collect();
+            let mut params: Vec<Param> = vec![id.into(), put.source.as_str().into(), now.into()];
+            for (flag, granted) in changes {
+                params.push(flag.as_str().into());
+                params.push(i64::from(granted).into());
             }
-        }
-        for group in &profile.groups {
-            query("INSERT INTO customer_groups (group_name, customer_id) VALUES ($1, $2)")
-                .bind(group.as_str())
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-        }
-        for (flag, granted) in consent_before.changes_to(consent) {
-            query("INSERT INTO customer_consents (customer_id, flag, granted, source, at) VALUES ($1, $2, $3, $4, $5)")
-                .bind(id)
-                .bind(flag.as_str())
-                .bind(i64::from(granted))
-                .bind(put.source.as_str())
-                .bind(now)
-                .execute(&mut *conn)
-                .await?;
+            batch.push(
+                format!(
+                    "INSERT INTO customer_consents (customer_id, flag, granted, source, at) VALUES {}",
+                    rows.join(", ")
+                ),
+                params,
+            );
         }
         crate::feed::NewEvent {
             kind: EventType::CustomerChanged,
@@ -479,14 +487,62 @@ fn write_profile<'a>(
             subject: id,
             data: Some(crate::feed::data_of(&CustomerChanged { customer_id: id })?),
         }
-        .record(conn)
-        .await?;
+        .push(&mut batch);
+        batch.run(&mut *conn).await?;
         let rows = query(ONE_CUSTOMER.as_str()).bind(id).fetch_all(&mut *conn).await?;
         let (_, record) = customer_records(&rows, |_| Ok(()))?
             .pop()
             .ok_or(StoreError::NotFound("customer"))?;
         Ok((record, created))
     })
+}
+
+/// A table of a customer's rows keyed by one column (the words of their name, their groups),
+/// with perhaps one more column of the same value in every row.
+struct KeyedRows<'a> {
+    table: &'static str,
+    key: &'static str,
+    extra: Option<(&'static str, &'a str)>,
+}
+
+impl KeyedRows<'_> {
+    /// Queues the statements that leave exactly `keys` for the customer: the others deleted,
+    /// these upserted, so that no row is both deleted and written in the batch.
+    fn replace(&self, batch: &mut Batch, customer_id: &str, keys: &BTreeSet<String>) {
+        let (table, key) = (self.table, self.key);
+        let numbered = |from: usize| (from..from + keys.len()).map(|n| format!("${n}")).collect::<Vec<_>>();
+        let key_params = || keys.iter().map(Param::from);
+        // $1 the customer, then the keys.
+        let others = match keys.is_empty() {
+            true => String::new(),
+            false => format!(" AND {key} NOT IN ({})", numbered(2).join(", ")),
+        };
+        batch.push(
+            format!("DELETE FROM {table} WHERE customer_id = $1{others}"),
+            std::iter::once(customer_id.into()).chain(key_params()).collect(),
+        );
+        if keys.is_empty() {
+            return;
+        }
+        // $1 the customer, $2 the extra column's value when there is one, then the keys.
+        let sql = match self.extra {
+            Some((column, _)) => format!(
+                "INSERT INTO {table} ({key}, customer_id, {column}) VALUES {} \
+                 ON CONFLICT ({key}, customer_id) DO UPDATE SET {column} = excluded.{column}",
+                numbered(3).iter().map(|p| format!("({p}, $1, $2)")).collect::<Vec<_>>().join(", ")
+            ),
+            None => format!(
+                "INSERT INTO {table} ({key}, customer_id) VALUES {} ON CONFLICT ({key}, customer_id) DO NOTHING",
+                numbered(2).iter().map(|p| format!("({p}, $1)")).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let mut params: Vec<Param> = vec![customer_id.into()];
+        if let Some((_, value)) = self.extra {
+            params.push(value.into());
+        }
+        params.extend(key_params());
+        batch.push(sql, params);
+    }
 }
 
 /// Deletes every row of a customer's personal data and forfeits their points; `false` for a
