@@ -41,7 +41,7 @@ import { approveScreen, discountScreen } from "./screens/discount.js";
 import { movementScreen, reportScreen } from "./screens/drawer.js";
 import { cardScreen, doneScreen, payScreen, provisionalSlip } from "./screens/pay.js";
 import { returnDoneScreen, returnFindScreen, returnScreen } from "./screens/returns.js";
-import { customerScreen, sellScreen } from "./screens/sell.js";
+import { SellView, customerScreen } from "./screens/sell.js";
 import { closeScreen, pairScreen, signInScreen } from "./screens/session.js";
 
 const BASE = location.origin;
@@ -86,6 +86,8 @@ export class Till {
   returning: ReturnDraft | null = null;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
+  /** The sale screen as last drawn, updated in place while it stays on the page. */
+  private sellView: SellView | null = null;
   private syncTimer: number | null = null;
   private syncing: Promise<void> | null = null;
 
@@ -201,7 +203,8 @@ export class Till {
         // Redraw only a screen that shows the store's data, and never under the cashier's fingers.
         const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.id !== "scan";
         if (changed && !typing && (this.screen.name === "sell" || this.screen.name === "sign-in")) this.render();
-        else this.renderStatus();
+        // The sale screen is updated in place, under a header it leaves alone.
+        this.renderStatus();
       }
     })();
     return this.syncing;
@@ -963,6 +966,15 @@ export class Till {
   render(): void {
     document.title = `${t("title")} · till`;
     const screen = this.screen;
+    const view = this.sellView;
+    if (screen.name === "sell" && view !== null && view.element.isConnected && view.lang === currentLang() && !this.showSetAside) {
+      view.update(this);
+      // The cashier may be typing a quantity; otherwise the scanner types into the scan field.
+      const active = document.activeElement;
+      if (!view.hasFocus() && !(active instanceof HTMLInputElement && view.element.contains(active))) view.focus();
+      return;
+    }
+    this.sellView = null;
     const body = (() => {
       switch (screen.name) {
         case "loading":
@@ -971,8 +983,12 @@ export class Till {
           return pairScreen(this, screen.message);
         case "sign-in":
           return signInScreen(this, screen.message, screen.otherSession);
-        case "sell":
-          return sellScreen(this);
+        case "sell": {
+          const drawn = new SellView(this);
+          // Kept only when drawn alone: the list of what was set aside is drawn over it.
+          this.sellView = this.showSetAside ? null : drawn;
+          return drawn.element;
+        }
         case "pay":
           return payScreen(this, screen.mode, screen.message);
         case "customer":

@@ -2,13 +2,113 @@
 // and the customer attached to the sale (the panel and the search).
 
 import type { Till } from "../app.js";
+import type { PriceQuote } from "../../../typescript/src/pricing/index.js";
 import type { CustomerView } from "../customer.js";
+import type { CartLine } from "../sale.js";
 import { h } from "../dom.js";
-import { dateTime, money, t } from "../i18n.js";
+import { currentLang, dateTime, money, t } from "../i18n.js";
 import { field } from "./common.js";
 import { discountText } from "./discount.js";
 
-export function sellScreen(till: Till): HTMLElement {
+/**
+ * The sale screen, kept between draws: a scan changes the cart's rows in place (a new row, or a
+ * quantity and amounts) and redraws the totals beside them, so the time to show a scanned line
+ * does not grow with the lines above it, and the scan field keeps the focus it has.
+ */
+export class SellView {
+  readonly element: HTMLElement;
+  /** The language it was drawn in: another one draws it anew. */
+  readonly lang = currentLang();
+  private readonly scan: HTMLInputElement;
+  private readonly left: HTMLElement;
+  private aside: HTMLElement;
+  private notice: HTMLElement | null = null;
+  private noticeShown: Till["notice"] | undefined = undefined;
+  private results: HTMLElement | null = null;
+  private resultsShown: Till["results"] | undefined = undefined;
+  private cart: HTMLElement;
+  private readonly rows = new Map<CartLine, CartRow>();
+
+  constructor(till: Till) {
+    this.scan = scanField(till);
+    this.left = h("section", { class: "left" }, h("div", { class: "scan" }, this.scan));
+    this.cart = h("p", { class: "empty" });
+    this.left.append(this.cart);
+    this.aside = h("aside", { class: "right" });
+    this.element = h("main", { class: "sell" }, this.left, this.aside);
+    this.update(till);
+  }
+
+  /** Brings the screen to the till's state, touching only what changed on the left. */
+  update(till: Till): void {
+    if (till.notice !== this.noticeShown) {
+      this.noticeShown = till.notice;
+      const next = till.notice ? h("p", { class: till.notice.bad ? "error" : "notice", role: "status" }, till.notice.text) : null;
+      this.notice = swap(this.left, this.scan.parentElement, this.notice, next);
+    }
+    if (till.results !== this.resultsShown) {
+      this.resultsShown = till.results;
+      this.results = swap(this.left, this.notice ?? this.scan.parentElement, this.results, resultList(till));
+    }
+    this.updateCart(till);
+    const aside = asidePanel(till);
+    this.aside.replaceWith(aside);
+    this.aside = aside;
+  }
+
+  /** Whether the cashier is typing in the screen's scan field. */
+  hasFocus(): boolean {
+    return document.activeElement === this.scan;
+  }
+
+  focus(): void {
+    this.scan.focus();
+  }
+
+  private updateCart(till: Till): void {
+    if (till.cart.length === 0) {
+      this.rows.clear();
+      const empty = h("p", { class: "empty" }, till.articles.length === 0 ? t("snapshotMissing") : t("emptyCart"));
+      this.cart.replaceWith(empty);
+      this.cart = empty;
+      return;
+    }
+    let body = this.cart.querySelector("tbody");
+    if (body === null) {
+      body = h("tbody");
+      const table = h(
+        "table",
+        { class: "cart", id: "cart" },
+        h("thead", {}, h("tr", {}, h("th", {}, t("article")), h("th", {}, t("qty")), h("th", { class: "amount" }, t("amount")), h("th", {}, ""))),
+        body,
+      );
+      this.cart.replaceWith(table);
+      this.cart = table;
+    }
+    const quote = till.priced?.ok ? till.priced.quote : null;
+    const quoted = new Map(quote?.lines.map((q) => [q.id, q]) ?? []);
+    const kept = new Set(till.cart);
+    for (const [line, row] of this.rows) {
+      if (!kept.has(line)) {
+        row.tr.remove();
+        this.rows.delete(line);
+      }
+    }
+    let at: Element | null = body.firstElementChild;
+    for (const line of till.cart) {
+      let row = this.rows.get(line);
+      if (row === undefined) {
+        row = cartRow(till, line);
+        this.rows.set(line, row);
+      }
+      row.show(line, quoted.get(line.id));
+      if (row.tr !== at) body.insertBefore(row.tr, at);
+      at = row.tr.nextElementSibling;
+    }
+  }
+}
+
+function scanField(till: Till): HTMLInputElement {
   const scan = h("input", {
     id: "scan",
     name: "scan",
@@ -34,104 +134,128 @@ export function sellScreen(till: Till): HTMLElement {
       if (!typing && till.screen.name === "sell" && !till.showSetAside && document.body.contains(scan)) scan.focus();
     }, 0);
   });
-  const results =
-    till.results.length > 0
-      ? h(
-          "ul",
-          { class: "results", id: "results" },
-          ...till.results.map((article) =>
-            h(
-              "li",
-              {},
-              h(
-                "button",
-                { type: "button", class: "result", onclick: () => till.addArticle(article) },
-                h("span", {}, article.catalog.name),
-                h("span", { class: "amount" }, money(article.catalog.priceCents)),
-              ),
-            ),
-          ),
-        )
-      : null;
-  const quote = till.priced?.ok ? till.priced.quote : null;
-  const rows = till.cart.map((line) => {
-    const quoted = quote?.lines.find((q) => q.id === line.id);
-    const qty = h("input", {
-      class: "qty",
-      inputmode: "numeric",
-      value: String(line.quantity),
-      "aria-label": `${t("qty")} ${line.name}`,
-      "data-line": line.id,
-    });
-    qty.addEventListener("change", () => {
-      const value = Number(qty.value);
-      if (Number.isInteger(value) && value >= 0) till.setQuantity(line.id, value);
-      else qty.value = String(line.quantity);
-    });
-    qty.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") {
-        event.preventDefault();
-        qty.blur();
-        document.getElementById("scan")?.focus();
-      }
-    });
-    return h(
-      "tr",
-      { "data-sku": line.skuId },
-      h("td", { class: "name" }, line.name, quoted ? h("small", {}, `${money(quoted.unitPrice)} · ${t("vatRate")} ${quoted.vatRate} %`) : null),
-      h(
-        "td",
-        { class: "qty-cell" },
-        h("button", { type: "button", class: "step", "aria-label": "-1", onclick: () => till.setQuantity(line.id, line.quantity - 1) }, "−"),
-        qty,
-        h("button", { type: "button", class: "step", "aria-label": "+1", onclick: () => till.setQuantity(line.id, line.quantity + 1) }, "+"),
-      ),
-      h("td", { class: "amount" }, quoted ? money(quoted.netCents) : "…"),
-      h("td", {}, h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${line.name}`, onclick: () => till.removeLine(line.id) }, "✕")),
-    );
-  });
-  const cart =
-    till.cart.length === 0
-      ? h("p", { class: "empty" }, till.articles.length === 0 ? t("snapshotMissing") : t("emptyCart"))
-      : h(
-          "table",
-          { class: "cart", id: "cart" },
-          h("thead", {}, h("tr", {}, h("th", {}, t("article")), h("th", {}, t("qty")), h("th", { class: "amount" }, t("amount")), h("th", {}, ""))),
-          h("tbody", {}, ...rows),
-        );
+  return scan;
+}
+
+/** Puts `next` where `old` was (or after `after` when there was none); answers what is shown. */
+function swap(parent: HTMLElement, after: Element | null, old: HTMLElement | null, next: HTMLElement | null): HTMLElement | null {
+  if (old !== null && next !== null) old.replaceWith(next);
+  else if (old !== null) old.remove();
+  else if (next !== null) parent.insertBefore(next, after?.nextSibling ?? null);
+  return next;
+}
+
+function resultList(till: Till): HTMLElement | null {
+  if (till.results.length === 0) return null;
   return h(
-    "main",
-    { class: "sell" },
-    h(
-      "section",
-      { class: "left" },
-      h("div", { class: "scan" }, scan),
-      till.notice ? h("p", { class: till.notice.bad ? "error" : "notice", role: "status" }, till.notice.text) : null,
-      results,
-      cart,
-    ),
-    h(
-      "aside",
-      { class: "right" },
-      customerPanel(till),
-      totalsPanel(till),
-      h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
-      till.cart.length > 0
-        ? h("button", { type: "button", id: "discount", onclick: () => till.go({ name: "discount", kind: "line_percent" }) }, `${t("discountTitle")} (F7)`)
-        : null,
-      till.cart.length > 0
-        ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.discount = null; till.reprice(); till.render(); } }, t("cancelSale"))
-        : null,
+    "ul",
+    { class: "results", id: "results" },
+    ...till.results.map((article) =>
       h(
-        "div",
-        { class: "tools" },
-        h("button", { type: "button", id: "return", disabled: till.cart.length > 0, onclick: () => till.go({ name: "return-find" }) }, `${t("returnTitle")} (F4)`),
-        h("button", { type: "button", id: "cash-movement", onclick: () => till.go({ name: "movement", kind: "paid_in" }) }, t("movementTitle")),
-        h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
-        h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
+        "li",
+        {},
+        h(
+          "button",
+          { type: "button", class: "result", onclick: () => till.addArticle(article) },
+          h("span", {}, article.catalog.name),
+          h("span", { class: "amount" }, money(article.catalog.priceCents)),
+        ),
       ),
-      till.snapshotAt ? h("p", { class: "muted small" }, `${t("catalogAt")} ${dateTime(till.snapshotAt)}`) : null,
     ),
+  );
+}
+
+/** A line's row, and the parts of it a new quantity or a new price changes. */
+interface CartRow {
+  tr: HTMLTableRowElement;
+  show(line: CartLine, quoted: PricedQuoteLine | undefined): void;
+}
+
+type PricedQuoteLine = PriceQuote["lines"][number];
+
+function cartRow(till: Till, line: CartLine): CartRow {
+  const qty = h("input", {
+    class: "qty",
+    inputmode: "numeric",
+    "aria-label": `${t("qty")} ${line.name}`,
+    "data-line": line.id,
+  });
+  qty.addEventListener("change", () => {
+    const value = Number(qty.value);
+    if (Number.isInteger(value) && value >= 0) till.setQuantity(line.id, value);
+    else qty.value = String(line.quantity);
+  });
+  qty.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      qty.blur();
+      document.getElementById("scan")?.focus();
+    }
+  });
+  const note = h("small");
+  const name = h("td", { class: "name" }, line.name);
+  const amount = h("td", { class: "amount" });
+  const tr = h(
+    "tr",
+    { "data-sku": line.skuId },
+    name,
+    h(
+      "td",
+      { class: "qty-cell" },
+      h("button", { type: "button", class: "step", "aria-label": "-1", onclick: () => till.setQuantity(line.id, line.quantity - 1) }, "−"),
+      qty,
+      h("button", { type: "button", class: "step", "aria-label": "+1", onclick: () => till.setQuantity(line.id, line.quantity + 1) }, "+"),
+    ),
+    amount,
+    h("td", {}, h("button", { type: "button", class: "remove", "aria-label": `${t("remove")} ${line.name}`, onclick: () => till.removeLine(line.id) }, "✕")),
+  );
+  let shown = { quantity: "", note: "", amount: "" };
+  return {
+    tr,
+    show(current, quoted) {
+      const next = {
+        quantity: String(current.quantity),
+        note: quoted ? `${money(quoted.unitPrice)} · ${t("vatRate")} ${quoted.vatRate} %` : "",
+        amount: quoted ? money(quoted.netCents) : "…",
+      };
+      if (next.quantity !== shown.quantity) {
+        // The attribute too: it is what the page says the quantity is.
+        qty.setAttribute("value", next.quantity);
+        if (document.activeElement !== qty) qty.value = next.quantity;
+      }
+      if (next.note !== shown.note) {
+        note.textContent = next.note;
+        if (next.note === "") note.remove();
+        else if (note.parentElement === null) name.append(note);
+      }
+      if (next.amount !== shown.amount) amount.textContent = next.amount;
+      shown = next;
+    },
+  };
+}
+
+function asidePanel(till: Till): HTMLElement {
+  return h(
+    "aside",
+    { class: "right" },
+    customerPanel(till),
+    totalsPanel(till),
+    h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
+    till.cart.length > 0
+      ? h("button", { type: "button", id: "discount", onclick: () => till.go({ name: "discount", kind: "line_percent" }) }, `${t("discountTitle")} (F7)`)
+      : null,
+    till.cart.length > 0
+      ? h("button", { type: "button", class: "quiet", onclick: () => { till.cart = []; till.customer = null; till.discount = null; till.reprice(); till.render(); } }, t("cancelSale"))
+      : null,
+    h(
+      "div",
+      { class: "tools" },
+      h("button", { type: "button", id: "return", disabled: till.cart.length > 0, onclick: () => till.go({ name: "return-find" }) }, `${t("returnTitle")} (F4)`),
+      h("button", { type: "button", id: "cash-movement", onclick: () => till.go({ name: "movement", kind: "paid_in" }) }, t("movementTitle")),
+      h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
+      h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
+    ),
+    till.snapshotAt ? h("p", { class: "muted small" }, `${t("catalogAt")} ${dateTime(till.snapshotAt)}`) : null,
   );
 }
 
