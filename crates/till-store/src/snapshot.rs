@@ -142,12 +142,25 @@ pub(crate) async fn load_journal(conn: &mut Conn, register_id: &str, reach: Reac
         ..Journal::default()
     };
     if let Some(Span { from, through }) = span(ChainKind::Ticket) {
-        let scope = SaleScope::Tickets {
-            register_id,
-            from,
-            through,
-        };
-        journal.sales = sale_records(conn, scope).await?;
+        // The sales of the tickets read, a slice of the chain per statement: a register's whole
+        // chain in one outlasted the statement timeout on a busy server.
+        let read: Vec<i64> = journal
+            .chains
+            .iter()
+            .filter(|chain| chain.kind == ChainKind::Ticket)
+            .flat_map(|chain| chain.entries.iter().map(|entry| entry.seq))
+            .collect();
+        for slice in read.chunks(ENTRIES_PER_READ as usize) {
+            let (Some(first), Some(last)) = (slice.first(), slice.last()) else {
+                continue;
+            };
+            let scope = SaleScope::Tickets {
+                register_id,
+                from: (*first).max(from),
+                through: (*last).min(through),
+            };
+            journal.sales.extend(sale_records(conn, scope).await?);
+        }
     }
     let Span { from, through } = span(ChainKind::Closure).unwrap_or(Span { from: 1, through: 0 });
     let sessions = query(
