@@ -6,8 +6,9 @@ and clicks: pairs the till with the address the demo prints, signs in with the P
 articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
 checks through the API that the sale is booked at the total shown and that stock moved; reads
 the X report and compares it with the API's; changes a price through the API and waits for the
-till to price with it (the feed). Card payments through attempts (declined, mixed with cash,
-partially approved), returns by the receipt's number (cash and credit note), cash movements,
+till to price with it (the feed). Amounts with a decimal comma (typed, and prefilled in the
+language's form). Card payments through attempts (declined, mixed with cash, partially
+approved), returns by the receipt's number (cash and credit note), cash movements,
 the customer and loyalty points, credit note and gift card tenders, a discount approved by a
 manager's PIN and the receipt by e-mail (to a mail sink of its own), each checked against the
 API. Then cuts the network and stops the server, rings
@@ -480,6 +481,49 @@ def scenario(run, server, mail):
 
     run.check("the language switch", language_switch)
 
+    def amounts_with_a_decimal_comma():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        french, english = f"{total // 100},{total % 100:02}", f"{total // 100}.{total % 100:02}"
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        assert page.input_value("#card-amount") == french, page.input_value("#card-amount")
+        # The same field in English: a decimal point.
+        page.click("nav.lang button >> text=EN")
+        page.wait_for_selector("#method-cash >> text=Cash (F2)")
+        assert page.input_value("#card-amount") == english, page.input_value("#card-amount")
+        page.click("nav.lang button >> text=FR")
+        page.wait_for_selector("#method-cash >> text=Espèces (F2)")
+        page.click("#method-cash")
+        page.wait_for_selector("#given:focus")
+        # A quick button writes what is due the French way.
+        page.click("#cash-form .quick button >> nth=0")
+        assert page.input_value("#given") == french, page.input_value("#given")
+        # Fifty cents more than due, typed with a comma, then with a point: 0,50 of change.
+        more = total + 50
+        for typed in [f"{more // 100},{more % 100:02}", f"{more // 100}.{more % 100:02}"]:
+            page.fill("#given", typed)
+            page.wait_for_selector("#confirm:not([disabled])")
+            assert re.sub(r"\D", "", page.inner_text("#change")) == "050", (typed, page.inner_text("#change"))
+        # Three decimals are no amount.
+        page.fill("#given", "12,345")
+        page.wait_for_selector("#confirm[disabled]")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+        page.click("aside.right button.quiet")
+        page.wait_for_selector("table.cart", state="detached")
+        # A movement's amount the parser refuses is refused on its field.
+        page.click("#cash-movement")
+        page.wait_for_selector("#movement-amount:focus")
+        page.keyboard.type("5,555")
+        page.keyboard.press("Enter")
+        assert page.eval_on_selector("#movement-amount", "e => !e.validity.valid"), "5,555 refused"
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("amounts take a decimal comma or a point, and are prefilled in the language's form", amounts_with_a_decimal_comma)
+
     def price_change_from_the_feed():
         # The back office changes a price; the till reads it from the feed (every 15 s) and
         # prices the next sale with it, as the server will.
@@ -517,14 +561,15 @@ def scenario(run, server, mail):
         page.wait_for_selector("#given:focus")
         page.keyboard.press("F3")
         page.wait_for_selector("#card-amount:focus")
-        assert page.input_value("#card-amount").replace(".", "") == str(total), page.input_value("#card-amount")
+        # Prefilled the French way (a decimal comma).
+        assert page.input_value("#card-amount") == f"{total // 100},{total % 100:02}", page.input_value("#card-amount")
         run.screens("pay-card")
         # An amount over what is due is refused on its field; typed again, the form goes through.
         page.fill("#card-amount", f"{(total + 100) / 100:.2f}")
         page.keyboard.press("Enter")
         assert page.eval_on_selector("#card-amount", "e => !e.validity.valid"), "an amount over what is due"
         assert page.query_selector("#card-code") is None, "no attempt for an amount refused"
-        page.fill("#card-amount", f"{total / 100:.2f}")
+        page.fill("#card-amount", f"{total // 100},{total % 100:02}")
         page.keyboard.press("Enter")
         page.wait_for_selector("#card-code:focus")
         paymentId = page.get_attribute("#card-asked", "data-payment")
@@ -603,7 +648,8 @@ def scenario(run, server, mail):
         page.wait_for_selector("#card-code:focus")
         paymentId = page.get_attribute("#card-asked", "data-payment")
         page.keyboard.type("P0042")
-        page.fill("#card-authorized", "2")
+        assert page.input_value("#card-authorized") == f"{total // 100},{total % 100:02}", page.input_value("#card-authorized")
+        page.fill("#card-authorized", "2,00")
         page.click("#card-approved")
         page.wait_for_selector(f"#due[data-cents='{total - 200}']")
         assert server.api(f"/v1/payments/{paymentId}")["state"] == "partially_authorized"
@@ -840,6 +886,8 @@ def scenario(run, server, mail):
         page.click("#method-loyalty")
         page.wait_for_selector("#instrument-amount:focus")
         assert int(page.get_attribute("#points", "data-points")) == before
+        most = min(total, before)
+        assert page.input_value("#instrument-amount") == f"{most // 100},{most % 100:02}", page.input_value("#instrument-amount")
         page.fill("#instrument-amount", "2")
         run.screens("pay-points")
         page.keyboard.press("Enter")
@@ -1048,7 +1096,7 @@ def scenario(run, server, mail):
                 page.wait_for_selector("#stored-value-offline")
                 page.keyboard.press("Escape")
                 page.wait_for_selector("#scan:focus")
-            offline_ids.append(run.pay_cash("100" if n % 2 else None))
+            offline_ids.append(run.pay_cash(("100,00" if n % 4 == 1 else "100") if n % 2 else None))
             assert page.get_attribute("#sale-state", "data-booked") == "false"
             if n == 0:
                 run.screens("sale-queued")

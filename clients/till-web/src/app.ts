@@ -24,7 +24,7 @@ import {
   writeSession,
 } from "./device.js";
 import type { Pairing, SessionKept } from "./device.js";
-import { currentLang, money, setLang, t } from "./i18n.js";
+import { amountText, currentLang, money, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, remaining } from "./payment.js";
 import type { Payment } from "./payment.js";
 import { findCustomers, saleCustomer } from "./customer.js";
@@ -796,7 +796,7 @@ export class Till {
 
   async printReturn(done: ReturnDone): Promise<void> {
     await this.printTicket(done.transactionId, done.booked, () =>
-      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${(done.refund / 100).toFixed(2)}`, "", t("provisional")].join("\n"),
+      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${amountText(done.refund)}`, "", t("provisional")].join("\n"),
     );
   }
 

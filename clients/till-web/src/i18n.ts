@@ -213,7 +213,8 @@ const WORDS = {
   movementReason: { fr: "Motif", en: "Reason" },
   movementQueued: { fr: "en attente d'envoi", en: "waiting to be sent" },
   movementDone: { fr: "enregistré", en: "recorded" },
-  amountBad: { fr: "Un montant en euros, plus de 0", en: "An amount in euros, above 0" },
+  amountBad: { fr: "Un montant en euros, plus de 0 (12,50 ou 12.50)", en: "An amount in euros, above 0 (12.50 or 12,50)" },
+  amountFormat: { fr: "Un montant en euros, comme 12,50 (ou 12.50)", en: "An amount in euros, such as 12.50 (or 12,50)" },
   method_credit_note: { fr: "Avoir", en: "Credit note" },
   returnTitle: { fr: "Retour", en: "Return" },
   returnHelp: {
@@ -293,12 +294,32 @@ export function money(cents: number): string {
   return format.format(cents / 100);
 }
 
-/** Euros typed by a person ("12", "12,5", "12.50") as integer cents; null when it is not an amount. */
+/**
+ * Euros typed by a person as integer cents, whatever the till's language: a decimal comma or a
+ * point ("12", "12,5", "12.50", "0,05"), spaces between digits ("1 000,00") and a euro sign at
+ * either end are taken; anything else (a sign, an exponent, a third decimal, two separators) is
+ * null. The digits are read as digits, never through a float, so no amount is rounded. Every
+ * amount field of the till reads through this one function.
+ */
 export function parseEuros(text: string): number | null {
-  const clean = text.trim().replace(/\s/g, "").replace(",", ".");
-  if (!/^\d{1,9}(\.\d{0,2})?$/.test(clean)) return null;
-  const [units = "0", fraction = ""] = clean.split(".");
-  return Number(units) * 100 + Number((fraction + "00").slice(0, 2));
+  const clean = text.replace(/\s/g, "").replace(/^€|€$/g, "");
+  const match = /^(\d{1,9})(?:[.,](\d{0,2}))?$/.exec(clean);
+  if (match === null) return null;
+  const units = match[1] ?? "0";
+  const fraction = (match[2] ?? "").padEnd(2, "0");
+  return Number(units) * 100 + Number(fraction);
+}
+
+/**
+ * Integer cents written as a person types them in the till's language, with no thousands
+ * separator and no currency: `12,50` in French, `12.50` in English. What the till prefills into
+ * an amount field; parseEuros reads it back to the same cents.
+ */
+export function amountText(cents: number): string {
+  const size = Math.abs(Math.trunc(cents));
+  const whole = Math.floor(size / 100);
+  const part = String(size % 100).padStart(2, "0");
+  return `${cents < 0 ? "-" : ""}${whole}${lang === "fr" ? "," : "."}${part}`;
 }
 
 export function dateTime(iso: string): string {

@@ -5,7 +5,7 @@
 import type { Till } from "../app.js";
 import type { Pairing, SessionKept } from "../device.js";
 import { h } from "../dom.js";
-import { dateTime, money, parseEuros, t } from "../i18n.js";
+import { amountText, dateTime, money, parseEuros, t } from "../i18n.js";
 import { changeDue, remaining } from "../payment.js";
 import type { Finished, PayMode } from "../screen.js";
 import { field, methodName, refuse, tendersList } from "./common.js";
@@ -93,7 +93,7 @@ function cashForm(till: Till, due: number): HTMLElement {
       "div",
       { class: "quick" },
       ...quick.map((cents) =>
-        h("button", { type: "button", onclick: () => { given.value = (cents / 100).toFixed(2); update(); given.focus(); } }, money(cents)),
+        h("button", { type: "button", onclick: () => { given.value = amountText(cents); update(); given.focus(); } }, money(cents)),
       ),
     ),
     h("p", { class: "grand" }, h("span", {}, t("change")), change),
@@ -115,7 +115,7 @@ function amountUpTo(input: HTMLInputElement, most: number): number | null {
 function cardForm(till: Till, due: number): HTMLElement {
   // A card is charged only once the server holds its attempt: none offline, cash stays.
   if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
-  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: (due / 100).toFixed(2), "data-focus": true });
+  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: amountText(due), "data-focus": true });
   const send = h("button", { type: "submit", class: "primary huge", id: "card-send", disabled: till.cardBusy }, t("cardSend"));
   return h(
     "form",
@@ -141,7 +141,7 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
   const customer = till.customer;
   const most = kind === "loyalty" && customer !== null ? Math.min(due, customer.loyaltyPoints) : due;
   const code = h("input", { id: "instrument-code", name: "instrument-code", autocomplete: "off", required: true, maxlength: 64, "data-focus": kind !== "loyalty" });
-  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: (most / 100).toFixed(2), "data-focus": kind === "loyalty" });
+  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: amountText(most), "data-focus": kind === "loyalty" });
   return h(
     "form",
     {
@@ -163,7 +163,7 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
 }
 
 export function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
-  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
+  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: amountText(amountCents) });
   const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
   const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
   const busy = till.cardBusy;
@@ -235,7 +235,7 @@ function mailForm(till: Till, sale: Finished, booked: boolean): HTMLElement {
 export function provisionalSlip(sale: Finished, pairing: Pairing | null, session: SessionKept | null): string {
   const width = 42;
   const pad = (left: string, right: string) => left.slice(0, width - right.length - 1).padEnd(width - right.length) + right;
-  const euros = (cents: number) => (cents / 100).toFixed(2);
+  const euros = amountText;
   const lines = [
     pairing ? `${pairing.storeId} · ${pairing.registerId}` : "",
     session ? session.cashierSubject : "",
