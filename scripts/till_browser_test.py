@@ -6,7 +6,8 @@ and clicks: pairs the till with the address the demo prints, signs in with the P
 articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
 checks through the API that the sale is booked at the total shown and that stock moved; reads
 the X report and compares it with the API's; changes a price through the API and waits for the
-till to price with it (the feed). Amounts with a decimal comma (typed, and prefilled in the
+till to price with it (the feed). Reprints (the server's DUPLICATA, from the done screen and the
+sale screen; refused offline), amounts with a decimal comma (typed, and prefilled in the
 language's form). Card payments through attempts (declined, mixed with cash, partially
 approved), returns by the receipt's number (cash and credit note), cash movements,
 the customer and loyalty points, credit note and gift card tenders, a discount approved by a
@@ -448,12 +449,51 @@ def scenario(run, server, mail):
 
     run.check("the receipt prints on the print area", print_receipt)
 
+    def reprint_from_the_done_screen():
+        original = page.inner_text("#print-area")
+        assert "DUPLICATA" not in original, original
+        page.click("#reprint")
+        page.wait_for_selector("#reprint-confirm:focus")
+        assert page.get_attribute("#reprint-title", "data-transaction") == state["sale"]
+        run.screens("reprint")
+        page.evaluate("() => { window.__printed = false; }")
+        page.click("#reprint-confirm")
+        page.wait_for_function("() => window.__printed === true")
+        page.wait_for_selector("#reprinted")
+        text = page.inner_text("#print-area")
+        assert "DUPLICATA n° 1" in text, text
+        assert "TOTAL" in text and "provisoire" not in text.lower(), text
+        assert "DUPLICATA" in page.inner_text("#reprinted"), page.inner_text("#reprinted")
+
+    run.check("a reprint from the done screen prints the server's DUPLICATA, the original did not", reprint_from_the_done_screen)
+
     def new_sale_with_enter():
         page.focus("#new-sale")
         page.keyboard.press("Enter")
         page.wait_for_selector("#scan:focus")
 
     run.check("Enter starts the next sale", new_sale_with_enter)
+
+    def reprint_the_last_sale():
+        page.wait_for_selector(f"#reprint-last[data-transaction='{state['sale']}']")
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm:focus")
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; window.__printed = false; }")
+        page.click("#reprint-confirm")
+        page.wait_for_function("() => window.__printed === true")
+        page.wait_for_selector("#scan:focus")
+        text = page.inner_text("#print-area")
+        assert "DUPLICATA n° 2" in text, text
+        page.wait_for_selector("p.notice >> text=DUPLICATA")
+        # Back out of a reprint with Esc: nothing printed.
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm:focus")
+        page.evaluate("() => { window.__printed = false; }")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+        assert page.evaluate("() => window.__printed") is False
+
+    run.check("the sale screen reprints the last sale as the server's next DUPLICATA", reprint_the_last_sale)
 
     def x_report():
         page.click("#x-report")
@@ -1063,6 +1103,18 @@ def scenario(run, server, mail):
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         run.context.set_offline(True)
         server.stop()
+        # No reprint without the server: a duplicate needs its seal; nothing is printed.
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; window.__printed = false; }")
+        page.keyboard.press("Escape")
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm")
+        page.click("#reprint-confirm")
+        page.wait_for_selector("#reprint-message")
+        assert "hors ligne" in page.inner_text("#reprint-message").lower(), page.inner_text("#reprint-message")
+        assert page.evaluate("() => window.__printed") is False, "nothing printed offline"
+        run.screens("reprint-offline")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
         for n in range(OFFLINE_SALES):
             if n == OFFLINE_SALES // 2:
                 # The page again, from the service worker; the sale data from IndexedDB.

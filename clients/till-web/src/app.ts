@@ -18,12 +18,14 @@ import { h, replace } from "./dom.js";
 import {
   nextTicketNumber,
   pairingFromFragment,
+  readLastSale,
   readPairing,
   readSession,
+  writeLastSale,
   writePairing,
   writeSession,
 } from "./device.js";
-import type { Pairing, SessionKept } from "./device.js";
+import type { LastSale, Pairing, SessionKept } from "./device.js";
 import { amountText, currentLang, money, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, remaining } from "./payment.js";
 import type { Payment } from "./payment.js";
@@ -39,7 +41,7 @@ import type { Finished, MovementKind, ReturnDone, Screen, XReport } from "./scre
 import { describe, header, methodName, setAsidePanel, statusBar } from "./screens/common.js";
 import { approveScreen, discountScreen } from "./screens/discount.js";
 import { movementScreen, reportScreen } from "./screens/drawer.js";
-import { cardScreen, doneScreen, payScreen, provisionalSlip } from "./screens/pay.js";
+import { cardScreen, doneScreen, payScreen, provisionalSlip, reprintScreen } from "./screens/pay.js";
 import { returnDoneScreen, returnFindScreen, returnScreen } from "./screens/returns.js";
 import { SellView, customerScreen } from "./screens/sell.js";
 import { closeScreen, pairScreen, signInScreen } from "./screens/session.js";
@@ -84,6 +86,10 @@ export class Till {
   answers = new Map<string, string>();
   /** The return being prepared against a receipt. */
   returning: ReturnDraft | null = null;
+  /** The last sale finished here (kept across reloads): what the sale screen reprints. */
+  lastSale: LastSale | null = null;
+  /** A reprint is on its way to the server: its button waits. */
+  reprinting = false;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
   /** The sale screen as last drawn, updated in place while it stays on the page. */
@@ -109,6 +115,7 @@ export class Till {
     }
     this.pairing = await readPairing(this.storage);
     this.session = await readSession(this.storage);
+    this.lastSale = await readLastSale(this.storage);
     this.lastCashier = this.session?.cashierSubject ?? "";
     addEventListener("online", () => void this.syncNow());
     addEventListener("offline", () => {
@@ -276,6 +283,8 @@ export class Till {
         this.go({ name: "sell" });
       } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
+      } else if (this.screen.name === "reprint" && !this.reprinting) {
+        this.go(this.screen.from === null ? { name: "sell" } : { name: "done", sale: this.screen.from });
       }
       return;
     }
@@ -630,6 +639,8 @@ export class Till {
     // The manager's token goes with the one finalize it approves (kept with the entry).
     await outbox.enqueueSale(body, discount?.elevationToken ? { elevationToken: discount.elevationToken } : {});
     const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
+    this.lastSale = { transactionId, number, totalCents: quote.totals.total };
+    await writeLastSale(this.storage, this.lastSale);
     this.payment = null;
     this.customer = null;
     this.discount = null;
@@ -801,13 +812,78 @@ export class Till {
   }
 
   async printReceipt(sale: Finished): Promise<void> {
-    await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session));
+    if (await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session))) {
+      // The original is out: another print of it is a reprint, confirmed and sealed as a duplicate.
+      sale.printed = true;
+      if (this.screen.name === "done" && this.screen.sale === sale) this.render();
+    }
   }
 
-  /** The server's own ticket once booked (the original, then duplicates); else a provisional slip. */
-  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<void> {
+  /** Asks to reprint a sale's receipt: the confirmation first, with the print's own id. */
+  askReprint(sale: LastSale, from: Finished | null): void {
+    this.go({ name: "reprint", sale, from, printId: crypto.randomUUID() });
+  }
+
+  /**
+   * A reprint of a sale's receipt: a new print on the server (a print id of its own), which it
+   * numbers and seals as a DUPLICATA once the original was printed, and whose text is printed.
+   * Nothing is printed without the server's answer: offline, or before the sale is booked, the
+   * screen says why.
+   */
+  async reprint(sale: LastSale, from: Finished | null, printId: string): Promise<void> {
     const area = document.getElementById("print-area");
-    if (area === null) return;
+    if (area === null || this.reprinting) return;
+    // Asked again, the same print id: a print whose answer was lost is answered again, not made twice.
+    const refused = (message: string) => {
+      if (this.screen.name === "reprint" && this.screen.sale === sale) this.go({ name: "reprint", sale, from, printId, message });
+    };
+    if (!navigator.onLine) {
+      this.online = false;
+      refused(t("reprintOffline"));
+      return;
+    }
+    this.reprinting = true;
+    let answer: { status: number; text: string };
+    try {
+      answer = await this.sessionClient().raw("POST", `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`, {
+        query: { format: "text", columns: "42" },
+        body: { printId },
+      });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      refused(error instanceof TillUnreachable ? t("reprintOffline") : describe(error));
+      return;
+    } finally {
+      this.reprinting = false;
+    }
+    this.online = true;
+    if (answer.status === 404) {
+      refused(t("reprintNotBooked"));
+      return;
+    }
+    if (answer.status < 200 || answer.status > 299) {
+      refused(`${answer.status} · ${errorMessage(answer.text)}`);
+      return;
+    }
+    replace(area, h("pre", {}, answer.text));
+    window.print();
+    const duplicate = /DUPLICATA n° (\d+)/.exec(answer.text)?.[1];
+    const said = duplicate === undefined ? t("originalPrinted") : `${t("duplicatePrinted")} ${duplicate}`;
+    if (from !== null) {
+      from.printed = true;
+      from.reprinted = said;
+      this.go({ name: "done", sale: from });
+    } else {
+      this.notice = { text: `${sale.number} · ${said}`, bad: false };
+      this.go({ name: "sell" });
+    }
+  }
+
+  /** The server's own ticket once booked (the original, then duplicates); else a provisional
+   * slip. Answers whether the server's ticket was printed. */
+  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<boolean> {
+    const area = document.getElementById("print-area");
+    if (area === null) return false;
     let text: string | null = null;
     if (booked || this.booked.has(transactionId)) {
       try {
@@ -823,6 +899,7 @@ export class Till {
     }
     replace(area, h("pre", {}, text ?? provisional()));
     window.print();
+    return text !== null;
   }
 
   // --- The session ---------------------------------------------------------------------------------
@@ -1001,6 +1078,8 @@ export class Till {
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
+        case "reprint":
+          return reprintScreen(this, screen.sale, screen.from, screen.printId, screen.message);
         case "return-find":
           return returnFindScreen(this, screen.message);
         case "return":
@@ -1032,6 +1111,16 @@ export class Till {
 
 function fold(text: string): string {
   return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+}
+
+/** The reason in an error envelope's text, else its first characters. */
+function errorMessage(text: string): string {
+  try {
+    const envelope = JSON.parse(text) as { error?: { message?: string } };
+    return envelope.error?.message ?? text.slice(0, 300);
+  } catch {
+    return text.slice(0, 300);
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -102,6 +102,24 @@ const WORDS = {
   saleDone: { fr: "Vente enregistrée", en: "Sale recorded" },
   saleQueued: { fr: "Vente en attente d'envoi", en: "Sale waiting to be sent" },
   printReceipt: { fr: "Imprimer le ticket", en: "Print receipt" },
+  reprintLast: { fr: "Réimprimer le dernier ticket", en: "Reprint the last receipt" },
+  reprintDone: { fr: "Réimprimer (duplicata)", en: "Reprint (duplicate)" },
+  reprintTitle: { fr: "Réimpression du ticket", en: "Reprint of the receipt" },
+  reprintHelp: {
+    fr: "Un ticket déjà imprimé ressort en DUPLICATA, numéroté et scellé par le serveur dans le journal de la caisse.",
+    en: "A receipt printed before comes out as a DUPLICATA, numbered and sealed by the server in the register's journal.",
+  },
+  reprintConfirm: { fr: "Imprimer le duplicata", en: "Print the duplicate" },
+  reprintOffline: {
+    fr: "Hors ligne : impossible de réimprimer maintenant. Un duplicata est numéroté et scellé par le serveur ; réessayez une fois en ligne.",
+    en: "Offline: the receipt cannot be reprinted now. A duplicate is numbered and sealed by the server; try again once online.",
+  },
+  reprintNotBooked: {
+    fr: "Cette vente attend encore d'être envoyée : elle se réimprime une fois enregistrée par le serveur.",
+    en: "This sale is still waiting to be sent: it can be reprinted once the server has booked it.",
+  },
+  duplicatePrinted: { fr: "DUPLICATA imprimé, n°", en: "DUPLICATA printed, no." },
+  originalPrinted: { fr: "Ticket imprimé (l'original)", en: "Receipt printed (the original)" },
   provisional: {
     fr: "Justificatif provisoire : le ticket sera émis à l'envoi de la vente.",
     en: "Provisional slip: the ticket is issued once the sale is sent.",

@@ -3,7 +3,7 @@
 // receipt by e-mail and the provisional slip printed before the server has booked it.
 
 import type { Till } from "../app.js";
-import type { Pairing, SessionKept } from "../device.js";
+import type { LastSale, Pairing, SessionKept } from "../device.js";
 import { h } from "../dom.js";
 import { amountText, dateTime, money, parseEuros, t } from "../i18n.js";
 import { changeDue, remaining } from "../payment.js";
@@ -208,8 +208,40 @@ export function doneScreen(till: Till, sale: Finished): HTMLElement {
     h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": changeDue(sale.tenders) }, money(changeDue(sale.tenders)))),
     h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
     next,
-    h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    // The original prints once; after it, a reprint is confirmed and comes out as a DUPLICATA.
+    sale.printed
+      ? h("button", { type: "button", id: "reprint", onclick: () => till.askReprint(lastSaleOf(sale), sale) }, t("reprintDone"))
+      : h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    sale.reprinted ? h("p", { class: "notice", role: "status", id: "reprinted" }, sale.reprinted) : null,
     mailForm(till, sale, booked),
+  );
+}
+
+function lastSaleOf(sale: Finished): LastSale {
+  return { transactionId: sale.transactionId, number: sale.number, totalCents: sale.quote.totals.total };
+}
+
+/** A reprint to confirm: the server seals each one in the register's duplicate chain. */
+export function reprintScreen(till: Till, sale: LastSale, from: Finished | null, printId: string, message?: string): HTMLElement {
+  const back = () => till.go(from === null ? { name: "sell" } : { name: "done", sale: from });
+  const confirm = h("button", { type: "button", class: "primary huge", id: "reprint-confirm", "data-focus": true, disabled: till.reprinting }, t("reprintConfirm"));
+  confirm.addEventListener("click", () => {
+    confirm.disabled = true;
+    void till.reprint(sale, from, printId);
+  });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", { id: "reprint-title", "data-transaction": sale.transactionId }, t("reprintTitle")),
+    h("p", { class: "grand" }, h("span", {}, sale.number), h("strong", { id: "reprint-total", "data-cents": sale.totalCents }, money(sale.totalCents))),
+    h("p", {}, t("reprintHelp")),
+    message
+      ? h("p", { class: "error", role: "alert", id: "reprint-message" }, message)
+      : till.online
+        ? null
+        : h("p", { class: "notice", role: "status", id: "reprint-offline" }, t("reprintOffline")),
+    confirm,
+    h("button", { type: "button", class: "quiet", onclick: back }, `${t("back")} (Esc)`),
   );
 }
 
