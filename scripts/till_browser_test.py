@@ -9,7 +9,7 @@ the X report and compares it with the API's; changes a price through the API and
 till to price with it (the feed). Reprints (the server's DUPLICATA, from the done screen and the
 sale screen; refused offline), amounts with a decimal comma (typed, and prefilled in the
 language's form). Card payments through attempts (declined, mixed with cash, partially
-approved), returns by the receipt's number (cash and credit note), cash movements,
+approved, cancelled at the terminal, an answer lost then settled), returns by the receipt's number (cash and credit note), cash movements,
 the customer and loyalty points, credit note and gift card tenders, a discount approved by a
 manager's PIN and the receipt by e-mail (to a mail sink of its own), each checked against the
 API. Then cuts the network and stops the server, rings
@@ -711,6 +711,62 @@ def scenario(run, server, mail):
         run.new_sale()
 
     run.check("a partial card approval leaves the rest due, paid in cash", partial_approval_then_cash)
+
+    def card_cancelled_then_answer_lost_then_settled():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        cancelled = page.get_attribute("#card-asked", "data-payment")
+        page.click("#card-cancelled")
+        # Cancelled at the terminal: nothing taken, back on the payment, free to pay otherwise.
+        page.wait_for_selector("#pay-message")
+        assert int(page.get_attribute("#due", "data-cents")) == total
+        assert page.locator("#tenders-taken li").count() == 0
+        assert server.api(f"/v1/payments/{cancelled}")["state"] == "cancelled"
+        page.wait_for_selector("#method-cash")
+        # A new attempt, whose answer is lost.
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        lost = page.get_attribute("#card-asked", "data-payment")
+        assert lost != cancelled
+        page.click("#card-unknown")
+        page.wait_for_selector("#card-open")
+        assert page.get_attribute("#card-open", "data-payment") == lost
+        assert server.api(f"/v1/payments/{lost}")["state"] == "unknown"
+        # Kept open, said so; no tender taken, none other offered, no leaving the payment.
+        assert int(page.get_attribute("#due", "data-cents")) == total
+        assert page.locator("#tenders-taken li").count() == 0
+        assert not page.query_selector("#given") and not page.query_selector("#card-amount")
+        run.screens("card-unknown")
+        page.keyboard.press("Escape")
+        page.keyboard.press("F2")
+        page.wait_for_selector("#card-open")
+        assert not page.query_selector("#given")
+        # Later, the terminal's journal says approved: keyed on the same attempt, it settles it.
+        page.click("#card-settle")
+        page.wait_for_selector("#card-was-unknown")
+        assert page.get_attribute("#card-asked", "data-payment") == lost
+        page.wait_for_selector("#card-code:focus")
+        page.keyboard.type("U0042")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["tenders"] == [{"method": "card", "appliedCents": total}], sale["ticket"]
+        attempt = server.api(f"/v1/payments/{lost}")
+        assert attempt["state"] == "captured" and attempt["capturedBy"] == transaction, attempt
+        assert attempt["outcome"]["authorizationCode"] == "U0042", attempt
+        assert server.api(f"/v1/payments/{cancelled}")["state"] == "cancelled"
+        state["online_sales"] += 1
+        state["card_captured"] = state.get("card_captured", 0) + total
+        run.new_sale()
+
+    run.check("a card cancelled at the terminal takes nothing; an answer lost stays open until keyed", card_cancelled_then_answer_lost_then_settled)
 
     def card_in_the_x_report():
         api = server.api(f"/v1/register-sessions/{state['session']}/x-report")

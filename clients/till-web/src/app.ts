@@ -28,7 +28,7 @@ import {
 import type { LastSale, Pairing, SessionKept } from "./device.js";
 import { amountText, currentLang, money, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, remaining } from "./payment.js";
-import type { Payment } from "./payment.js";
+import type { CardAnswer, Payment } from "./payment.js";
 import { findCustomers, saleCustomer } from "./customer.js";
 import { declaredDiscount, mayGrantAlone } from "./discount.js";
 import type { DiscountKind, DiscountReason, SaleDiscount } from "./discount.js";
@@ -276,6 +276,9 @@ export class Till {
       } else if (this.screen.name === "pay") {
         // Tenders taken stay until the cashier cancels them (a card approval must be voided).
         if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (this.screen.name === "card" && this.payment?.openCard?.paymentId === this.screen.paymentId && !this.cardBusy) {
+        // An attempt whose answer was lost: back to the payment, where it stays open.
+        this.go({ name: "pay", mode: "card" });
       } else if (this.screen.name === "customer" || this.screen.name === "discount" || this.screen.name === "approve") {
         this.go({ name: "sell" });
       } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
@@ -411,9 +414,9 @@ export class Till {
     this.go({ name: "pay", mode });
   }
 
-  /** Back to the cart: only while no tender was taken. */
+  /** Back to the cart: only while no tender was taken and no card answer is awaited. */
   leavePayment(): void {
-    if (this.payment !== null && this.payment.tenders.length > 0) return;
+    if (this.payment !== null && (this.payment.tenders.length > 0 || this.payment.openCard)) return;
     this.payment = null;
     this.reprice();
     this.go({ name: "sell" });
@@ -422,7 +425,7 @@ export class Till {
   /** Cash handed over: up to what is due; the sale is finalized once nothing is left. */
   async payCash(presented: number): Promise<void> {
     const payment = this.payment;
-    if (payment === null || presented <= 0) return;
+    if (payment === null || presented <= 0 || payment.openCard) return;
     payment.tenders.push(cashTender(remaining(payment), presented));
     if (remaining(payment) === 0) await this.finalize();
     else this.go({ name: "pay", mode: "cash" });
@@ -432,7 +435,7 @@ export class Till {
   async askCard(amountCents: number): Promise<void> {
     const payment = this.payment;
     const session = this.session;
-    if (payment === null || session === null || this.cardBusy) return;
+    if (payment === null || session === null || this.cardBusy || payment.openCard) return;
     if (amountCents <= 0 || amountCents > remaining(payment)) return;
     const paymentId = crypto.randomUUID();
     this.cardBusy = true;
@@ -447,19 +450,23 @@ export class Till {
     }
   }
 
-  /** What the terminal said, keyed by the cashier: an approval (maybe partial) or a refusal. */
-  async cardOutcome(paymentId: string, amountCents: number, approval: { authorizedCents: number; code: string; last4: string } | null): Promise<void> {
+  /**
+   * What the terminal said, keyed by the cashier: an approval (maybe partial), a refusal, a
+   * cancel at the terminal, or its answer lost (`unknown`: the attempt stays open until a later
+   * outcome settles it; no tender before an approval).
+   */
+  async cardOutcome(paymentId: string, amountCents: number, answer: CardAnswer): Promise<void> {
     const payment = this.payment;
     if (payment === null || this.cardBusy) return;
     const body =
-      approval === null
-        ? { status: "declined" as const }
-        : {
-            status: approval.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
-            authorizedCents: approval.authorizedCents,
-            authorizationCode: approval.code,
-            ...(approval.last4 === "" ? {} : { last4: approval.last4 }),
-          };
+      answer.status === "approved"
+        ? {
+            status: answer.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
+            authorizedCents: answer.authorizedCents,
+            authorizationCode: answer.code,
+            ...(answer.last4 === "" ? {} : { last4: answer.last4 }),
+          }
+        : { status: answer.status };
     this.cardBusy = true;
     let queued = false;
     try {
@@ -477,19 +484,28 @@ export class Till {
       queued = true;
     }
     this.cardBusy = false;
-    if (approval === null) {
-      this.go({ name: "pay", mode: "card", message: t("cardDeclined") });
+    const sent = queued ? ` · ${t("cardQueued")}` : "";
+    if (answer.status === "unknown") {
+      // Kept open: the cashier keys the real answer once the terminal's journal says it.
+      payment.openCard = { paymentId, amountCents };
+      this.go({ name: "pay", mode: "card", message: `${t("cardUnknown")}${sent}` });
       return;
     }
-    payment.tenders.push(cardTender(paymentId, approval.authorizedCents));
+    if (payment.openCard?.paymentId === paymentId) payment.openCard = null;
+    if (answer.status !== "approved") {
+      // Declined, or cancelled at the terminal: nothing taken, the sale still all due.
+      this.go({ name: "pay", mode: "card", message: `${answer.status === "cancelled" ? t("cardCancelled") : t("cardDeclined")}${sent}` });
+      return;
+    }
+    payment.tenders.push(cardTender(paymentId, answer.authorizedCents));
     if (remaining(payment) === 0) await this.finalize();
-    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(approval.authorizedCents)}${queued ? ` · ${t("cardQueued")}` : ""}` });
+    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(answer.authorizedCents)}${sent}` });
   }
 
   /** Points, a gift card or a credit note: the balance read first, the tender capped at it. */
   async takeStoredValue(kind: "loyalty" | "gift_card" | "credit_note", wantedCents: number, code: string): Promise<void> {
     const payment = this.payment;
-    if (payment === null || this.cardBusy || wantedCents <= 0) return;
+    if (payment === null || this.cardBusy || wantedCents <= 0 || payment.openCard) return;
     this.cardBusy = true;
     try {
       let balance: number;
@@ -602,6 +618,11 @@ export class Till {
   async cancelPayment(): Promise<void> {
     const payment = this.payment;
     if (payment === null) return;
+    if (payment.openCard) {
+      // The card may have been charged: its real answer first (an approval is then voided).
+      this.go({ name: "pay", mode: "card", message: t("cardOpenFirst") });
+      return;
+    }
     for (const tender of payment.tenders.filter((taken) => taken.method === "card" && taken.reference !== undefined)) {
       try {
         await this.sessionClient().voidPayment(tender.reference ?? "");

@@ -88,6 +88,31 @@ const WORDS = {
     fr: "Carte refusée : la vente reste ouverte, prenez un autre moyen de paiement.",
     en: "Card declined: the sale stays open, take another tender.",
   },
+  cardCancelledButton: { fr: "Annulé au terminal", en: "Cancelled at the terminal" },
+  cardUnknownButton: { fr: "Réponse perdue", en: "Answer lost" },
+  cardCancelled: {
+    fr: "Paiement annulé au terminal : rien n'a été débité, prenez un autre moyen de paiement.",
+    en: "Payment cancelled at the terminal: nothing was charged, take another tender.",
+  },
+  cardUnknown: {
+    fr: "Réponse du terminal perdue : la demande reste ouverte. Vérifiez le journal du terminal, puis saisissez sa réponse.",
+    en: "The terminal's answer was lost: the attempt stays open. Check the terminal's journal, then key its answer.",
+  },
+  cardOpen: { fr: "Réponse en attente", en: "Answer awaited" },
+  cardOpenHelp: {
+    fr: "La carte a peut-être été débitée : aucun autre paiement n'est pris avant la vraie réponse du terminal (acceptée, refusée ou annulée).",
+    en: "The card may have been charged: no other tender is taken before the terminal's real answer (approved, declined or cancelled).",
+  },
+  cardSettle: { fr: "Saisir la réponse du terminal", en: "Key the terminal's answer" },
+  cardWasUnknown: {
+    fr: "Réponse perdue plus tôt : saisissez ce que dit le journal du terminal.",
+    en: "Its answer was lost earlier: key what the terminal's journal says.",
+  },
+  cardLater: { fr: "Plus tard", en: "Later" },
+  cardOpenFirst: {
+    fr: "Saisissez d'abord la réponse du terminal pour la carte en attente.",
+    en: "Key the terminal's answer for the card awaited first.",
+  },
   cardPartial: { fr: "Carte acceptée :", en: "Card approved:" },
   cardQueued: { fr: "réponse du terminal en attente d'envoi", en: "terminal's answer waiting to be sent" },
   newSale: { fr: "Nouvelle vente", en: "New sale" },

@@ -28,6 +28,30 @@ export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElem
       key === undefined ? label : `${label} (${key})`,
     );
   const points = till.customer !== null && till.customer.loyaltyPoints > 0;
+  const open = payment.openCard ?? null;
+  if (open) {
+    // A card answer lost: nothing else is taken until the cashier keys what the terminal said.
+    return h(
+      "main",
+      { class: "narrow" },
+      h("h1", {}, t("payTitle")),
+      h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+      taken ? tendersList(payment.tenders, "tenders-taken") : null,
+      h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+      message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+      h(
+        "section",
+        { class: "stack", id: "card-open", "data-payment": open.paymentId, "data-cents": open.amountCents, role: "status" },
+        h("p", { class: "grand" }, h("span", {}, t("cardOpen")), h("strong", {}, money(open.amountCents))),
+        h("p", {}, t("cardOpenHelp")),
+        h(
+          "button",
+          { type: "button", class: "primary huge", id: "card-settle", "data-focus": true, onclick: () => till.go({ name: "card", paymentId: open.paymentId, amountCents: open.amountCents }) },
+          t("cardSettle"),
+        ),
+      ),
+    );
+  }
   const form =
     mode === "cash"
       ? cashForm(till, due)
@@ -163,6 +187,7 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
 }
 
 export function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
+  const wasLost = till.payment?.openCard?.paymentId === paymentId;
   const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: amountText(amountCents) });
   const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
   const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
@@ -173,6 +198,7 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
     h("h1", {}, t("cardTitle")),
     h("p", { class: "grand" }, h("span", {}, t("cardAsk")), h("strong", { id: "card-asked", "data-cents": amountCents, "data-payment": paymentId }, money(amountCents))),
     h("p", {}, t("cardKeyHelp")),
+    wasLost ? h("p", { class: "notice", role: "status", id: "card-was-unknown" }, t("cardWasUnknown")) : null,
     message ? h("p", { class: "error", role: "alert", id: "card-message" }, message) : null,
     h(
       "form",
@@ -182,14 +208,21 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
           event.preventDefault();
           const cents = amountUpTo(approved, amountCents);
           if (cents === null) return;
-          void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
+          void till.cardOutcome(paymentId, amountCents, { status: "approved", authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
         },
       },
       field(t("cardCode"), code),
       field(t("cardAuthorized"), approved),
       field(t("cardLast4"), last4),
       h("button", { type: "submit", class: "primary huge", id: "card-approved", disabled: busy }, t("cardApproved")),
-      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, null) }, t("cardDeclinedButton")),
+      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "declined" }) }, t("cardDeclinedButton")),
+      h(
+        "div",
+        { class: "tools" },
+        h("button", { type: "button", class: "big", id: "card-cancelled", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "cancelled" }) }, t("cardCancelledButton")),
+        h("button", { type: "button", class: "big", id: "card-unknown", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "unknown" }) }, t("cardUnknownButton")),
+      ),
+      wasLost ? h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "pay", mode: "card" }) }, `${t("cardLater")} (Esc)`) : null,
     ),
   );
 }
