@@ -549,6 +549,9 @@ def scenario(run, server, mail):
         # Three decimals are no amount.
         page.fill("#given", "12,345")
         page.wait_for_selector("#confirm[disabled]")
+        page.keyboard.press("Enter")
+        assert page.eval_on_selector("#given", "e => !e.validity.valid"), "12,345 refused on its field"
+        assert page.query_selector("#sale-state") is None
         page.keyboard.press("Escape")
         page.wait_for_selector("#scan:focus")
         page.click("aside.right button.quiet")

@@ -97,6 +97,14 @@ function cashForm(till: Till, due: number): HTMLElement {
     confirm.textContent = ok && cents !== null && cents < due ? `${t("addCash")} ${money(cents)}` : t("confirm");
   };
   given.addEventListener("input", update);
+  // Enter on what is no amount (the button waits, so the form would not go): say so on the field.
+  given.addEventListener("keydown", (event) => {
+    const cents = typed();
+    if (event.key === "Enter" && (cents === null || cents <= 0)) {
+      event.preventDefault();
+      refuse(given, t("amountBad"));
+    }
+  });
   const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
   setTimeout(update, 0);
   return h(
