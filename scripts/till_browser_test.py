@@ -6,8 +6,10 @@ and clicks: pairs the till with the address the demo prints, signs in with the P
 articles and finds one by name, changes a quantity, removes a line, pays cash with change, and
 checks through the API that the sale is booked at the total shown and that stock moved; reads
 the X report and compares it with the API's; changes a price through the API and waits for the
-till to price with it (the feed). Card payments through attempts (declined, mixed with cash,
-partially approved), returns by the receipt's number (cash and credit note), cash movements,
+till to price with it (the feed). Reprints (the server's DUPLICATA, from the done screen and the
+sale screen; refused offline), amounts with a decimal comma (typed, and prefilled in the
+language's form). Card payments through attempts (declined, mixed with cash, partially
+approved, cancelled at the terminal, an answer lost then settled), returns by the receipt's number (cash and credit note), cash movements,
 the customer and loyalty points, credit note and gift card tenders, a discount approved by a
 manager's PIN and the receipt by e-mail (to a mail sink of its own), each checked against the
 API. Then cuts the network and stops the server, rings
@@ -447,12 +449,51 @@ def scenario(run, server, mail):
 
     run.check("the receipt prints on the print area", print_receipt)
 
+    def reprint_from_the_done_screen():
+        original = page.inner_text("#print-area")
+        assert "DUPLICATA" not in original, original
+        page.click("#reprint")
+        page.wait_for_selector("#reprint-confirm:focus")
+        assert page.get_attribute("#reprint-title", "data-transaction") == state["sale"]
+        run.screens("reprint")
+        page.evaluate("() => { window.__printed = false; }")
+        page.click("#reprint-confirm")
+        page.wait_for_function("() => window.__printed === true")
+        page.wait_for_selector("#reprinted")
+        text = page.inner_text("#print-area")
+        assert "DUPLICATA n° 1" in text, text
+        assert "TOTAL" in text and "provisoire" not in text.lower(), text
+        assert "DUPLICATA" in page.inner_text("#reprinted"), page.inner_text("#reprinted")
+
+    run.check("a reprint from the done screen prints the server's DUPLICATA, the original did not", reprint_from_the_done_screen)
+
     def new_sale_with_enter():
         page.focus("#new-sale")
         page.keyboard.press("Enter")
         page.wait_for_selector("#scan:focus")
 
     run.check("Enter starts the next sale", new_sale_with_enter)
+
+    def reprint_the_last_sale():
+        page.wait_for_selector(f"#reprint-last[data-transaction='{state['sale']}']")
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm:focus")
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; window.__printed = false; }")
+        page.click("#reprint-confirm")
+        page.wait_for_function("() => window.__printed === true")
+        page.wait_for_selector("#scan:focus")
+        text = page.inner_text("#print-area")
+        assert "DUPLICATA n° 2" in text, text
+        page.wait_for_selector("p.notice >> text=DUPLICATA")
+        # Back out of a reprint with Esc: nothing printed.
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm:focus")
+        page.evaluate("() => { window.__printed = false; }")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+        assert page.evaluate("() => window.__printed") is False
+
+    run.check("the sale screen reprints the last sale as the server's next DUPLICATA", reprint_the_last_sale)
 
     def x_report():
         page.click("#x-report")
@@ -479,6 +520,52 @@ def scenario(run, server, mail):
         page.wait_for_selector("#pay >> text=Encaisser")
 
     run.check("the language switch", language_switch)
+
+    def amounts_with_a_decimal_comma():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        french, english = f"{total // 100},{total % 100:02}", f"{total // 100}.{total % 100:02}"
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        assert page.input_value("#card-amount") == french, page.input_value("#card-amount")
+        # The same field in English: a decimal point.
+        page.click("nav.lang button >> text=EN")
+        page.wait_for_selector("#method-cash >> text=Cash (F2)")
+        assert page.input_value("#card-amount") == english, page.input_value("#card-amount")
+        page.click("nav.lang button >> text=FR")
+        page.wait_for_selector("#method-cash >> text=Espèces (F2)")
+        page.click("#method-cash")
+        page.wait_for_selector("#given:focus")
+        # A quick button writes what is due the French way.
+        page.click("#cash-form .quick button >> nth=0")
+        assert page.input_value("#given") == french, page.input_value("#given")
+        # Fifty cents more than due, typed with a comma, then with a point: 0,50 of change.
+        more = total + 50
+        for typed in [f"{more // 100},{more % 100:02}", f"{more // 100}.{more % 100:02}"]:
+            page.fill("#given", typed)
+            page.wait_for_selector("#confirm:not([disabled])")
+            assert re.sub(r"\D", "", page.inner_text("#change")) == "050", (typed, page.inner_text("#change"))
+        # Three decimals are no amount.
+        page.fill("#given", "12,345")
+        page.wait_for_selector("#confirm[disabled]")
+        page.keyboard.press("Enter")
+        assert page.eval_on_selector("#given", "e => !e.validity.valid"), "12,345 refused on its field"
+        assert page.query_selector("#sale-state") is None
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+        page.click("aside.right button.quiet")
+        page.wait_for_selector("table.cart", state="detached")
+        # A movement's amount the parser refuses is refused on its field.
+        page.click("#cash-movement")
+        page.wait_for_selector("#movement-amount:focus")
+        page.keyboard.type("5,555")
+        page.keyboard.press("Enter")
+        assert page.eval_on_selector("#movement-amount", "e => !e.validity.valid"), "5,555 refused"
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
+
+    run.check("amounts take a decimal comma or a point, and are prefilled in the language's form", amounts_with_a_decimal_comma)
 
     def price_change_from_the_feed():
         # The back office changes a price; the till reads it from the feed (every 15 s) and
@@ -517,14 +604,15 @@ def scenario(run, server, mail):
         page.wait_for_selector("#given:focus")
         page.keyboard.press("F3")
         page.wait_for_selector("#card-amount:focus")
-        assert page.input_value("#card-amount").replace(".", "") == str(total), page.input_value("#card-amount")
+        # Prefilled the French way (a decimal comma).
+        assert page.input_value("#card-amount") == f"{total // 100},{total % 100:02}", page.input_value("#card-amount")
         run.screens("pay-card")
         # An amount over what is due is refused on its field; typed again, the form goes through.
         page.fill("#card-amount", f"{(total + 100) / 100:.2f}")
         page.keyboard.press("Enter")
         assert page.eval_on_selector("#card-amount", "e => !e.validity.valid"), "an amount over what is due"
         assert page.query_selector("#card-code") is None, "no attempt for an amount refused"
-        page.fill("#card-amount", f"{total / 100:.2f}")
+        page.fill("#card-amount", f"{total // 100},{total % 100:02}")
         page.keyboard.press("Enter")
         page.wait_for_selector("#card-code:focus")
         paymentId = page.get_attribute("#card-asked", "data-payment")
@@ -603,7 +691,8 @@ def scenario(run, server, mail):
         page.wait_for_selector("#card-code:focus")
         paymentId = page.get_attribute("#card-asked", "data-payment")
         page.keyboard.type("P0042")
-        page.fill("#card-authorized", "2")
+        assert page.input_value("#card-authorized") == f"{total // 100},{total % 100:02}", page.input_value("#card-authorized")
+        page.fill("#card-authorized", "2,00")
         page.click("#card-approved")
         page.wait_for_selector(f"#due[data-cents='{total - 200}']")
         assert server.api(f"/v1/payments/{paymentId}")["state"] == "partially_authorized"
@@ -625,6 +714,62 @@ def scenario(run, server, mail):
         run.new_sale()
 
     run.check("a partial card approval leaves the rest due, paid in cash", partial_approval_then_cash)
+
+    def card_cancelled_then_answer_lost_then_settled():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        cancelled = page.get_attribute("#card-asked", "data-payment")
+        page.click("#card-cancelled")
+        # Cancelled at the terminal: nothing taken, back on the payment, free to pay otherwise.
+        page.wait_for_selector("#pay-message")
+        assert int(page.get_attribute("#due", "data-cents")) == total
+        assert page.locator("#tenders-taken li").count() == 0
+        assert server.api(f"/v1/payments/{cancelled}")["state"] == "cancelled"
+        page.wait_for_selector("#method-cash")
+        # A new attempt, whose answer is lost.
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        lost = page.get_attribute("#card-asked", "data-payment")
+        assert lost != cancelled
+        page.click("#card-unknown")
+        page.wait_for_selector("#card-open")
+        assert page.get_attribute("#card-open", "data-payment") == lost
+        assert server.api(f"/v1/payments/{lost}")["state"] == "unknown"
+        # Kept open, said so; no tender taken, none other offered, no leaving the payment.
+        assert int(page.get_attribute("#due", "data-cents")) == total
+        assert page.locator("#tenders-taken li").count() == 0
+        assert not page.query_selector("#given") and not page.query_selector("#card-amount")
+        run.screens("card-unknown")
+        page.keyboard.press("Escape")
+        page.keyboard.press("F2")
+        page.wait_for_selector("#card-open")
+        assert not page.query_selector("#given")
+        # Later, the terminal's journal says approved: keyed on the same attempt, it settles it.
+        page.click("#card-settle")
+        page.wait_for_selector("#card-was-unknown")
+        assert page.get_attribute("#card-asked", "data-payment") == lost
+        page.wait_for_selector("#card-code:focus")
+        page.keyboard.type("U0042")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#sale-state[data-booked=true]", timeout=15000)
+        transaction = page.get_attribute("#sale-state", "data-transaction")
+        sale = server.api(f"/v1/sales/{transaction}")
+        assert sale["ticket"]["tenders"] == [{"method": "card", "appliedCents": total}], sale["ticket"]
+        attempt = server.api(f"/v1/payments/{lost}")
+        assert attempt["state"] == "captured" and attempt["capturedBy"] == transaction, attempt
+        assert attempt["outcome"]["authorizationCode"] == "U0042", attempt
+        assert server.api(f"/v1/payments/{cancelled}")["state"] == "cancelled"
+        state["online_sales"] += 1
+        state["card_captured"] = state.get("card_captured", 0) + total
+        run.new_sale()
+
+    run.check("a card cancelled at the terminal takes nothing; an answer lost stays open until keyed", card_cancelled_then_answer_lost_then_settled)
 
     def card_in_the_x_report():
         api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
@@ -840,6 +985,8 @@ def scenario(run, server, mail):
         page.click("#method-loyalty")
         page.wait_for_selector("#instrument-amount:focus")
         assert int(page.get_attribute("#points", "data-points")) == before
+        most = min(total, before)
+        assert page.input_value("#instrument-amount") == f"{most // 100},{most % 100:02}", page.input_value("#instrument-amount")
         page.fill("#instrument-amount", "2")
         run.screens("pay-points")
         page.keyboard.press("Enter")
@@ -1015,6 +1162,18 @@ def scenario(run, server, mail):
         page.wait_for_function("() => navigator.serviceWorker.controller !== null")
         run.context.set_offline(True)
         server.stop()
+        # No reprint without the server: a duplicate needs its seal; nothing is printed.
+        page.evaluate("() => { window.print = () => { window.__printed = true; }; window.__printed = false; }")
+        page.keyboard.press("Escape")
+        page.click("#reprint-last")
+        page.wait_for_selector("#reprint-confirm")
+        page.click("#reprint-confirm")
+        page.wait_for_selector("#reprint-message")
+        assert "hors ligne" in page.inner_text("#reprint-message").lower(), page.inner_text("#reprint-message")
+        assert page.evaluate("() => window.__printed") is False, "nothing printed offline"
+        run.screens("reprint-offline")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#scan:focus")
         for n in range(OFFLINE_SALES):
             if n == OFFLINE_SALES // 2:
                 # The page again, from the service worker; the sale data from IndexedDB.
@@ -1048,7 +1207,7 @@ def scenario(run, server, mail):
                 page.wait_for_selector("#stored-value-offline")
                 page.keyboard.press("Escape")
                 page.wait_for_selector("#scan:focus")
-            offline_ids.append(run.pay_cash("100" if n % 2 else None))
+            offline_ids.append(run.pay_cash(("100,00" if n % 4 == 1 else "100") if n % 2 else None))
             assert page.get_attribute("#sale-state", "data-booked") == "false"
             if n == 0:
                 run.screens("sale-queued")

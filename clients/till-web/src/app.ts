@@ -18,15 +18,17 @@ import { h, replace } from "./dom.js";
 import {
   nextTicketNumber,
   pairingFromFragment,
+  readLastSale,
   readPairing,
   readSession,
+  writeLastSale,
   writePairing,
   writeSession,
 } from "./device.js";
-import type { Pairing, SessionKept } from "./device.js";
-import { currentLang, money, setLang, t } from "./i18n.js";
+import type { LastSale, Pairing, SessionKept } from "./device.js";
+import { amountText, currentLang, money, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, remaining } from "./payment.js";
-import type { Payment } from "./payment.js";
+import type { CardAnswer, Payment } from "./payment.js";
 import { findCustomers, saleCustomer } from "./customer.js";
 import { declaredDiscount, mayGrantAlone } from "./discount.js";
 import type { DiscountKind, DiscountReason, SaleDiscount } from "./discount.js";
@@ -39,7 +41,7 @@ import type { Finished, MovementKind, ReturnDone, Screen, XReport } from "./scre
 import { describe, header, methodName, setAsidePanel, statusBar } from "./screens/common.js";
 import { approveScreen, discountScreen } from "./screens/discount.js";
 import { movementScreen, reportScreen } from "./screens/drawer.js";
-import { cardScreen, doneScreen, payScreen, provisionalSlip } from "./screens/pay.js";
+import { cardScreen, doneScreen, payScreen, provisionalSlip, reprintScreen } from "./screens/pay.js";
 import { returnDoneScreen, returnFindScreen, returnScreen } from "./screens/returns.js";
 import { SellView, customerScreen } from "./screens/sell.js";
 import { closeScreen, pairScreen, signInScreen } from "./screens/session.js";
@@ -84,6 +86,10 @@ export class Till {
   answers = new Map<string, string>();
   /** The return being prepared against a receipt. */
   returning: ReturnDraft | null = null;
+  /** The last sale finished here (kept across reloads): what the sale screen reprints. */
+  lastSale: LastSale | null = null;
+  /** A reprint is on its way to the server: its button waits. */
+  reprinting = false;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
   /** The sale screen as last drawn, updated in place while it stays on the page. */
@@ -109,6 +115,7 @@ export class Till {
     }
     this.pairing = await readPairing(this.storage);
     this.session = await readSession(this.storage);
+    this.lastSale = await readLastSale(this.storage);
     this.lastCashier = this.session?.cashierSubject ?? "";
     addEventListener("online", () => void this.syncNow());
     addEventListener("offline", () => {
@@ -269,6 +276,9 @@ export class Till {
       } else if (this.screen.name === "pay") {
         // Tenders taken stay until the cashier cancels them (a card approval must be voided).
         if (this.payment !== null && this.payment.tenders.length === 0) this.leavePayment();
+      } else if (this.screen.name === "card" && this.payment?.openCard?.paymentId === this.screen.paymentId && !this.cardBusy) {
+        // An attempt whose answer was lost: back to the payment, where it stays open.
+        this.go({ name: "pay", mode: "card" });
       } else if (this.screen.name === "customer" || this.screen.name === "discount" || this.screen.name === "approve") {
         this.go({ name: "sell" });
       } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
@@ -276,6 +286,8 @@ export class Till {
         this.go({ name: "sell" });
       } else if (["x-report", "close"].includes(this.screen.name)) {
         this.go({ name: "sell" });
+      } else if (this.screen.name === "reprint" && !this.reprinting) {
+        this.go(this.screen.from === null ? { name: "sell" } : { name: "done", sale: this.screen.from });
       }
       return;
     }
@@ -402,9 +414,9 @@ export class Till {
     this.go({ name: "pay", mode });
   }
 
-  /** Back to the cart: only while no tender was taken. */
+  /** Back to the cart: only while no tender was taken and no card answer is awaited. */
   leavePayment(): void {
-    if (this.payment !== null && this.payment.tenders.length > 0) return;
+    if (this.payment !== null && (this.payment.tenders.length > 0 || this.payment.openCard)) return;
     this.payment = null;
     this.reprice();
     this.go({ name: "sell" });
@@ -413,7 +425,7 @@ export class Till {
   /** Cash handed over: up to what is due; the sale is finalized once nothing is left. */
   async payCash(presented: number): Promise<void> {
     const payment = this.payment;
-    if (payment === null || presented <= 0) return;
+    if (payment === null || presented <= 0 || payment.openCard) return;
     payment.tenders.push(cashTender(remaining(payment), presented));
     if (remaining(payment) === 0) await this.finalize();
     else this.go({ name: "pay", mode: "cash" });
@@ -423,7 +435,7 @@ export class Till {
   async askCard(amountCents: number): Promise<void> {
     const payment = this.payment;
     const session = this.session;
-    if (payment === null || session === null || this.cardBusy) return;
+    if (payment === null || session === null || this.cardBusy || payment.openCard) return;
     if (amountCents <= 0 || amountCents > remaining(payment)) return;
     const paymentId = crypto.randomUUID();
     this.cardBusy = true;
@@ -438,19 +450,23 @@ export class Till {
     }
   }
 
-  /** What the terminal said, keyed by the cashier: an approval (maybe partial) or a refusal. */
-  async cardOutcome(paymentId: string, amountCents: number, approval: { authorizedCents: number; code: string; last4: string } | null): Promise<void> {
+  /**
+   * What the terminal said, keyed by the cashier: an approval (maybe partial), a refusal, a
+   * cancel at the terminal, or its answer lost (`unknown`: the attempt stays open until a later
+   * outcome settles it; no tender before an approval).
+   */
+  async cardOutcome(paymentId: string, amountCents: number, answer: CardAnswer): Promise<void> {
     const payment = this.payment;
     if (payment === null || this.cardBusy) return;
     const body =
-      approval === null
-        ? { status: "declined" as const }
-        : {
-            status: approval.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
-            authorizedCents: approval.authorizedCents,
-            authorizationCode: approval.code,
-            ...(approval.last4 === "" ? {} : { last4: approval.last4 }),
-          };
+      answer.status === "approved"
+        ? {
+            status: answer.authorizedCents < amountCents ? ("partially_authorized" as const) : ("authorized" as const),
+            authorizedCents: answer.authorizedCents,
+            authorizationCode: answer.code,
+            ...(answer.last4 === "" ? {} : { last4: answer.last4 }),
+          }
+        : { status: answer.status };
     this.cardBusy = true;
     let queued = false;
     try {
@@ -468,19 +484,28 @@ export class Till {
       queued = true;
     }
     this.cardBusy = false;
-    if (approval === null) {
-      this.go({ name: "pay", mode: "card", message: t("cardDeclined") });
+    const sent = queued ? ` · ${t("cardQueued")}` : "";
+    if (answer.status === "unknown") {
+      // Kept open: the cashier keys the real answer once the terminal's journal says it.
+      payment.openCard = { paymentId, amountCents };
+      this.go({ name: "pay", mode: "card", message: `${t("cardUnknown")}${sent}` });
       return;
     }
-    payment.tenders.push(cardTender(paymentId, approval.authorizedCents));
+    if (payment.openCard?.paymentId === paymentId) payment.openCard = null;
+    if (answer.status !== "approved") {
+      // Declined, or cancelled at the terminal: nothing taken, the sale still all due.
+      this.go({ name: "pay", mode: "card", message: `${answer.status === "cancelled" ? t("cardCancelled") : t("cardDeclined")}${sent}` });
+      return;
+    }
+    payment.tenders.push(cardTender(paymentId, answer.authorizedCents));
     if (remaining(payment) === 0) await this.finalize();
-    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(approval.authorizedCents)}${queued ? ` · ${t("cardQueued")}` : ""}` });
+    else this.go({ name: "pay", mode: "cash", message: `${t("cardPartial")} ${money(answer.authorizedCents)}${sent}` });
   }
 
   /** Points, a gift card or a credit note: the balance read first, the tender capped at it. */
   async takeStoredValue(kind: "loyalty" | "gift_card" | "credit_note", wantedCents: number, code: string): Promise<void> {
     const payment = this.payment;
-    if (payment === null || this.cardBusy || wantedCents <= 0) return;
+    if (payment === null || this.cardBusy || wantedCents <= 0 || payment.openCard) return;
     this.cardBusy = true;
     try {
       let balance: number;
@@ -593,6 +618,11 @@ export class Till {
   async cancelPayment(): Promise<void> {
     const payment = this.payment;
     if (payment === null) return;
+    if (payment.openCard) {
+      // The card may have been charged: its real answer first (an approval is then voided).
+      this.go({ name: "pay", mode: "card", message: t("cardOpenFirst") });
+      return;
+    }
     for (const tender of payment.tenders.filter((taken) => taken.method === "card" && taken.reference !== undefined)) {
       try {
         await this.sessionClient().voidPayment(tender.reference ?? "");
@@ -630,6 +660,8 @@ export class Till {
     // The manager's token goes with the one finalize it approves (kept with the entry).
     await outbox.enqueueSale(body, discount?.elevationToken ? { elevationToken: discount.elevationToken } : {});
     const sale: Finished = { transactionId, number, quote, tenders, issuedAt, booked: false };
+    this.lastSale = { transactionId, number, totalCents: quote.totals.total };
+    await writeLastSale(this.storage, this.lastSale);
     this.payment = null;
     this.customer = null;
     this.discount = null;
@@ -796,18 +828,83 @@ export class Till {
 
   async printReturn(done: ReturnDone): Promise<void> {
     await this.printTicket(done.transactionId, done.booked, () =>
-      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${(done.refund / 100).toFixed(2)}`, "", t("provisional")].join("\n"),
+      [done.number, `${t("returnOf")} ${done.originalNumber}`, `${t("refund")}: ${amountText(done.refund)}`, "", t("provisional")].join("\n"),
     );
   }
 
   async printReceipt(sale: Finished): Promise<void> {
-    await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session));
+    if (await this.printTicket(sale.transactionId, sale.booked, () => provisionalSlip(sale, this.pairing, this.session))) {
+      // The original is out: another print of it is a reprint, confirmed and sealed as a duplicate.
+      sale.printed = true;
+      if (this.screen.name === "done" && this.screen.sale === sale) this.render();
+    }
   }
 
-  /** The server's own ticket once booked (the original, then duplicates); else a provisional slip. */
-  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<void> {
+  /** Asks to reprint a sale's receipt: the confirmation first, with the print's own id. */
+  askReprint(sale: LastSale, from: Finished | null): void {
+    this.go({ name: "reprint", sale, from, printId: crypto.randomUUID() });
+  }
+
+  /**
+   * A reprint of a sale's receipt: a new print on the server (a print id of its own), which it
+   * numbers and seals as a DUPLICATA once the original was printed, and whose text is printed.
+   * Nothing is printed without the server's answer: offline, or before the sale is booked, the
+   * screen says why.
+   */
+  async reprint(sale: LastSale, from: Finished | null, printId: string): Promise<void> {
     const area = document.getElementById("print-area");
-    if (area === null) return;
+    if (area === null || this.reprinting) return;
+    // Asked again, the same print id: a print whose answer was lost is answered again, not made twice.
+    const refused = (message: string) => {
+      if (this.screen.name === "reprint" && this.screen.sale === sale) this.go({ name: "reprint", sale, from, printId, message });
+    };
+    if (!navigator.onLine) {
+      this.online = false;
+      refused(t("reprintOffline"));
+      return;
+    }
+    this.reprinting = true;
+    let answer: { status: number; text: string };
+    try {
+      answer = await this.sessionClient().raw("POST", `/v1/sales/${encodeURIComponent(sale.transactionId)}/prints`, {
+        query: { format: "text", columns: "42" },
+        body: { printId },
+      });
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      refused(error instanceof TillUnreachable ? t("reprintOffline") : describe(error));
+      return;
+    } finally {
+      this.reprinting = false;
+    }
+    this.online = true;
+    if (answer.status === 404) {
+      refused(t("reprintNotBooked"));
+      return;
+    }
+    if (answer.status < 200 || answer.status > 299) {
+      refused(`${answer.status} · ${errorMessage(answer.text)}`);
+      return;
+    }
+    replace(area, h("pre", {}, answer.text));
+    window.print();
+    const duplicate = /DUPLICATA n° (\d+)/.exec(answer.text)?.[1];
+    const said = duplicate === undefined ? t("originalPrinted") : `${t("duplicatePrinted")} ${duplicate}`;
+    if (from !== null) {
+      from.printed = true;
+      from.reprinted = said;
+      this.go({ name: "done", sale: from });
+    } else {
+      this.notice = { text: `${sale.number} · ${said}`, bad: false };
+      this.go({ name: "sell" });
+    }
+  }
+
+  /** The server's own ticket once booked (the original, then duplicates); else a provisional
+   * slip. Answers whether the server's ticket was printed. */
+  async printTicket(transactionId: string, booked: boolean, provisional: () => string): Promise<boolean> {
+    const area = document.getElementById("print-area");
+    if (area === null) return false;
     let text: string | null = null;
     if (booked || this.booked.has(transactionId)) {
       try {
@@ -823,6 +920,7 @@ export class Till {
     }
     replace(area, h("pre", {}, text ?? provisional()));
     window.print();
+    return text !== null;
   }
 
   // --- The session ---------------------------------------------------------------------------------
@@ -1001,6 +1099,8 @@ export class Till {
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
+        case "reprint":
+          return reprintScreen(this, screen.sale, screen.from, screen.printId, screen.message);
         case "return-find":
           return returnFindScreen(this, screen.message);
         case "return":
@@ -1032,6 +1132,16 @@ export class Till {
 
 function fold(text: string): string {
   return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+}
+
+/** The reason in an error envelope's text, else its first characters. */
+function errorMessage(text: string): string {
+  try {
+    const envelope = JSON.parse(text) as { error?: { message?: string } };
+    return envelope.error?.message ?? text.slice(0, 300);
+  } catch {
+    return text.slice(0, 300);
+  }
 }
 
 function sleep(ms: number): Promise<void> {

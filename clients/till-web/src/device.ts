@@ -43,6 +43,21 @@ export function writeSession(storage: OfflineStorage, session: SessionKept | nul
   );
 }
 
+/** The last sale finished at this till: what its reprint needs, kept across reloads. */
+export interface LastSale {
+  transactionId: string;
+  number: string;
+  totalCents: number;
+}
+
+export async function readLastSale(storage: OfflineStorage): Promise<LastSale | null> {
+  return (await storage.transaction("readonly", (tx) => tx.get<LastSale>(KIND, "last-sale"))) ?? null;
+}
+
+export function writeLastSale(storage: OfflineStorage, sale: LastSale): Promise<void> {
+  return storage.transaction("readwrite", (tx) => tx.put(KIND, "last-sale", sale));
+}
+
 /** The next ticket number of this register, kept across reloads: `T-till-3-000042`. */
 export function nextTicketNumber(storage: OfflineStorage, registerId: string): Promise<string> {
   return storage.transaction("readwrite", async (tx) => {

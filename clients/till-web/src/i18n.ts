@@ -88,6 +88,31 @@ const WORDS = {
     fr: "Carte refusée : la vente reste ouverte, prenez un autre moyen de paiement.",
     en: "Card declined: the sale stays open, take another tender.",
   },
+  cardCancelledButton: { fr: "Annulé au terminal", en: "Cancelled at the terminal" },
+  cardUnknownButton: { fr: "Réponse perdue", en: "Answer lost" },
+  cardCancelled: {
+    fr: "Paiement annulé au terminal : rien n'a été débité, prenez un autre moyen de paiement.",
+    en: "Payment cancelled at the terminal: nothing was charged, take another tender.",
+  },
+  cardUnknown: {
+    fr: "Réponse du terminal perdue : la demande reste ouverte. Vérifiez le journal du terminal, puis saisissez sa réponse.",
+    en: "The terminal's answer was lost: the attempt stays open. Check the terminal's journal, then key its answer.",
+  },
+  cardOpen: { fr: "Réponse en attente", en: "Answer awaited" },
+  cardOpenHelp: {
+    fr: "La carte a peut-être été débitée : aucun autre paiement n'est pris avant la vraie réponse du terminal (acceptée, refusée ou annulée).",
+    en: "The card may have been charged: no other tender is taken before the terminal's real answer (approved, declined or cancelled).",
+  },
+  cardSettle: { fr: "Saisir la réponse du terminal", en: "Key the terminal's answer" },
+  cardWasUnknown: {
+    fr: "Réponse perdue plus tôt : saisissez ce que dit le journal du terminal.",
+    en: "Its answer was lost earlier: key what the terminal's journal says.",
+  },
+  cardLater: { fr: "Plus tard", en: "Later" },
+  cardOpenFirst: {
+    fr: "Saisissez d'abord la réponse du terminal pour la carte en attente.",
+    en: "Key the terminal's answer for the card awaited first.",
+  },
   cardPartial: { fr: "Carte acceptée :", en: "Card approved:" },
   cardQueued: { fr: "réponse du terminal en attente d'envoi", en: "terminal's answer waiting to be sent" },
   newSale: { fr: "Nouvelle vente", en: "New sale" },
@@ -102,6 +127,24 @@ const WORDS = {
   saleDone: { fr: "Vente enregistrée", en: "Sale recorded" },
   saleQueued: { fr: "Vente en attente d'envoi", en: "Sale waiting to be sent" },
   printReceipt: { fr: "Imprimer le ticket", en: "Print receipt" },
+  reprintLast: { fr: "Réimprimer le dernier ticket", en: "Reprint the last receipt" },
+  reprintDone: { fr: "Réimprimer (duplicata)", en: "Reprint (duplicate)" },
+  reprintTitle: { fr: "Réimpression du ticket", en: "Reprint of the receipt" },
+  reprintHelp: {
+    fr: "Un ticket déjà imprimé ressort en DUPLICATA, numéroté et scellé par le serveur dans le journal de la caisse.",
+    en: "A receipt printed before comes out as a DUPLICATA, numbered and sealed by the server in the register's journal.",
+  },
+  reprintConfirm: { fr: "Imprimer le duplicata", en: "Print the duplicate" },
+  reprintOffline: {
+    fr: "Hors ligne : impossible de réimprimer maintenant. Un duplicata est numéroté et scellé par le serveur ; réessayez une fois en ligne.",
+    en: "Offline: the receipt cannot be reprinted now. A duplicate is numbered and sealed by the server; try again once online.",
+  },
+  reprintNotBooked: {
+    fr: "Cette vente attend encore d'être envoyée : elle se réimprime une fois enregistrée par le serveur.",
+    en: "This sale is still waiting to be sent: it can be reprinted once the server has booked it.",
+  },
+  duplicatePrinted: { fr: "DUPLICATA imprimé, n°", en: "DUPLICATA printed, no." },
+  originalPrinted: { fr: "Ticket imprimé (l'original)", en: "Receipt printed (the original)" },
   provisional: {
     fr: "Justificatif provisoire : le ticket sera émis à l'envoi de la vente.",
     en: "Provisional slip: the ticket is issued once the sale is sent.",
@@ -213,7 +256,8 @@ const WORDS = {
   movementReason: { fr: "Motif", en: "Reason" },
   movementQueued: { fr: "en attente d'envoi", en: "waiting to be sent" },
   movementDone: { fr: "enregistré", en: "recorded" },
-  amountBad: { fr: "Un montant en euros, plus de 0", en: "An amount in euros, above 0" },
+  amountBad: { fr: "Un montant en euros, plus de 0 (12,50 ou 12.50)", en: "An amount in euros, above 0 (12.50 or 12,50)" },
+  amountFormat: { fr: "Un montant en euros, comme 12,50 (ou 12.50)", en: "An amount in euros, such as 12.50 (or 12,50)" },
   method_credit_note: { fr: "Avoir", en: "Credit note" },
   returnTitle: { fr: "Retour", en: "Return" },
   returnHelp: {
@@ -293,12 +337,32 @@ export function money(cents: number): string {
   return format.format(cents / 100);
 }
 
-/** Euros typed by a person ("12", "12,5", "12.50") as integer cents; null when it is not an amount. */
+/**
+ * Euros typed by a person as integer cents, whatever the till's language: a decimal comma or a
+ * point ("12", "12,5", "12.50", "0,05"), spaces between digits ("1 000,00") and a euro sign at
+ * either end are taken; anything else (a sign, an exponent, a third decimal, two separators) is
+ * null. The digits are read as digits, never through a float, so no amount is rounded. Every
+ * amount field of the till reads through this one function.
+ */
 export function parseEuros(text: string): number | null {
-  const clean = text.trim().replace(/\s/g, "").replace(",", ".");
-  if (!/^\d{1,9}(\.\d{0,2})?$/.test(clean)) return null;
-  const [units = "0", fraction = ""] = clean.split(".");
-  return Number(units) * 100 + Number((fraction + "00").slice(0, 2));
+  const clean = text.replace(/\s/g, "").replace(/^€|€$/g, "");
+  const match = /^(\d{1,9})(?:[.,](\d{0,2}))?$/.exec(clean);
+  if (match === null) return null;
+  const units = match[1] ?? "0";
+  const fraction = (match[2] ?? "").padEnd(2, "0");
+  return Number(units) * 100 + Number(fraction);
+}
+
+/**
+ * Integer cents written as a person types them in the till's language, with no thousands
+ * separator and no currency: `12,50` in French, `12.50` in English. What the till prefills into
+ * an amount field; parseEuros reads it back to the same cents.
+ */
+export function amountText(cents: number): string {
+  const size = Math.abs(Math.trunc(cents));
+  const whole = Math.floor(size / 100);
+  const part = String(size % 100).padStart(2, "0");
+  return `${cents < 0 ? "-" : ""}${whole}${lang === "fr" ? "," : "."}${part}`;
 }
 
 export function dateTime(iso: string): string {

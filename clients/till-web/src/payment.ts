@@ -12,7 +12,18 @@ export interface Payment {
   issuedAt: string;
   quote: PriceQuote;
   tenders: Tender[];
+  /**
+   * A card attempt whose terminal answer was lost (`unknown`): kept open until the cashier keys
+   * what the terminal really said. Nothing of it is a tender before an approval, and no other
+   * tender is taken meanwhile (the card may have been charged).
+   */
+  openCard?: { paymentId: string; amountCents: number } | null;
 }
+
+/** What the terminal said about a card attempt, as the cashier keys it. */
+export type CardAnswer =
+  | { status: "approved"; authorizedCents: number; code: string; last4: string }
+  | { status: "declined" | "cancelled" | "unknown" };
 
 /** What the tenders taken so far cover. */
 export function paid(payment: Payment): number {

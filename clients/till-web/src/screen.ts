@@ -4,6 +4,7 @@
 import type { ResponseBody } from "../../typescript/src/client.js";
 import type { PriceQuote } from "../../typescript/src/pricing/index.js";
 import type { CustomerView } from "./customer.js";
+import type { LastSale } from "./device.js";
 import type { DiscountKind, SaleDiscount } from "./discount.js";
 import type { RefundMethod } from "./returns.js";
 import type { Tender } from "./sale.js";
@@ -24,6 +25,10 @@ export interface Finished {
   booked: boolean;
   /** What the last e-mail send of its receipt came to (the server's answer, or its refusal). */
   mail?: { text: string; bad: boolean };
+  /** Whether its receipt was printed here: a print after that is a reprint (a DUPLICATA). */
+  printed?: boolean;
+  /** What the last reprint printed: the server's duplicate and its number. */
+  reprinted?: string;
 }
 
 /** A return sent: its refund and, for a credit note, the number and code the server gave it. */
@@ -48,6 +53,8 @@ export type Screen =
   | { name: "approve"; pending: SaleDiscount; manager?: string; message?: string }
   | { name: "card"; paymentId: string; amountCents: number; message?: string }
   | { name: "done"; sale: Finished }
+  /** A reprint asked for, to confirm: from the sale screen (the last sale) or the done screen. */
+  | { name: "reprint"; sale: LastSale; from: Finished | null; printId: string; message?: string }
   | { name: "return-find"; message?: string }
   | { name: "return"; method: RefundMethod; message?: string }
   | { name: "return-done"; done: ReturnDone }

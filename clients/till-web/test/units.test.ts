@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pairingFromFragment } from "../src/device.js";
-import { parseEuros, setLang, money } from "../src/i18n.js";
+import { amountText, parseEuros, setLang, money } from "../src/i18n.js";
 import { saleBody } from "../src/sale.js";
 import type { PriceQuote } from "../../typescript/src/pricing/index.js";
 
@@ -23,8 +23,42 @@ test("amounts typed in euros become integer cents, anything else is refused", ()
     ["12.3.4", null],
     ["abc", null],
     ["9999999999", null],
+    ["12,50", 1250],
+    ["12.50", 1250],
+    ["0,05", 5],
+    ["0.1", 10],
+    ["19,99", 1999],
+    ["1\u202f234,56", 123456],
+    ["12,50 €", 1250],
+    ["€12.50", 1250],
+    ["12,", 1200],
+    [",50", null],
+    ["12,5,0", null],
+    ["1.234,56", null],
+    ["1,234.56", null],
+    ["+12", null],
+    ["12 €€", null],
+    ["0x10", null],
+    ["Infinity", null],
   ];
   for (const [typed, cents] of cases) assert.equal(parseEuros(typed), cents, JSON.stringify(typed));
+});
+
+test("the amount a field is prefilled with is the language's, and reads back to the same cents", () => {
+  setLang("fr");
+  assert.equal(amountText(1250), "12,50");
+  assert.equal(amountText(5), "0,05");
+  assert.equal(amountText(123456), "1234,56");
+  assert.equal(amountText(0), "0,00");
+  setLang("en");
+  assert.equal(amountText(1250), "12.50");
+  assert.equal(amountText(100000), "1000.00");
+  // Every amount up to 1 000 € and some large ones, in both languages: no float rounding.
+  for (const lang of ["fr", "en"] as const) {
+    setLang(lang);
+    for (let cents = 0; cents <= 100000; cents++) assert.equal(parseEuros(amountText(cents)), cents);
+    for (const cents of [999999999, 123456789, 100000000]) assert.equal(parseEuros(amountText(cents)), cents);
+  }
 });
 
 test("amounts are written in the till's language", () => {

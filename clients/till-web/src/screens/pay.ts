@@ -3,9 +3,9 @@
 // receipt by e-mail and the provisional slip printed before the server has booked it.
 
 import type { Till } from "../app.js";
-import type { Pairing, SessionKept } from "../device.js";
+import type { LastSale, Pairing, SessionKept } from "../device.js";
 import { h } from "../dom.js";
-import { dateTime, money, parseEuros, t } from "../i18n.js";
+import { amountText, dateTime, money, parseEuros, t } from "../i18n.js";
 import { changeDue, remaining } from "../payment.js";
 import type { Finished, PayMode } from "../screen.js";
 import { field, methodName, refuse, tendersList } from "./common.js";
@@ -28,6 +28,30 @@ export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElem
       key === undefined ? label : `${label} (${key})`,
     );
   const points = till.customer !== null && till.customer.loyaltyPoints > 0;
+  const open = payment.openCard ?? null;
+  if (open) {
+    // A card answer lost: nothing else is taken until the cashier keys what the terminal said.
+    return h(
+      "main",
+      { class: "narrow" },
+      h("h1", {}, t("payTitle")),
+      h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+      taken ? tendersList(payment.tenders, "tenders-taken") : null,
+      h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+      message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+      h(
+        "section",
+        { class: "stack", id: "card-open", "data-payment": open.paymentId, "data-cents": open.amountCents, role: "status" },
+        h("p", { class: "grand" }, h("span", {}, t("cardOpen")), h("strong", {}, money(open.amountCents))),
+        h("p", {}, t("cardOpenHelp")),
+        h(
+          "button",
+          { type: "button", class: "primary huge", id: "card-settle", "data-focus": true, onclick: () => till.go({ name: "card", paymentId: open.paymentId, amountCents: open.amountCents }) },
+          t("cardSettle"),
+        ),
+      ),
+    );
+  }
   const form =
     mode === "cash"
       ? cashForm(till, due)
@@ -73,6 +97,14 @@ function cashForm(till: Till, due: number): HTMLElement {
     confirm.textContent = ok && cents !== null && cents < due ? `${t("addCash")} ${money(cents)}` : t("confirm");
   };
   given.addEventListener("input", update);
+  // Enter on what is no amount (the button waits, so the form would not go): say so on the field.
+  given.addEventListener("keydown", (event) => {
+    const cents = typed();
+    if (event.key === "Enter" && (cents === null || cents <= 0)) {
+      event.preventDefault();
+      refuse(given, t("amountBad"));
+    }
+  });
   const quick = [due, ...[500, 1000, 2000, 5000, 10000].filter((note) => note > due).slice(0, 3)];
   setTimeout(update, 0);
   return h(
@@ -93,7 +125,7 @@ function cashForm(till: Till, due: number): HTMLElement {
       "div",
       { class: "quick" },
       ...quick.map((cents) =>
-        h("button", { type: "button", onclick: () => { given.value = (cents / 100).toFixed(2); update(); given.focus(); } }, money(cents)),
+        h("button", { type: "button", onclick: () => { given.value = amountText(cents); update(); given.focus(); } }, money(cents)),
       ),
     ),
     h("p", { class: "grand" }, h("span", {}, t("change")), change),
@@ -115,7 +147,7 @@ function amountUpTo(input: HTMLInputElement, most: number): number | null {
 function cardForm(till: Till, due: number): HTMLElement {
   // A card is charged only once the server holds its attempt: none offline, cash stays.
   if (!till.online) return h("p", { class: "notice", id: "card-offline", role: "status" }, t("cardOffline"));
-  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: (due / 100).toFixed(2), "data-focus": true });
+  const amount = h("input", { id: "card-amount", name: "card-amount", inputmode: "decimal", autocomplete: "off", value: amountText(due), "data-focus": true });
   const send = h("button", { type: "submit", class: "primary huge", id: "card-send", disabled: till.cardBusy }, t("cardSend"));
   return h(
     "form",
@@ -141,7 +173,7 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
   const customer = till.customer;
   const most = kind === "loyalty" && customer !== null ? Math.min(due, customer.loyaltyPoints) : due;
   const code = h("input", { id: "instrument-code", name: "instrument-code", autocomplete: "off", required: true, maxlength: 64, "data-focus": kind !== "loyalty" });
-  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: (most / 100).toFixed(2), "data-focus": kind === "loyalty" });
+  const amount = h("input", { id: "instrument-amount", name: "instrument-amount", inputmode: "decimal", autocomplete: "off", value: amountText(most), "data-focus": kind === "loyalty" });
   return h(
     "form",
     {
@@ -163,7 +195,8 @@ function storedValueForm(till: Till, kind: "loyalty" | "gift_card" | "credit_not
 }
 
 export function cardScreen(till: Till, paymentId: string, amountCents: number, message?: string): HTMLElement {
-  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: (amountCents / 100).toFixed(2) });
+  const wasLost = till.payment?.openCard?.paymentId === paymentId;
+  const approved = h("input", { id: "card-authorized", name: "card-authorized", inputmode: "decimal", autocomplete: "off", value: amountText(amountCents) });
   const code = h("input", { id: "card-code", name: "card-code", autocomplete: "off", required: true, maxlength: 32, "data-focus": true });
   const last4 = h("input", { id: "card-last4", name: "card-last4", inputmode: "numeric", autocomplete: "off", maxlength: 4, pattern: "[0-9]{4}" });
   const busy = till.cardBusy;
@@ -173,6 +206,7 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
     h("h1", {}, t("cardTitle")),
     h("p", { class: "grand" }, h("span", {}, t("cardAsk")), h("strong", { id: "card-asked", "data-cents": amountCents, "data-payment": paymentId }, money(amountCents))),
     h("p", {}, t("cardKeyHelp")),
+    wasLost ? h("p", { class: "notice", role: "status", id: "card-was-unknown" }, t("cardWasUnknown")) : null,
     message ? h("p", { class: "error", role: "alert", id: "card-message" }, message) : null,
     h(
       "form",
@@ -182,14 +216,21 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
           event.preventDefault();
           const cents = amountUpTo(approved, amountCents);
           if (cents === null) return;
-          void till.cardOutcome(paymentId, amountCents, { authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
+          void till.cardOutcome(paymentId, amountCents, { status: "approved", authorizedCents: cents, code: code.value.trim(), last4: last4.value.trim() });
         },
       },
       field(t("cardCode"), code),
       field(t("cardAuthorized"), approved),
       field(t("cardLast4"), last4),
       h("button", { type: "submit", class: "primary huge", id: "card-approved", disabled: busy }, t("cardApproved")),
-      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, null) }, t("cardDeclinedButton")),
+      h("button", { type: "button", class: "danger big", id: "card-declined", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "declined" }) }, t("cardDeclinedButton")),
+      h(
+        "div",
+        { class: "tools" },
+        h("button", { type: "button", class: "big", id: "card-cancelled", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "cancelled" }) }, t("cardCancelledButton")),
+        h("button", { type: "button", class: "big", id: "card-unknown", disabled: busy, onclick: () => void till.cardOutcome(paymentId, amountCents, { status: "unknown" }) }, t("cardUnknownButton")),
+      ),
+      wasLost ? h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "pay", mode: "card" }) }, `${t("cardLater")} (Esc)`) : null,
     ),
   );
 }
@@ -208,8 +249,40 @@ export function doneScreen(till: Till, sale: Finished): HTMLElement {
     h("p", { class: "grand change" }, h("span", {}, t("change")), h("strong", { id: "change-due", "data-cents": changeDue(sale.tenders) }, money(changeDue(sale.tenders)))),
     h("p", { class: "muted" }, `${sale.number} · ${sale.transactionId}`),
     next,
-    h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    // The original prints once; after it, a reprint is confirmed and comes out as a DUPLICATA.
+    sale.printed
+      ? h("button", { type: "button", id: "reprint", onclick: () => till.askReprint(lastSaleOf(sale), sale) }, t("reprintDone"))
+      : h("button", { type: "button", id: "print", onclick: () => void till.printReceipt(sale) }, t("printReceipt")),
+    sale.reprinted ? h("p", { class: "notice", role: "status", id: "reprinted" }, sale.reprinted) : null,
     mailForm(till, sale, booked),
+  );
+}
+
+function lastSaleOf(sale: Finished): LastSale {
+  return { transactionId: sale.transactionId, number: sale.number, totalCents: sale.quote.totals.total };
+}
+
+/** A reprint to confirm: the server seals each one in the register's duplicate chain. */
+export function reprintScreen(till: Till, sale: LastSale, from: Finished | null, printId: string, message?: string): HTMLElement {
+  const back = () => till.go(from === null ? { name: "sell" } : { name: "done", sale: from });
+  const confirm = h("button", { type: "button", class: "primary huge", id: "reprint-confirm", "data-focus": true, disabled: till.reprinting }, t("reprintConfirm"));
+  confirm.addEventListener("click", () => {
+    confirm.disabled = true;
+    void till.reprint(sale, from, printId);
+  });
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", { id: "reprint-title", "data-transaction": sale.transactionId }, t("reprintTitle")),
+    h("p", { class: "grand" }, h("span", {}, sale.number), h("strong", { id: "reprint-total", "data-cents": sale.totalCents }, money(sale.totalCents))),
+    h("p", {}, t("reprintHelp")),
+    message
+      ? h("p", { class: "error", role: "alert", id: "reprint-message" }, message)
+      : till.online
+        ? null
+        : h("p", { class: "notice", role: "status", id: "reprint-offline" }, t("reprintOffline")),
+    confirm,
+    h("button", { type: "button", class: "quiet", onclick: back }, `${t("back")} (Esc)`),
   );
 }
 
@@ -235,7 +308,7 @@ function mailForm(till: Till, sale: Finished, booked: boolean): HTMLElement {
 export function provisionalSlip(sale: Finished, pairing: Pairing | null, session: SessionKept | null): string {
   const width = 42;
   const pad = (left: string, right: string) => left.slice(0, width - right.length - 1).padEnd(width - right.length) + right;
-  const euros = (cents: number) => (cents / 100).toFixed(2);
+  const euros = amountText;
   const lines = [
     pairing ? `${pairing.storeId} · ${pairing.registerId}` : "",
     session ? session.cashierSubject : "",

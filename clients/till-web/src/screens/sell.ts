@@ -254,6 +254,24 @@ function asidePanel(till: Till): HTMLElement {
       h("button", { type: "button", id: "cash-movement", onclick: () => till.go({ name: "movement", kind: "paid_in" }) }, t("movementTitle")),
       h("button", { type: "button", id: "x-report", onclick: () => void till.xReport() }, t("xReport")),
       h("button", { type: "button", id: "close", onclick: () => till.go({ name: "close" }) }, t("closeTill")),
+      till.lastSale !== null
+        ? h(
+            "button",
+            {
+              type: "button",
+              id: "reprint-last",
+              class: "wide",
+              "data-transaction": till.lastSale.transactionId,
+              disabled: till.cart.length > 0,
+              onclick: () => {
+                const sale = till.lastSale;
+                if (sale !== null) till.askReprint(sale, null);
+              },
+            },
+            t("reprintLast"),
+            h("small", {}, till.lastSale.number),
+          )
+        : null,
     ),
     till.snapshotAt ? h("p", { class: "muted small" }, `${t("catalogAt")} ${dateTime(till.snapshotAt)}`) : null,
   );

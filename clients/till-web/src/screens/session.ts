@@ -55,7 +55,7 @@ export function signInScreen(till: Till, message?: string, otherSession?: string
           event.preventDefault();
           const cents = parseEuros(float.value === "" ? "0" : float.value);
           if (cents === null) {
-            refuse(float, t("error"));
+            refuse(float, t("amountFormat"));
             return;
           }
           void till.signIn(cashier.value.trim(), pin.value, cents);
@@ -88,7 +88,7 @@ export function closeScreen(till: Till, message?: string): HTMLElement {
           event.preventDefault();
           const cents = parseEuros(counted.value);
           if (cents === null) {
-            refuse(counted, t("error"));
+            refuse(counted, t("amountFormat"));
             return;
           }
           void till.closeTill(cents);
