@@ -1,10 +1,10 @@
 //! Customers: their loyalty points, and the directory of their profiles (migration 0023).
 
+use crate::batch::{Batch, Param};
 use crate::db::Store;
 use crate::error::{Rule, Stale, StoreError};
 use crate::name_search;
 use crate::page::Window;
-use crate::batch::{Batch, Param};
 use crate::sql::{Conn, Row, query};
 use crate::stored_value::RECORD_POINTS;
 use futures::future::BoxFuture;
@@ -529,11 +529,19 @@ impl KeyedRows<'_> {
             Some((column, _)) => format!(
                 "INSERT INTO {table} ({key}, customer_id, {column}) VALUES {} \
                  ON CONFLICT ({key}, customer_id) DO UPDATE SET {column} = excluded.{column}",
-                numbered(3).iter().map(|p| format!("({p}, $1, $2)")).collect::<Vec<_>>().join(", ")
+                numbered(3)
+                    .iter()
+                    .map(|p| format!("({p}, $1, $2)"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             None => format!(
                 "INSERT INTO {table} ({key}, customer_id) VALUES {} ON CONFLICT ({key}, customer_id) DO NOTHING",
-                numbered(2).iter().map(|p| format!("({p}, $1)")).collect::<Vec<_>>().join(", ")
+                numbered(2)
+                    .iter()
+                    .map(|p| format!("({p}, $1)"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         let mut params: Vec<Param> = vec![customer_id.into()];
