@@ -138,6 +138,16 @@ pub(crate) async fn run(args: CrashArgs) -> anyhow::Result<()> {
         );
     }
     if let Nemesis::Database { .. } = &plan.nemesis {
+        // One line per fault, its moment in milliseconds since the epoch, to be read beside
+        // the database's own logs.
+        for (fault, downtime) in &report.faults {
+            println!(
+                "{} struck at {}: writes stopped {:.1} s",
+                fault.kind,
+                fault.struck_at,
+                *downtime as f64 / 1000.0
+            );
+        }
         let per_kind: Vec<String> = downtimes(&report.faults)
             .into_iter()
             .map(|(kind, (count, longest, mean))| {
