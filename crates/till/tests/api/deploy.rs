@@ -108,3 +108,55 @@ async fn the_data_directory_is_private() {
     }
     shop.server.stop().await;
 }
+
+/// During a rolling deploy a node of the release before the event queue (migration 0036)
+/// writes its events into `events` without a position. The sequencer numbers them with the
+/// queued ones, in the order all were written, and the feed reads each once, without a gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(till_test_without_postgres, ignore = "PostgreSQL is not among TILL_TEST_ENGINES")]
+async fn events_a_previous_release_wrote_join_the_feed_in_written_order() {
+    let shop = Shop::open(Engine::Postgres).await;
+    let first = shop.sale("t1", vec![line("l1", MUG, 1)], 1450);
+    assert_eq!(shop.finalize(&first).await.status, 201);
+    let (_, cursor) = crate::events::read_feed(&shop.server, "types=sale.completed", 1).await;
+
+    // The previous release's insert, as its nodes run it.
+    let mut conn = sqlx::PgConnection::connect(&shop.server.config.database_url())
+        .await
+        .unwrap();
+    for sku in ["old-1", "old-2"] {
+        sqlx::query(
+            "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) \
+             VALUES ('catalog.changed', 0, NULL, NULL, $1, $2)",
+        )
+        .bind(sku)
+        .bind(format!("{{\"skuId\":\"{sku}\"}}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    conn.close().await.unwrap();
+    let second = shop.finalize(&shop.sale("t2", vec![line("l1", MUG, 1)], 1450)).await;
+    assert_eq!(second.status, 201, "{}", second.text);
+
+    let (after, last) = crate::events::read_feed_after(&shop.server, &cursor, "", 3).await;
+    let seen: Vec<(&str, &str)> = after
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap(), e["data"]["skuId"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        seen,
+        [("catalog.changed", "old-1"), ("catalog.changed", "old-2"), ("sale.completed", "")]
+    );
+    assert_eq!(after[2]["data"], second.body);
+    let start: i64 = cursor.parse().unwrap();
+    let positions: Vec<i64> = after
+        .iter()
+        .map(|e| e["cursor"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(positions, [start + 1, start + 2, start + 3], "gapless, in written order");
+    let token = shop.server.token("erp", "pos.events.read");
+    let rest = shop.server.get(&format!("/v1/events?after={last}"), &token).await;
+    assert_eq!(rest.body["events"], json!([]), "each event once: {}", rest.text);
+    shop.server.stop().await;
+}
