@@ -251,7 +251,7 @@ export function leftOpenScreen(till: Till, message?: string): HTMLElement {
     message ? h("p", { class: "notice", role: "status", id: "left-open-message" }, message) : null,
     h(
       "ul",
-      { class: "stack", id: "left-open-list" },
+      { class: "set-aside", id: "left-open-list" },
       ...till.leftOpen.map((card) =>
         h(
           "li",
@@ -262,10 +262,18 @@ export function leftOpenScreen(till: Till, message?: string): HTMLElement {
             h("span", {}, card.approvedCents === null ? t("leftOpenUnknown") : t("leftOpenApproved")),
             h("strong", {}, money(card.approvedCents ?? card.amountCents)),
           ),
-          card.approvedCents === null
-            ? h("button", { type: "button", class: "big not-charged", disabled: busy, onclick: () => void till.settleLeftOpen(card, "not_charged") }, t("leftOpenNotCharged"))
-            : null,
-          h("button", { type: "button", class: "danger big given-back", disabled: busy, onclick: () => void till.settleLeftOpen(card, "given_back") }, t("leftOpenGiveBack")),
+          h(
+            "div",
+            { class: "tools" },
+            card.approvedCents === null
+              ? h("button", { type: "button", class: "big not-charged", disabled: busy, onclick: () => void till.settleLeftOpen(card, "not_charged") }, t("leftOpenNotCharged"))
+              : null,
+            h(
+              "button",
+              { type: "button", class: card.approvedCents === null ? "danger big given-back" : "danger big wide given-back", disabled: busy, onclick: () => void till.settleLeftOpen(card, "given_back") },
+              t("leftOpenGiveBack"),
+            ),
+          ),
         ),
       ),
     ),
