@@ -138,7 +138,10 @@ impl Batch {
             }
         }
         let sql = one_statement(&statements);
-        let params: Vec<Param> = statements.into_iter().flat_map(|statement| statement.params).collect();
+        let params: Vec<Param> = statements
+            .into_iter()
+            .flat_map(|statement| statement.params)
+            .collect();
         // A required write that changed no row raises (see `till_all_written`), which the
         // error mapping turns into `NotWritten`.
         Query::with_params(sql, params).execute(&mut *conn).await?;

@@ -146,11 +146,7 @@ async fn events_a_previous_release_wrote_join_the_feed_in_written_order() {
         .collect();
     assert_eq!(
         seen,
-        [
-            ("catalog.changed", "old-1"),
-            ("catalog.changed", "old-2"),
-            ("sale.completed", "")
-        ]
+        [("catalog.changed", "old-1"), ("catalog.changed", "old-2"), ("sale.completed", "")]
     );
     assert_eq!(after[2]["data"], second.body);
     let start: i64 = cursor.parse().unwrap();
@@ -158,11 +154,7 @@ async fn events_a_previous_release_wrote_join_the_feed_in_written_order() {
         .iter()
         .map(|e| e["cursor"].as_str().unwrap().parse().unwrap())
         .collect();
-    assert_eq!(
-        positions,
-        [start + 1, start + 2, start + 3],
-        "gapless, in written order"
-    );
+    assert_eq!(positions, [start + 1, start + 2, start + 3], "gapless, in written order");
     let token = shop.server.token("erp", "pos.events.read");
     let rest = shop.server.get(&format!("/v1/events?after={last}"), &token).await;
     assert_eq!(rest.body["events"], json!([]), "each event once: {}", rest.text);
