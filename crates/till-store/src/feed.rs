@@ -4,17 +4,15 @@
 //! On SQLite the position is the row id, given by the one writer in commit order. On
 //! PostgreSQL nodes commit concurrently, so a number given at insert would become visible out
 //! of order and a reader that had gone past it would miss the event. There each event is
-//! written without a position into a queue (`event_queue`), and a sequencer moves the
-//! committed ones into `events`, numbered after the highest position given: one pass at a
-//! time across all nodes (an advisory lock), each in a transaction that starts after the lock
-//! is held, so it sees every pass before it
+//! written without a position, and a sequencer numbers the committed ones after the highest
+//! position given: one pass at a time across all nodes (an advisory lock), each in a
+//! transaction that starts after the lock is held, so it sees every pass before it
 //! (crates/till-store/src/engine/postgres/feed_sequencer.rs; docs/events.md). Readers see the
 //! positions up to the feed's head (the view `feed_head`): on PostgreSQL the last one a
 //! sequencer pass released once its commit had reached the standby.
 
 use crate::batch::Batch;
 use crate::db::Store;
-use crate::engine::Writers;
 use crate::error::StoreError;
 use crate::packed;
 use crate::sql::{Conn, Query, Row};
@@ -36,12 +34,8 @@ pub(crate) struct NewEvent<'a> {
     pub(crate) data: Option<String>,
 }
 
-/// Where one writer runs every unit, an event is numbered as it is written, into the feed.
 const RECORD_EVENT: &str =
     "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) VALUES ($1, $2, $3, $4, $5, $6)";
-/// Where writers run at once, into the queue the sequencer numbers from.
-const QUEUE_EVENT: &str =
-    "INSERT INTO event_queue (type, occurred_at, store_id, register_id, subject, data) VALUES ($1, $2, $3, $4, $5, $6)";
 
 impl NewEvent<'_> {
     fn params(&self) -> Vec<crate::batch::Param> {
@@ -57,16 +51,14 @@ impl NewEvent<'_> {
 
     /// Queues the event with the rest of its fact's writes.
     pub(crate) fn push(&self, batch: &mut Batch) {
-        batch.push_by_writers(RECORD_EVENT, QUEUE_EVENT, self.params());
+        batch.push(RECORD_EVENT, self.params());
     }
 
     /// Records the event in its fact's transaction.
     pub(crate) async fn record(&self, conn: &mut Conn) -> Result<(), StoreError> {
-        let sql = match conn.writers() {
-            Writers::One => RECORD_EVENT,
-            Writers::Many => QUEUE_EVENT,
-        };
-        Query::with_params(sql, self.params()).execute(&mut *conn).await?;
+        Query::with_params(RECORD_EVENT, self.params())
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
 }
@@ -79,17 +71,13 @@ const CHANGES_PER_STATEMENT: usize = 5000;
 /// value each row binds, so that an import of many articles stays quick.
 pub(crate) async fn record_catalog_changes(conn: &mut Conn, sku_ids: &[&str], now: i64) -> Result<(), StoreError> {
     let kind = EventType::CatalogChanged.as_str();
-    let table = match conn.writers() {
-        Writers::One => "events",
-        Writers::Many => "event_queue",
-    };
     for chunk in sku_ids.chunks(CHANGES_PER_STATEMENT) {
         let rows = (0..chunk.len())
             .map(|n| format!("(${})", n + 1))
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!(
-            "INSERT INTO {table} (type, occurred_at, store_id, register_id, subject, data) \
+            "INSERT INTO events (type, occurred_at, store_id, register_id, subject, data) \
              SELECT '{kind}', {now}, NULL, NULL, v.column1, '{{\"skuId\":\"' || v.column1 || '\"}}' \
              FROM (VALUES {rows}) AS v"
         );

@@ -77,8 +77,7 @@ pub(crate) fn postgres() -> Migrator {
         32 "0032_feed_release",
         33 "0033_stock_fold",
         34 "0034_invoices",
-        35 "0035_sale_indexes",
-        36 "0036_event_queue"))
+        35 "0035_sale_indexes"))
 }
 
 /// What a failed migration means for the operator.

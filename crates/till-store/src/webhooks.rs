@@ -54,8 +54,7 @@ impl Store {
             // SQLite numbers and releases an event as it writes it.
             Writers::One => "0",
             Writers::Many => {
-                "((SELECT COUNT(*) FROM event_queue) \
-                  + (SELECT COUNT(*) FROM events WHERE position IS NULL OR position > (SELECT position FROM feed_head)))"
+                "(SELECT COUNT(*) FROM events WHERE position IS NULL OR position > (SELECT position FROM feed_head))"
             }
         };
         let row = query(format!("SELECT {FEED_HEAD} AS head, {unplaced} AS unplaced"))

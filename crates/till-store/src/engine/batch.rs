@@ -3,8 +3,7 @@
 //! On PostgreSQL every statement is a round trip over the network. A batch sends a sale's
 //! dozen writes as one statement of data-modifying CTEs, their placeholders renumbered into one
 //! parameter list. On SQLite, where a statement is a function call, they simply run in turn.
-//! The SQL of each write is the same for both engines, but for a few writes whose tables
-//! differ by how writers meet ([`Batch::push_by_writers`]).
+//! The SQL of each write is the same for both engines.
 
 use crate::error::StoreError;
 pub(crate) use crate::sql::Param;
@@ -25,8 +24,6 @@ struct Statement {
     required: bool,
     /// Reads the rows the statement queued before it returned, named `{previous}` in `sql`.
     reads_previous: bool,
-    /// The statement where writers run at once (PostgreSQL), when it differs from `sql`.
-    many_writers: Option<&'static str>,
 }
 
 /// The texts of one multi-row statement by row count, each built the first time it is
@@ -62,7 +59,6 @@ impl Batch {
             params,
             required: false,
             reads_previous: false,
-            many_writers: None,
         });
     }
 
@@ -76,7 +72,6 @@ impl Batch {
             params,
             required: true,
             reads_previous: false,
-            many_writers: None,
         });
     }
 
@@ -91,19 +86,6 @@ impl Batch {
             params,
             required: false,
             reads_previous: true,
-            many_writers: None,
-        });
-    }
-
-    /// Queues a write whose statement is `one` where one writer runs every unit (SQLite) and
-    /// `many` where writers run at once (PostgreSQL); both take `params`.
-    pub(crate) fn push_by_writers(&mut self, one: &'static str, many: &'static str, params: Vec<Param>) {
-        self.statements.push(Statement {
-            sql: Cow::Borrowed(one),
-            params,
-            required: false,
-            reads_previous: false,
-            many_writers: Some(many),
         });
     }
 
@@ -131,14 +113,9 @@ impl Batch {
         if self.statements.is_empty() {
             return Ok(());
         }
-        let mut statements = self.statements;
-        for statement in &mut statements {
-            if let Some(many) = statement.many_writers {
-                statement.sql = Cow::Borrowed(many);
-            }
-        }
-        let sql = one_statement(&statements);
-        let params: Vec<Param> = statements
+        let sql = one_statement(&self.statements);
+        let params: Vec<Param> = self
+            .statements
             .into_iter()
             .flat_map(|statement| statement.params)
             .collect();

@@ -1,6 +1,5 @@
-//! The feed's sequencer: on PostgreSQL an event is written into `event_queue` without a
-//! position, and each node moves the committed ones into `events`, numbered, every few
-//! milliseconds, one node at a time.
+//! The feed's sequencer: on PostgreSQL an event is written without a position, and each node
+//! numbers the committed events without one every few milliseconds, one node at a time.
 //!
 //! A pass holds a transaction-scoped advisory lock, so two passes never run together, and
 //! numbers in a statement that starts once the lock is held, so it sees every position the
@@ -36,30 +35,14 @@ pub const PLACE_LIMIT: i64 = 10_000;
 /// How often each node looks for events to number.
 const PLACE_EVERY: Duration = Duration::from_millis(10);
 
-/// Numbers the oldest committed events waiting, in the order they were written (`seq`): those
-/// of the queue are deleted from it and appended to `events` with their positions; those a
-/// node of the previous release wrote into `events` without one (during a rolling deploy)
-/// are given theirs in place.
-const PLACE: &str = "WITH queued AS ( \
-         SELECT seq, true AS queued FROM event_queue ORDER BY seq LIMIT $1), \
-     written AS ( \
-         SELECT seq, false AS queued FROM events WHERE position IS NULL ORDER BY seq LIMIT $1), \
-     waiting AS ( \
-         SELECT seq, queued, row_number() OVER (ORDER BY seq) AS n \
-         FROM (SELECT * FROM queued UNION ALL SELECT * FROM written) AS both_ \
+const PLACE: &str = "WITH unplaced AS ( \
+         SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM events WHERE position IS NULL \
          ORDER BY seq LIMIT $1), \
      last AS (SELECT COALESCE(MAX(position), 0) AS position FROM events WHERE position IS NOT NULL), \
-     taken AS ( \
-         DELETE FROM event_queue q USING waiting w WHERE q.seq = w.seq AND w.queued \
-         RETURNING q.seq, q.type, q.occurred_at, q.store_id, q.register_id, q.subject, q.data, w.n), \
-     appended AS ( \
-         INSERT INTO events (seq, position, type, occurred_at, store_id, register_id, subject, data) \
-         SELECT t.seq, last.position + t.n, t.type, t.occurred_at, t.store_id, t.register_id, t.subject, t.data \
-         FROM taken t, last RETURNING 1), \
-     numbered AS ( \
-         UPDATE events e SET position = last.position + w.n FROM waiting w, last \
-         WHERE e.seq = w.seq AND NOT w.queued RETURNING 1), \
-     counted AS (SELECT (SELECT count(*) FROM appended) + (SELECT count(*) FROM numbered) AS placed) \
+     placed AS ( \
+         UPDATE events e SET position = last.position + unplaced.n FROM unplaced, last \
+         WHERE e.seq = unplaced.seq RETURNING 1), \
+     counted AS (SELECT count(*) AS placed FROM placed) \
      SELECT counted.placed, last.position + counted.placed AS high, r.position AS released \
      FROM counted, last, feed_release r";
 
