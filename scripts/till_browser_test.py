@@ -771,6 +771,52 @@ def scenario(run, server, mail):
 
     run.check("a card cancelled at the terminal takes nothing; an answer lost stays open until keyed", card_cancelled_then_answer_lost_then_settled)
 
+    def card_attempts_left_by_a_reload():
+        run.scan(barcode(MUG))
+        page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
+        total = run.total_shown()
+        # A partial approval taken, then the rest's answer lost: then the page reloaded, and the
+        # sale with it; both attempts are the session's still, neither captured.
+        page.keyboard.press("F3")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        approved = page.get_attribute("#card-asked", "data-payment")
+        page.keyboard.type("L0042")
+        page.fill("#card-authorized", "2,00")
+        page.click("#card-approved")
+        page.wait_for_selector(f"#due[data-cents='{total - 200}']")
+        page.click("#method-card")
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        lost = page.get_attribute("#card-asked", "data-payment")
+        page.click("#card-unknown")
+        page.wait_for_selector("#card-open")
+        page.reload()
+        page.wait_for_selector("#scan:focus", timeout=15000)
+        page.wait_for_selector("#left-open[data-count='2']", timeout=15000)
+        page.click("#left-open")
+        page.wait_for_selector(f"#left-open-list li[data-payment='{approved}'][data-cents='200']")
+        page.wait_for_selector(f"#left-open-list li[data-payment='{lost}'][data-cents='{total - 200}']")
+        # An approval no sale took can only be given back; an answer lost, either way.
+        assert not page.query_selector(f"li[data-payment='{approved}'] button.not-charged")
+        run.screens("card-left-open")
+        page.click(f"li[data-payment='{approved}'] button.given-back")
+        page.wait_for_selector("#left-open-message")
+        assert not page.query_selector(f"li[data-payment='{approved}']")
+        attempt = server.api(f"/v1/payments/{approved}")
+        assert attempt["state"] == "voided", attempt
+        page.click(f"li[data-payment='{lost}'] button.not-charged")
+        # Nothing left to settle: back to the sale, the button gone.
+        page.wait_for_selector("#scan:focus")
+        assert not page.query_selector("#left-open")
+        attempt = server.api(f"/v1/payments/{lost}")
+        assert attempt["state"] == "declined", attempt
+        assert "capturedBy" not in attempt or attempt["capturedBy"] is None, attempt
+
+    run.check("card attempts a reload left without their sale are settled from the sale screen", card_attempts_left_by_a_reload)
+
     def card_in_the_x_report():
         api = server.api(f"/v1/register-sessions/{state['session']}/x-report")
         captured = sum(line["capturedCents"] for line in api["cardPayments"])

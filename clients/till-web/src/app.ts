@@ -28,7 +28,7 @@ import {
 import type { LastSale, Pairing, SessionKept } from "./device.js";
 import { amountText, currentLang, money, setLang, t } from "./i18n.js";
 import { cardTender, cashTender, remaining } from "./payment.js";
-import type { CardAnswer, Payment } from "./payment.js";
+import type { CardAnswer, LeftOpenCard, Payment } from "./payment.js";
 import { findCustomers, saleCustomer } from "./customer.js";
 import { declaredDiscount, mayGrantAlone } from "./discount.js";
 import type { DiscountKind, DiscountReason, SaleDiscount } from "./discount.js";
@@ -41,7 +41,7 @@ import type { Finished, MovementKind, ReturnDone, Screen, XReport } from "./scre
 import { describe, header, methodName, setAsidePanel, statusBar } from "./screens/common.js";
 import { approveScreen, discountScreen } from "./screens/discount.js";
 import { movementScreen, reportScreen } from "./screens/drawer.js";
-import { cardScreen, doneScreen, payScreen, provisionalSlip, reprintScreen } from "./screens/pay.js";
+import { cardScreen, doneScreen, leftOpenScreen, payScreen, provisionalSlip, reprintScreen } from "./screens/pay.js";
 import { returnDoneScreen, returnFindScreen, returnScreen } from "./screens/returns.js";
 import { SellView, customerScreen } from "./screens/sell.js";
 import { closeScreen, pairScreen, signInScreen } from "./screens/session.js";
@@ -92,6 +92,9 @@ export class Till {
   reprinting = false;
   /** The staff id typed at the last sign-in, kept when it is refused. */
   lastCashier = "";
+  /** This session's card attempts left open by payments the till no longer holds. */
+  leftOpen: LeftOpenCard[] = [];
+  private leftOpenAt = 0;
   /** The sale screen as last drawn, updated in place while it stays on the page. */
   private sellView: SellView | null = null;
   private syncTimer: number | null = null;
@@ -199,6 +202,7 @@ export class Till {
         changed = report.events > 0 || report.snapshots > 0 || this.articles.length === 0;
         if (changed) await this.loadArticles();
         if (this.session !== null) await this.checkSession();
+        await this.findLeftOpen();
       } catch (error) {
         this.online = !(error instanceof TillUnreachable);
         if (error instanceof TillError && error.status === 401) {
@@ -264,6 +268,77 @@ export class Till {
   go(screen: Screen): void {
     this.screen = screen;
     this.render();
+    if (screen.name === "sell") void this.findLeftOpen();
+  }
+
+  /**
+   * Looks for the session's card attempts that no payment here holds: an answer never keyed, or
+   * an approval no sale took (the page reloaded mid-payment). Only while nothing could still
+   * name one (no payment under way, nothing waiting in the outbox), and at most every
+   * [`SYNC_EVERY_MS`] unless `now`.
+   */
+  async findLeftOpen(now = false): Promise<void> {
+    const session = this.session;
+    const outbox = this.outbox;
+    if (session === null || outbox === null || this.payment !== null || !this.online) return;
+    if (!now && Date.now() - this.leftOpenAt < SYNC_EVERY_MS) return;
+    this.leftOpenAt = Date.now();
+    if ((await outbox.waiting()).length > 0) return;
+    const found: LeftOpenCard[] = [];
+    try {
+      for (const state of ["unknown", "authorized", "partially_authorized"] as const) {
+        const page = await this.sessionClient().json<ResponseBody<"listPayments", 200>>(
+          "GET",
+          `/v1/payments?sessionId=${encodeURIComponent(session.sessionId)}&state=${state}&limit=100`,
+        );
+        for (const attempt of page.items) {
+          if (attempt.kind !== "payment") continue;
+          const approved = state === "unknown" ? null : (attempt.outcome?.authorizedCents ?? attempt.amountCents);
+          found.push({ paymentId: attempt.paymentId, amountCents: attempt.amountCents, approvedCents: approved });
+        }
+      }
+    } catch (error) {
+      if (error instanceof TillUnreachable) this.online = false;
+      return;
+    }
+    // A payment opened meanwhile holds its own attempts.
+    if (this.payment !== null || this.session?.sessionId !== session.sessionId) return;
+    const before = this.leftOpen.map((card) => card.paymentId).join();
+    this.leftOpen = found;
+    if (found.map((card) => card.paymentId).join() !== before && (this.screen.name === "sell" || this.screen.name === "left-open")) this.render();
+  }
+
+  /**
+   * Settles an attempt left open: `not_charged` (the terminal's journal shows no charge) records
+   * it declined; `given_back` records an unknown answer as the approval it was, then the void of
+   * the money the cashier gave back at the terminal.
+   */
+  async settleLeftOpen(card: LeftOpenCard, how: "not_charged" | "given_back"): Promise<void> {
+    if (this.cardBusy) return;
+    this.cardBusy = true;
+    this.render();
+    const client = this.sessionClient();
+    try {
+      if (card.approvedCents === null) {
+        const outcome =
+          how === "not_charged"
+            ? { status: "declined" as const }
+            : { status: "authorized" as const, authorizedCents: card.amountCents };
+        await client.recordPaymentOutcome(card.paymentId, outcome);
+      }
+      if (how === "given_back") await client.voidPayment(card.paymentId);
+      this.leftOpen = this.leftOpen.filter((other) => other.paymentId !== card.paymentId);
+      this.cardBusy = false;
+      const said = how === "given_back" ? t("leftOpenVoided") : t("leftOpenDeclined");
+      this.go(this.leftOpen.length > 0 ? { name: "left-open", message: said } : { name: "sell" });
+      await this.findLeftOpen(true);
+    } catch (error) {
+      this.cardBusy = false;
+      if (error instanceof TillUnreachable) this.online = false;
+      this.go({ name: "left-open", message: error instanceof TillUnreachable ? t("cardOffline") : describe(error) });
+      // What the server holds now, whatever it refused.
+      await this.findLeftOpen(true);
+    }
   }
 
   // --- Keys ------------------------------------------------------------------------------------
@@ -284,7 +359,7 @@ export class Till {
       } else if (this.screen.name === "return-find" || this.screen.name === "return" || this.screen.name === "movement") {
         this.returning = null;
         this.go({ name: "sell" });
-      } else if (["x-report", "close"].includes(this.screen.name)) {
+      } else if (["x-report", "close"].includes(this.screen.name) || (this.screen.name === "left-open" && !this.cardBusy)) {
         this.go({ name: "sell" });
       } else if (this.screen.name === "reprint" && !this.reprinting) {
         this.go(this.screen.from === null ? { name: "sell" } : { name: "done", sale: this.screen.from });
@@ -1097,6 +1172,8 @@ export class Till {
           return approveScreen(this, screen.pending, screen.manager ?? "", screen.message);
         case "card":
           return cardScreen(this, screen.paymentId, screen.amountCents, screen.message);
+        case "left-open":
+          return leftOpenScreen(this, screen.message);
         case "done":
           return doneScreen(this, screen.sale);
         case "reprint":

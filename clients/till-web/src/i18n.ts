@@ -109,6 +109,18 @@ const WORDS = {
     en: "Its answer was lost earlier: key what the terminal's journal says.",
   },
   cardLater: { fr: "Plus tard", en: "Later" },
+  leftOpenButton: { fr: "Cartes à régler", en: "Cards to settle" },
+  leftOpenTitle: { fr: "Paiements par carte sans vente", en: "Card payments without a sale" },
+  leftOpenHelp: {
+    fr: "Ces paiements par carte ont été demandés pour une vente qui n'a pas été enregistrée (page rechargée). Vérifiez chacun dans le journal du terminal.",
+    en: "These card payments were asked for a sale that was not recorded (the page was reloaded). Check each in the terminal's journal.",
+  },
+  leftOpenUnknown: { fr: "Réponse du terminal inconnue", en: "The terminal's answer is not known" },
+  leftOpenApproved: { fr: "Accepté, aucune vente ne l'a pris", en: "Approved, taken by no sale" },
+  leftOpenNotCharged: { fr: "Non débité (refusé ou annulé)", en: "Not charged (declined or cancelled)" },
+  leftOpenGiveBack: { fr: "Rendu au client sur le terminal", en: "Given back on the terminal" },
+  leftOpenDeclined: { fr: "Enregistré : non débité.", en: "Recorded: not charged." },
+  leftOpenVoided: { fr: "Enregistré : rendu au client.", en: "Recorded: given back to the customer." },
   cardOpenFirst: {
     fr: "Saisissez d'abord la réponse du terminal pour la carte en attente.",
     en: "Key the terminal's answer for the card awaited first.",

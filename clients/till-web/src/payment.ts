@@ -20,6 +20,18 @@ export interface Payment {
   openCard?: { paymentId: string; amountCents: number } | null;
 }
 
+/**
+ * A card attempt of the session that no payment on this till holds any more (the page was
+ * reloaded, the browser closed mid-payment): an answer never keyed (`approvedCents` null), or
+ * an approval no sale took. Either may have charged the customer for a sale not recorded, so
+ * the sale screen asks for each to be settled.
+ */
+export interface LeftOpenCard {
+  paymentId: string;
+  amountCents: number;
+  approvedCents: number | null;
+}
+
 /** What the terminal said about a card attempt, as the cashier keys it. */
 export type CardAnswer =
   | { status: "approved"; authorizedCents: number; code: string; last4: string }

@@ -52,6 +52,8 @@ export type Screen =
   | { name: "discount"; kind: DiscountKind; message?: string }
   | { name: "approve"; pending: SaleDiscount; manager?: string; message?: string }
   | { name: "card"; paymentId: string; amountCents: number; message?: string }
+  /** The card attempts left open by payments this till no longer holds, to settle one by one. */
+  | { name: "left-open"; message?: string }
   | { name: "done"; sale: Finished }
   /** A reprint asked for, to confirm: from the sale screen (the last sale) or the done screen. */
   | { name: "reprint"; sale: LastSale; from: Finished | null; printId: string; message?: string }

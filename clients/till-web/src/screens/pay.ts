@@ -4,7 +4,7 @@
 
 import type { Till } from "../app.js";
 import type { LastSale, Pairing, SessionKept } from "../device.js";
-import { h } from "../dom.js";
+import { type Child, h } from "../dom.js";
 import { amountText, dateTime, money, parseEuros, t } from "../i18n.js";
 import { changeDue, remaining } from "../payment.js";
 import type { Finished, PayMode } from "../screen.js";
@@ -27,6 +27,13 @@ export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElem
       },
       key === undefined ? label : `${label} (${key})`,
     );
+  // What is to pay and what was taken, above whichever form the screen shows.
+  const summary: Child[] = [
+    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
+    taken ? tendersList(payment.tenders, "tenders-taken") : null,
+    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
+    message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+  ];
   const points = till.customer !== null && till.customer.loyaltyPoints > 0;
   const open = payment.openCard ?? null;
   if (open) {
@@ -35,10 +42,7 @@ export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElem
       "main",
       { class: "narrow" },
       h("h1", {}, t("payTitle")),
-      h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
-      taken ? tendersList(payment.tenders, "tenders-taken") : null,
-      h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
-      message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+      ...summary,
       h(
         "section",
         { class: "stack", id: "card-open", "data-payment": open.paymentId, "data-cents": open.amountCents, role: "status" },
@@ -62,10 +66,7 @@ export function payScreen(till: Till, mode: PayMode, message?: string): HTMLElem
     "main",
     { class: "narrow" },
     h("h1", {}, t("payTitle")),
-    h("p", { class: "grand" }, h("span", {}, t("total")), h("strong", { id: "sale-total", "data-cents": payment.quote.totals.total }, money(payment.quote.totals.total))),
-    taken ? tendersList(payment.tenders, "tenders-taken") : null,
-    h("p", { class: "grand" }, h("span", {}, t("due")), h("strong", { id: "due", "data-cents": due }, money(due))),
-    message ? h("p", { class: "error", role: "alert", id: "pay-message" }, message) : null,
+    ...summary,
     h(
       "div",
       { class: "tabs", role: "group" },
@@ -232,6 +233,51 @@ export function cardScreen(till: Till, paymentId: string, amountCents: number, m
       ),
       wasLost ? h("button", { type: "button", class: "quiet", onclick: () => till.go({ name: "pay", mode: "card" }) }, `${t("cardLater")} (Esc)`) : null,
     ),
+  );
+}
+
+/**
+ * The card attempts no payment here holds any more, each to settle from the terminal's journal:
+ * an answer lost is recorded as not charged, or as charged and given back; an approval no sale
+ * took, as given back.
+ */
+export function leftOpenScreen(till: Till, message?: string): HTMLElement {
+  const busy = till.cardBusy;
+  return h(
+    "main",
+    { class: "narrow" },
+    h("h1", {}, t("leftOpenTitle")),
+    h("p", {}, t("leftOpenHelp")),
+    message ? h("p", { class: "notice", role: "status", id: "left-open-message" }, message) : null,
+    h(
+      "ul",
+      { class: "set-aside", id: "left-open-list" },
+      ...till.leftOpen.map((card) =>
+        h(
+          "li",
+          { "data-payment": card.paymentId, "data-cents": card.approvedCents ?? card.amountCents },
+          h(
+            "p",
+            { class: "grand" },
+            h("span", {}, card.approvedCents === null ? t("leftOpenUnknown") : t("leftOpenApproved")),
+            h("strong", {}, money(card.approvedCents ?? card.amountCents)),
+          ),
+          h(
+            "div",
+            { class: "tools" },
+            card.approvedCents === null
+              ? h("button", { type: "button", class: "big not-charged", disabled: busy, onclick: () => void till.settleLeftOpen(card, "not_charged") }, t("leftOpenNotCharged"))
+              : null,
+            h(
+              "button",
+              { type: "button", class: card.approvedCents === null ? "danger big given-back" : "danger big wide given-back", disabled: busy, onclick: () => void till.settleLeftOpen(card, "given_back") },
+              t("leftOpenGiveBack"),
+            ),
+          ),
+        ),
+      ),
+    ),
+    h("button", { type: "button", class: "quiet", id: "left-open-later", disabled: busy, onclick: () => till.go({ name: "sell" }) }, `${t("cardLater")} (Esc)`),
   );
 }
 

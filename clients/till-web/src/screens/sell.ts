@@ -238,6 +238,9 @@ function asidePanel(till: Till): HTMLElement {
   return h(
     "aside",
     { class: "right" },
+    till.leftOpen.length > 0 && till.cart.length === 0
+      ? h("button", { type: "button", class: "danger wide", id: "left-open", "data-count": till.leftOpen.length, onclick: () => till.go({ name: "left-open" }) }, `${t("leftOpenButton")} (${till.leftOpen.length})`)
+      : null,
     customerPanel(till),
     totalsPanel(till),
     h("button", { type: "button", class: "primary huge", id: "pay", disabled: !(till.priced?.ok ?? false), onclick: () => till.startPayment("cash") }, `${t("payCash")} (F2)`),
