@@ -215,6 +215,17 @@ class Run:
         self.page.click("#new-sale")
         self.page.wait_for_selector("#scan:focus")
 
+    def ask_card(self, key="F3"):
+        """The card tab (by `key`, or already open when None), the amount due sent to the
+        terminal: answers the attempt's id, the terminal's answer screen waiting."""
+        page = self.page
+        if key is not None:
+            page.keyboard.press(key)
+        page.wait_for_selector("#card-amount:focus")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#card-code:focus")
+        return page.get_attribute("#card-asked", "data-payment")
+
     def total_shown(self):
         return int(self.page.get_attribute("#total", "data-cents"))
 
@@ -651,11 +662,7 @@ def scenario(run, server, mail):
         page.wait_for_selector(f"#due[data-cents='{total - 1000}']")
         assert page.locator("#tenders-taken li[data-method=cash]").count() == 1
         run.screens("pay-mixed")
-        page.keyboard.press("F3")
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        paymentId = page.get_attribute("#card-asked", "data-payment")
+        paymentId = run.ask_card()
         assert int(page.get_attribute("#card-asked", "data-cents")) == total - 1000
         page.keyboard.type("A1B2C3")
         page.keyboard.press("Tab")
@@ -685,11 +692,7 @@ def scenario(run, server, mail):
         run.scan(barcode(MIEL))
         page.wait_for_selector("table.cart tbody tr")
         total = run.total_shown()
-        page.keyboard.press("F3")
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        paymentId = page.get_attribute("#card-asked", "data-payment")
+        paymentId = run.ask_card()
         page.keyboard.type("P0042")
         assert page.input_value("#card-authorized") == f"{total // 100},{total % 100:02}", page.input_value("#card-authorized")
         page.fill("#card-authorized", "2,00")
@@ -719,11 +722,7 @@ def scenario(run, server, mail):
         run.scan(barcode(MUG))
         page.wait_for_selector(f"tr[data-sku='{sku('Mug en grès')}']")
         total = run.total_shown()
-        page.keyboard.press("F3")
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        cancelled = page.get_attribute("#card-asked", "data-payment")
+        cancelled = run.ask_card()
         page.click("#card-cancelled")
         # Cancelled at the terminal: nothing taken, back on the payment, free to pay otherwise.
         page.wait_for_selector("#pay-message")
@@ -732,10 +731,7 @@ def scenario(run, server, mail):
         assert server.api(f"/v1/payments/{cancelled}")["state"] == "cancelled"
         page.wait_for_selector("#method-cash")
         # A new attempt, whose answer is lost.
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        lost = page.get_attribute("#card-asked", "data-payment")
+        lost = run.ask_card(None)
         assert lost != cancelled
         page.click("#card-unknown")
         page.wait_for_selector("#card-open")
@@ -777,20 +773,13 @@ def scenario(run, server, mail):
         total = run.total_shown()
         # A partial approval taken, then the rest's answer lost: then the page reloaded, and the
         # sale with it; both attempts are the session's still, neither captured.
-        page.keyboard.press("F3")
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        approved = page.get_attribute("#card-asked", "data-payment")
+        approved = run.ask_card()
         page.keyboard.type("L0042")
         page.fill("#card-authorized", "2,00")
         page.click("#card-approved")
         page.wait_for_selector(f"#due[data-cents='{total - 200}']")
         page.click("#method-card")
-        page.wait_for_selector("#card-amount:focus")
-        page.keyboard.press("Enter")
-        page.wait_for_selector("#card-code:focus")
-        lost = page.get_attribute("#card-asked", "data-payment")
+        lost = run.ask_card(None)
         page.click("#card-unknown")
         page.wait_for_selector("#card-open")
         page.reload()
